@@ -1,0 +1,592 @@
+"""Values, uses and nodes: the cells of a graph.
+
+Every edit of a node's inputs goes through :meth:`Node._set_input` so that the
+use lists of the values on both sides stay exact (FX and xDSL keep the same
+rule). A value's uses live in an insertion-ordered dict keyed by ``Use``, so
+adding or removing one use is O(1) even for a constant used 10,000 times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .attributes import AttributeKind, copy_attribute_value
+from .types import TENSOR, Type
+
+if TYPE_CHECKING:
+    from .graph import Block, Graph
+    from .schema import FunctionSchema
+
+__all__ = ["Use", "Value", "Node"]
+
+
+class Use(NamedTuple):
+    """``user.inputs()[offset]`` is the value that has this use."""
+
+    user: Node
+    offset: int
+
+
+class Value:
+    """An SSA value: one output of a node (a block's inputs are outputs of its param node)."""
+
+    __slots__ = ("node", "offset", "_type", "_uses", "unique", "_debug_name")
+
+    def __init__(self, node: Node, offset: int, type_: Type = TENSOR) -> None:
+        self.node = node
+        self.offset = offset
+        self._type = type_
+        self._uses: dict[Use, None] = {}
+        self.unique = node.graph._take_unique()
+        self._debug_name: str | None = None
+
+    # -- identity and naming -------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        return self.node.graph
+
+    def debugName(self) -> str:  # noqa: N802 - mirrors torch._C.Value
+        return self._debug_name if self._debug_name is not None else str(self.unique)
+
+    debug_name = debugName
+
+    def has_debug_name(self) -> bool:
+        return self._debug_name is not None
+
+    def set_debug_name(self, name: str | None) -> Value:
+        """Name this value; like TorchScript, a clash renames the old owner to ``name.N``."""
+        self.graph._rename(self, name or None)
+        return self
+
+    setDebugName = set_debug_name  # noqa: N815
+
+    def __repr__(self) -> str:
+        return f"%{self.debugName()}"
+
+    # -- type ----------------------------------------------------------------
+    def type(self) -> Type:
+        return self._type
+
+    def set_type(self, type_: Type) -> Value:
+        self._type = type_
+        return self
+
+    setType = set_type  # noqa: N815
+
+    def requires_grad(self) -> bool:
+        """TorchScript's rule: a tensor whose requires_grad is unknown may require grad."""
+        t = self._type
+        return t.is_tensor() and t.requires_grad is not False  # type: ignore[attr-defined]
+
+    # -- uses ----------------------------------------------------------------
+    @property
+    def uses(self) -> list[Use]:
+        return list(self._uses)
+
+    def has_uses(self) -> bool:
+        return bool(self._uses)
+
+    hasUses = has_uses  # noqa: N815
+
+    def replace_all_uses_with(self, new_value: Value) -> None:
+        """Point every user of this value at ``new_value`` instead."""
+        if new_value is self:
+            return
+        for use in list(self._uses):
+            use.user._set_input(use.offset, new_value)
+        assert not self._uses, "replace_all_uses_with left uses behind"
+
+    replaceAllUsesWith = replace_all_uses_with  # noqa: N815
+
+    def replace_all_uses_after_node_with(self, node: Node, new_value: Value) -> None:
+        """Replace only the uses that come topologically after ``node``."""
+        for use in list(self._uses):
+            if use.user.is_after(node):
+                use.user._set_input(use.offset, new_value)
+
+    def replace_all_uses_dominated_by_node_with(self, node: Node, new_value: Value) -> None:
+        """Replace uses that ``node`` dominates (after it, in its block or blocks nested there)."""
+        for use in list(self._uses):
+            if use.user.is_dominated_by(node):
+                use.user._set_input(use.offset, new_value)
+
+
+class Node:
+    """An operation: a kind such as ``aten::mul``, input values, output values,
+    attributes and, for control flow, nested blocks.
+
+    Nodes of one block form a doubly linked list whose sentinel is the block's
+    return node. ``topo_position`` grows along the list so that ``is_before``
+    is one comparison for nodes of the same block.
+    """
+
+    __slots__ = (
+        "_kind", "graph", "owning_block", "_inputs", "_outputs", "_blocks",
+        "_attrs", "prev", "next", "topo_position", "source_location", "_schema",
+    )
+
+    def __init__(self, graph: Graph, kind: str) -> None:
+        self._kind = kind
+        self.graph = graph
+        self.owning_block: Block | None = None
+        self._inputs: list[Value] = []
+        self._outputs: list[Value] = []
+        self._blocks: list[Block] = []
+        self._attrs: dict[str, tuple[AttributeKind, Any]] = {}
+        self.prev: Node | None = None
+        self.next: Node | None = None
+        self.topo_position = 0
+        self.source_location: str | None = None
+        self._schema: FunctionSchema | None | bool = False  # False: not looked up yet
+
+    # -- torch._C.Node-style accessors ---------------------------------------
+    def kind(self) -> str:
+        return self._kind
+
+    def set_kind(self, kind: str) -> None:
+        self._kind = kind
+        self._schema = False
+
+    def inputs(self) -> list[Value]:
+        return list(self._inputs)
+
+    def outputs(self) -> list[Value]:
+        return list(self._outputs)
+
+    def blocks(self) -> list[Block]:
+        return list(self._blocks)
+
+    def input(self, i: int = 0) -> Value:
+        if i == 0 and len(self._inputs) != 1:
+            raise ValueError(f"{self._kind} has {len(self._inputs)} inputs, not one")
+        return self._inputs[i]
+
+    def output(self, i: int = 0) -> Value:
+        if i == 0 and len(self._outputs) != 1:
+            raise ValueError(f"{self._kind} has {len(self._outputs)} outputs, not one")
+        return self._outputs[i]
+
+    def inputsSize(self) -> int:  # noqa: N802
+        return len(self._inputs)
+
+    def outputsSize(self) -> int:  # noqa: N802
+        return len(self._outputs)
+
+    def owningBlock(self) -> Block | None:  # noqa: N802
+        return self.owning_block
+
+    def owningGraph(self) -> Graph:  # noqa: N802
+        return self.graph
+
+    @property
+    def is_alive(self) -> bool:
+        return self.owning_block is not None
+
+    def __repr__(self) -> str:
+        from .printer import node_summary
+
+        return node_summary(self)
+
+    # -- inputs --------------------------------------------------------------
+    def _set_input(self, i: int, value: Value) -> Value:
+        """The one place that changes an input; keeps both use lists exact."""
+        old = self._inputs[i]
+        del old._uses[Use(self, i)]
+        self._inputs[i] = value
+        value._uses[Use(self, i)] = None
+        return old
+
+    def add_input(self, value: Value) -> Value:
+        self._inputs.append(value)
+        value._uses[Use(self, len(self._inputs) - 1)] = None
+        return value
+
+    addInput = add_input  # noqa: N815
+
+    def insert_input(self, i: int, value: Value) -> Value:
+        """Insert ``value`` at position ``i``, shifting the later inputs' uses."""
+        for j in range(len(self._inputs) - 1, i - 1, -1):
+            later = self._inputs[j]
+            del later._uses[Use(self, j)]
+            later._uses[Use(self, j + 1)] = None
+        self._inputs.insert(i, value)
+        value._uses[Use(self, i)] = None
+        return value
+
+    def replace_input(self, i: int, value: Value) -> Value:
+        """Make input ``i`` be ``value``; returns the value it replaced."""
+        return self._set_input(i, value)
+
+    replaceInput = replace_input  # noqa: N815
+
+    def replace_input_with(self, old: Value, new: Value) -> None:
+        for i, v in enumerate(self._inputs):
+            if v is old:
+                self._set_input(i, new)
+
+    replaceInputWith = replace_input_with  # noqa: N815
+
+    def remove_input(self, i: int) -> None:
+        value = self._inputs[i]
+        del value._uses[Use(self, i)]
+        for j in range(i + 1, len(self._inputs)):
+            later = self._inputs[j]
+            del later._uses[Use(self, j)]
+            later._uses[Use(self, j - 1)] = None
+        del self._inputs[i]
+
+    removeInput = remove_input  # noqa: N815
+
+    def remove_all_inputs(self) -> None:
+        for i, value in enumerate(self._inputs):
+            del value._uses[Use(self, i)]
+        self._inputs.clear()
+
+    removeAllInputs = remove_all_inputs  # noqa: N815
+
+    # -- outputs -------------------------------------------------------------
+    def add_output(self, type_: Type = TENSOR) -> Value:
+        value = Value(self, len(self._outputs), type_)
+        self._outputs.append(value)
+        return value
+
+    addOutput = add_output  # noqa: N815
+
+    def insert_output(self, i: int, type_: Type = TENSOR) -> Value:
+        value = Value(self, i, type_)
+        self._outputs.insert(i, value)
+        for j in range(i + 1, len(self._outputs)):
+            self._outputs[j].offset = j
+        return value
+
+    def erase_output(self, i: int) -> None:
+        value = self._outputs[i]
+        if value._uses:
+            raise ValueError(
+                f"cannot erase output {i} (%{value.debugName()}) of {self._kind}: it still has uses"
+            )
+        self.graph._forget_name(value)
+        del self._outputs[i]
+        for j in range(i, len(self._outputs)):
+            self._outputs[j].offset = j
+
+    eraseOutput = erase_output  # noqa: N815
+
+    def has_uses(self) -> bool:
+        return any(o._uses for o in self._outputs)
+
+    hasUses = has_uses  # noqa: N815
+
+    # -- blocks --------------------------------------------------------------
+    def add_block(self) -> Block:
+        from .graph import Block
+
+        block = Block(self.graph, self)
+        self._blocks.append(block)
+        return block
+
+    addBlock = add_block  # noqa: N815
+
+    def erase_block(self, i: int) -> None:
+        block = self._blocks.pop(i)
+        block._destroy()
+
+    # -- position in the block -----------------------------------------------
+    def _link_between(self, prev: Node, next_: Node, block: Block) -> None:
+        if self.owning_block is not None:
+            raise ValueError(f"{self._kind} is already in a block; use move_before/move_after")
+        if self.graph is not block.graph:
+            raise ValueError(f"{self._kind} belongs to another graph")
+        self.prev, self.next = prev, next_
+        prev.next = self
+        next_.prev = self
+        self.owning_block = block
+        block._assign_position(self)
+
+    def insert_before(self, other: Node) -> Node:
+        """Put this (unlinked) node right before ``other``: ``a other`` becomes ``a self other``."""
+        block = other.owning_block
+        if block is None:
+            raise ValueError("cannot insert before a node that is not in a graph")
+        if other is block.param_node:
+            raise ValueError("cannot insert before a block's param node")
+        self._link_between(other.prev, other, block)  # type: ignore[arg-type]
+        return self
+
+    insertBefore = insert_before  # noqa: N815
+
+    def insert_after(self, other: Node) -> Node:
+        """Put this (unlinked) node right after ``other`` (after a param node: at the front)."""
+        block = other.owning_block
+        if block is None:
+            raise ValueError("cannot insert after a node that is not in a graph")
+        if other is block.return_node:
+            raise ValueError("cannot insert after a block's return node")
+        if other is block.param_node:
+            self._link_between(block.return_node, block.return_node.next, block)  # type: ignore[arg-type]
+        else:
+            self._link_between(other, other.next, block)  # type: ignore[arg-type]
+        return self
+
+    insertAfter = insert_after  # noqa: N815
+
+    def _unlink(self) -> None:
+        assert self.prev is not None and self.next is not None
+        self.prev.next = self.next
+        self.next.prev = self.prev
+        self.prev = self.next = None
+        self.owning_block = None
+
+    def move_before(self, other: Node) -> None:
+        self._unlink()
+        self.insert_before(other)
+
+    moveBefore = move_before  # noqa: N815
+
+    def move_after(self, other: Node) -> None:
+        self._unlink()
+        self.insert_after(other)
+
+    moveAfter = move_after  # noqa: N815
+
+    def destroy(self) -> None:
+        """Remove this node from its graph. Its outputs must have no uses left."""
+        for value in self._outputs:
+            if value._uses:
+                users = ", ".join(sorted({u.user._kind for u in value._uses}))
+                raise ValueError(
+                    f"cannot destroy {self._kind}: output %{value.debugName()} is still used by {users}"
+                )
+        self.remove_all_inputs()
+        for block in self._blocks:
+            block._destroy()
+        self._blocks.clear()
+        for value in self._outputs:
+            self.graph._forget_name(value)
+        if self.owning_block is not None and self.prev is not None:
+            self._unlink()
+        self.owning_block = None
+
+    # -- ordering ------------------------------------------------------------
+    def _same_block_ancestors(self, other: Node) -> tuple[Node, Node] | None:
+        """Walk both nodes up to ancestors that share a block."""
+        a, b = self, other
+        depth_a, depth_b = a._depth(), b._depth()
+        while depth_a > depth_b:
+            a = a.owning_block.owning_node  # type: ignore[union-attr,assignment]
+            depth_a -= 1
+        while depth_b > depth_a:
+            b = b.owning_block.owning_node  # type: ignore[union-attr,assignment]
+            depth_b -= 1
+        while a.owning_block is not b.owning_block:
+            a = a.owning_block.owning_node  # type: ignore[union-attr,assignment]
+            b = b.owning_block.owning_node  # type: ignore[union-attr,assignment]
+            if a is None or b is None:
+                return None
+        return a, b
+
+    def _depth(self) -> int:
+        depth, node = 0, self
+        while node.owning_block is not None and node.owning_block.owning_node is not None:
+            node = node.owning_block.owning_node
+            depth += 1
+        return depth
+
+    def is_before(self, other: Node) -> bool:
+        """True if this node runs before ``other`` (for nodes in different blocks,
+        compares the ancestors that share a block; a node is not before itself)."""
+        if self.owning_block is other.owning_block:
+            return self.topo_position < other.topo_position
+        pair = self._same_block_ancestors(other)
+        if pair is None:
+            raise ValueError("nodes are in different graphs")
+        a, b = pair
+        if a is b:
+            # One node is nested inside the other: the outer one comes first.
+            return self._depth() < other._depth()
+        return a.topo_position < b.topo_position
+
+    isBefore = is_before  # noqa: N815
+
+    def is_after(self, other: Node) -> bool:
+        return other is not self and not self.is_before(other) and not self._encloses(other)
+
+    isAfter = is_after  # noqa: N815
+
+    def _encloses(self, other: Node) -> bool:
+        node: Node | None = other
+        while node is not None and node.owning_block is not None:
+            node = node.owning_block.owning_node
+            if node is self:
+                return True
+        return False
+
+    def is_dominated_by(self, dominator: Node) -> bool:
+        """True if ``dominator`` runs before this node on every path to it."""
+        node: Node | None = self
+        while node is not None:
+            if node.owning_block is dominator.owning_block:
+                return node is dominator or dominator.topo_position < node.topo_position
+            node = node.owning_block.owning_node if node.owning_block else None
+        return False
+
+    # -- attributes ----------------------------------------------------------
+    def _set_attr(self, name: str, kind: AttributeKind, value: Any) -> Node:
+        self._attrs[name] = (kind, value)
+        return self
+
+    def _get_attr(self, name: str, kind: AttributeKind) -> Any:
+        try:
+            actual, value = self._attrs[name]
+        except KeyError:
+            raise KeyError(f"{self._kind} has no attribute {name!r}") from None
+        if actual is not kind:
+            raise TypeError(f"attribute {name!r} of {self._kind} is of kind {actual}, not {kind}")
+        return value
+
+    def attributeNames(self) -> list[str]:  # noqa: N802
+        return list(self._attrs)
+
+    attribute_names = attributeNames
+
+    def hasAttribute(self, name: str) -> bool:  # noqa: N802
+        return name in self._attrs
+
+    has_attribute = hasAttribute
+
+    def hasAttributes(self) -> bool:  # noqa: N802
+        return bool(self._attrs)
+
+    def kindOf(self, name: str) -> str:  # noqa: N802
+        return str(self._attrs[name][0])
+
+    def attribute_kind(self, name: str) -> AttributeKind:
+        return self._attrs[name][0]
+
+    def attribute(self, name: str) -> Any:
+        """The value of an attribute of any kind."""
+        return self._attrs[name][1]
+
+    def remove_attribute(self, name: str) -> None:
+        del self._attrs[name]
+
+    def copy_attributes(self, other: Node, deep_graphs: bool = False) -> Node:
+        self._attrs = {
+            name: (kind, copy_attribute_value(kind, value, deep_graphs))
+            for name, (kind, value) in other._attrs.items()
+        }
+        return self
+
+    def i(self, name: str) -> int:
+        return self._get_attr(name, AttributeKind.i)
+
+    def f(self, name: str) -> float:
+        return self._get_attr(name, AttributeKind.f)
+
+    def s(self, name: str) -> str:
+        return self._get_attr(name, AttributeKind.s)
+
+    def is_(self, name: str) -> list[int]:
+        return list(self._get_attr(name, AttributeKind.is_))
+
+    def fs(self, name: str) -> list[float]:
+        return list(self._get_attr(name, AttributeKind.fs))
+
+    def ss(self, name: str) -> list[str]:
+        return list(self._get_attr(name, AttributeKind.ss))
+
+    def t(self, name: str) -> Any:
+        return self._get_attr(name, AttributeKind.t)
+
+    def g(self, name: str) -> Graph:
+        return self._get_attr(name, AttributeKind.g)
+
+    def gs(self, name: str) -> list[Graph]:
+        return list(self._get_attr(name, AttributeKind.gs))
+
+    def ty(self, name: str) -> Type:
+        return self._get_attr(name, AttributeKind.ty)
+
+    def tys(self, name: str) -> list[Type]:
+        return list(self._get_attr(name, AttributeKind.tys))
+
+    def ival(self, name: str) -> Any:
+        return self._get_attr(name, AttributeKind.ival)
+
+    def i_(self, name: str, value: int) -> Node:
+        return self._set_attr(name, AttributeKind.i, int(value))
+
+    def f_(self, name: str, value: float) -> Node:
+        return self._set_attr(name, AttributeKind.f, float(value))
+
+    def s_(self, name: str, value: str) -> Node:
+        return self._set_attr(name, AttributeKind.s, str(value))
+
+    def is__(self, name: str, value: Sequence[int]) -> Node:
+        return self._set_attr(name, AttributeKind.is_, tuple(int(v) for v in value))
+
+    def fs_(self, name: str, value: Sequence[float]) -> Node:
+        return self._set_attr(name, AttributeKind.fs, tuple(float(v) for v in value))
+
+    def ss_(self, name: str, value: Sequence[str]) -> Node:
+        return self._set_attr(name, AttributeKind.ss, tuple(value))
+
+    def t_(self, name: str, value: Any) -> Node:
+        return self._set_attr(name, AttributeKind.t, value)
+
+    def g_(self, name: str, value: Graph) -> Node:
+        return self._set_attr(name, AttributeKind.g, value)
+
+    def gs_(self, name: str, value: Sequence[Graph]) -> Node:
+        return self._set_attr(name, AttributeKind.gs, list(value))
+
+    def ty_(self, name: str, value: Type) -> Node:
+        return self._set_attr(name, AttributeKind.ty, value)
+
+    def tys_(self, name: str, value: Sequence[Type]) -> Node:
+        return self._set_attr(name, AttributeKind.tys, list(value))
+
+    def ival_(self, name: str, value: Any) -> Node:
+        return self._set_attr(name, AttributeKind.ival, value)
+
+    # -- schemas -------------------------------------------------------------
+    def maybe_schema(self) -> FunctionSchema | None:
+        """The registered schema this node's kind and input types resolve to, if any."""
+        if self._schema is False:
+            from .operators import resolve_schema
+
+            self._schema = resolve_schema(self)
+        return self._schema  # type: ignore[return-value]
+
+    maybeSchema = maybe_schema  # noqa: N815
+
+    def schema(self) -> FunctionSchema:
+        schema = self.maybe_schema()
+        if schema is None:
+            from .printer import node_summary
+
+            raise LookupError(f"no registered schema matches {node_summary(self)}")
+        return schema
+
+    def matches(self, schema: str | FunctionSchema) -> bool:
+        """True if this node is a call of ``schema`` (kind, input count and input types)."""
+        from .operators import node_matches
+
+        return node_matches(self, schema)
+
+    def named_input(self, name: str) -> Value:
+        """The input bound to the schema argument called ``name``."""
+        schema = self.schema()
+        index = schema.argument_index(name)
+        if index is None:
+            raise KeyError(f"{schema.qualified_name} has no argument {name!r}")
+        return self._inputs[index]
+
+    namedInput = named_input  # noqa: N815
+
+    def walk(self) -> Iterator[Node]:
+        """This node's nested nodes, in order, without recursion."""
+        from .graph import walk_blocks
+
+        return walk_blocks(self._blocks)

@@ -1,0 +1,162 @@
+"""The operator registry: schemas by operator name, and overload resolution.
+
+A node such as ``aten::add(%a, %b, %one)`` names an operator, not an
+overload; :func:`resolve_schema` picks the first registered overload whose
+arguments accept the node's input types, as TorchScript's matcher does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from .builtin_schemas import BUILTIN_SCHEMAS
+from .schema import FunctionSchema, parse_schema
+from .types import (
+    AnyType,
+    DictType,
+    FutureType,
+    ListType,
+    NamedType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeVar,
+)
+
+if TYPE_CHECKING:
+    from .node import Node
+
+__all__ = [
+    "register_schema",
+    "schemas_for",
+    "resolve_schema",
+    "node_matches",
+    "is_known_op",
+    "PRIM_OPS",
+]
+
+_REGISTRY: dict[str, list[FunctionSchema]] = defaultdict(list)
+_REGISTERED: set[str] = set()
+
+# Primitive nodes of TorchScript that have no schema but are part of the IR.
+PRIM_OPS = frozenset({
+    "prim::Constant", "prim::If", "prim::Loop", "prim::TupleConstruct", "prim::TupleUnpack",
+    "prim::TupleIndex", "prim::TupleSlice", "prim::ListConstruct", "prim::ListUnpack",
+    "prim::DictConstruct", "prim::GradOf", "prim::AutogradAdd", "prim::AutogradZero",
+    "prim::AutogradAnyNonZero", "prim::AutogradAllZero", "prim::AutogradAllNonZero",
+    "prim::DifferentiableGraph", "prim::FallbackGraph", "prim::RequiresGradCheck",
+    "prim::TypeCheck", "prim::profile", "prim::profile_ivalue", "prim::ConstantChunk",
+    "prim::BroadcastSizes", "prim::CallFunction", "prim::CallMethod", "prim::RaiseException",
+    "prim::unchecked_cast", "prim::Reverse", "prim::Param", "prim::Return", "prim::Uninitialized",
+    "prim::GetAttr", "prim::SetAttr", "prim::Print", "prim::device", "prim::dtype",
+    "prim::layout", "prim::requires_grad", "prim::shape", "prim::min", "prim::max", "prim::abs",
+    "prim::data", "prim::is_cuda", "prim::NumToTensor", "prim::ImplicitTensorToNum",
+    "prim::Enter", "prim::Exit", "prim::FusionGroup", "prim::TensorExprGroup",
+    "prim::BailOut", "prim::BailoutTemplate", "prim::Guard", "prim::Closure", "prim::CreateObject",
+    "prim::rpc_async", "prim::unchecked_unwrap_optional", "prim::Drop", "prim::Store",
+    "prim::Load", "prim::ReturnStmt", "prim::BreakStmt", "prim::ContinueStmt", "prim::EmptyListLiteral",
+    "prim::isinstance", "prim::ChunkSizes", "prim::MMTreeReduce", "prim::MMBatchSide",
+    "prim::StaticSubgraph",
+    "aten::__is__", "aten::__isnot__",
+})
+
+
+def register_schema(text: str) -> FunctionSchema:
+    """Add a schema to the registry (idempotent) and return it parsed."""
+    schema = parse_schema(text)
+    if text not in _REGISTERED:
+        _REGISTERED.add(text)
+        _REGISTRY[schema.name].append(schema)
+    return schema
+
+
+for _text in BUILTIN_SCHEMAS:
+    register_schema(_text)
+
+
+def schemas_for(kind: str) -> list[FunctionSchema]:
+    """Every registered overload of ``kind`` (``"aten::add"``), in resolution order."""
+    return list(_REGISTRY.get(kind, ()))
+
+
+def is_known_op(kind: str) -> bool:
+    return kind in _REGISTRY or kind in PRIM_OPS
+
+
+def _accepts(formal: Type, actual: Type, bindings: dict[str, Type]) -> bool:
+    """Does an input of type ``actual`` fit a formal argument of type ``formal``?"""
+    if isinstance(formal, TypeVar):
+        bound = bindings.get(formal.name)
+        if bound is None:
+            bindings[formal.name] = actual
+            return True
+        return _accepts(bound, actual, bindings) or _accepts(actual, bound, {})
+    if isinstance(formal, AnyType):
+        return True
+    if isinstance(formal, TensorType):
+        return isinstance(actual, TensorType)
+    if isinstance(formal, OptionalType):
+        if actual == NamedType("NoneType"):
+            return True
+        inner = actual.elem if isinstance(actual, OptionalType) else actual
+        return _accepts(formal.elem, inner, bindings)
+    if isinstance(formal, ListType):
+        if isinstance(actual, ListType):
+            return _accepts(formal.elem, actual.elem, bindings)
+        # TorchScript also passes a single int where ``int[N]`` is expected.
+        return formal.elem == NamedType("int") and actual == NamedType("int")
+    if isinstance(formal, TupleType):
+        return (
+            isinstance(actual, TupleType)
+            and len(actual.elems) == len(formal.elems)
+            and all(_accepts(f, a, bindings) for f, a in zip(formal.elems, actual.elems, strict=True))
+        )
+    if isinstance(formal, DictType):
+        return isinstance(actual, DictType) and _accepts(formal.key, actual.key, bindings) and _accepts(
+            formal.value, actual.value, bindings
+        )
+    if isinstance(formal, FutureType):
+        return isinstance(actual, FutureType) and actual.name == formal.name
+    if isinstance(formal, NamedType):
+        if formal.name == "Scalar":
+            return actual in (NamedType("int"), NamedType("float"), NamedType("bool"),
+                              NamedType("Scalar"), NamedType("complex"))
+        if formal.name == "float":
+            return actual == formal
+        return actual == formal
+    return actual == formal
+
+
+def schema_accepts(schema: FunctionSchema, input_types: list[Type]) -> bool:
+    if schema.is_vararg:
+        if len(input_types) < len(schema.arguments):
+            return False
+    elif len(input_types) != len(schema.arguments):
+        return False
+    bindings: dict[str, Type] = {}
+    return all(
+        _accepts(arg.type, actual, bindings)
+        for arg, actual in zip(schema.arguments, input_types, strict=False)
+    )
+
+
+def resolve_schema(node: Node) -> FunctionSchema | None:
+    """The first overload of ``node.kind()`` that accepts the node's input types."""
+    candidates = _REGISTRY.get(node.kind())
+    if not candidates:
+        return None
+    input_types = [v.type() for v in node._inputs]
+    for schema in candidates:
+        if schema_accepts(schema, input_types):
+            return schema
+    return None
+
+
+def node_matches(node: Node, schema: str | FunctionSchema) -> bool:
+    """TorchScript's ``Node::matches``: same operator, and the inputs fit the arguments."""
+    parsed = parse_schema(schema) if isinstance(schema, str) else schema
+    if parsed.name != node.kind():
+        return False
+    return schema_accepts(parsed, [v.type() for v in node._inputs])
