@@ -1,1 +1,1 @@
-"""gradview."""
+"""gradview's command line (the ``gradview`` console script)."""

@@ -1,0 +1,94 @@
+"""``gradview check FILE.ir``: parse and verify a graph file, print a one-line summary."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from gradview.ir import Graph, IRParseError, IRVerifyError, is_known_op, lint, parse_ir
+
+__all__ = ["register", "run", "summarize"]
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="parse and verify a TorchScript IR file",
+        description="Parse FILE (TorchScript's textual IR, '-' for stdin), verify it, "
+        "and print a one-line summary or the first error with its line:col.",
+    )
+    parser.add_argument("file", metavar="FILE", help="a .ir file, or - to read standard input")
+    parser.add_argument("--print", dest="print_graph", action="store_true", help="print the parsed graph")
+    parser.add_argument(
+        "--strict", action="store_true", help="fail when the graph uses operators gradview does not know"
+    )
+    parser.set_defaults(run=run)
+
+
+def read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        return handle.read()
+
+
+def summarize(graph: Graph) -> tuple[str, list[str]]:
+    """A one-line description of ``graph`` and the operators the registry does not know."""
+    nodes = blocks = subgraphs = 0
+    unknown: dict[str, None] = {}
+    pending = [graph]
+    while pending:
+        current = pending.pop()
+        for node in current.all_nodes():
+            nodes += 1
+            blocks += len(node._blocks)
+            if not is_known_op(node.kind()):
+                unknown[node.kind()] = None
+            for name in node.attributeNames():
+                if node.kindOf(name) == "g":
+                    subgraphs += 1
+                    pending.append(node.g(name))
+    parts = [
+        _count(len(graph.inputs()), "input"),
+        _count(nodes, "node"),
+        _count(blocks, "block"),
+        _count(subgraphs, "subgraph"),
+        _count(len(graph.outputs()), "output"),
+    ]
+    return ", ".join(parts), list(unknown)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.file
+    shown = "<stdin>" if path == "-" else path
+    try:
+        text = read_text(path)
+    except OSError as exc:
+        print(f"gradview: error: cannot read {shown}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    try:
+        graph = parse_ir(text)
+        lint(graph)
+    except IRParseError as exc:
+        print(f"{shown}:{exc.summary}", file=sys.stderr)
+        print("\n".join(str(exc).splitlines()[1:]), file=sys.stderr)
+        return 1
+    except IRVerifyError as exc:
+        print(f"{shown}: invalid graph: {exc}", file=sys.stderr)
+        return 1
+    summary, unknown = summarize(graph)
+    if args.print_graph:
+        sys.stdout.write(str(graph))
+    note = ""
+    if unknown:
+        note = f"; {len(unknown)} unknown operator{'s' if len(unknown) > 1 else ''}: {', '.join(unknown[:5])}"
+        if len(unknown) > 5:
+            note += ", ..."
+    status = "error" if (unknown and args.strict) else "ok"
+    print(f"{shown}: {status}: {summary}{note}")
+    return 1 if status == "error" else 0
