@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .constants import insert_constant
-from .node import Value
-from .operators import resolve_schema
-from .types import TENSOR, ListType, OptionalType, Type, TypeVar
+from .constants import insert_constant, type_of_constant
+from .node import Node, Value
+from .operators import schema_accepts, schemas_for
+from .schema import NO_DEFAULT, Argument, FunctionSchema
+from .types import TENSOR, FloatType, ListType, OptionalType, Type, TypeVar
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -25,6 +26,35 @@ def _concrete(type_: Type, bindings: dict[str, Type]) -> Type:
     if isinstance(type_, OptionalType):
         return OptionalType(_concrete(type_.elem, bindings))
     return type_
+
+
+def _match_with_defaults(graph: Graph, node: Node) -> FunctionSchema | None:
+    """TorchScript's ``Graph::insert`` matching: the first overload, in registration order,
+    that takes the inputs as given or after appending the defaults of its missing
+    trailing arguments; those defaults are inserted as constants
+    (``aten::add(%x, %y)`` becomes ``aten::add(%x, %y, %1)`` with ``%1 = 1``)."""
+    given = [v.type() for v in node._inputs]
+    for schema in schemas_for(node.kind()):
+        missing = schema.arguments[len(given):]
+        if schema.is_vararg or not missing:
+            if schema_accepts(schema, given):
+                return schema
+            continue
+        if any(a.default is NO_DEFAULT for a in missing):
+            continue
+        defaults = [_default_value(a) for a in missing]
+        if schema_accepts(schema, given + [type_of_constant(d) for d in defaults]):
+            for value in defaults:
+                node.add_input(insert_constant(graph, value))
+            return schema
+    return None
+
+
+def _default_value(arg: Argument) -> Any:
+    # Schema text writes float defaults such as ``float p=1`` without a point.
+    if arg.type == FloatType() and isinstance(arg.default, int) and not isinstance(arg.default, bool):
+        return float(arg.default)
+    return arg.default
 
 
 def insert_call(
@@ -46,7 +76,7 @@ def insert_call(
         else:
             node.ival_(name, value)
     if output_types is None:
-        schema = resolve_schema(node)
+        schema = _match_with_defaults(graph, node)
         if schema is None:
             output_types = [TENSOR]
         else:

@@ -34,7 +34,10 @@ class IRParseError(ValueError):
             text = prefix + text[start:end] + ("..." if end < len(self.source_line) else "")
             caret = caret - start + len(prefix)
         printable = "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in text)
-        return f"{self.summary}\n    {printable}\n    {' ' * max(caret, 0)}^"
+        # Tabs before the caret stay tabs so the caret lines up under the column.
+        caret = max(caret, 0)
+        pad = "".join("\t" if ch == "\t" else " " for ch in printable[:caret]).ljust(caret)
+        return f"{self.summary}\n    {printable}\n    {pad}^"
 
 
 class IRVerifyError(ValueError):

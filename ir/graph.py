@@ -133,8 +133,12 @@ class Block:
             node.topo_position = 0
         elif prev is ret:
             node.topo_position = nxt.topo_position - POSITION_INTERVAL
+            if node.topo_position <= self.param_node.topo_position:
+                self._renumber()  # stay after the param node's sentinel position
         elif nxt is ret:
             node.topo_position = prev.topo_position + POSITION_INTERVAL
+            if node.topo_position >= ret.topo_position:
+                self._renumber()  # stay before the return node's sentinel position
         else:
             gap = nxt.topo_position - prev.topo_position
             if gap < 2:
@@ -313,7 +317,9 @@ class Graph:
             suffix = max(suffix, self._name_suffixes.get(base, 0) + 1)
             while f"{base}.{suffix}" in self._names:
                 suffix += 1
-            self._name_suffixes[base] = suffix
+            # TorchScript stores the counter already advanced past the suffix
+            # it used (x, x.1, then x.3 for the next clash on x).
+            self._name_suffixes[base] = suffix + 1
             owner._debug_name = None
             del self._names[name]
             replacement = f"{base}.{suffix}"
@@ -456,15 +462,17 @@ class Graph:
         """A copy of ``node`` (from this or another graph) with inputs translated by ``value_map``.
 
         Attributes are shared (graph attributes too, as TorchScript does); the
-        clone is not inserted anywhere.
+        clone is not inserted anywhere. Like TorchScript's ``copyMetadata``, the
+        clone's outputs take the debug names of ``node``'s outputs, so cloning
+        within one graph renames the originals (``%y`` becomes ``%y.1``).
         """
         clone = Node(self, node._kind)
         clone.copy_attributes(node)
         clone.source_location = node.source_location
+        for value in node._outputs:
+            copy_name(value, clone.add_output(value._type))
         for value in node._inputs:
             clone.add_input(value_map(value))
-        for value in node._outputs:
-            clone.add_output(value._type)
         if copy_blocks:
             for block in node._blocks:
                 clone.add_block().clone_from(block, value_map)

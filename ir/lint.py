@@ -118,6 +118,19 @@ class _BlockFrame:
         self.last_position: int | None = None
 
 
+def _where_defined(value: Value, user: Node) -> str:
+    """Why ``value`` is not visible at ``user``, for lint's message."""
+    block = value.node.owning_block
+    if block is None:
+        return "was removed"
+    scope: Block | None = user.owning_block
+    while scope is not None:
+        if scope is block:
+            return "is defined later"
+        scope = scope.owning_node.owning_block if scope.owning_node is not None else None
+    return "is defined inside a block that does not enclose this use"
+
+
 def lint(graph: Graph) -> None:
     """Raise IRVerifyError if ``graph`` breaks an IR invariant."""
     names: dict[str, Value] = {}
@@ -136,11 +149,11 @@ def lint(graph: Graph) -> None:
     def check_inputs(node: Node) -> None:
         for value in node._inputs:
             if value not in defined:
-                where = "is defined later" if value.node.owning_block is not None else "was removed"
                 raise _fail(
                     node,
                     f"%{value.debugName()} is used before it is defined or outside its block "
-                    f"(it {where}); move its definition earlier or pass it through the block outputs",
+                    f"(it {_where_defined(value, node)}); move its definition earlier or pass it "
+                    "through the block outputs",
                 )
 
     def open_block(block: Block) -> _BlockFrame:

@@ -12,7 +12,16 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .attributes import AttributeKind, copy_attribute_value
-from .types import TENSOR, Type
+from .types import (
+    TENSOR,
+    DictType,
+    FutureType,
+    ListType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    Type,
+)
 
 if TYPE_CHECKING:
     from .graph import Block, Graph
@@ -75,9 +84,11 @@ class Value:
     setType = set_type  # noqa: N815
 
     def requires_grad(self) -> bool:
-        """TorchScript's rule: a tensor whose requires_grad is unknown may require grad."""
-        t = self._type
-        return t.is_tensor() and t.requires_grad is not False  # type: ignore[attr-defined]
+        """TorchScript's rule: a tensor whose requires_grad is unknown may require grad,
+        and a container (``Tensor[]``, ``Tensor?``, tuples...) does if any element type does."""
+        return _may_require_grad(self._type)
+
+    requiresGrad = requires_grad  # noqa: N815
 
     # -- uses ----------------------------------------------------------------
     @property
@@ -110,6 +121,21 @@ class Value:
         for use in list(self._uses):
             if use.user.is_dominated_by(node):
                 use.user._set_input(use.offset, new_value)
+
+
+def _may_require_grad(type_: Type) -> bool:
+    """``c10::Type::requires_grad``: unknown counts as true; containers ask their elements."""
+    if isinstance(type_, TensorType):
+        return type_.requires_grad is not False
+    if isinstance(type_, (ListType, OptionalType)):
+        return _may_require_grad(type_.elem)
+    if isinstance(type_, TupleType):
+        return any(_may_require_grad(t) for t in type_.elems)
+    if isinstance(type_, DictType):
+        return _may_require_grad(type_.key) or _may_require_grad(type_.value)
+    if isinstance(type_, FutureType):
+        return any(_may_require_grad(t) for t in type_.args)
+    return False
 
 
 class Node:
@@ -157,14 +183,20 @@ class Node:
     def blocks(self) -> list[Block]:
         return list(self._blocks)
 
-    def input(self, i: int = 0) -> Value:
-        if i == 0 and len(self._inputs) != 1:
-            raise ValueError(f"{self._kind} has {len(self._inputs)} inputs, not one")
+    def input(self, i: int | None = None) -> Value:
+        """``input()``: the only input (raises unless there is exactly one); ``input(i)``: input ``i``."""
+        if i is None:
+            if len(self._inputs) != 1:
+                raise ValueError(f"{self._kind} has {len(self._inputs)} inputs, not one")
+            i = 0
         return self._inputs[i]
 
-    def output(self, i: int = 0) -> Value:
-        if i == 0 and len(self._outputs) != 1:
-            raise ValueError(f"{self._kind} has {len(self._outputs)} outputs, not one")
+    def output(self, i: int | None = None) -> Value:
+        """``output()``: the only output (raises unless there is exactly one); ``output(i)``: output ``i``."""
+        if i is None:
+            if len(self._outputs) != 1:
+                raise ValueError(f"{self._kind} has {len(self._outputs)} outputs, not one")
+            i = 0
         return self._outputs[i]
 
     def inputsSize(self) -> int:  # noqa: N802
@@ -338,13 +370,32 @@ class Node:
         self.prev = self.next = None
         self.owning_block = None
 
+    def _check_move(self, other: Node, sentinel: str) -> None:
+        """Refuse a move before unlinking, so a bad move leaves the graph as it was."""
+        block = other.owning_block
+        if self.owning_block is None or self.prev is None:
+            raise ValueError(f"{self._kind} is not in a block; use insert_before/insert_after")
+        if other is self:
+            raise ValueError(f"cannot move {self._kind} relative to itself")
+        if block is None or other.graph is not self.graph:
+            raise ValueError("cannot move a node next to a node that is not in its graph")
+        if other is getattr(block, sentinel):
+            where = "before a block's param node" if sentinel == "param_node" else "after a block's return node"
+            raise ValueError(f"cannot move {self._kind} {where}")
+        if self._encloses(other):
+            raise ValueError(f"cannot move {self._kind} into one of its own blocks")
+
     def move_before(self, other: Node) -> None:
+        """Move this node right before ``other``, possibly into another block."""
+        self._check_move(other, "param_node")
         self._unlink()
         self.insert_before(other)
 
     moveBefore = move_before  # noqa: N815
 
     def move_after(self, other: Node) -> None:
+        """Move this node right after ``other`` (after a param node: to the block's front)."""
+        self._check_move(other, "return_node")
         self._unlink()
         self.insert_after(other)
 
@@ -393,24 +444,29 @@ class Node:
             depth += 1
         return depth
 
-    def is_before(self, other: Node) -> bool:
-        """True if this node runs before ``other`` (for nodes in different blocks,
-        compares the ancestors that share a block; a node is not before itself)."""
+    def _compare_positions(self, other: Node) -> tuple[int, int]:
+        """Positions of the ancestors of both nodes that share a block (TorchScript's rule:
+        a control-flow node and a node nested inside it compare equal)."""
         if self.owning_block is other.owning_block:
-            return self.topo_position < other.topo_position
+            return self.topo_position, other.topo_position
         pair = self._same_block_ancestors(other)
         if pair is None:
             raise ValueError("nodes are in different graphs")
         a, b = pair
-        if a is b:
-            # One node is nested inside the other: the outer one comes first.
-            return self._depth() < other._depth()
-        return a.topo_position < b.topo_position
+        return a.topo_position, b.topo_position
+
+    def is_before(self, other: Node) -> bool:
+        """True if this node runs before ``other``. Nodes in different blocks compare
+        through their ancestors that share a block; like TorchScript, a node is neither
+        before nor after the nodes nested inside it."""
+        mine, theirs = self._compare_positions(other)
+        return mine < theirs
 
     isBefore = is_before  # noqa: N815
 
     def is_after(self, other: Node) -> bool:
-        return other is not self and not self.is_before(other) and not self._encloses(other)
+        mine, theirs = self._compare_positions(other)
+        return mine > theirs
 
     isAfter = is_after  # noqa: N815
 
@@ -487,7 +543,10 @@ class Node:
     def s(self, name: str) -> str:
         return self._get_attr(name, AttributeKind.s)
 
-    def is_(self, name: str) -> list[int]:
+    def is_(self, name: str, value: Sequence[int] | None = None) -> Any:
+        """Read an int-list attribute; with a value, set it as torch._C's ``Node.is_`` does."""
+        if value is not None:
+            return self.is__(name, value)
         return list(self._get_attr(name, AttributeKind.is_))
 
     def fs(self, name: str) -> list[float]:

@@ -85,6 +85,9 @@ def is_known_op(kind: str) -> bool:
     return kind in _REGISTRY or kind in PRIM_OPS
 
 
+_INT_ENUMS = frozenset({"ScalarType", "Layout", "MemoryFormat", "QScheme"})
+
+
 def _accepts(formal: Type, actual: Type, bindings: dict[str, Type]) -> bool:
     """Does an input of type ``actual`` fit a formal argument of type ``formal``?"""
     if isinstance(formal, TypeVar):
@@ -121,10 +124,14 @@ def _accepts(formal: Type, actual: Type, bindings: dict[str, Type]) -> bool:
         return isinstance(actual, FutureType) and actual.name == formal.name
     if isinstance(formal, NamedType):
         if formal.name == "Scalar":
-            return actual in (NamedType("int"), NamedType("float"), NamedType("bool"),
-                              NamedType("Scalar"), NamedType("complex"))
-        if formal.name == "float":
-            return actual == formal
+            # TorchScript's NumberType: int, float and complex, but not bool.
+            return actual in (NamedType("int"), NamedType("float"), NamedType("Scalar"),
+                              NamedType("complex"))
+        if formal.name in _INT_ENUMS:
+            # TorchScript passes these enums as plain ints (the schema's "fake" type).
+            return actual in (formal, NamedType("int"))
+        if formal.name == "Dimname":
+            return actual in (formal, NamedType("str"))
         return actual == formal
     return actual == formal
 

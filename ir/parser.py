@@ -18,6 +18,8 @@ a single token whose parse is cached, which keeps large graphs fast.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import islice
 from typing import Any
 
 from .attributes import AttributeKind, TensorConstant
@@ -46,8 +48,8 @@ MAX_NESTING = 100  # types, attribute values and blocks nested deeper are reject
 
 _TOKEN_PARTS = r"""
       \#[^\n]*                                   # comment (source location)
-    | "(?:[^"\\\n]|\\.)*"?                       # string (maybe unterminated)
-    | '(?:[^'\\\n]|\\.)*'?
+    | "[^"\\\n]*(?:\\.[^"\\\n]*)*"?                # string (maybe unterminated)
+    | '[^'\\\n]*(?:\\.[^'\\\n]*)*'?
     | %[\w.]*                                    # value name
     | ->
     | \.\.\.
@@ -57,24 +59,34 @@ _TOKEN_PARTS = r"""
     | ::
     | \S                                         # anything else: one character
 """
-_TOKEN = re.compile(_TOKEN_PARTS.format(flat_type=r'| [A-Z]\w*\([^()\n"]*\)  # a type, flat parens'), re.VERBOSE)
+# Each match eats the whitespace before its token (group 1) in one step, so
+# long runs of blanks cost no per-character search; "" marks the end.
+_TOKEN = re.compile(
+    r"\s*(" + _TOKEN_PARTS.format(flat_type=r'| [A-Z]\w*\([^()\n"]*\)  # a type, flat parens') + r"|\Z)",
+    re.VERBOSE,
+)
 # The same tokens with types split into their parts, to parse a one-token type.
-_FINE_TOKEN = re.compile(_TOKEN_PARTS.format(flat_type=""), re.VERBOSE)
+_FINE_TOKEN = re.compile(r"\s*(" + _TOKEN_PARTS.format(flat_type="") + r"|\Z)", re.VERBOSE)
 _GROUP_KIND = re.compile(r"^(.+)_(\d+)$")
 _BLOCK_NAME = re.compile(r"^block\d+$")
 _SCALAR_NAMES = frozenset(SCALAR_TYPE_NAMES)
 _COMPOUND_TYPES = frozenset({"Dict", "Future", "RRef", "Await", "Union", "Optional", "List", "Tuple"})
 _TYPE_CACHE: dict[str, Type] = {}
-_CLOSED_STRING = re.compile(r"""^(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')$""")
+_CLOSED_STRING = re.compile(r"""(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*')""")
 _OCTAL = re.compile(r"[0-7]{1,3}")
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, '"': 34, "'": 39}
 _END = "\x00<end of input>"
 
 
 class _Parser:
+    token_re = _TOKEN  # the flat-type sub-parser uses _FINE_TOKEN
+
     def __init__(self, text: str) -> None:
         self.text = text
-        raw = _TOKEN.findall(text)
+        raw = _tokenize(_TOKEN, text)
+        # Token indices (in self.toks) before which a comment was dropped, to
+        # find a token's place in the text again when reporting an error.
+        self.dropped: list[int] = []
         if "#" in text:
             # Keep source comments that follow a node's ")" as locations;
             # drop every other comment.
@@ -84,6 +96,7 @@ class _Parser:
                 if tok[0] == "#":
                     if tokens and tokens[-1] == ")":
                         self.comments[len(tokens)] = tok[1:].strip()
+                    self.dropped.append(len(tokens))
                 else:
                     tokens.append(tok)
             self.toks = tokens
@@ -95,23 +108,21 @@ class _Parser:
         self.node_tokens: dict[Node, int] = {}
         self.numbered: list[tuple[Value, int]] = []
         self.named: list[tuple[Value, str]] = []
+        self.anonymous: list[Value] = []  # %01, %²...: numbers that cannot be kept as they are
+        self.hidden: dict[str, str] = {}  # names defined but out of scope here, and why
         self.section_depth = 0
 
     # -- errors and positions ------------------------------------------------
     def offset_of(self, index: int) -> int:
         """Character offset of token ``index`` (recomputed only when reporting)."""
-        count = 0
-        for match in _TOKEN.finditer(self.text):
-            tok = match.group()
-            if tok[0] == "#":
-                continue
-            if count == index:
-                return match.start()
-            count += 1
-        return len(self.text)
+        # Skip to the token at C speed: a 10 MB line must still report fast.
+        raw_index = index + bisect_right(self.dropped, index)
+        match = next(islice(self.token_re.finditer(self.text), raw_index, None), None)
+        return len(self.text) if match is None else match.start(1)
 
-    def error(self, message: str, index: int | None = None) -> IRParseError:
-        offset = self.offset_of(self.i if index is None else index)
+    def error(self, message: str, index: int | None = None, delta: int = 0) -> IRParseError:
+        """An error at token ``index`` (default: the current one), ``delta`` characters into it."""
+        offset = min(self.offset_of(self.i if index is None else index) + delta, len(self.text))
         line = self.text.count("\n", 0, offset) + 1
         line_start = self.text.rfind("\n", 0, offset) + 1
         line_end = self.text.find("\n", offset)
@@ -122,9 +133,7 @@ class _Parser:
     def describe(self, tok: str) -> str:
         if tok == _END:
             return "the end of the input"
-        if len(tok) > 40:
-            tok = tok[:37] + "..."
-        return repr(tok)
+        return repr(_shorten(tok))
 
     # -- token helpers ---------------------------------------------------------
     def peek(self, ahead: int = 0) -> str:
@@ -196,17 +205,36 @@ class _Parser:
                     self.expect(",", f"',' or ')' in {tok}(...)")
                 args.append(self.parse_type(depth + 1))
             base = _compound(tok, args, self, start)
+        elif tok == "NamedTuple":
+            self.expect("(", "'(' after NamedTuple")
+            names: list[str] = []
+            fields: list[Type] = []
+            while not self.accept(")"):
+                if names:
+                    self.expect(",", "',' or ')' in NamedTuple(...)")
+                field = self.take()
+                if not (field[0].isalpha() or field[0] == "_"):
+                    raise self.error(f"expected a field name, found {self.describe(field)}", self.i - 1)
+                self.expect(":", f"':' after field {field}")
+                names.append(field)
+                fields.append(self.parse_type(depth + 1))
+            base = TupleType(tuple(fields), tuple(names))
         elif tok == "Any":
             base = AnyType()
         elif tok in SIMPLE_TYPE_NAMES or tok.startswith("__torch__."):
             base = NamedType(tok)
         else:
             raise self.error(f"unknown type {self.describe(tok)}", start)
-        return self.type_suffixes(base)
+        return self.type_suffixes(base, depth)
 
-    def type_suffixes(self, base: Type) -> Type:
+    def type_suffixes(self, base: Type, depth: int = 0) -> Type:
         while True:
             tok = self.toks[self.i]
+            if tok == "?" or (tok == "[" and self.toks[self.i + 1] == "]"):
+                # int[][]...[] and int??... nest as deep as parentheses do.
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise self.error(f"type is nested more than {MAX_NESTING} levels deep")
             if tok == "?":
                 self.i += 1
                 base = OptionalType(base)
@@ -224,20 +252,25 @@ class _Parser:
         """Parse a one-token type such as ``Float(3, 4, strides=[4, 1])`` on its own."""
         sub = _Parser.__new__(_Parser)
         sub.text = tok
-        sub.toks = _FINE_TOKEN.findall(tok) + [_END]
+        sub.token_re = _FINE_TOKEN
+        sub.toks = _tokenize(_FINE_TOKEN, tok) + [_END]
         sub.comments = {}
+        sub.dropped = []
         sub.i = 0
         try:
             result = sub.parse_type(1)
             if sub.peek() != _END:
                 raise sub.error(f"unexpected {sub.describe(sub.peek())} in type")
         except IRParseError as exc:
-            raise self.error(f"{exc.message} (in type {tok})", index) from None
+            # Point into the type, at the part that is wrong.
+            raise self.error(f"{exc.message} (in type {_shorten(tok)})", index, exc.column - 1) from None
         return result
 
     def tensor_type(self, scalar_type: str | None, depth: int, rank_known: bool = True) -> TensorType:
         if self.toks[self.i] != "(":
             return TensorType(scalar_type) if scalar_type is None else TensorType(scalar_type, None)
+        name_index = self.i - 1
+        strides_index = name_index
         self.i += 1
         sizes: list[int | None] = []
         strides: list[int | None] | None = None
@@ -262,11 +295,12 @@ class _Parser:
             elif _is_int(tok):
                 if saw_field:
                     raise self.error("sizes must come before strides, requires_grad and device", self.i - 1)
-                sizes.append(int(tok))
+                sizes.append(self.to_int(tok, self.i - 1))
             elif tok in ("strides", "requires_grad", "device"):
                 saw_field = True
                 self.expect("=", f"'=' after {tok}")
                 if tok == "strides":
+                    strides_index = self.i - 2
                     self.expect("[", "'[' to open the strides")
                     strides = []
                     while not self.accept("]"):
@@ -286,9 +320,9 @@ class _Parser:
             else:
                 raise self.error(f"unexpected {self.describe(tok)} in a tensor type", self.i - 1)
         if scalar_type is None and sizes:
-            raise self.error("a tensor type with sizes needs a dtype, e.g. Float(3, 4)")
+            raise self.error("a tensor type with sizes needs a dtype, e.g. Float(3, 4)", name_index)
         if strides is not None and len(strides) != len(sizes):
-            raise self.error(f"{len(strides)} strides given for {len(sizes)} dimensions")
+            raise self.error(f"{len(strides)} strides given for {len(sizes)} dimensions", strides_index)
         shape = tuple(sizes) if (scalar_type is not None and rank_known) else None
         return TensorType(
             scalar_type, shape, tuple(strides) if strides is not None else None, requires_grad, device
@@ -305,11 +339,19 @@ class _Parser:
 
     def number_token(self, kind: type) -> Any:
         tok = self.take()
+        if kind is int and _is_int(tok):
+            return self.to_int(tok, self.i - 1)
         try:
             return kind(tok)
         except ValueError:
             raise self.error(f"expected {'an integer' if kind is int else 'a number'}, found {self.describe(tok)}",
                              self.i - 1) from None
+
+    def to_int(self, tok: str, index: int) -> int:
+        try:
+            return int(tok)
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            raise self.error(f"integer {self.describe(tok)} has too many digits ({len(tok)})", index) from None
 
     # -- attributes ----------------------------------------------------------
     def attribute_value(self, depth: int = 0) -> tuple[AttributeKind, Any]:
@@ -346,8 +388,9 @@ class _Parser:
             if name == "Tensor":
                 return AttributeKind.t, TensorConstant(None, (), "Float")
             if name == "Graph":
-                raise self.error("<Graph> attributes cannot be read back; print the graph with its subgraph sections")
-            raise self.error(f"unknown placeholder <{name}>", self.i - 2)
+                raise self.error("<Graph> attributes cannot be read back; print the graph with its subgraph sections",
+                                 self.i - 3)
+            raise self.error(f"unknown placeholder <{_shorten(name)}>", self.i - 2)
         if tok == "None":
             self.i += 1
             return AttributeKind.ival, None
@@ -366,7 +409,7 @@ class _Parser:
         if negative:
             tok = "-" + self.take()
         if _is_int(tok):
-            return AttributeKind.i, int(tok)
+            return AttributeKind.i, self.to_int(tok, self.i - 1)
         try:
             return AttributeKind.f, float(tok)
         except ValueError:
@@ -431,12 +474,16 @@ class _Parser:
         numel = 1
         for d in dims:
             numel *= d
-        if numel != len(values):
-            raise self.error(f"tensor constant has {len(values)} values for shape {tuple(dims)}", start)
+        if min(dims, default=0) < 0 or numel != len(values):
+            shape = _shorten(str(tuple(dims)))
+            raise self.error(f"tensor constant has {len(values)} values for shape {shape}", start)
         scalar_type = match.group(1)
-        data = tuple(v * scale for v in values) if scale != 1.0 else tuple(values)
-        if scalar_type not in ("Float", "Double", "Half", "BFloat16"):
-            data = tuple(int(v) for v in data)
+        try:
+            data = tuple(v * scale for v in values) if scale != 1.0 else tuple(values)
+            if scalar_type not in ("Float", "Double", "Half", "BFloat16"):
+                data = tuple(int(v) for v in data)
+        except (OverflowError, ValueError):  # inf or nan in an integer tensor, or a huge integer
+            raise self.error(f"tensor constant has a value that does not fit {scalar_type}", start) from None
         device = "cpu" if type_name.startswith("CPU") else "cuda"
         return TensorConstant(data, tuple(dims), scalar_type, device)
 
@@ -476,6 +523,7 @@ class _Parser:
         env: dict[str, Value] = {}
         defined_at: dict[str, int] = {}
         group_refs: dict[str, list[Node]] = {}
+        self.hidden = {}
         if self.toks[self.i] != "graph":
             raise self.error(f"expected 'graph(' at the start, found {self.describe(self.toks[self.i])}")
         self.i += 1
@@ -494,66 +542,106 @@ class _Parser:
         self.attach_sections(group_refs)
         return graph
 
-    def define(self, value: Value, name: str, index: int, env: dict[str, Value], defined_at: dict[str, int]) -> None:
-        if name in env:
+    def define(
+        self,
+        value: Value,
+        name: str,
+        index: int,
+        env: dict[str, Value],
+        defined_at: dict[str, int],
+        scope: list[str] | None = None,
+        visible: bool = True,
+    ) -> None:
+        """Bind ``%name``; ``scope`` lists the names of the open block, which go out of scope with it."""
+        # Names are unique in the whole graph, also across sibling blocks.
+        if name in defined_at:
             first_line = self.error("", defined_at[name]).line
-            raise self.error(f"value %{name} is defined twice (first on line {first_line})", index)
-        env[name] = value
+            raise self.error(f"value %{_shorten(name)} is defined twice (first on line {first_line})", index)
+        if visible:
+            env[name] = value
+        else:  # a control-flow node's output: defined only after the node's blocks
+            self.hidden[name] = "pending"
         defined_at[name] = index
-        if name.isdigit():
+        if scope is not None:
+            scope.append(name)
+        if not name.isdigit():
+            self.named.append((value, name))
+        elif name.isascii() and len(name) <= 18 and (name[0] != "0" or name == "0"):
             self.numbered.append((value, int(name)))
         else:
-            self.named.append((value, name))
+            self.anonymous.append(value)  # %01 is not %1 (as in torch); it gets a fresh number
 
-    def lookup(self, env: dict[str, Value]) -> Value:
+    def lookup(self, env: dict[str, Value], defined_at: dict[str, int] | None = None) -> Value:
         index = self.i
         name = self.value_name()
         value = env.get(name)
         if value is None:
-            raise self.error(f"undefined value %{name}", index)
+            reason = self.hidden.get(name) if defined_at is not None and name in defined_at else None
+            if reason is None:
+                raise self.error(f"undefined value %{_shorten(name)}", index)
+            line = self.error("", defined_at[name]).line  # type: ignore[index]
+            if reason == "pending":
+                raise self.error(f"value %{_shorten(name)} is used inside a block of the node that defines it (line {line})",
+                                 index)
+            raise self.error(f"value %{_shorten(name)} is used outside the block that defines it (line {line}); "
+                             "pass it out through the block's '-> (...)'", index)
         return value
 
-    def value_list(self, env: dict[str, Value], context: str) -> list[Value]:
+    def value_list(self, env: dict[str, Value], context: str, defined_at: dict[str, int] | None = None) -> list[Value]:
         self.expect("(", f"'(' to open {context}")
         values: list[Value] = []
         while not self.accept(")"):
             if values:
                 self.expect(",", f"',' or ')' in {context}")
-            values.append(self.lookup(env))
+            values.append(self.lookup(env, defined_at))
         return values
 
     def parse_body(
         self, graph: Graph, env: dict[str, Value], defined_at: dict[str, int], group_refs: dict[str, list[Node]]
     ) -> None:
         """Statements, nested blocks and the final return, with an explicit block stack."""
-        # Each frame: [block, last node parsed in it (may own the next blockN)].
-        stack: list[list[Any]] = [[graph.block, None]]
+        # Each frame: [block, last node parsed in it (may own the next blockN),
+        # that node's outputs while its blocks are read, names defined in the block].
+        stack: list[list[Any]] = [[graph.block, None, None, None]]
         toks = self.toks
         while True:
             tok = toks[self.i]
             frame = stack[-1]
+            if frame[2] is not None and not _BLOCK_NAME.match(tok):
+                # The owner's blocks are done: its outputs come into scope.
+                for name, value in frame[2]:
+                    env[name] = value
+                    del self.hidden[name]
+                frame[2] = None
             if tok == "return" and len(stack) == 1:
+                self.node_tokens[graph.block.return_node] = self.i
                 self.i += 1
-                for value in self.value_list(env, "the graph's outputs"):
+                for value in self.value_list(env, "the graph's outputs", defined_at):
                     graph.block.register_output(value)
                 return
             if tok == "->":
                 if len(stack) == 1:
                     raise self.error("'->' outside of a block")
+                self.node_tokens[frame[0].return_node] = self.i
                 self.i += 1
-                for value in self.value_list(env, "the block's outputs"):
+                for value in self.value_list(env, "the block's outputs", defined_at):
                     frame[0].register_output(value)
+                for name in frame[3]:  # the block's values go out of scope
+                    del env[name]
+                    self.hidden[name] = "closed"
                 stack.pop()
                 continue
             if _BLOCK_NAME.match(tok):
                 owner = frame[1]
                 if owner is None:
-                    raise self.error(f"{tok} must follow the node that owns it")
+                    raise self.error(f"{_shorten(tok)} must follow the node that owns it")
                 if len(stack) > MAX_NESTING:
                     raise self.error(f"blocks nest more than {MAX_NESTING} levels deep")
                 self.i += 1
                 block = owner.add_block()
+                tok = _shorten(tok)
                 self.expect("(", f"'(' after {tok}")
+                scope: list[str] = []
                 first = True
                 while not self.accept(")"):
                     if not first:
@@ -562,16 +650,16 @@ class _Parser:
                     index = self.i
                     name = self.value_name()
                     type_ = self.parse_type() if self.accept(":") else TENSOR
-                    self.define(block.add_input(type_=type_), name, index, env, defined_at)
+                    self.define(block.add_input(type_=type_), name, index, env, defined_at, scope)
                 self.expect(":", f"':' after {tok}(...)")
-                stack.append([block, None])
+                stack.append([block, None, None, scope])
                 continue
             if tok == _END:
                 what = "the block's '-> (...)'" if len(stack) > 1 else "'return (...)'"
                 raise self.error(f"unexpected end of input: expected {what} (the text is cut short)")
             if tok == "return":
                 raise self.error("'return' inside a block; blocks end with '-> (...)'")
-            frame[1] = self.parse_node(graph, frame[0], env, defined_at, group_refs)
+            frame[1], frame[2] = self.parse_node(graph, frame[0], env, defined_at, group_refs, frame[3])
 
     def parse_node(
         self,
@@ -580,7 +668,9 @@ class _Parser:
         env: dict[str, Value],
         defined_at: dict[str, int],
         group_refs: dict[str, list[Node]],
-    ) -> Node:
+        scope: list[str] | None = None,
+    ) -> tuple[Node, list[tuple[str, Value]] | None]:
+        """One statement; also returns the outputs of a node with blocks, defined after them."""
         toks = self.toks
         start = self.i
         outputs: list[tuple[str, Type, int]] = []
@@ -596,6 +686,7 @@ class _Parser:
         self.expect("=", "'=' after the node's outputs")
         kind_index = self.i
         kind = self.take()
+        short_kind = _shorten(kind)
         if "::" not in kind or not (kind[0].isalpha() or kind[0] == "_"):
             raise self.error(f"expected an operator name such as aten::mul, found {self.describe(kind)}", kind_index)
         node = Node(graph, kind)
@@ -607,31 +698,40 @@ class _Parser:
                 if not (attr[0].isalpha() or attr[0] == "_"):
                     raise self.error(f"expected an attribute name, found {self.describe(attr)}", name_index)
                 if attr in node._attrs:
-                    raise self.error(f"attribute {attr} is given twice", name_index)
-                self.expect("=", f"'=' after attribute {attr}")
+                    raise self.error(f"attribute {_shorten(attr)} is given twice", name_index)
+                self.expect("=", f"'=' after attribute {_shorten(attr)}")
                 akind, avalue = self.attribute_value()
                 node._attrs[attr] = (akind, avalue)
                 if self.accept("]"):
                     break
                 self.expect(",", "',' or ']' in the attribute list")
-        self.expect("(", f"'(' to open the inputs of {kind}")
+        self.expect("(", f"'(' to open the inputs of {short_kind}")
         if toks[self.i] != ")":
             while True:
-                node.add_input(self.lookup(env))
+                node.add_input(self.lookup(env, defined_at))
                 if toks[self.i] != ",":
                     break
                 self.i += 1
-        self.expect(")", f"',' or ')' in the inputs of {kind}")
+        self.expect(")", f"',' or ')' in the inputs of {short_kind}")
         location = self.comments.get(self.i) if self.comments else None
         if location is not None:
             node.source_location = location
-        for name, type_, index in outputs:
-            self.define(node.add_output(type_), name, index, env, defined_at)
+        pending: list[tuple[str, Value]] | None = None
+        if toks[self.i][:5] == "block" and _BLOCK_NAME.match(toks[self.i]):
+            # Its blocks follow: they cannot use the node's own outputs.
+            pending = []
+            for name, type_, index in outputs:
+                value = node.add_output(type_)
+                self.define(value, name, index, env, defined_at, scope, visible=False)
+                pending.append((name, value))
+        else:
+            for name, type_, index in outputs:
+                self.define(node.add_output(type_), name, index, env, defined_at, scope)
         block.append_node(node)
         self.node_tokens[node] = start
         if kind[-1].isdigit() and _GROUP_KIND.match(kind):
             group_refs.setdefault(kind, []).append(node)
-        return node
+        return node, pending
 
     def _skip(self) -> bool:
         self.i += 1
@@ -642,7 +742,7 @@ class _Parser:
         while self.toks[self.i] == "with" and self.peek(1) in group_refs:
             self.i += 1
             name = self.take()
-            self.expect("=", f"'=' after with {name}")
+            self.expect("=", f"'=' after with {_shorten(name)}")
             self.section_depth += 1
             subgraph = self.parse_graph()
             self.section_depth -= 1
@@ -657,11 +757,15 @@ class _Parser:
             raise self.error(f"section {self.describe(self.peek(1))} matches no node of the graph above it")
         if tok != _END:
             raise self.error(f"unexpected {self.describe(tok)} after the graph's return")
-        # Numbered values keep their numbers; named ones get fresh numbers after them.
+        # Numbered values keep their numbers; the others get fresh numbers after them.
         top = max((n for _, n in self.numbered), default=-1) + 1
         graphs = {id(graph): graph}
         for value, number in self.numbered:
             value.unique = number
+            graphs[id(value.graph)] = value.graph
+        for value in self.anonymous:
+            value.unique = top
+            top += 1
             graphs[id(value.graph)] = value.graph
         for offset, (value, name) in enumerate(self.named):
             value.unique = top + offset
@@ -698,8 +802,21 @@ def _compound(name: str, args: list[Type], parser: _Parser, index: int) -> Type:
     raise parser.error(f"{name}(...) takes {'two types' if name == 'Dict' else 'one type'}, got {len(args)}", index)
 
 
+def _tokenize(pattern: re.Pattern[str], text: str) -> list[str]:
+    tokens = pattern.findall(text)
+    while tokens and not tokens[-1]:  # the end-of-text matches
+        tokens.pop()
+    return tokens
+
+
+def _shorten(tok: str) -> str:
+    """A token as quoted in a message: long ones are cut so messages stay one short line."""
+    return tok if len(tok) <= 40 else tok[:37] + "..."
+
+
 def _is_int(tok: str) -> bool:
-    return tok.isdigit() or (tok[0] == "-" and tok[1:].isdigit())
+    # isdigit() alone accepts "²", which int() rejects.
+    return (tok.isdigit() or (tok[0] == "-" and tok[1:].isdigit())) and tok.isascii()
 
 
 def _is_number(tok: str) -> bool:
@@ -716,10 +833,19 @@ def _as_ivalue(kind: AttributeKind, value: Any) -> Any:
 def parse_ir(text: str | bytes) -> Graph:
     """Parse TorchScript's textual IR; raise IRParseError (a ValueError) with line:col on bad input."""
     if isinstance(text, (bytes, bytearray)):
+        data = bytes(text)
         try:
-            text = bytes(text).decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise IRParseError(f"input is not UTF-8 text (byte {exc.start})", 1, exc.start + 1) from None
+            # Report the line and column of the bad byte, not 1:<byte offset>.
+            before = data[: exc.start].decode("utf-8")
+            line_start = before.rfind("\n") + 1
+            line_end = data.find(b"\n", exc.start)
+            source = data[:line_end if line_end >= 0 else len(data)].decode("utf-8", "replace")[line_start:]
+            raise IRParseError(
+                f"input is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})",
+                before.count("\n") + 1, len(before) - line_start + 1, source,
+            ) from None
     if not isinstance(text, str):
         raise TypeError(f"parse_ir expects text, got {type(text).__name__}")
     parser = _Parser(text)
@@ -732,7 +858,7 @@ def parse_ir(text: str | bytes) -> Graph:
     except (RecursionError, MemoryError):
         raise parser.error("input is nested too deeply or too large to parse") from None
     except Exception as exc:  # a parser bug must still come out as a parse error
-        raise parser.error(f"cannot parse here ({type(exc).__name__}: {exc})") from None
+        raise parser.error(f"cannot parse here ({type(exc).__name__}: {_shorten(str(exc))})") from None
     return graph
 
 
@@ -747,4 +873,4 @@ def parse_type(text: str) -> Type:
     except IRParseError:
         raise
     except Exception as exc:
-        raise parser.error(f"cannot parse type ({type(exc).__name__}: {exc})") from None
+        raise parser.error(f"cannot parse type ({type(exc).__name__}: {_shorten(str(exc))})") from None

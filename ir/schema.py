@@ -260,6 +260,9 @@ class _SchemaReader:
         if not is_return and self.accept("="):
             default_text = self.default()
             default = _parse_default(default_text, type_)
+            if size is not None and isinstance(default, int) and not isinstance(default, bool):
+                # ``int[2] padding=0`` means [0, 0], as TorchScript expands it.
+                default = [default] * size
         return Argument(name, type_, type_text, default, default_text, kwarg_only, alias, size)
 
     def schema(self) -> FunctionSchema:

@@ -64,7 +64,8 @@ class Type:
         if isinstance(other, TensorType):
             return isinstance(self, TensorType) and other.is_unrefined()
         if isinstance(other, NamedType) and other.name in ("Scalar", "number"):
-            return self in (IntType(), FloatType(), BoolType(), NumberType())
+            # NumberType holds int, float and complex; bool is not a number.
+            return self in (IntType(), FloatType(), NumberType(), NamedType("complex"))
         if isinstance(other, NamedType) and other.name == "SymInt":
             return self == IntType()
         if isinstance(self, NamedType) and self.name == "SymInt":
@@ -289,12 +290,18 @@ class OptionalType(Type):
 
 @dataclass(frozen=True, slots=True)
 class TupleType(Type):
+    """``(T1, T2)``, or ``NamedTuple(a : T1, b : T2)`` when ``names`` are given."""
+
     elems: tuple[Type, ...]
+    names: tuple[str, ...] | None = None
 
     def contains_tensor(self) -> bool:
         return any(e.contains_tensor() for e in self.elems)
 
     def __str__(self) -> str:
+        if self.names is not None:
+            fields = ", ".join(f"{n} : {e}" for n, e in zip(self.names, self.elems, strict=True))
+            return f"NamedTuple({fields})"
         return "(" + ", ".join(str(e) for e in self.elems) + ")"
 
 

@@ -7,9 +7,15 @@ them, and returns ``last_executed_optimized_graph`` (DifferentiableGraph
 sections, RequiresGradCheck/TypeCheck, fallback functions).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: TorchScript reads these annotations at run time.
+from typing import NamedTuple
 
 import torch
+
+
+class Pair(NamedTuple):
+    first: torch.Tensor
+    count: int
 
 
 def if_else(x: torch.Tensor, flag: bool) -> torch.Tensor:
@@ -82,9 +88,15 @@ def softmax_chain(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.cat([h, h.log_softmax(dim=1)], dim=0).mean(dim=[0], keepdim=True)
 
 
+def named_tuples(x: torch.Tensor) -> tuple[Pair, torch.Tensor, tuple[int]]:
+    best = x.max(1)
+    single: tuple[int] = (3,)
+    return Pair(best.values, 2), best.indices, single
+
+
 SCRIPTED_FUNCTIONS = [
     if_else, for_loop, while_loop, tuples, lists, int_math, strings_and_none, nested_control,
-    softmax_chain,
+    softmax_chain, named_tuples,
 ]
 
 

@@ -14,18 +14,10 @@ import torch
 
 from gradview.ir import parse_ir
 
+from .corpus import CONFORMANCE, ROUNDTRIP_DIR, corpus_paths, read_graph_text
 from .scripted_models import optimized_graphs, scripted_graphs
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "conformance"
-CORPUS = sorted((SHARED / "roundtrip").glob("*.ir")) + sorted((SHARED / "cases").glob("*.ir"))
-
-
-def strip_case_header(text: str) -> str:
-    """Case files may start with ``# %name = <json>`` lines that torch cannot parse."""
-    lines = text.splitlines(keepends=True)
-    while lines and lines[0].startswith("# "):
-        lines.pop(0)
-    return "".join(lines)
+CORPUS = corpus_paths()
 
 
 def torch_print(text: str) -> str | None:
@@ -47,12 +39,12 @@ def check_round_trip(text: str) -> None:
 
 
 def test_corpus_is_present() -> None:
-    assert len(CORPUS) >= 30, f"expected the shared conformance corpus at {SHARED}"
+    assert len(CORPUS) >= 30, f"expected the shared conformance corpus at {CONFORMANCE}"
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_corpus_round_trip(path: Path) -> None:
-    text = strip_case_header(path.read_text())
+    text = read_graph_text(path)
     check_round_trip(text)
     # The corpus was printed by torch: gradview prints it byte for byte.
     assert str(parse_ir(text)) == text
@@ -60,7 +52,7 @@ def test_corpus_round_trip(path: Path) -> None:
 
 def test_torch_cannot_read_everything_it_prints() -> None:
     # The reason for the idempotence fallback above: these sections stop torch.
-    unreadable = [p.name for p in CORPUS if torch_print(strip_case_header(p.read_text())) is None]
+    unreadable = [p.name for p in CORPUS if torch_print(read_graph_text(p)) is None]
     assert "optimized_residual.ir" in unreadable
     assert "differentiate_affine_relu_f.ir" in unreadable
 
@@ -91,7 +83,7 @@ def test_optimized_graph_round_trip(name: str) -> None:
 
 
 def test_differentiable_graph_subgraph_is_attached() -> None:
-    text = (SHARED / "roundtrip" / "optimized_residual.ir").read_text()
+    text = read_graph_text(ROUNDTRIP_DIR / "optimized_residual.ir")
     graph = parse_ir(text)
     diff = next(n for n in graph.all_nodes() if n.kind() == "prim::DifferentiableGraph")
     sub = diff.g("Subgraph")
