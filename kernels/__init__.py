@@ -1,0 +1,35 @@
+"""gradview.kernels: TorchScript's operators as pure functions on arrays.
+
+Every kernel takes the array namespace ``xp`` (NumPy or CuPy) first and then
+the operator's arguments in schema order, and knows nothing about graphs.
+Kernels are registered under the schema's qualified name
+(``"aten::add.Tensor"``); :func:`kernel_for` finds one.
+
+Importing this package imports every kernel family, which registers them.
+"""
+
+from . import (  # noqa: F401 - imported for their registrations
+    autodiff_ops,
+    elementwise,
+    linalg,
+    nn,
+    reductions,
+    scalars,
+    shapes,
+)
+from .backend import Backend, get_backend
+from .dtypes import DEFAULT_FLOAT, dtype_name, result_dtype, to_dtype
+from .registry import KERNELS, KernelError, kernel_for, register
+
+__all__ = [
+    "Backend",
+    "DEFAULT_FLOAT",
+    "KERNELS",
+    "KernelError",
+    "dtype_name",
+    "get_backend",
+    "kernel_for",
+    "register",
+    "result_dtype",
+    "to_dtype",
+]

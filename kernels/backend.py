@@ -1,0 +1,74 @@
+"""Array backends: NumPy on the CPU, CuPy on a GPU.
+
+Kernels only ever call ``xp.<function>``; this module is the one place that
+imports CuPy, and only when the cupy backend is asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy
+
+__all__ = ["Backend", "get_backend", "BackendUnavailable"]
+
+
+class BackendUnavailable(RuntimeError):
+    """The requested backend cannot run here (no CuPy, no GPU)."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    xp: ModuleType
+
+    def to_device(self, value: Any) -> Any:
+        """Move host arrays (and arrays inside lists/tuples) onto this backend."""
+        if self.xp is numpy:
+            return value
+        if isinstance(value, numpy.ndarray | numpy.generic):
+            return self.xp.asarray(value)
+        if isinstance(value, list):
+            return [self.to_device(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.to_device(v) for v in value)
+        return value
+
+    def to_host(self, value: Any) -> Any:
+        """Bring results back as NumPy arrays (0-d results stay arrays)."""
+        if isinstance(value, numpy.generic):
+            return numpy.asarray(value)
+        if self.xp is not numpy and isinstance(value, self.xp.ndarray):
+            return self.xp.asnumpy(value)
+        if isinstance(value, list):
+            return [self.to_host(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.to_host(v) for v in value)
+        return value
+
+
+_NUMPY = Backend("numpy", numpy)
+_CACHE: dict[str, Backend] = {"numpy": _NUMPY}
+
+
+def get_backend(name: str = "numpy") -> Backend:
+    """The backend called ``name`` ("numpy" or "cupy")."""
+    backend = _CACHE.get(name)
+    if backend is not None:
+        return backend
+    if name != "cupy":
+        raise ValueError(f"unknown backend {name!r}: use 'numpy' or 'cupy'")
+    try:
+        import cupy  # noqa: PLC0415 - optional, GPU machines only
+    except ImportError as exc:
+        raise BackendUnavailable(f"backend 'cupy' needs CuPy ({exc}); install gradview[gpu]") from None
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise BackendUnavailable("backend 'cupy' needs a CUDA GPU; none is visible")
+    except cupy.cuda.runtime.CUDARuntimeError as exc:
+        raise BackendUnavailable(f"backend 'cupy' needs a CUDA GPU ({exc})") from None
+    backend = Backend("cupy", cupy)
+    _CACHE[name] = backend
+    return backend

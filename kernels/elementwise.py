@@ -1,0 +1,293 @@
+"""Elementwise tensor ops: arithmetic, math functions, comparisons, where, clamp.
+
+Each kernel promotes its operands as PyTorch does (see dtypes.result_dtype),
+broadcasts as NumPy does (the same rules as PyTorch), and calls only
+``xp.<function>`` so it runs on NumPy and CuPy alike.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype
+from .registry import KernelError, register
+
+__all__ = ["erf", "as_tensor", "promote"]
+
+
+def as_tensor(xp: Any, value: Any, dtype: Any) -> Any:
+    """``value`` (array or Python number) as an array of ``dtype``."""
+    if getattr(value, "dtype", None) == dtype:
+        return value
+    return xp.asarray(value, dtype=dtype)
+
+
+def promote(xp: Any, *operands: Any) -> tuple[Any, list[Any]]:
+    """Cast tensors to the PyTorch result dtype; Python numbers stay Python numbers
+    (NumPy keeps them weak, so they do not change the dtype)."""
+    dtype = result_dtype(*operands)
+    cast = [
+        op if not hasattr(op, "dtype") or op.dtype == dtype else op.astype(dtype)
+        for op in operands
+    ]
+    if not any(hasattr(op, "dtype") for op in operands):
+        cast = [xp.asarray(op, dtype=dtype) for op in operands]
+    return dtype, cast
+
+
+def _float_operand(xp: Any, value: Any) -> Any:
+    """Math functions of integer tensors compute in the default float dtype."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return xp.asarray(value, dtype=DEFAULT_FLOAT)
+    return value if is_floating(dtype) else value.astype(DEFAULT_FLOAT)
+
+
+def _check_alpha(dtype: Any, alpha: Any) -> None:
+    if isinstance(alpha, float) and not is_floating(dtype) and alpha != int(alpha):
+        raise KernelError(f"alpha={alpha} needs a floating-point result, but the result is {dtype}")
+
+
+# -- add, sub, mul, div --------------------------------------------------------
+@register("aten::add.Tensor", "aten::add.Scalar")
+def add(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
+    if getattr(self, "dtype", 0) == getattr(other, "dtype", 1) and alpha == 1:
+        return xp.add(self, other)
+    dtype, (a, b) = promote(xp, self, other)
+    _check_alpha(dtype, alpha)
+    if alpha != 1:
+        b = xp.multiply(b, alpha).astype(dtype, copy=False)
+    return xp.add(a, b).astype(dtype, copy=False)
+
+
+@register("aten::sub.Tensor", "aten::sub.Scalar")
+def sub(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
+    if getattr(self, "dtype", None) == xp.bool_ or getattr(other, "dtype", None) == xp.bool_:
+        raise KernelError("subtraction of bool tensors is not supported; use logical_xor or ~")
+    if getattr(self, "dtype", 0) == getattr(other, "dtype", 1) and alpha == 1:
+        return xp.subtract(self, other)
+    dtype, (a, b) = promote(xp, self, other)
+    _check_alpha(dtype, alpha)
+    if alpha != 1:
+        b = xp.multiply(b, alpha).astype(dtype, copy=False)
+    return xp.subtract(a, b).astype(dtype, copy=False)
+
+
+@register("aten::mul.Tensor", "aten::mul.Scalar")
+def mul(xp: Any, self: Any, other: Any) -> Any:
+    if getattr(self, "dtype", 0) == getattr(other, "dtype", 1):
+        if self.dtype == xp.bool_:
+            return xp.logical_and(self, other)
+        return xp.multiply(self, other)
+    dtype, (a, b) = promote(xp, self, other)
+    if dtype == xp.bool_:
+        return xp.logical_and(a, b)
+    return xp.multiply(a, b).astype(dtype, copy=False)
+
+
+@register("aten::div.Tensor", "aten::div.Scalar")
+def div(xp: Any, self: Any, other: Any) -> Any:
+    dtype = result_dtype(self, other)
+    if not is_floating(dtype):
+        dtype = DEFAULT_FLOAT  # true division of integers gives the default float
+    a, b = as_tensor(xp, self, dtype), as_tensor(xp, other, dtype) if hasattr(other, "dtype") else other
+    return xp.true_divide(a, b).astype(dtype, copy=False)
+
+
+@register("aten::div.Tensor_mode", "aten::div.Scalar_mode")
+def div_mode(xp: Any, self: Any, other: Any, rounding_mode: str | None) -> Any:
+    if rounding_mode is None:
+        return div(xp, self, other)
+    dtype, (a, b) = promote(xp, self, other)
+    if rounding_mode == "trunc":
+        if is_floating(dtype):
+            return xp.trunc(xp.true_divide(a, b)).astype(dtype, copy=False)
+        return _int_trunc_div(xp, a, b).astype(dtype, copy=False)
+    if rounding_mode == "floor":
+        return xp.floor_divide(a, b).astype(dtype, copy=False)
+    raise KernelError(f"div expects rounding_mode 'trunc', 'floor' or None, got {rounding_mode!r}")
+
+
+def _int_trunc_div(xp: Any, a: Any, b: Any) -> Any:
+    quotient = xp.floor_divide(a, b)
+    remainder = xp.subtract(a, xp.multiply(quotient, b))
+    # floor and trunc differ when the signs differ and the division is inexact.
+    fix = xp.logical_and(remainder != 0, xp.logical_xor(xp.less(a, 0), xp.less(b, 0)))
+    return xp.where(fix, quotient + 1, quotient)
+
+
+# -- unary ------------------------------------------------------------------------
+@register("aten::neg")
+def neg(xp: Any, self: Any) -> Any:
+    if self.dtype == xp.bool_:
+        raise KernelError("negation of a bool tensor is not supported; use logical_not")
+    return xp.negative(self)
+
+
+@register("aten::abs")
+def abs_(xp: Any, self: Any) -> Any:
+    return xp.absolute(self)
+
+
+def _unary_float(name: str, fn: Any) -> None:
+    def kernel(xp: Any, self: Any) -> Any:
+        x = _float_operand(xp, self)
+        return fn(xp, x).astype(x.dtype, copy=False)
+
+    kernel.__name__ = name
+    register(f"aten::{name}")(kernel)
+
+
+_unary_float("exp", lambda xp, x: xp.exp(x))
+_unary_float("log", lambda xp, x: xp.log(x))
+_unary_float("sin", lambda xp, x: xp.sin(x))
+_unary_float("cos", lambda xp, x: xp.cos(x))
+_unary_float("tanh", lambda xp, x: xp.tanh(x))
+_unary_float("sqrt", lambda xp, x: xp.sqrt(x))
+_unary_float("rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)))
+_unary_float("sigmoid", lambda xp, x: _sigmoid(xp, x))
+_unary_float("erf", lambda xp, x: erf(xp, x))
+
+
+def _sigmoid(xp: Any, x: Any) -> Any:
+    # Stable on both tails: exp of a non-positive number never overflows.
+    z = xp.exp(-xp.absolute(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
+
+
+@register("aten::relu")
+def relu(xp: Any, self: Any) -> Any:
+    if self.dtype == xp.bool_:
+        raise KernelError("relu of a bool tensor is not supported")
+    return xp.maximum(self, xp.zeros((), dtype=self.dtype))
+
+
+@register("aten::leaky_relu")
+def leaky_relu(xp: Any, self: Any, negative_slope: Any = 0.01) -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"leaky_relu needs a floating-point tensor, got {self.dtype}")
+    return xp.where(self > 0, self, self * negative_slope).astype(self.dtype, copy=False)
+
+
+@register("aten::gelu")
+def gelu(xp: Any, self: Any, approximate: str = "none") -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"gelu needs a floating-point tensor, got {self.dtype}")
+    x = self
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return (0.5 * x * (1.0 + xp.tanh(inner))).astype(x.dtype, copy=False)
+    if approximate != "none":
+        raise KernelError(f"gelu's approximate must be 'none' or 'tanh', got {approximate!r}")
+    return (0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))).astype(x.dtype, copy=False)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+
+
+def erf(xp: Any, x: Any) -> Any:
+    """The error function with double precision, from ``xp`` arithmetic alone.
+
+    NumPy has no erf; a power series covers |x| < 3 and the Laplace continued
+    fraction of erfc the tails (each to about 1e-13 relative).
+    """
+    a = xp.absolute(x).astype(xp.float64)
+    small = xp.minimum(a, 3.0)
+    # Series: erf(s) = 2/sqrt(pi) * sum (-1)^n s^(2n+1) / (n! (2n+1)).
+    s2 = small * small
+    term = small.copy() if hasattr(small, "copy") else small
+    total = term.copy()
+    for n in range(1, 60):
+        term = term * (-s2 / n)
+        total = total + term / (2 * n + 1)
+    series = _TWO_OVER_SQRT_PI * total
+    # Tail: erfc(t) = exp(-t^2)/sqrt(pi) / (t + (1/2)/(t + 1/(t + (3/2)/(t + ...)))).
+    t = xp.maximum(a, 3.0)
+    fraction = t
+    for k in range(60, 0, -1):
+        fraction = t + (k / 2.0) / fraction
+    tail = 1.0 - xp.exp(-t * t) * _INV_SQRT_PI / fraction
+    magnitude = xp.where(a < 3.0, series, tail)
+    return xp.where(x < 0, -magnitude, magnitude).astype(getattr(x, "dtype", xp.float64), copy=False)
+
+
+@register("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")
+def pow_(xp: Any, self: Any, exponent: Any) -> Any:
+    dtype, (base, power) = promote(xp, self, exponent)
+    if not is_floating(dtype):
+        negative = xp.less(xp.asarray(power), 0)
+        if bool(xp.any(negative)):
+            raise KernelError("integers to negative integer powers are not allowed")
+    if isinstance(power, int | float) and power == 2:
+        return xp.multiply(base, base).astype(dtype, copy=False)
+    return xp.power(base, power).astype(dtype, copy=False)
+
+
+# -- binary max/min, clamp, where ------------------------------------------------
+@register("aten::maximum", "aten::max.other")
+def maximum(xp: Any, self: Any, other: Any) -> Any:
+    dtype, (a, b) = promote(xp, self, other)
+    return xp.maximum(a, b).astype(dtype, copy=False)
+
+
+@register("aten::minimum", "aten::min.other")
+def minimum(xp: Any, self: Any, other: Any) -> Any:
+    dtype, (a, b) = promote(xp, self, other)
+    return xp.minimum(a, b).astype(dtype, copy=False)
+
+
+@register("aten::clamp", "aten::clamp.Tensor")
+def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - schema names
+    if min is None and max is None:
+        raise KernelError("clamp needs at least one of min and max")
+    dtype, _ = promote(xp, self, min, max)
+    out = self.astype(dtype, copy=False)
+    # PyTorch applies min first, then max (so min > max gives max everywhere)
+    # and propagates NaN from the input.
+    if min is not None:
+        out = xp.where(out < min, as_tensor(xp, min, dtype), out)
+    if max is not None:
+        out = xp.where(out > max, as_tensor(xp, max, dtype), out)
+    return out.astype(dtype, copy=False)
+
+
+@register("aten::clamp_min")
+def clamp_min(xp: Any, self: Any, min: Any) -> Any:  # noqa: A002
+    return clamp(xp, self, min, None)
+
+
+@register("aten::clamp_max")
+def clamp_max(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002
+    return clamp(xp, self, None, max)
+
+
+@register("aten::where.self", "aten::where.ScalarOther", "aten::where.ScalarSelf", "aten::where.Scalar")
+def where(xp: Any, condition: Any, self: Any, other: Any) -> Any:
+    if condition.dtype != xp.bool_:
+        raise KernelError(f"where expects a bool condition, got {condition.dtype}")
+    dtype, (a, b) = promote(xp, self, other)
+    return xp.where(condition, a, b).astype(dtype, copy=False)
+
+
+@register("aten::sign")
+def sign(xp: Any, self: Any) -> Any:
+    if self.dtype == xp.bool_:
+        return self.copy()
+    return xp.sign(self).astype(self.dtype, copy=False)
+
+
+# -- comparisons -------------------------------------------------------------------
+def _comparison(name: str, fn_name: str) -> None:
+    def kernel(xp: Any, self: Any, other: Any) -> Any:
+        _, (a, b) = promote(xp, self, other)
+        return getattr(xp, fn_name)(a, b)
+
+    kernel.__name__ = name
+    register(f"aten::{name}.Tensor", f"aten::{name}.Scalar")(kernel)
+
+
+for _name, _fn in (("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"), ("lt", "less"),
+                   ("ge", "greater_equal"), ("le", "less_equal")):
+    _comparison(_name, _fn)

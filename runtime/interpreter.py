@@ -1,0 +1,463 @@
+"""Run graphs: compile once into straight-line Python, then call it many times.
+
+``compile_graph`` turns a graph into the source of one Python function: each
+value becomes a local variable (a register), each node one line that calls a
+kernel bound at compile time, ``prim::If`` an ``if`` and ``prim::Loop`` a
+``while`` (CPython compiles those to jumps). Nothing is looked up per node
+at run time, so the overhead per node is a function call. Values are deleted
+after their last use, as TorchScript's interpreter frees registers.
+
+When a kernel fails, the error names the node by its printed line and lists
+the shapes of its inputs, read from the failing frame's registers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from gradview.ir import Graph, Node, TensorType, Value, node_summary
+from gradview.ir.attributes import AttributeKind, TensorConstant
+from gradview.ir.constants import constant_value
+from gradview.ir.passes.op_eval import kernel_key, node_kernel
+from gradview.kernels import Backend, get_backend
+from gradview.kernels.dtypes import to_dtype
+
+from .prims import STRUCTURAL_PRIMS, check_types
+
+__all__ = ["CompiledGraph", "compile_graph", "run_graph", "GraphRuntimeError", "GraphCompileError"]
+
+_COUNTER = itertools.count()
+# Generated code's file name -> its compiled graph, to map a failing frame
+# back to a node (subgraphs run in frames of their own).
+_LIVE: weakref.WeakValueDictionary[str, CompiledGraph] = weakref.WeakValueDictionary()
+
+
+class GraphCompileError(ValueError):
+    """The graph cannot be run (unknown op, missing function body); names the node."""
+
+
+class GraphRuntimeError(RuntimeError):
+    """A node failed while running; the message names the node and its input shapes."""
+
+    def __init__(self, message: str, node: Node | None = None) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+class CompiledGraph:
+    """A graph compiled for one backend. Call it with positional inputs."""
+
+    def __init__(self, graph: Graph, backend: Backend, check_inputs: bool = True) -> None:
+        self.graph = graph
+        self.backend = backend
+        self.check_inputs = check_inputs
+        self.filename = f"<gradview graph {next(_COUNTER)}>"
+        writer = _CodeWriter(graph, backend, self.filename)
+        self.source = writer.generate()
+        self.line_nodes = writer.line_nodes
+        self.register_names = writer.names
+        namespace = writer.namespace
+        try:
+            code = compile(self.source, self.filename, "exec")
+        except (SyntaxError, RecursionError, MemoryError) as exc:
+            raise GraphCompileError(f"the graph is too deeply nested to compile ({exc})") from None
+        exec(code, namespace)  # noqa: S102 - our own generated code
+        self._fn = namespace["graph_fn"]
+        self.input_types = [v.type() for v in graph.inputs()]
+        _LIVE[self.filename] = self
+
+    def __call__(self, *inputs: Any) -> list[Any]:
+        if len(inputs) != len(self.input_types):
+            names = ", ".join("%" + v.debugName() for v in self.graph.inputs())
+            raise GraphRuntimeError(
+                f"the graph takes {len(self.input_types)} inputs ({names}), got {len(inputs)}"
+            )
+        if self.check_inputs:
+            _check_inputs(self.graph, inputs)
+        args = [self.backend.to_device(v) for v in inputs] if self.backend.name != "numpy" else inputs
+        try:
+            results = self._fn(*args)
+        except GraphRuntimeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised with the node named
+            raise self._explain(exc) from exc
+        return [self.backend.to_host(r) for r in results]
+
+    def _explain(self, exc: Exception) -> GraphRuntimeError:
+        """Name the innermost node of any gradview graph that was running."""
+        failing: tuple[CompiledGraph, Node, dict[str, Any]] | None = None
+        tb = exc.__traceback__
+        while tb is not None:
+            compiled = _LIVE.get(tb.tb_frame.f_code.co_filename)
+            node = compiled.line_nodes.get(tb.tb_lineno) if compiled is not None else None
+            if compiled is not None and node is not None:
+                failing = (compiled, node, tb.tb_frame.f_locals)
+            tb = tb.tb_next
+        detail = str(exc) or type(exc).__name__
+        if failing is None:
+            return GraphRuntimeError(f"running the graph failed: {type(exc).__name__}: {detail}")
+        compiled, node, registers = failing
+        shapes = [
+            f"%{value.debugName()}: {_describe(registers.get(compiled.register_names.get(value, ''), _MISSING))}"
+            for value in node.inputs()
+        ]
+        return GraphRuntimeError(
+            f"{node_summary(node)}: {detail} (inputs: {', '.join(shapes) or 'none'})", node
+        )
+
+
+_MISSING = object()
+
+
+def _describe(value: Any) -> str:
+    if value is _MISSING:
+        return "?"
+    if value is None:
+        return "undefined"
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{getattr(value, 'dtype', '?')}{list(shape)}"
+    if isinstance(value, list | tuple):
+        return type(value).__name__ + "[" + ", ".join(_describe(v) for v in value[:4]) + ("...]" if len(value) > 4 else "]")
+    return type(value).__name__
+
+
+def _check_inputs(graph: Graph, inputs: Sequence[Any]) -> None:
+    for index, (value, given) in enumerate(zip(graph.inputs(), inputs, strict=True)):
+        expected = value.type()
+        if not isinstance(expected, TensorType) or given is None:
+            continue
+        where = f"input {index} (%{value.debugName()})"
+        if not hasattr(given, "shape") or not hasattr(given, "dtype"):
+            raise GraphRuntimeError(f"{where} must be an array (the graph types it {expected}), got {type(given).__name__}")
+        if expected.sizes is not None and all(s is not None for s in expected.sizes):
+            if tuple(given.shape) != tuple(expected.sizes):
+                raise GraphRuntimeError(
+                    f"{where} has shape {list(given.shape)} but the graph expects {list(expected.sizes)} ({expected})"
+                )
+        elif expected.sizes is not None and len(given.shape) != len(expected.sizes):
+            raise GraphRuntimeError(f"{where} has rank {len(given.shape)} but the graph expects {expected}")
+        if expected.scalar_type is not None and given.dtype != to_dtype(expected.scalar_type):
+            raise GraphRuntimeError(f"{where} has dtype {given.dtype} but the graph expects {expected.scalar_type}")
+
+
+class _CodeWriter:
+    """Generates the Python source of one graph (and of its subgraphs, recursively)."""
+
+    def __init__(self, graph: Graph, backend: Backend, filename: str) -> None:
+        self.graph = graph
+        self.backend = backend
+        self.filename = filename
+        self.lines: list[str] = []
+        self.line_nodes: dict[int, Node] = {}
+        self.names: dict[Value, str] = {}
+        self.namespace: dict[str, Any] = {"xp": backend.xp, "__builtins__": __builtins__}
+        self.last_use = _last_uses(graph)
+        self.constants = 0
+
+    # -- names ---------------------------------------------------------------
+    def name(self, value: Value) -> str:
+        name = self.names.get(value)
+        if name is None:
+            name = f"v{len(self.names)}"
+            self.names[value] = name
+        return name
+
+    def global_(self, prefix: str, obj: Any) -> str:
+        name = f"{prefix}{self.constants}"
+        self.constants += 1
+        self.namespace[name] = obj
+        return name
+
+    def fresh_local(self) -> str:
+        name = f"t{self.constants}"
+        self.constants += 1
+        return name
+
+    def emit(self, indent: int, text: str, node: Node | None = None) -> None:
+        self.lines.append("    " * indent + text)
+        if node is not None:
+            self.line_nodes[len(self.lines)] = node
+
+    # -- generation ----------------------------------------------------------
+    def generate(self) -> str:
+        params = ", ".join(self.name(v) for v in self.graph.inputs())
+        self.emit(0, f"def graph_fn({params}):")
+        self.block(self.graph.block, 1)
+        outs = ", ".join(self.name(v) for v in self.graph.outputs())
+        self.emit(1, f"return ({outs}{',' if len(self.graph.outputs()) == 1 else ''})")
+        return "\n".join(self.lines) + "\n"
+
+    def block(self, block: Any, indent: int) -> None:
+        start = len(self.lines)
+        for node in block.nodes():
+            self.node(node, indent)
+            dead = self.last_use.get(node)
+            if dead:
+                self.emit(indent, "del " + ", ".join(self.name(v) for v in dead))
+        if len(self.lines) == start:
+            self.emit(indent, "pass")
+
+    def node(self, node: Node, indent: int) -> None:
+        kind = node.kind()
+        handler = STRUCTURAL_HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, node, indent)
+            return
+        if kind in STRUCTURAL_PRIMS:
+            raise GraphCompileError(f"cannot run `{node_summary(node)}`: {STRUCTURAL_PRIMS[kind]}")
+        kernel = node_kernel(node)
+        if kernel is None:
+            schema = node.maybe_schema()
+            if schema is None and node.kind().startswith("aten::"):
+                from gradview.ir import schemas_for
+
+                if schemas_for(node.kind()):
+                    types = ", ".join(str(v.type()) for v in node.inputs())
+                    raise GraphCompileError(
+                        f"no overload of {node.kind()} accepts inputs ({types}): `{node_summary(node)}`"
+                    )
+            raise GraphCompileError(f"unknown operator {kernel_key(node)}: `{node_summary(node)}`")
+        fn = self.global_("k", kernel)
+        args = ["xp"] + [self.name(v) for v in node.inputs()]
+        # Prims with attributes (prim::ConstantChunk[chunks=2, dim=0]) get
+        # them as keyword arguments named like the attributes.
+        for attr in node.attributeNames():
+            args.append(f"{attr}={self.global_('a', node.attribute(attr))}")
+        self.emit(indent, f"{self.targets(node)} = {fn}({', '.join(args)})", node)
+
+    def targets(self, node: Node) -> str:
+        outs = node.outputs()
+        if not outs:
+            return "_"
+        if len(outs) == 1:
+            return self.name(outs[0])
+        return ", ".join(self.name(v) for v in outs)
+
+    def assign(self, indent: int, targets: list[Value], sources: list[str]) -> None:
+        if targets:
+            left = ", ".join(self.name(v) for v in targets)
+            self.emit(indent, f"{left} = {', '.join(sources)}{',' if len(sources) == 1 and len(targets) > 1 else ''}")
+
+
+def _last_uses(graph: Graph) -> dict[Node, list[Value]]:
+    """For each node, the values of its block whose last use it is (freed after it).
+
+    A use inside a nested block counts as a use by the enclosing node of the
+    value's own block, so values used in a loop body live until the loop ends.
+    Block outputs are never freed by the block that returns them.
+    """
+    result: dict[Node, list[Value]] = {}
+    for block in _all_blocks(graph):
+        returned = set(block.outputs())
+        # Block parameters are never freed: a loop writes its body's
+        # parameters (counter, carried values) on every iteration.
+        start = [] if block.owning_node is not None else [block.param_node]
+        for node in [*start, *block.nodes()]:
+            for value in node.outputs():
+                if value in returned:
+                    continue
+                last: Node | None = None
+                for use in value.uses:
+                    user = use.user
+                    while user.owning_block is not block and user.owning_block is not None:
+                        user = user.owning_block.owning_node  # type: ignore[assignment]
+                    if user.owning_block is not block or user is block.return_node:
+                        last = None
+                        break
+                    if last is None or user.topo_position > last.topo_position:
+                        last = user
+                if last is not None:
+                    result.setdefault(last, []).append(value)
+    return result
+
+
+def _all_blocks(graph: Graph) -> list[Any]:
+    blocks = [graph.block]
+    for node in graph.all_nodes():
+        blocks.extend(node.blocks())
+    return blocks
+
+
+# -- structural prims ------------------------------------------------------------
+def _constant(writer: _CodeWriter, node: Node, indent: int) -> None:
+    value = constant_value(node.output())
+    out = writer.name(node.output())
+    if node.output().type().__class__.__name__ == "NamedType" and str(node.output().type()) == "Function":
+        writer.emit(indent, f"{out} = None  # a Function constant", node)
+        return
+    if isinstance(value, TensorConstant):
+        array = _tensor_constant(writer.backend, value)
+        writer.emit(indent, f"{out} = {writer.global_('c', array)}", node)
+        return
+    if "value" in node.attributeNames() and node.attribute_kind("value") is AttributeKind.t:
+        writer.emit(indent, f"{out} = {writer.global_('c', value)}", node)
+        return
+    if isinstance(value, bool | int | str) or value is None or isinstance(value, float) and value == value and abs(value) != float("inf"):
+        writer.emit(indent, f"{out} = {value!r}", node)
+    elif isinstance(value, list) and all(isinstance(v, bool | int | float | str) for v in value):
+        # A fresh list each run: list ops may mutate it.
+        writer.emit(indent, f"{out} = list({writer.global_('c', tuple(value))})", node)
+    else:
+        writer.emit(indent, f"{out} = {writer.global_('c', value)}", node)
+
+
+def _tensor_constant(backend: Backend, value: TensorConstant) -> Any:
+    xp = backend.xp
+    if value.values is None:
+        raise GraphCompileError("a tensor constant printed as <Tensor> has no data to run with")
+    return xp.asarray(value.values, dtype=to_dtype(value.scalar_type)).reshape(value.sizes)
+
+
+def _if(writer: _CodeWriter, node: Node, indent: int) -> None:
+    then_block, else_block = node.blocks()
+    writer.emit(indent, f"if {writer.name(node.input())}:", node)
+    writer.block(then_block, indent + 1)
+    writer.assign(indent + 1, node.outputs(), [writer.name(v) for v in then_block.outputs()])
+    writer.emit(indent, "else:")
+    writer.block(else_block, indent + 1)
+    writer.assign(indent + 1, node.outputs(), [writer.name(v) for v in else_block.outputs()])
+
+
+def _loop(writer: _CodeWriter, node: Node, indent: int) -> None:
+    trip, cond, *initial = node.inputs()
+    (body,) = node.blocks()
+    counter, *carried = body.inputs()
+    cond_var = writer.fresh_local()
+    trip_var = writer.fresh_local()
+    writer.emit(indent, f"{trip_var} = {writer.name(trip)}", node)
+    writer.emit(indent, f"{writer.name(counter)} = 0")
+    writer.assign(indent, carried, [writer.name(v) for v in initial])
+    writer.emit(indent, f"{cond_var} = {writer.name(cond)}")
+    writer.emit(indent, f"while {cond_var} and {writer.name(counter)} < {trip_var}:")
+    writer.block(body, indent + 1)
+    results = body.outputs()
+    writer.emit(
+        indent + 1,
+        f"{', '.join([cond_var] + [writer.name(v) for v in carried])} = "
+        f"{', '.join(writer.name(v) for v in results)}{',' if len(results) == 1 else ''}",
+    )
+    writer.emit(indent + 1, f"{writer.name(counter)} += 1")
+    writer.assign(indent, node.outputs(), [writer.name(v) for v in carried])
+
+
+def _grad_of(writer: _CodeWriter, node: Node, indent: int) -> None:
+    (block,) = node.blocks()
+    inputs = node.inputs()
+    test = " or ".join(f"{writer.name(v)} is not None" for v in inputs) or "False"
+    writer.emit(indent, f"if {test}:", node)
+    writer.block(block, indent + 1)
+    writer.assign(indent + 1, node.outputs(), [writer.name(v) for v in block.outputs()])
+    writer.emit(indent, "else:")
+    writer.assign(indent + 1, node.outputs(), ["None"] * len(node.outputs()))
+    if not node.outputs():
+        writer.emit(indent + 1, "pass")
+
+
+def _tuple_construct(writer: _CodeWriter, node: Node, indent: int) -> None:
+    items = [writer.name(v) for v in node.inputs()]
+    writer.emit(indent, f"{writer.name(node.output())} = ({', '.join(items)}{',' if len(items) == 1 else ''})", node)
+
+
+def _list_construct(writer: _CodeWriter, node: Node, indent: int) -> None:
+    items = [writer.name(v) for v in node.inputs()]
+    writer.emit(indent, f"{writer.name(node.output())} = [{', '.join(items)}]", node)
+
+
+def _unpack(writer: _CodeWriter, node: Node, indent: int) -> None:
+    outs = node.outputs()
+    source = writer.name(node.input())
+    if not outs:
+        writer.emit(indent, "pass", node)
+    elif len(outs) == 1:
+        writer.emit(indent, f"({writer.name(outs[0])},) = {source}", node)
+    else:
+        writer.emit(indent, f"{', '.join(writer.name(v) for v in outs)} = {source}", node)
+
+
+def _tuple_index(writer: _CodeWriter, node: Node, indent: int) -> None:
+    source, index = node.inputs()
+    writer.emit(indent, f"{writer.name(node.output())} = {writer.name(source)}[{writer.name(index)}]", node)
+
+
+def _identity(writer: _CodeWriter, node: Node, indent: int) -> None:
+    writer.assign(indent, node.outputs(), [writer.name(v) for v in node.inputs()][: len(node.outputs())])
+    if writer.line_nodes.get(len(writer.lines)) is None and node.outputs():
+        writer.line_nodes[len(writer.lines)] = node
+
+
+def _autograd_zero(writer: _CodeWriter, node: Node, indent: int) -> None:
+    writer.emit(indent, f"{writer.name(node.output())} = None", node)
+
+
+def _subgraph_call(writer: _CodeWriter, node: Node, indent: int) -> None:
+    sub = CompiledGraph(node.g("Subgraph"), writer.backend, check_inputs=False)
+    fn = writer.global_("g", sub._fn)
+    args = ", ".join(writer.name(v) for v in node.inputs())
+    n_out = len(node.outputs())
+    if n_out == 0:
+        writer.emit(indent, f"{fn}({args})", node)
+    else:
+        targets = ", ".join(writer.name(v) for v in node.outputs())
+        writer.emit(indent, f"{targets}{',' if n_out == 1 else ''} = {fn}({args})[:{n_out}]", node)
+
+
+def _type_check(writer: _CodeWriter, node: Node, indent: int) -> None:
+    types = node.tys("types")
+    fn = writer.global_("t", lambda *values: check_types(types, values))
+    args = ", ".join(writer.name(v) for v in node.inputs())
+    outs = node.outputs()
+    inputs = [writer.name(v) for v in node.inputs()]
+    writer.assign(indent, outs[:-1], inputs)
+    writer.emit(indent, f"{writer.name(outs[-1])} = {fn}({args})", node)
+
+
+def _raise(writer: _CodeWriter, node: Node, indent: int) -> None:
+    message = writer.name(node.inputs()[0]) if node.inputs() else "'exception'"
+    fn = writer.global_("r", _raise_exception)
+    writer.emit(indent, f"{fn}({message})", node)
+
+
+def _raise_exception(message: Any) -> None:
+    raise GraphRuntimeError(f"the graph raised an exception: {message}")
+
+
+STRUCTURAL_HANDLERS = {
+    "prim::Constant": _constant,
+    "prim::If": _if,
+    "prim::Loop": _loop,
+    "prim::GradOf": _grad_of,
+    "prim::TupleConstruct": _tuple_construct,
+    "prim::ListConstruct": _list_construct,
+    "prim::TupleUnpack": _unpack,
+    "prim::ListUnpack": _unpack,
+    "prim::TupleIndex": _tuple_index,
+    "prim::unchecked_cast": _identity,
+    "prim::profile": _identity,
+    "prim::profile_ivalue": _identity,
+    "prim::AutogradZero": _autograd_zero,
+    "prim::DifferentiableGraph": _subgraph_call,
+    "prim::FallbackGraph": _subgraph_call,
+    "prim::RequiresGradCheck": _type_check,
+    "prim::TypeCheck": _type_check,
+    "prim::RaiseException": _raise,
+}
+
+
+def compile_graph(graph: Graph, backend: str | Backend = "numpy", check_inputs: bool = True) -> CompiledGraph:
+    """Compile ``graph`` once for ``backend``; call the result with the inputs."""
+    chosen = backend if isinstance(backend, Backend) else get_backend(backend)
+    return CompiledGraph(graph, chosen, check_inputs)
+
+
+def run_graph(graph: Graph, inputs: Sequence[Any], backend: str = "numpy") -> list[Any]:
+    """Run ``graph`` on positional ``inputs`` and return its outputs as a list.
+
+    Tensors are arrays (NumPy; CuPy inputs are accepted with ``backend="cupy"``,
+    and NumPy inputs are moved to the GPU and results back), scalars and lists
+    are Python values, ``None`` is an undefined tensor or a None optional.
+    """
+    return compile_graph(graph, backend)(*inputs)

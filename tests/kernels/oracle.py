@@ -1,0 +1,119 @@
+"""Run one aten overload through gradview's interpreter and through PyTorch.
+
+``check_op("aten::add.Tensor", [x, y, 2])`` builds a one-node graph (arrays
+become graph inputs typed with their dtype and shape, other arguments become
+constants, lists of arrays go through prim::ListConstruct), checks that the
+node resolves to that overload, runs it with ``run_graph`` and compares every
+output with ``torch.ops.aten.<name>.<overload>`` on the same arguments:
+values to ``rtol`` and dtypes and shapes exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from gradview.ir import Graph, ListType, TensorType, schemas_for
+from gradview.kernels.dtypes import dtype_name
+from gradview.runtime import run_graph
+
+__all__ = ["check_op", "op_graph", "torch_call"]
+
+
+def _tensor_type(array: np.ndarray) -> TensorType:
+    return TensorType(dtype_name(array.dtype), tuple(array.shape), None, False, "cpu")
+
+
+def op_graph(qualified: str, args: list[Any]) -> tuple[Graph, list[Any]]:
+    """A graph calling ``qualified`` on ``args``, and the inputs to run it with."""
+    name, _, overload = qualified.partition(".")
+    schema = next((s for s in schemas_for(name) if s.overload_name == overload), None)
+    assert schema is not None, f"{qualified} is not a registered schema"
+    graph = Graph()
+    inputs: list[Any] = []
+    values = []
+    for arg in args:
+        if isinstance(arg, np.ndarray | np.generic):
+            arg = np.asarray(arg)
+            values.append(graph.add_input(type_=_tensor_type(arg)))
+            inputs.append(arg)
+        elif isinstance(arg, list | tuple) and arg and all(isinstance(a, np.ndarray) for a in arg):
+            items = []
+            for a in arg:
+                items.append(graph.add_input(type_=_tensor_type(a)))
+                inputs.append(a)
+            node = graph.create("prim::ListConstruct", items)
+            node.output().set_type(ListType(TensorType()))
+            graph.insert_node(node)
+            values.append(node.output())
+        else:
+            values.append(graph.insert_constant(list(arg) if isinstance(arg, tuple) else arg))
+    node = graph.create(name, values, 0)
+    for ret in schema.returns:
+        node.add_output(ret.type)
+    graph.insert_node(node)
+    resolved = node.maybe_schema()
+    assert resolved is not None and resolved.qualified_name == qualified, (
+        f"the node resolved to {resolved and resolved.qualified_name}, not {qualified}"
+    )
+    for out in node.outputs():
+        graph.register_output(out)
+    graph.lint()
+    return graph, inputs
+
+
+def _to_torch(arg: Any) -> Any:
+    if isinstance(arg, np.ndarray | np.generic):
+        return torch.from_numpy(np.array(arg))
+    if isinstance(arg, list | tuple) and arg and all(isinstance(a, np.ndarray) for a in arg):
+        return [torch.from_numpy(np.array(a)) for a in arg]
+    return arg
+
+
+def torch_call(qualified: str, args: list[Any]) -> list[Any]:
+    """The oracle: ``torch.ops.aten.<name>.<overload>(*args)`` as a list of outputs."""
+    name, _, overload = qualified.partition(".")
+    packet = getattr(torch.ops.aten, name.split("::")[1])
+    op = getattr(packet, overload or "default")
+    schema = next(s for s in schemas_for(name) if s.overload_name == overload)
+    positional = [_to_torch(a) for a, f in zip(args, schema.arguments, strict=False) if not f.kwarg_only]
+    keywords = {f.name: _to_torch(a) for a, f in zip(args, schema.arguments, strict=False) if f.kwarg_only}
+    result = op(*positional, **keywords)
+    return list(result) if isinstance(result, tuple | list) and not isinstance(result, torch.Size) else [result]
+
+
+def _compare(ours: Any, theirs: Any, rtol: float, atol: float, where: str) -> None:
+    if isinstance(theirs, torch.Tensor):
+        expected = theirs.detach().numpy()
+        got = np.asarray(ours)
+        assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype}, torch gives {expected.dtype}"
+        assert got.shape == expected.shape, f"{where}: shape {got.shape}, torch gives {expected.shape}"
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
+    elif isinstance(theirs, list | tuple) and not isinstance(theirs, torch.Size):
+        assert isinstance(ours, list | tuple) and len(ours) == len(theirs), f"{where}: {ours!r} vs {theirs!r}"
+        for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            _compare(a, b, rtol, atol, f"{where}[{index}]")
+    else:
+        expected = list(theirs) if isinstance(theirs, torch.Size) else theirs
+        assert type(ours) is type(expected) or (isinstance(ours, float) and isinstance(expected, float)), (
+            f"{where}: {type(ours).__name__} {ours!r}, torch gives {type(expected).__name__} {expected!r}"
+        )
+        if isinstance(expected, float):
+            assert ours == expected or abs(ours - expected) <= atol + rtol * abs(expected), f"{where}: {ours} vs {expected}"
+        else:
+            assert ours == expected, f"{where}: {ours!r}, torch gives {expected!r}"
+
+
+def check_op(qualified: str, args: list[Any], rtol: float = 1e-6, atol: float = 1e-12) -> list[Any]:
+    """Assert that gradview and PyTorch agree on ``qualified(*args)``; return gradview's outputs."""
+    graph, inputs = op_graph(qualified, args)
+    ours = run_graph(graph, inputs)
+    theirs = torch_call(qualified, args)
+    assert len(ours) == len(theirs), f"{qualified}: {len(ours)} outputs, torch gives {len(theirs)}"
+    for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        _compare(a, b, rtol, atol, f"{qualified} output {index}")
+    return ours
+
+
