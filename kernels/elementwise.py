@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype
-from .registry import KernelError, register
+from .registry import KernelError, register, register_fast_path
 
 __all__ = ["erf", "as_tensor", "promote"]
 
@@ -291,3 +291,48 @@ def _comparison(name: str, fn_name: str) -> None:
 for _name, _fn in (("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"), ("lt", "less"),
                    ("ge", "greater_equal"), ("le", "less_equal")):
     _comparison(_name, _fn)
+
+
+# -- compile-time fast paths ----------------------------------------------------------
+# When the graph's types say both operands already have the same dtype, NumPy's
+# own ufunc computes exactly what PyTorch does: call it directly.
+_FLOATS = frozenset({"Float", "Double", "Half"})
+_NUMERIC = _FLOATS | {"Long", "Int", "Short", "Char", "Byte"}
+
+
+def _is_one(value: Any) -> bool:
+    return type(value) in (int, float) and value == 1
+
+
+@register_fast_path("aten::add.Tensor", "aten::sub.Tensor")
+def _fast_add_sub(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    if dtypes[0] in _NUMERIC and dtypes[0] == dtypes[1] and _is_one(constants[2]):
+        return (xp.add if name == "aten::add.Tensor" else xp.subtract), (0, 1)
+    return None
+
+
+_SAME_DTYPE_UFUNCS = {
+    "aten::mul.Tensor": "multiply", "aten::maximum": "maximum", "aten::max.other": "maximum",
+    "aten::minimum": "minimum", "aten::min.other": "minimum",
+}
+
+
+@register_fast_path(*_SAME_DTYPE_UFUNCS)
+def _fast_same_dtype_binary(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    if dtypes[0] in _NUMERIC and dtypes[0] == dtypes[1]:
+        return getattr(xp, _SAME_DTYPE_UFUNCS[name]), (0, 1)
+    return None
+
+
+@register_fast_path("aten::div.Tensor")
+def _fast_div(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    if dtypes[0] in _FLOATS and dtypes[0] == dtypes[1]:
+        return xp.true_divide, (0, 1)
+    return None
+
+
+@register_fast_path("aten::exp", "aten::log", "aten::sin", "aten::cos", "aten::tanh", "aten::sqrt")
+def _fast_unary_float(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    if dtypes[0] in _FLOATS:
+        return getattr(xp, name.removeprefix("aten::")), (0,)
+    return None

@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["KERNELS", "KernelError", "register", "kernel_for"]
+__all__ = ["KERNELS", "FAST_PATHS", "KernelError", "register", "register_fast_path", "kernel_for", "fast_path_for"]
 
 Kernel = Callable[..., Any]
 KERNELS: dict[str, Kernel] = {}
+
+# A fast path replaces a general kernel when static facts allow it: it receives
+# ``xp``, the qualified name, each input's dtype name (None when unknown or not
+# a tensor) and each input's constant value (any non-number marker when not
+# constant), and returns ``(callable, input positions to pass)`` or None.
+FastPath = Callable[[Any, str, list[Any], list[Any]], tuple[Callable[..., Any], tuple[int, ...]] | None]
+FAST_PATHS: dict[str, FastPath] = {}
 
 
 class KernelError(ValueError):
@@ -28,5 +35,20 @@ def register(*names: str) -> Callable[[Kernel], Kernel]:
     return decorate
 
 
+def register_fast_path(*names: str) -> Callable[[FastPath], FastPath]:
+    """Register a compile-time specialization for one or more qualified names."""
+
+    def decorate(fn: FastPath) -> FastPath:
+        for name in names:
+            FAST_PATHS[name] = fn
+        return fn
+
+    return decorate
+
+
 def kernel_for(qualified_name: str) -> Kernel | None:
     return KERNELS.get(qualified_name)
+
+
+def fast_path_for(qualified_name: str) -> FastPath | None:
+    return FAST_PATHS.get(qualified_name)

@@ -24,6 +24,7 @@ from gradview.ir.constants import constant_value
 from gradview.ir.passes.op_eval import kernel_key, node_kernel
 from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
+from gradview.kernels.registry import fast_path_for
 
 from .prims import STRUCTURAL_PRIMS, check_types
 
@@ -221,6 +222,13 @@ class _CodeWriter:
                         f"no overload of {node.kind()} accepts inputs ({types}): `{node_summary(node)}`"
                     )
             raise GraphCompileError(f"unknown operator {kernel_key(node)}: `{node_summary(node)}`")
+        fast = self.fast_path(node)
+        if fast is not None:
+            call, positions = fast
+            inputs = node.inputs()
+            args = ", ".join(self.name(inputs[i]) for i in positions)
+            self.emit(indent, f"{self.targets(node)} = {self.global_('f', call)}({args})", node)
+            return
         fn = self.global_("k", kernel)
         args = ["xp"] + [self.name(v) for v in node.inputs()]
         # Prims with attributes (prim::ConstantChunk[chunks=2, dim=0]) get
@@ -228,6 +236,16 @@ class _CodeWriter:
         for attr in node.attributeNames():
             args.append(f"{attr}={self.global_('a', node.attribute(attr))}")
         self.emit(indent, f"{self.targets(node)} = {fn}({', '.join(args)})", node)
+
+    def fast_path(self, node: Node) -> tuple[Any, tuple[int, ...]] | None:
+        """A direct call the kernel allows for this node's static dtypes and constants."""
+        key = kernel_key(node)
+        rule = fast_path_for(key)
+        if rule is None or node.attributeNames():
+            return None
+        dtypes = [v.type().scalar_type if isinstance(v.type(), TensorType) else None for v in node.inputs()]
+        constants = [constant_value(v) for v in node.inputs()]
+        return rule(self.backend.xp, key, dtypes, constants)
 
     def targets(self, node: Node) -> str:
         outs = node.outputs()

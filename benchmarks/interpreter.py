@@ -1,0 +1,133 @@
+"""Interpreter speed, as ratios against plain NumPy in the same run.
+
+(a) Per-node overhead: a 1,000-node chain of elementwise ops on scalar-sized
+    tensors, run by gradview's compiled graph, next to a plain Python loop that
+    calls the same NumPy functions on the same values. Target: at most 1.5x.
+(b) The forward pass of an MLP (batch 64, 256-256-256-1, tanh/sigmoid), run
+    from its graph, next to the same computation written by hand in NumPy.
+    Target: at most 1.1x.
+
+    .venv/bin/python benchmarks/interpreter.py [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from gradview.ir import parse_ir
+from gradview.runtime import compile_graph
+
+TYPE = "Double(1, strides=[1], requires_grad=0, device=cpu)"
+
+
+def chain_graph_text(n_nodes: int, type_: str = TYPE) -> str:
+    """The chain with complete types (as after shape propagation), or plain ``Tensor``."""
+    TYPE = type_  # noqa: N806 - the same name as the module default, on purpose
+    lines = [f"graph(%x : {TYPE},\n      %y : {TYPE}):", "  %one : int = prim::Constant[value=1]()"]
+    prev = "x"
+    for i in range(n_nodes):
+        op = i % 4
+        if op == 0:
+            lines.append(f"  %v{i} : {TYPE} = aten::mul(%{prev}, %y)")
+        elif op == 1:
+            lines.append(f"  %v{i} : {TYPE} = aten::add(%{prev}, %y, %one)")
+        elif op == 2:
+            lines.append(f"  %v{i} : {TYPE} = aten::tanh(%{prev})")
+        else:
+            lines.append(f"  %v{i} : {TYPE} = aten::sub(%{prev}, %y, %one)")
+        prev = f"v{i}"
+    lines.append(f"  return (%{prev})")
+    return "\n".join(lines) + "\n"
+
+
+def plain_chain(n_nodes: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The same chain as a list of NumPy calls walked by a Python loop."""
+    steps = []
+    for i in range(n_nodes):
+        op = i % 4
+        steps.append((np.multiply, True) if op == 0 else (np.add, True) if op == 1
+                     else (np.tanh, False) if op == 2 else (np.subtract, True))
+
+    def run(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        value = x
+        for fn, binary in steps:
+            value = fn(value, y) if binary else fn(value)
+        return value
+
+    return run
+
+
+MLP_TEXT = """graph(%x : Double(64, 256, strides=[256, 1], requires_grad=0, device=cpu),
+      %w1 : Double(256, 256, strides=[256, 1], requires_grad=0, device=cpu),
+      %b1 : Double(256, strides=[1], requires_grad=0, device=cpu),
+      %w2 : Double(256, 256, strides=[256, 1], requires_grad=0, device=cpu),
+      %b2 : Double(256, strides=[1], requires_grad=0, device=cpu),
+      %w3 : Double(256, 1, strides=[1, 1], requires_grad=0, device=cpu),
+      %b3 : Double(1, strides=[1], requires_grad=0, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %m1 : Tensor = aten::matmul(%x, %w1)
+  %a1 : Tensor = aten::add(%m1, %b1, %one)
+  %h1 : Tensor = aten::tanh(%a1)
+  %m2 : Tensor = aten::matmul(%h1, %w2)
+  %a2 : Tensor = aten::add(%m2, %b2, %one)
+  %h2 : Tensor = aten::tanh(%a2)
+  %m3 : Tensor = aten::matmul(%h2, %w3)
+  %a3 : Tensor = aten::add(%m3, %b3, %one)
+  %y : Tensor = aten::sigmoid(%a3)
+  return (%y)
+"""
+
+
+def mlp_numpy(x, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN201 - the hand-written reference
+    h1 = np.tanh(x @ w1 + b1)
+    h2 = np.tanh(h1 @ w2 + b2)
+    return 1.0 / (1.0 + np.exp(-(h2 @ w3 + b3)))
+
+
+def best_of(repeat: int, number: int, fn: Callable[[], object]) -> float:
+    """Best time per call over ``repeat`` rounds of ``number`` calls."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def main() -> None:
+    cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("--repeat", type=int, default=7)
+    args = cli.parse_args()
+
+    n = 1000
+    x, y = np.array([0.3]), np.array([0.7])
+    plain = plain_chain(n)
+    base = best_of(args.repeat, 20, lambda: plain(x, y))
+    print(f"(a) {n}-node chain of scalar-sized tensors; plain NumPy loop: {base / n * 1e6:.3f} us/node")
+    for label, type_ in (("complete types", TYPE), ("plain Tensor types", "Tensor")):
+        compiled = compile_graph(parse_ir(chain_graph_text(n, type_)))
+        np.testing.assert_allclose(compiled(x, y)[0], plain(x, y))
+        ours = best_of(args.repeat, 20, lambda compiled=compiled: compiled(x, y))
+        print(f"    gradview, {label}: {ours / n * 1e6:.3f} us/node   ratio {ours / base:.2f}x (target <= 1.5x)")
+
+    rng = np.random.default_rng(0)
+    shapes = [(64, 256), (256, 256), (256,), (256, 256), (256,), (256, 1), (1,)]
+    weights = [rng.standard_normal(s) * 0.05 for s in shapes]
+    mlp = compile_graph(parse_ir(MLP_TEXT))
+    np.testing.assert_allclose(mlp(*weights)[0], mlp_numpy(*weights), rtol=1e-12)
+    ours = best_of(args.repeat, 50, lambda: mlp(*weights))
+    base = best_of(args.repeat, 50, lambda: mlp_numpy(*weights))
+    print("(b) MLP forward, batch 64, 256-256-256-1, tanh/sigmoid")
+    print(f"    gradview: {ours * 1e6:.1f} us   hand-written NumPy: {base * 1e6:.1f} us"
+          f"   ratio {ours / base:.2f}x (target <= 1.1x)")
+
+
+if __name__ == "__main__":
+    main()
