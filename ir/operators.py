@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from .builtin_schemas import BUILTIN_SCHEMAS
-from .schema import FunctionSchema, parse_schema
+from .schema import NO_DEFAULT, Argument, FunctionSchema, parse_schema
 from .types import (
     AnyType,
     DictType,
@@ -108,8 +108,7 @@ def _accepts(formal: Type, actual: Type, bindings: dict[str, Type]) -> bool:
     if isinstance(formal, ListType):
         if isinstance(actual, ListType):
             return _accepts(formal.elem, actual.elem, bindings)
-        # TorchScript also passes a single int where ``int[N]`` is expected.
-        return formal.elem == NamedType("int") and actual == NamedType("int")
+        return False
     if isinstance(formal, TupleType):
         return (
             isinstance(actual, TupleType)
@@ -144,8 +143,19 @@ def schema_accepts(schema: FunctionSchema, input_types: list[Type]) -> bool:
         return False
     bindings: dict[str, Type] = {}
     return all(
-        _accepts(arg.type, actual, bindings)
+        _accepts(arg.type, actual, bindings) or _single_int_for_fixed_list(arg, actual)
         for arg, actual in zip(schema.arguments, input_types, strict=False)
+    )
+
+
+def _single_int_for_fixed_list(arg: Argument, actual: Type) -> bool:
+    """TorchScript passes one int where a fixed-size ``int[N]`` list is expected."""
+    formal = arg.type.elem if isinstance(arg.type, OptionalType) else arg.type
+    return (
+        arg.list_size is not None
+        and isinstance(formal, ListType)
+        and formal.elem == NamedType("int")
+        and actual == NamedType("int")
     )
 
 
@@ -158,7 +168,25 @@ def resolve_schema(node: Node) -> FunctionSchema | None:
     for schema in candidates:
         if schema_accepts(schema, input_types):
             return schema
+    # Hand-written IR may leave out trailing arguments that have defaults
+    # (TorchScript always prints them); the interpreter fills them in.
+    for schema in candidates:
+        if _accepts_with_defaults(schema, input_types):
+            return schema
     return None
+
+
+def _accepts_with_defaults(schema: FunctionSchema, input_types: list[Type]) -> bool:
+    count = len(input_types)
+    if schema.is_vararg or count >= len(schema.arguments):
+        return False
+    if any(arg.default is NO_DEFAULT for arg in schema.arguments[count:]):
+        return False
+    return schema_accepts(_truncated(schema, count), input_types)
+
+
+def _truncated(schema: FunctionSchema, count: int) -> FunctionSchema:
+    return FunctionSchema(schema.name, schema.overload_name, schema.arguments[:count], schema.returns)
 
 
 def node_matches(node: Node, schema: str | FunctionSchema) -> bool:

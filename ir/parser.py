@@ -727,6 +727,8 @@ class _Parser:
         else:
             for name, type_, index in outputs:
                 self.define(node.add_output(type_), name, index, env, defined_at, scope)
+        if kind == "prim::Constant" and len(outputs) == 1:
+            _adopt_declared_dtype(node)
         block.append_node(node)
         self.node_tokens[node] = start
         if kind[-1].isdigit() and _GROUP_KIND.match(kind):
@@ -784,6 +786,24 @@ class _Parser:
             node = exc.node
             index = self.node_tokens.get(node, self.i) if isinstance(node, Node) else self.i
             raise self.error(str(exc).split(": at `")[0], index) from None
+
+
+def _adopt_declared_dtype(node: Node) -> None:
+    """``{2}`` declared ``Double()`` is the double 2.0, as torch reads it."""
+    attr = node._attrs.get("value")
+    declared = node.output().type()
+    if attr is None or attr[0] is not AttributeKind.t or not isinstance(declared, TensorType):
+        return
+    tensor = attr[1]
+    if tensor.values is None or declared.scalar_type in (None, tensor.scalar_type):
+        return
+    floating = declared.scalar_type in ("Float", "Double", "Half", "BFloat16")
+    cast = float if floating else (bool if declared.scalar_type == "Bool" else int)
+    try:
+        values = tuple(cast(v) for v in tensor.values)
+    except (OverflowError, ValueError):
+        return
+    node._attrs["value"] = (AttributeKind.t, TensorConstant(values, tensor.sizes, declared.scalar_type, tensor.device))
 
 
 def _compound(name: str, args: list[Type], parser: _Parser, index: int) -> Type:

@@ -9,12 +9,15 @@ Importing this package imports every kernel family, which registers them.
 """
 
 from . import (  # noqa: F401 - imported for their registrations
+    activation_backward,
     autodiff_ops,
+    casts,
     elementwise,
     linalg,
+    lists,
     nn,
     reductions,
-    scalars,
+    scalar_math,
     shapes,
 )
 from .backend import Backend, get_backend

@@ -1,1 +1,186 @@
-"""autodiff_ops kernels (filled in by the op-library work)."""
+"""The operators TorchScript's autodiff inserts into gradient graphs.
+
+``aten::_grad_sum_to_size``/``aten::sum_to_size`` undo broadcasting,
+``aten::_size_if_not_equal`` records the sizes to undo it with, and the
+schema-less prims (keyed by kind): ``prim::AutogradAdd`` accumulates
+gradients where an undefined gradient (``None``) counts as zero,
+``prim::AutogradAnyNonZero``/``AllZero``/``AllNonZero`` test which gradients
+are defined, ``prim::BroadcastSizes`` broadcasts size lists, and
+``prim::ConstantChunk``/``prim::ChunkSizes`` (with ``chunks`` and ``dim``
+attributes, passed as keyword arguments) split a tensor or its size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dtypes import is_integral, to_dtype
+from .elementwise import promote
+from .reductions import wrap_dim
+from .registry import KernelError, register
+
+__all__ = [
+    "sum_to_size",
+    "grad_sum_to_size",
+    "size_if_not_equal",
+    "autograd_add",
+    "autograd_any_non_zero",
+    "autograd_all_zero",
+    "autograd_all_non_zero",
+    "broadcast_sizes",
+    "constant_chunk",
+    "chunk_sizes",
+]
+
+
+def _sum_to(xp: Any, op: str, self: Any, size: Any) -> Any:
+    """Sum ``self`` down to ``size``: leading dims go, dims of size 1 stay as 1.
+
+    A sum promotes integers and bools to int64; when nothing is summed the
+    input comes back unchanged, dtype included.
+    """
+    target = [size] if isinstance(size, int) else list(size)
+    shape = list(self.shape)
+    lead = len(shape) - len(target)
+    expandable = lead >= 0 and all(t in (1, s) for t, s in zip(target, shape[lead:], strict=True))
+    if not expandable:
+        raise KernelError(f"{op}: size {target} is not expandable to the input's shape {shape}")
+    axes = tuple(range(lead)) + tuple(
+        i for i in range(lead, len(shape)) if target[i - lead] == 1 and shape[i] != 1
+    )
+    if not axes and target:
+        return self  # nothing to reduce (an empty size always sums, as PyTorch's sum_to)
+    dtype = to_dtype("Long") if is_integral(self.dtype) else self.dtype
+    total = xp.sum(self, axis=axes, keepdims=True, dtype=dtype)
+    return xp.asarray(total).reshape(target).astype(dtype, copy=False)
+
+
+@register("aten::sum_to_size")
+def sum_to_size(xp: Any, self: Any, size: Any) -> Any:
+    return _sum_to(xp, "sum_to_size", self, size)
+
+
+@register("aten::_grad_sum_to_size")
+def grad_sum_to_size(xp: Any, self: Any, size: Any) -> Any:
+    """``self`` unchanged when ``size`` is None, else ``sum_to_size(self, size)``."""
+    if size is None:
+        return self
+    return _sum_to(xp, "_grad_sum_to_size", self, size)
+
+
+@register("aten::_size_if_not_equal")
+def size_if_not_equal(xp: Any, self_size: Any, other_size: Any) -> list[int] | None:
+    """None when the two sizes are equal, else the first."""
+    first = list(self_size)
+    return None if first == list(other_size) else first
+
+
+@register("prim::AutogradAdd")
+def autograd_add(xp: Any, a: Any, b: Any) -> Any:
+    """a + b, where an undefined gradient (None) adds nothing."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    dtype, (x, y) = promote(xp, a, b)
+    if dtype == to_dtype("Bool"):
+        return xp.logical_or(x, y)
+    return xp.add(x, y).astype(dtype, copy=False)
+
+
+def _defined(values: tuple[Any, ...]) -> list[bool]:
+    """Whether each gradient is defined; a list of tensors contributes each element."""
+    flags: list[bool] = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            flags.extend(item is not None for item in value)
+        else:
+            flags.append(value is not None)
+    return flags
+
+
+@register("prim::AutogradAnyNonZero")
+def autograd_any_non_zero(xp: Any, *values: Any) -> bool:
+    return any(_defined(values))
+
+
+@register("prim::AutogradAllZero")
+def autograd_all_zero(xp: Any, *values: Any) -> bool:
+    return not any(_defined(values))
+
+
+@register("prim::AutogradAllNonZero")
+def autograd_all_non_zero(xp: Any, *values: Any) -> bool:
+    return all(_defined(values))
+
+
+@register("prim::BroadcastSizes")
+def broadcast_sizes(xp: Any, *sizes: Any) -> list[int]:
+    """The shape that tensors of ``sizes`` broadcast to (PyTorch's rule)."""
+    result: list[int] = []
+    for size in sizes:
+        size = list(size)
+        if len(size) > len(result):
+            result = [1] * (len(size) - len(result)) + result
+        offset = len(result) - len(size)
+        for i, s in enumerate(size):
+            current = result[offset + i]
+            if current == 1:
+                result[offset + i] = s
+            elif s != 1 and s != current:
+                raise KernelError(
+                    f"BroadcastSizes: the sizes {[list(z) for z in sizes]} do not broadcast "
+                    f"(size {s} against {current} at dim {i - len(size)})"
+                )
+    return result
+
+
+def _chunk_split(op: str, length: int, chunks: int) -> int:
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks <= 0:
+        raise KernelError(f"{op}: chunks must be a positive int, got {chunks!r}")
+    return (length + chunks - 1) // chunks
+
+
+@register("prim::ConstantChunk")
+def constant_chunk(xp: Any, self: Any, *, chunks: int, dim: int) -> Any:
+    """``torch.chunk(self, chunks, dim)`` as separate outputs.
+
+    When the chunks come out fewer than ``chunks`` (``chunk`` of 5 rows into 4
+    gives 3), the missing outputs are None, as TorchScript leaves them
+    undefined. A single chunk is returned as the tensor itself.
+    """
+    if self.ndim == 0:
+        raise KernelError("ConstantChunk: chunk needs a tensor with at least one dim, got a 0-d tensor")
+    axis = wrap_dim("ConstantChunk", dim, self.ndim)
+    length = self.shape[axis]
+    split = _chunk_split("ConstantChunk", length, chunks)
+    index = [slice(None)] * self.ndim
+    pieces: list[Any] = []
+    if length == 0:
+        index[axis] = slice(0, 0)
+        pieces = [self[tuple(index)] for _ in range(chunks)]
+    else:
+        for start in range(0, length, split):
+            index[axis] = slice(start, start + split)
+            pieces.append(self[tuple(index)])
+    pieces += [None] * (chunks - len(pieces))
+    return pieces[0] if chunks == 1 else tuple(pieces)
+
+
+@register("prim::ChunkSizes")
+def chunk_sizes(xp: Any, size: Any, *, chunks: int, dim: int) -> tuple[list[int], list[int]]:
+    """(the size of each regular chunk, the size of the last chunk) of a tensor of ``size``."""
+    shape = list(size)
+    if not shape:
+        raise KernelError("ChunkSizes: chunk needs a size with at least one dim, got []")
+    axis = wrap_dim("ChunkSizes", dim, len(shape))
+    length = shape[axis]
+    split = _chunk_split("ChunkSizes", length, chunks)
+    regular, last = list(shape), list(shape)
+    regular[axis] = split
+    if length % chunks == 0:
+        last[axis] = split
+    else:
+        pieces = max((length + split - 1) // split, 1)
+        last[axis] = split - (split * pieces - length)
+    return regular, last

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype
+from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype
 from .registry import KernelError, register, register_fast_path
 
 __all__ = ["erf", "as_tensor", "promote"]
@@ -25,7 +25,8 @@ def as_tensor(xp: Any, value: Any, dtype: Any) -> Any:
 
 def promote(xp: Any, *operands: Any) -> tuple[Any, list[Any]]:
     """Cast tensors to the PyTorch result dtype; Python numbers stay Python numbers
-    (NumPy keeps them weak, so they do not change the dtype)."""
+    (NumPy keeps them weak, so they do not change the dtype), except ints that
+    do not fit an integer result dtype: PyTorch casts those, wrapping around."""
     dtype = result_dtype(*operands)
     cast = [
         op if not hasattr(op, "dtype") or op.dtype == dtype else op.astype(dtype)
@@ -33,7 +34,19 @@ def promote(xp: Any, *operands: Any) -> tuple[Any, list[Any]]:
     ]
     if not any(hasattr(op, "dtype") for op in operands):
         cast = [xp.asarray(op, dtype=dtype) for op in operands]
+    elif is_integral(dtype) and dtype != xp.bool_:
+        cast = [_wrap_int(xp, op, dtype) for op in cast]
     return dtype, cast
+
+
+def _wrap_int(xp: Any, value: Any, dtype: Any) -> Any:
+    """A Python int outside ``dtype``'s range as the 0-d array C++'s cast gives."""
+    if type(value) is not int:
+        return value
+    info = xp.iinfo(dtype)
+    if info.min <= value <= info.max:
+        return value
+    return xp.asarray(value, dtype=xp.int64).astype(dtype)
 
 
 def _float_operand(xp: Any, value: Any) -> Any:
@@ -45,8 +58,12 @@ def _float_operand(xp: Any, value: Any) -> Any:
 
 
 def _check_alpha(dtype: Any, alpha: Any) -> None:
-    if isinstance(alpha, float) and not is_floating(dtype) and alpha != int(alpha):
-        raise KernelError(f"alpha={alpha} needs a floating-point result, but the result is {dtype}")
+    # PyTorch refuses any float alpha for integral results, even 2.0.
+    if isinstance(alpha, float) and not is_floating(dtype):
+        raise KernelError(
+            f"For integral input tensors, argument alpha must not be a floating point number "
+            f"(alpha={alpha}, result {dtype})"
+        )
 
 
 # -- add, sub, mul, div --------------------------------------------------------
@@ -99,14 +116,35 @@ def div(xp: Any, self: Any, other: Any) -> Any:
 def div_mode(xp: Any, self: Any, other: Any, rounding_mode: str | None) -> Any:
     if rounding_mode is None:
         return div(xp, self, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise KernelError(f"div expects rounding_mode 'trunc', 'floor' or None, got {rounding_mode!r}")
     dtype, (a, b) = promote(xp, self, other)
+    if dtype == xp.bool_:
+        raise KernelError(f"div with rounding_mode={rounding_mode!r} is not supported for bool tensors")
+    if not is_floating(dtype) and bool(xp.any(xp.equal(b, 0)) if hasattr(b, "dtype") else b == 0):
+        raise KernelError("ZeroDivisionError: integer division by zero")
     if rounding_mode == "trunc":
         if is_floating(dtype):
             return xp.trunc(xp.true_divide(a, b)).astype(dtype, copy=False)
         return _int_trunc_div(xp, a, b).astype(dtype, copy=False)
-    if rounding_mode == "floor":
-        return xp.floor_divide(a, b).astype(dtype, copy=False)
-    raise KernelError(f"div expects rounding_mode 'trunc', 'floor' or None, got {rounding_mode!r}")
+    if is_floating(dtype):
+        return _float_floor_div(xp, a, as_tensor(xp, b, dtype)).astype(dtype, copy=False)
+    return xp.floor_divide(a, b).astype(dtype, copy=False)
+
+
+def _float_floor_div(xp: Any, a: Any, b: Any) -> Any:
+    """PyTorch's div_floor_floating (NumPy's CPU floor_divide agrees; CuPy's does not):
+    fmod-based, so -0.5 // inf is -1, and x // 0 is the IEEE quotient."""
+    # xp.equal & co., not ==: CuPy's 0-d arrays compare to Python bools.
+    quotient = xp.true_divide(a, b)
+    mod = xp.fmod(a, b)
+    div = xp.true_divide(a - mod, b)
+    adjust = xp.logical_and(xp.not_equal(mod, 0), xp.not_equal(xp.less(b, 0), xp.less(mod, 0)))
+    div = xp.where(adjust, div - 1, div)
+    floor = xp.floor(div)
+    floor = xp.where(xp.greater(div - floor, 0.5), floor + 1, floor)
+    floor = xp.where(xp.equal(div, 0), xp.copysign(xp.zeros_like(floor), quotient), floor)
+    return xp.where(xp.equal(b, 0), quotient, floor)
 
 
 def _int_trunc_div(xp: Any, a: Any, b: Any) -> Any:
@@ -127,6 +165,8 @@ def neg(xp: Any, self: Any) -> Any:
 
 @register("aten::abs")
 def abs_(xp: Any, self: Any) -> Any:
+    if self.dtype == xp.bool_:
+        raise KernelError("abs of a bool tensor is not supported")
     return xp.absolute(self)
 
 
@@ -210,19 +250,39 @@ def erf(xp: Any, x: Any) -> Any:
         fraction = t + (k / 2.0) / fraction
     tail = 1.0 - xp.exp(-t * t) * _INV_SQRT_PI / fraction
     magnitude = xp.where(a < 3.0, series, tail)
-    return xp.where(x < 0, -magnitude, magnitude).astype(getattr(x, "dtype", xp.float64), copy=False)
+    # copysign: erf(-0.0) is -0.0, and NaN keeps its sign, as in C.
+    return xp.copysign(magnitude, x).astype(getattr(x, "dtype", xp.float64), copy=False)
 
 
 @register("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")
 def pow_(xp: Any, self: Any, exponent: Any) -> Any:
     dtype, (base, power) = promote(xp, self, exponent)
-    if not is_floating(dtype):
-        negative = xp.less(xp.asarray(power), 0)
-        if bool(xp.any(negative)):
-            raise KernelError("integers to negative integer powers are not allowed")
     if isinstance(power, int | float) and power == 2:
         return xp.multiply(base, base).astype(dtype, copy=False)
+    if is_floating(dtype) and isinstance(power, float) and power in (0.5, -0.5):
+        # PyTorch computes these as sqrt and rsqrt: (-inf) ** 0.5 is nan, (-0.0) ** -0.5 is -inf.
+        root = xp.sqrt(base)
+        return (root if power > 0 else xp.reciprocal(root)).astype(dtype, copy=False)
+    if not is_floating(dtype):
+        if not hasattr(exponent, "dtype"):
+            # Only a Scalar exponent is refused; tensor exponents compute (below).
+            if power < 0:
+                raise KernelError("Integers to negative integer powers are not allowed.")
+        elif bool(xp.any(xp.less(power, 0))):
+            return _int_power_negative(xp, base, power).astype(dtype, copy=False)
     return xp.power(base, power).astype(dtype, copy=False)
+
+
+def _int_power_negative(xp: Any, base: Any, power: Any) -> Any:
+    """Integer powers where some exponents are negative, as PyTorch computes them:
+    1 ** -n is 1, (-1) ** -n is +-1 by parity, anything else ** -n is 0."""
+    base = as_tensor(xp, base, power.dtype)  # pow.Scalar: the base is a Python int
+    negative = xp.less(power, 0)
+    positive = xp.power(base, xp.where(negative, 0, power))
+    odd = xp.not_equal(xp.remainder(power, 2), 0)
+    minus_one = xp.where(odd, -1, 1)
+    inverse = xp.where(xp.equal(base, 1), 1, xp.where(xp.equal(base, -1), minus_one, 0))
+    return xp.where(negative, inverse, positive)
 
 
 # -- binary max/min, clamp, where ------------------------------------------------
@@ -245,11 +305,12 @@ def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # noqa:
     dtype, _ = promote(xp, self, min, max)
     out = self.astype(dtype, copy=False)
     # PyTorch applies min first, then max (so min > max gives max everywhere)
-    # and propagates NaN from the input.
+    # and propagates NaN from the input and from the bounds, as maximum and
+    # minimum do.
     if min is not None:
-        out = xp.where(out < min, as_tensor(xp, min, dtype), out)
+        out = xp.maximum(out, as_tensor(xp, min, dtype))
     if max is not None:
-        out = xp.where(out > max, as_tensor(xp, max, dtype), out)
+        out = xp.minimum(out, as_tensor(xp, max, dtype))
     return out.astype(dtype, copy=False)
 
 
@@ -275,6 +336,9 @@ def where(xp: Any, condition: Any, self: Any, other: Any) -> Any:
 def sign(xp: Any, self: Any) -> Any:
     if self.dtype == xp.bool_:
         return self.copy()
+    if is_floating(self.dtype):
+        # PyTorch's sign of NaN is 0 (NumPy's is NaN).
+        return xp.where(xp.isnan(self), 0, xp.sign(self)).astype(self.dtype, copy=False)
     return xp.sign(self).astype(self.dtype, copy=False)
 
 

@@ -1,1 +1,223 @@
-"""linalg kernels (filled in by the op-library work)."""
+"""Matrix products: mm, bmm, mv, dot, matmul, addmm and linear.
+
+PyTorch does not promote dtypes in matrix products: both operands (and the
+``self`` of addmm, the bias of linear) must share one dtype, and bool is
+refused. Integer products are exact (int64 on the CPU, as PyTorch computes
+them). ``matmul`` follows ``torch.matmul`` for every rank combination: 1-D
+operands become a row or a column and lose that dim again, batch dims
+broadcast. The ``.dtype`` overloads (``mm.dtype``...) follow PyTorch's CUDA
+kernels: ``out_dtype`` is the input dtype, or float32 for float16 inputs,
+which then accumulate in float32.
+
+Kernels call only ``xp.<function>`` and array methods, so they run on NumPy
+and CuPy alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dtypes import is_integral, to_dtype
+from .registry import KernelError, register
+from .shapes import broadcast_shapes, check_expandable
+
+__all__ = ["matmul"]
+
+
+def _shape(x: Any) -> list[int]:
+    return [int(s) for s in x.shape]
+
+
+def _same_dtype(op: str, *tensors: Any) -> Any:
+    dtype = tensors[0].dtype
+    for x in tensors[1:]:
+        if x.dtype != dtype:
+            described = ", ".join(str(t.dtype) for t in tensors)
+            raise KernelError(f"{op}: expects operands of one dtype, got {described}")
+    if dtype.kind == "b":
+        raise KernelError(f"{op}: is not implemented for bool tensors")
+    return dtype
+
+
+def _rank(op: str, name: str, x: Any, rank: int) -> None:
+    if x.ndim != rank:
+        kind = {1: "a vector (1-D)", 2: "a matrix (2-D)", 3: "a batch of matrices (3-D)"}[rank]
+        raise KernelError(f"{op}: {name} must be {kind}, got shape {_shape(x)}")
+
+
+def _product(xp: Any, a: Any, b: Any) -> Any:
+    # xp.matmul of two vectors gives a NumPy scalar: keep results arrays.
+    return xp.asarray(xp.matmul(a, b))
+
+
+@register("aten::mm")
+def mm(xp: Any, self: Any, mat2: Any) -> Any:
+    _rank("mm", "self", self, 2)
+    _rank("mm", "mat2", mat2, 2)
+    if self.shape[1] != mat2.shape[0]:
+        raise KernelError(
+            f"mm: shapes {_shape(self)} and {_shape(mat2)} cannot be multiplied "
+            f"({self.shape[1]} columns against {mat2.shape[0]} rows)"
+        )
+    _same_dtype("mm", self, mat2)
+    return _product(xp, self, mat2)
+
+
+@register("aten::bmm")
+def bmm(xp: Any, self: Any, mat2: Any) -> Any:
+    _rank("bmm", "self", self, 3)
+    _rank("bmm", "mat2", mat2, 3)
+    if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+        raise KernelError(
+            f"bmm: shapes {_shape(self)} and {_shape(mat2)} cannot be multiplied: mat2 must have shape "
+            f"[{self.shape[0]}, {self.shape[2]}, *]"
+        )
+    _same_dtype("bmm", self, mat2)
+    return _product(xp, self, mat2)
+
+
+@register("aten::mv")
+def mv(xp: Any, self: Any, vec: Any) -> Any:
+    _rank("mv", "self", self, 2)
+    _rank("mv", "vec", vec, 1)
+    if self.shape[1] != vec.shape[0]:
+        raise KernelError(f"mv: size mismatch, matrix {_shape(self)} and vector {_shape(vec)}")
+    _same_dtype("mv", self, vec)
+    return _product(xp, self, vec)
+
+
+@register("aten::dot")
+def dot(xp: Any, self: Any, tensor: Any) -> Any:
+    _rank("dot", "self", self, 1)
+    _rank("dot", "tensor", tensor, 1)
+    if self.shape[0] != tensor.shape[0]:
+        raise KernelError(f"dot: vectors of different sizes, {_shape(self)} and {_shape(tensor)}")
+    _same_dtype("dot", self, tensor)
+    return _product(xp, self, tensor)
+
+
+@register("aten::matmul")
+def matmul(xp: Any, self: Any, other: Any) -> Any:
+    return _matmul("matmul", xp, self, other)
+
+
+def _matmul(op: str, xp: Any, self: Any, other: Any) -> Any:
+    if self.ndim == 0 or other.ndim == 0:
+        raise KernelError(
+            f"{op}: both arguments need at least one dim, got shapes {_shape(self)} and {_shape(other)}"
+        )
+    inner_a = self.shape[-1]
+    inner_b = other.shape[-2] if other.ndim >= 2 else other.shape[0]
+    if inner_a != inner_b:
+        raise KernelError(
+            f"{op}: shapes {_shape(self)} and {_shape(other)} cannot be multiplied ({inner_a} != {inner_b})"
+        )
+    if self.ndim > 2 or other.ndim > 2:
+        broadcast_shapes(f"{op} (batch dims)", self.shape[:-2], other.shape[:-2])
+    _same_dtype(op, self, other)
+    return _product(xp, self, other)
+
+
+def _addmm_scalars(dtype: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    # Integer tensors take the scalars as integers (truncated), as PyTorch casts them.
+    if is_integral(dtype):
+        return int(beta), int(alpha)
+    return beta, alpha
+
+
+def _addmm(
+    op: str, xp: Any, self: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any, out_dtype: Any = None
+) -> Any:
+    _rank(op, "mat1", mat1, 2)
+    _rank(op, "mat2", mat2, 2)
+    if mat1.shape[1] != mat2.shape[0]:
+        raise KernelError(
+            f"{op}: shapes {_shape(mat1)} and {_shape(mat2)} cannot be multiplied "
+            f"({mat1.shape[1]} columns against {mat2.shape[0]} rows)"
+        )
+    target = (int(mat1.shape[0]), int(mat2.shape[1]))
+    check_expandable(op, self.shape, target)
+    dtype = _same_dtype(op, mat1, mat2)
+    if out_dtype is None:
+        if self.dtype != dtype:
+            raise KernelError(f"{op}: self ({self.dtype}) and the matrices ({dtype}) must have the same dtype")
+        compute = dtype
+    else:
+        compute = _out_dtype(op, dtype, out_dtype)
+        if self.dtype not in (dtype, compute):
+            raise KernelError(f"{op}: self ({self.dtype}) must have the dtype of the matrices or {compute}")
+        mat1, mat2 = mat1.astype(compute, copy=False), mat2.astype(compute, copy=False)
+        self = self.astype(compute, copy=False)
+    beta, alpha = _addmm_scalars(compute, beta, alpha)
+    if alpha == 0:
+        # Like BLAS's gemm, alpha=0 skips the product (NaN/inf in it do not show).
+        product = xp.zeros(target, dtype=compute)
+    else:
+        product = xp.matmul(mat1, mat2)
+        if alpha != 1:
+            product = product * alpha
+    # beta=0 ignores self entirely: NaN and inf in it do not propagate.
+    result = product if beta == 0 else product + (self if beta == 1 else self * beta)
+    result = xp.broadcast_to(result, target) if tuple(result.shape) != target else result
+    return result.astype(compute, copy=False)
+
+
+@register("aten::addmm")
+def addmm(xp: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
+    return _addmm("addmm", xp, self, mat1, mat2, beta, alpha)
+
+
+@register("aten::linear")
+def linear(xp: Any, input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002 - schema name
+    if input.ndim == 0 or weight.ndim == 0:
+        raise KernelError(
+            f"linear: input and weight need at least one dim, got shapes {_shape(input)} and {_shape(weight)}"
+        )
+    if weight.ndim > 2:
+        raise KernelError(f"linear: weight must be 1-D or 2-D, got shape {_shape(weight)}")
+    if bias is not None and input.ndim >= 2 and weight.ndim != 2:
+        # PyTorch computes this case with addmm, which needs a matrix.
+        raise KernelError(
+            f"linear: weight must be 2-D when a bias is given for an input of rank >= 2, "
+            f"got weight {_shape(weight)} and input {_shape(input)}"
+        )
+    out = _matmul("linear", xp, input, weight if weight.ndim == 1 else xp.swapaxes(weight, 0, 1))
+    if bias is None:
+        return out
+    if bias.dtype != out.dtype:
+        raise KernelError(f"linear: bias ({bias.dtype}) and input ({out.dtype}) must have the same dtype")
+    check_expandable("linear (bias)", bias.shape, out.shape)
+    return (out + bias).astype(out.dtype, copy=False)
+
+
+# -- the out_dtype overloads (PyTorch runs them on CUDA only) -------------------------------
+def _out_dtype(op: str, dtype: Any, out_dtype: int) -> Any:
+    target = to_dtype(out_dtype)
+    if target == dtype:
+        return target
+    if dtype.kind == "f" and dtype.itemsize == 2 and target == to_dtype("Float"):
+        return target
+    raise KernelError(
+        f"{op}: out_dtype must be the input dtype ({dtype}), or float32 for float16 inputs; got {target}"
+    )
+
+
+@register("aten::mm.dtype")
+def mm_dtype(xp: Any, self: Any, mat2: Any, out_dtype: int) -> Any:
+    dtype = _same_dtype("mm", self, mat2)
+    target = _out_dtype("mm", dtype, out_dtype)
+    return mm(xp, self.astype(target, copy=False), mat2.astype(target, copy=False))
+
+
+@register("aten::bmm.dtype")
+def bmm_dtype(xp: Any, self: Any, mat2: Any, out_dtype: int) -> Any:
+    dtype = _same_dtype("bmm", self, mat2)
+    target = _out_dtype("bmm", dtype, out_dtype)
+    return bmm(xp, self.astype(target, copy=False), mat2.astype(target, copy=False))
+
+
+@register("aten::addmm.dtype")
+def addmm_dtype(
+    xp: Any, self: Any, mat1: Any, mat2: Any, out_dtype: int, beta: Any = 1, alpha: Any = 1
+) -> Any:
+    return _addmm("addmm", xp, self, mat1, mat2, beta, alpha, out_dtype)

@@ -1,1 +1,400 @@
-"""reductions kernels (filled in by the op-library work)."""
+"""Reductions: sum, mean, prod, max/min, norm, softmax and log_softmax, topk,
+kthvalue and sort.
+
+Every kernel follows PyTorch's rules rather than NumPy's:
+
+* dims wrap like PyTorch's (``-1`` is the last dim; a 0-d tensor accepts dim
+  ``0`` and ``-1``), a repeated or out-of-range dim raises :class:`KernelError`
+  naming the op and the dim, and an empty or missing dim list reduces every dim;
+* ``sum`` and ``prod`` of bool and integer tensors give int64, ``mean`` of them
+  raises, and a ``dtype`` argument (a TorchScript ScalarType number) casts the
+  input before reducing;
+* float16 inputs are accumulated in float32 and cast back, as PyTorch does;
+* ``max.dim``/``min.dim`` return int64 indices of the first extreme value (NaN
+  counts as the extreme, as in PyTorch); sorts are stable, so ``sort``,
+  ``topk`` and ``kthvalue`` pick the lowest index among equal values (PyTorch's
+  CPU ``topk``/``kthvalue`` leave that order unspecified).
+
+The list reductions ``sum.int``/``sum.float``/``sum.bool`` live in lists.py.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .dtypes import is_floating, is_integral, to_dtype
+from .registry import KernelError, register
+
+__all__ = [
+    "wrap_dim",
+    "reduce_axes",
+    "stable_argsort",
+    "sum_",
+    "sum_dim",
+    "mean",
+    "mean_dim",
+    "prod",
+    "prod_dim",
+    "max_",
+    "min_",
+    "max_dim",
+    "min_dim",
+    "norm",
+    "softmax",
+    "log_softmax",
+    "topk",
+    "kthvalue",
+    "sort",
+]
+
+
+# -- dims ------------------------------------------------------------------------
+def wrap_dim(op: str, dim: Any, ndim: int) -> int:
+    """``dim`` as a non-negative axis; a 0-d tensor takes dims 0 and -1, as in PyTorch."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise KernelError(f"{op}: dim must be an int, got {dim!r}")
+    rank = max(ndim, 1)
+    if not -rank <= dim < rank:
+        raise KernelError(
+            f"{op}: dim {dim} is out of range for a tensor of rank {ndim} "
+            f"(expected a dim in [{-rank}, {rank - 1}])"
+        )
+    return dim + rank if dim < 0 else dim
+
+
+def reduce_axes(op: str, dim: Any, ndim: int) -> tuple[int, ...]:
+    """The axes a ``int[1]? dim`` argument reduces: None or [] means every dim."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    axes: list[int] = []
+    for d in dims:
+        axis = wrap_dim(op, d, ndim)
+        if axis in axes:
+            raise KernelError(f"{op}: dim {d} appears more than once in the list of dims {dims}")
+        axes.append(axis)
+    if not dims:
+        return tuple(range(ndim))
+    return tuple(axes) if ndim > 0 else ()
+
+
+def _accumulator(dtype: Any) -> Any:
+    """Half precision accumulates in float32, as PyTorch's reductions do."""
+    return to_dtype("Float") if to_dtype("Half") == dtype else dtype
+
+
+def _result(xp: Any, value: Any, dtype: Any) -> Any:
+    """A reduction's result as an array (NumPy gives scalars) of ``dtype``."""
+    return xp.asarray(value).astype(dtype, copy=False)
+
+
+def _as_1d(x: Any) -> Any:
+    """Ops along one dim treat a 0-d tensor as a tensor of one element."""
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+# -- sum, mean, prod -----------------------------------------------------------
+def _sum_like_dtype(self: Any, dtype: Any) -> Any:
+    if dtype is not None:
+        return to_dtype(dtype)
+    if is_integral(self.dtype):
+        return to_dtype("Long")
+    return self.dtype
+
+
+@register("aten::sum")
+def sum_(xp: Any, self: Any, dtype: Any = None) -> Any:
+    return sum_dim(xp, self, None, False, dtype)
+
+
+@register("aten::sum.dim_IntList")
+def sum_dim(xp: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = None) -> Any:
+    axes = reduce_axes("sum", dim, self.ndim)
+    out = _sum_like_dtype(self, dtype)
+    x = self.astype(out, copy=False)
+    return _result(xp, xp.sum(x, axis=axes, dtype=_accumulator(out), keepdims=keepdim), out)
+
+
+@register("aten::mean")
+def mean(xp: Any, self: Any, dtype: Any = None) -> Any:
+    return mean_dim(xp, self, None, False, dtype)
+
+
+@register("aten::mean.dim")
+def mean_dim(xp: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = None) -> Any:
+    axes = reduce_axes("mean", dim, self.ndim)
+    if dtype is not None:
+        out = to_dtype(dtype)
+        if not is_floating(out):
+            raise KernelError(f"mean: the dtype argument must be a floating-point dtype, got {out}")
+    else:
+        out = self.dtype
+        if not is_floating(out):
+            raise KernelError(
+                f"mean: the input must be a floating-point tensor, got {out} "
+                "(pass a floating dtype argument to average integers)"
+            )
+    x = self.astype(out, copy=False)
+    total = xp.sum(x, axis=axes, dtype=_accumulator(out), keepdims=keepdim)
+    count = math.prod(self.shape[a] for a in axes)
+    if count == 0:
+        return xp.full(xp.asarray(total).shape, math.nan, dtype=out)
+    return _result(xp, total / count, out)
+
+
+@register("aten::prod")
+def prod(xp: Any, self: Any, dtype: Any = None) -> Any:
+    out = _sum_like_dtype(self, dtype)
+    x = self.astype(out, copy=False)
+    return _result(xp, xp.prod(x, dtype=_accumulator(out)), out)
+
+
+@register("aten::prod.dim_int")
+def prod_dim(xp: Any, self: Any, dim: int, keepdim: bool = False, dtype: Any = None) -> Any:
+    axis = wrap_dim("prod", dim, self.ndim)
+    out = _sum_like_dtype(self, dtype)
+    x = self.astype(out, copy=False)
+    axes = (axis,) if self.ndim > 0 else ()
+    return _result(xp, xp.prod(x, axis=axes, dtype=_accumulator(out), keepdims=keepdim), out)
+
+
+# -- max, min ------------------------------------------------------------------
+def _full_extreme(xp: Any, op: str, self: Any, fn: Any) -> Any:
+    if self.size == 0:
+        raise KernelError(
+            f"{op}: cannot reduce a tensor with no elements (shape {list(self.shape)}) "
+            "without a dim; use the dim overload"
+        )
+    return _result(xp, fn(self), self.dtype)
+
+
+@register("aten::max")
+def max_(xp: Any, self: Any) -> Any:
+    return _full_extreme(xp, "max", self, xp.max)
+
+
+@register("aten::min")
+def min_(xp: Any, self: Any) -> Any:
+    return _full_extreme(xp, "min", self, xp.min)
+
+
+def _extreme_dim(xp: Any, op: str, self: Any, dim: int, keepdim: bool, argfn: Any) -> tuple[Any, Any]:
+    axis = wrap_dim(op, dim, self.ndim)
+    x = _as_1d(self)
+    if x.shape[axis] == 0:
+        raise KernelError(f"{op}: cannot reduce dim {dim}, which has size 0 (shape {list(self.shape)})")
+    # argmax/argmin pick the first extreme and treat NaN as the extreme, as PyTorch.
+    index = xp.expand_dims(argfn(x, axis=axis), axis)
+    values = xp.take_along_axis(x, index, axis=axis)
+    if not keepdim or self.ndim == 0:
+        values = xp.squeeze(values, axis=axis)
+        index = xp.squeeze(index, axis=axis)
+    return values, index.astype(to_dtype("Long"), copy=False)
+
+
+@register("aten::max.dim")
+def max_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
+    return _extreme_dim(xp, "max", self, dim, keepdim, xp.argmax)
+
+
+@register("aten::min.dim")
+def min_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
+    return _extreme_dim(xp, "min", self, dim, keepdim, xp.argmin)
+
+
+# -- norm ------------------------------------------------------------------------
+def _norm(xp: Any, self: Any, p: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"norm: the input must be a floating-point tensor, got {self.dtype}")
+    out = self.dtype
+    if dtype is not None:
+        out = to_dtype(dtype)
+        if not is_floating(out):
+            raise KernelError(f"norm: the dtype argument must be a floating-point dtype, got {out}")
+        if xp.promote_types(self.dtype, out) != out:
+            raise KernelError(f"norm: cannot compute a {self.dtype} input in the narrower dtype {out}")
+    order = 2.0 if p is None else float(p)
+    axes = reduce_axes("norm", dim, self.ndim)
+    x = xp.absolute(self.astype(_accumulator(out), copy=False))
+    acc = x.dtype  # the norm of a complex tensor is real
+    if out.kind == "c":
+        out = x.dtype
+    if math.isinf(order):
+        empty = [a for a in axes if self.shape[a] == 0]
+        if empty or (self.size == 0 and not axes):
+            where = f"dim {empty[0]}" if empty else "a tensor with no elements"
+            raise KernelError(f"norm: the {order} norm of {where} is undefined (it has no identity)")
+        fn = xp.max if order > 0 else xp.min
+        return _result(xp, fn(x, axis=axes, keepdims=keepdim), out)
+    if order == 0:
+        value = xp.sum((x != 0).astype(acc), axis=axes, keepdims=keepdim)
+    elif order == 1:
+        value = xp.sum(x, axis=axes, keepdims=keepdim)
+    elif order == 2:
+        value = xp.sqrt(xp.sum(x * x, axis=axes, keepdims=keepdim))
+    else:
+        value = xp.power(xp.sum(xp.power(x, order), axis=axes, keepdims=keepdim), 1.0 / order)
+    return _result(xp, value, out)
+
+
+@register("aten::norm.Scalar")
+def norm(xp: Any, self: Any, p: Any = 2) -> Any:
+    return _norm(xp, self, p, None, False, None)
+
+
+@register("aten::norm.ScalarOpt_dim")
+def norm_dim(xp: Any, self: Any, p: Any, dim: Any, keepdim: bool = False) -> Any:
+    return _norm(xp, self, p, dim, keepdim, None)
+
+
+@register("aten::norm.ScalarOpt_dim_dtype")
+def norm_dim_dtype(xp: Any, self: Any, p: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
+    return _norm(xp, self, p, dim, keepdim, dtype)
+
+
+@register("aten::norm.ScalarOpt_dtype")
+def norm_dtype(xp: Any, self: Any, p: Any, dtype: Any) -> Any:
+    return _norm(xp, self, p, None, False, dtype)
+
+
+# -- softmax, log_softmax ------------------------------------------------------
+def _softmax_input(op: str, self: Any, dtype: Any) -> Any:
+    x = self if dtype is None else self.astype(to_dtype(dtype), copy=False)
+    if not is_floating(x.dtype):
+        raise KernelError(f"{op}: the input must be a floating-point tensor (or pass a floating dtype), got {x.dtype}")
+    return x
+
+
+def _softmax(xp: Any, op: str, x: Any, dim: int, log: bool, out: Any = None) -> Any:
+    """Softmax along ``dim``, shifted by the maximum so that exp never overflows."""
+    axis = wrap_dim(op, dim, x.ndim)
+    out = x.dtype if out is None else out
+    if x.size == 0:
+        return x.astype(out, copy=True)
+    z = _as_1d(x).astype(_accumulator(x.dtype), copy=False)
+    shifted = z - xp.max(z, axis=axis, keepdims=True)
+    exp = xp.exp(shifted)
+    total = xp.sum(exp, axis=axis, keepdims=True)
+    result = shifted - xp.log(total) if log else exp / total
+    return result.reshape(x.shape).astype(out, copy=False)
+
+
+@register("aten::softmax.int")
+def softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
+    return _softmax(xp, "softmax", _softmax_input("softmax", self, dtype), dim, log=False)
+
+
+@register("aten::log_softmax.int")
+def log_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
+    return _softmax(xp, "log_softmax", _softmax_input("log_softmax", self, dtype), dim, log=True)
+
+
+def _half_to_float(op: str, self: Any, half_to_float: bool) -> Any:
+    """``half_to_float`` turns a float16 input into a float32 result (PyTorch's
+    CUDA behaviour; its CPU kernels refuse the flag)."""
+    if not half_to_float:
+        return None
+    if self.dtype != to_dtype("Half"):
+        raise KernelError(f"{op}: half_to_float=True needs a float16 input, got {self.dtype}")
+    return to_dtype("Float")
+
+
+@register("aten::_softmax")
+def softmax_(xp: Any, self: Any, dim: int, half_to_float: bool) -> Any:
+    out = _half_to_float("_softmax", self, half_to_float)
+    return _softmax(xp, "_softmax", _softmax_input("_softmax", self, None), dim, log=False, out=out)
+
+
+@register("aten::_log_softmax")
+def log_softmax_(xp: Any, self: Any, dim: int, half_to_float: bool) -> Any:
+    out = _half_to_float("_log_softmax", self, half_to_float)
+    return _softmax(xp, "_log_softmax", _softmax_input("_log_softmax", self, None), dim, log=True, out=out)
+
+
+# -- sort, topk, kthvalue ------------------------------------------------------
+def stable_argsort(xp: Any, x: Any, axis: int, descending: bool = False) -> Any:
+    """Indices that sort ``x`` along ``axis``, equal values keeping their order.
+
+    NaN sorts above every number (last ascending, first descending), as in
+    PyTorch. Descending order sorts the reversed array ascending and reverses
+    the result back, which keeps equal values in index order.
+    """
+    if not descending:
+        return _argsort(xp, x, axis)
+    n = x.shape[axis]
+    order = _argsort(xp, xp.flip(x, axis=axis), axis)
+    return (n - 1) - xp.flip(order, axis=axis)
+
+
+def _argsort(xp: Any, x: Any, axis: int) -> Any:
+    try:
+        return xp.argsort(x, axis=axis, kind="stable")
+    except TypeError:  # older CuPy has no ``kind``; its sort is always stable
+        return xp.argsort(x, axis=axis)
+
+
+def _check_sortable(op: str, self: Any) -> None:
+    if self.dtype == to_dtype("Bool"):
+        raise KernelError(f"{op}: bool tensors are not supported (PyTorch refuses them too)")
+
+
+def _take_first(xp: Any, order: Any, count: int, axis: int) -> Any:
+    index = [slice(None)] * order.ndim
+    index[axis] = slice(0, count)
+    return order[tuple(index)]
+
+
+@register("aten::sort")
+def sort(xp: Any, self: Any, dim: int = -1, descending: bool = False) -> tuple[Any, Any]:
+    axis = wrap_dim("sort", dim, self.ndim)
+    x = _as_1d(self)
+    order = stable_argsort(xp, x, axis, descending)
+    values = xp.take_along_axis(x, order, axis=axis)
+    return values.reshape(self.shape), order.reshape(self.shape).astype(to_dtype("Long"), copy=False)
+
+
+@register("aten::sort.stable")
+def sort_stable(xp: Any, self: Any, stable: Any, dim: int = -1, descending: bool = False) -> tuple[Any, Any]:
+    # Every gradview sort is stable, so ``stable`` changes nothing.
+    return sort(xp, self, dim, descending)
+
+
+@register("aten::topk")
+def topk(xp: Any, self: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Any, Any]:  # noqa: A002 - schema name
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices.
+
+    The result is always sorted (``sorted=False`` lets PyTorch return any
+    order, so sorted is a valid answer); ties keep index order.
+    """
+    axis = wrap_dim("topk", dim, self.ndim)
+    _check_sortable("topk", self)
+    x = _as_1d(self)
+    size = x.shape[axis]
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= size:
+        raise KernelError(f"topk: k={k} is out of range for dim {dim} of size {size}")
+    order = _take_first(xp, stable_argsort(xp, x, axis, descending=largest), k, axis)
+    values = xp.take_along_axis(x, order, axis=axis)
+    if self.ndim == 0:
+        values, order = values.reshape(()), order.reshape(())
+    return values, order.astype(to_dtype("Long"), copy=False)
+
+
+@register("aten::kthvalue")
+def kthvalue(xp: Any, self: Any, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Any, Any]:
+    """The k-th smallest value (k counts from 1) along ``dim`` and its index."""
+    axis = wrap_dim("kthvalue", dim, self.ndim)
+    _check_sortable("kthvalue", self)
+    x = _as_1d(self)
+    size = x.shape[axis]
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= size:
+        raise KernelError(f"kthvalue: k={k} is out of range for dim {dim} of size {size} (k counts from 1)")
+    order = stable_argsort(xp, x, axis)
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(k - 1, k)
+    chosen = order[tuple(index)]
+    values = xp.take_along_axis(x, chosen, axis=axis)
+    if not keepdim or self.ndim == 0:
+        values = xp.squeeze(values, axis=axis)
+        chosen = xp.squeeze(chosen, axis=axis)
+    return values, chosen.astype(to_dtype("Long"), copy=False)

@@ -18,6 +18,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
 from gradview.ir import Graph, Node, TensorType, Value, node_summary
 from gradview.ir.attributes import AttributeKind, TensorConstant
 from gradview.ir.constants import constant_value
@@ -80,7 +82,10 @@ class CompiledGraph:
             _check_inputs(self.graph, inputs)
         args = [self.backend.to_device(v) for v in inputs] if self.backend.name != "numpy" else inputs
         try:
-            results = self._fn(*args)
+            # PyTorch computes log(0) = -inf and 0/0 = nan without a word;
+            # NumPy would warn: keep quiet like PyTorch.
+            with numpy.errstate(all="ignore"):
+                results = self._fn(*args)
         except GraphRuntimeError:
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised with the node named
@@ -210,18 +215,15 @@ class _CodeWriter:
             return
         if kind in STRUCTURAL_PRIMS:
             raise GraphCompileError(f"cannot run `{node_summary(node)}`: {STRUCTURAL_PRIMS[kind]}")
+        key = kernel_key(node)
+        if key is None:
+            types = ", ".join(str(v.type()) for v in node.inputs())
+            raise GraphCompileError(
+                f"no overload of {node.kind()} accepts {len(node.inputs())} inputs ({types}): `{node_summary(node)}`"
+            )
         kernel = node_kernel(node)
         if kernel is None:
-            schema = node.maybe_schema()
-            if schema is None and node.kind().startswith("aten::"):
-                from gradview.ir import schemas_for
-
-                if schemas_for(node.kind()):
-                    types = ", ".join(str(v.type()) for v in node.inputs())
-                    raise GraphCompileError(
-                        f"no overload of {node.kind()} accepts inputs ({types}): `{node_summary(node)}`"
-                    )
-            raise GraphCompileError(f"unknown operator {kernel_key(node)}: `{node_summary(node)}`")
+            raise GraphCompileError(f"unknown operator {key}: `{node_summary(node)}`")
         fast = self.fast_path(node)
         if fast is not None:
             call, positions = fast
@@ -230,21 +232,33 @@ class _CodeWriter:
             self.emit(indent, f"{self.targets(node)} = {self.global_('f', call)}({args})", node)
             return
         fn = self.global_("k", kernel)
-        args = ["xp"] + [self.name(v) for v in node.inputs()]
+        args = ["xp"] + [self.name(v) for v in node.inputs()] + self.omitted_defaults(node)
         # Prims with attributes (prim::ConstantChunk[chunks=2, dim=0]) get
         # them as keyword arguments named like the attributes.
         for attr in node.attributeNames():
             args.append(f"{attr}={self.global_('a', node.attribute(attr))}")
         self.emit(indent, f"{self.targets(node)} = {fn}({', '.join(args)})", node)
 
+    def omitted_defaults(self, node: Node) -> list[str]:
+        """Default values of trailing schema arguments the node leaves out."""
+        schema = node.maybe_schema()
+        if schema is None or len(node.inputs()) >= len(schema.arguments):
+            return []
+        return [self.global_("d", arg.default) for arg in schema.arguments[len(node.inputs()):]]
+
     def fast_path(self, node: Node) -> tuple[Any, tuple[int, ...]] | None:
         """A direct call the kernel allows for this node's static dtypes and constants."""
         key = kernel_key(node)
-        rule = fast_path_for(key)
+        rule = fast_path_for(key) if key is not None else None
         if rule is None or node.attributeNames():
             return None
         dtypes = [v.type().scalar_type if isinstance(v.type(), TensorType) else None for v in node.inputs()]
         constants = [constant_value(v) for v in node.inputs()]
+        schema = node.maybe_schema()
+        if schema is not None:
+            for arg in schema.arguments[len(constants):]:
+                dtypes.append(None)
+                constants.append(arg.default)
         return rule(self.backend.xp, key, dtypes, constants)
 
     def targets(self, node: Node) -> str:

@@ -12,16 +12,22 @@ from typing import Any
 from gradview.kernels import kernel_for
 
 from ..node import Node
+from ..operators import schemas_for
 
 __all__ = ["node_kernel", "kernel_key"]
 
 
-def kernel_key(node: Node) -> str:
-    """The registry key of ``node``: its schema's qualified name, else its kind."""
+def kernel_key(node: Node) -> str | None:
+    """The registry key of ``node``: its schema's qualified name, or its kind for
+    schema-less prims. None when the operator has schemas but none accepts the
+    node's inputs (the kind alone would name an unrelated overload)."""
     schema = node.maybe_schema()
-    return schema.qualified_name if schema is not None else node.kind()
+    if schema is not None:
+        return schema.qualified_name
+    return None if schemas_for(node.kind()) else node.kind()
 
 
 def node_kernel(node: Node) -> Callable[..., Any] | None:
     """The kernel ``(xp, *inputs)`` for ``node``, or None when none is registered."""
-    return kernel_for(kernel_key(node))
+    key = kernel_key(node)
+    return kernel_for(key) if key is not None else None

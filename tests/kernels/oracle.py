@@ -19,7 +19,10 @@ from gradview.ir import Graph, ListType, TensorType, schemas_for
 from gradview.kernels.dtypes import dtype_name
 from gradview.runtime import run_graph
 
-__all__ = ["check_op", "op_graph", "torch_call"]
+__all__ = ["check_op", "op_graph", "torch_call", "BACKEND"]
+
+# The backend check_op runs gradview on; tests/kernels/conftest.py switches it.
+BACKEND = "numpy"
 
 
 def _tensor_type(array: np.ndarray) -> TensorType:
@@ -81,7 +84,9 @@ def torch_call(qualified: str, args: list[Any]) -> list[Any]:
     positional = [_to_torch(a) for a, f in zip(args, schema.arguments, strict=False) if not f.kwarg_only]
     keywords = {f.name: _to_torch(a) for a, f in zip(args, schema.arguments, strict=False) if f.kwarg_only}
     result = op(*positional, **keywords)
-    return list(result) if isinstance(result, tuple | list) and not isinstance(result, torch.Size) else [result]
+    if len(schema.returns) == 1:
+        return [list(result) if isinstance(result, torch.Size) else result]
+    return list(result)
 
 
 def _compare(ours: Any, theirs: Any, rtol: float, atol: float, where: str) -> None:
@@ -109,7 +114,7 @@ def _compare(ours: Any, theirs: Any, rtol: float, atol: float, where: str) -> No
 def check_op(qualified: str, args: list[Any], rtol: float = 1e-6, atol: float = 1e-12) -> list[Any]:
     """Assert that gradview and PyTorch agree on ``qualified(*args)``; return gradview's outputs."""
     graph, inputs = op_graph(qualified, args)
-    ours = run_graph(graph, inputs)
+    ours = run_graph(graph, inputs, backend=BACKEND)
     theirs = torch_call(qualified, args)
     assert len(ours) == len(theirs), f"{qualified}: {len(ours)} outputs, torch gives {len(theirs)}"
     for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):

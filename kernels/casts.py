@@ -1,0 +1,114 @@
+"""Copies, dtype casts and ``*_like`` constructors: contiguous, clone, detach,
+type_as, the ``to`` overloads, zeros_like / empty_like / ones_like / full_like.
+
+Casts return their input unchanged when it already has the target dtype
+(unless ``copy=True``), as PyTorch does; ``contiguous`` copies only a
+non-contiguous array. Device arguments are accepted and ignored: arrays stay
+on the backend that runs the graph. ``empty_like`` fills with zeros
+(PyTorch leaves the values undefined).
+
+Kernels call only ``xp.<function>`` and array methods, so they run on NumPy
+and CuPy alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dtypes import to_dtype
+from .registry import register
+from .shapes import _cast
+
+__all__: list[str] = []
+
+
+# -- copies, casts, *_like -----------------------------------------------------------
+@register("aten::contiguous")
+def contiguous(xp: Any, self: Any, memory_format: int = 0) -> Any:
+    return self if self.flags.c_contiguous else self.copy(order="C")
+
+
+@register("aten::clone")
+def clone(xp: Any, self: Any, memory_format: int | None = None) -> Any:
+    return self.copy()
+
+
+@register("aten::detach")
+def detach(xp: Any, self: Any) -> Any:
+    return self
+
+
+def _dtype_or(self: Any, dtype: int | None) -> Any:
+    return self.dtype if dtype is None else to_dtype(dtype)
+
+
+@register("aten::type_as")
+def type_as(xp: Any, self: Any, other: Any) -> Any:
+    return _cast(self, other.dtype)
+
+
+@register("aten::zeros_like", "aten::empty_like")
+def zeros_like(
+    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    return xp.zeros(self.shape, dtype=_dtype_or(self, dtype))
+
+
+@register("aten::ones_like")
+def ones_like(
+    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    return xp.ones(self.shape, dtype=_dtype_or(self, dtype))
+
+
+@register("aten::full_like")
+def full_like(
+    xp: Any, self: Any, fill_value: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    return xp.full(self.shape, fill_value, dtype=_dtype_or(self, dtype))
+
+
+@register("aten::to.dtype")
+def to_dtype_(
+    xp: Any, self: Any, dtype: int, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
+) -> Any:
+    target = to_dtype(dtype)
+    return self.astype(target) if copy else _cast(self, target)
+
+
+@register("aten::to.other")
+def to_other(
+    xp: Any, self: Any, other: Any, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
+) -> Any:
+    return self.astype(other.dtype) if copy else _cast(self, other.dtype)
+
+
+@register("aten::to.device")
+def to_device(
+    xp: Any, self: Any, device: Any, dtype: int, non_blocking: bool = False, copy: bool = False,
+    memory_format: Any = None,
+) -> Any:
+    return to_dtype_(xp, self, dtype, non_blocking, copy)
+
+
+@register("aten::to.prim_Device")
+def to_prim_device(
+    xp: Any, self: Any, device: Any, dtype: int | None = None, non_blocking: bool = False, copy: bool = False
+) -> Any:
+    target = _dtype_or(self, dtype)
+    return self.astype(target) if copy else _cast(self, target)
+
+
+@register("aten::to.prim_dtype")
+def to_prim_dtype(
+    xp: Any, self: Any, dtype: int | None = None, non_blocking: bool = False, copy: bool = False
+) -> Any:
+    return to_prim_device(xp, self, None, dtype, non_blocking, copy)
+
+
+@register("aten::to.prim_other")
+def to_prim_other(xp: Any, self: Any, non_blocking: bool = False, copy: bool = False) -> Any:
+    return self.copy() if copy else self

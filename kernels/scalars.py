@@ -1,1 +1,0 @@
-"""scalars kernels (filled in by the op-library work)."""

@@ -1,0 +1,195 @@
+"""The interpreter: TorchScript's control flow and autodiff prims, errors that name the node."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from gradview.ir import parse_ir
+from gradview.runtime import GraphCompileError, GraphRuntimeError, compile_graph, run_graph
+
+X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+
+
+def test_if_runs_the_chosen_branch() -> None:
+    graph = parse_ir((SHARED / "roundtrip" / "script_branchy.ir").read_text())
+    compiled = compile_graph(graph)
+    np.testing.assert_allclose(compiled(X, True)[0], np.exp(X) * 3)
+    np.testing.assert_allclose(compiled(X, False)[0], -X * 3)
+
+
+def test_loop_with_trip_count_and_carried_values_matches_torchscript() -> None:
+    text = (SHARED / "roundtrip" / "script_loop_sum.ir").read_text()
+    compiled = compile_graph(parse_ir(text))
+    reference = torch._C._create_function_from_graph("loop_sum", torch._C.parse_ir(text))
+    for n in (0, 1, 4):
+        expected = reference(torch.from_numpy(X), n).numpy()
+        np.testing.assert_allclose(compiled(X, n)[0], expected)
+
+
+def test_loop_condition_stops_the_loop() -> None:
+    # Runs while i < 2 after each body: the body runs three times (i = 0, 1, 2).
+    text = """graph(%x : Tensor):
+  %big : int = prim::Constant[value=9223372036854775807]()
+  %true : bool = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %y : Tensor = prim::Loop(%big, %true, %x)
+    block0(%i : int, %acc : Tensor):
+      %next : Tensor = aten::mul(%acc, %two)
+      %more : bool = aten::lt(%i, %two)
+      -> (%more, %next)
+  return (%y)
+"""
+    np.testing.assert_allclose(run_graph(parse_ir(text), [X])[0], X * 8)
+
+
+def test_nested_loops_keep_their_counters_apart() -> None:
+    text = """graph(%x : Tensor, %n : int, %m : int):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %a : Tensor):
+      %z : Tensor = prim::Loop(%m, %true, %a)
+        block0(%j : int, %b : Tensor):
+          %k : int = aten::mul(%i, %j)
+          %c : Tensor = aten::add(%b, %x, %k)
+          -> (%true, %c)
+      -> (%true, %z)
+  return (%y)
+"""
+    expected = X.copy()
+    for i in range(3):
+        for j in range(4):
+            expected = expected + X * (i * j)
+    np.testing.assert_allclose(run_graph(parse_ir(text), [X, 3, 4])[0], expected)
+
+
+GRAD_OF = """graph(%g : Tensor, %h : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = prim::GradOf[name="aten::mul"](%g, %h)
+    block0():
+      %p : Tensor = aten::mul(%g, %h)
+      -> (%p)
+  %z : Tensor = prim::AutogradZero()
+  %s : Tensor = prim::AutogradAdd(%a, %z)
+  return (%a, %s)
+"""
+
+
+def test_grad_of_runs_when_any_input_is_defined() -> None:
+    graph = parse_ir(GRAD_OF)
+    a, s = run_graph(graph, [X, X])
+    np.testing.assert_allclose(a, X * X)
+    np.testing.assert_allclose(s, X * X)  # AutogradAdd with an undefined side
+
+
+def test_grad_of_yields_undefined_when_all_inputs_are() -> None:
+    assert run_graph(parse_ir(GRAD_OF), [None, None]) == [None, None]
+
+
+def test_tuples_and_lists_round_trip() -> None:
+    text = """graph(%x : Tensor, %y : Tensor):
+  %t : (Tensor, Tensor) = prim::TupleConstruct(%x, %y)
+  %a : Tensor, %b : Tensor = prim::TupleUnpack(%t)
+  %zero : int = prim::Constant[value=0]()
+  %c : Tensor = prim::TupleIndex(%t, %zero)
+  %l : Tensor[] = prim::ListConstruct(%b, %c)
+  %d : Tensor, %e : Tensor = prim::ListUnpack(%l)
+  return (%t, %d, %e)
+"""
+    t, d, e = run_graph(parse_ir(text), [X, 2 * X])
+    assert isinstance(t, tuple) and len(t) == 2
+    np.testing.assert_allclose(d, 2 * X)
+    np.testing.assert_allclose(e, X)
+
+
+def test_differentiable_graph_runs_its_subgraph() -> None:
+    text = (SHARED / "roundtrip" / "optimized_residual.ir").read_text()
+    graph = parse_ir(text)
+    x, w = np.eye(3, dtype=np.float32), np.full((3, 3), 0.5, dtype=np.float32)
+    # Plain arrays do not require grad: RequiresGradCheck fails and the
+    # fallback (a call to a function whose body is not in the text) is taken.
+    with pytest.raises(GraphCompileError, match="prim::CallFunction"):
+        run_graph(graph, [x, w])
+    diff = next(n for n in graph.all_nodes() if n.kind() == "prim::DifferentiableGraph")
+    sub = diff.g("Subgraph")
+    outputs = run_graph(sub, [x, w])
+    np.testing.assert_allclose(outputs[0], x + np.tanh(x @ w), rtol=1e-6)
+
+
+def test_type_check_compares_inputs_with_profiled_types() -> None:
+    text = """graph(%x : Tensor):
+  %y : Tensor, %ok : bool = prim::TypeCheck[types=[Double(2, 3, strides=[3, 1], requires_grad=0, device=cpu)]](%x)
+  return (%ok)
+"""
+    graph = parse_ir(text)
+    assert run_graph(graph, [X]) == [True]
+    assert run_graph(graph, [X.astype(np.float32)]) == [False]
+    assert run_graph(graph, [X.T.copy()]) == [False]
+
+
+def test_unknown_operator_is_refused_at_compile_time_naming_the_node() -> None:
+    graph = parse_ir("""graph(%x : Tensor):
+  %y : Tensor = aten::frobnicate(%x)
+  return (%y)
+""")
+    with pytest.raises(GraphCompileError) as info:
+        compile_graph(graph)
+    assert "aten::frobnicate" in str(info.value) and "%y : Tensor = aten::frobnicate(%x)" in str(info.value)
+
+
+def test_wrong_input_count_names_the_inputs() -> None:
+    graph = parse_ir((SHARED / "roundtrip" / "script_branchy.ir").read_text())
+    with pytest.raises(GraphRuntimeError, match=r"takes 2 inputs \(%x.1, %flag.1\), got 1"):
+        run_graph(graph, [X])
+
+
+def test_shape_mismatch_names_the_node_and_input_shapes() -> None:
+    graph = parse_ir("""graph(%x : Tensor, %y : Tensor):
+  %z : Tensor = aten::mul(%x, %y)
+  return (%z)
+""")
+    with pytest.raises(GraphRuntimeError) as info:
+        run_graph(graph, [X, np.ones(4)])
+    message = str(info.value)
+    assert "%z : Tensor = aten::mul(%x, %y)" in message
+    assert "%x: float64[2, 3]" in message and "%y: float64[4]" in message
+
+
+def test_input_shape_that_contradicts_a_complete_type_is_refused() -> None:
+    graph = parse_ir("""graph(%x : Double(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
+  %y : Tensor = aten::relu(%x)
+  return (%y)
+""")
+    with pytest.raises(GraphRuntimeError, match=r"input 0 \(%x\) has shape \[3, 2\]"):
+        run_graph(graph, [X.T.copy()])
+
+
+def test_compiled_graph_runs_many_times_with_fresh_lists() -> None:
+    text = """graph(%x : Tensor):
+  %l : int[] = prim::Constant[value=[1, 2]]()
+  return (%l)
+"""
+    compiled = compile_graph(parse_ir(text))
+    first = compiled(X)[0]
+    first.append(3)
+    assert compiled(X)[0] == [1, 2]
+
+
+def test_raise_exception_becomes_a_runtime_error() -> None:
+    text = """graph(%c : bool):
+  %msg : str = prim::Constant[value="boom"]()
+   = prim::If(%c)
+    block0():
+       = prim::RaiseException(%msg)
+      -> ()
+    block1():
+      -> ()
+  return (%c)
+"""
+    graph = parse_ir(text)
+    assert run_graph(graph, [False]) == [False]
+    with pytest.raises(GraphRuntimeError, match="boom"):
+        run_graph(graph, [True])
