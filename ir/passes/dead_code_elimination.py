@@ -51,7 +51,7 @@ def eliminate_dead_code(
     db = alias_db or AliasDb(block.graph)
     live: set[Value] = set()
     live_nodes: set[Node] = set()
-    _mark_block(block, db, live, live_nodes, set(range(len(block.outputs()))))
+    _mark_block(block, db, live, live_nodes, set(range(len(block.outputs()))), block)
     if live_values_callback is not None:
         live_values_callback(live)
     return _sweep(block, live, live_nodes)
@@ -62,29 +62,48 @@ def _is_essential(node: Node, db: AliasDb) -> bool:
     return db.has_side_effects(node) or db.is_mutating(node)
 
 
-def _mark_block(block: Block, db: AliasDb, live: set[Value], live_nodes: set[Node], live_outputs: set[int]) -> None:
+def _used_outside(value: Value, root: Block) -> bool:
+    """Is ``value`` used by a node that is not inside ``root`` (e.g. autodiff's
+    detached reverse block reading forward values)? Such uses keep it alive."""
+    for use in value.uses:
+        block: Block | None = use.user.owning_block
+        while block is not None and block is not root:
+            owner = block.owning_node
+            block = owner.owning_block if owner is not None else None
+        if block is None:
+            return True
+    return False
+
+
+def _mark_block(
+    block: Block, db: AliasDb, live: set[Value], live_nodes: set[Node], live_outputs: set[int], root: Block
+) -> None:
     """Mark, walking backwards, every node of ``block`` the live outputs need."""
     outputs = block.outputs()
     for index in live_outputs:
         live.add(outputs[index])
     for node in block.reverse_nodes():
-        if not (_is_essential(node, db) or any(v in live for v in node.outputs())):
+        if not (
+            _is_essential(node, db)
+            or any(v in live for v in node.outputs())
+            or any(_used_outside(v, root) for v in node.outputs())
+        ):
             continue
         live_nodes.add(node)
         if node.kind() == "prim::Loop":
-            _mark_loop(node, db, live, live_nodes)
+            _mark_loop(node, db, live, live_nodes, root)
             continue
         live.update(node.inputs())
         if node.kind() == "prim::If":
             wanted = {i for i, v in enumerate(node.outputs()) if v in live}
             for sub in node.blocks():
-                _mark_block(sub, db, live, live_nodes, wanted)
+                _mark_block(sub, db, live, live_nodes, wanted, root)
         else:
             for sub in node.blocks():
-                _mark_block(sub, db, live, live_nodes, set(range(len(sub.outputs()))))
+                _mark_block(sub, db, live, live_nodes, set(range(len(sub.outputs()))), root)
 
 
-def _mark_loop(node: Node, db: AliasDb, live: set[Value], live_nodes: set[Node]) -> None:
+def _mark_loop(node: Node, db: AliasDb, live: set[Value], live_nodes: set[Node], root: Block) -> None:
     """A carried value is live if the loop's result or the body itself needs it.
 
     The body may need carried value k only in the next iteration, so repeat
@@ -94,7 +113,7 @@ def _mark_loop(node: Node, db: AliasDb, live: set[Value], live_nodes: set[Node])
     carried_params = body.inputs()[1:]
     wanted = {i for i, v in enumerate(node.outputs()) if v in live}
     while True:
-        _mark_block(body, db, live, live_nodes, {0} | {i + 1 for i in wanted})
+        _mark_block(body, db, live, live_nodes, {0} | {i + 1 for i in wanted}, root)
         more = {i for i, p in enumerate(carried_params) if p in live} - wanted
         if not more:
             break

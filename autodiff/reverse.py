@@ -1,0 +1,163 @@
+"""addReverseInline: write the backward pass next to the forward graph.
+
+Reverse mode walks the forward graph from its last node to its first,
+keeping ``grad_map``: for each forward value, the gradient flowing into it so
+far. Each node that needs a gradient gets a ``prim::GradOf[name="aten::..."]``
+block in a separate ``prim::Reverse`` block; inside it the node's formula
+turns the gradients of its outputs into gradients of its inputs. A value used
+twice receives two contributions, summed by ``prim::AutogradAdd``; a value
+nobody sends a gradient to reads ``prim::AutogradZero`` (an undefined
+tensor, which costs nothing).
+
+The reverse block is deliberately not inserted into the graph, so forward
+passes (like dead code elimination) cannot touch it; its nodes still use the
+forward values they need, which later become the Gradient's captures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradview.ir import Block, Graph, Node, TensorType, Value
+
+from .differentiable import is_differentiable, need_trim_grad
+from .formulas import Emitter, formula_for
+from .gradient import Gradient
+
+__all__ = ["ReverseDetails", "add_reverse_inline", "output_requires_grad", "DifferentiationError"]
+
+
+class DifferentiationError(ValueError):
+    """A node cannot be differentiated; the message names it."""
+
+
+@dataclass
+class ReverseDetails:
+    grad_map: dict[Value, Value]
+    reverse_block: Block
+
+
+def output_requires_grad(output: Value) -> bool:
+    """TorchScript's rule for a graph output: a known flag wins, else a profiled one, else True."""
+    type_ = output.type()
+    if not isinstance(type_, TensorType):
+        return output.requires_grad()
+    if type_.requires_grad is not None:
+        return type_.requires_grad
+    node = output.node
+    if node.kind() == "prim::profile" and node.hasAttribute("profiled_type"):
+        profiled = node.ty("profiled_type")
+        return not isinstance(profiled, TensorType) or profiled.requires_grad is not False
+    return True
+
+
+def add_reverse_inline(grad: Gradient) -> ReverseDetails:
+    """Build the reverse block for ``grad.f`` and fill ``df_input_vjps``/``df_output_vjps``."""
+    graph = grad.f
+    reverse_node = graph.create("prim::Reverse", (), 0)
+    reverse_block = reverse_node.add_block()
+    grad_map: dict[Value, Value] = {}
+
+    def get_grad(value: Value) -> Value:
+        found = grad_map.get(value)
+        if found is None:
+            zero = graph.create("prim::AutogradZero")
+            graph.insert_node(zero)
+            found = grad_map[value] = zero.output()
+        return found
+
+    def set_grad(value: Value, gradient: Value) -> None:
+        previous = grad_map.get(value)
+        if previous is None:
+            grad_map[value] = gradient
+        else:
+            add = graph.create("prim::AutogradAdd", [previous, gradient])
+            graph.insert_node(add)
+            grad_map[value] = add.output()
+
+    with graph.insert_point(reverse_block):
+        for index, output in enumerate(graph.outputs()):
+            if not output_requires_grad(output):
+                continue
+            vjp = reverse_block.add_input(type_=output.type())
+            set_grad(output, vjp)
+            grad.df_input_vjps.append(index)
+        for node in list(graph.block.reverse_nodes()):
+            if not any(v.requires_grad() for v in node.outputs()):
+                continue
+            input_grads = _linear_gradient(graph, node, [get_grad(v) for v in node.outputs()])
+            for value, gradient in zip(node.inputs(), input_grads, strict=True):
+                if gradient is not None and value.requires_grad():
+                    set_grad(value, gradient)
+        for index, value in enumerate(graph.inputs()):
+            if value.requires_grad() and value in grad_map:
+                reverse_block.register_output(get_grad(value))
+                grad.df_output_vjps.append(index)
+    return ReverseDetails(grad_map, reverse_block)
+
+
+def _linear_gradient(graph: Graph, node: Node, output_grads: list[Value]) -> list[Value | None]:
+    """Wrap the node's formula in ``prim::GradOf``; returns one gradient per input."""
+    if not is_differentiable(node):
+        from gradview.ir import node_summary
+
+        raise DifferentiationError(
+            f"differentiation of {node.kind()} is not supported, or it is missing necessary type "
+            f"information: `{node_summary(node)}`"
+        )
+    grads_in = output_grads[:1] if need_trim_grad(node) else output_grads
+    grad_of = graph.create("prim::GradOf", grads_in, 0)
+    grad_of.s_("name", node.kind())
+    graph.insert_node(grad_of)
+    block = grad_of.add_block()
+    results = _gradient_of(graph, node, block, output_grads)
+    outputs: list[Value | None] = []
+    for result in results:
+        if result is None or _must_be_none(result):
+            outputs.append(None)
+            continue
+        block.register_output(result)
+        out = grad_of.add_output(result.type())
+        if result.has_debug_name():
+            out.set_debug_name(result.debugName())
+        outputs.append(out)
+    return outputs
+
+
+def _gradient_of(graph: Graph, node: Node, block: Block, output_grads: list[Value]) -> list[Value | None]:
+    kind = node.kind()
+    emit = Emitter(graph)
+    if kind in ("prim::Constant", "prim::AutogradZero"):
+        return []
+    if kind == "prim::AutogradAdd":
+        return [output_grads[0], output_grads[0]]
+    if kind == "prim::profile":
+        return [output_grads[0]]
+    if kind == "prim::ConstantChunk":
+        with graph.insert_point(block):
+            pieces = emit.op("prim::ListConstruct", *output_grads, types=[_tensor_list()])
+            return [emit.op("aten::cat", pieces, node.i("dim"))]
+    formula = formula_for(node)
+    if formula is None:
+        raise DifferentiationError(f"no gradient formula for {kind}")
+    # The forward half goes right after the node, in the forward graph.
+    with graph.insert_point(node.next if node.next is not None else node.owning_block):  # type: ignore[arg-type]
+        saved = formula.run_forward(emit, node)
+    with graph.insert_point(block):
+        results = formula.backward(emit, node, saved, output_grads)
+    if len(results) != len(node.inputs()):
+        raise DifferentiationError(
+            f"the formula for {kind} returned {len(results)} gradients for {len(node.inputs())} inputs"
+        )
+    return results
+
+
+def _must_be_none(value: Value) -> bool:
+    node = value.node
+    return node.kind() == "prim::Constant" and "value" not in node.attributeNames() and str(value.type()) == "NoneType"
+
+
+def _tensor_list() -> object:
+    from gradview.ir import ListType
+
+    return ListType(TensorType())
