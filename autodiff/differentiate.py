@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradview.ir import Graph
+from gradview.ir.collector import paused_gc
 from gradview.ir.passes import eliminate_dead_code
 
 from .gradient import Gradient
@@ -35,6 +36,11 @@ StepRecorder = Callable[[str, Gradient, ReverseDetails | None, bool], None]
 
 def differentiate(graph: Graph, record: StepRecorder | None = None) -> Gradient:
     """Differentiate ``graph`` (consumed) into forward ``f`` and backward ``df``."""
+    with paused_gc():
+        return _differentiate(graph, record)
+
+
+def _differentiate(graph: Graph, record: StepRecorder | None) -> Gradient:
     grad = Gradient(f=graph)
 
     def step(name: str, rev: ReverseDetails | None, changed: bool = True) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .constants import insert_constant, type_of_constant
 from .node import Node, Value
-from .operators import schema_accepts, schemas_for
+from .operators import resolve_schema, schema_accepts, schemas_for
 from .schema import NO_DEFAULT, Argument, FunctionSchema
 from .types import TENSOR, FloatType, ListType, OptionalType, Type, TypeVar
 
@@ -34,6 +34,9 @@ def _match_with_defaults(graph: Graph, node: Node) -> FunctionSchema | None:
     trailing arguments; those defaults are inserted as constants
     (``aten::add(%x, %y)`` becomes ``aten::add(%x, %y, %1)`` with ``%1 = 1``)."""
     given = [v.type() for v in node._inputs]
+    exact = resolve_schema(node)  # cached; the common case
+    if exact is not None and len(exact.arguments) == len(given) and not exact.is_vararg:
+        return exact
     for schema in schemas_for(node.kind()):
         missing = schema.arguments[len(given):]
         if schema.is_vararg or not missing:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .builders import insert_call
+from .constants import insert_constant
 from .node import Node, Value
 from .types import TENSOR, Type
 
@@ -422,14 +424,10 @@ class Graph:
         Inputs may be values or Python constants (inserted as ``prim::Constant``).
         Output count and types come from the resolved schema unless given.
         """
-        from .builders import insert_call
-
         return insert_call(self, kind, inputs, attributes, output_types)
 
     def insert_constant(self, value: Any, type_: Type | None = None) -> Value:
         """Insert a ``prim::Constant`` holding ``value`` at the insert point."""
-        from .constants import insert_constant
-
         return insert_constant(self, value, type_)
 
     insertConstant = insert_constant  # noqa: N815

@@ -98,7 +98,7 @@ def _check_uses(node: Node) -> None:
     for offset, value in enumerate(node._outputs):
         if value.node is not node or value.offset != offset:
             raise _fail(node, f"output {offset} (%{value.debugName()}) points at the wrong node or offset")
-        for use in value._uses:
+        for use in value.uses:
             user = use.user
             if use.offset >= len(user._inputs) or user._inputs[use.offset] is not value:
                 raise _fail(node, f"%{value.debugName()} lists a stale use by {user._kind}")

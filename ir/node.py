@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .attributes import AttributeKind, copy_attribute_value
+from .operators import node_matches, resolve_schema
 from .types import (
     TENSOR,
     DictType,
@@ -46,7 +47,8 @@ class Value:
         self.node = node
         self.offset = offset
         self._type = type_
-        self._uses: dict[Use, None] = {}
+        # Keys are plain ``(user, offset)`` tuples (cheap to build; equal to Use).
+        self._uses: dict[tuple[Node, int], None] = {}
         self.unique = node.graph._take_unique()
         self._debug_name: str | None = None
 
@@ -93,7 +95,7 @@ class Value:
     # -- uses ----------------------------------------------------------------
     @property
     def uses(self) -> list[Use]:
-        return list(self._uses)
+        return [Use(user, offset) for user, offset in self._uses]
 
     def has_uses(self) -> bool:
         return bool(self._uses)
@@ -104,23 +106,23 @@ class Value:
         """Point every user of this value at ``new_value`` instead."""
         if new_value is self:
             return
-        for use in list(self._uses):
-            use.user._set_input(use.offset, new_value)
+        for user, offset in list(self._uses):
+            user._set_input(offset, new_value)
         assert not self._uses, "replace_all_uses_with left uses behind"
 
     replaceAllUsesWith = replace_all_uses_with  # noqa: N815
 
     def replace_all_uses_after_node_with(self, node: Node, new_value: Value) -> None:
         """Replace only the uses that come topologically after ``node``."""
-        for use in list(self._uses):
-            if use.user.is_after(node):
-                use.user._set_input(use.offset, new_value)
+        for user, offset in list(self._uses):
+            if user.is_after(node):
+                user._set_input(offset, new_value)
 
     def replace_all_uses_dominated_by_node_with(self, node: Node, new_value: Value) -> None:
         """Replace uses that ``node`` dominates (after it, in its block or blocks nested there)."""
-        for use in list(self._uses):
-            if use.user.is_dominated_by(node):
-                use.user._set_input(use.offset, new_value)
+        for user, offset in list(self._uses):
+            if user.is_dominated_by(node):
+                user._set_input(offset, new_value)
 
 
 def _may_require_grad(type_: Type) -> bool:
@@ -224,14 +226,14 @@ class Node:
     def _set_input(self, i: int, value: Value) -> Value:
         """The one place that changes an input; keeps both use lists exact."""
         old = self._inputs[i]
-        del old._uses[Use(self, i)]
+        del old._uses[(self, i)]
         self._inputs[i] = value
-        value._uses[Use(self, i)] = None
+        value._uses[(self, i)] = None
         return old
 
     def add_input(self, value: Value) -> Value:
         self._inputs.append(value)
-        value._uses[Use(self, len(self._inputs) - 1)] = None
+        value._uses[(self, len(self._inputs) - 1)] = None
         return value
 
     addInput = add_input  # noqa: N815
@@ -240,10 +242,10 @@ class Node:
         """Insert ``value`` at position ``i``, shifting the later inputs' uses."""
         for j in range(len(self._inputs) - 1, i - 1, -1):
             later = self._inputs[j]
-            del later._uses[Use(self, j)]
-            later._uses[Use(self, j + 1)] = None
+            del later._uses[(self, j)]
+            later._uses[(self, j + 1)] = None
         self._inputs.insert(i, value)
-        value._uses[Use(self, i)] = None
+        value._uses[(self, i)] = None
         return value
 
     def replace_input(self, i: int, value: Value) -> Value:
@@ -261,18 +263,18 @@ class Node:
 
     def remove_input(self, i: int) -> None:
         value = self._inputs[i]
-        del value._uses[Use(self, i)]
+        del value._uses[(self, i)]
         for j in range(i + 1, len(self._inputs)):
             later = self._inputs[j]
-            del later._uses[Use(self, j)]
-            later._uses[Use(self, j - 1)] = None
+            del later._uses[(self, j)]
+            later._uses[(self, j - 1)] = None
         del self._inputs[i]
 
     removeInput = remove_input  # noqa: N815
 
     def remove_all_inputs(self) -> None:
         for i, value in enumerate(self._inputs):
-            del value._uses[Use(self, i)]
+            del value._uses[(self, i)]
         self._inputs.clear()
 
     removeAllInputs = remove_all_inputs  # noqa: N815
@@ -405,7 +407,7 @@ class Node:
         """Remove this node from its graph. Its outputs must have no uses left."""
         for value in self._outputs:
             if value._uses:
-                users = ", ".join(sorted({u.user._kind for u in value._uses}))
+                users = ", ".join(sorted({user._kind for user, _ in value._uses}))
                 raise ValueError(
                     f"cannot destroy {self._kind}: output %{value.debugName()} is still used by {users}"
                 )
@@ -613,8 +615,6 @@ class Node:
     def maybe_schema(self) -> FunctionSchema | None:
         """The registered schema this node's kind and input types resolve to, if any."""
         if self._schema is False:
-            from .operators import resolve_schema
-
             self._schema = resolve_schema(self)
         return self._schema  # type: ignore[return-value]
 
@@ -630,8 +630,6 @@ class Node:
 
     def matches(self, schema: str | FunctionSchema) -> bool:
         """True if this node is a call of ``schema`` (kind, input count and input types)."""
-        from .operators import node_matches
-
         return node_matches(self, schema)
 
     def named_input(self, name: str) -> Value:
@@ -646,6 +644,17 @@ class Node:
 
     def walk(self) -> Iterator[Node]:
         """This node's nested nodes, in order, without recursion."""
-        from .graph import walk_blocks
+        stack = [iter(self._nodes_of(self._blocks))]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+                continue
+            yield node
+            if node._blocks:
+                stack.append(iter(self._nodes_of(node._blocks)))
 
-        return walk_blocks(self._blocks)
+    @staticmethod
+    def _nodes_of(blocks: list[Block]) -> Iterator[Node]:
+        for block in blocks:
+            yield from block.nodes()

@@ -39,6 +39,9 @@ __all__ = [
 
 _REGISTRY: dict[str, list[FunctionSchema]] = defaultdict(list)
 _REGISTERED: set[str] = set()
+# (kind, input types) -> the overload they resolve to; cleared when one is added.
+_RESOLVED: dict[tuple[str, tuple[Type, ...]], FunctionSchema | None] = {}
+_MISSING = object()
 
 # Primitive nodes of TorchScript that have no schema but are part of the IR.
 PRIM_OPS = frozenset({
@@ -69,6 +72,7 @@ def register_schema(text: str) -> FunctionSchema:
     if text not in _REGISTERED:
         _REGISTERED.add(text)
         _REGISTRY[schema.name].append(schema)
+        _RESOLVED.clear()  # a new overload may change earlier resolutions
     return schema
 
 
@@ -165,6 +169,20 @@ def resolve_schema(node: Node) -> FunctionSchema | None:
     if not candidates:
         return None
     input_types = [v.type() for v in node._inputs]
+    # Types are immutable and hashable: a graph of 10,000 nodes resolves the
+    # same few (kind, input types) combinations over and over.
+    key = (node.kind(), tuple(input_types))
+    cached = _RESOLVED.get(key, _MISSING)
+    if cached is not _MISSING:
+        return cached  # type: ignore[return-value]
+    found = _resolve(candidates, input_types)
+    if len(_RESOLVED) < 65536:
+        _RESOLVED[key] = found
+    return found
+
+
+
+def _resolve(candidates: list[FunctionSchema], input_types: list[Type]) -> FunctionSchema | None:
     for schema in candidates:
         if schema_accepts(schema, input_types):
             return schema

@@ -23,6 +23,7 @@ from itertools import islice
 from typing import Any
 
 from .attributes import AttributeKind, TensorConstant
+from .collector import paused_gc
 from .errors import IRParseError, IRVerifyError
 from .graph import Graph
 from .lint import lint
@@ -870,7 +871,8 @@ def parse_ir(text: str | bytes) -> Graph:
         raise TypeError(f"parse_ir expects text, got {type(text).__name__}")
     parser = _Parser(text)
     try:
-        graph = parser.parse_graph()
+        with paused_gc():
+            graph = parser.parse_graph()
         parser.finish(graph)
         parser.verify(graph)
     except IRParseError:

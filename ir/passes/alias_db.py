@@ -24,7 +24,7 @@ from ..node import Node, Value
 from ..operators import PRIM_OPS
 from ..types import DictType, FutureType, ListType, OptionalType, TensorType, TupleType, Type
 
-__all__ = ["AliasDb", "SIDE_EFFECT_KINDS", "is_mutable_type"]
+__all__ = ["AliasDb", "SIDE_EFFECT_KINDS", "LIST_MUTATION_KINDS", "is_mutable_type", "has_effects"]
 
 # Kinds whose effect is more than their outputs, as TorchScript's
 # Node::hasSideEffects lists them.
@@ -52,6 +52,34 @@ _PURE_PRIMS = frozenset({
     "prim::Loop", "prim::GradOf", "prim::min", "prim::max", "aten::__is__", "aten::__isnot__",
     "prim::layout", "prim::is_cuda", "prim::data",
 })
+
+
+LIST_MUTATION_KINDS = frozenset({
+    "aten::append", "aten::insert", "aten::pop", "aten::clear", "aten::extend", "aten::_set_item",
+    "aten::__setitem__", "aten::remove", "aten::reverse",
+})
+
+
+def _own_effects(node: Node) -> bool:
+    """Side effects or writes of this node alone, judged from its kind and schema."""
+    kind = node.kind()
+    if kind in SIDE_EFFECT_KINDS or kind in LIST_MUTATION_KINDS:
+        return True
+    if kind in _CONTAINER_PRIMS or kind in _PURE_PRIMS:
+        return False
+    schema = node.maybe_schema()
+    if schema is None:
+        # Unknown operators may write what they touch (and unknown prims may do anything).
+        return any(is_mutable_type(v.type()) for v in node.inputs()) or not kind.startswith("aten::")
+    return schema.is_mutable
+
+
+def has_effects(node: Node) -> bool:
+    """Does ``node`` (or a node nested in it) do more than compute its outputs?
+
+    The cheap question dead code elimination asks; it needs no alias sets.
+    """
+    return _own_effects(node) or any(_own_effects(inner) for inner in node.walk())
 
 
 def is_mutable_type(type_: Type) -> bool:
@@ -166,8 +194,7 @@ class AliasDb:
                             self._union(value, source)
                         elif name == "*":
                             self._to_wildcard(value)
-                if kind in ("aten::append", "aten::insert", "aten::pop", "aten::clear", "aten::extend",
-                            "aten::_set_item", "aten::__setitem__", "aten::remove", "aten::reverse"):
+                if kind in LIST_MUTATION_KINDS:
                     writes.extend(v for v in node.inputs()[:1] if is_mutable_type(v.type()))
         self._writes[node] = frozenset(writes)
         self._reads[node] = frozenset(mutable_inputs)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 from ..graph import Block, Graph
 from ..node import Node, Value
-from .alias_db import AliasDb
+from .alias_db import AliasDb, has_effects
 
 __all__ = ["eliminate_dead_code"]
 
@@ -48,7 +48,7 @@ def eliminate_dead_code(
     Returns True if anything was removed.
     """
     block = graph.block if isinstance(graph, Graph) else graph
-    db = alias_db or AliasDb(block.graph)
+    db = alias_db
     live: set[Value] = set()
     live_nodes: set[Node] = set()
     _mark_block(block, db, live, live_nodes, set(range(len(block.outputs()))), block)
@@ -57,8 +57,10 @@ def eliminate_dead_code(
     return _sweep(block, live, live_nodes)
 
 
-def _is_essential(node: Node, db: AliasDb) -> bool:
+def _is_essential(node: Node, db: AliasDb | None) -> bool:
     """Must run even if unused: side effects or writes into memory."""
+    if db is None:
+        return has_effects(node)
     return db.has_side_effects(node) or db.is_mutating(node)
 
 
@@ -76,7 +78,7 @@ def _used_outside(value: Value, root: Block) -> bool:
 
 
 def _mark_block(
-    block: Block, db: AliasDb, live: set[Value], live_nodes: set[Node], live_outputs: set[int], root: Block
+    block: Block, db: AliasDb | None, live: set[Value], live_nodes: set[Node], live_outputs: set[int], root: Block
 ) -> None:
     """Mark, walking backwards, every node of ``block`` the live outputs need."""
     outputs = block.outputs()
@@ -103,7 +105,7 @@ def _mark_block(
                 _mark_block(sub, db, live, live_nodes, set(range(len(sub.outputs()))), root)
 
 
-def _mark_loop(node: Node, db: AliasDb, live: set[Value], live_nodes: set[Node], root: Block) -> None:
+def _mark_loop(node: Node, db: AliasDb | None, live: set[Value], live_nodes: set[Node], root: Block) -> None:
     """A carried value is live if the loop's result or the body itself needs it.
 
     The body may need carried value k only in the next iteration, so repeat
