@@ -1,8 +1,15 @@
 """gradview.autodiff: symbolic differentiation as TorchScript's JIT does it."""
 
+from .create_autodiff_subgraphs import create_autodiff_subgraphs
 from .differentiable import is_differentiable, need_trim_grad
 from .differentiate import differentiate
 from .gradient import Gradient
+from .inline_autodiff_subgraphs import inline_autodiff_subgraphs
 from .reverse import DifferentiationError
+from .specialize_autograd_zero import specialize_autograd_zero
 
-__all__ = ["DifferentiationError", "Gradient", "differentiate", "is_differentiable", "need_trim_grad"]
+__all__ = [
+    "DifferentiationError", "Gradient", "differentiate", "is_differentiable", "need_trim_grad",
+    "create_autodiff_subgraphs", "inline_autodiff_subgraphs",
+]
+__all__ += ["specialize_autograd_zero"]

@@ -120,7 +120,7 @@ def reverse_captures(graph: Graph) -> list[Value]:
     def check(value: Value) -> None:
         if value in seen:
             return
-        if any(use.user.owning_block is not primal for use in value.uses):
+        if any(user.owning_block is not primal for user, _ in value._uses):
             seen.add(value)
             captured.append(value)
 
@@ -143,7 +143,7 @@ def deduplicate_size_captures(grad: Gradient, rev: ReverseDetails) -> bool:
         node = value.node
         if node.kind() != "aten::size" or len(node.inputs()) != 1 or node.owning_block is not primal:
             continue
-        if any(use.user.owning_block is primal for use in value.uses):
+        if any(user.owning_block is primal for user, _ in value._uses):
             continue
         if node.input() not in captured:
             continue

@@ -10,15 +10,21 @@ Importing this package imports every kernel family, which registers them.
 
 from . import (  # noqa: F401 - imported for their registrations
     activation_backward,
+    autocast,
     autodiff_ops,
     casts,
     elementwise,
+    factories,
+    gradient_helpers,
     linalg,
     lists,
     nn,
+    pointwise_extra,
     reductions,
     scalar_math,
     shapes,
+    tuples,
+    view_backward,
 )
 from .backend import Backend, get_backend
 from .dtypes import DEFAULT_FLOAT, dtype_name, result_dtype, to_dtype

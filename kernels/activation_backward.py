@@ -14,6 +14,7 @@ forward input's dtype: a float32 gradient of a float16 softmax
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .dtypes import is_floating, to_dtype
@@ -99,21 +100,29 @@ def _along(x: Any) -> Any:
     return x.reshape(1) if x.ndim == 0 else x
 
 
-@register("aten::_softmax_backward_data")
-def softmax_backward_data(xp: Any, grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
-    op = "_softmax_backward_data"
+def _softmax_backward(
+    op: str, grad_output: Any, output: Any, dim: int, input_dtype: Any, formula: Callable[[Any, Any, int], Any]
+) -> Any:
+    """``formula(g, y, axis)`` on the gradient and the forward output (0-d ones
+    as 1-element vectors), back in the output's shape and in the dtype
+    ``_softmax_grad_dtype`` picks."""
     dtype = _softmax_grad_dtype(op, grad_output, output, input_dtype)
     axis = wrap_dim(op, dim, output.ndim)
-    g, y = _along(grad_output), _along(output)
-    result = y * (g - xp.sum(g * y, axis=axis, keepdims=True))
+    result = formula(_along(grad_output), _along(output), axis)
     return result.reshape(output.shape).astype(dtype, copy=False)
+
+
+@register("aten::_softmax_backward_data")
+def softmax_backward_data(xp: Any, grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
+    return _softmax_backward(
+        "_softmax_backward_data", grad_output, output, dim, input_dtype,
+        lambda g, y, axis: y * (g - xp.sum(g * y, axis=axis, keepdims=True)),
+    )
 
 
 @register("aten::_log_softmax_backward_data")
 def log_softmax_backward_data(xp: Any, grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
-    op = "_log_softmax_backward_data"
-    dtype = _softmax_grad_dtype(op, grad_output, output, input_dtype)
-    axis = wrap_dim(op, dim, output.ndim)
-    g, y = _along(grad_output), _along(output)
-    result = g - xp.exp(y) * xp.sum(g, axis=axis, keepdims=True)
-    return result.reshape(output.shape).astype(dtype, copy=False)
+    return _softmax_backward(
+        "_log_softmax_backward_data", grad_output, output, dim, input_dtype,
+        lambda g, y, axis: g - xp.exp(y) * xp.sum(g, axis=axis, keepdims=True),
+    )

@@ -77,11 +77,17 @@ def size_if_not_equal(xp: Any, self_size: Any, other_size: Any) -> list[int] | N
 
 @register("prim::AutogradAdd")
 def autograd_add(xp: Any, a: Any, b: Any) -> Any:
-    """a + b, where an undefined gradient (None) adds nothing."""
+    """a + b, where an undefined gradient (None) adds nothing. The gradients of a
+    list or tuple value are lists or tuples: they add element by element."""
     if a is None:
         return b
     if b is None:
         return a
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        if len(a) != len(b):
+            raise KernelError(f"AutogradAdd: cannot add gradient lists of lengths {len(a)} and {len(b)}")
+        summed = [autograd_add(xp, x, y) for x, y in zip(a, b, strict=True)]
+        return summed if isinstance(a, list) else tuple(summed)
     dtype, (x, y) = promote(xp, a, b)
     if dtype == to_dtype("Bool"):
         return xp.logical_or(x, y)

@@ -67,28 +67,27 @@ def _check_alpha(dtype: Any, alpha: Any) -> None:
 
 
 # -- add, sub, mul, div --------------------------------------------------------
-@register("aten::add.Tensor", "aten::add.Scalar")
-def add(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
+def _with_alpha(xp: Any, ufunc: Any, self: Any, other: Any, alpha: Any) -> Any:
+    """``ufunc(self, alpha * other)`` in the promoted dtype (add and sub)."""
     if getattr(self, "dtype", 0) == getattr(other, "dtype", 1) and alpha == 1:
-        return xp.add(self, other)
+        return ufunc(self, other)
     dtype, (a, b) = promote(xp, self, other)
     _check_alpha(dtype, alpha)
     if alpha != 1:
         b = xp.multiply(b, alpha).astype(dtype, copy=False)
-    return xp.add(a, b).astype(dtype, copy=False)
+    return ufunc(a, b).astype(dtype, copy=False)
+
+
+@register("aten::add.Tensor", "aten::add.Scalar")
+def add(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
+    return _with_alpha(xp, xp.add, self, other, alpha)
 
 
 @register("aten::sub.Tensor", "aten::sub.Scalar")
 def sub(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
     if getattr(self, "dtype", None) == xp.bool_ or getattr(other, "dtype", None) == xp.bool_:
         raise KernelError("subtraction of bool tensors is not supported; use logical_xor or ~")
-    if getattr(self, "dtype", 0) == getattr(other, "dtype", 1) and alpha == 1:
-        return xp.subtract(self, other)
-    dtype, (a, b) = promote(xp, self, other)
-    _check_alpha(dtype, alpha)
-    if alpha != 1:
-        b = xp.multiply(b, alpha).astype(dtype, copy=False)
-    return xp.subtract(a, b).astype(dtype, copy=False)
+    return _with_alpha(xp, xp.subtract, self, other, alpha)
 
 
 @register("aten::mul.Tensor", "aten::mul.Scalar")

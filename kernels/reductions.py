@@ -1,5 +1,5 @@
-"""Reductions: sum, mean, prod, max/min, norm, softmax and log_softmax, topk,
-kthvalue and sort.
+"""Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, std/var,
+cumsum, norm, softmax and log_softmax, topk, kthvalue and sort.
 
 Every kernel follows PyTorch's rules rather than NumPy's:
 
@@ -10,8 +10,19 @@ Every kernel follows PyTorch's rules rather than NumPy's:
   raises, and a ``dtype`` argument (a TorchScript ScalarType number) casts the
   input before reducing;
 * float16 inputs are accumulated in float32 and cast back, as PyTorch does;
-* ``max.dim``/``min.dim`` return int64 indices of the first extreme value (NaN
-  counts as the extreme, as in PyTorch); sorts are stable, so ``sort``,
+* ``max.dim``/``min.dim`` and ``argmax``/``argmin`` return int64 indices of
+  the first extreme value (NaN counts as the extreme, as in PyTorch; bool
+  inputs are refused by argmax/argmin, as in PyTorch); ``argmax``/``argmin``
+  with ``dim=None`` reduce the flattened tensor (``keepdim`` then keeps every
+  dim as size 1); ``amax``/``amin`` reduce a list of dims (``[]`` is every
+  dim) and propagate NaN; a reduction over a dim of size 0 (or over every dim
+  of an empty tensor) raises, since these have no identity;
+* ``std``/``var`` need floating inputs and divide by ``max(0, N - correction)``
+  (``unbiased`` is correction 1, a ``None`` correction too), so too few
+  elements give inf or NaN as in PyTorch; they and ``cumsum`` accumulate
+  float16/float32 in float64, as PyTorch's CPU kernels do; ``cumsum`` of bool
+  and integer tensors gives int64 unless ``dtype`` says otherwise;
+* sorts are stable, so ``sort``,
   ``topk`` and ``kthvalue`` pick the lowest index among equal values (PyTorch's
   CPU ``topk``/``kthvalue`` leave that order unspecified).
 
@@ -40,6 +51,13 @@ __all__ = [
     "min_",
     "max_dim",
     "min_dim",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "std",
+    "var",
     "norm",
     "softmax",
     "log_softmax",
@@ -201,6 +219,136 @@ def max_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, A
 @register("aten::min.dim")
 def min_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
     return _extreme_dim(xp, "min", self, dim, keepdim, xp.argmin)
+
+
+# -- amax, amin, argmax, argmin -------------------------------------------------------
+def _check_reducible(op: str, self: Any, axes: tuple[int, ...], dims_given: bool) -> None:
+    """Max-like reductions have no identity: an empty reduced dim is an error."""
+    if self.size != 0:
+        return
+    if not dims_given:
+        raise KernelError(
+            f"{op}: cannot reduce a tensor with no elements (shape {list(self.shape)}) over every dim; "
+            "specify the reduction dim with the 'dim' argument"
+        )
+    for axis in axes:
+        if self.shape[axis] == 0:
+            raise KernelError(f"{op}: cannot reduce dim {axis}, which has size 0 (shape {list(self.shape)})")
+
+
+def _amax_amin(xp: Any, op: str, self: Any, dim: Any, keepdim: bool, fn: Any) -> Any:
+    axes = reduce_axes(op, dim, self.ndim)
+    given = dim is not None and (isinstance(dim, int) or len(dim) > 0)
+    _check_reducible(op, self, axes, given)
+    if not axes:
+        return self.copy()
+    return _result(xp, fn(self, axis=axes, keepdims=keepdim), self.dtype)
+
+
+@register("aten::amax")
+def amax(xp: Any, self: Any, dim: Any = (), keepdim: bool = False) -> Any:
+    return _amax_amin(xp, "amax", self, dim, keepdim, xp.max)
+
+
+@register("aten::amin")
+def amin(xp: Any, self: Any, dim: Any = (), keepdim: bool = False) -> Any:
+    return _amax_amin(xp, "amin", self, dim, keepdim, xp.min)
+
+
+def _arg_extreme(xp: Any, op: str, self: Any, dim: Any, keepdim: bool, fn: Any) -> Any:
+    if self.dtype == to_dtype("Bool"):
+        raise KernelError(f"{op}: bool tensors are not supported (PyTorch refuses them too)")
+    long = to_dtype("Long")
+    if dim is None:
+        _check_reducible(op, self, (), False)
+        index = xp.asarray(fn(self.reshape(-1))).astype(long)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    axis = wrap_dim(op, dim, self.ndim)
+    x = _as_1d(self)
+    if x.shape[axis] == 0:
+        raise KernelError(f"{op}: cannot reduce dim {dim}, which has size 0 (shape {list(self.shape)})")
+    # NumPy's argmax/argmin pick the first extreme and treat NaN as it, as PyTorch does.
+    index = xp.asarray(fn(x, axis=axis))
+    if keepdim and self.ndim > 0:
+        index = xp.expand_dims(index, axis)
+    return index.astype(long, copy=False)
+
+
+@register("aten::argmax")
+def argmax(xp: Any, self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    return _arg_extreme(xp, "argmax", self, dim, keepdim, xp.argmax)
+
+
+@register("aten::argmin")
+def argmin(xp: Any, self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    return _arg_extreme(xp, "argmin", self, dim, keepdim, xp.argmin)
+
+
+# -- cumsum --------------------------------------------------------------------------
+def _cpu_accumulator(dtype: Any) -> Any:
+    """PyTorch's CPU acc_type: float16 and float32 accumulate in float64."""
+    return to_dtype("Double") if dtype in (to_dtype("Half"), to_dtype("Float")) else dtype
+
+
+@register("aten::cumsum")
+def cumsum(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
+    axis = wrap_dim("cumsum", dim, self.ndim)
+    out = _sum_like_dtype(self, dtype)
+    x = _as_1d(self).astype(out, copy=False)
+    total = xp.cumsum(x, axis=axis, dtype=_cpu_accumulator(out))
+    return total.reshape(self.shape).astype(out, copy=False)
+
+
+# -- std, var --------------------------------------------------------------------------
+def _variance(xp: Any, op: str, self: Any, dim: Any, correction: Any, keepdim: bool, root: bool) -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"{op}: std and var only support floating point and complex dtypes, got {self.dtype}")
+    if correction is None:
+        correction = 1
+    axes = reduce_axes(op, dim, self.ndim)
+    count = math.prod(self.shape[a] for a in axes)
+    x = self.astype(_cpu_accumulator(self.dtype), copy=False)
+    mean = xp.sum(x, axis=axes, keepdims=True) / max(count, 1)
+    deviation = xp.absolute(x - mean)  # complex values: |x - mean|^2
+    m2 = xp.sum(deviation * deviation, axis=axes, keepdims=keepdim)
+    # Too few elements for the correction: m2 / 0 is inf, or NaN when m2 is 0 (PyTorch's rule).
+    value = xp.true_divide(m2, max(0.0, count - correction))
+    if root:
+        value = xp.sqrt(value)
+    real = to_dtype("Double") if self.dtype == to_dtype("ComplexDouble") else self.dtype
+    if real == to_dtype("ComplexFloat"):
+        real = to_dtype("Float")
+    return _result(xp, value, real)
+
+
+@register("aten::std")
+def std(xp: Any, self: Any, unbiased: bool = True) -> Any:
+    return _variance(xp, "std", self, None, 1 if unbiased else 0, False, root=True)
+
+
+@register("aten::std.dim")
+def std_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
+    return _variance(xp, "std", self, dim, 1 if unbiased else 0, keepdim, root=True)
+
+
+@register("aten::std.correction")
+def std_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+    return _variance(xp, "std", self, dim, correction, keepdim, root=True)
+
+
+@register("aten::var")
+def var(xp: Any, self: Any, unbiased: bool = True) -> Any:
+    return _variance(xp, "var", self, None, 1 if unbiased else 0, False, root=False)
+
+
+@register("aten::var.dim")
+def var_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
+    return _variance(xp, "var", self, dim, 1 if unbiased else 0, keepdim, root=False)
+
+
+@register("aten::var.correction")
+def var_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+    return _variance(xp, "var", self, dim, correction, keepdim, root=False)
 
 
 # -- norm ------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Shape and layout ops: views, reshapes, concatenation, splitting, sizes.
+"""Shape and layout ops: views, reshapes, concatenation, splitting, narrowing,
+repeating, sizes.
 
 Every kernel follows PyTorch's rules for dims (negative dims wrap; a 0-d
 tensor accepts dims -1 and 0 wherever PyTorch lets it) and refuses what
@@ -360,7 +361,7 @@ def split(xp: Any, self: Any, split_size: int, dim: int = 0) -> list[Any]:
     return _split_sizes(xp, self, sizes, d)
 
 
-@register("aten::split.sizes", "aten::split")
+@register("aten::split.sizes", "aten::split", "aten::split_with_sizes")
 def split_with_sizes(xp: Any, self: Any, split_sizes: Sequence[int], dim: int = 0) -> list[Any]:
     if isinstance(split_sizes, int):
         split_sizes = [split_sizes]
@@ -399,6 +400,39 @@ def unbind(xp: Any, self: Any, dim: int = 0) -> list[Any]:
     return [self[_index(d, i)] for i in range(int(self.shape[d]))]
 
 
+@register("aten::narrow")
+def narrow(xp: Any, self: Any, dim: int, start: int, length: int) -> Any:
+    if self.ndim == 0:
+        raise KernelError("narrow: cannot be applied to a 0-d tensor")
+    d = wrap_dim("narrow", dim, self.ndim)
+    size = int(self.shape[d])
+    if isinstance(start, bool) or not isinstance(start, int):
+        raise KernelError(f"narrow: start must be an int, got {type(start).__name__} {start!r}")
+    if length < 0:
+        raise KernelError(f"narrow: length must be non-negative, got {length}")
+    if not -size <= start <= size:
+        raise KernelError(
+            f"narrow: start {start} is out of range for dim {d} of size {size} (expected it in [{-size}, {size}])"
+        )
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise KernelError(
+            f"narrow: start ({start}) + length ({length}) exceeds the size of dim {d} ({size}), "
+            f"tensor of shape {_shape(self)}"
+        )
+    return self[_index(d, slice(start, start + length))]
+
+
+@register("aten::narrow.Tensor")
+def narrow_tensor(xp: Any, self: Any, dim: int, start: Any, length: int) -> Any:
+    if start.ndim != 0 or start.dtype.kind not in "iu":
+        raise KernelError(
+            f"narrow: start must be a 0-d integral tensor, got {start.dtype} of shape {_shape(start)}"
+        )
+    return narrow(xp, self, dim, int(start), length)
+
+
 @register("aten::select.int")
 def select(xp: Any, self: Any, dim: int, index: int) -> Any:
     if self.ndim == 0:
@@ -429,6 +463,28 @@ def slice_(
     return self[_index(d, slice(lo, hi, step))]
 
 
+@register("aten::repeat")
+def repeat(xp: Any, self: Any, repeats: Sequence[int]) -> Any:
+    if isinstance(repeats, int):
+        repeats = [repeats]
+    counts = [int(r) for r in repeats]
+    if len(counts) < self.ndim:
+        raise KernelError(
+            f"repeat: the number of repeats ({len(counts)}, {counts}) cannot be smaller than the rank "
+            f"of the tensor ({self.ndim}, shape {_shape(self)})"
+        )
+    if any(r < 0 for r in counts):
+        raise KernelError(f"repeat: repeats must be non-negative, got {counts}")
+    # Leading new dims are size 1 before tiling, as in PyTorch.
+    padded = xp.reshape(self, (1,) * (len(counts) - self.ndim) + tuple(self.shape))
+    return xp.tile(padded, tuple(counts)) if counts else padded.copy()
+
+
+@register("aten::view_as")
+def view_as(xp: Any, self: Any, other: Any) -> Any:
+    return view(xp, self, _shape(other))
+
+
 # -- sizes ---------------------------------------------------------------------------
 @register("aten::size")
 def size(xp: Any, self: Any) -> list[int]:
@@ -448,3 +504,8 @@ def numel(xp: Any, self: Any) -> int:
 @register("aten::dim")
 def dim(xp: Any, self: Any) -> int:
     return int(self.ndim)
+
+
+@register("aten::is_floating_point")
+def is_floating_point(xp: Any, self: Any) -> bool:
+    return self.dtype.kind == "f"

@@ -3,8 +3,12 @@
 Importing this package imports every family module, which registers its formulas.
 """
 
+from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
 from .registry import FORMULAS, Emitter, Formula, formula, formula_for
 
-from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
-
 __all__ = ["FORMULAS", "Emitter", "Formula", "formula", "formula_for"]
+from . import linalg  # noqa: E402,F401,I001 - imported for its registrations
+from . import pointwise_extra, views, containers  # noqa: E402,F401,I001 - imported for their registrations
+from . import reductions  # noqa: E402,F401,I001 - imported for its registrations
+from . import selection  # noqa: E402,F401,I001 - imported for its registrations
+from . import nn  # noqa: E402,F401,I001 - imported for its registrations

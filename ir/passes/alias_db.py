@@ -79,7 +79,9 @@ def has_effects(node: Node) -> bool:
 
     The cheap question dead code elimination asks; it needs no alias sets.
     """
-    return _own_effects(node) or any(_own_effects(inner) for inner in node.walk())
+    if _own_effects(node):
+        return True
+    return bool(node._blocks) and any(_own_effects(inner) for inner in node.walk())
 
 
 def is_mutable_type(type_: Type) -> bool:
@@ -203,12 +205,16 @@ class AliasDb:
     def writes(self, node: Node) -> set[Value]:
         """Alias-set representatives this node (or any node inside it) writes to."""
         result = {self._find(v) for v in self._writes.get(node, ())}
+        if not node._blocks:
+            return result
         for inner in node.walk():
             result.update(self._find(v) for v in self._writes.get(inner, ()))
         return result
 
     def reads(self, node: Node) -> set[Value]:
         result = {self._find(v) for v in self._reads.get(node, ())}
+        if not node._blocks:
+            return result
         for inner in node.walk():
             result.update(self._find(v) for v in self._reads.get(inner, ()))
         return result
@@ -217,6 +223,8 @@ class AliasDb:
         """True for prints, raises, attribute writes and unknown ops, nested ones included."""
         if self._effects.get(node, node.kind() in SIDE_EFFECT_KINDS):
             return True
+        if not node._blocks:
+            return False
         return any(self._effects.get(inner, inner.kind() in SIDE_EFFECT_KINDS) for inner in node.walk())
 
     def has_writers(self, value: Value) -> bool:
@@ -228,6 +236,8 @@ class AliasDb:
         return self._find(value) in self._written
 
     def is_mutating(self, node: Node) -> bool:
+        if not node._blocks:
+            return bool(self._writes.get(node))
         return bool(self.writes(node))
 
     def refresh(self, node: Node) -> None:

@@ -40,6 +40,7 @@ from ..attributes import TensorConstant
 from ..constants import constant_value
 from ..graph import Graph
 from ..node import Node, Value
+from .rewrite_helpers import take_over
 
 __all__ = ["canonicalize_ops"]
 
@@ -91,7 +92,7 @@ def _use_scalar_operand(graph: Graph, node: Node) -> bool:
         inputs[1] = scalar
         replacement = graph.insert_node(graph.create(node.kind(), inputs))
     replacement.source_location = node.source_location
-    _take_over(node.output(), replacement.output())
+    take_over(node.output(), replacement.output())
     node.destroy()
     _drop_if_unused(other)
     return True
@@ -113,22 +114,12 @@ def _use_constant_chunk(graph: Graph, node: Node) -> bool:
     split.source_location = node.source_location
     for unpack in unpacks:
         for old, new in zip(unpack.outputs(), split.outputs(), strict=True):
-            _take_over(old, new)
+            take_over(old, new)
         unpack.destroy()
     node.destroy()
     _drop_if_unused(chunks_value)
     _drop_if_unused(dim_value)
     return True
-
-
-def _take_over(old: Value, new: Value) -> None:
-    """``new`` replaces ``old`` everywhere; it inherits the type and a name it lacks."""
-    new.set_type(old.type())
-    old.replace_all_uses_with(new)
-    if old.has_debug_name() and not new.has_debug_name():
-        name = old.debugName()
-        old.set_debug_name(None)
-        new.set_debug_name(name)
 
 
 def _drop_if_unused(value: Value) -> None:

@@ -96,9 +96,13 @@ def _key(node: Node, db: AliasDb) -> tuple[Any, ...] | None:
         return None
     if any(db.has_writers(v) for v in node.inputs()):
         return None
-    attributes = tuple(
-        (name, str(node.attribute_kind(name)), _hashable(node.attribute(name)))
-        for name in sorted(node.attributeNames())
+    attributes = (
+        tuple(
+            (name, str(node.attribute_kind(name)), _hashable(node.attribute(name)))
+            for name in sorted(node.attributeNames())
+        )
+        if node._attrs
+        else ()
     )
     return (
         kind,

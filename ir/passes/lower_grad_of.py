@@ -47,6 +47,7 @@ from __future__ import annotations
 from ..graph import Block, Graph
 from ..node import Node, Value
 from ..types import BoolType
+from .rewrite_helpers import take_over
 
 __all__ = ["lower_grad_of"]
 
@@ -89,11 +90,6 @@ def _lower(graph: Graph, grad_of: Node) -> Node:
         for _ in grad_of.outputs():
             else_block.register_output(zero.output())
     for old, new in zip(grad_of.outputs(), if_node.outputs(), strict=True):
-        new.set_type(old.type())
-        old.replace_all_uses_with(new)
-        if old.has_debug_name():
-            name = old.debugName()
-            old.set_debug_name(None)
-            new.set_debug_name(name)
+        take_over(old, new)
     grad_of.destroy()
     return if_node

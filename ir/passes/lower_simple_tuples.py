@@ -38,7 +38,8 @@ from __future__ import annotations
 
 from ..constants import constant_value
 from ..graph import Block, Graph
-from ..node import Node, Value
+from ..node import Node
+from .rewrite_helpers import take_over
 
 __all__ = ["lower_simple_tuples"]
 
@@ -89,7 +90,7 @@ def _forward(graph: Graph, reader: Node, emptied: list[Node]) -> bool:
         with graph.insert_point(reader):
             smaller = graph.insert_node(graph.create("prim::TupleConstruct", elements[bounds[0]:bounds[1]]))
         smaller.source_location = reader.source_location
-        _take_over(reader.output(), smaller.output())
+        take_over(reader.output(), smaller.output())
         emptied.append(smaller)
     emptied.extend(value.node for value in reader.inputs())
     reader.destroy()
@@ -109,16 +110,6 @@ def _slice_bounds(reader: Node, length: int) -> tuple[int, int] | None:
     if not 0 <= beg <= end <= length:
         return None
     return beg, end
-
-
-def _take_over(old: Value, new: Value) -> None:
-    """``new`` replaces ``old`` everywhere and inherits its type and name."""
-    new.set_type(old.type())
-    old.replace_all_uses_with(new)
-    if old.has_debug_name():
-        name = old.debugName()
-        old.set_debug_name(None)
-        new.set_debug_name(name)
 
 
 def _drop_unused(candidates: list[Node]) -> None:

@@ -1,6 +1,8 @@
 """Small helpers shared by the rewriting passes (peephole, loop unrolling,
-DecomposeOps, BatchMM): reading constants and tensor types, inserting typed
-nodes, and removing nodes a rewrite has left without users.
+DecomposeOps, BatchMM, CanonicalizeOps, LowerGradOf, LowerSimpleTuples):
+reading constants and tensor types, inserting typed nodes, handing a value's
+uses over to its replacement, and removing nodes a rewrite has left without
+users.
 
 They hold no pass logic of their own; each pass module documents its rules.
 """
@@ -32,6 +34,7 @@ __all__ = [
     "op_key",
     "plain_tensor",
     "replace_and_drop",
+    "take_over",
     "tensor_type",
 ]
 
@@ -136,6 +139,17 @@ def escapes_graph(db: AliasDb, graph: Graph, value: Value) -> bool:
     """May ``value`` share memory with a graph input or output (so the caller sees it)?"""
     boundary = graph.inputs() + graph.outputs()
     return value in boundary or any(db.may_alias(value, other) for other in boundary)
+
+
+def take_over(old: Value, new: Value) -> None:
+    """``new`` replaces ``old`` everywhere; it inherits ``old``'s type, and its
+    debug name unless it has one of its own (``%r`` stays ``%r``)."""
+    new.set_type(old.type())
+    old.replace_all_uses_with(new)
+    if old.has_debug_name() and not new.has_debug_name():
+        name = old.debugName()
+        old.set_debug_name(None)
+        new.set_debug_name(name)
 
 
 def replace_and_drop(old: Value, new: Value, db: AliasDb) -> None:

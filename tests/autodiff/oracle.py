@@ -44,12 +44,9 @@ def torch_gradient(text: str) -> Any:
 def reference_callable(text: str) -> Any:
     """The original graph as a torch function returning a tuple of its outputs."""
     graph = torch._C.parse_ir(text)
-    outputs = list(graph.outputs())
-    for _ in outputs:
-        graph.eraseOutput(0)
-    pack = graph.createTuple(outputs)
-    graph.appendNode(pack)
-    graph.registerOutput(pack.output())
+    # torch 2.13's Graph has no createTuple: this packs the outputs (one or
+    # several) into a prim::TupleConstruct that becomes the only output.
+    graph.makeMultiOutputIntoTuple()
     return torch._C._create_function_from_graph("reference", graph)
 
 

@@ -2,30 +2,53 @@
 
 ``check_op("aten::add.Tensor", [x, y, 2])`` builds a one-node graph (arrays
 become graph inputs typed with their dtype and shape, other arguments become
-constants, lists of arrays go through prim::ListConstruct), checks that the
-node resolves to that overload, runs it with ``run_graph`` and compares every
-output with ``torch.ops.aten.<name>.<overload>`` on the same arguments:
-values to ``rtol`` and dtypes and shapes exactly.
+constants, ``Typed`` ones with the IR type they name, lists of arrays go
+through prim::ListConstruct), checks that the node resolves to that
+overload, runs it with ``run_graph`` and compares every output with
+``torch.ops.aten.<name>.<overload>`` on the same arguments: values to
+``rtol`` and dtypes and shapes exactly.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from gradview.ir import Graph, ListType, TensorType, schemas_for
+from gradview.ir import Graph, ListType, TensorType, Type, schemas_for
 from gradview.kernels.dtypes import dtype_name
 from gradview.runtime import run_graph
 
-__all__ = ["check_op", "op_graph", "torch_call", "BACKEND"]
+__all__ = ["check_op", "op_graph", "torch_call", "random_array", "tensor_type", "Typed", "BACKEND"]
 
 # The backend check_op runs gradview on; tests/kernels/conftest.py switches it.
 BACKEND = "numpy"
 
 
-def _tensor_type(array: np.ndarray) -> TensorType:
+def random_array(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, low: int = -5, high: int = 6, scale: float = 1.0
+) -> np.ndarray:
+    """Seeded random values of ``dtype``: coin-flip bools, integers in
+    ``[low, high)``, normal floats times ``scale``."""
+    if np.dtype(dtype) == np.bool_:
+        return np.asarray(rng.random(shape) < 0.5)
+    if np.issubdtype(dtype, np.integer):
+        return np.asarray(rng.integers(low, high, shape), dtype=dtype)
+    return np.asarray(rng.standard_normal(shape) * scale, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A constant argument with an explicit IR type (a Device, a ScalarType)."""
+
+    value: Any
+    type: Type
+
+
+def tensor_type(array: np.ndarray) -> TensorType:
+    """The complete type of a graph input holding ``array`` (contiguous, on the CPU)."""
     return TensorType(dtype_name(array.dtype), tuple(array.shape), None, False, "cpu")
 
 
@@ -40,17 +63,19 @@ def op_graph(qualified: str, args: list[Any]) -> tuple[Graph, list[Any]]:
     for arg in args:
         if isinstance(arg, np.ndarray | np.generic):
             arg = np.asarray(arg)
-            values.append(graph.add_input(type_=_tensor_type(arg)))
+            values.append(graph.add_input(type_=tensor_type(arg)))
             inputs.append(arg)
         elif isinstance(arg, list | tuple) and arg and all(isinstance(a, np.ndarray) for a in arg):
             items = []
             for a in arg:
-                items.append(graph.add_input(type_=_tensor_type(a)))
+                items.append(graph.add_input(type_=tensor_type(a)))
                 inputs.append(a)
             node = graph.create("prim::ListConstruct", items)
             node.output().set_type(ListType(TensorType()))
             graph.insert_node(node)
             values.append(node.output())
+        elif isinstance(arg, Typed):
+            values.append(graph.insert_constant(arg.value, arg.type))
         else:
             values.append(graph.insert_constant(list(arg) if isinstance(arg, tuple) else arg))
     node = graph.create(name, values, 0)
@@ -68,6 +93,8 @@ def op_graph(qualified: str, args: list[Any]) -> tuple[Graph, list[Any]]:
 
 
 def _to_torch(arg: Any) -> Any:
+    if isinstance(arg, Typed):
+        return arg.value
     if isinstance(arg, np.ndarray | np.generic):
         return torch.from_numpy(np.array(arg))
     if isinstance(arg, list | tuple) and arg and all(isinstance(a, np.ndarray) for a in arg):

@@ -21,25 +21,20 @@ import pytest
 import torch
 
 from gradview.ir import (
-    BoolType,
-    FloatType,
     Graph,
     IntType,
     ListType,
-    NoneType,
     NumberType,
-    StringType,
-    TensorType,
     Type,
     parse_ir,
     schemas_for,
 )
+from gradview.ir.constants import type_of_constant
 from gradview.ir.passes.op_eval import kernel_key
-from gradview.kernels.dtypes import dtype_name
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle as oracle_module
-from .oracle import check_op, torch_call
+from .oracle import check_op, tensor_type, torch_call
 
 INF, NAN = math.inf, math.nan
 S = NumberType()  # TorchScript's Scalar
@@ -87,21 +82,14 @@ def assert_same(ours: Any, theirs: Any, where: str = "", rel: float = 1e-12) -> 
 
 # -- one-node graphs with typed inputs ------------------------------------------------
 def ir_type(value: Any) -> Type:
+    """The type of a graph input holding ``value``: an array is a tensor of its
+    dtype and shape, a list is typed by its first item (``int[]`` when empty),
+    anything else as ``prim::Constant`` would type it."""
     if isinstance(value, np.ndarray):
-        return TensorType(dtype_name(value.dtype), tuple(value.shape), None, False, "cpu")
-    if value is None:
-        return NoneType()
-    if isinstance(value, bool):
-        return BoolType()
-    if isinstance(value, int):
-        return IntType()
-    if isinstance(value, float):
-        return FloatType()
-    if isinstance(value, str):
-        return StringType()
+        return tensor_type(value)
     if isinstance(value, list):
         return ListType(ir_type(value[0]) if value else IntType())
-    raise TypeError(f"no IR type for {value!r}")
+    return type_of_constant(value)
 
 
 def node_graph(qualified: str, args: list[Any], types: list[Type] | None = None, n_outputs: int = 1) -> Graph:
@@ -219,8 +207,9 @@ def graph_key(qualified: str) -> str:
 
 
 def check_table(qualified: str, cases: list[Case]) -> None:
-    """Every case of ``qualified``'s table through ``check_case``; prims (keyed
-    by kind in gradview) get graph inputs typed by value."""
+    """Every case of ``qualified``'s table (which must have some) through
+    ``check_case``; prims (keyed by kind in gradview) get graph inputs typed by value."""
+    assert cases, f"{qualified}: no cases"
     key = graph_key(qualified)
     for case in cases:
         types = case.types

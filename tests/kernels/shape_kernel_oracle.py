@@ -1,27 +1,26 @@
 """Shared helpers for the shape and cast kernel tests (test_shapes.py, test_casts.py).
 
-``rand`` makes seeded random arrays; ``build`` makes a one-node graph of an
-aten overload (arrays become typed graph inputs, lists of arrays go through
-prim::ListConstruct, ``Typed`` constants keep their IR type); ``run`` and
-``call_kernel`` run on the backend the conftest chose; ``check`` compares a
-call with PyTorch's (values to 1e-6 relative, dtypes and shapes exactly).
+``rand`` makes seeded random arrays; ``build`` is the oracle's ``op_graph``
+(a one-node graph of an aten overload: arrays become typed graph inputs,
+lists of arrays go through prim::ListConstruct, ``Typed`` constants keep
+their IR type); ``run`` and ``call_kernel`` run on the backend the conftest
+chose; ``check`` compares a call with PyTorch's (values to 1e-6 relative,
+dtypes and shapes exactly).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from gradview.ir import Graph, ListType, TensorType, Type, schemas_for
+from gradview.ir import Graph, ListType, schemas_for
 from gradview.kernels import KERNELS, get_backend
-from gradview.kernels.dtypes import dtype_name
 from gradview.runtime import run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, torch_call
+from tests.kernels.oracle import Typed, check_op, op_graph, random_array, torch_call
 
 SEEDS = (0, 1, 2)
 F64, F32, I64, BOOL = "float64", "float32", "int64", "bool"
@@ -31,64 +30,14 @@ Case = tuple[str, str, Callable[[np.random.Generator], list[Any]]]
 
 
 def rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: str = F64) -> np.ndarray:
-    """Seeded random values of ``dtype``: normal floats, small signed ints, coin-flip bools."""
-    if dtype == BOOL:
-        return np.asarray(rng.random(shape) < 0.5)
-    if np.dtype(dtype).kind == "u":
-        return np.asarray(rng.integers(0, 10, shape), dtype=dtype)
-    if np.dtype(dtype).kind == "i":
-        return np.asarray(rng.integers(-9, 10, shape), dtype=dtype)
-    return np.asarray(rng.standard_normal(shape) * 4, dtype=dtype)
+    """Seeded random values of ``dtype``: normal floats times 4, small signed
+    ints (unsigned ones from 0), coin-flip bools."""
+    low, high = (0, 10) if np.dtype(dtype).kind == "u" else (-9, 10)
+    return random_array(rng, shape, dtype, low, high, scale=4.0)
 
 
-@dataclass(frozen=True)
-class Typed:
-    """A constant argument with an explicit IR type (a Device, a ScalarType)."""
-
-    value: Any
-    type: Type
-
-
-def _tensor_type(array: np.ndarray) -> TensorType:
-    return TensorType(dtype_name(array.dtype), tuple(array.shape), None, False, "cpu")
-
-
-def build(qualified: str, args: list[Any]) -> tuple[Graph, list[Any]]:
-    """A one-node graph of ``qualified`` on ``args`` (like the oracle's op_graph, plus Typed)."""
-    name, _, overload = qualified.partition(".")
-    schema = next(s for s in schemas_for(name) if s.overload_name == overload)
-    graph = Graph()
-    inputs: list[Any] = []
-    values = []
-    for arg in args:
-        if isinstance(arg, np.ndarray):
-            values.append(graph.add_input(type_=_tensor_type(arg)))
-            inputs.append(arg)
-        elif isinstance(arg, list) and arg and all(isinstance(a, np.ndarray) for a in arg):
-            items = []
-            for a in arg:
-                items.append(graph.add_input(type_=_tensor_type(a)))
-                inputs.append(a)
-            node = graph.create("prim::ListConstruct", items)
-            node.output().set_type(ListType(TensorType()))
-            graph.insert_node(node)
-            values.append(node.output())
-        elif isinstance(arg, Typed):
-            values.append(graph.insert_constant(arg.value, arg.type))
-        else:
-            values.append(graph.insert_constant(arg))
-    node = graph.create(name, values, 0)
-    for ret in schema.returns:
-        node.add_output(ret.type)
-    graph.insert_node(node)
-    resolved = node.maybe_schema()
-    assert resolved is not None and resolved.qualified_name == qualified, (
-        f"the node resolved to {resolved and resolved.qualified_name}, not {qualified}"
-    )
-    for out in node.outputs():
-        graph.register_output(out)
-    graph.lint()
-    return graph, inputs
+# A one-node graph of an aten overload on arguments (Typed constants keep their IR type).
+build = op_graph
 
 
 def run(graph: Graph, inputs: list[Any]) -> list[Any]:

@@ -14,7 +14,7 @@ from gradview.ir import Graph, node_summary, parse_ir
 from gradview.runtime import GraphRuntimeError
 from gradview.runtime import run_graph as _run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, op_graph
+from tests.kernels.oracle import check_op, op_graph, random_array
 
 SEEDS = range(6)
 
@@ -25,11 +25,7 @@ def run_graph(graph: Graph, inputs: list) -> list:
 
 
 def _rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: type) -> np.ndarray:
-    if dtype is np.bool_:
-        return np.asarray(rng.random(shape) < 0.5)
-    if np.issubdtype(dtype, np.integer):
-        return np.asarray(rng.integers(-5, 6, shape), dtype=dtype)
-    return np.asarray(rng.standard_normal(shape), dtype=dtype)
+    return random_array(rng, shape, dtype, -5, 6)
 
 
 def _target(rng: np.random.Generator, shape: tuple[int, ...]) -> list[int]:

@@ -21,7 +21,7 @@ from gradview.ir import parse_ir, schemas_for
 from gradview.kernels import KERNELS, KernelError, get_backend
 from gradview.runtime import GraphRuntimeError, run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, op_graph, torch_call
+from tests.kernels.oracle import check_op, op_graph, random_array, torch_call
 
 SEEDS = (0, 1, 2)
 F64, F32, I64, BOOL = "float64", "float32", "int64", "bool"
@@ -30,12 +30,8 @@ NAN = float("nan")
 
 
 def rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: str = F64) -> np.ndarray:
-    """Seeded random values of ``dtype``: normal floats, small signed ints, coin-flip bools."""
-    if dtype == BOOL:
-        return np.asarray(rng.random(shape) < 0.5)
-    if np.dtype(dtype).kind in "iu":
-        return np.asarray(rng.integers(-9, 10, shape), dtype=dtype)
-    return np.asarray(rng.standard_normal(shape) * 4, dtype=dtype)
+    """Seeded random values of ``dtype``: normal floats times 4, small signed ints, coin-flip bools."""
+    return random_array(rng, shape, dtype, -9, 10, scale=4.0)
 
 
 def with_nan(array: np.ndarray) -> np.ndarray:

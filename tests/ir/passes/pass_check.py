@@ -17,7 +17,7 @@ import numpy as np
 from gradview.ir import Graph, parse_ir
 from gradview.runtime import run_graph
 
-__all__ = ["check_pass", "assert_same_outputs", "kinds"]
+__all__ = ["check_pass", "assert_same_outputs", "assert_in_order", "kinds", "long_chain"]
 
 
 def assert_same_outputs(before: Sequence[Any], after: Sequence[Any]) -> None:
@@ -55,6 +55,27 @@ def check_pass(
     return transformed
 
 
+def assert_in_order(text: str, pieces: list[str]) -> None:
+    """FileCheck-like: each piece occurs in ``text`` after the previous one."""
+    position = 0
+    for piece in pieces:
+        found = text.find(piece, position)
+        assert found >= 0, f"{piece!r} not found after offset {position} in:\n{text}"
+        position = found + len(piece)
+
+
 def kinds(graph: Graph) -> list[str]:
     """Node kinds in program order, nested ones included."""
     return [node.kind() for node in graph.all_nodes()]
+
+
+def long_chain(input_type: str, value_type: str, length: int = 5000) -> str:
+    """IR text of a straight chain for scaling tests: ``%v1`` to ``%v<length>``
+    (typed ``value_type``) alternate ``aten::tanh`` and ``aten::add(v, v, 1)``
+    from the input ``%v0 : input_type``; the graph returns the last one."""
+    lines = [f"graph(%v0 : {input_type}):", "  %one : int = prim::Constant[value=1]()"]
+    for i in range(1, length + 1):
+        op = "aten::tanh(%v{0})" if i % 2 else "aten::add(%v{0}, %v{0}, %one)"
+        lines.append(f"  %v{i} : {value_type} = {op.format(i - 1)}")
+    lines.append(f"  return (%v{length})")
+    return "\n".join(lines)

@@ -29,16 +29,18 @@ def pair_inputs(count: int) -> list[np.ndarray]:
     return [m for _ in range(count) for m in (rand(3, 4), rand(4, 5))]
 
 
-# -- (a) tree reduction ------------------------------------------------------------------------
-def test_sum_of_two_products_becomes_one_product() -> None:
-    text = f"""graph({pairs(2)}):
+SUM_OF_TWO_PRODUCTS = f"""graph({pairs(2)}):
   %one : int = prim::Constant[value=1]()
   %m1 : Tensor = aten::mm(%a1, %b1)
   %m2 : Tensor = aten::mm(%a2, %b2)
   %s : Tensor = aten::add(%m1, %m2, %one)
   return (%s)
 """
-    graph = check_pass(batch_mm, text, pair_inputs(2), changes=True)
+
+
+# -- (a) tree reduction ------------------------------------------------------------------------
+def test_sum_of_two_products_becomes_one_product() -> None:
+    graph = check_pass(batch_mm, SUM_OF_TWO_PRODUCTS, pair_inputs(2), changes=True)
     assert ops(graph) == ["prim::ListConstruct", "aten::cat", "prim::ListConstruct", "aten::cat", "aten::mm"]
     left, right = (n for n in graph.nodes() if n.kind() == "aten::cat")
     assert str(left.output().type()) == "Double(3, 8)" and str(right.output().type()) == "Double(8, 5)"
@@ -120,14 +122,7 @@ def test_sums_that_are_not_trees_of_single_use_products_stay() -> None:
 
 
 def test_minimum_tree_size() -> None:
-    text = f"""graph({pairs(2)}):
-  %one : int = prim::Constant[value=1]()
-  %m1 : Tensor = aten::mm(%a1, %b1)
-  %m2 : Tensor = aten::mm(%a2, %b2)
-  %s : Tensor = aten::add(%m1, %m2, %one)
-  return (%s)
-"""
-    check_pass(lambda g: batch_mm(g, min_tree_leaves=4), text, pair_inputs(2), changes=False)
+    check_pass(lambda g: batch_mm(g, min_tree_leaves=4), SUM_OF_TWO_PRODUCTS, pair_inputs(2), changes=False)
 
 
 # -- (b) side batching ------------------------------------------------------------------------------

@@ -132,22 +132,24 @@ def _function_constant(graph: Graph, name: str, body: Graph) -> object:
     return node.output()
 
 
+def _return_call(graph: Graph, name: str, callee: Graph, arg: object) -> None:
+    """Make ``graph`` return ``name(arg)``: a prim::CallFunction of ``callee``
+    placed last, whose output replaces the graph's first output."""
+    fn = _function_constant(graph, name, callee)
+    call = graph.create("prim::CallFunction", [fn, arg])
+    call.insert_before(graph.return_node())
+    graph.block.replace_output(0, call.output())
+
+
 def test_recursive_functions_raise_a_clear_error() -> None:
     # even(x) calls odd(x), which calls even(x) again: built by hand, since
     # the bodies refer to each other.
     even = parse_ir("graph(%a : Tensor):\n  %r : Tensor = aten::relu(%a)\n  return (%r)\n")
     odd = parse_ir("graph(%a : Tensor):\n  %r : Tensor = aten::tanh(%a)\n  return (%r)\n")
     for body, callee, name in ((even, odd, "odd"), (odd, even, "even")):
-        fn = _function_constant(body, name, callee)
-        (node,) = [n for n in body.nodes() if n.kind().startswith("aten::")]
-        call = body.create("prim::CallFunction", [fn, node.output()])
-        call.insert_after(node)
-        body.block.replace_output(0, call.output())
+        _return_call(body, name, callee, body.outputs()[0])
     top = parse_ir("graph(%x : Tensor):\n  %y : Tensor = aten::exp(%x)\n  return (%y)\n")
-    fn = _function_constant(top, "even", even)
-    call = top.create("prim::CallFunction", [fn, top.inputs()[0]])
-    call.insert_before(top.return_node())
-    top.block.replace_output(0, call.output())
+    _return_call(top, "even", even, top.inputs()[0])
     top.lint()
     with pytest.raises(InlineError, match=r"function 'even' calls itself \('even' -> 'odd' -> 'even'\)"):
         inline(top)
@@ -157,15 +159,9 @@ def test_recursive_functions_raise_a_clear_error() -> None:
 
 def test_function_calling_itself_directly() -> None:
     body = parse_ir("graph(%a : Tensor):\n  %r : Tensor = aten::relu(%a)\n  return (%r)\n")
-    fn = _function_constant(body, "loop", body)
-    call = body.create("prim::CallFunction", [fn, body.outputs()[0]])
-    call.insert_before(body.return_node())
-    body.block.replace_output(0, call.output())
+    _return_call(body, "loop", body, body.outputs()[0])
     top = parse_ir("graph(%x : Tensor):\n  return (%x)\n")
-    fn = _function_constant(top, "loop", body)
-    call = top.create("prim::CallFunction", [fn, top.inputs()[0]])
-    call.insert_before(top.return_node())
-    top.block.replace_output(0, call.output())
+    _return_call(top, "loop", body, top.inputs()[0])
     with pytest.raises(InlineError, match=r"function 'loop' calls itself \('loop' -> 'loop'\)"):
         inline(top)
 

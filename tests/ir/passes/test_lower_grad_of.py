@@ -6,7 +6,7 @@ from gradview.ir import BoolType, parse_ir
 from gradview.ir.passes.lower_grad_of import lower_grad_of
 from gradview.runtime import run_graph
 
-from .pass_check import assert_same_outputs, check_pass, kinds
+from .pass_check import assert_in_order, assert_same_outputs, check_pass, kinds
 
 TWO_OUTPUTS = """graph(%g : Tensor, %x : Tensor, %y : Tensor):
   %dx : Tensor, %dy : Tensor = prim::GradOf[name="aten::mul"](%g)
@@ -22,15 +22,6 @@ TWO_OUTPUTS = """graph(%g : Tensor, %x : Tensor, %y : Tensor):
 def _inputs(defined_grad: bool) -> list:
     grad = np.linspace(-1.0, 2.0, 4) if defined_grad else None
     return [grad, np.linspace(0.5, 1.5, 4), np.linspace(-2.0, 1.0, 4)]
-
-
-def assert_in_order(text: str, pieces: list[str]) -> None:
-    """FileCheck-like: each piece occurs in ``text`` after the previous one."""
-    position = 0
-    for piece in pieces:
-        found = text.find(piece, position)
-        assert found >= 0, f"{piece!r} not found after offset {position} in:\n{text}"
-        position = found + len(piece)
 
 
 def test_grad_of_becomes_if_on_any_defined_gradient() -> None:

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from gradview.ir import TensorType, parse_ir
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
 
-from .pass_check import check_pass
+from .pass_check import check_pass, long_chain
 from .shape_oracle import (
     agrees_where_known,
     reset_copy,
@@ -379,12 +379,7 @@ def test_keeps_requires_grad_as_it_was():
 
 
 def test_a_long_chain_propagates():
-    lines = ["graph(%v0 : Float(8, 4, strides=[4, 1], device=cpu)):", "  %one : int = prim::Constant[value=1]()"]
-    for i in range(1, 5001):
-        op = "aten::tanh(%v{0})" if i % 2 else "aten::add(%v{0}, %v{0}, %one)"
-        lines.append(f"  %v{i} : Tensor = {op.format(i - 1)}")
-    lines.append("  return (%v5000)")
-    graph = parse_ir("\n".join(lines))
+    graph = parse_ir(long_chain("Float(8, 4, strides=[4, 1], device=cpu)", "Tensor"))
     assert propagate_input_shapes(graph) is True
     assert str(graph.outputs()[0].type()) == "Float(8, 4, strides=[4, 1], device=cpu)"
     assert all(isinstance(n.output().type(), TensorType) and n.output().type().is_complete()

@@ -10,7 +10,7 @@ from gradview.ir import TensorType, parse_ir
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
 from gradview.ir.passes.propagate_requires_grad import propagate_requires_grad
 
-from .pass_check import check_pass
+from .pass_check import check_pass, long_chain
 
 # -- against eager PyTorch: which results of a scripted function require grad ---------------------
 
@@ -201,13 +201,8 @@ def test_loop_reaches_a_fixpoint_and_if_takes_either_branch(flag):
 
 
 def test_a_long_chain_propagates():
-    lines = ["graph(%v0 : Float(8, strides=[1], requires_grad=1, device=cpu)):",
-             "  %one : int = prim::Constant[value=1]()"]
-    for i in range(1, 5001):
-        op = "aten::tanh(%v{0})" if i % 2 else "aten::add(%v{0}, %v{0}, %one)"
-        lines.append(f"  %v{i} : Float(8, strides=[1], device=cpu) = {op.format(i - 1)}")
-    lines.append("  return (%v5000)")
-    graph = parse_ir("\n".join(lines))
+    text = long_chain("Float(8, strides=[1], requires_grad=1, device=cpu)", "Float(8, strides=[1], device=cpu)")
+    graph = parse_ir(text)
     assert propagate_requires_grad(graph) is True
     assert all(n.output().type().requires_grad for n in graph.nodes() if n.kind() != "prim::Constant")
 

@@ -1,0 +1,99 @@
+"""InlineAutodiffSubgraphs: paste small DifferentiableGraphs back into the graph.
+
+After the executor has differentiated each ``prim::DifferentiableGraph``, a
+group only pays off if it is big enough: running it means packing its inputs
+into one autograd function, and for a handful of ops plain autograd (one
+node per op, recorded as the ops run) is cheaper. So groups whose subgraph
+has fewer than ``threshold`` nodes (TorchScript's
+``autodiffSubgraphInlineThreshold``, 5; nested nodes and constants count)
+are pasted back in place of their node::
+
+    %y = prim::DifferentiableGraph_0(%x)             %t = aten::sin(%x)
+    with prim::DifferentiableGraph_0 = graph(%x):  ==> %y = aten::cos(%t)
+      %t = aten::sin(%x)
+      %y = aten::cos(%t)
+
+A group is kept if any of its nodes could not run under autograd (fusion
+groups, type checks, ops outside ``aten::``/``prim::``). Before pasting, the
+requires_grad flags inside the subgraph are forgotten: the subgraph ran with
+its inputs detached, so its profiles saw requires_grad=False, which is no
+longer true once its ops run in the open. Dead code is removed at the end.
+"""
+
+from __future__ import annotations
+
+from gradview.ir import Block, Graph, Node, TensorType, Value
+from gradview.ir.graph import walk_blocks
+from gradview.ir.passes import eliminate_dead_code
+
+from .create_autodiff_subgraphs import DIFFERENTIABLE_GRAPH
+from .subgraph_utils import get_subgraph, unmerge_subgraph
+
+__all__ = ["inline_autodiff_subgraphs", "can_run_with_autograd", "DEFAULT_INLINE_THRESHOLD"]
+
+DEFAULT_INLINE_THRESHOLD = 5
+
+# Kinds that autograd cannot run: fused kernels and the guards in front of them.
+_NOT_AUTOGRAD = frozenset({
+    "prim::FusionGroup", "prim::CudaFusionGroup", "prim::TypeCheck", "prim::TensorExprGroup",
+    "prim::CudaFusionGuard", "prim::oneDNNFusionGroup", "prim::oneDNNFusionGuard",
+})
+
+
+def inline_autodiff_subgraphs(graph: Graph, threshold: int = DEFAULT_INLINE_THRESHOLD) -> bool:
+    """Paste back every DifferentiableGraph (nested blocks included) whose
+    subgraph has fewer than ``threshold`` nodes; True if the graph changed."""
+    changed = _inline_block(graph.block, threshold)
+    return eliminate_dead_code(graph) or changed
+
+
+def _inline_block(block: Block, threshold: int) -> bool:
+    changed = False
+    # nodes() looks up the next node before yielding: pasted nodes land
+    # before the current one and are not visited again.
+    for node in block.nodes():
+        for sub in node.blocks():
+            changed |= _inline_block(sub, threshold)
+        if node.kind() != DIFFERENTIABLE_GRAPH:
+            continue
+        subgraph = get_subgraph(node)
+        if block_size(subgraph.block) >= threshold:
+            continue
+        if not all(can_run_with_autograd(inner) for inner in subgraph.nodes()):
+            continue
+        forget_requires_grad(subgraph)
+        unmerge_subgraph(node)
+        changed = True
+    return changed
+
+
+def block_size(block: Block) -> int:
+    """Nodes in ``block``, those in nested blocks included."""
+    return sum(1 for _ in walk_blocks([block]))
+
+
+def can_run_with_autograd(node: Node) -> bool:
+    """aten and prim ops run under autograd; fusion groups and guards do not."""
+    kind = node.kind()
+    if kind in _NOT_AUTOGRAD or not kind.startswith(("aten::", "prim::")):
+        return False
+    return all(can_run_with_autograd(inner) for inner in node.walk())
+
+
+def forget_requires_grad(graph: Graph) -> None:
+    """Mark every tensor the subgraph reads, and every profile, as "may require grad"."""
+
+    def forget(value: Value) -> None:
+        type_ = value.type()
+        if isinstance(type_, TensorType):
+            value.set_type(type_.with_requires_grad(None))
+
+    for value in graph.inputs():
+        forget(value)
+    for node in graph.all_nodes():
+        for value in node.inputs():
+            forget(value)
+        if node.kind() == "prim::profile" and node.hasAttribute("profiled_type"):
+            profiled = node.ty("profiled_type")
+            if isinstance(profiled, TensorType):
+                node.ty_("profiled_type", profiled.with_requires_grad(None))

@@ -1,0 +1,181 @@
+"""Tensor factories: zeros, ones, full, arange, rand_like and randn_like.
+
+``dtype`` arguments are TorchScript ScalarType numbers; ``None`` follows
+PyTorch's inference: ``zeros``/``ones`` give the default float (float32),
+``full`` takes its fill value's kind (bool -> bool, int -> int64, float ->
+float32) and ``arange`` gives int64 when start, end and step are all ints and
+float32 otherwise. Layout, device and pin_memory arguments are accepted and
+ignored: arrays live on the backend that runs the graph (NumPy or CuPy).
+
+``arange`` follows PyTorch's CPU kernel: element ``i`` is ``start + i * step``
+computed in int64 for integer dtypes (with start and step truncated to
+integers) and in float64 for floating ones, then rounded to the dtype. An
+int64 result also checks and counts ``ceil((end - start) / step)`` with the
+truncated numbers (``arange(0.5, 5, 1.7, dtype=int64)`` is ``[0, 1, 2, 3,
+4]``); every other dtype counts with the numbers as given, in double
+precision (``arange(0.5, 5, 1.7, dtype=int32)`` is ``[0, 1, 2]``).
+
+``rand_like`` and ``randn_like`` draw from ``xp.random``'s global generator
+(NumPy's or CuPy's; there are no Generator overloads in gradview's schema
+list), so their values never match PyTorch's, only their shape and dtype.
+Both need a floating result dtype, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype, to_dtype
+from .registry import KernelError, register
+
+__all__: list[str] = []
+
+_LONG = to_dtype("Long")
+_BOOL = to_dtype("Bool")
+
+
+def _size(op: str, size: Any) -> tuple[int, ...]:
+    sizes = [size] if isinstance(size, int) else list(size)
+    shape = tuple(int(s) for s in sizes)
+    for index, s in enumerate(shape):
+        if s < 0:
+            raise KernelError(f"{op}: cannot create a tensor with negative dimension {s} (at index {index} of {list(shape)})")
+    return shape
+
+
+def _number(op: str, name: str, value: Any) -> Any:
+    """A Scalar argument as a Python number (a 0-d array, from a traced graph, too)."""
+    if hasattr(value, "shape"):
+        if value.ndim != 0:
+            raise KernelError(f"{op}: {name} must be a number, got a tensor of shape {list(value.shape)}")
+        value = value.item()
+    if isinstance(value, bool | int | float):
+        return value
+    raise KernelError(f"{op}: {name} must be a real number, got {type(value).__name__} {value!r}")
+
+
+# -- zeros, ones, full -------------------------------------------------------------------
+@register("aten::zeros")
+def zeros(
+    xp: Any, size: Sequence[int], dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    out = DEFAULT_FLOAT if dtype is None else to_dtype(dtype)
+    return xp.zeros(_size("zeros", size), dtype=out)
+
+
+@register("aten::ones")
+def ones(
+    xp: Any, size: Sequence[int], dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    out = DEFAULT_FLOAT if dtype is None else to_dtype(dtype)
+    return xp.ones(_size("ones", size), dtype=out)
+
+
+@register("aten::full")
+def full(
+    xp: Any, size: Sequence[int], fill_value: Any, dtype: int | None = None, layout: Any = None,
+    device: Any = None, pin_memory: Any = None,
+) -> Any:
+    value = _number("full", "fill_value", fill_value)
+    out = result_dtype(value) if dtype is None else to_dtype(dtype)
+    # Through a 0-d array: the cast wraps like C++'s (NumPy refuses -1 as uint8 otherwise).
+    result = xp.empty(_size("full", size), dtype=out)
+    result[...] = xp.asarray(value).astype(out)
+    return result
+
+
+# -- arange -------------------------------------------------------------------------------
+@register("aten::arange")
+def arange(
+    xp: Any, end: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    return _arange(xp, 0, end, 1, dtype)
+
+
+@register("aten::arange.start")
+def arange_start(
+    xp: Any, start: Any, end: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    return _arange(xp, start, end, 1, dtype)
+
+
+@register("aten::arange.start_step")
+def arange_start_step(
+    xp: Any, start: Any, end: Any, step: Any = 1, dtype: int | None = None, layout: Any = None,
+    device: Any = None, pin_memory: Any = None,
+) -> Any:
+    return _arange(xp, start, end, step, dtype)
+
+
+def _arange(xp: Any, start: Any, end: Any, step: Any, dtype: int | None) -> Any:
+    numbers = [_number("arange", n, v) for n, v in (("start", start), ("end", end), ("step", step))]
+    if dtype is not None:
+        out = to_dtype(dtype)
+    elif all(isinstance(v, int) for v in numbers):
+        out = _LONG
+    else:
+        out = DEFAULT_FLOAT
+    if out == _BOOL or not (is_integral(out) or is_floating(out)) or out.kind == "c":
+        raise KernelError(f"arange: dtype {out} is not supported (PyTorch refuses bool and complex too)")
+    if not all(math.isfinite(v) for v in numbers):
+        raise KernelError(f"arange: unsupported range {numbers[0]} -> {numbers[1]} with step {numbers[2]}")
+    # Values are start + i * step in PyTorch's CPU accumulate type: int64 for
+    # integer dtypes (start and step truncated), float64 for floating ones.
+    acc = _LONG if is_integral(out) else xp.float64
+    lo, st = (int(v) if is_integral(out) else float(v) for v in (numbers[0], numbers[2]))
+    if out == _LONG:
+        # int64 checks and counts with the truncated bounds, in integer arithmetic.
+        hi = int(numbers[1])
+        _check_range(lo, hi, st)
+        sign = 1 if st > 0 else -1
+        count = (hi - lo + st - sign) // st
+    else:
+        # Every other dtype checks and counts with the numbers as given, in double.
+        a, b, c = (float(v) for v in numbers)
+        _check_range(a, b, c)
+        count = math.ceil((b - a) / c)
+    return (xp.arange(count, dtype=acc) * st + lo).astype(out, copy=False)
+
+
+def _check_range(lo: float, hi: float, step: float) -> None:
+    if step == 0:
+        raise KernelError("arange: step must be nonzero")
+    if (step > 0 and hi < lo) or (step < 0 and hi > lo):
+        raise KernelError(
+            f"arange: upper bound and lower bound inconsistent with step sign (start {lo}, end {hi}, step {step})"
+        )
+
+
+# -- random ---------------------------------------------------------------------------------
+def _random_dtype(op: str, self: Any, dtype: int | None) -> Any:
+    out = self.dtype if dtype is None else to_dtype(dtype)
+    if not is_floating(out) or out.kind == "c":
+        raise KernelError(f"{op}: needs a floating-point result dtype, got {out} (pass a floating dtype)")
+    return out
+
+
+@register("aten::rand_like")
+def rand_like(
+    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    """Uniform on [0, 1): values rounding up to 1 in a narrower dtype are clamped below it."""
+    out = _random_dtype("rand_like", self, dtype)
+    values = xp.asarray(xp.random.random(self.shape)).astype(out)
+    below_one = xp.nextafter(xp.ones((), dtype=out), xp.zeros((), dtype=out))
+    return xp.minimum(values, below_one).astype(out, copy=False)
+
+
+@register("aten::randn_like")
+def randn_like(
+    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    out = _random_dtype("randn_like", self, dtype)
+    return xp.asarray(xp.random.standard_normal(self.shape)).astype(out)

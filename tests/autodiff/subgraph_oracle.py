@@ -1,0 +1,132 @@
+"""torch as the oracle for create_autodiff_subgraphs.
+
+* :func:`torch_partition` runs ``torch._C._jit_pass_create_autodiff_subgraphs``
+  on the same IR text and :func:`partition` reads either graph the same way:
+  each DifferentiableGraph as the sorted kinds of its subgraph's nodes, and
+  the sorted kinds left outside (nested blocks included). ``prim::Constant``
+  is left out of both: the pass copies constants into every group that reads
+  them, and merging one group into another leaves dead copies behind whose
+  number depends on the order of merges, not on the partition.
+* :func:`torch_differentiable` asks torch whether it would put one node in a
+  DifferentiableGraph: the node alone, fed by graph inputs (constants copied),
+  each tensor output followed by ``aten::neg`` so no output aliases an input,
+  sliced with threshold 1. Passing it to create_autodiff_subgraphs checks the
+  slicing itself against torch's, whatever gradient formulas gradview has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from gradview.autodiff import is_differentiable
+from gradview.autodiff.create_autodiff_subgraphs import VIEW_OPS
+from gradview.ir import Graph, Node, TensorType
+
+__all__ = [
+    "Partition", "partition", "torch_partition", "torch_text", "torch_differentiable",
+    "disagreements", "require_grad_inputs",
+]
+
+DG = "prim::DifferentiableGraph"
+
+
+@dataclass(frozen=True)
+class Partition:
+    groups: tuple[tuple[str, ...], ...]  # sorted kinds per subgraph, groups sorted
+    outside: tuple[str, ...]  # sorted kinds outside any subgraph
+
+    def __str__(self) -> str:
+        groups = "\n".join("  group: " + " ".join(g) for g in self.groups)
+        return f"{groups}\n  outside: {' '.join(self.outside)}"
+
+
+def partition(nodes: Iterable[Any]) -> Partition:
+    """Read a partition from gradview or torch nodes (same method names)."""
+    groups: list[tuple[str, ...]] = []
+    outside: list[str] = []
+    stack = [iter(list(nodes))]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        kind = node.kind()
+        if kind == DG:
+            sub = node.g("Subgraph")
+            groups.append(tuple(sorted(n.kind() for n in sub.nodes() if n.kind() != "prim::Constant")))
+        elif kind != "prim::Constant":
+            outside.append(kind)
+        for block in node.blocks():
+            stack.append(iter(list(block.nodes())))
+    return Partition(tuple(sorted(groups)), tuple(sorted(outside)))
+
+
+def torch_text(text: str) -> str:
+    """gradview writes nodes without outputs as ``  = prim::Print(...)``; torch's parser wants no ``=``."""
+    return re.sub(r"^( *) = ", r"\1", text, flags=re.MULTILINE)
+
+
+def require_grad_inputs(text: str) -> str:
+    """Type every plain ``Tensor`` graph input as requiring grad."""
+    head, sep, body = text.partition("):\n")
+    return head.replace(" : Tensor", " : Tensor(requires_grad=1)") + sep + body
+
+
+def torch_partition(text: str, threshold: int) -> tuple[Any, Partition]:
+    graph = torch._C.parse_ir(torch_text(text))
+    torch._C._jit_pass_create_autodiff_subgraphs(graph, threshold)
+    return graph, partition(graph.nodes())
+
+
+_VERDICTS: dict[str, bool] = {}
+
+
+def _probe_text(node: Node) -> str:
+    """``node`` alone in a graph, its tensor outputs negated."""
+    graph = Graph()
+    mapping = {}
+    for value in node.inputs():
+        if value in mapping:
+            continue
+        if value.node.kind() == "prim::Constant":
+            constant = graph.append_node(graph.create_clone(value.node, lambda v: v))
+            mapping[value] = constant.output()
+        else:
+            mapping[value] = graph.add_input(type_=value.type())
+    clone = graph.append_node(graph.create_clone(node, mapping.__getitem__))
+    for out in clone.outputs():
+        if isinstance(out.type(), TensorType):
+            neg = graph.append_node(graph.create("aten::neg", [out]))
+            graph.register_output(neg.output())
+        else:
+            graph.register_output(out)
+    return str(graph)
+
+
+def torch_differentiable(node: Node) -> bool:
+    """Would torch's slicer consider ``node`` differentiable (isDifferentiable)?"""
+    if node.blocks() or node.kind() in (DG, "prim::Constant"):
+        return False
+    text = _probe_text(node)
+    verdict = _VERDICTS.get(text)
+    if verdict is None:
+        _, found = torch_partition(text, 1)
+        verdict = _VERDICTS[text] = any(node.kind() in group for group in found.groups)
+    return verdict
+
+
+def disagreements(graph: Graph) -> list[str]:
+    """Kinds (views and constants aside) gradview and torch judge differently."""
+    differ = set()
+    for node in graph.all_nodes():
+        if node.kind() in VIEW_OPS or node.kind() == "prim::Constant" or node.blocks():
+            continue
+        if is_differentiable(node) != torch_differentiable(node):
+            mark = "gradview only" if is_differentiable(node) else "torch only"
+            differ.add(f"{node.kind()} ({mark})")
+    return sorted(differ)
