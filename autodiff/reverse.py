@@ -133,10 +133,6 @@ def _gradient_of(graph: Graph, node: Node, block: Block, output_grads: list[Valu
         return [output_grads[0], output_grads[0]]
     if kind == "prim::profile":
         return [output_grads[0]]
-    if kind == "prim::ConstantChunk":
-        with graph.insert_point(block):
-            pieces = emit.op("prim::ListConstruct", *output_grads, types=[_tensor_list()])
-            return [emit.op("aten::cat", pieces, node.i("dim"))]
     formula = formula_for(node)
     if formula is None:
         raise DifferentiationError(f"no gradient formula for {kind}")
@@ -155,9 +151,3 @@ def _gradient_of(graph: Graph, node: Node, block: Block, output_grads: list[Valu
 def _must_be_none(value: Value) -> bool:
     node = value.node
     return node.kind() == "prim::Constant" and "value" not in node.attributeNames() and str(value.type()) == "NoneType"
-
-
-def _tensor_list() -> object:
-    from gradview.ir import ListType
-
-    return ListType(TensorType())

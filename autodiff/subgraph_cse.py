@@ -31,7 +31,6 @@ from typing import Any
 
 from gradview.ir import Block, Graph, Node, Value
 from gradview.ir.attributes import AttributeKind, TensorConstant, format_attribute
-from gradview.ir.passes.alias_db import is_mutable_type
 from gradview.ir.passes.common_subexpression_elimination import is_nondeterministic
 
 from .subgraph_utils import PROFILE_KINDS, SlicingAliasDb
@@ -89,26 +88,14 @@ class _Eliminator:
         return changed
 
     def _may_alias_any(self, values: list[Value], others: list[Value]) -> bool:
-        wild = self.db.wildcard_sets()
-        roots = {self.db.alias_set(v) for v in others}
-        for value in values:
-            if value in others:
-                return True
-            root = self.db.alias_set(value)
-            if root in roots or (root in wild and roots & wild):
-                return True
-        return False
+        return any(self.db.may_alias(v, o) for v in values for o in others)
 
     def _reaches_outputs(self, values: list[Value]) -> bool:
-        return self._may_alias_any(_mutable(values), _mutable(self.graph.outputs()))
+        """May a graph output be (or share memory with) one of ``values``?"""
+        return self._may_alias_any(values, self.graph.outputs())
 
     def _escapes(self, values: list[Value]) -> bool:
-        mutable = _mutable(values)
-        return self._reaches_outputs(values) or self._may_alias_any(mutable, _mutable(self.graph.inputs()))
-
-
-def _mutable(values: list[Value]) -> list[Value]:
-    return [v for v in values if is_mutable_type(v.type())]
+        return self._reaches_outputs(values) or self._may_alias_any(values, self.graph.inputs())
 
 
 def _replace(node: Node, existing: Node) -> None:

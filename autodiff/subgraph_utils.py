@@ -59,10 +59,17 @@ class SlicingAliasDb(AliasDb):
       output aliases it), so they can join a differentiable graph;
     * ``prim::Print`` and friends only read their inputs (gradview's AliasDb
       knows no schema for them and assumes they write);
-    * graph inputs, and values gradview marks as "may alias anything", count
-      as one shared set when asking whether two values may alias
-      (TorchScript's wildcards).
+    * graph inputs may alias each other, and anything gradview marks as "may
+      alias anything" (TorchScript's wildcards): two tensor arguments may be
+      the same tensor at run time, so an in-place write to one blocks moving
+      a reader of the other across it.
     """
+
+    def __init__(self, graph: Graph) -> None:
+        super().__init__(graph)
+        for value in graph.inputs():
+            if is_mutable_type(value.type()):
+                self._to_wildcard(value)
 
     def _analyze(self, node: Node) -> None:
         kind = node.kind()
@@ -87,26 +94,7 @@ class SlicingAliasDb(AliasDb):
         if is_mutable_type(source.type()) and is_mutable_type(target.type()):
             self._union(target, source)
 
-    def wildcard_sets(self) -> set[Value]:
-        """Alias-set representatives that may alias any other wildcard."""
-        roots = {self._find(v) for v in self.graph.inputs() if is_mutable_type(v.type())}
-        if self._wildcard is not None:
-            roots.add(self._find(self._wildcard))
-        return roots
 
-
-class _Aliases:
-    """May-alias questions about one subgraph, graph inputs being wildcards."""
-
-    def __init__(self, graph: Graph) -> None:
-        self.db = SlicingAliasDb(graph)
-        self.wild = self.db.wildcard_sets()
-
-    def may_alias(self, a: Value, b: Value) -> bool:
-        if not (is_mutable_type(a.type()) and is_mutable_type(b.type())):
-            return False
-        ra, rb = self.db.alias_set(a), self.db.alias_set(b)
-        return ra is rb or (ra in self.wild and rb in self.wild)
 
 
 def has_subgraph(node: Node) -> bool:
@@ -329,7 +317,7 @@ def unmerge_aliased_outputs(group: Node) -> bool:
     if len(group.outputs()) < 2:
         return False
     sub = get_subgraph(group)
-    aliases = _Aliases(sub)
+    aliases = SlicingAliasDb(sub)
     sets: list[list[Value]] = []
     for out in sub.outputs():
         grouped = False
@@ -348,7 +336,7 @@ def unmerge_aliased_outputs(group: Node) -> bool:
 def unmerge_outputs_aliasing_inputs(group: Node) -> bool:
     """Push out the nodes behind group outputs that may alias a group input."""
     sub = get_subgraph(group)
-    aliases = _Aliases(sub)
+    aliases = SlicingAliasDb(sub)
     starts = [
         out.node for out in sub.outputs()
         if any(aliases.may_alias(out, param) for param in sub.inputs())

@@ -68,10 +68,14 @@ def select_backward(xp: Any, grad_output: Any, input_sizes: Sequence[int], dim: 
     axis = wrap_dim("select_backward", dim, len(shape), scalar_ok=False)
     length = shape[axis]
     if not -length <= index < length:
-        raise KernelError(f"select_backward: index {index} is out of range for dim {axis} of size {length}")
+        raise KernelError(
+            f"select_backward: index {index} is out of range for dim {axis} of size {length}"
+        )
     expected = shape[:axis] + shape[axis + 1:]
     if list(grad_output.shape) != expected:
-        raise KernelError(f"select_backward: grad_output has shape {list(grad_output.shape)}, expected {expected}")
+        raise KernelError(
+            f"select_backward: grad_output has shape {list(grad_output.shape)}, expected {expected}"
+        )
     out = xp.zeros(shape, dtype=grad_output.dtype)
     out[_index(axis, index % length)] = grad_output
     return out
@@ -94,13 +98,17 @@ def slice_backward(
     out = xp.zeros(shape, dtype=grad_output.dtype)
     expected = list(out[region].shape)
     if list(grad_output.shape) != expected:
-        raise KernelError(f"slice_backward: grad_output has shape {list(grad_output.shape)}, expected {expected}")
+        raise KernelError(
+            f"slice_backward: grad_output has shape {list(grad_output.shape)}, expected {expected}"
+        )
     out[region] = grad_output
     return out
 
 
 # -- pieces back into one tensor --------------------------------------------------------
-def _join(xp: Any, op: str, grads: Sequence[Any], lengths: Sequence[int], dim: int, sizes: Sequence[int]) -> Any:
+def _join(
+    xp: Any, op: str, grads: Sequence[Any], lengths: Sequence[int], dim: int, sizes: Sequence[int]
+) -> Any:
     """Concatenate ``grads`` along ``dim``, an undefined one as zeros of its piece's size."""
     grads = list(grads)
     shape = _sizes(op, sizes)
@@ -118,7 +126,9 @@ def _join(xp: Any, op: str, grads: Sequence[Any], lengths: Sequence[int], dim: i
         if grad is None:
             parts.append(xp.zeros(piece, dtype=dtype))
         elif list(grad.shape) != piece:
-            raise KernelError(f"{op}: a piece's gradient has shape {list(grad.shape)}, expected {piece}")
+            raise KernelError(
+                f"{op}: a piece's gradient has shape {list(grad.shape)}, expected {piece}"
+            )
         else:
             parts.append(grad.astype(dtype, copy=False))
     return xp.concatenate(parts, axis=axis)

@@ -89,7 +89,7 @@ def tuple_unpack(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resul
     return [emit.op("prim::TupleConstruct", *grads, types=[packed_type])]
 
 
-# -- joining: cat and stack ------------------------------------------------------------------------
+# -- joining: cat and stack --------------------------------------------------------------------
 def _cat_lengths(emit: Emitter, node: Node) -> Saved:
     """Each input's length along ``dim``: a constant when every input type fixes it."""
     tensors = node.inputs()[0]
@@ -113,7 +113,7 @@ def stack(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return grad_list(node, emit.op("aten::unbind", grads[0], _dim(node, 1)))
 
 
-# -- splitting: chunk, split, unbind -----------------------------------------------------------------
+# -- splitting: chunk, split, unbind -----------------------------------------------------------
 def _save_self_size(emit: Emitter, node: Node) -> Saved:
     return {"self_size": size_of(emit, node.inputs()[0])}
 

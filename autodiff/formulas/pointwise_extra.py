@@ -92,10 +92,12 @@ def pow_tensor_tensor(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
     if self_.requires_grad():
         power = emit.op("aten::pow", self_, emit.op("aten::sub", exponent, 1))
         scaled = emit.op("aten::mul", emit.op("aten::mul", g, exponent), power)
-        grad_self = _sum_to(emit, saved, "self_size", where_zero(emit, emit.op("aten::eq", exponent, 0.0), scaled, False))
+        flat = emit.op("aten::eq", exponent, 0.0)  # x^0 is constant: no gradient, even at x = 0
+        grad_self = _sum_to(emit, saved, "self_size", where_zero(emit, flat, scaled, keep=False))
     if exponent.requires_grad():
         # Recomputing x^y costs one op and captures nothing new (x and y are captured anyway).
-        grown = emit.op("aten::mul", emit.op("aten::mul", g, emit.op("aten::pow", self_, exponent)), emit.op("aten::log", self_))
+        result = emit.op("aten::pow", self_, exponent)
+        grown = emit.op("aten::mul", emit.op("aten::mul", g, result), emit.op("aten::log", self_))
         grad_exponent = _sum_to(emit, saved, "exponent_size", grown)
     return [grad_self, grad_exponent]
 
@@ -192,8 +194,11 @@ formula("aten::clamp_max.Tensor", forward=_sizes("self_size", "bound_size"))(_cl
 def where_self(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     (g,) = grads
     cond, self_, other = node.inputs()
-    grad_self = _sum_to(emit, saved, "self_size", where_zero(emit, cond, g)) if self_.requires_grad() else None
-    grad_other = _sum_to(emit, saved, "other_size", where_zero(emit, cond, g, False)) if other.requires_grad() else None
+    grad_self = grad_other = None
+    if self_.requires_grad():
+        grad_self = _sum_to(emit, saved, "self_size", where_zero(emit, cond, g))
+    if other.requires_grad():
+        grad_other = _sum_to(emit, saved, "other_size", where_zero(emit, cond, g, keep=False))
     return [None, grad_self, grad_other]
 
 
@@ -204,7 +209,13 @@ def where_scalar_other(emit: Emitter, node: Node, saved: Saved, grads: Grads) ->
 
 @formula("aten::where.ScalarSelf", forward=_sizes("", "", "other_size"))
 def where_scalar_self(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    return [None, None, _sum_to(emit, saved, "other_size", where_zero(emit, node.inputs()[0], grads[0], False))]
+    grad_other = where_zero(emit, node.inputs()[0], grads[0], keep=False)
+    return [None, None, _sum_to(emit, saved, "other_size", grad_other)]
+
+
+@formula("aten::where.Scalar")
+def where_scalar(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return grad_list(node)  # only the condition is a tensor, and it gets no gradient
 
 
 def _extremum(loses_self: str, loses_other: str):  # noqa: ANN202 - a backward factory

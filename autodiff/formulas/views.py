@@ -57,7 +57,7 @@ def expand(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return grad_list(node, emit.sum_to(grads[0], saved["self_size"]))
 
 
-# -- dim moves -----------------------------------------------------------------------------------
+# -- dim moves ---------------------------------------------------------------------------------
 @formula("aten::unsqueeze")
 def unsqueeze(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return [emit.op("aten::squeeze", grads[0], node.inputs()[1]), None]
@@ -93,7 +93,7 @@ def permute(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return [emit.op("aten::permute", grads[0], inverse), None]
 
 
-# -- reads of a part ----------------------------------------------------------------------------
+# -- reads of a part ---------------------------------------------------------------------------
 @formula("aten::select.int", forward=_save_self_size)
 def select(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     _, dim, index = node.inputs()
@@ -128,7 +128,7 @@ def slice_(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return grad_list(node, grad)
 
 
-# -- copies -----------------------------------------------------------------------------------------
+# -- copies ------------------------------------------------------------------------------------
 @formula("aten::contiguous", "aten::clone")
 def copy(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return grad_list(node, grads[0])

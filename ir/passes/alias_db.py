@@ -349,8 +349,8 @@ class _Group:
 
     def add(self, node: Node) -> None:
         self.members.append(node)
+        self.inputs.update(_consumed(node))
         for inner in [node, *node.walk()]:
-            self.inputs.update(inner.inputs())
             self.outputs.update(inner.outputs())
         self.reads |= self.db.reads(node)
         self.writes |= self.db.writes(node)
@@ -361,7 +361,7 @@ class _Group:
 
     def is_used_by(self, other: Node) -> bool:
         """Does ``other`` (or a node inside it) consume a value the group defines?"""
-        return any(v in self.outputs for inner in [other, *other.walk()] for v in inner.inputs())
+        return any(v in self.outputs for v in _consumed(other))
 
     def conflicts(self, other: Node) -> bool:
         writes = self.db.writes(other)
@@ -371,3 +371,20 @@ class _Group:
 
     def nodes_in_order(self) -> list[Node]:
         return sorted(self.members, key=lambda n: n.topo_position)
+
+
+def _consumed(node: Node) -> list[Value]:
+    """Values ``node`` reads: its inputs and, inside its blocks, the inputs of
+    nested nodes and the values the blocks return (an ``if`` returning ``%v``
+    from a branch uses ``%v`` as surely as a node taking it as input)."""
+    if not node._blocks:
+        return node._inputs
+    consumed = list(node._inputs)
+    for inner in node.walk():
+        consumed.extend(inner._inputs)
+    stack = list(node._blocks)
+    while stack:
+        block = stack.pop()
+        consumed.extend(block.return_node._inputs)
+        stack.extend(b for inner in block.nodes() for b in inner._blocks)
+    return consumed

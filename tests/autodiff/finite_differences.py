@@ -43,7 +43,8 @@ def numerical_vjp(
 
     def phi(values: list[Any]) -> float:
         outputs = run(values)
-        return sum(float(np.sum(p * np.asarray(o))) for p, o in zip(projections, outputs, strict=True) if p is not None)
+        pairs = zip(projections, outputs, strict=True)
+        return sum(float(np.sum(p * np.asarray(o))) for p, o in pairs if p is not None)
 
     x = np.asarray(inputs[index])
     numeric = np.zeros_like(x, dtype=np.float64)
@@ -79,7 +80,9 @@ def check_finite_differences(
 
     rng = np.random.default_rng(seed + 2000)
     outputs = run(inputs)
-    projections = [rng.standard_normal(np.shape(o)) if _is_float_array(np.asarray(o)) else None for o in outputs]
+    projections = [
+        rng.standard_normal(np.shape(o)) if _is_float_array(np.asarray(o)) else None for o in outputs
+    ]
     if reseed is not None:
         np.random.seed(reseed)
     forward, vjps = run_gradient(grad, inputs, projections)
@@ -90,6 +93,6 @@ def check_finite_differences(
         numeric = numerical_vjp(run, inputs, index, projections, eps)
         ours = vjps[slot]
         ours = np.zeros_like(numeric) if ours is None else np.asarray(ours)
-        assert ours.shape == numeric.shape, f"input {index}: vjp shape {ours.shape}, input shape {numeric.shape}"
+        assert ours.shape == numeric.shape, f"input {index}: vjp {ours.shape}, input {numeric.shape}"
         np.testing.assert_allclose(ours, numeric, rtol=rtol, atol=atol, err_msg=f"vjp of input {index}")
     return grad

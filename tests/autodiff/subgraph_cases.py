@@ -263,14 +263,16 @@ def random_case(seed: int, length: int = 12) -> str:
         if rng.random() < 0.1:
             out = fresh()
             lines.append(f"  {out} : Tensor = prim::If(%flag)")
-            results = []
             for index in range(2):
                 lines.append(f"    block{index}():")
                 inner = list(values)
                 for _ in range(rng.randint(0, 3)):
                     emit("      ", inner)
-                results.append(rng.choice(inner))
-                lines.append(f"      -> ({results[-1]})")
+                # A fresh result: gradview's AliasDb joins everything an if
+                # may return into one alias set (see the test module).
+                result = fresh()
+                lines.append(f"      {result} : Tensor = aten::neg({rng.choice(inner)})")
+                lines.append(f"      -> ({result})")
             values.append(out)
         else:
             emit("  ", values)

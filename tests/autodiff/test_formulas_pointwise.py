@@ -36,7 +36,7 @@ def binary(expr: str, a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ..
 BROADCASTS = [((3, 4), (4,), (3, 4)), ((4,), (3, 4), (3, 4)), ((2, 1, 3), (4, 1), (2, 4, 3)), ((3, 1), (1, 4), (3, 4))]
 
 
-# -- pow ------------------------------------------------------------------------------------------
+# -- pow ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("exponent", ["2.5", "-1.5", "0.", "1", "2", "3"])
 def test_pow_tensor_scalar(exponent: str) -> None:
     kind = "float" if "." in exponent else "int"
@@ -73,7 +73,7 @@ def test_pow_scalar_runtime_base() -> None:
     check_formula(text, scalars={"b": 1.7})
 
 
-# -- clamp -------------------------------------------------------------------------------------------
+# -- clamp -------------------------------------------------------------------------------------
 CLAMP_BOUNDS = {
     "both": ("float", "0.8", "float", "1.2"),
     "min_only": ("float", "0.8", "NoneType", None),
@@ -146,7 +146,7 @@ def test_clamp_one_sided_tensor(kind: str, a: tuple, b: tuple, out: tuple) -> No
     assert grad.df_output_vjps == [0, 1]
 
 
-# -- where, max, min -------------------------------------------------------------------------------------
+# -- where, max, min ---------------------------------------------------------------------------
 def _where_text(self_shape: tuple, other_shape: tuple, expr: str = "aten::where(%c, %x, %w)") -> str:
     cond = tensor_type(3, 4, dtype="Bool", grad=False)
     return (
@@ -170,6 +170,16 @@ def test_where_scalar_overloads(expr: str, wanted: list[int]) -> None:
     assert grad.df_output_vjps == wanted
 
 
+def test_where_of_two_scalars_sends_no_gradient_to_the_condition() -> None:
+    text = (
+        f"graph(%x : {T34}):\n  %one : float = prim::Constant[value=1.]()\n  %z : float = prim::Constant[value=0.]()\n"
+        f"  %c : {tensor_type(3, 4, dtype='Bool', grad=False)} = aten::gt(%x, %one)\n"
+        f"  %m : Tensor = aten::where(%c, %one, %z)\n"
+        f"  %y : {T34} = aten::mul(%x, %m)\n  return (%y)\n"
+    )
+    check_formula(text, torch_lists=False, away_from=[1.0])
+
+
 @pytest.mark.parametrize("kind", ["max", "min", "maximum", "minimum"])
 @pytest.mark.parametrize("a,b,out", BROADCASTS)
 def test_max_min_broadcasting(kind: str, a: tuple, b: tuple, out: tuple) -> None:
@@ -187,7 +197,7 @@ def test_max_min_ties_split_the_gradient(kind: str) -> None:
     check_gradient(text, [x, w], compare_torch_lists=kind in ("max", "min"))
 
 
-# -- activations and friends ------------------------------------------------------------------------------
+# -- activations and friends -------------------------------------------------------------------
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu(approximate: str) -> None:
     consts = f'  %a : str = prim::Constant[value="{approximate}"]()\n'
@@ -248,7 +258,7 @@ def test_grad_sum_to_size_backward_expands(size: str | None) -> None:
     assert grad.captured_count == 0  # x's size is a constant
 
 
-# -- dropout -------------------------------------------------------------------------------------------------
+# -- dropout -----------------------------------------------------------------------------------
 DROPOUT = (
     f"graph(%x : {T34}, %w : {T4}):\n"
     "  %p : float = prim::Constant[value=0.5]()\n  %t : bool = prim::Constant[value=1]()\n"

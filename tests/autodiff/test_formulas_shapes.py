@@ -30,7 +30,7 @@ def unary(expr: str, shape: tuple, out: tuple, consts: str = "") -> str:
     )
 
 
-# -- reshapes ---------------------------------------------------------------------------------------------
+# -- reshapes ----------------------------------------------------------------------------------
 RESHAPES = {
     "view": ("aten::view(%x, %s)", (3, 4), (2, 6), const("s", "int[]", "[2, -1]"), True),
     "reshape": ("aten::reshape(%x, %s)", (3, 4), (4, 3), const("s", "int[]", "[4, 3]"), True),
@@ -58,7 +58,7 @@ def test_view_with_unknown_sizes_captures_the_size() -> None:
     assert not _no_size_computed(grad)  # size(x) is taken in the forward and captured, not x
 
 
-# -- broadcasts ------------------------------------------------------------------------------------------------
+# -- broadcasts --------------------------------------------------------------------------------
 EXPANDS = {
     "new_dims": ((4, 1), "[2, 4, 3]", (2, 4, 3), "0"),
     "minus_one": ((1, 3), "[2, 4, -1]", (2, 4, 3), "0"),
@@ -96,7 +96,7 @@ def test_expand_as() -> None:
     assert grad.df_output_vjps == [0]
 
 
-# -- dim moves --------------------------------------------------------------------------------------------------
+# -- dim moves ---------------------------------------------------------------------------------
 DIM_MOVES = {
     "unsqueeze_last": ("aten::unsqueeze(%x, %d)", (3, 4), (3, 4, 1), const("d", "int", "-1"), True),
     "unsqueeze_first": ("aten::unsqueeze(%x, %d)", (3, 4), (1, 3, 4), const("d", "int", "0"), True),
@@ -123,7 +123,7 @@ def test_permute_with_runtime_dims() -> None:
     assert any(n.kind() == "gradview::invert_permutation" for n in grad.df.all_nodes())
 
 
-# -- reads of a part ----------------------------------------------------------------------------------------------
+# -- reads of a part ---------------------------------------------------------------------------
 PARTS = {
     "select": ("aten::select(%x, %d, %i)", (3, 4), (4,), const("d", "int", "0") + const("i", "int", "1")),
     "select_negative": ("aten::select(%x, %d, %i)", (3, 4), (3,), const("d", "int", "-1") + const("i", "int", "-2")),
@@ -145,7 +145,17 @@ def test_reads_of_a_part(case: str) -> None:
     assert grad.captured_count == 0
 
 
-# -- copies ----------------------------------------------------------------------------------------------------------
+def test_slice_with_runtime_optional_bounds() -> None:
+    text = (
+        f"graph(%x : {tensor_type(5, 3)}, %s : int?, %e : int?):\n" + const("d", "int", "0") + const("one", "int", "1")
+        + "  %y : Tensor = aten::slice(%x, %d, %s, %e, %one)\n  return (%y)\n"
+    )
+    x = np.random.default_rng(0).uniform(0.5, 1.5, (5, 3))
+    for start, end in [(None, 3), (1, None), (None, None), (-4, -1)]:
+        check_formula(text, inputs=[x, start, end], torch_lists=False, seeds=(0,))
+
+
+# -- copies ------------------------------------------------------------------------------------
 def test_contiguous() -> None:
     check_formula(unary("aten::contiguous(%x, %m)", (3, 4), (3, 4), const("m", "int", "0")))
 
@@ -154,7 +164,7 @@ def test_clone() -> None:
     check_formula(unary("aten::clone(%x, %m)", (3, 4), (3, 4), const("m", "NoneType")), torch_lists=False)
 
 
-# -- joining -------------------------------------------------------------------------------------------------------------
+# -- joining -----------------------------------------------------------------------------------
 def _join_text(kind: str, shapes: list[tuple], grads: list[bool], dim: int, out: tuple) -> str:
     params = ", ".join(f"%a{i} : {tensor_type(*s, grad=g)}" for i, (s, g) in enumerate(zip(shapes, grads, strict=True)))
     items = ", ".join(f"%a{i}" for i in range(len(shapes)))
@@ -195,10 +205,15 @@ def test_stack(dim: int, out: tuple) -> None:
     check_formula(_join_text("stack", [(3, 4), (3, 4)], [True, True], dim, out), torch_lists=False)
 
 
-# -- splitting, with unused pieces ------------------------------------------------------------------------------------------
+# -- splitting, with unused pieces -------------------------------------------------------------
 def _split_text(call: str, shape: tuple, pieces: list[tuple], used: list[int], consts: str) -> str:
     names = ", ".join(f"%p{i} : {tensor_type(*s)}" for i, s in enumerate(pieces))
-    lines = [f"graph(%x : {tensor_type(*shape)}):", consts.rstrip("\n"), f"  %l : Tensor[] = {call}", f"  {names} = prim::ListUnpack(%l)"]
+    lines = [
+        f"graph(%x : {tensor_type(*shape)}):",
+        consts.rstrip("\n"),
+        f"  %l : Tensor[] = {call}",
+        f"  {names} = prim::ListUnpack(%l)",
+    ]
     outs = []
     for i in used:
         lines.append(f"  %q{i} : {tensor_type(*pieces[i])} = aten::mul(%p{i}, %p{i})")
@@ -248,7 +263,7 @@ def test_chunk_with_unknown_sizes() -> None:
     assert not _no_size_computed(grad)  # size(x) is taken in the forward and captured
 
 
-# -- lists and tuples ------------------------------------------------------------------------------------------------------
+# -- lists and tuples --------------------------------------------------------------------------
 def test_list_construct_then_unpack() -> None:
     text = (
         f"graph(%a : {T34}, %b : {tensor_type(4)}):\n"
@@ -288,3 +303,23 @@ def test_unused_list_piece_is_undefined_in_df() -> None:
     assert grad.df is not None
     kinds = [n.kind() for n in grad.df.all_nodes()]
     assert "prim::AutogradZero" in kinds and "gradview::chunk_backward" in kinds
+
+
+def test_constant_chunk_with_an_unused_chunk() -> None:
+    text = (
+        f"graph(%x : {tensor_type(5, 3)}):\n"
+        f"  %a : {tensor_type(2, 3)}, %b : {tensor_type(2, 3)}, %c : {tensor_type(1, 3)} = "
+        "prim::ConstantChunk[chunks=3, dim=0](%x)\n"
+        f"  %y : {tensor_type(2, 3)} = aten::mul(%a, %a)\n  %z : {tensor_type(1, 3)} = aten::exp(%c)\n"
+        "  return (%y, %z)\n"
+    )
+    check_finite_differences(text, [np.random.default_rng(0).uniform(0.5, 1.5, (5, 3))])
+
+
+def test_constant_chunk_with_every_chunk_used() -> None:
+    text = (
+        f"graph(%x : {tensor_type(4, 3)}):\n"
+        f"  %a : {tensor_type(2, 3)}, %b : {tensor_type(2, 3)} = prim::ConstantChunk[chunks=2, dim=0](%x)\n"
+        f"  %y : {tensor_type(2, 3)} = aten::mul(%a, %b)\n  return (%y)\n"
+    )
+    check_formula(text)

@@ -138,3 +138,22 @@ def test_nodes_with_side_effects_do_not_move() -> None:
 """)
     db = AliasDb(graph)
     assert not db.move_before_topologically_valid(by_name(graph, "b"), by_name(graph, "a"))
+
+
+def test_a_value_returned_by_a_branch_counts_as_used_by_the_if() -> None:
+    text = """graph(%x : Tensor, %c : bool):
+  %a : Tensor = aten::tanh(%x)
+  %r : Tensor = prim::If(%c)
+    block0():
+      -> (%a)
+    block1():
+      -> (%x)
+  %b : Tensor = aten::sigmoid(%r)
+  return (%b)
+"""
+    graph = parse_ir(text)
+    db = AliasDb(graph)
+    # Moving %a below the if would leave the branch returning an undefined
+    # value: the if must travel past %b with it, and %b needs the if.
+    assert not db.move_before_topologically_valid(by_name(graph, "a"), by_name(graph, "b"))
+    graph.lint()

@@ -144,8 +144,8 @@ def test_traced_types_match_what_runs(fn, make_inputs):
     assert run_and_compare_types(graph, [t.numpy() for t in inputs]) > 0
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "gradview's interpreter promotes a traced 0-dim constant such as {1.5} as a 0-dim tensor "
+@pytest.mark.xfail(strict=True, reason=(
+    "known divergence: gradview's interpreter promotes a traced 0-dim constant such as {1.5} as a 0-dim tensor "
     "(Long + Double() -> Double); PyTorch, running the same graph, treats it as a wrapped "
     "number (-> Float), which is what the pass infers"))
 def test_traced_scalar_constants_run_as_wrapped_numbers():
