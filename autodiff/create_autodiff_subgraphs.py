@@ -45,18 +45,25 @@ slicer works on each block separately, bottom-up:
    behind it (and their users) are moved back out.
 4. *Clean up.* CSE inside each group, then groups that are too small are
    pasted back; CSE over the whole graph removes the copies of constants that
-   pasting leaves behind.
+   pasting leaves behind (TorchScript's CSE rules, see ``subgraph_cse``).
 5. *requires_grad.* The backward graph needs to know which outputs require
    grad; a group output without that fact takes it from a ``prim::profile``
    node that uses it (outside the group, or inside the group that reads it),
    skipping profiles recorded in another ``with`` context (such as
    ``torch.no_grad()``). Without profile information the type stays as it is.
 
-Example (threshold 2)::
+Example (threshold 2): ``size`` is not differentiable, so it moves below the
+group to let ``mm`` join ``tanh``; ``exp`` is alone in the work block after
+the print, too small for a group::
 
-    %t = aten::mm(%x, %w)              %y = prim::DifferentiableGraph_0(%x, %w)
-    prim::Print(%x)             ==>    prim::Print(%x)
-    %y = aten::tanh(%t)                (mm moved below the print, then merged)
+    %t : Tensor = aten::mm(%x, %w)             %y : Tensor, %t : Tensor = prim::DifferentiableGraph_0(%x, %w)
+    %s : int[] = aten::size(%t)                %s : int[] = aten::size(%t)
+    %y : Tensor = aten::tanh(%t)       ==>      = prim::Print(%y)
+     = prim::Print(%y)                         %z : Tensor = aten::exp(%y)
+    %z : Tensor = aten::exp(%y)                with prim::DifferentiableGraph_0 = graph(%x : Tensor, %w : Tensor):
+                                                 %t : Tensor = aten::mm(%x, %w)
+                                                 %y : Tensor = aten::tanh(%t)
+                                                 return (%y, %t)
 """
 
 from __future__ import annotations

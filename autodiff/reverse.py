@@ -72,6 +72,7 @@ def add_reverse_inline(grad: Gradient) -> ReverseDetails:
             grad_map[value] = gradient
         else:
             add = graph.create("prim::AutogradAdd", [previous, gradient])
+            add.output().set_type(previous.type())  # a list's gradients sum to a list
             graph.insert_node(add)
             grad_map[value] = add.output()
 

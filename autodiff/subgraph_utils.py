@@ -95,8 +95,6 @@ class SlicingAliasDb(AliasDb):
             self._union(target, source)
 
 
-
-
 def has_subgraph(node: Node) -> bool:
     return node.hasAttribute(SUBGRAPH) and node.attribute_kind(SUBGRAPH) is AttributeKind.g
 
@@ -243,8 +241,10 @@ def unmerge_node(node: Node, group: Node) -> None:
     """Move ``node`` (inside ``group``'s subgraph) out, to just after ``group``.
 
     Every user of ``node`` inside the subgraph must have been moved out
-    already. Values ``node`` reads from the subgraph become group outputs;
-    constants are copied out; subgraph inputs map back to the group's inputs.
+    already. Constants ``node`` reads are copied out; any other value it reads
+    becomes a group output, even a subgraph input, which then just passes
+    through the group. That last case looks odd (the group's own input would
+    do) but it is what TorchScript does, and it keeps the printed graphs equal.
     """
     sub = get_subgraph(group)
     outer = group.graph
@@ -254,20 +254,15 @@ def unmerge_node(node: Node, group: Node) -> None:
     for index, value in enumerate(sub_outputs):
         if value not in local:
             local[value] = group.outputs()[index]
-    params = {param: group.inputs()[i] for i, param in enumerate(sub.inputs())}
     with outer.insert_point(InsertPoint.after(group)):
         for value in _external_values(node):
             if value in local:
                 continue
-            if value in params:
-                local[value] = params[value]
-            elif _is_constant(value):
+            if _is_constant(value):
                 local[value] = _clone_constant(value, outer)
             else:
                 sub.register_output(value)
-                out = group.add_output(value.type())
-                copy_name(value, out)
-                local[value] = out
+                local[value] = group.add_output(value.type())
         clone = outer.insert_node(outer.create_clone(node, local.__getitem__))
     for index in reversed(leaving):
         out = group.outputs()[index]

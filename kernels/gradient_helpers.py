@@ -45,7 +45,11 @@ def value_selecting_reduction_backward(
         )
     out = xp.zeros(shape, dtype=grad.dtype)
     # Index every position of grad, with the dim's coordinate taken from indices.
-    where = list(xp.indices(grad.shape, sparse=True))
+    where = []
+    for position, count in enumerate(grad.shape):
+        shape = [1] * grad.ndim
+        shape[position] = count
+        where.append(xp.arange(count).reshape(shape))
     where[axis] = indices.astype(to_dtype("Long"), copy=False)
     out[tuple(where)] = grad
     return out

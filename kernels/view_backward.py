@@ -25,29 +25,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from gradview.ir import register_schema
-
 from .dtypes import result_dtype
 from .registry import KernelError, register
 from .shapes import wrap_dim
 
-__all__ = ["SCHEMAS", "INT64_MAX"]
+__all__ = ["INT64_MAX"]
 
 INT64_MAX = sys.maxsize
 
-SCHEMAS = (
-    "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
-    "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "
-    "SymInt step) -> Tensor",
-    "gradview::split_with_sizes_backward(Tensor?[] grads, int[] split_sizes, int dim, int[] sizes) -> Tensor?",
-    "gradview::split_backward(Tensor?[] grads, int split_size, int dim, int[] sizes) -> Tensor?",
-    "gradview::chunk_backward(Tensor?[] grads, int chunks, int dim, int[] sizes) -> Tensor?",
-    "gradview::unbind_backward(Tensor?[] grads, int dim, int[] sizes) -> Tensor?",
-    "gradview::sizes_along(Tensor[] tensors, int dim) -> int[]",
-    "gradview::invert_permutation(int[] dims) -> int[]",
-)
-for _text in SCHEMAS:
-    register_schema(_text)
 
 
 def _sizes(op: str, sizes: Any) -> list[int]:

@@ -6,8 +6,8 @@ gradient ``G`` (the shape of ``C``)::
     dA = G @ B^T        dB = A^T @ G
 
 so the gradient of each operand needs the *other* operand, never the result.
-A formula captures ``B`` only when ``A`` needs a gradient and vice versa
-(dead gradients are removed later, and their captures with them).
+A formula builds only the gradients its inputs want (``requires_grad``), so
+it captures ``B`` only when ``A`` needs a gradient and vice versa.
 
 ``matmul`` is the general case and the only subtle one, because it accepts
 operands of any rank:
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gradview.ir import Node, Value, register_schema
+from gradview.ir import Node, Value
 
 from .registry import Emitter, formula
 from .static_info import (
@@ -49,8 +49,6 @@ from .static_info import (
 Saved = dict[str, Value]
 Grads = list[Value]
 
-register_schema("gradview::matmul_grad_self(Tensor grad, Tensor other, int[] self_size) -> Tensor")
-register_schema("gradview::matmul_grad_other(Tensor grad, Tensor self, int[] other_size) -> Tensor")
 
 
 def _t(emit: Emitter, x: Value, rank: int) -> Value:
@@ -213,11 +211,11 @@ def matmul(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value 
 # -- linear -------------------------------------------------------------------------
 def _linear_forward(emit: Emitter, node: Node) -> Saved:
     weight, bias = node.inputs()[1], input_at(node, 2)
-    saved = {}
+    saved: Saved = {}
     if rank_of(weight) == 1 and needs_grad(weight):
         saved["weight_size"] = size_of(emit, weight)
-    # A bias typed Tensor (not Tensor?) with unknown sizes: capture its size.
-    if bias is not None and rank_of(bias) is not None and full_size(bias) is None:
+    # A bias of known rank but unknown sizes: capture its size (not the bias).
+    if needs_grad(bias) and rank_of(bias) is not None and full_size(bias) is None:
         saved["bias_size"] = emit.size(bias)
     return saved
 
@@ -245,7 +243,7 @@ def linear(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value 
         bias_size = saved.get("bias_size")
         if bias_size is None:
             known = full_size(bias)
-            # A bias typed Tensor? is [out]: the size of the gradient's last dim.
+            # A bias of unknown rank (Tensor, Tensor?) is taken as [out], the gradient's last dim.
             bias_size = emit.const(known) if known is not None else int_list(emit, [_size(emit, g, -1)])
         grad_b = emit.sum_to(g, bias_size)
     return none_grads(node, grad_x, grad_w, grad_b)

@@ -50,14 +50,24 @@ Grads = list[Value]
 
 
 # -- softmax, log_softmax -------------------------------------------------------------
+_HALF = 5  # ScalarType::Half
+
+
 def _converts_dtype(node: Node) -> bool:
     """softmax.int(self, dim, dtype) with a dtype: the result's dtype may differ from self's."""
     return node.kind() in ("aten::softmax", "aten::log_softmax") and not is_none(input_at(node, 2))
 
 
+def _half_to_float(node: Node) -> object:
+    """_softmax(self, dim, half_to_float): True, False, or NOT_CONSTANT (False for softmax.int)."""
+    return const(node.inputs()[2]) if node.kind().startswith("aten::_") else False
+
+
 def _softmax_forward(emit: Emitter, node: Node) -> Saved:
+    """Save self's dtype (an int) only when neither its type nor the result tells it."""
     x = node.inputs()[0]
-    if needs_grad(x) and dtype_index(x) is None and (_converts_dtype(node) or node.kind().startswith("aten::_")):
+    unknown = _converts_dtype(node) or _half_to_float(node) is NOT_CONSTANT
+    if needs_grad(x) and dtype_index(x) is None and unknown:
         return {"self_dtype": dtype_of(emit, x)}
     return {}
 
@@ -67,11 +77,13 @@ def _softmax_grad(emit: Emitter, node: Node, saved: Saved, grad: Value, kernel: 
     if not needs_grad(x):
         return none_grads(node)
     result = node.output()
-    known = dtype_index(x)
-    # The input's dtype: from the type, saved by the forward, or (no conversion) the result's.
-    x_dtype = known if known is not None else saved.get("self_dtype")
+    # The backward kernels take self's dtype: from its type, from the forward,
+    # Half for half_to_float, else the result's (which is then the same).
+    x_dtype: int | Value | None = dtype_index(x)
     if x_dtype is None:
-        x_dtype = dtype_of(emit, result)
+        x_dtype = saved.get("self_dtype")
+    if x_dtype is None:
+        x_dtype = _HALF if _half_to_float(node) is True else dtype_of(emit, result)
     grad = emit.op(kernel, grad, result, dim, x_dtype)
     if _converts_dtype(node):
         grad = cast_back(emit, grad, x_dtype)
@@ -99,6 +111,12 @@ def _mask(x: Value, weight: Value | None, bias: Value | None) -> list[bool]:
     return [needs_grad(x), weight is not None and needs_grad(weight), bias is not None and needs_grad(bias)]
 
 
+def _no_output_gradient(grad: Value) -> bool:
+    """Statically no gradient for the normalized output (only mean/rstd, which are
+    not differentiable, have users): the backward kernel would get an undefined grad."""
+    return grad.node.kind() == "prim::AutogradZero"
+
+
 def _results(
     node: Node, mask: list[bool], grads: tuple[Value, Value, Value], positions: tuple[int, int, int]
 ) -> list[Value | None]:
@@ -116,7 +134,7 @@ def _layer_norm(emit: Emitter, node: Node, grad: Value, stats: tuple[Value, Valu
     x, shape = node.inputs()[0], node.inputs()[1]
     weight, bias = _optional(input_at(node, 2)), _optional(input_at(node, 3))
     mask = _mask(x, weight, bias)
-    if not any(mask):
+    if not any(mask) or _no_output_gradient(grad):
         return none_grads(node)
     if stats is None:
         eps = input_at(node, 4)
@@ -147,7 +165,7 @@ def _batch_norm(emit: Emitter, node: Node, grad: Value, saved_stats: tuple[Value
     running_mean, running_var = _optional(node.inputs()[3]), _optional(node.inputs()[4])
     training_value, momentum, eps = node.inputs()[5], node.inputs()[6], node.inputs()[7]
     mask = _mask(x, weight, bias)
-    if not any(mask):
+    if not any(mask) or _no_output_gradient(grad):
         return none_grads(node)
     training = const(training_value)
     if training is True:

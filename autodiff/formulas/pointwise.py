@@ -147,3 +147,4 @@ def relu(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
     y = node.output()
     mask = emit.op("aten::type_as", emit.op("aten::gt", y, 0), y)
     return [emit.op("aten::mul", grads[0], mask)]
+

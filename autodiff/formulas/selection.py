@@ -10,8 +10,9 @@ element gets 0. The question is only *which* element:
   those indices (``aten::value_selecting_reduction_backward``, PyTorch's own
   backward of them), and ``max_pool2d_with_indices`` hands its indices to
   ``max_pool2d_with_indices_backward``. Their indices output carries no
-  gradient: TorchScript passes only the values' gradient into the GradOf
-  (``need_trim_grad``), and the backward captures the indices, not the input;
+  gradient (for topk, kthvalue and max pooling only the values' gradient
+  even enters the GradOf: ``need_trim_grad``), and the backward captures
+  the indices, not the input;
 * ``max(x)``/``min(x)`` over the whole tensor return no index, and PyTorch
   splits the gradient *evenly* among ties: each element equal to the result
   gets ``g / count`` (``evenly_distribute_backward``);
@@ -21,7 +22,7 @@ element gets 0. The question is only *which* element:
 
 from __future__ import annotations
 
-from gradview.ir import Node, Value, register_schema
+from gradview.ir import Node, Value
 
 from .registry import Emitter, formula
 from .static_info import NOT_CONSTANT, const, fail, input_at, needs_grad, none_grads, size_of
@@ -29,9 +30,6 @@ from .static_info import NOT_CONSTANT, const, fail, input_at, needs_grad, none_g
 Saved = dict[str, Value]
 Grads = list[Value]
 
-register_schema(
-    "aten::value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor"
-)
 
 
 def _size_forward(emit: Emitter, node: Node) -> Saved:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from gradview.ir import ListType, Node, NoneType, OptionalType, TensorType, Value
+from gradview.ir import ListType, Node, NoneType, TensorType, Value
 from gradview.ir.constants import NOT_CONSTANT, constant_value
 from gradview.ir.types import IntType
 from gradview.kernels.dtypes import scalar_type_index, to_dtype
@@ -39,7 +39,6 @@ __all__ = [
     "input_at",
     "int_list",
     "is_none",
-    "is_tensor",
     "needs_grad",
     "none_grads",
     "rank_of",
@@ -90,11 +89,6 @@ def needs_grad(value: Value | None) -> bool:
     """Does the input want a gradient? A formula skips (returns None for) the
     ones that do not, so it neither computes nor captures anything for them."""
     return value is not None and value.requires_grad()
-
-
-def is_tensor(value: Value) -> bool:
-    type_ = value.type()
-    return isinstance(type_, TensorType) or (isinstance(type_, OptionalType) and isinstance(type_.elem, TensorType))
 
 
 def rank_of(value: Value) -> int | None:

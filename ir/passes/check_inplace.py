@@ -31,36 +31,15 @@ Accepted: the same graph with ``%x : Float(3, requires_grad=0)``, or with
 
 from __future__ import annotations
 
+from ..extra_schemas import INPLACE_SCHEMAS
 from ..graph import Graph
 from ..node import Node, Value
-from ..operators import register_schema, schemas_for
+from ..operators import schemas_for
 from ..printer import node_summary
 from ..types import TensorType
 
 __all__ = ["check_inplace", "InplaceError", "INPLACE_SCHEMAS"]
 
-# In-place tensor operators (PyTorch's schemas), so that their writes are known.
-INPLACE_SCHEMAS = (
-    "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-    "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-    "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-    "aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-    "aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-    "aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-    "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-    "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-    "aten::relu_(Tensor(a!) self) -> Tensor(a!)",
-    "aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)",
-    "aten::tanh_(Tensor(a!) self) -> Tensor(a!)",
-    "aten::exp_(Tensor(a!) self) -> Tensor(a!)",
-    "aten::neg_(Tensor(a!) self) -> Tensor(a!)",
-    "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
-    "aten::zero_(Tensor(a!) self) -> Tensor(a!)",
-    "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-    "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-)
-for _text in INPLACE_SCHEMAS:
-    register_schema(_text)
 
 
 class InplaceError(ValueError):

@@ -4,7 +4,8 @@ A node is *live* when the graph's outputs depend on it, or when it does
 something besides computing outputs (prints, raises, writes into a tensor or
 list). Everything else is dead and removed. Walking backwards from the
 outputs, each live node makes its inputs live; control flow is trimmed too:
-an output of a ``prim::If`` that nobody reads disappears from both branches,
+an output of a ``prim::If`` (or of autodiff's ``prim::GradOf``) that nobody
+reads disappears from its blocks,
 and a loop-carried value that neither the loop body nor the code after the
 loop needs stops being carried.
 
@@ -34,6 +35,11 @@ from ..node import Node, Value
 from .alias_db import AliasDb, has_effects
 
 __all__ = ["eliminate_dead_code"]
+
+# Nodes whose blocks return one value per node output: an output nobody reads
+# is dropped from the node and from every block (prim::GradOf too, so that a
+# gradient nobody needs is neither computed nor captured).
+_BRANCHING = frozenset({"prim::If", "prim::GradOf"})
 
 
 def eliminate_dead_code(
@@ -96,7 +102,7 @@ def _mark_block(
             _mark_loop(node, db, live, live_nodes, root)
             continue
         live.update(node.inputs())
-        if node.kind() == "prim::If":
+        if node.kind() in _BRANCHING:
             wanted = {i for i, v in enumerate(node.outputs()) if v in live}
             for sub in node.blocks():
                 _mark_block(sub, db, live, live_nodes, wanted, root)
@@ -134,7 +140,7 @@ def _sweep(block: Block, live: set[Value], live_nodes: set[Node]) -> bool:
             changed = True
             continue
         dead_params: list[int] = []
-        if node.kind() == "prim::If":
+        if node.kind() in _BRANCHING:
             changed |= _trim_if(node, live)
         elif node.kind() == "prim::Loop":
             dead_params = _trim_loop(node, live)

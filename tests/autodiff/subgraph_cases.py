@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CASES", "ROUNDTRIP", "SCALARS"]
+__all__ = ["CASES", "GRAPHS", "ROUNDTRIP", "SCALARS", "random_case"]
 
 ROUNDTRIP = sorted((Path("/work/shared/conformance/roundtrip")).glob("script_*.ir"))
 
@@ -196,9 +196,34 @@ CASES: dict[str, str] = {
 """),
     # A node with two tensor outputs (chunk) in the middle of a chain.
     "constant_chunk": _case("""  %a : Tensor = aten::sin(%x)
-  %c1 : Tensor, %c2 : Tensor = prim::ConstantChunk[chunks=3, dim=0](%a)
+  %c1 : Tensor, %c2 : Tensor = prim::ConstantChunk[chunks=2, dim=0](%a)
   %d : Tensor = aten::mul(%c1, %c2)
   %e : Tensor = aten::exp(%d)
+  return (%e)
+"""),
+    # requires_grad of group outputs comes from profiles, also those that
+    # end up inside the next group.
+    "profiles_across_print": _case("""  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::sin(%a)
+  %e : Tensor = aten::tanh(%a)
+   = prim::Print(%b, %e)
+  %p : Tensor = prim::profile[profiled_type=Double(3, 3, strides=[3, 1], requires_grad=1, device=cpu)](%b)
+  %q : Tensor = prim::profile[profiled_type=Double(3, 3, strides=[3, 1], requires_grad=0, device=cpu)](%e)
+  %c : Tensor = aten::cos(%p)
+  %d : Tensor = aten::exp(%c)
+  %f : Tensor = aten::mul(%d, %q)
+  return (%f)
+"""),
+    # A profile recorded under another context (e.g. no_grad) is ignored.
+    "profile_in_other_context": _case("""  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::sin(%a)
+  %en : Any = prim::Enter(%y)
+  %p : Tensor = prim::profile[profiled_type=Double(3, 3, strides=[3, 1], requires_grad=0, device=cpu)](%b)
+  %c : Tensor = aten::cos(%p)
+  %ex : Any = prim::Exit(%y)
+  %p2 : Tensor = prim::profile[profiled_type=Double(3, 3, strides=[3, 1], requires_grad=1, device=cpu)](%b)
+  %d : Tensor = aten::exp(%p2)
+  %e : Tensor = aten::mul(%d, %c)
   return (%e)
 """),
     # Values used after a side effect must stay group outputs.
@@ -217,9 +242,12 @@ _UNARY = ("sin", "cos", "exp", "tanh", "sigmoid", "relu", "neg", "t")
 _BINARY = ("add", "mul", "sub")
 
 
-def random_case(seed: int, length: int = 12) -> str:
+def random_case(seed: int, length: int = 12, common_ops_only: bool = False) -> str:
     """A random chain of 3x3 tensor ops mixing differentiable ops, views,
-    prints, in-place writes, ops torch cannot differentiate and ``if`` blocks."""
+    prints, in-place writes, ops torch cannot differentiate and ``if`` blocks.
+
+    ``common_ops_only`` leaves out the ops gradview and torch disagree on
+    (view with its size list, zeros_like, select)."""
     import random
 
     rng = random.Random(seed)
@@ -234,6 +262,10 @@ def random_case(seed: int, length: int = 12) -> str:
 
     def emit(indent: str, pool: list[str]) -> None:
         pick = rng.random()
+        if common_ops_only and 0.68 <= pick < 0.8:
+            pick = rng.uniform(0.8, 0.91)
+        elif common_ops_only and pick >= 0.91:
+            pick = rng.uniform(0.0, 0.68)
         a, b = rng.choice(pool), rng.choice(pool)
         out = fresh()
         if pick < 0.35:
@@ -277,6 +309,17 @@ def random_case(seed: int, length: int = 12) -> str:
         else:
             emit("  ", values)
     outputs = rng.sample(values[2:] or values, k=min(2, len(values) - 2) or 1)
-    return HEAD + "  %sizes : int[] = prim::ListConstruct(%three, %three)\n" + "\n".join(lines) + (
+    sizes = "" if common_ops_only else "  %sizes : int[] = prim::ListConstruct(%three, %three)\n"
+    return HEAD + sizes + "\n".join(lines) + (
         f"\n  return ({', '.join(outputs)})\n"
     )
+
+
+# Every graph the tests slice: corpus, hand-written cases, random chains
+# (some limited to ops gradview and torch agree on).
+GRAPHS: dict[str, str] = {
+    **{path.stem: path.read_text() for path in ROUNDTRIP},
+    **CASES,
+    **{f"random_{seed}": random_case(seed, 14) for seed in range(60)},
+    **{f"random_common_{seed}": random_case(seed, 14, common_ops_only=True) for seed in range(40)},
+}

@@ -28,8 +28,8 @@ from gradview.autodiff.create_autodiff_subgraphs import VIEW_OPS
 from gradview.ir import Graph, Node, TensorType
 
 __all__ = [
-    "Partition", "partition", "torch_partition", "torch_text", "torch_differentiable",
-    "disagreements", "require_grad_inputs",
+    "Partition", "canonical", "partition", "torch_partition", "torch_text", "torch_differentiable",
+    "disagreements", "require_grad_inputs", "REQUIRES_GRAD",
 ]
 
 DG = "prim::DifferentiableGraph"
@@ -66,15 +66,31 @@ def partition(nodes: Iterable[Any]) -> Partition:
     return Partition(tuple(sorted(groups)), tuple(sorted(outside)))
 
 
+def canonical(text: str) -> str:
+    """Printed IR with values renumbered per graph section and comments dropped,
+    so gradview's and torch's prints compare whatever the value names."""
+    return "with ".join(_renumber(section) for section in re.split(r"(?m)^with ", text))
+
+
+def _renumber(section: str) -> str:
+    names: dict[str, str] = {}
+    section = re.sub(r" #.*$", "", section, flags=re.MULTILINE)
+    return re.sub(r"%([\w.]+)", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), section)
+
+
 def torch_text(text: str) -> str:
     """gradview writes nodes without outputs as ``  = prim::Print(...)``; torch's parser wants no ``=``."""
     return re.sub(r"^( *) = ", r"\1", text, flags=re.MULTILINE)
 
 
+REQUIRES_GRAD = "Double(3, 3, strides=[3, 1], requires_grad=1, device=cpu)"
+
+
 def require_grad_inputs(text: str) -> str:
-    """Type every plain ``Tensor`` graph input as requiring grad."""
+    """Type every plain ``Tensor`` graph input as a 3x3 double requiring grad."""
     head, sep, body = text.partition("):\n")
-    return head.replace(" : Tensor", " : Tensor(requires_grad=1)") + sep + body
+    head = re.sub(r" : Tensor(?=[,)]|$)", " : " + REQUIRES_GRAD, head, flags=re.MULTILINE)
+    return head + sep + body
 
 
 def torch_partition(text: str, threshold: int) -> tuple[Any, Partition]:

@@ -54,6 +54,13 @@ def test_softmax_of_an_untyped_tensor(op: str) -> None:
     assert grad.captured_count == 1
 
 
+@pytest.mark.parametrize("op", ["_softmax", "_log_softmax"])
+def test_underscore_softmax_of_an_untyped_tensor(op: str) -> None:
+    text = graph({"x": "Tensor"}, [const("d", 0), const("h", False), f"%y : Tensor = aten::{op}(%x, %d, %h)"], ["y"])
+    grad = check_formula(text, torch_lists=False, inputs=[np.random.default_rng(1).standard_normal(X)])
+    assert grad.captured_count == 1
+
+
 # -- layer norm -----------------------------------------------------------------------------
 LAYER_SHAPES = [((2, 3, 4), [4]), ((2, 3, 4), [3, 4]), ((5, 4), [4])]
 AFFINE = ["weight+bias", "weight", "bias", "none"]
@@ -133,3 +140,20 @@ def test_batch_norm(shape: tuple[int, ...], training: bool, affine: str, native:
         assert grad.captured_count == (1 + weight + 2 * native)
     else:
         assert grad.captured_count == 3 + weight  # input, (weight,) running mean and var
+
+
+@pytest.mark.parametrize("native", ["layer", "batch"])
+def test_statistics_outputs_are_not_differentiable(native: str) -> None:
+    """Only mean/rstd (save_mean/save_invstd) used: no gradient reaches the input, as in PyTorch."""
+    if native == "layer":
+        stat = T(3, 1)
+        body = [const("ns", [4]), const("e", 1e-5), const("n", None)]
+        body.append(f"%y : {T(3, 4)}, %m : {stat}, %r : {stat} = aten::native_layer_norm(%x, %ns, %n, %n, %e)")
+    else:
+        stat = T(4)
+        body = [const("t", True), const("mo", 0.1), const("e", 1e-5), const("n", None)]
+        body.append(f"%y : {T(3, 4)}, %m : {stat}, %r : {stat} = aten::native_batch_norm(%x, %n, %n, %n, %n, %t, %mo, %e)")
+    grad = differentiate(parse_ir(graph({"x": T(3, 4)}, body, ["m"])))
+    stat_shape = (3, 1) if native == "layer" else (4,)
+    _, vjps = run_gradient(grad, [np.ones((3, 4))], [np.ones(stat_shape)])
+    assert all(v is None or not np.any(v) for v in vjps)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.autodiff import differentiate
+from gradview.autodiff import DifferentiationError, differentiate
 from gradview.ir import parse_ir
 
 from .formula_case_tools import check_formula
@@ -212,3 +212,26 @@ def test_max_pool2d(shape, kernel, stride, padding, dilation, ceil, with_indices
     grad = check_formula(graph({"x": T(*shape)}, body, ["y"]))
     # max_pool2d recomputes the indices from the input; the _with_indices variant captures them.
     assert grad.captured_count == (2 if with_indices else 1)
+
+
+# -- what the formulas refuse -----------------------------------------------------------------
+def test_dims_must_be_constants() -> None:
+    text = graph(
+        {"x": T(*X), "d": "int[]"},
+        [const("k", False), const("n", None), f"%y : {T(3)} = aten::sum(%x, %d, %k, %n)"],
+        ["y"],
+    )
+    with pytest.raises(DifferentiationError, match="constant dims"):
+        differentiate(parse_ir(text))
+
+
+def test_norm_p_must_be_a_constant() -> None:
+    text = graph({"x": T(*X), "p": "float"}, [f"%y : {T()} = aten::norm(%x, %p)"], ["y"])
+    with pytest.raises(DifferentiationError, match="constant p"):
+        differentiate(parse_ir(text))
+
+
+def test_mixed_sign_dims_need_the_rank() -> None:
+    body = [const("d", [0, -1]), const("k", False), const("n", None), "%y : Tensor = aten::sum(%x, %d, %k, %n)"]
+    with pytest.raises(DifferentiationError, match="rank"):
+        differentiate(parse_ir(graph({"x": "Tensor"}, body, ["y"])))
