@@ -47,10 +47,12 @@ def is_differentiable(node: Node) -> bool:
     if kind == "aten::expand":
         inputs = node.inputs()
         implicit = constant_value(inputs[2]) if len(inputs) > 2 else False
-        return implicit is not NOT_CONSTANT and formula_for(node) is not None
+        found = formula_for(node)
+        return implicit is not NOT_CONSTANT and found is not None and found.can_differentiate(node)
     if kind == "prim::GradOf":
         return all(is_differentiable(inner) for inner in node.blocks()[0].nodes())
-    return formula_for(node) is not None
+    found = formula_for(node)
+    return found is not None and found.can_differentiate(node)
 
 
 def is_differentiable_graph(graph: Graph) -> bool:

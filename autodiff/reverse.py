@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradview.ir import Block, Graph, Node, TensorType, Value
+from gradview.ir import Block, Graph, Node, TensorType, Value, node_summary
 
 from .differentiable import is_differentiable, need_trim_grad
 from .formulas import Emitter, formula_for
@@ -99,9 +99,9 @@ def add_reverse_inline(grad: Gradient) -> ReverseDetails:
 
 def _linear_gradient(graph: Graph, node: Node, output_grads: list[Value]) -> list[Value | None]:
     """Wrap the node's formula in ``prim::GradOf``; returns one gradient per input."""
-    if not is_differentiable(node):
-        from gradview.ir import node_summary
-
+    # A formula that exists but cannot handle this node explains why itself
+    # (e.g. "needs constant dims") when it runs below.
+    if not is_differentiable(node) and formula_for(node) is None:
         raise DifferentiationError(
             f"differentiation of {node.kind()} is not supported, or it is missing necessary type "
             f"information: `{node_summary(node)}`"

@@ -41,6 +41,7 @@ from .static_info import (
     none_grads,
     rank_of,
     reduced_dims,
+    reduction_supported,
     restore_reduced_dims,
     size_of,
     wrap_dim,
@@ -60,6 +61,17 @@ def _arg(node: Node, name: str) -> Value | None:
 def _dims(node: Node) -> tuple[list[int] | None, bool]:
     """The reduction's constant dims (None: every dim) and keepdim."""
     return reduced_dims(node, _arg(node, "dim"), _arg(node, "keepdim"))
+
+
+def _supported(node: Node) -> bool:
+    """Constant dims and keepdim (and a constant p for norms)."""
+    if not reduction_supported(node, _arg(node, "dim"), _arg(node, "keepdim"), rank_of(node.inputs()[0])):
+        return False
+    if node.kind() == "aten::norm":
+        p_value = _arg(node, "p")
+        p = None if p_value is None or is_none(p_value) else const(p_value)
+        return p is None or (isinstance(p, int | float) and not isinstance(p, bool))
+    return True
 
 
 def _restore(emit: Emitter, node: Node, grad: Value) -> Value:
@@ -98,7 +110,7 @@ def _cast(emit: Emitter, saved: Saved, grad: Value) -> Value:
 
 
 # -- sum, mean --------------------------------------------------------------------------
-@formula("aten::sum", "aten::sum.dim_IntList", forward=_reduction_forward)
+@formula("aten::sum", "aten::sum.dim_IntList", forward=_reduction_forward, supports=_supported)
 def sum_(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     """d(sum)/dx = 1 for every element: expand the gradient to the input's size."""
     if not saved:
@@ -118,7 +130,7 @@ def _count(node: Node) -> int | None:
     return math.prod(sizes[wrap_dim(d, len(sizes))] for d in dims) if sizes else 1
 
 
-@formula("aten::mean", "aten::mean.dim", forward=_reduction_forward)
+@formula("aten::mean", "aten::mean.dim", forward=_reduction_forward, supports=_supported)
 def mean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     """sum's gradient divided by the number of elements averaged."""
     if not saved:
@@ -133,7 +145,7 @@ def mean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
 
 
 # -- prod --------------------------------------------------------------------------------
-@formula("aten::prod", "aten::prod.dim_int", forward=_dtype_forward)
+@formula("aten::prod", "aten::prod.dim_int", forward=_dtype_forward, supports=_supported)
 def prod(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     """d(prod)/dx_i is the product of all the *other* elements.
 
@@ -166,7 +178,7 @@ def prod(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
 _NORMS = ("aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::norm.ScalarOpt_dim_dtype", "aten::norm.ScalarOpt_dtype")
 
 
-@formula(*_NORMS, forward=_dtype_forward)
+@formula(*_NORMS, forward=_dtype_forward, supports=_supported)
 def norm(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     """The p-norm ``n = (sum |x|^p)^(1/p)`` has ``dn/dx = sign(x) |x|^(p-1) / n^(p-1)``.
 

@@ -55,13 +55,22 @@ class Emitter:
 
 Forward = Callable[[Emitter, Node], dict[str, Value]]
 Backward = Callable[[Emitter, Node, dict[str, Value], list[Value]], list[Value | None]]
+Supports = Callable[[Node], bool]
 
 
 @dataclass(frozen=True)
 class Formula:
+    """A forward/backward pair; ``supports`` says whether it can handle a given
+    node (e.g. a reduction needs constant dims), so that autodiff's slicer
+    never puts a node it cannot differentiate into a differentiable graph."""
+
     name: str
     forward: Forward | None
     backward: Backward
+    supports: Supports | None = None
+
+    def can_differentiate(self, node: Node) -> bool:
+        return self.supports is None or self.supports(node)
 
     def run_forward(self, emit: Emitter, node: Node) -> dict[str, Value]:
         return self.forward(emit, node) if self.forward is not None else {}
@@ -70,14 +79,16 @@ class Formula:
 FORMULAS: dict[str, Formula] = {}
 
 
-def formula(*names: str, forward: Forward | None = None) -> Callable[[Backward], Backward]:
-    """Register ``backward`` (and an optional ``forward``) for overloads ``names``."""
+def formula(
+    *names: str, forward: Forward | None = None, supports: Supports | None = None
+) -> Callable[[Backward], Backward]:
+    """Register ``backward`` (and optional ``forward`` and ``supports``) for overloads ``names``."""
 
     def decorate(backward: Backward) -> Backward:
         for name in names:
             if name in FORMULAS:
                 raise ValueError(f"gradient formula for {name} registered twice")
-            FORMULAS[name] = Formula(name, forward, backward)
+            FORMULAS[name] = Formula(name, forward, backward, supports)
         return backward
 
     return decorate

@@ -44,6 +44,7 @@ __all__ = [
     "rank_of",
     "reduced_dims",
     "restore_reduced_dims",
+    "reduction_supported",
     "size_of",
     "wrap_dim",
 ]
@@ -161,6 +162,19 @@ def reduced_dims(node: Node, dim: Value | None, keepdim: Value | None) -> tuple[
     if isinstance(dims, int):
         dims = [dims]
     return (list(dims) if dims else None), bool(keep)
+
+
+def reduction_supported(node: Node, dim: Value | None, keepdim: Value | None, rank: int | None) -> bool:
+    """Can ``reduced_dims`` and ``restore_reduced_dims`` handle this reduction?"""
+    dims: Any = None if dim is None else const(dim)
+    keep: Any = False if keepdim is None else const(keepdim)
+    if dims is NOT_CONSTANT or keep is NOT_CONSTANT:
+        return False
+    if isinstance(dims, int):
+        dims = [dims]
+    if keep or not dims or rank is not None:
+        return True
+    return all(d >= 0 for d in dims) or all(d < 0 for d in dims)
 
 
 def restore_reduced_dims(

@@ -253,3 +253,28 @@ def test_known_difference_union_find_aliasing_is_coarser_than_torch() -> None:
     check_lint(graph)
     assert theirs.groups == (("aten::cos",), ("aten::mul", "aten::sigmoid"))
     assert partition(graph.nodes()).groups == (("aten::cos",), ("aten::mul",), ("aten::sigmoid",))
+
+
+def test_module_docstring_example() -> None:
+    graph = parse_ir("""graph(%x : Tensor, %w : Tensor):
+  %t : Tensor = aten::mm(%x, %w)
+  %s : int[] = aten::size(%t)
+  %y : Tensor = aten::tanh(%t)
+   = prim::Print(%y)
+  %z : Tensor = aten::exp(%y)
+  return (%z, %s)
+""")
+    create_autodiff_subgraphs(graph, 2, differentiable=torch_differentiable)
+    assert str(graph) == """graph(%x : Tensor,
+      %w : Tensor):
+  %y : Tensor, %t : Tensor = prim::DifferentiableGraph_0(%x, %w)
+  %s : int[] = aten::size(%t)
+   = prim::Print(%y)
+  %z : Tensor = aten::exp(%y)
+  return (%z, %s)
+with prim::DifferentiableGraph_0 = graph(%x : Tensor,
+      %w : Tensor):
+  %t : Tensor = aten::mm(%x, %w)
+  %y : Tensor = aten::tanh(%t)
+  return (%y, %t)
+"""

@@ -235,3 +235,21 @@ def test_mixed_sign_dims_need_the_rank() -> None:
     body = [const("d", [0, -1]), const("k", False), const("n", None), "%y : Tensor = aten::sum(%x, %d, %k, %n)"]
     with pytest.raises(DifferentiationError, match="rank"):
         differentiate(parse_ir(graph({"x": "Tensor"}, body, ["y"])))
+
+
+def test_reductions_with_run_time_dims_stay_out_of_autodiff() -> None:
+    """A formula that needs constant dims says so, so the slicer leaves the node alone."""
+    from gradview.autodiff import is_differentiable
+    from gradview.ir import parse_ir
+
+    graph = parse_ir("""graph(%x : Double(3, 4, strides=[4, 1], requires_grad=1, device=cpu), %d : int[]):
+  %keep : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %constant_dims : int[] = prim::Constant[value=[1]]()
+  %a : Tensor = aten::sum(%x, %d, %keep, %none)
+  %b : Tensor = aten::sum(%x, %constant_dims, %keep, %none)
+  return (%a, %b)
+""")
+    run_time, constant = list(graph.nodes())[3:5]
+    assert not is_differentiable(run_time)
+    assert is_differentiable(constant)
