@@ -60,14 +60,19 @@ def _dim(node: Node, index: int) -> Value | int:
 
 
 # -- lists and tuples -------------------------------------------------------------------------
-@formula("prim::ListConstruct")
+def _holds_tensors(node: Node) -> bool:
+    """Only lists and tuples of tensors carry gradients (a list of sizes does not)."""
+    return node.output().type().contains_tensor()
+
+
+@formula("prim::ListConstruct", supports=_holds_tensors)
 def list_construct(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     if _undefined(grads[0]):
         return grad_list(node)
     return list(_unpack(emit, "prim::ListUnpack", grads[0], len(node.inputs())))
 
 
-@formula("prim::TupleConstruct")
+@formula("prim::TupleConstruct", supports=_holds_tensors)
 def tuple_construct(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     if _undefined(grads[0]):
         return grad_list(node)

@@ -273,7 +273,13 @@ def type_as(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return [emit.op("aten::type_as", grads[0], node.inputs()[0]), None]
 
 
-@formula("aten::detach", "aten::zeros_like", "aten::ones_like")
+def _never_in_subgraphs(node: Node) -> bool:
+    """No gradient flows through these: as in TorchScript, the slicer leaves them
+    out of differentiable graphs; ``differentiate`` still copes when one requires grad."""
+    return False
+
+
+@formula("aten::detach", "aten::zeros_like", "aten::ones_like", supports=_never_in_subgraphs)
 def no_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return grad_list(node)
 

@@ -60,9 +60,11 @@ Supports = Callable[[Node], bool]
 
 @dataclass(frozen=True)
 class Formula:
-    """A forward/backward pair; ``supports`` says whether it can handle a given
-    node (e.g. a reduction needs constant dims), so that autodiff's slicer
-    never puts a node it cannot differentiate into a differentiable graph."""
+    """A forward/backward pair. ``supports(node)`` says whether the node belongs
+    in a differentiable graph: False when the formula cannot handle it (a
+    reduction over dims known only at run time) or when no gradient flows
+    through it anyway (``zeros_like``, a list of sizes), as TorchScript's
+    isDifferentiable would say."""
 
     name: str
     forward: Forward | None
