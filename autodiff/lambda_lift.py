@@ -43,12 +43,13 @@ def lambda_lift_reverse(grad: Gradient, rev: ReverseDetails) -> None:
         elif value in input_index:
             grad.df_input_captured_inputs.append(input_index[value])
         else:
-            graph.register_output(value)
-            grad.df_input_captured_outputs.append(len(graph.outputs()) - 1)
+            position = graph.register_output(value)
+            grad.df_input_captured_outputs.append(position)
 
     # Captured temporaries that receive gradient get an extra vjp input.
-    for index in range(grad.f_real_outputs, len(graph.outputs())):
-        temporary = graph.outputs()[index]
+    outputs = graph.outputs()
+    for index in range(grad.f_real_outputs, len(outputs)):
+        temporary = outputs[index]
         previous = rev.grad_map.get(temporary)
         if previous is None:
             continue
@@ -63,8 +64,9 @@ def lambda_lift_reverse(grad: Gradient, rev: ReverseDetails) -> None:
         grad.df_input_vjps.append(index)
 
     formal: dict[Value, int] = {}
-    for value in [graph.inputs()[i] for i in grad.df_input_captured_inputs] + [
-        graph.outputs()[i] for i in grad.df_input_captured_outputs
+    inputs = graph.inputs()
+    for value in [inputs[i] for i in grad.df_input_captured_inputs] + [
+        outputs[i] for i in grad.df_input_captured_outputs
     ]:
         formal[value] = len(block.inputs())
         param = block.add_input(type_=value.type())
