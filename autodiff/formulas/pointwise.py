@@ -72,7 +72,7 @@ def mul_scalar(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Va
 @formula("aten::div.Tensor", forward=_broadcast_sizes)
 def div_tensor(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     (g,) = grads
-    self_, other = node.inputs()
+    self_, other = node.inputs()[:2]
     grad_self = emit.op("aten::div", g, other)
     # d(a/b)/db = -a / b^2 = -(g * a) / (b * b)
     grad_other = emit.op("aten::neg", emit.op("aten::div", emit.op("aten::mul", grad_self, self_), other))
@@ -82,6 +82,20 @@ def div_tensor(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Va
 @formula("aten::div.Scalar")
 def div_scalar(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     return [emit.op("aten::div", grads[0], node.inputs()[1]), None]
+
+
+@formula("aten::div.Tensor_mode", "aten::div.Scalar_mode", forward=_broadcast_sizes)
+def div_mode(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    """Rounded division (``trunc``/``floor``) is flat between its jumps: no
+    gradient, as in PyTorch. Without a rounding mode it is plain division."""
+    from gradview.ir.constants import constant_value
+
+    if constant_value(node.inputs()[2]) is not None:
+        return [None, None, None]
+    grads_in = div_tensor(emit, node, saved, grads) if node.inputs()[1].type().is_tensor() else [
+        emit.op("aten::div", grads[0], node.inputs()[1]), None
+    ]
+    return [*grads_in, None]
 
 
 @formula("aten::neg")

@@ -287,3 +287,24 @@ def test_dropout_mask_and_output_agree() -> None:
     assert 0 < kept.sum() < 12
     np.testing.assert_allclose(dx, np.where(kept, 2.0, 0.0))  # the gradient of d: mask / (1 - p)
     np.testing.assert_allclose(d[kept], 2 * x[kept])
+
+
+@pytest.mark.parametrize("mode", ["None", '"trunc"', '"floor"'])
+def test_div_with_rounding_mode(mode: str) -> None:
+    """Plain division when the mode is None; no gradient through rounded division."""
+    from .finite_differences import check_finite_differences
+    from .oracle import check_gradient, random_inputs
+
+    mode_line = "prim::Constant()" if mode == "None" else f"prim::Constant[value={mode}]()"
+    mode_type = "NoneType" if mode == "None" else "str"
+    text = f"""graph(%x : Double(3, 4, strides=[4, 1], requires_grad=1, device=cpu),
+      %y : Double(4, strides=[1], requires_grad=1, device=cpu)):
+  %mode : {mode_type} = {mode_line}
+  %q : Double(3, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::div(%x, %y, %mode)
+  %r : Double(3, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%q, %x)
+  return (%r)
+"""
+    inputs = random_inputs(text, 3)
+    check_gradient(text, inputs, compare_torch_lists=False)
+    if mode == "None":
+        check_finite_differences(text, inputs)
