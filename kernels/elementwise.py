@@ -11,7 +11,14 @@ import math
 from typing import Any
 
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype
-from .registry import KernelError, register, register_fast_path
+from .registry import (
+    GUARD_FLOAT,
+    GUARD_SAME_NUMERIC,
+    UNKNOWN_DTYPE,
+    KernelError,
+    register,
+    register_fast_path,
+)
 
 __all__ = ["erf", "as_tensor", "promote"]
 
@@ -367,11 +374,22 @@ def _is_one(value: Any) -> bool:
     return type(value) in (int, float) and value == 1
 
 
+def _same_dtype_call(fn: Any, dtypes: list[Any]) -> Any:
+    """Call ``fn`` directly when both dtypes are the same known numeric one,
+    behind a run-time check when the types leave a dtype open."""
+    first, second = dtypes[0], dtypes[1]
+    if first in _NUMERIC and first == second:
+        return fn, (0, 1)
+    if UNKNOWN_DTYPE in (first, second) and {first, second} <= _NUMERIC | {UNKNOWN_DTYPE}:
+        return fn, (0, 1), GUARD_SAME_NUMERIC
+    return None
+
+
 @register_fast_path("aten::add.Tensor", "aten::sub.Tensor")
 def _fast_add_sub(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
-    if dtypes[0] in _NUMERIC and dtypes[0] == dtypes[1] and _is_one(constants[2]):
-        return (xp.add if name == "aten::add.Tensor" else xp.subtract), (0, 1)
-    return None
+    if not _is_one(constants[2]):
+        return None
+    return _same_dtype_call(xp.add if name == "aten::add.Tensor" else xp.subtract, dtypes)
 
 
 _SAME_DTYPE_UFUNCS = {
@@ -382,9 +400,7 @@ _SAME_DTYPE_UFUNCS = {
 
 @register_fast_path(*_SAME_DTYPE_UFUNCS)
 def _fast_same_dtype_binary(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
-    if dtypes[0] in _NUMERIC and dtypes[0] == dtypes[1]:
-        return getattr(xp, _SAME_DTYPE_UFUNCS[name]), (0, 1)
-    return None
+    return _same_dtype_call(getattr(xp, _SAME_DTYPE_UFUNCS[name]), dtypes)
 
 
 @register_fast_path("aten::div.Tensor")
@@ -396,6 +412,9 @@ def _fast_div(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> An
 
 @register_fast_path("aten::exp", "aten::log", "aten::sin", "aten::cos", "aten::tanh", "aten::sqrt")
 def _fast_unary_float(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    fn = getattr(xp, name.removeprefix("aten::"))
     if dtypes[0] in _FLOATS:
-        return getattr(xp, name.removeprefix("aten::")), (0,)
+        return fn, (0,)
+    if dtypes[0] == UNKNOWN_DTYPE:
+        return fn, (0,), GUARD_FLOAT
     return None

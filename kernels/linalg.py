@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError, register, register_fast_path
 from .shapes import broadcast_shapes, check_expandable
 
 __all__ = ["matmul"]
@@ -221,3 +221,17 @@ def addmm_dtype(
     xp: Any, self: Any, mat1: Any, mat2: Any, out_dtype: int, beta: Any = 1, alpha: Any = 1
 ) -> Any:
     return _addmm("addmm", xp, self, mat1, mat2, beta, alpha, out_dtype)
+
+
+# -- compile-time fast path -------------------------------------------------------------
+_FLOAT_NAMES = frozenset({"Float", "Double", "Half"})
+
+
+@register_fast_path("aten::matmul")
+def _fast_matmul(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """Operands of the same float dtype: NumPy's matmul is PyTorch's (a vector
+    dot vector gives a NumPy scalar, which behaves as a 0-d array), so call it
+    directly."""
+    if dtypes[0] in _FLOAT_NAMES and dtypes[0] == dtypes[1]:
+        return xp.matmul, (0, 1)
+    return None

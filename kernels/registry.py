@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["KERNELS", "FAST_PATHS", "KernelError", "register", "register_fast_path", "kernel_for", "fast_path_for"]
+__all__ = ["KERNELS", "FAST_PATHS", "UNKNOWN_DTYPE", "GUARD_SAME_NUMERIC", "GUARD_FLOAT", "KernelError", "register", "register_fast_path", "kernel_for", "fast_path_for"]
 
 Kernel = Callable[..., Any]
 KERNELS: dict[str, Kernel] = {}
@@ -14,7 +14,14 @@ KERNELS: dict[str, Kernel] = {}
 # ``xp``, the qualified name, each input's dtype name (None when unknown or not
 # a tensor) and each input's constant value (any non-number marker when not
 # constant), and returns ``(callable, input positions to pass)`` or None.
-FastPath = Callable[[Any, str, list[Any], list[Any]], tuple[Callable[..., Any], tuple[int, ...]] | None]
+#
+# A dtype of ``UNKNOWN_DTYPE`` marks a tensor whose dtype the types do not say;
+# a rule may then return a third element, a guard: the call is only taken when
+# the run-time dtypes pass it, the general kernel runs otherwise.
+FastPath = Callable[[Any, str, list[Any], list[Any]], tuple[Any, ...] | None]
+UNKNOWN_DTYPE = "?"
+GUARD_SAME_NUMERIC = "same numeric dtype"  # both operands: one numeric (non-bool) dtype
+GUARD_FLOAT = "float dtype"  # the operand is floating point
 FAST_PATHS: dict[str, FastPath] = {}
 
 

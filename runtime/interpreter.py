@@ -26,7 +26,7 @@ from gradview.ir.constants import constant_value
 from gradview.ir.passes.op_eval import kernel_key, node_kernel
 from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
-from gradview.kernels.registry import fast_path_for
+from gradview.kernels.registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, fast_path_for
 
 from .prims import STRUCTURAL_PRIMS, check_types
 
@@ -61,6 +61,7 @@ class CompiledGraph:
         writer = _CodeWriter(graph, backend, self.filename)
         self.source = writer.generate()
         self.line_nodes = writer.line_nodes
+        self.fast_path_kernels = writer.fast_path_kernels
         self.register_names = writer.names
         namespace = writer.namespace
         try:
@@ -70,6 +71,7 @@ class CompiledGraph:
         exec(code, namespace)  # noqa: S102 - our own generated code
         self._fn = namespace["graph_fn"]
         self.input_types = [v.type() for v in graph.inputs()]
+        self._check = _InputCheck(graph)
         _LIVE[self.filename] = self
 
     def __call__(self, *inputs: Any) -> list[Any]:
@@ -79,7 +81,7 @@ class CompiledGraph:
                 f"the graph takes {len(self.input_types)} inputs ({names}), got {len(inputs)}"
             )
         if self.check_inputs:
-            _check_inputs(self.graph, inputs)
+            self._check(inputs)
         args = [self.backend.to_device(v) for v in inputs] if self.backend.name != "numpy" else inputs
         try:
             # PyTorch computes log(0) = -inf and 0/0 = nan without a word;
@@ -106,16 +108,31 @@ class CompiledGraph:
         if failing is None:
             return GraphRuntimeError(f"running the graph failed: {type(exc).__name__}: {detail}")
         compiled, node, registers = failing
-        shapes = [
-            f"%{value.debugName()}: {_describe(registers.get(compiled.register_names.get(value, ''), _MISSING))}"
-            for value in node.inputs()
-        ]
+        held = [registers.get(compiled.register_names.get(value, ""), _MISSING) for value in node.inputs()]
+        shapes = [f"%{value.debugName()}: {_describe(h)}" for value, h in zip(node.inputs(), held, strict=True)]
+        detail = compiled._kernel_message(node, held) or detail
         return GraphRuntimeError(
             f"{node_summary(node)}: {detail} (inputs: {', '.join(shapes) or 'none'})", node
         )
 
 
+    def _kernel_message(self, node: Node, held: list[Any]) -> str | None:
+        """A fast path failed inside NumPy: the general kernel explains it better."""
+        kernel = self.fast_path_kernels.get(node)
+        if kernel is None or any(h is _MISSING for h in held):
+            return None
+        try:
+            kernel(self.backend.xp, *held)
+        except Exception as exc:  # noqa: BLE001 - we only want its message
+            return str(exc) or None
+        return None
+
+
 _MISSING = object()
+_FLOAT_DTYPES = frozenset(numpy.dtype(t) for t in (numpy.float16, numpy.float32, numpy.float64))
+_NUMERIC_DTYPES = _FLOAT_DTYPES | frozenset(
+    numpy.dtype(t) for t in (numpy.int8, numpy.int16, numpy.int32, numpy.int64, numpy.uint8)
+)
 
 
 def _describe(value: Any) -> str:
@@ -131,23 +148,52 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def _check_inputs(graph: Graph, inputs: Sequence[Any]) -> None:
-    for index, (value, given) in enumerate(zip(graph.inputs(), inputs, strict=True)):
-        expected = value.type()
-        if not isinstance(expected, TensorType) or given is None:
-            continue
-        where = f"input {index} (%{value.debugName()})"
-        if not hasattr(given, "shape") or not hasattr(given, "dtype"):
-            raise GraphRuntimeError(f"{where} must be an array (the graph types it {expected}), got {type(given).__name__}")
-        if expected.sizes is not None and all(s is not None for s in expected.sizes):
-            if tuple(given.shape) != tuple(expected.sizes):
+class _InputCheck:
+    """What each graph input's type promises, worked out once at compile time:
+    (index, value, expected shape or None, expected rank or None, dtype or None)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.rules: list[tuple[int, Value, tuple[int, ...] | None, int | None, Any]] = []
+        for index, value in enumerate(graph.inputs()):
+            expected = value.type()
+            if not isinstance(expected, TensorType):
+                continue
+            sizes = expected.sizes
+            shape = tuple(sizes) if sizes is not None and None not in sizes else None  # type: ignore[arg-type]
+            rank = len(sizes) if sizes is not None else None
+            dtype = to_dtype(expected.scalar_type) if expected.scalar_type is not None else None
+            self.rules.append((index, value, shape, rank, dtype))
+
+    def __call__(self, inputs: Sequence[Any]) -> None:
+        for index, value, shape, rank, dtype in self.rules:
+            given = inputs[index]
+            if given is None:
+                continue
+            try:
+                given_shape, given_dtype = given.shape, given.dtype
+            except AttributeError:
                 raise GraphRuntimeError(
-                    f"{where} has shape {list(given.shape)} but the graph expects {list(expected.sizes)} ({expected})"
+                    f"{_where(index, value)} must be an array (the graph types it {value.type()}), "
+                    f"got {type(given).__name__}"
+                ) from None
+            if shape is not None and given_shape != shape:
+                raise GraphRuntimeError(
+                    f"{_where(index, value)} has shape {list(given_shape)} but the graph expects "
+                    f"{list(shape)} ({value.type()})"
                 )
-        elif expected.sizes is not None and len(given.shape) != len(expected.sizes):
-            raise GraphRuntimeError(f"{where} has rank {len(given.shape)} but the graph expects {expected}")
-        if expected.scalar_type is not None and given.dtype != to_dtype(expected.scalar_type):
-            raise GraphRuntimeError(f"{where} has dtype {given.dtype} but the graph expects {expected.scalar_type}")
+            if shape is None and rank is not None and len(given_shape) != rank:
+                raise GraphRuntimeError(
+                    f"{_where(index, value)} has rank {len(given_shape)} but the graph expects {value.type()}"
+                )
+            if dtype is not None and given_dtype != dtype:
+                raise GraphRuntimeError(
+                    f"{_where(index, value)} has dtype {given_dtype} but the graph expects "
+                    f"{value.type().scalar_type}"  # type: ignore[attr-defined]
+                )
+
+
+def _where(index: int, value: Value) -> str:
+    return f"input {index} (%{value.debugName()})"
 
 
 class _CodeWriter:
@@ -159,6 +205,7 @@ class _CodeWriter:
         self.filename = filename
         self.lines: list[str] = []
         self.line_nodes: dict[int, Node] = {}
+        self.fast_path_kernels: dict[Node, Any] = {}
         self.names: dict[Value, str] = {}
         self.namespace: dict[str, Any] = {"xp": backend.xp, "__builtins__": __builtins__}
         self.last_use = _last_uses(graph)
@@ -224,20 +271,35 @@ class _CodeWriter:
         kernel = node_kernel(node)
         if kernel is None:
             raise GraphCompileError(f"unknown operator {key}: `{node_summary(node)}`")
-        fast = self.fast_path(node)
-        if fast is not None:
-            call, positions = fast
-            inputs = node.inputs()
-            args = ", ".join(self.name(inputs[i]) for i in positions)
-            self.emit(indent, f"{self.targets(node)} = {self.global_('f', call)}({args})", node)
-            return
         fn = self.global_("k", kernel)
         args = ["xp"] + [self.name(v) for v in node.inputs()] + self.omitted_defaults(node)
+        fast = self.fast_path(node)
+        if fast is not None and not node.attributeNames():
+            call, positions, *guard = fast
+            inputs = node.inputs()
+            direct = f"{self.global_('f', call)}({', '.join(self.name(inputs[i]) for i in positions)})"
+            if guard:
+                # Types left the dtype open: check it at run time, else the kernel.
+                test = self.guard_test(guard[0], [self.name(inputs[i]) for i in positions])
+                direct = f"{direct} if {test} else {fn}({', '.join(args)})"
+            self.emit(indent, f"{self.targets(node)} = {direct}", node)
+            self.fast_path_kernels[node] = kernel
+            return
         # Prims with attributes (prim::ConstantChunk[chunks=2, dim=0]) get
         # them as keyword arguments named like the attributes.
         for attr in node.attributeNames():
             args.append(f"{attr}={self.global_('a', node.attribute(attr))}")
         self.emit(indent, f"{self.targets(node)} = {fn}({', '.join(args)})", node)
+
+    def guard_test(self, guard: str, names: list[str]) -> str:
+        if guard == GUARD_SAME_NUMERIC:
+            numeric = self.global_("dt", _NUMERIC_DTYPES)
+            first, second = names
+            return f"{first}.dtype is {second}.dtype and {first}.dtype in {numeric}"
+        if guard == GUARD_FLOAT:
+            floats = self.global_("dt", _FLOAT_DTYPES)
+            return f"{names[0]}.dtype in {floats}"
+        raise GraphCompileError(f"unknown fast-path guard {guard!r}")
 
     def omitted_defaults(self, node: Node) -> list[str]:
         """Default values of trailing schema arguments the node leaves out."""
@@ -250,9 +312,12 @@ class _CodeWriter:
         """A direct call the kernel allows for this node's static dtypes and constants."""
         key = kernel_key(node)
         rule = fast_path_for(key) if key is not None else None
-        if rule is None or node.attributeNames():
+        if rule is None:
             return None
-        dtypes = [v.type().scalar_type if isinstance(v.type(), TensorType) else None for v in node.inputs()]
+        dtypes = [
+            (v.type().scalar_type or UNKNOWN_DTYPE) if isinstance(v.type(), TensorType) else None
+            for v in node.inputs()
+        ]
         constants = [constant_value(v) for v in node.inputs()]
         schema = node.maybe_schema()
         if schema is not None:
