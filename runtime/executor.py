@@ -1,0 +1,236 @@
+"""GraphExecutor: specialize, optimize, differentiate and run a graph, as
+TorchScript's GraphExecutor does.
+
+``run(inputs)`` computes an ArgumentSpec of the inputs and looks up a plan
+compiled for it; the first call with a new spec runs ``compile_spec``, the
+seeds' pipeline, in order:
+
+    Inline, LowerGradOf, specializeAutogradZero, LowerSimpleTuples,
+    ConstantPooling, runRequiredPasses, ConstantPropagation,
+    PropagateInputShapes, PropagateRequiresGrad, runOptimization,
+    then, if the graph needs gradients: CreateAutodiffSubgraphs, and for each
+    DifferentiableGraph: differentiate, PropagateInputShapes(f),
+    runOptimization(f), runNondiffOptimization(f), packGradient;
+    InlineAutodiffSubgraphs; otherwise runNondiffOptimization;
+    and a final EliminateDeadCode.
+
+Every step is reported to an optional trace (``trace.record(name, graph,
+which=..., changed=..., seconds=..., annotations=...)``), which is how the
+viewer replays the compilation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradview.autodiff import (
+    Gradient,
+    create_autodiff_subgraphs,
+    differentiate,
+    inline_autodiff_subgraphs,
+    specialize_autograd_zero,
+)
+from gradview.ir import Graph, Node, TensorType
+from gradview.ir.passes import (
+    constant_pooling,
+    constant_propagation,
+    eliminate_dead_code,
+    inline,
+    lower_grad_of,
+    lower_simple_tuples,
+    propagate_input_shapes,
+    propagate_requires_grad,
+    run_nondiff_optimization,
+    run_optimization,
+    run_required_passes,
+)
+
+from .argument_spec import ArgumentSpec, specialize_types
+from .interpreter import CompiledGraph, compile_graph
+
+__all__ = ["GraphExecutor", "ExecutionPlan", "pack_gradient", "AUTODIFF_SUBGRAPH_NODE_THRESHOLD"]
+
+# TorchScript's defaults: a DifferentiableGraph needs at least two nodes, and
+# after differentiation groups smaller than five are inlined back.
+AUTODIFF_SUBGRAPH_NODE_THRESHOLD = 2
+AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = 5
+
+
+@dataclass
+class ExecutionPlan:
+    """An optimized graph for one ArgumentSpec, compiled to run."""
+
+    graph: Graph
+    code: CompiledGraph
+    spec: ArgumentSpec | None
+    gradients: list[Gradient] = field(default_factory=list)
+
+
+class _Steps:
+    """Times each compile step and reports it to the trace, if any."""
+
+    def __init__(self, trace: Any, graph_of: Callable[[], Graph]) -> None:
+        self.trace = trace
+        self.graph_of = graph_of
+
+    def run(self, name: str, step: Callable[[], Any], which: Any = "main", graph: Graph | None = None) -> Any:
+        start = time.perf_counter()
+        result = step()
+        if self.trace is not None:
+            self.trace.record(
+                name, graph if graph is not None else self.graph_of(), which=which,
+                changed=bool(result) if isinstance(result, bool) else True,
+                seconds=time.perf_counter() - start, annotations={},
+            )
+        return result
+
+    def recorder(self, graph: Graph, which: Any = "main") -> Callable[[str, bool], None] | None:
+        """A ``record(name, changed)`` callback for the pipelines' inner passes."""
+        if self.trace is None:
+            return None
+        last = [time.perf_counter()]
+
+        def record(name: str, changed: bool) -> None:
+            now = time.perf_counter()
+            self.trace.record(name, graph, which=which, changed=changed, seconds=now - last[0], annotations={})
+            last[0] = now
+
+        return record
+
+
+def needs_gradient(graph: Graph, grad_enabled: bool = True) -> bool:
+    """TorchScript's needsGradient: grad mode is on and some input requires grad."""
+    if not grad_enabled:
+        return False
+    return any(isinstance(v.type(), TensorType) and v.type().requires_grad for v in graph.inputs())
+
+
+def pack_gradient(gradient: Gradient, node: Node) -> None:
+    """Store a Gradient on its DifferentiableGraph node, as packGradient does."""
+    assert gradient.df is not None
+    node.g_("Subgraph", gradient.f)
+    node.g_("ReverseSubgraph", gradient.df)
+    node.i_("f_real_outputs", gradient.f_real_outputs)
+    node.is__("df_input_vjps", gradient.df_input_vjps)
+    node.is__("df_input_captured_inputs", gradient.df_input_captured_inputs)
+    node.is__("df_input_captured_outputs", gradient.df_input_captured_outputs)
+    node.is__("df_output_vjps", gradient.df_output_vjps)
+
+
+class GraphExecutor:
+    """Runs ``graph`` through a cache of plans specialized on the inputs' ArgumentSpec."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        optimize: bool = True,
+        trace: Any = None,
+        autodiff_subgraph_inlining: bool = True,
+        backend: str = "numpy",
+    ) -> None:
+        self.graph = graph
+        self.optimize = optimize
+        self.trace = trace
+        self.autodiff_subgraph_inlining = autodiff_subgraph_inlining
+        self.backend = backend
+        self.plan_cache: dict[ArgumentSpec, ExecutionPlan] = {}
+        self.fallback: ExecutionPlan | None = None
+        self.cache_hits = 0
+        self.cache_misses = 0
+        self._last: ExecutionPlan | None = None
+
+    # -- running --------------------------------------------------------------
+    def run(self, inputs: Sequence[Any], grad_enabled: bool = True) -> list[Any]:
+        plan = self.plan_for(inputs, grad_enabled)
+        self._last = plan
+        arrays = [getattr(v, "data", v) if hasattr(v, "requires_grad") else v for v in inputs]
+        return plan.code(*arrays)
+
+    def plan_for(self, inputs: Sequence[Any], grad_enabled: bool = True) -> ExecutionPlan:
+        if not self.optimize:
+            return self.get_or_compile_fallback()
+        spec = ArgumentSpec.of(self.graph, inputs, grad_enabled)
+        plan = self.plan_cache.get(spec)
+        if plan is not None:
+            self.cache_hits += 1
+            return plan
+        self.cache_misses += 1
+        plan = self.compile_spec(spec)
+        self.plan_cache[spec] = plan
+        return plan
+
+    def get_or_compile_fallback(self) -> ExecutionPlan:
+        """The unoptimized plan: only the passes every graph needs before running."""
+        if self.fallback is None:
+            graph = self.graph.copy()
+            run_required_passes(graph)
+            self.fallback = ExecutionPlan(graph, compile_graph(graph, self.backend), None)
+        return self.fallback
+
+    # -- compiling --------------------------------------------------------------
+    def compile_spec(self, spec: ArgumentSpec) -> ExecutionPlan:
+        graph = self.graph.copy()
+        steps = _Steps(self.trace, lambda: graph)
+        steps.run("specializeTypes", lambda: specialize_types(graph, spec))
+        steps.run("Inline", lambda: inline(graph))
+        steps.run("LowerGradOf", lambda: lower_grad_of(graph))
+        steps.run("specializeAutogradZero", lambda: specialize_autograd_zero(graph))
+        steps.run("LowerSimpleTuples", lambda: lower_simple_tuples(graph))
+        steps.run("ConstantPooling", lambda: constant_pooling(graph))
+        run_required_passes(graph, steps.recorder(graph))
+        steps.run("ConstantPropagation", lambda: constant_propagation(graph))
+        steps.run("PropagateInputShapes", lambda: propagate_input_shapes(graph))
+        steps.run("PropagateRequiresGrad", lambda: propagate_requires_grad(graph))
+        run_optimization(graph, record=steps.recorder(graph))
+        gradients: list[Gradient] = []
+        if needs_gradient(graph, spec.grad_enabled):
+            node_threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if self.autodiff_subgraph_inlining else 1
+            inline_threshold = AUTODIFF_SUBGRAPH_INLINE_THRESHOLD if self.autodiff_subgraph_inlining else 1
+            diff_nodes = steps.run(
+                "CreateAutodiffSubgraphs", lambda: create_autodiff_subgraphs(graph, node_threshold)
+            )
+            for index, node in enumerate(diff_nodes):
+                gradient = self._differentiate_node(node, index, steps)
+                gradients.append(gradient)
+            steps.run("InlineAutodiffSubgraphs", lambda: inline_autodiff_subgraphs(graph, inline_threshold))
+        else:
+            run_nondiff_optimization(graph, record=steps.recorder(graph))
+        steps.run("EliminateDeadCode", lambda: eliminate_dead_code(graph))
+        return ExecutionPlan(graph, compile_graph(graph, self.backend), spec, gradients)
+
+    def _differentiate_node(self, node: Node, index: int, steps: _Steps) -> Gradient:
+        forward, backward = ("forward", index), ("backward", index)
+        holder: dict[str, Gradient] = {}
+
+        def record_step(name: str, gradient: Gradient, rev: Any, changed: bool) -> None:
+            holder["g"] = gradient
+            if steps.trace is not None:
+                steps.trace.record(name, gradient.f, which=forward, changed=changed, seconds=0.0, annotations={})
+                if gradient.df is not None:
+                    steps.trace.record(name, gradient.df, which=backward, changed=changed, seconds=0.0,
+                                       annotations={})
+
+        subgraph = node.g("Subgraph")
+        gradient = differentiate(subgraph, record_step if steps.trace is not None else None)
+        f = gradient.f
+        steps.run("PropagateInputShapes", lambda: propagate_input_shapes(f), which=forward, graph=f)
+        run_optimization(f, record=steps.recorder(f, forward))
+        run_nondiff_optimization(f, record=steps.recorder(f, forward))
+        steps.run("packGradient", lambda: pack_gradient(gradient, node))
+        return gradient
+
+    # -- introspection ------------------------------------------------------------
+    def last_executed_optimized_graph(self) -> Graph | None:
+        return self._last.graph if self._last is not None else None
+
+    def debug_state(self) -> dict[str, Any]:
+        """Every cached plan by its spec, with the fallback, like GraphExecutor::getDebugState."""
+        return {
+            "plans": {str(spec): plan.graph for spec, plan in self.plan_cache.items()},
+            "fallback": self.fallback.graph if self.fallback is not None else None,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+        }
