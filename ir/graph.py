@@ -8,13 +8,13 @@ The return node doubles as the sentinel of the block's circular node list.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .builders import insert_call
 from .constants import insert_constant
-from .node import Node, Value
+from .node import Node, Value, walk_blocks
 from .types import TENSOR, Type
 
 __all__ = ["Block", "Graph", "InsertPoint", "walk_blocks"]
@@ -225,24 +225,6 @@ def copy_name(source: Value, target: Value) -> None:
     """Give ``target`` the debug name of ``source`` (if it has one)."""
     if source._debug_name is not None and target._debug_name is None:
         target.set_debug_name(source._debug_name)
-
-
-def walk_blocks(blocks: Iterable[Block]) -> Iterator[Node]:
-    """Every node inside ``blocks``, nested ones included, in program order, without recursion."""
-    stack: list[Iterator[Node]] = [iter(_chain_nodes(blocks))]
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
-        yield node
-        if node._blocks:
-            stack.append(iter(_chain_nodes(node._blocks)))
-
-
-def _chain_nodes(blocks: Iterable[Block]) -> Iterator[Node]:
-    for block in blocks:
-        yield from block.nodes()
 
 
 @dataclass(frozen=True, slots=True)

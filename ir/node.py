@@ -8,7 +8,7 @@ adding or removing one use is O(1) even for a constant used 10,000 times.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .attributes import AttributeKind, copy_attribute_value
@@ -644,17 +644,22 @@ class Node:
 
     def walk(self) -> Iterator[Node]:
         """This node's nested nodes, in order, without recursion."""
-        stack = [iter(self._nodes_of(self._blocks))]
-        while stack:
-            node = next(stack[-1], None)
-            if node is None:
-                stack.pop()
-                continue
-            yield node
-            if node._blocks:
-                stack.append(iter(self._nodes_of(node._blocks)))
+        return walk_blocks(self._blocks)
 
-    @staticmethod
-    def _nodes_of(blocks: list[Block]) -> Iterator[Node]:
-        for block in blocks:
-            yield from block.nodes()
+
+def walk_blocks(blocks: Iterable[Block]) -> Iterator[Node]:
+    """Every node inside ``blocks``, nested ones included, in program order, without recursion."""
+    stack: list[Iterator[Node]] = [_chain_nodes(blocks)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        yield node
+        if node._blocks:
+            stack.append(_chain_nodes(node._blocks))
+
+
+def _chain_nodes(blocks: Iterable[Block]) -> Iterator[Node]:
+    for block in blocks:
+        yield from block.nodes()
