@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import check
+from . import check, trace
 
 __all__ = ["main", "build_parser"]
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     check.register(commands)
+    trace.register(commands)
     return parser
 
 

@@ -1,0 +1,561 @@
+"""The pass trace: a snapshot of each graph after each pass, for the viewer to step through.
+
+    trace = PassTrace()
+    run_optimization(graph, record=trace.pipeline_recorder(graph))
+    for step in trace:
+        print(step.pass_name, step.changed, step.text())
+
+:meth:`PassTrace.record` appends a :class:`Step`. Every Node and Value gets a
+*stable id* the first time the trace sees it and keeps it while it lives, so a
+node untouched by a pass has the same id before and after it; a node created by
+a pass gets a new id. Snapshots are trees of immutable records
+(:mod:`gradview.runtime.trace_records`) interned per id: a node whose record
+did not change since the trace last saw it is stored once, however many steps
+show it.
+
+``which`` names the graph a step shows: ``"main"``, ``("forward", k)`` or
+``("backward", k)`` for the k-th differentiable subgraph, or any other label.
+A disabled trace (``PassTrace(enabled=False)`` or :data:`NULL_TRACE`) records
+nothing and costs one attribute test per call.
+
+Traces save to and load from versioned JSON (``{"format": "gradview-trace",
+"version": 1, ...}``); a file that is not such a trace raises
+:class:`TraceFormatError`, a ``ValueError`` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gradview.ir.attributes import AttributeKind, format_attribute
+
+from .trace_records import BlockRecord, NodeRecord, ValueRecord, print_record, walk_records
+
+if TYPE_CHECKING:
+    from gradview.ir import Block, Graph, Node, Value
+
+__all__ = [
+    "FORMAT",
+    "NULL_TRACE",
+    "VERSION",
+    "PassTrace",
+    "Step",
+    "TraceFormatError",
+    "Which",
+    "normalize_pass_name",
+]
+
+FORMAT = "gradview-trace"
+VERSION = 1
+
+Which = str | tuple[str, int]
+
+
+class TraceFormatError(ValueError):
+    """A file is not a trace this version can read; the message is one line naming the file."""
+
+
+def normalize_pass_name(name: str) -> str:
+    """``EliminateDeadCode``, ``eliminate_dead_code`` and ``eliminate-dead-code`` all give ``eliminatedeadcode``."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def which_label(which: Which) -> str:
+    if isinstance(which, tuple):
+        return f"{which[0]} {which[1]}"
+    return str(which)
+
+
+@dataclass(frozen=True, eq=True)
+class Step:
+    """One snapshot: ``graph`` as it was after the pass ``pass_name`` ran on graph ``which``."""
+
+    index: int
+    pass_name: str
+    which: Which
+    graph: BlockRecord
+    changed: bool
+    seconds: float
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The graph in TorchScript's textual IR (parses back with :func:`gradview.ir.parse_ir`)."""
+        return print_record(self.graph)
+
+    def diff(self, previous: Step | None, context: int = 3) -> str:
+        """A unified diff from ``previous``'s text to this step's ('' when equal)."""
+        before = previous.text() if previous is not None else ""
+        old_name = f"{previous.index} {previous.pass_name}" if previous is not None else "(none)"
+        lines = difflib.unified_diff(
+            before.splitlines(keepends=True),
+            self.text().splitlines(keepends=True),
+            fromfile=old_name,
+            tofile=f"{self.index} {self.pass_name}",
+            n=context,
+        )
+        return "".join(lines)
+
+    def nodes(self) -> Iterator[NodeRecord]:
+        """Every node record, nested blocks and subgraphs included."""
+        return walk_records(self.graph)
+
+    def node_ids(self) -> set[int]:
+        return {n.id for n in self.nodes()}
+
+    def value_ids(self) -> set[int]:
+        ids = {v.id for v in self.graph.params}
+        pending = [self.graph]
+        while pending:
+            block = pending.pop()
+            ids.update(v.id for v in block.params)
+            for node in block.nodes:
+                ids.update(v.id for v in node.outputs)
+                pending.extend(node.blocks)
+                if node.subgraph is not None:
+                    pending.append(node.subgraph)
+        return ids
+
+    def node(self, node_id: int) -> NodeRecord | None:
+        for n in self.nodes():
+            if n.id == node_id:
+                return n
+        return None
+
+
+class PassTrace:
+    """Records a :class:`Step` per :meth:`record` call; iterate it or index it for the steps."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.steps: list[Step] = []
+        self._ids: dict[Any, int] = {}  # live Node/Value -> stable id (identity hashing)
+        self._next_id = 0
+        self._last: dict[int, NodeRecord] = {}  # node id -> the record last built for it
+        self._strings: dict[str, str] = {}
+        self._type_text: dict[Any, str] = {}
+        self._prune_at = 4096
+        self._clock: float | None = None
+
+    # -- sequence protocol -----------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.steps)
+
+    def __getitem__(self, index: int) -> Step:
+        return self.steps[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PassTrace) and self.steps == other.steps
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- ids -------------------------------------------------------------------
+    def id_of(self, obj: Node | Value) -> int:
+        """The stable id of a live Node or Value, assigning the next one on first sight."""
+        ident = self._ids.get(obj)
+        if ident is None:
+            ident = self._ids[obj] = self._next_id
+            self._next_id += 1
+        return ident
+
+    def _prune(self) -> None:
+        """Forget ids of destroyed nodes and erased values (their objects can then be freed)."""
+        from gradview.ir import Node
+
+        dead = []
+        for obj in self._ids:
+            if isinstance(obj, Node):
+                alive = obj.owning_block is not None
+            else:
+                node = obj.node
+                alive = (
+                    node.owning_block is not None
+                    and obj.offset < len(node._outputs)
+                    and node._outputs[obj.offset] is obj
+                )
+            if not alive:
+                dead.append(obj)
+        for obj in dead:
+            ident = self._ids.pop(obj)
+            self._last.pop(ident, None)
+        self._prune_at = max(4096, 2 * len(self._ids))
+
+    # -- snapshots -------------------------------------------------------------
+    def _intern(self, text: str) -> str:
+        return self._strings.setdefault(text, text)
+
+    def _type_str(self, type_: Any) -> str:
+        try:
+            text = self._type_text.get(type_)
+        except TypeError:
+            return self._intern(str(type_))
+        if text is None:
+            text = self._type_text[type_] = self._intern(str(type_))
+        return text
+
+    def _values(self, values: list[Value]) -> tuple[ValueRecord, ...]:
+        return tuple(
+            ValueRecord(self.id_of(v), self._intern(v.debugName()), self._type_str(v._type)) for v in values
+        )
+
+    def _node(self, node: Node) -> NodeRecord:
+        nid = self.id_of(node)
+        attrs = []
+        subgraph = None
+        for name, (kind, value) in node._attrs.items():
+            if name == "Subgraph" and kind is AttributeKind.g:
+                subgraph = self._block(value.block)
+            else:
+                attrs.append((name, self._intern(format_attribute(kind, value))))
+        record = NodeRecord(
+            nid,
+            node._kind,
+            tuple(self.id_of(v) for v in node._inputs),
+            self._values(node._outputs),
+            tuple(attrs),
+            node.source_location,
+            tuple(self._block(b) for b in node._blocks),
+            subgraph,
+        )
+        previous = self._last.get(nid)
+        if previous is not None and previous == record:
+            return previous
+        self._last[nid] = record
+        return record
+
+    def _block(self, block: Block) -> BlockRecord:
+        return BlockRecord(
+            self._values(block.param_node._outputs),
+            tuple(self._node(n) for n in block.nodes()),
+            tuple(self.id_of(v) for v in block.return_node._inputs),
+        )
+
+    def snapshot(self, graph: Graph) -> BlockRecord:
+        """An immutable record of ``graph`` (ids assigned to what the trace has not seen yet)."""
+        return self._block(graph.block)
+
+    # -- recording ---------------------------------------------------------------
+    def record(
+        self,
+        pass_name: str,
+        graph: Graph,
+        *,
+        which: Which = "main",
+        changed: bool = True,
+        seconds: float = 0.0,
+        annotations: dict[str, Any] | None = None,
+    ) -> Step | None:
+        """Append a snapshot of ``graph`` after ``pass_name``; returns the step (None when disabled)."""
+        if not self.enabled:
+            return None
+        if len(self._ids) > self._prune_at:
+            self._prune()
+        if isinstance(which, list):
+            which = tuple(which)  # type: ignore[assignment]
+        step = Step(
+            index=len(self.steps),
+            pass_name=pass_name,
+            which=which,
+            graph=self.snapshot(graph),
+            changed=bool(changed),
+            seconds=float(seconds),
+            annotations=self._plain(annotations) if annotations else {},
+        )
+        self.steps.append(step)
+        return step
+
+    def _plain(self, obj: Any) -> Any:
+        """Annotations made immutable and JSON-friendly: Nodes/Values become their ids, lists tuples."""
+        from gradview.ir import Node, Value
+
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            return obj
+        if isinstance(obj, (Node, Value)):
+            return self.id_of(obj)
+        if isinstance(obj, enum.Enum):
+            return obj.value if isinstance(obj.value, str) else obj.name
+        if isinstance(obj, dict):
+            return {self._plain(k): self._plain(v) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple, set, frozenset)):
+            items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+            return tuple(self._plain(v) for v in items)
+        if hasattr(obj, "item") and callable(obj.item):
+            try:
+                return self._plain(obj.item())
+            except (TypeError, ValueError):
+                pass
+        return repr(obj)
+
+    def pipeline_recorder(self, graph: Graph, which: Which = "main") -> Callable[[str, bool], None] | None:
+        """A ``record(name, changed)`` callback for the pipelines in :mod:`gradview.ir.passes.pipelines`.
+
+        A step's time is the wall time since the previous callback (or since this
+        call), so it covers the pass and not the recording. None when disabled.
+        """
+        if not self.enabled:
+            return None
+        clock = [time.perf_counter()]
+
+        def record(name: str, changed: bool) -> None:
+            seconds = time.perf_counter() - clock[0]
+            self.record(name, graph, which=which, changed=changed, seconds=seconds)
+            clock[0] = time.perf_counter()
+
+        return record
+
+    def autodiff_recorder(self, k: int = 0) -> Callable[..., None] | None:
+        """A ``record(step_name, gradient, reverse_details, changed)`` callback for ``differentiate``.
+
+        Each call records the forward graph as ``("forward", k)`` and, once it
+        exists, the backward graph as ``("backward", k)``, with the gradient's
+        vjp and capture indices as annotations.
+        """
+        if not self.enabled:
+            return None
+        clock = [time.perf_counter()]
+
+        def record(name: str, gradient: Any, _rev: Any, changed: bool) -> None:
+            seconds = time.perf_counter() - clock[0]
+            notes = {
+                key: getattr(gradient, key)
+                for key in (
+                    "f_real_outputs",
+                    "df_input_vjps",
+                    "df_input_captured_inputs",
+                    "df_input_captured_outputs",
+                    "df_output_vjps",
+                )
+                if hasattr(gradient, key)
+            }
+            self.record(name, gradient.f, which=("forward", k), changed=changed, seconds=seconds, annotations=notes)
+            if getattr(gradient, "df", None) is not None:
+                self.record(name, gradient.df, which=("backward", k), changed=changed, seconds=0.0, annotations=notes)
+            clock[0] = time.perf_counter()
+
+        return record
+
+    # -- queries -------------------------------------------------------------------
+    def previous(self, step: Step) -> Step | None:
+        """The latest step before ``step`` that shows the same graph."""
+        for earlier in reversed(self.steps[: step.index]):
+            if earlier.which == step.which:
+                return earlier
+        return None
+
+    def select(self, pass_name: str | None = None, which: Which | None = None) -> list[Step]:
+        """Steps whose pass matches ``pass_name`` (any spelling) and whose graph is ``which``."""
+        wanted = normalize_pass_name(pass_name) if pass_name else None
+        return [
+            s
+            for s in self.steps
+            if (wanted is None or normalize_pass_name(s.pass_name) == wanted)
+            and (which is None or s.which == which)
+        ]
+
+    # -- save / load -----------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        table: list[list[Any]] = []
+        index: dict[int, int] = {}
+
+        def ref(record: NodeRecord | BlockRecord) -> int:
+            key = id(record)
+            if key not in index:
+                if isinstance(record, NodeRecord):
+                    entry = [
+                        "n",
+                        record.id,
+                        record.kind,
+                        list(record.inputs),
+                        [list(v) for v in record.outputs],
+                        [list(a) for a in record.attrs],
+                        record.source,
+                        [ref(b) for b in record.blocks],
+                        None if record.subgraph is None else ref(record.subgraph),
+                    ]
+                else:
+                    entry = [
+                        "b",
+                        [list(v) for v in record.params],
+                        [ref(n) for n in record.nodes],
+                        list(record.returns),
+                    ]
+                index[key] = len(table)
+                table.append(entry)
+            return index[key]
+
+        steps = [
+            {
+                "pass": s.pass_name,
+                "which": list(s.which) if isinstance(s.which, tuple) else s.which,
+                "graph": ref(s.graph),
+                "changed": s.changed,
+                "seconds": s.seconds,
+                "annotations": _encode(s.annotations),
+            }
+            for s in self.steps
+        ]
+        return {"format": FORMAT, "version": VERSION, "records": table, "steps": steps}
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(self.to_json(), handle, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "<trace>") -> PassTrace:
+        def fail(what: str) -> TraceFormatError:
+            return TraceFormatError(f"{source}: malformed trace: {what}")
+
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise TraceFormatError(f"{source}: not a gradview trace (no \"format\": \"{FORMAT}\" header)")
+        version = data.get("version")
+        if version != VERSION:
+            raise TraceFormatError(f"{source}: unsupported trace version {version!r} (this gradview reads {VERSION})")
+        trace = cls()
+        try:
+            built: list[NodeRecord | BlockRecord] = []
+            for position, entry in enumerate(data["records"]):
+                built.append(_decode_record(entry, built, position))
+            for position, raw in enumerate(data["steps"]):
+                graph = built[raw["graph"]] if isinstance(raw["graph"], int) and raw["graph"] >= 0 else None
+                if not isinstance(graph, BlockRecord):
+                    raise ValueError(f"step {position} graph is not a graph record")
+                which = raw["which"]
+                if isinstance(which, list):
+                    if len(which) != 2 or not isinstance(which[0], str) or not isinstance(which[1], int):
+                        raise ValueError(f"step {position} has a bad 'which' {which!r}")
+                    which = (which[0], which[1])
+                elif not isinstance(which, str):
+                    raise ValueError(f"step {position} has a bad 'which' {which!r}")
+                if not isinstance(raw["pass"], str):
+                    raise ValueError(f"step {position} pass name is not a string")
+                notes = _decode(raw.get("annotations", {}))
+                if not isinstance(notes, dict):
+                    raise ValueError(f"step {position} annotations are not an object")
+                trace.steps.append(
+                    Step(
+                        index=position,
+                        pass_name=raw["pass"],
+                        which=which,
+                        graph=graph,
+                        changed=bool(raw["changed"]),
+                        seconds=float(raw["seconds"]),
+                        annotations=notes,
+                    )
+                )
+        except KeyError as exc:
+            raise fail(f"missing field {exc}") from None
+        except (TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+        ids = [n.id for s in trace.steps for n in s.nodes()] + [v for s in trace.steps for v in s.value_ids()]
+        trace._next_id = max(ids, default=-1) + 1
+        return trace
+
+    @classmethod
+    def load(cls, path: str) -> PassTrace:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise TraceFormatError(f"{path}: malformed trace: invalid JSON at line {exc.lineno} column {exc.colno}") from None
+        except UnicodeDecodeError:
+            raise TraceFormatError(f"{path}: malformed trace: not UTF-8 text") from None
+        return cls.from_json(data, path)
+
+
+class _NullTrace(PassTrace):
+    """The disabled trace: every record call returns at once."""
+
+    def __init__(self) -> None:
+        super().__init__(enabled=False)
+
+    def record(self, *args: Any, **kwargs: Any) -> None:  # noqa: D102
+        return None
+
+
+NULL_TRACE: PassTrace = _NullTrace()
+
+
+# -- JSON helpers -----------------------------------------------------------------------
+
+
+def _encode(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        if all(isinstance(k, str) for k in obj) and "__pairs__" not in obj:
+            return {k: _encode(v) for k, v in obj.items()}
+        return {"__pairs__": [[_encode(k), _encode(v)] for k, v in obj.items()]}
+    if isinstance(obj, (list, tuple)):
+        return [_encode(v) for v in obj]
+    return obj
+
+
+def _decode(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        if set(obj) == {"__pairs__"}:
+            return {_hashable(_decode(k)): _decode(v) for k, v in obj["__pairs__"]}
+        return {k: _decode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return tuple(_decode(v) for v in obj)
+    return obj
+
+
+def _hashable(obj: Any) -> Any:
+    hash(obj)
+    return obj
+
+
+def _values(raw: Any) -> tuple[ValueRecord, ...]:
+    out = []
+    for v in raw:
+        ident, name, type_ = v
+        if not isinstance(ident, int) or not isinstance(name, str) or not isinstance(type_, str):
+            raise ValueError(f"bad value record {v!r}")
+        out.append(ValueRecord(ident, name, type_))
+    return tuple(out)
+
+
+def _ints(raw: Any) -> tuple[int, ...]:
+    if not isinstance(raw, list) or not all(isinstance(i, int) for i in raw):
+        raise ValueError(f"bad id list {raw!r}")
+    return tuple(raw)
+
+
+def _decode_record(entry: Any, built: list[Any], position: int) -> NodeRecord | BlockRecord:
+    def earlier(i: Any, want: type) -> Any:
+        if not isinstance(i, int) or not 0 <= i < position or not isinstance(built[i], want):
+            raise ValueError(f"record {position} refers to a bad record {i!r}")
+        return built[i]
+
+    if not isinstance(entry, list) or not entry:
+        raise ValueError(f"record {position} is not a list")
+    tag = entry[0]
+    if tag == "n" and len(entry) == 9:
+        _, ident, kind, inputs, outputs, attrs, source, blocks, subgraph = entry
+        if not isinstance(ident, int) or not isinstance(kind, str) or not (source is None or isinstance(source, str)):
+            raise ValueError(f"record {position} is a bad node record")
+        attr_pairs = []
+        for a in attrs:
+            if not (isinstance(a, list) and len(a) == 2 and all(isinstance(x, str) for x in a)):
+                raise ValueError(f"record {position} has a bad attribute {a!r}")
+            attr_pairs.append((a[0], a[1]))
+        return NodeRecord(
+            ident,
+            kind,
+            _ints(inputs),
+            _values(outputs),
+            tuple(attr_pairs),
+            source,
+            tuple(earlier(b, BlockRecord) for b in blocks),
+            None if subgraph is None else earlier(subgraph, BlockRecord),
+        )
+    if tag == "b" and len(entry) == 4:
+        _, params, nodes, returns = entry
+        return BlockRecord(_values(params), tuple(earlier(n, NodeRecord) for n in nodes), _ints(returns))
+    raise ValueError(f"record {position} has an unknown shape")
