@@ -49,7 +49,10 @@ from gradview.ir.passes import (
 )
 
 from .argument_spec import ArgumentSpec, specialize_types
+from .autograd.grad_mode import is_grad_enabled
+from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
 from .interpreter import CompiledGraph, compile_graph
+from .tensor import Tensor
 
 __all__ = ["GraphExecutor", "ExecutionPlan", "pack_gradient", "AUTODIFF_SUBGRAPH_NODE_THRESHOLD"]
 
@@ -67,6 +70,7 @@ class ExecutionPlan:
     code: CompiledGraph
     spec: ArgumentSpec | None
     gradients: list[Gradient] = field(default_factory=list)
+    ops: list[DifferentiableGraphOp] = field(default_factory=list)
 
 
 class _Steps:
@@ -108,6 +112,19 @@ def needs_gradient(graph: Graph, grad_enabled: bool = True) -> bool:
     return any(isinstance(v.type(), TensorType) and v.type().requires_grad for v in graph.inputs())
 
 
+def _gradient_of(node: Node) -> Gradient:
+    """The Gradient packGradient stored on a DifferentiableGraph node."""
+    return Gradient(
+        f=node.g("Subgraph"),
+        df=node.g("ReverseSubgraph"),
+        f_real_outputs=node.i("f_real_outputs"),
+        df_input_vjps=node.is_("df_input_vjps"),
+        df_input_captured_inputs=node.is_("df_input_captured_inputs"),
+        df_input_captured_outputs=node.is_("df_input_captured_outputs"),
+        df_output_vjps=node.is_("df_output_vjps"),
+    )
+
+
 def pack_gradient(gradient: Gradient, node: Node) -> None:
     """Store a Gradient on its DifferentiableGraph node, as packGradient does."""
     assert gradient.df is not None
@@ -143,11 +160,35 @@ class GraphExecutor:
         self._last: ExecutionPlan | None = None
 
     # -- running --------------------------------------------------------------
-    def run(self, inputs: Sequence[Any], grad_enabled: bool = True) -> list[Any]:
+    def run(self, inputs: Sequence[Any], grad_enabled: bool | None = None) -> list[Any]:
+        """Run on Tensors or Python values; tensor outputs come back as Tensors,
+        connected to autograd when they require grad."""
+        grad_enabled = is_grad_enabled() if grad_enabled is None else grad_enabled
         plan = self.plan_for(inputs, grad_enabled)
         self._last = plan
-        arrays = [getattr(v, "data", v) if hasattr(v, "requires_grad") else v for v in inputs]
-        return plan.code(*arrays)
+        registry = TensorRegistry()
+        arrays = []
+        for value in inputs:
+            if isinstance(value, Tensor):
+                registry.add(value)
+                arrays.append(value.data)
+            else:
+                arrays.append(value)
+        for op in plan.ops:
+            op.registry = registry
+        try:
+            outputs = plan.code(*arrays)
+        finally:
+            for op in plan.ops:
+                op.registry = None
+        return [self._as_tensor(value, registry) for value in outputs]
+
+    @staticmethod
+    def _as_tensor(value: Any, registry: TensorRegistry) -> Any:
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            return value
+        found = registry.tensor_of(value)
+        return found if found is not None else Tensor(value)
 
     def plan_for(self, inputs: Sequence[Any], grad_enabled: bool = True) -> ExecutionPlan:
         if not self.optimize:
@@ -199,7 +240,17 @@ class GraphExecutor:
         else:
             run_nondiff_optimization(graph, record=steps.recorder(graph))
         steps.run("EliminateDeadCode", lambda: eliminate_dead_code(graph))
-        return ExecutionPlan(graph, compile_graph(graph, self.backend), spec, gradients)
+        ops: list[DifferentiableGraphOp] = []
+
+        def node_op(node: Node) -> DifferentiableGraphOp | None:
+            if node.kind() != "prim::DifferentiableGraph" or not node.hasAttribute("ReverseSubgraph"):
+                return None
+            op = DifferentiableGraphOp(_gradient_of(node), self.backend)
+            ops.append(op)
+            return op
+
+        code = compile_graph(graph, self.backend, node_ops=node_op)
+        return ExecutionPlan(graph, code, spec, gradients, ops)
 
     def _differentiate_node(self, node: Node, index: int, steps: _Steps) -> Gradient:
         forward, backward = ("forward", index), ("backward", index)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -33,6 +33,9 @@ from .prims import STRUCTURAL_PRIMS, check_types
 __all__ = ["CompiledGraph", "compile_graph", "run_graph", "GraphRuntimeError", "GraphCompileError"]
 
 _COUNTER = itertools.count()
+# ``node_ops(node)`` may return a callable that runs the node instead of the
+# interpreter (it gets the node's inputs and returns a sequence of outputs).
+NodeOps = Callable[[Node], Callable[..., Sequence[Any]] | None]
 # Generated code's file name -> its compiled graph, to map a failing frame
 # back to a node (subgraphs run in frames of their own).
 _LIVE: weakref.WeakValueDictionary[str, CompiledGraph] = weakref.WeakValueDictionary()
@@ -53,12 +56,14 @@ class GraphRuntimeError(RuntimeError):
 class CompiledGraph:
     """A graph compiled for one backend. Call it with positional inputs."""
 
-    def __init__(self, graph: Graph, backend: Backend, check_inputs: bool = True) -> None:
+    def __init__(
+        self, graph: Graph, backend: Backend, check_inputs: bool = True, node_ops: NodeOps | None = None
+    ) -> None:
         self.graph = graph
         self.backend = backend
         self.check_inputs = check_inputs
         self.filename = f"<gradview graph {next(_COUNTER)}>"
-        writer = _CodeWriter(graph, backend, self.filename)
+        writer = _CodeWriter(graph, backend, self.filename, node_ops)
         self.source = writer.generate()
         self.line_nodes = writer.line_nodes
         self.fast_path_kernels = writer.fast_path_kernels
@@ -199,7 +204,8 @@ def _where(index: int, value: Value) -> str:
 class _CodeWriter:
     """Generates the Python source of one graph (and of its subgraphs, recursively)."""
 
-    def __init__(self, graph: Graph, backend: Backend, filename: str) -> None:
+    def __init__(self, graph: Graph, backend: Backend, filename: str, node_ops: NodeOps | None = None) -> None:
+        self.node_ops = node_ops
         self.graph = graph
         self.backend = backend
         self.filename = filename
@@ -256,6 +262,17 @@ class _CodeWriter:
 
     def node(self, node: Node, indent: int) -> None:
         kind = node.kind()
+        if self.node_ops is not None:
+            op = self.node_ops(node)
+            if op is not None:
+                # The caller runs this node itself (the executor's DifferentiableGraphOp).
+                call = f"{self.global_('op', op)}({', '.join(self.name(v) for v in node.inputs())})"
+                outputs = node.outputs()
+                if outputs:
+                    self.emit(indent, f"{', '.join(self.name(v) for v in outputs)}, = {call}", node)
+                else:
+                    self.emit(indent, call, node)
+                return
         handler = STRUCTURAL_HANDLERS.get(kind)
         if handler is not None:
             handler(self, node, indent)
@@ -544,10 +561,12 @@ STRUCTURAL_HANDLERS = {
 }
 
 
-def compile_graph(graph: Graph, backend: str | Backend = "numpy", check_inputs: bool = True) -> CompiledGraph:
+def compile_graph(
+    graph: Graph, backend: str | Backend = "numpy", check_inputs: bool = True, node_ops: NodeOps | None = None
+) -> CompiledGraph:
     """Compile ``graph`` once for ``backend``; call the result with the inputs."""
     chosen = backend if isinstance(backend, Backend) else get_backend(backend)
-    return CompiledGraph(graph, chosen, check_inputs)
+    return CompiledGraph(graph, chosen, check_inputs, node_ops)
 
 
 def run_graph(graph: Graph, inputs: Sequence[Any], backend: str = "numpy") -> list[Any]:

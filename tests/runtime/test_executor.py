@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from gradview.ir import parse_ir
-from gradview.runtime import run_graph
+from gradview.runtime import Tensor, run_graph
 from gradview.runtime.argument_spec import ArgumentSpec, TensorSpec
 from gradview.runtime.executor import GraphExecutor
 
@@ -33,17 +33,9 @@ class Recorder:
         self.steps.append((name, which, changed))
 
 
-class Leaf:
-    """Stands in for a tensor that requires grad (the executor reads .data and .requires_grad)."""
-
-    def __init__(self, data: np.ndarray, requires_grad: bool = True) -> None:
-        self.data = data
-        self.requires_grad = requires_grad
-
-
-def inputs(seed: int = 0, requires_grad: bool = True) -> list[Leaf]:
+def inputs(seed: int = 0, requires_grad: bool = True) -> list[Tensor]:
     rng = np.random.default_rng(seed)
-    return [Leaf(rng.standard_normal(s), requires_grad) for s in SHAPES]
+    return [Tensor(rng.standard_normal(s), requires_grad=requires_grad) for s in SHAPES]
 
 
 def test_forward_results_equal_the_interpreter_on_the_original_graph() -> None:
@@ -53,7 +45,7 @@ def test_forward_results_equal_the_interpreter_on_the_original_graph() -> None:
         given = inputs(seed)
         (ours,) = executor.run(given)
         (expected,) = run_graph(graph, [leaf.data for leaf in given])
-        np.testing.assert_allclose(ours, expected, rtol=1e-12)
+        np.testing.assert_allclose(ours.data, expected, rtol=1e-12)
 
 
 def test_plan_cache_hits_on_the_same_spec_and_misses_on_a_new_one() -> None:
@@ -106,5 +98,5 @@ def test_fallback_plan_when_optimization_is_off() -> None:
     executor = GraphExecutor(graph, optimize=False)
     given = inputs(0)
     (ours,) = executor.run(given)
-    np.testing.assert_allclose(ours, run_graph(graph, [leaf.data for leaf in given])[0])
+    np.testing.assert_allclose(ours.data, run_graph(graph, [leaf.data for leaf in given])[0])
     assert executor.plan_cache == {} and executor.fallback is not None

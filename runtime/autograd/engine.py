@@ -1,0 +1,170 @@
+"""The backward engine: runs the graph of ``grad_fn`` nodes in dependency order.
+
+No recursion anywhere (graphs of tens of thousands of nodes are fine): the
+graph is discovered with an explicit stack, each node's incoming edges are
+counted, and nodes run in Kahn order, so a node runs once every gradient
+flowing into it has been summed into its input buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .function import AccumulateGrad, Node, accumulate_grad, gradient_edge
+from .grad_mode import set_grad_enabled
+
+__all__ = ["run_backward", "topological_order"]
+
+
+def topological_order(roots: Sequence[Node]) -> list[Node]:
+    """Every node reachable from ``roots``, each before all the nodes it feeds."""
+    deps: dict[Node, int] = {}
+    seen: dict[Node, None] = {}
+    stack: list[Node] = []
+    for root in roots:
+        if root not in seen:
+            seen[root] = None
+            stack.append(root)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_edges:
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen[child] = None
+                stack.append(child)
+    ready = [node for node in seen if deps.get(node, 0) == 0]
+    order: list[Node] = []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_edges:
+            if child is None:
+                continue
+            deps[child] -= 1
+            if deps[child] == 0:
+                ready.append(child)
+    return order
+
+
+def _expandable(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``desired`` (so ``desired`` sums back down to it)."""
+    if len(shape) > len(desired):
+        return False
+    for size, target in zip(reversed(shape), reversed(desired), strict=False):
+        if size != target and size != 1:
+            return False
+    return True
+
+
+def _validate(node: Node, index: int, grad: Any) -> Any:
+    meta = node.input_meta[index] if index < len(node.input_meta) else None
+    if meta is None:
+        return grad
+    shape, dtype = meta
+    got = tuple(grad.shape)
+    if got != shape:
+        if not _expandable(shape, got):
+            raise RuntimeError(
+                f"Function {node.name} returned an invalid gradient at index {index} - got "
+                f"{list(got)} but expected shape compatible with {list(shape)}"
+            )
+        grad = grad.sum_to_size(shape)
+    if grad.dtype != dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+def run_backward(
+    roots: Sequence[tuple[Any, Any]],
+    *,
+    keep_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Any] | None = None,
+    allow_unused: bool = False,
+    accumulate: bool = True,
+) -> tuple[Any, ...] | None:
+    """Run backward from ``(tensor, gradient)`` roots.
+
+    ``accumulate=True`` (``backward``): gradients are added into ``.grad`` of the
+    leaves (only of ``inputs`` when given; non-leaf ``inputs`` get ``.grad`` too).
+    ``accumulate=False`` (``grad``): returns the gradients of ``inputs``, one
+    per input, None for an unused input when ``allow_unused``.
+    """
+    root_edges = []
+    for index, (tensor, grad) in enumerate(roots):
+        if not tensor.requires_grad:
+            raise RuntimeError(
+                f"element {index} of tensors does not require grad and does not have a grad_fn"
+            )
+        root_edges.append((gradient_edge(tensor), grad))
+
+    # Where gradients are captured: node -> [(its output_nr, index into inputs)].
+    captures: dict[Node, list[tuple[int, int]]] = {}
+    targets: set[Node] = set()  # accumulators that backward(inputs=...) must run
+    for index, tensor in enumerate(inputs or ()):
+        if not tensor.requires_grad:
+            raise RuntimeError(
+                "can't retain_grad on Tensor that has requires_grad=False"
+                if accumulate
+                else "One of the differentiated Tensors does not require grad"
+            )
+        node, nr = gradient_edge(tensor)
+        if accumulate and isinstance(node, AccumulateGrad):
+            targets.add(node)
+        else:
+            captures.setdefault(node, []).append((nr, index))
+
+    order = topological_order([edge[0] for edge, _ in root_edges])
+    if inputs is None:
+        runs = dict.fromkeys(order, True)
+        wanted = runs
+    else:
+        runs = {}
+        wanted = {}
+        for node in reversed(order):
+            run = node in targets or any(
+                child is not None and wanted[child] for child, _ in node.next_edges
+            )
+            runs[node] = run
+            wanted[node] = run or node in captures
+
+    captured: list[Any] = [None] * len(inputs or ())
+    buffers: dict[Node, list[Any]] = {}
+    with set_grad_enabled(create_graph):
+        for (node, nr), grad in root_edges:
+            buffer = buffers.setdefault(node, [None] * node.num_outputs)
+            buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
+        for node in order:
+            buffer = buffers.pop(node, None)
+            if buffer is None:
+                continue
+            for nr, index in captures.get(node, ()):
+                captured[index] = buffer[nr]
+            if not runs[node] or all(g is None for g in buffer):
+                continue
+            outputs = node.apply(buffer)
+            if not keep_graph:
+                node.release()
+            for index, ((child, nr), grad) in enumerate(
+                zip(node.next_edges, outputs, strict=False)
+            ):
+                if child is None or grad is None or not wanted[child]:
+                    continue
+                grad = _validate(node, index, grad)
+                child_buffer = buffers.setdefault(child, [None] * child.num_outputs)
+                child_buffer[nr] = grad if child_buffer[nr] is None else child_buffer[nr] + grad
+        if accumulate:
+            for index, tensor in enumerate(inputs or ()):
+                if captured[index] is not None:
+                    accumulate_grad(tensor, captured[index])
+            return None
+    for index, grad in enumerate(captured):
+        if grad is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {index} appears to not have been used in "
+                "the graph. Set allow_unused=True if this is the desired behavior."
+            )
+    return tuple(captured)
