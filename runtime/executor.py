@@ -50,7 +50,12 @@ from gradview.ir.passes import (
 
 from .argument_spec import ArgumentSpec, specialize_types
 from .autograd.grad_mode import is_grad_enabled
-from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
+from .differentiable_graph_op import (
+    DifferentiableGraphOp,
+    EagerNodeOp,
+    TensorRegistry,
+    singleton_gradient,
+)
 from .interpreter import CompiledGraph, compile_graph
 from .tensor import Tensor
 
@@ -70,31 +75,40 @@ class ExecutionPlan:
     code: CompiledGraph
     spec: ArgumentSpec | None
     gradients: list[Gradient] = field(default_factory=list)
-    ops: list[DifferentiableGraphOp] = field(default_factory=list)
+    ops: list[Any] = field(default_factory=list)
 
 
 class _Steps:
     """Times each compile step and reports it to the trace, if any."""
 
-    def __init__(self, trace: Any, graph_of: Callable[[], Graph]) -> None:
+    def __init__(self, trace: Any, graph_of: Callable[[], Graph], which: Any = "main") -> None:
         self.trace = trace
         self.graph_of = graph_of
+        self.which = which
 
-    def run(self, name: str, step: Callable[[], Any], which: Any = "main", graph: Graph | None = None) -> Any:
+    def run(
+        self,
+        name: str,
+        step: Callable[[], Any],
+        which: Any = None,
+        graph: Graph | None = None,
+        annotate: Callable[[Any], dict[str, Any]] | None = None,
+    ) -> Any:
         start = time.perf_counter()
         result = step()
         if self.trace is not None:
             self.trace.record(
-                name, graph if graph is not None else self.graph_of(), which=which,
+                name, graph if graph is not None else self.graph_of(), which=which or self.which,
                 changed=bool(result) if isinstance(result, bool) else True,
-                seconds=time.perf_counter() - start, annotations={},
+                seconds=time.perf_counter() - start, annotations=annotate(result) if annotate else {},
             )
         return result
 
-    def recorder(self, graph: Graph, which: Any = "main") -> Callable[[str, bool], None] | None:
+    def recorder(self, graph: Graph, which: Any = None) -> Callable[[str, bool], None] | None:
         """A ``record(name, changed)`` callback for the pipelines' inner passes."""
         if self.trace is None:
             return None
+        which = which or self.which
         last = [time.perf_counter()]
 
         def record(name: str, changed: bool) -> None:
@@ -103,6 +117,15 @@ class _Steps:
             last[0] = now
 
         return record
+
+
+def _generic_autodiff_recorder(trace: Any, index: int) -> Callable[..., None]:
+    def record(name: str, gradient: Gradient, _rev: Any, changed: bool) -> None:
+        trace.record(name, gradient.f, which=("forward", index), changed=changed, seconds=0.0, annotations={})
+        if gradient.df is not None:
+            trace.record(name, gradient.df, which=("backward", index), changed=changed, seconds=0.0, annotations={})
+
+    return record
 
 
 def needs_gradient(graph: Graph, grad_enabled: bool = True) -> bool:
@@ -147,8 +170,10 @@ class GraphExecutor:
         trace: Any = None,
         autodiff_subgraph_inlining: bool = True,
         backend: str = "numpy",
+        which: Any = "main",
     ) -> None:
         self.graph = graph
+        self.which = which
         self.optimize = optimize
         self.trace = trace
         self.autodiff_subgraph_inlining = autodiff_subgraph_inlining
@@ -214,11 +239,16 @@ class GraphExecutor:
     # -- compiling --------------------------------------------------------------
     def compile_spec(self, spec: ArgumentSpec) -> ExecutionPlan:
         graph = self.graph.copy()
-        steps = _Steps(self.trace, lambda: graph)
+        steps = _Steps(self.trace, lambda: graph, self.which)
         steps.run("specializeTypes", lambda: specialize_types(graph, spec))
         steps.run("Inline", lambda: inline(graph))
         steps.run("LowerGradOf", lambda: lower_grad_of(graph))
-        steps.run("specializeAutogradZero", lambda: specialize_autograd_zero(graph))
+        states: dict[Any, str] = {}
+        steps.run(
+            "specializeAutogradZero",
+            lambda: specialize_autograd_zero(graph, states),
+            annotate=lambda _: {"autograd_zero": dict(states)},
+        )
         steps.run("LowerSimpleTuples", lambda: lower_simple_tuples(graph))
         steps.run("ConstantPooling", lambda: constant_pooling(graph))
         run_required_passes(graph, steps.recorder(graph))
@@ -231,7 +261,9 @@ class GraphExecutor:
             node_threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if self.autodiff_subgraph_inlining else 1
             inline_threshold = AUTODIFF_SUBGRAPH_INLINE_THRESHOLD if self.autodiff_subgraph_inlining else 1
             diff_nodes = steps.run(
-                "CreateAutodiffSubgraphs", lambda: create_autodiff_subgraphs(graph, node_threshold)
+                "CreateAutodiffSubgraphs",
+                lambda: create_autodiff_subgraphs(graph, node_threshold),
+                annotate=lambda nodes: {"differentiable_graphs": {node: k for k, node in enumerate(nodes)}},
             )
             for index, node in enumerate(diff_nodes):
                 gradient = self._differentiate_node(node, index, steps)
@@ -240,38 +272,49 @@ class GraphExecutor:
         else:
             run_nondiff_optimization(graph, record=steps.recorder(graph))
         steps.run("EliminateDeadCode", lambda: eliminate_dead_code(graph))
-        ops: list[DifferentiableGraphOp] = []
+        ops: list[Any] = []
 
-        def node_op(node: Node) -> DifferentiableGraphOp | None:
-            if node.kind() != "prim::DifferentiableGraph" or not node.hasAttribute("ReverseSubgraph"):
-                return None
-            op = DifferentiableGraphOp(_gradient_of(node), self.backend)
-            ops.append(op)
-            return op
+        def node_op(node: Node) -> Any:
+            if node.kind() == "prim::DifferentiableGraph" and node.hasAttribute("ReverseSubgraph"):
+                op = DifferentiableGraphOp(
+                    _gradient_of(node), self.backend, trace=self.trace, which=("backward executor", len(ops))
+                )
+                ops.append(op)
+                return op
+            if gradients_needed and node.kind().startswith("aten::") and any(v.requires_grad() for v in node.outputs()):
+                # Outside every DifferentiableGraph (a loop body, a group inlined
+                # back): run it with autograd, as TorchScript's eager fallback does.
+                found = singleton_gradient(node)
+                if found is not None:
+                    eager = EagerNodeOp(DifferentiableGraphOp(found[0], self.backend), found[1])
+                    ops.append(eager)
+                    return eager
+            return None
+
+        gradients_needed = needs_gradient(self.graph_for_spec(spec), spec.grad_enabled)
 
         code = compile_graph(graph, self.backend, node_ops=node_op)
         return ExecutionPlan(graph, code, spec, gradients, ops)
 
     def _differentiate_node(self, node: Node, index: int, steps: _Steps) -> Gradient:
-        forward, backward = ("forward", index), ("backward", index)
-        holder: dict[str, Gradient] = {}
-
-        def record_step(name: str, gradient: Gradient, rev: Any, changed: bool) -> None:
-            holder["g"] = gradient
-            if steps.trace is not None:
-                steps.trace.record(name, gradient.f, which=forward, changed=changed, seconds=0.0, annotations={})
-                if gradient.df is not None:
-                    steps.trace.record(name, gradient.df, which=backward, changed=changed, seconds=0.0,
-                                       annotations={})
-
-        subgraph = node.g("Subgraph")
-        gradient = differentiate(subgraph, record_step if steps.trace is not None else None)
+        forward = ("forward", index)
+        record = None
+        if self.trace is not None:
+            make = getattr(self.trace, "autodiff_recorder", None)
+            record = make(index) if make is not None else _generic_autodiff_recorder(self.trace, index)
+        gradient = differentiate(node.g("Subgraph"), record)
         f = gradient.f
         steps.run("PropagateInputShapes", lambda: propagate_input_shapes(f), which=forward, graph=f)
         run_optimization(f, record=steps.recorder(f, forward))
         run_nondiff_optimization(f, record=steps.recorder(f, forward))
         steps.run("packGradient", lambda: pack_gradient(gradient, node))
         return gradient
+
+    def graph_for_spec(self, spec: ArgumentSpec) -> Graph:
+        """The graph's inputs typed as ``spec`` says (for needsGradient)."""
+        typed = self.graph.copy()
+        specialize_types(typed, spec)
+        return typed
 
     # -- introspection ------------------------------------------------------------
     def last_executed_optimized_graph(self) -> Graph | None:

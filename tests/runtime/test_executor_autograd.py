@@ -63,3 +63,24 @@ def test_no_grad_inputs_give_plain_tensors() -> None:
     executor = GraphExecutor(parse_ir(MLP_LOSS))
     (loss,) = executor.run([Tensor(v) for v in values])
     assert isinstance(loss, Tensor) and not loss.requires_grad and loss.grad_fn is None
+
+
+def test_gradients_through_loops_and_ifs_match_pytorch() -> None:
+    """Nodes left outside every DifferentiableGraph (here, in a loop body) still
+    get autograd, through singleton differentiable ops."""
+    from .test_executor_trace import LOOP_AND_IF
+
+    rng = np.random.default_rng(0)
+    for n, flag in ((0, True), (2, True), (3, False)):
+        data = rng.standard_normal((3, 4))
+        x = Tensor(data.copy(), requires_grad=True)
+        (result,) = GraphExecutor(parse_ir(LOOP_AND_IF)).run([x, n, flag])
+        result.sum().backward()
+        t_x = torch.tensor(data, requires_grad=True)
+        value = torch.sigmoid(torch.tanh(t_x) * t_x)
+        for _ in range(n):
+            value = torch.tanh(value * t_x)
+        expected = torch.exp(value) if flag else value
+        expected.sum().backward()
+        np.testing.assert_allclose(result.detach().numpy(), expected.detach().numpy(), rtol=1e-7)
+        np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-7, atol=1e-12)
