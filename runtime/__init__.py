@@ -15,3 +15,8 @@ from . import autograd  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
 __all__ += ["Tensor", "autograd"]
+
+# The graph executor (plans per ArgumentSpec, autodiff, the pass trace hooks).
+from .executor import GraphExecutor  # noqa: E402
+
+__all__ += ["GraphExecutor"]
