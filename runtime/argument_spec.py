@@ -72,4 +72,4 @@ def specialize_types(graph: Graph, spec: ArgumentSpec) -> None:
             value.set_type(TensorType(undefined=True))
             continue
         sizes = tuple(None for _ in range(arg.rank)) if arg.rank is not None else None
-        value.set_type(TensorType(arg.dtype, sizes, None, arg.requires_grad, "cpu"))
+        value.set_type(TensorType(arg.dtype, sizes, None, arg.requires_grad, "cpu", undefined=False))
