@@ -1,8 +1,9 @@
 """``gradview trace FILE``: print a pass-by-pass dump, like ``PYTORCH_JIT_LOG_LEVEL`` does.
 
 FILE is a saved trace (``.json``), a ``PYTORCH_JIT_LOG_LEVEL`` log (``.log``,
-``.txt``), or a graph (``.ir``: the generic pipelines run on it, recording each
-pass). Each step prints as a header line
+``.txt``), a graph (``.ir``: the generic pipelines run on it, recording each
+pass), or ``model.py:fn`` (the function is compiled with :func:`gradview.ir.script`
+and its graph goes through the same pipelines). Each step prints as a header line
 
     == <index> <pass name> [<which>] changed|unchanged (<ms> ms)
 
@@ -17,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from gradview.ir import IRParseError, IRVerifyError, lint, parse_ir
+from gradview.ir import Graph, IRParseError, IRVerifyError, ScriptError, lint, parse_ir, script
 from gradview.runtime.jit_log import load_jit_log
 from gradview.runtime.pass_trace import (
     PassTrace,
@@ -27,7 +28,7 @@ from gradview.runtime.pass_trace import (
     which_label,
 )
 
-__all__ = ["register", "run", "trace_ir", "load_any", "format_step_header"]
+__all__ = ["register", "run", "trace_ir", "trace_graph", "trace_python", "load_any", "format_step_header"]
 
 
 def register(commands: Any) -> None:
@@ -37,7 +38,7 @@ def register(commands: Any) -> None:
         description="Print each step of FILE: a saved trace (.json), a PYTORCH_JIT_LOG_LEVEL "
         "log (.log/.txt), or an IR file (.ir: the generic pass pipelines run on it).",
     )
-    parser.add_argument("file", metavar="FILE", help="a .json trace, a .log/.txt JIT log, or a .ir graph")
+    parser.add_argument("file", metavar="FILE", help="a .json trace, a .log/.txt JIT log, a .ir graph, or model.py:fn")
     parser.add_argument("--pass", dest="pass_name", metavar="NAME", help="only the steps of this pass")
     parser.add_argument(
         "--diff", action="store_true", help="print diffs between consecutive steps of the same graph"
@@ -53,13 +54,17 @@ class _InputError(Exception):
 
 def trace_ir(text: str) -> PassTrace:
     """Parse ``text`` and run the required, optimization and non-diff pipelines on it, recording each pass."""
+    return trace_graph(parse_ir(text))
+
+
+def trace_graph(graph: Graph) -> PassTrace:
+    """Run the required, optimization and non-diff pipelines on ``graph``, recording each pass."""
     from gradview.ir.passes.pipelines import (
         run_nondiff_optimization,
         run_optimization,
         run_required_passes,
     )
 
-    graph = parse_ir(text)
     lint(graph)
     trace = PassTrace()
     trace.record("Input", graph, changed=False)
@@ -70,10 +75,42 @@ def trace_ir(text: str) -> PassTrace:
     return trace
 
 
+def trace_python(spec: str) -> PassTrace:
+    """``model.py:fn``: import the file, script ``fn`` and trace the pipelines on its graph."""
+    import importlib.util
+    from pathlib import Path
+
+    path, _, name = spec.rpartition(":")
+    if not Path(path).is_file():
+        raise _InputError(f"{path}: cannot read: no such file", 2)
+    module_name = "_gradview_model_" + Path(path).stem.replace("-", "_")
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise _InputError(f"{path}: cannot import as a Python module")
+    module = importlib.util.module_from_spec(loader_spec)
+    try:
+        loader_spec.loader.exec_module(module)
+    except Exception as exc:  # the user's module failed: report it on one line
+        raise _InputError(f"{path}: import failed: {type(exc).__name__}: {exc}") from None
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise _InputError(f"{path}: no function named {name!r}")
+    try:
+        graph = script(fn).graph
+    except ScriptError as exc:
+        raise _InputError(str(exc)) from None
+    try:
+        return trace_graph(graph)
+    except IRVerifyError as exc:
+        raise _InputError(f"{spec}: invalid graph: {exc}") from None
+
+
 def load_any(path: str) -> PassTrace:
     """The trace FILE stands for; raises _InputError with a one-line message."""
     lower = path.lower()
     try:
+        if ".py:" in lower and lower.rpartition(":")[0].endswith(".py"):
+            return trace_python(path)
         if lower.endswith(".json"):
             return PassTrace.load(path)
         if lower.endswith(".ir"):

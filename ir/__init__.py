@@ -8,6 +8,7 @@ Graph, Block, Node and Value mirror ``torch._C``'s classes (``graph.nodes()``,
 from .attributes import AttributeKind, TensorConstant
 from .constants import NOT_CONSTANT, constant_value, insert_constant
 from .errors import IRParseError, IRVerifyError
+from .frontend import ScriptError, ScriptFunction, script
 from .graph import Block, Graph, InsertPoint
 from .lint import lint
 from .node import Node, Use, Value
@@ -40,7 +41,7 @@ verify = lint
 __all__ = [
     "AnyType", "Argument", "AttributeKind", "Block", "BoolType", "DeviceType", "DictType",
     "FloatType", "FunctionSchema", "FunctionType", "Graph", "IRParseError", "IRVerifyError",
-    "InsertPoint", "IntType", "ListType", "NOT_CONSTANT", "NamedType", "Node", "NoneType",
+    "InsertPoint", "IntType", "ScriptError", "ScriptFunction", "script", "ListType", "NOT_CONSTANT", "NamedType", "Node", "NoneType",
     "NumberType", "OptionalType", "SchemaParseError", "StringType", "TENSOR", "TensorConstant",
     "TensorType", "TupleType", "Type", "Use", "Value", "constant_value", "insert_constant",
     "is_known_op", "lint", "node_summary", "parse_ir", "parse_schema", "parse_type", "print_graph",

@@ -20,3 +20,9 @@ __all__ += ["Tensor", "autograd"]
 from .executor import GraphExecutor  # noqa: E402
 
 __all__ += ["GraphExecutor"]
+
+# Frontends: compile Python source (script) or record a run (trace) into a Graph.
+from .script_function import script  # noqa: E402
+from .tracer import trace  # noqa: E402
+
+__all__ += ["script", "trace"]

@@ -78,3 +78,37 @@ def test_subprocess_no_traceback(tmp_path):
     )
     assert result.returncode == 1
     assert "Traceback" not in result.stderr and "bad.json" in result.stderr
+
+
+MODEL = '''import torch
+
+
+def forward(x: torch.Tensor, n: int) -> torch.Tensor:
+    y = x
+    for i in range(n):
+        y = torch.tanh(y) * 2
+    dead = x * 0
+    return y + 1
+
+
+def broken(x):
+    with torch.no_grad():
+        return x
+'''
+
+
+def test_python_function(tmp_path, capsys):
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    assert main(["trace", f"{path}:forward"]) == 0
+    out = capsys.readouterr().out
+    headers = [line for line in out.splitlines() if line.startswith("== ")]
+    assert headers[0].startswith("== 0 Input [main] unchanged")
+    assert all(HEADER.match(h) for h in headers)
+    assert "prim::Loop" in out and f"# {path}:6:4" in out
+    assert any("EliminateDeadCode [main] changed" in h for h in headers)
+    assert main(["trace", f"{path}:broken"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "model.py:13:5: unsupported Python syntax: With" in err
+    assert main(["trace", f"{path}:missing"]) == 1
+    assert "no function named 'missing'" in capsys.readouterr().err

@@ -1,0 +1,104 @@
+"""Functions for the Python frontend tests (a real file: the frontend reads source)."""
+# ruff: noqa: SIM108 - the if/else statements are what these tests compile
+
+from __future__ import annotations
+
+import torch
+
+
+def mlp(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    h = torch.tanh(torch.matmul(x, w1) + b1)
+    return torch.sigmoid(h @ w2)
+
+
+def simple(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x * y - x / 2) + torch.exp(-y)
+
+
+def branch(x: torch.Tensor, flag: bool) -> torch.Tensor:
+    if flag:
+        y = x * 2
+    else:
+        y = x - 1
+    return y.tanh()
+
+
+def elif_chain(x: torch.Tensor, k: int) -> torch.Tensor:
+    if k < 0:
+        return -x
+    elif k == 0:
+        return x * 0.5
+    else:
+        return x ** 2
+
+
+def for_accumulate(x: torch.Tensor, n: int) -> torch.Tensor:
+    acc = torch.zeros_like(x)
+    for i in range(n):
+        acc = acc + x * i
+    return acc
+
+
+def while_loop(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+    i = 0
+    y = x
+    while i < 4 and y.sum() < 1000.0:
+        y = y * 2 + 1
+        i += 1
+    return y, i
+
+
+def tuples(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
+    a, b = x + y, x - y
+    pair = (a, b)
+    first, second = pair
+    return second, first.t(), 1.5
+
+
+def int_sizes(x: torch.Tensor) -> tuple[int, torch.Tensor]:
+    n = x.size(0)
+    m = x.size(1)
+    total = n * m + (n // 2) - m % 3
+    flat = x.view(-1)
+    return total, flat.reshape(m, n)
+
+
+def nested_if_in_loop(x: torch.Tensor, n: int) -> torch.Tensor:
+    y = x
+    for i in range(1, n):
+        if i % 2 == 0 and not i > 5:
+            y = y + i
+        elif i == 3 or i == 7:
+            y = y * 0.5
+    return torch.cat([y, x], 0).mean(dim=0, keepdim=True)
+
+
+def reductions(x: torch.Tensor) -> torch.Tensor:
+    s = torch.sum(x) + torch.mean(x) + x.sum() + x.mean()
+    return torch.log(torch.exp(x) + 1.0) * s
+
+
+# --- errors ------------------------------------------------------------------------
+
+
+def bad_syntax(x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return x
+
+
+def bad_undefined(x: torch.Tensor) -> torch.Tensor:
+    return x + undefined_thing  # noqa: F821
+
+
+def bad_branch_types(x: torch.Tensor, flag: bool):
+    if flag:
+        y = x
+    else:
+        y = 1
+    return y
+
+
+def bad_one_branch(x: torch.Tensor, flag: bool):
+    if flag:
+        z = x
+    return z

@@ -1,0 +1,140 @@
+"""gradview.ir.script: compiled graphs run like the Python function and like torch.jit.script."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+import torch
+
+from gradview.ir import ScriptError, lint, script
+from gradview.runtime import run_graph
+
+from . import scripted_fns as fns
+
+RNG = np.random.default_rng(0)
+
+
+def arr(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+CASES = {
+    "mlp": (fns.mlp, lambda: [arr(4, 3), arr(3, 5), arr(5), arr(5, 2)]),
+    "simple": (fns.simple, lambda: [arr(3, 4), arr(3, 4)]),
+    "branch_true": (fns.branch, lambda: [arr(2, 3), True]),
+    "branch_false": (fns.branch, lambda: [arr(2, 3), False]),
+    "elif_neg": (fns.elif_chain, lambda: [arr(3), -2]),
+    "elif_zero": (fns.elif_chain, lambda: [arr(3), 0]),
+    "elif_pos": (fns.elif_chain, lambda: [arr(3), 5]),
+    "for": (fns.for_accumulate, lambda: [arr(2, 2), 5]),
+    "for_zero": (fns.for_accumulate, lambda: [arr(2, 2), 0]),
+    "while": (fns.while_loop, lambda: [arr(3)]),
+    "tuples": (fns.tuples, lambda: [arr(2, 3), arr(2, 3)]),
+    "int_sizes": (fns.int_sizes, lambda: [arr(4, 6)]),
+    "nested": (fns.nested_if_in_loop, lambda: [arr(2, 3), 9]),
+    "reductions": (fns.reductions, lambda: [arr(3, 2)]),
+}
+
+
+def to_torch(v):
+    return torch.tensor(v) if isinstance(v, np.ndarray) else v
+
+
+def assert_same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert_same(g, w)
+    elif isinstance(want, torch.Tensor):
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-5, atol=1e-5)
+        assert tuple(np.shape(got)) == tuple(want.shape)
+    else:
+        assert got == want and type(got) is type(want)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_runs_like_python_and_torchscript(name):
+    fn, make = CASES[name]
+    inputs = make()
+    compiled = script(fn)
+    lint(compiled.graph)
+    (got,) = run_graph(compiled.graph, inputs)
+    assert_same(got, fn(*map(to_torch, inputs)))
+    assert_same(got, torch.jit.script(fn)(*map(to_torch, inputs)))
+
+
+def kinds(graph_nodes):
+    out = []
+    for node in graph_nodes:
+        if node.kind() != "prim::Constant":
+            out.append(node.kind())
+            for block in node.blocks():
+                out.append(kinds(block.nodes()))
+    return out
+
+
+@pytest.mark.parametrize("fn", [fns.mlp, fns.simple, fns.branch, fns.for_accumulate, fns.reductions,
+                                fns.int_sizes])
+def test_node_kinds_match_torchscript(fn):
+    # (tuples differs: torch.jit.script folds a tuple literal that is unpacked again.)
+    assert kinds(script(fn).graph.nodes()) == kinds(torch.jit.script(fn).graph.nodes())
+
+
+def test_graph_shape_and_locations():
+    graph = script(fns.for_accumulate).graph
+    text = str(graph)
+    _, first = inspect.getsourcelines(fns.for_accumulate)
+    assert "prim::Loop" in text and "aten::zeros_like" in text
+    loop = next(n for n in graph.nodes() if n.kind() == "prim::Loop")
+    assert loop.source_location == f"{fns.__file__}:{first + 2}:4"
+    assert all(n.source_location for n in graph.all_nodes())
+    assert [v.debugName() for v in graph.inputs()] == ["x", "n"]
+    assert loop.output().debugName() == "acc"
+
+
+def test_decorator_and_compile_only():
+    compiled = script(fns.simple)
+    assert compiled.name == "simple" and compiled.graph.outputs()
+    with pytest.raises(TypeError, match=r"gradview\.runtime\.script"):
+        compiled(1, 2)
+
+
+def test_runtime_script_runs_through_executor():
+    from gradview.runtime import script as run_script
+
+    x, y = arr(3, 4), arr(3, 4)
+    result = run_script(fns.simple)(x, y)
+    want = fns.simple(torch.tensor(x), torch.tensor(y)).numpy()
+    np.testing.assert_allclose(np.asarray(getattr(result, "data", result)), want, rtol=1e-5, atol=1e-6)
+
+
+def line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if text in line:
+            return first + i, line.index(text) + 1
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize(
+    "fn, anchor, message",
+    [
+        (fns.bad_syntax, "with", "unsupported Python syntax: With"),
+        (fns.bad_undefined, "undefined_thing", "undefined variable 'undefined_thing'"),
+        (fns.bad_branch_types, "if flag", "type mismatch for 'y' in if branches"),
+        (fns.bad_one_branch, "z\n", "'z' is not defined in the false branch"),
+    ],
+)
+def test_errors_point_at_source(fn, anchor, message):
+    with pytest.raises(ScriptError) as info:
+        script(fn)
+    line, col = line_of(fn, anchor.strip() if anchor != "z\n" else "return z")
+    if anchor == "z\n":
+        col += len("return ")
+    text = str(info.value)
+    assert "\n" not in text
+    assert text.startswith(f"{fns.__file__}:{line}:{col}: ")
+    assert message in text
+    assert isinstance(info.value, ValueError)
