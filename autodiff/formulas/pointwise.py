@@ -33,19 +33,27 @@ def _sum_to(emit: Emitter, saved: Saved, name: str, grad: Value) -> Value:
 
 
 # -- arithmetic -------------------------------------------------------------------
+def _times_alpha(emit: Emitter, g: Value, alpha: Value) -> Value:
+    """``g * alpha``, skipped when alpha is the constant 1 (a whole-tensor multiply saved)."""
+    from gradview.ir.constants import constant_value
+
+    value = constant_value(alpha)
+    if type(value) in (int, float) and value == 1:
+        return g
+    return emit.op("aten::mul", g, alpha)
+
+
 @formula("aten::add.Tensor", forward=_broadcast_sizes)
 def add_tensor(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     (g,) = grads
-    alpha = node.inputs()[2]
-    grad_other = _sum_to(emit, saved, "other_size", emit.op("aten::mul", g, alpha))
+    grad_other = _sum_to(emit, saved, "other_size", _times_alpha(emit, g, node.inputs()[2]))
     return [_sum_to(emit, saved, "self_size", g), grad_other, None]
 
 
 @formula("aten::sub.Tensor", forward=_broadcast_sizes)
 def sub_tensor(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     (g,) = grads
-    alpha = node.inputs()[2]
-    grad_other = _sum_to(emit, saved, "other_size", emit.op("aten::neg", emit.op("aten::mul", g, alpha)))
+    grad_other = _sum_to(emit, saved, "other_size", emit.op("aten::neg", _times_alpha(emit, g, node.inputs()[2])))
     return [_sum_to(emit, saved, "self_size", g), grad_other, None]
 
 
