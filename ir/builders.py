@@ -9,12 +9,26 @@ from .constants import insert_constant, type_of_constant
 from .node import Node, Value
 from .operators import resolve_schema, schema_accepts, schemas_for
 from .schema import NO_DEFAULT, Argument, FunctionSchema
-from .types import TENSOR, FloatType, ListType, OptionalType, Type, TypeVar
+from .types import TENSOR, FloatType, ListType, OptionalType, TupleType, Type, TypeVar
 
 if TYPE_CHECKING:
     from .graph import Graph
 
-__all__ = ["insert_call"]
+__all__ = ["insert_call", "return_types"]
+
+
+def return_types(schema: FunctionSchema, inputs: Sequence[Value]) -> list[Type]:
+    """The schema's return types, with type variables (``t``, ``t[]``) replaced
+    by the types the inputs bind them to."""
+    bindings: dict[str, Type] = {}
+    for arg, value in zip(schema.arguments, inputs, strict=False):
+        if isinstance(arg.type, TypeVar):
+            bindings.setdefault(arg.type.name, value.type())
+        elif isinstance(arg.type, ListType) and isinstance(arg.type.elem, TypeVar):
+            actual = value.type()
+            if isinstance(actual, ListType):
+                bindings.setdefault(arg.type.elem.name, actual.elem)
+    return [_concrete(r.type, bindings) for r in schema.returns]
 
 
 def _concrete(type_: Type, bindings: dict[str, Type]) -> Type:
@@ -25,6 +39,8 @@ def _concrete(type_: Type, bindings: dict[str, Type]) -> Type:
         return ListType(_concrete(type_.elem, bindings))
     if isinstance(type_, OptionalType):
         return OptionalType(_concrete(type_.elem, bindings))
+    if isinstance(type_, TupleType):
+        return TupleType(tuple(_concrete(e, bindings) for e in type_.elems))
     return type_
 
 
@@ -80,18 +96,7 @@ def insert_call(
             node.ival_(name, value)
     if output_types is None:
         schema = _match_with_defaults(graph, node)
-        if schema is None:
-            output_types = [TENSOR]
-        else:
-            bindings: dict[str, Type] = {}
-            for arg, value in zip(schema.arguments, values, strict=False):
-                if isinstance(arg.type, TypeVar):
-                    bindings.setdefault(arg.type.name, value.type())
-                elif isinstance(arg.type, ListType) and isinstance(arg.type.elem, TypeVar):
-                    actual = value.type()
-                    if isinstance(actual, ListType):
-                        bindings.setdefault(arg.type.elem.name, actual.elem)
-            output_types = [_concrete(r.type, bindings) for r in schema.returns]
+        output_types = [TENSOR] if schema is None else return_types(schema, values)
     for type_ in output_types:
         node.add_output(type_)
     graph.insert_node(node)

@@ -30,6 +30,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from ..builders import return_types
 from ..constants import type_of_constant
 from ..graph import Block, Graph
 from ..node import Node, Value
@@ -46,7 +47,6 @@ from ..types import (
     TensorType,
     TupleType,
     Type,
-    TypeVar,
 )
 
 __all__ = ["ScriptError", "ScriptFunction", "compile_function", "script"]
@@ -646,8 +646,8 @@ class _Compiler:
             if bound is not None:
                 inputs = [self._materialize(item) for item in bound]
                 out = self.graph.create(kind, inputs, 0)
-                for ret in schema.returns:
-                    out.add_output(_concrete(ret.type, schema, inputs))
+                for type_ in return_types(schema, inputs):
+                    out.add_output(type_)
                 self.graph.insert_node(out)
                 if len(schema.returns) != 1:
                     raise self.error(node, f"{what} returns {len(schema.returns)} values; only single results are supported")
@@ -723,31 +723,6 @@ def _type_of_item(item: Any) -> Type:
     if tag == "pack":
         return ListType(IntType())
     return type_of_constant(payload)
-
-
-def _concrete(type_: Type, schema: FunctionSchema, inputs: list[Value]) -> Type:
-    """Schema return types with type variables replaced by what the inputs bound."""
-    bindings: dict[str, Type] = {}
-    for arg, value in zip(schema.arguments, inputs, strict=False):
-        if isinstance(arg.type, TypeVar):
-            bindings.setdefault(arg.type.name, value.type())
-        elif isinstance(arg.type, ListType) and isinstance(arg.type.elem, TypeVar):
-            actual = value.type()
-            if isinstance(actual, ListType):
-                bindings.setdefault(arg.type.elem.name, actual.elem)
-
-    def sub(t: Type) -> Type:
-        if isinstance(t, TypeVar):
-            return bindings.get(t.name, TENSOR)
-        if isinstance(t, ListType):
-            return ListType(sub(t.elem))
-        if isinstance(t, OptionalType):
-            return OptionalType(sub(t.elem))
-        if isinstance(t, TupleType):
-            return TupleType(tuple(sub(e) for e in t.elems))
-        return t
-
-    return sub(type_)
 
 
 def _dotted(node: ast.expr) -> str:
