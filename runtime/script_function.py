@@ -27,7 +27,10 @@ class RunnableScriptFunction(ScriptFunction):
         self.executor = GraphExecutor(graph.copy())
 
     def __call__(self, *args: Any) -> Any:
-        inputs = [Tensor(a) if hasattr(a, "shape") and hasattr(a, "dtype") else a for a in args]
+        inputs = [
+            a if isinstance(a, Tensor) or not (hasattr(a, "shape") and hasattr(a, "dtype")) else Tensor(a)
+            for a in args
+        ]
         (result,) = self.executor.run(inputs)
         return result
 

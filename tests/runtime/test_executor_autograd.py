@@ -84,3 +84,32 @@ def test_gradients_through_loops_and_ifs_match_pytorch() -> None:
         expected.sum().backward()
         np.testing.assert_allclose(result.detach().numpy(), expected.detach().numpy(), rtol=1e-7)
         np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-7, atol=1e-12)
+
+
+def test_scripted_training_loop_matches_pytorch() -> None:
+    """Acceptance 1's shape: the loss written with gradview.ir.script, 20 SGD steps
+    through GraphExecutor, losses equal the same loop in PyTorch."""
+    from gradview.runtime import script
+
+    from .scripted_training import mlp_loss
+
+    rng = np.random.default_rng(3)
+    values = [rng.standard_normal(s) * 0.5 for s in SHAPES]
+    loss_fn = script(mlp_loss)
+    x, target = Tensor(values[0]), Tensor(values[1])
+    params = [Tensor(v.copy(), requires_grad=True) for v in values[2:]]
+    t_values = [torch.tensor(v) for v in values[:2]]
+    t_params = [torch.tensor(v.copy(), requires_grad=True) for v in values[2:]]
+    for _ in range(20):
+        loss = loss_fn(x, target, *params)
+        loss.backward()
+        t_loss = mlp_loss(*t_values, *t_params)
+        t_loss.backward()
+        np.testing.assert_allclose(loss.detach().numpy(), t_loss.item(), rtol=1e-7)
+        for p, tp in zip(params, t_params, strict=True):
+            p.data = p.data - 0.1 * p.grad.numpy()
+            p.grad = None
+            with torch.no_grad():
+                tp -= 0.1 * tp.grad
+            tp.grad = None
+    assert loss_fn.executor.cache_misses == 1 and loss_fn.executor.cache_hits == 19
