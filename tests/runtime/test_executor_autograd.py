@@ -91,10 +91,11 @@ def test_scripted_training_loop_matches_pytorch() -> None:
     through GraphExecutor, losses equal the same loop in PyTorch."""
     from gradview.runtime import script
 
+    from .scripted_training import SHAPES as MLP_SHAPES
     from .scripted_training import mlp_loss
 
     rng = np.random.default_rng(3)
-    values = [rng.standard_normal(s) * 0.5 for s in SHAPES]
+    values = [rng.standard_normal(s) * 0.1 for s in MLP_SHAPES]
     loss_fn = script(mlp_loss)
     x, target = Tensor(values[0]), Tensor(values[1])
     params = [Tensor(v.copy(), requires_grad=True) for v in values[2:]]
