@@ -29,7 +29,7 @@ from typing import Any
 from gradview.autodiff import Gradient
 from gradview.ir import Graph, Node, Value
 
-from .autograd.function import FunctionNode, attach
+from .autograd.function import FunctionNode, attach, mark_owned
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
@@ -84,14 +84,17 @@ class DifferentiableGraphOp:
         backward_executor = self.backward_executor
 
         def backward_fn(grad_outputs: list[Any]) -> list[Any]:
-            (packed,) = backward_executor.run(list(grad_outputs) + captured, grad_enabled=False)
+            given = list(grad_outputs) + captured
+            (packed,) = backward_executor.run(given, grad_enabled=False)
             results = list(packed) if isinstance(packed, tuple | list) else [packed]
             import numpy  # noqa: PLC0415 - zeros only when an edge needs a defined gradient
 
-            return [
+            results = [
                 r if r is not None or shape is None else numpy.zeros(shape, dtype=dtype)
                 for r, shape, dtype in zip(results, shapes, dtypes, strict=True)
             ]
+            _mark_fresh(results, given)
+            return results
 
         node = FunctionNode("DifferentiableGraphBackward", backward_fn, edge_inputs)
         out_tensors: list[Tensor] = []
@@ -104,6 +107,17 @@ class DifferentiableGraphOp:
             if index < grad.f_real_outputs and _is_array(outputs[index]):
                 registry.add(tensor)
         return real
+
+
+def _mark_fresh(results: list[Any], given: list[Any]) -> None:
+    """Hand over the results df created itself: not one of its inputs (an
+    identity gradient passes its input through), not a view, not repeated."""
+    seen = {id(v) for v in given}
+    for result in results:
+        if result is None or id(result) in seen or getattr(result, "base", 0) is not None:
+            continue
+        seen.add(id(result))
+        mark_owned(result)
 
 
 def _is_array(value: Any) -> bool:

@@ -41,6 +41,8 @@ pass.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,6 +55,8 @@ __all__ = [
     "Node",
     "attach",
     "gradient_edge",
+    "mark_owned",
+    "take_owned",
 ]
 
 SECOND_BACKWARD_MESSAGE = (
@@ -130,6 +134,25 @@ class AccumulateGrad(Node):
         return []
 
 
+_OWNED: dict[int, weakref.ref[Any]] = {}
+
+
+def mark_owned(array: Any) -> None:
+    """Declare that nothing else references ``array`` (a fresh result of a
+    backward function), so accumulating it into an empty ``.grad`` may keep it
+    instead of copying."""
+    if len(_OWNED) > 4096:  # gradients that went to inner nodes, long gone
+        for key in [k for k, ref in _OWNED.items() if ref() is None]:
+            del _OWNED[key]
+    with contextlib.suppress(TypeError):  # not weak-referenceable: it will be copied
+        _OWNED[id(array)] = weakref.ref(array)
+
+
+def take_owned(array: Any) -> bool:
+    ref = _OWNED.pop(id(array), None)
+    return ref is not None and ref() is array
+
+
 def accumulate_grad(variable: Any, grad: Any) -> None:
     """Add ``grad`` into ``variable.grad``; keeps the graph when grad mode is on (create_graph)."""
     from ..tensor import Tensor  # noqa: PLC0415
@@ -139,7 +162,12 @@ def accumulate_grad(variable: Any, grad: Any) -> None:
         return
     if variable.grad is None:
         data = grad.data
-        variable.grad = Tensor(data.copy() if hasattr(data, "copy") else data)
+        # A gradient its producer handed over (see mark_owned) becomes .grad
+        # as it is, like PyTorch's AccumulateGrad stealing an unshared buffer.
+        if take_owned(data):
+            variable.grad = Tensor(data)
+        else:
+            variable.grad = Tensor(data.copy() if hasattr(data, "copy") else data)
     elif (
         variable.grad.grad_fn is None
         and variable.grad.data.shape == grad.data.shape

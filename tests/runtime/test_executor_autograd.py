@@ -114,3 +114,23 @@ def test_scripted_training_loop_matches_pytorch() -> None:
                 tp -= 0.1 * tp.grad
             tp.grad = None
     assert loss_fn.executor.cache_misses == 1 and loss_fn.executor.cache_hits == 19
+
+
+def test_gradients_handed_to_leaves_are_never_shared() -> None:
+    """The first gradient of a leaf may be taken over instead of copied; two
+    leaves must still never share one buffer (add passes its gradient through
+    to both operands)."""
+    graph = parse_ir("""graph(%a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %s : Tensor = aten::add(%a, %b, %one)
+  %t : Tensor = aten::tanh(%s)
+  return (%t)
+""")
+    a = Tensor(np.ones((2, 3)), requires_grad=True)
+    b = Tensor(np.ones((2, 3)) * 2, requires_grad=True)
+    for _ in range(2):
+        (out,) = GraphExecutor(graph).run([a, b])
+        out.sum().backward()
+    assert a.grad.data is not b.grad.data
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy())
+    np.testing.assert_allclose(a.grad.numpy(), 2 * (1 - np.tanh(3.0) ** 2))
