@@ -134,17 +134,14 @@ def cos(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | N
 
 @formula("aten::tanh")
 def tanh(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    y = node.output()
-    square = emit.op("aten::mul", y, y)
-    one_minus = emit.op("aten::add", emit.op("aten::neg", square), 1, 1)
-    return [emit.op("aten::mul", grads[0], one_minus)]
+    """d tanh(x)/dx = 1 - tanh(x)^2: ATen's ``tanh_backward(grad, result)`` in one op."""
+    return [emit.op("aten::tanh_backward", grads[0], node.output())]
 
 
 @formula("aten::sigmoid")
 def sigmoid(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    y = node.output()
-    one_minus = emit.op("aten::add", emit.op("aten::neg", y), 1, 1)
-    return [emit.op("aten::mul", emit.op("aten::mul", grads[0], y), one_minus)]
+    """d sigmoid(x)/dx = s(1 - s): ATen's ``sigmoid_backward(grad, result)`` in one op."""
+    return [emit.op("aten::sigmoid_backward", grads[0], node.output())]
 
 
 @formula("aten::sqrt")
