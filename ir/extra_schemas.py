@@ -25,6 +25,9 @@ INPLACE_SCHEMAS: tuple[str, ...] = (
     "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
 )
 
+# List mutation TorchScript emits for ``xs.append(v)``.
+LIST_SCHEMAS: tuple[str, ...] = ("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)",)
+
 BACKWARD_HELPER_SCHEMAS: tuple[str, ...] = (
     "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
     "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "

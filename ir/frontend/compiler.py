@@ -631,6 +631,11 @@ class _Compiler:
             return self.call(node, _BUILTINS[func.id], [self.expr(node.args[0])], {}, f"{func.id}()")
         if isinstance(func, ast.Attribute):
             receiver = self.expr(func.value)
+            if isinstance(receiver.type(), ListType) and func.attr == "append":
+                # xs.append(v) mutates xs in place (TorchScript's aten::append).
+                if len(node.args) != 1 or kwargs:
+                    raise self.error(node, "append() takes exactly one argument")
+                return self.call(node, "aten::append", [receiver, self.expr(node.args[0])], {}, "list.append")
             if not isinstance(receiver.type(), TensorType):
                 raise self.error(node, f"unsupported method {func.attr!r} on a value of type {receiver.type()}")
             args = [receiver, *(self.expr(a) for a in node.args)]

@@ -81,6 +81,14 @@ def reductions(x: torch.Tensor) -> torch.Tensor:
 # --- errors ------------------------------------------------------------------------
 
 
+def appended(x: torch.Tensor, n: int) -> torch.Tensor:
+    parts: list[torch.Tensor] = []
+    for i in range(n):
+        parts.append(x * i)
+    parts.append(x)
+    return torch.cat(parts, 0)
+
+
 def bad_syntax(x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         return x

@@ -35,6 +35,7 @@ CASES = {
     "int_sizes": (fns.int_sizes, lambda: [arr(4, 6)]),
     "nested": (fns.nested_if_in_loop, lambda: [arr(2, 3), 9]),
     "reductions": (fns.reductions, lambda: [arr(3, 2)]),
+    "appended": (fns.appended, lambda: [arr(2, 3), 3]),
 }
 
 
@@ -76,7 +77,7 @@ def kinds(graph_nodes):
 
 
 @pytest.mark.parametrize("fn", [fns.mlp, fns.simple, fns.branch, fns.for_accumulate, fns.reductions,
-                                fns.int_sizes])
+                                fns.int_sizes, fns.appended])
 def test_node_kinds_match_torchscript(fn):
     # (tuples differs: torch.jit.script folds a tuple literal that is unpacked again.)
     assert kinds(script(fn).graph.nodes()) == kinds(torch.jit.script(fn).graph.nodes())
