@@ -72,21 +72,25 @@ class DifferentiableGraphOp:
         registry = self.registry
         if registry is None or not is_grad_enabled():
             return real
-        edges = [registry.tensor_of(inputs[i]) if _is_array(inputs[i]) else None for i in grad.df_output_vjps]
+        # Tensor lists are flattened into one edge per element and restored
+        # around df (DifferentiableGraphBackward's unpack instructions).
+        edge_arrays, edge_counts = _flatten([inputs[i] for i in grad.df_output_vjps])
+        edges = [registry.tensor_of(a) if _is_array(a) else None for a in edge_arrays]
         if not any(t is not None and t.requires_grad for t in edges):
             return real
         captured = [inputs[i] for i in grad.df_input_captured_inputs] + [
             outputs[i] for i in grad.df_input_captured_outputs
         ]
-        edge_inputs = [t if t is not None else Tensor(inputs[i]) for t, i in zip(edges, grad.df_output_vjps, strict=True)]
-        shapes = [getattr(inputs[i], "shape", None) for i in grad.df_output_vjps]
-        dtypes = [getattr(inputs[i], "dtype", None) for i in grad.df_output_vjps]
+        edge_inputs = [t if t is not None else Tensor(a) if _is_array(a) else None for t, a in zip(edges, edge_arrays, strict=True)]
+        shapes = [getattr(a, "shape", None) for a in edge_arrays]
+        dtypes = [getattr(a, "dtype", None) for a in edge_arrays]
+        out_arrays, out_counts = _flatten([outputs[i] for i in grad.df_input_vjps])
         backward_executor = self.backward_executor
 
         def backward_fn(grad_outputs: list[Any]) -> list[Any]:
-            given = list(grad_outputs) + captured
+            given = _restore(list(grad_outputs), out_counts, out_arrays) + captured
             (packed,) = backward_executor.run(given, grad_enabled=False)
-            results = list(packed) if isinstance(packed, tuple | list) else [packed]
+            results, _ = _flatten(list(packed) if isinstance(packed, tuple | list) else [packed], edge_counts)
             import numpy  # noqa: PLC0415 - zeros only when an edge needs a defined gradient
 
             results = [
@@ -96,17 +100,58 @@ class DifferentiableGraphOp:
             _mark_fresh(results, given)
             return results
 
-        node = FunctionNode("DifferentiableGraphBackward", backward_fn, edge_inputs)
-        out_tensors: list[Tensor] = []
-        for index in grad.df_input_vjps:
-            value = outputs[index]
-            tensor = Tensor(value) if _is_array(value) else Tensor(_placeholder(value))
-            out_tensors.append(tensor)
+        node = FunctionNode("DifferentiableGraphBackward", backward_fn, [t for t in edge_inputs])
+        out_tensors = [Tensor(a) if _is_array(a) else Tensor(_placeholder(a)) for a in out_arrays]
         attach(node, out_tensors)
-        for tensor, index in zip(out_tensors, grad.df_input_vjps, strict=True):
-            if index < grad.f_real_outputs and _is_array(outputs[index]):
+        for tensor, array in zip(out_tensors, out_arrays, strict=True):
+            if _is_array(array):
                 registry.add(tensor)
         return real
+
+
+def _flatten(values: list[Any], counts: list[int | None] | None = None) -> tuple[list[Any], list[int | None]]:
+    """Lists of tensors become their elements; ``counts`` records each list's
+    length (None for a single value). Given ``counts``, an undefined gradient
+    for a list stands for that many undefined elements."""
+    flat: list[Any] = []
+    found: list[int | None] = []
+    for index, value in enumerate(values):
+        expected = counts[index] if counts is not None else None
+        if isinstance(value, list | tuple):
+            flat.extend(value)
+            found.append(len(value))
+        elif expected is not None:
+            flat.extend([value] * expected if value is None else [value])
+            found.append(expected)
+        else:
+            flat.append(value)
+            found.append(None)
+    return flat, found
+
+
+def _restore(flat: list[Any], counts: list[int | None], originals: list[Any]) -> list[Any]:
+    """Regroup flat per-element gradients into lists where the values were lists;
+    undefined elements of a list become zeros like the element (df's list ops
+    expect every element)."""
+    restored: list[Any] = []
+    position = 0
+    for count in counts:
+        if count is None:
+            restored.append(flat[position])
+            position += 1
+            continue
+        items = flat[position : position + count]
+        like = originals[position : position + count]
+        position += count
+        if all(item is None for item in items):
+            restored.append(None)
+        else:
+            import numpy  # noqa: PLC0415
+
+            restored.append([
+                item if item is not None else numpy.zeros_like(ref) for item, ref in zip(items, like, strict=True)
+            ])
+    return restored
 
 
 def _mark_fresh(results: list[Any], given: list[Any]) -> None:

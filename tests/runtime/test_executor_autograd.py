@@ -134,3 +134,23 @@ def test_gradients_handed_to_leaves_are_never_shared() -> None:
     assert a.grad.data is not b.grad.data
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy())
     np.testing.assert_allclose(a.grad.numpy(), 2 * (1 - np.tanh(3.0) ** 2))
+
+
+def test_gradients_through_tensor_lists_match_pytorch() -> None:
+    """A list built with append in a loop and joined with cat: DifferentiableGraphOp
+    flattens the list into one edge per element and restores it around df."""
+    from gradview.runtime import script
+
+    from ..ir.frontend.scripted_fns import appended
+
+    compiled = script(appended)
+    for n in (0, 3, 10):
+        data = np.random.default_rng(n).standard_normal((2, 3))
+        x = Tensor(data.copy(), requires_grad=True)
+        out = compiled(x, n)
+        (out * out).sum().backward()
+        t_x = torch.tensor(data, requires_grad=True)
+        expected = appended(t_x, n)
+        (expected * expected).sum().backward()
+        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-7)
+        np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-7)
