@@ -338,6 +338,12 @@ class PassTrace:
             self.record(name, gradient.f, which=("forward", k), changed=changed, seconds=seconds, annotations=notes)
             if getattr(gradient, "df", None) is not None:
                 self.record(name, gradient.df, which=("backward", k), changed=changed, seconds=0.0, annotations=notes)
+            elif _rev is not None:
+                # Before lambdaLiftReverse the backward pass is the detached
+                # reverse block: show it, with the forward values it reads.
+                view = _ReverseBlockView(_rev.reverse_block)
+                notes = {**notes, "reads_from_forward": [self.id_of(v) for v in view.outside]}
+                self.record(name, view, which=("backward", k), changed=changed, seconds=0.0, annotations=notes)
             clock[0] = time.perf_counter()
 
         return record
@@ -559,3 +565,48 @@ def _decode_record(entry: Any, built: list[Any], position: int) -> NodeRecord | 
         _, params, nodes, returns = entry
         return BlockRecord(_values(params), tuple(earlier(n, NodeRecord) for n in nodes), _ints(returns))
     raise ValueError(f"record {position} has an unknown shape")
+
+
+class _ReverseBlockView:
+    """autodiff's detached reverse block seen as a graph: its parameters (the
+    output gradients) followed by the forward values its nodes read, which
+    become the Gradient's captures. Nodes and values are the live objects, so
+    their trace ids stay the same from step to step."""
+
+    def __init__(self, block: Block) -> None:
+        defined: set[Value] = set(block.param_node._outputs)
+        outside: dict[Value, None] = {}
+        work = [block]
+        while work:
+            current = work.pop()
+            defined.update(current.param_node._outputs)
+            for node in current.nodes():
+                for value in node._inputs:
+                    if value not in defined:
+                        outside[value] = None
+                defined.update(node._outputs)
+                work.extend(node._blocks)
+        for value in block.return_node._inputs:
+            if value not in defined:
+                outside[value] = None
+        self.outside = list(outside)
+        self.block = _BlockView(block, list(block.param_node._outputs) + self.outside)
+
+
+class _BlockView:
+    __slots__ = ("_block", "param_node", "return_node")
+
+    def __init__(self, block: Block, params: list[Value]) -> None:
+        self._block = block
+        self.param_node = _Params(params)
+        self.return_node = block.return_node
+
+    def nodes(self) -> Any:
+        return self._block.nodes()
+
+
+class _Params:
+    __slots__ = ("_outputs",)
+
+    def __init__(self, outputs: list[Value]) -> None:
+        self._outputs = outputs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -205,3 +206,24 @@ def test_autodiff_recorder():
     assert "df_input_vjps" in trace[-1].annotations
     for step in trace:
         parse_ir(step.text())
+
+
+def test_backward_pass_is_visible_before_lambda_lifting() -> None:
+    """differentiate's early steps show the detached reverse block (the output
+    gradients, then the forward values it reads), with ids stable across steps."""
+    from gradview.autodiff import differentiate
+    from gradview.ir import parse_ir
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "mlp.ir").read_text()
+    trace = PassTrace()
+    differentiate(parse_ir(text), trace.autodiff_recorder(0))
+    backward = [step for step in trace.steps if step.which == ("backward", 0)]
+    names = [step.pass_name for step in backward]
+    assert names[:2] == ["addReverseInline", "liftConstants"]
+    assert "lambdaLiftReverse" in names
+    first = backward[0]
+    parse_ir(first.text())  # the reverse block prints as a graph that parses
+    assert first.annotations["reads_from_forward"]
+    grad_of_ids = {n.id for n in first.nodes() if n.kind == "prim::GradOf"}
+    before_lift = backward[names.index("lambdaLiftReverse") - 1]
+    assert grad_of_ids & {n.id for n in before_lift.nodes() if n.kind == "prim::GradOf"}
