@@ -55,7 +55,7 @@ def _differentiate(graph: Graph, record: StepRecorder | None) -> Gradient:
     changed = eliminate_dead_code(grad.f)
     step("EliminateDeadCode(f)", rev, changed)
     lambda_lift_reverse(grad, rev)
-    step("lambdaLiftReverse", None)
+    step("lambdaLiftReverse", rev)
     assert grad.df is not None
     pack_return_values_into_tuple(grad.df)
     step("packReturnValuesIntoTuple", None)

@@ -20,6 +20,8 @@ what the reverse block computed for it (``df_input_vjps``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from gradview.ir import Graph, TensorType, Value
 from gradview.ir.graph import copy_name
 
@@ -80,13 +82,15 @@ def lambda_lift_reverse(grad: Gradient, rev: ReverseDetails) -> None:
 
     # clone_from creates df's inputs from the block's parameters first, so
     # ``lookup`` can translate captured forward values to them.
-    _clone_block_into(df, block, lookup, df_inputs)
+    rev.lifted = _clone_block_into(df, block, lookup, df_inputs)
     grad.df = df
     block.owning_node.destroy()  # type: ignore[union-attr]
 
 
-def _clone_block_into(df: Graph, block: object, lookup: object, df_inputs: list[Value]) -> None:
+def _clone_block_into(df: Graph, block: object, lookup: object, df_inputs: list[Value]) -> dict[Any, Any]:
+    """Copy the reverse block into ``df``; returns every original node and value -> its copy."""
     source = block
+    copies: dict[Any, Any] = {}
     mapping: dict[Value, Value] = {}
     for param in source.inputs():  # type: ignore[attr-defined]
         copy = df.add_input(type_=param.type())
@@ -104,8 +108,14 @@ def _clone_block_into(df: Graph, block: object, lookup: object, df_inputs: list[
         for old, new in zip(node.outputs(), clone.outputs(), strict=True):
             mapping[old] = new
             copy_name(old, new)
+        copies[node] = clone
+        for old_inner, new_inner in zip(node.walk(), clone.walk(), strict=True):
+            copies[old_inner] = new_inner
+            copies.update(zip(old_inner.outputs(), new_inner.outputs(), strict=True))
     for value in source.outputs():  # type: ignore[attr-defined]
         df.register_output(translate(value))
+    copies.update(mapping)
+    return copies
 
 
 def pack_return_values_into_tuple(graph: Graph) -> None:

@@ -16,7 +16,8 @@ forward values they need, which later become the Gradient's captures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from gradview.ir import Block, Graph, Node, TensorType, Value, node_summary
 
@@ -35,6 +36,9 @@ class DifferentiationError(ValueError):
 class ReverseDetails:
     grad_map: dict[Value, Value]
     reverse_block: Block
+    # Filled by lambdaLiftReverse: each reverse-block node and value -> its copy
+    # in df (a trace keeps their ids, so the viewer sees the same nodes).
+    lifted: dict[Any, Any] = field(default_factory=dict)
 
 
 def output_requires_grad(output: Value) -> bool:

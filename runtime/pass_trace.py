@@ -166,6 +166,14 @@ class PassTrace:
             self._next_id += 1
         return ident
 
+    def inherit_ids(self, copies: dict[Any, Any]) -> None:
+        """Give each copy the id of its original (a pass that clones nodes, like
+        lambdaLiftReverse, then reads as moving them, not as new nodes)."""
+        for original, copy in copies.items():
+            ident = self._ids.get(original)
+            if ident is not None and copy not in self._ids:
+                self._ids[copy] = ident
+
     def _prune(self) -> None:
         """Forget ids of destroyed nodes and erased values (their objects can then be freed)."""
         from gradview.ir import Node
@@ -337,6 +345,8 @@ class PassTrace:
             }
             self.record(name, gradient.f, which=("forward", k), changed=changed, seconds=seconds, annotations=notes)
             if getattr(gradient, "df", None) is not None:
+                if _rev is not None and getattr(_rev, "lifted", None):
+                    self.inherit_ids(_rev.lifted)  # df's copies keep the reverse block's ids
                 self.record(name, gradient.df, which=("backward", k), changed=changed, seconds=0.0, annotations=notes)
             elif _rev is not None:
                 # Before lambdaLiftReverse the backward pass is the detached

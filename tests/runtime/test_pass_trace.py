@@ -227,3 +227,18 @@ def test_backward_pass_is_visible_before_lambda_lifting() -> None:
     grad_of_ids = {n.id for n in first.nodes() if n.kind == "prim::GradOf"}
     before_lift = backward[names.index("lambdaLiftReverse") - 1]
     assert grad_of_ids & {n.id for n in before_lift.nodes() if n.kind == "prim::GradOf"}
+
+
+def test_lambda_lift_keeps_the_reverse_nodes_ids() -> None:
+    from gradview.autodiff import differentiate
+    from gradview.ir import parse_ir
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "mlp.ir").read_text()
+    trace = PassTrace()
+    differentiate(parse_ir(text), trace.autodiff_recorder(0))
+    backward = [step for step in trace.steps if step.which == ("backward", 0)]
+    names = [step.pass_name for step in backward]
+    lifted = backward[names.index("lambdaLiftReverse")]
+    before = backward[names.index("lambdaLiftReverse") - 1]
+    ids = lambda step: {n.id for n in step.nodes() if n.kind == "prim::GradOf"}  # noqa: E731
+    assert ids(lifted) and ids(lifted) == ids(before)
