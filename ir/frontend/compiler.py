@@ -18,7 +18,12 @@ The supported subset (everything else raises :class:`ScriptError` naming
   branch and defined after it; both branches may end in ``return``),
   ``for i in range(...)`` and ``while`` (``prim::Loop`` with loop-carried variables);
 * tuple and list literals, ``return``, int/float/bool/None constants, and
-  int/float/bool globals or closure variables (inlined as constants).
+  int/float/bool globals or closure variables (inlined as constants);
+* calls of other Python functions (or ``script``-compiled ones) found among the
+  globals or closure variables: the callee is compiled too and called through
+  ``prim::CallFunction`` on a ``Function`` constant that carries its graph, as
+  ``torch.jit.script`` emits; the executor's Inline pass pastes the body in.
+  Recursion is rejected, as TorchScript rejects it.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from ..types import (
     TENSOR,
     BoolType,
     FloatType,
+    FunctionType,
     IntType,
     ListType,
     NoneType,
@@ -138,6 +144,27 @@ def compile_function(fn: Callable[..., Any]) -> tuple[Graph, str]:
     if not defs or isinstance(defs[0], ast.AsyncFunctionDef):
         raise ScriptError("only plain functions (def) can be scripted", filename, first_line, indent + 1)
     return _Compiler(fn, filename, first_line - 1, indent).compile(defs[0]), filename
+
+
+# Functions being compiled right now (outermost first), to reject recursion,
+# and the graphs of callees compiled under the outermost call, so a function
+# called twice is compiled once.
+_ACTIVE: list[Callable[..., Any]] = []
+_CALLEES: dict[Callable[..., Any], Graph] = {}
+
+
+def _callee_graph(fn: Callable[..., Any]) -> Graph:
+    if isinstance(fn, ScriptFunction):
+        return fn.graph
+    graph = _CALLEES.get(fn)
+    if graph is None:
+        _ACTIVE.append(fn)
+        try:
+            graph, _ = compile_function(fn)
+        finally:
+            _ACTIVE.pop()
+        _CALLEES[fn] = graph
+    return graph
 
 
 class _Compiler:
@@ -640,8 +667,55 @@ class _Compiler:
                 raise self.error(node, f"unsupported method {func.attr!r} on a value of type {receiver.type()}")
             args = [receiver, *(self.expr(a) for a in node.args)]
             return self.call(node, f"aten::{func.attr}", args, kwargs, f"Tensor.{func.attr}", method=True)
+        if isinstance(func, ast.Name) and func.id not in self.env:
+            callee = self.globals.get(func.id)
+            if isinstance(callee, ScriptFunction) or inspect.isfunction(callee):
+                return self.call_function(node, func.id, callee, kwargs)
         raise self.error(node, f"unsupported call of {ast.unparse(func)!r}: only torch functions, "
-                         "tensor methods and len/int/float/bool are supported")
+                         "tensor methods, len/int/float/bool and Python functions are supported")
+
+    def call_function(self, node: ast.Call, name: str, callee: Callable[..., Any],
+                      kwargs: dict[str, Value]) -> Value:
+        """``name(args...)`` for a Python function: compile it and emit ``prim::CallFunction``."""
+        python_fn = callee.fn if isinstance(callee, ScriptFunction) else callee
+        if python_fn is self.fn or python_fn in _ACTIVE:
+            stack = _ACTIVE or [self.fn]
+            chain = " -> ".join([getattr(f, "__name__", "?") for f in stack] + [name])
+            raise self.error(node, f"recursive call of {name!r} ({chain}): recursion cannot be compiled")
+        # Callees are compiled with the outermost function at the bottom of
+        # the stack (nested compilers already stand on it).
+        outermost = not _ACTIVE
+        if outermost:
+            _ACTIVE.append(self.fn)
+        try:
+            body = _callee_graph(callee)
+        finally:
+            if outermost:
+                _ACTIVE.pop()
+                _CALLEES.clear()
+        params = [v.debugName() for v in body.inputs()]
+        args = [self.expr(a) for a in node.args]
+        if len(args) > len(params):
+            raise self.error(node, f"{name}() takes {len(params)} arguments, got {len(args)}")
+        for key in kwargs:
+            if key not in params[len(args):]:
+                raise self.error(node, f"{name}() got an unexpected or repeated argument {key!r}")
+        bound = args + [kwargs.get(p) for p in params[len(args):]]
+        for param, value, formal in zip(params, bound, body.inputs(), strict=True):
+            if value is None:
+                raise self.error(node, f"{name}() is missing argument {param!r} (defaults are not supported)")
+            if not value.type().is_subtype_of(formal.type()):
+                raise self.error(node, f"{name}() expects {param!r} of type {formal.type()}, got {value.type()}")
+        fn_const = self.graph.create("prim::Constant")
+        fn_const.output().set_type(FunctionType())
+        fn_const.s_("name", name)
+        fn_const.g_("Subgraph", body)
+        self.graph.insert_node(fn_const)
+        call = self.graph.create("prim::CallFunction", [fn_const.output(), *bound], 0)
+        for out in body.outputs():
+            call.add_output(out.type())
+        self.graph.insert_node(call)
+        return call.output()
 
     # -- overload resolution ---------------------------------------------------------
     def call(self, node: ast.AST, kind: str, args: list[Value], kwargs: dict[str, Value],

@@ -110,3 +110,28 @@ def bad_one_branch(x: torch.Tensor, flag: bool):
     if flag:
         z = x
     return z
+
+
+def _scaled(a: torch.Tensor, k: float) -> torch.Tensor:
+    return a * k
+
+
+def _layer(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.tanh(_scaled(x.mm(w), 0.5))
+
+
+def calls(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    h = _layer(x, w)
+    return _scaled(h, k=2.0) + _layer(h, w)
+
+
+def _ping(x: torch.Tensor) -> torch.Tensor:
+    return _pong(x)
+
+
+def _pong(x: torch.Tensor) -> torch.Tensor:
+    return _ping(x)
+
+
+def recursive(x: torch.Tensor) -> torch.Tensor:
+    return _ping(x)

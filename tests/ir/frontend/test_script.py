@@ -139,3 +139,65 @@ def test_errors_point_at_source(fn, anchor, message):
     assert text.startswith(f"{fns.__file__}:{line}:{col}: ")
     assert message in text
     assert isinstance(info.value, ValueError)
+
+
+def test_calls_of_python_functions_match_torchscript():
+    from gradview.ir.passes.inline import inline
+
+    graph = script(fns.calls).graph
+    lint(graph)
+    # Before inlining the calls stay calls, as in torch.jit.script's graph.
+    assert kinds(graph.nodes()) == kinds(torch.jit.script(fns.calls).graph.nodes())
+    assert [n.s("name") for n in graph.nodes() if n.kind() == "prim::Constant" and n.has_attribute("name")] == [
+        "_layer", "_scaled", "_layer"]
+    x, w = arr(3, 3), arr(3, 3)
+    assert inline(graph)
+    lint(graph)
+    assert not any(n.kind() == "prim::CallFunction" for n in graph.all_nodes())
+    (got,) = run_graph(graph, [x, w])
+    assert_same(got, torch.jit.script(fns.calls)(torch.tensor(x), torch.tensor(w)))
+
+
+def test_calls_run_through_the_executor_with_gradients():
+    from gradview.runtime import Tensor
+    from gradview.runtime import script as run_script
+
+    x, w = arr(3, 3).astype(np.float64), arr(3, 3).astype(np.float64)
+    tw = Tensor(w, requires_grad=True)
+    run_script(fns.calls)(Tensor(x), tw).sum().backward()
+    want_w = torch.tensor(w, requires_grad=True)
+    fns.calls(torch.tensor(x), want_w).sum().backward()
+    np.testing.assert_allclose(tw.grad.numpy(), want_w.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_recursion_is_an_error_naming_the_chain():
+    with pytest.raises(ScriptError, match=r"recursive call of '_ping' \(recursive -> _ping -> _pong -> _ping\)") as info:
+        script(fns.recursive)
+    line, _ = line_of(fns._pong, "return _ping(x)")
+    assert f"{fns.__file__}:{line}:" in str(info.value)
+
+
+def test_call_argument_errors():
+    def g(x: torch.Tensor, n: int) -> torch.Tensor:
+        return x * n
+
+    def bad_type(x):
+        return g(x, 1.5)
+
+    def bad_kw(x):
+        return g(x, m=2)
+
+    def too_many(x):
+        return g(x, 1, 2)
+
+    def missing(x):
+        return g(x)
+
+    with pytest.raises(ScriptError, match=r"g\(\) takes 2 arguments, got 3"):
+        script(too_many)
+    with pytest.raises(ScriptError, match=r"g\(\) is missing argument 'n'"):
+        script(missing)
+    with pytest.raises(ScriptError, match=r"g\(\) expects 'n' of type int, got float"):
+        script(bad_type)
+    with pytest.raises(ScriptError, match=r"unexpected or repeated argument 'm'"):
+        script(bad_kw)
