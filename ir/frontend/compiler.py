@@ -17,6 +17,9 @@ The supported subset (everything else raises :class:`ScriptError` naming
 * ``if``/``elif``/``else`` (``prim::If`` with an output per variable assigned in a
   branch and defined after it; both branches may end in ``return``),
   ``for i in range(...)`` and ``while`` (``prim::Loop`` with loop-carried variables);
+  ``break`` and ``continue`` become flags, as TorchScript lowers them: the loop's
+  condition output is ``not break``, and statements after an ``if`` that may
+  exit are guarded by ``if not (break or continue)``;
 * tuple and list literals, ``return``, int/float/bool/None constants, and
   int/float/bool globals or closure variables (inlined as constants);
 * calls of other Python functions (or ``script``-compiled ones) found among the
@@ -167,6 +170,60 @@ def _callee_graph(fn: Callable[..., Any]) -> Graph:
     return graph
 
 
+def _located(node: ast.AST, where: ast.AST) -> ast.AST:
+    return ast.fix_missing_locations(ast.copy_location(node, where))
+
+
+def _name(flag: str, where: ast.AST, negate: bool = False) -> ast.expr:
+    name = _located(ast.Name(flag, ast.Load()), where)
+    return _located(ast.UnaryOp(ast.Not(), name), where) if negate else name
+
+
+def _set_flag(flag: str, value: bool, where: ast.AST) -> ast.stmt:
+    return _located(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), where)
+
+
+def _exits(body: list[ast.stmt]) -> set[type]:
+    """Which of Break/Continue end this loop's iterations (nested loops own theirs)."""
+    found: set[type] = set()
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            found.add(type(stmt))
+        elif isinstance(stmt, ast.If):
+            stack.extend(stmt.body)
+            stack.extend(stmt.orelse)
+    return found
+
+
+def _guard_exits(body: list[ast.stmt], break_flag: str | None, continue_flag: str | None,
+                 flags: list[str]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.Break):
+            out.append(_set_flag(break_flag, True, stmt))  # type: ignore[arg-type]
+            return out  # the rest of the block is dead, as after Python's break
+        if isinstance(stmt, ast.Continue):
+            out.append(_set_flag(continue_flag, True, stmt))  # type: ignore[arg-type]
+            return out
+        if isinstance(stmt, ast.If) and _exits([stmt]):
+            lowered = _located(ast.If(stmt.test, _guard_exits(stmt.body, break_flag, continue_flag, flags)
+                                      or [_located(ast.Pass(), stmt)],
+                                      _guard_exits(stmt.orelse, break_flag, continue_flag, flags)), stmt)
+            out.append(lowered)
+            rest = body[i + 1:]
+            if rest:
+                names = [_name(f, rest[0]) for f in flags]
+                either = names[0] if len(names) == 1 else _located(ast.BoolOp(ast.Or(), names), rest[0])
+                guard = _located(ast.UnaryOp(ast.Not(), either), rest[0])
+                out.append(_located(ast.If(guard, _guard_exits(rest, break_flag, continue_flag, flags), []),
+                                    rest[0]))
+            return out
+        out.append(stmt)
+    return out
+
+
 class _Compiler:
     def __init__(self, fn: Callable[..., Any], filename: str, line_offset: int, col_offset: int) -> None:
         self.fn = fn
@@ -177,6 +234,7 @@ class _Compiler:
         self.env: dict[str, Value] = {}
         # name -> why it is not defined (only in one branch, only inside a loop)
         self.partial: dict[str, str] = {}
+        self._loop_count = 0  # numbers the break/continue flags of loops
         self.globals = dict(getattr(fn, "__globals__", {}))
         code = getattr(fn, "__code__", None)
         closure = getattr(fn, "__closure__", None) or ()
@@ -394,19 +452,40 @@ class _Compiler:
                 self.env[name] = out
         return result
 
-    def _carried(self, stmt: ast.For | ast.While, exclude: set[str]) -> list[str]:
+    def _lower_exits(self, stmt: ast.For | ast.While) -> tuple[list[ast.stmt], str | None]:
+        """The loop body with ``break``/``continue`` turned into flags, as
+        TorchScript lowers them: ``break`` sets a loop-carried flag that ends
+        the loop at the end of this iteration, ``continue`` a per-iteration
+        flag, and the statements after an ``if`` that may exit run only when
+        neither flag is set. Returns the body and the break flag's name."""
+        exits = _exits(stmt.body)
+        if not exits:
+            return stmt.body, None
+        self._loop_count += 1
+        break_flag = f"__break{self._loop_count}" if ast.Break in exits else None
+        continue_flag = f"__continue{self._loop_count}" if ast.Continue in exits else None
+        if break_flag:
+            self.bind(break_flag, self.graph.insert_constant(False))
+        flags = [f for f in (break_flag, continue_flag) if f]
+        body = _guard_exits(stmt.body, break_flag, continue_flag, flags)
+        if continue_flag:
+            body = [_set_flag(continue_flag, False, stmt), *body]
+        return body, break_flag
+
+    def _carried(self, body: list[ast.stmt], exclude: set[str]) -> list[str]:
         assigned: list[str] = []
-        for sub in stmt.body:
+        for sub in body:
             for n in ast.walk(sub):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     assigned.append(n.id)
-                elif isinstance(n, (ast.Return, ast.Break, ast.Continue)):
-                    raise self.error(n, f"{type(n).__name__.lower()} inside a loop is not supported")
+                elif isinstance(n, ast.Return):
+                    raise self.error(n, "return inside a loop is not supported")
         return [n for n in dict.fromkeys(assigned) if n in self.env and n not in exclude]
 
     def _loop(self, stmt: ast.For | ast.While, trip: Value, cond: Value, target: str | None,
               derive: Callable[[Value], Value] | None) -> None:
-        carried = self._carried(stmt, {target} if target else set())
+        body, break_flag = self._lower_exits(stmt)
+        carried = self._carried(body, {target} if target else set())
         node = self._new_node("prim::Loop", [trip, cond, *(self.env[n] for n in carried)], stmt)
         block = node.add_block()
         counter = block.add_input(None if derive else target, IntType())
@@ -418,9 +497,14 @@ class _Compiler:
             with self.graph.insert_point(block):
                 if target is not None:
                     self.env[target] = derive(counter) if derive else counter
-                self.body(stmt.body)
+                self.body(body)
+                # The loop goes on while no ``break`` ran and the while test holds.
+                still = _name(break_flag, stmt, negate=True) if break_flag else None
                 if isinstance(stmt, ast.While):
-                    next_cond = self.condition(stmt.test)
+                    test = stmt.test if still is None else _located(ast.BoolOp(ast.And(), [still, stmt.test]), stmt)
+                    next_cond = self.condition(test)
+                elif still is not None:
+                    next_cond = self.condition(still)
                 else:
                     next_cond = self.graph.insert_constant(True)
                 self._locate(stmt)

@@ -135,3 +135,47 @@ def _pong(x: torch.Tensor) -> torch.Tensor:
 
 def recursive(x: torch.Tensor) -> torch.Tensor:
     return _ping(x)
+
+
+def for_break(x: torch.Tensor, n: int) -> torch.Tensor:
+    for i in range(n):
+        if i > 3:
+            break
+        x = x * 2
+    return x
+
+
+def for_continue(x: torch.Tensor, n: int) -> torch.Tensor:
+    for i in range(1, n):
+        if i % 2 == 0:
+            continue
+        x = x + i
+    return x
+
+
+def while_true_break(x: torch.Tensor) -> torch.Tensor:
+    while True:
+        x = x * 2
+        if bool(x.sum() > 100):
+            break
+    return x
+
+
+def nested_exits(x: torch.Tensor, n: int) -> torch.Tensor:
+    total = 0
+    for i in range(n):
+        if i == 1:
+            continue
+        j = 0
+        while j < n:
+            j += 1
+            if j > i:
+                break
+            elif j == 2:
+                continue
+            total += j
+            x = x + j
+        if total > 20:
+            break
+        x = x * 1.5
+    return x * total

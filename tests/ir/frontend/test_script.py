@@ -36,6 +36,13 @@ CASES = {
     "nested": (fns.nested_if_in_loop, lambda: [arr(2, 3), 9]),
     "reductions": (fns.reductions, lambda: [arr(3, 2)]),
     "appended": (fns.appended, lambda: [arr(2, 3), 3]),
+    "for_break": (fns.for_break, lambda: [arr(2, 3), 6]),
+    "for_break_early_end": (fns.for_break, lambda: [arr(2, 3), 2]),
+    "for_continue": (fns.for_continue, lambda: [arr(2, 3), 6]),
+    "while_true_break": (fns.while_true_break, lambda: [np.abs(arr(2, 3)) + 0.1]),
+    "nested_exits_0": (fns.nested_exits, lambda: [arr(2, 3), 0]),
+    "nested_exits_4": (fns.nested_exits, lambda: [arr(2, 3), 4]),
+    "nested_exits_9": (fns.nested_exits, lambda: [arr(2, 3), 9]),
 }
 
 
@@ -201,3 +208,22 @@ def test_call_argument_errors():
         script(bad_type)
     with pytest.raises(ScriptError, match=r"unexpected or repeated argument 'm'"):
         script(bad_kw)
+
+
+def test_break_and_continue_lower_to_flags_and_differentiate():
+    from gradview.runtime import Tensor
+    from gradview.runtime import script as run_script
+
+    graph = script(fns.nested_exits).graph
+    text = str(graph)
+    assert "__break" in text and "__continue" in text
+    # The outer for loop ends through its condition output: not (break flag).
+    outer = next(n for n in graph.nodes() if n.kind() == "prim::Loop")
+    assert outer.blocks()[0].outputs()[0].node.kind() == "aten::__not__"
+    x = arr(2, 3).astype(np.float64)
+    tx = Tensor(x, requires_grad=True)
+    run_script(fns.nested_exits)(tx, 5).sum().backward()
+    want = torch.tensor(x, requires_grad=True)
+    fns.nested_exits(want, 5).sum().backward()
+    np.testing.assert_allclose(tx.grad.numpy(), want.grad.numpy(), rtol=1e-10)
+
