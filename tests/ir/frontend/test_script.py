@@ -227,3 +227,22 @@ def test_break_and_continue_lower_to_flags_and_differentiate():
     fns.nested_exits(want, 5).sum().backward()
     np.testing.assert_allclose(tx.grad.numpy(), want.grad.numpy(), rtol=1e-10)
 
+
+
+def test_calls_of_script_functions_reuse_their_graph():
+    from gradview.ir.passes.inline import inline
+
+    scaled = script(fns._scaled)
+
+    def caller(x: torch.Tensor) -> torch.Tensor:
+        return scaled(x, 3.0) + 1
+
+    graph = script(caller).graph
+    const = next(n for n in graph.nodes() if n.kind() == "prim::Constant" and n.has_attribute("Subgraph"))
+    assert const.g("Subgraph") is scaled.graph and const.s("name") == "scaled"
+    before = str(scaled.graph)
+    assert inline(graph)
+    assert str(scaled.graph) == before  # the callee's own graph is left as it was
+    x = arr(2, 2)
+    (got,) = run_graph(graph, [x])
+    np.testing.assert_allclose(got, x * 3.0 + 1, rtol=1e-6)
