@@ -25,7 +25,8 @@ The supported subset (everything else raises :class:`ScriptError` naming
 * calls of other Python functions (or ``script``-compiled ones) found among the
   globals or closure variables: the callee is compiled too and called through
   ``prim::CallFunction`` on a ``Function`` constant that carries its graph, as
-  ``torch.jit.script`` emits; the executor's Inline pass pastes the body in.
+  ``torch.jit.script`` emits (None/bool/int/float defaults become constants at
+  the call); the executor's Inline pass pastes the body in.
   Recursion is rejected, as TorchScript rejects it.
 """
 
@@ -154,6 +155,16 @@ def compile_function(fn: Callable[..., Any]) -> tuple[Graph, str]:
 # called twice is compiled once.
 _ACTIVE: list[Callable[..., Any]] = []
 _CALLEES: dict[Callable[..., Any], Graph] = {}
+
+
+def _constant_defaults(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``fn``'s default argument values that can be graph constants (None, bool, int, float)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params
+            if p.default is not inspect.Parameter.empty and type(p.default) in (type(None), bool, int, float)}
 
 
 def _callee_graph(fn: Callable[..., Any]) -> Graph:
@@ -785,9 +796,14 @@ class _Compiler:
             if key not in params[len(args):]:
                 raise self.error(node, f"{name}() got an unexpected or repeated argument {key!r}")
         bound = args + [kwargs.get(p) for p in params[len(args):]]
+        defaults = _constant_defaults(python_fn)
+        for i, (param, value) in enumerate(zip(params, bound, strict=True)):
+            if value is None and param in defaults:
+                # As TorchScript does, a default becomes a constant at the call site.
+                bound[i] = self.graph.insert_constant(defaults[param])
+            elif value is None:
+                raise self.error(node, f"{name}() is missing argument {param!r}")
         for param, value, formal in zip(params, bound, body.inputs(), strict=True):
-            if value is None:
-                raise self.error(node, f"{name}() is missing argument {param!r} (defaults are not supported)")
             if not value.type().is_subtype_of(formal.type()):
                 raise self.error(node, f"{name}() expects {param!r} of type {formal.type()}, got {value.type()}")
         fn_const = self.graph.create("prim::Constant")

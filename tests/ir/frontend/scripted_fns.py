@@ -112,7 +112,7 @@ def bad_one_branch(x: torch.Tensor, flag: bool):
     return z
 
 
-def _scaled(a: torch.Tensor, k: float) -> torch.Tensor:
+def _scaled(a: torch.Tensor, k: float = 3.0) -> torch.Tensor:
     return a * k
 
 
@@ -122,7 +122,7 @@ def _layer(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 def calls(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     h = _layer(x, w)
-    return _scaled(h, k=2.0) + _layer(h, w)
+    return _scaled(h, k=2.0) + _layer(h, w) - _scaled(w)
 
 
 def _ping(x: torch.Tensor) -> torch.Tensor:

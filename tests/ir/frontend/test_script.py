@@ -156,7 +156,7 @@ def test_calls_of_python_functions_match_torchscript():
     # Before inlining the calls stay calls, as in torch.jit.script's graph.
     assert kinds(graph.nodes()) == kinds(torch.jit.script(fns.calls).graph.nodes())
     assert [n.s("name") for n in graph.nodes() if n.kind() == "prim::Constant" and n.has_attribute("name")] == [
-        "_layer", "_scaled", "_layer"]
+        "_layer", "_scaled", "_layer", "_scaled"]
     x, w = arr(3, 3), arr(3, 3)
     assert inline(graph)
     lint(graph)
