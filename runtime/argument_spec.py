@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gradview.ir import Graph, TensorType
 from gradview.kernels.dtypes import dtype_name
@@ -20,8 +20,8 @@ from gradview.kernels.dtypes import dtype_name
 __all__ = ["ArgumentSpec", "TensorSpec", "specialize_types"]
 
 
-@dataclass(frozen=True, slots=True)
-class TensorSpec:
+class TensorSpec(NamedTuple):
+    # A NamedTuple, not a dataclass: one is built per tensor input per run.
     defined: bool
     requires_grad: bool
     dtype: str | None
@@ -43,13 +43,10 @@ class ArgumentSpec:
 
     @staticmethod
     def of(graph: Graph, inputs: Sequence[Any], grad_enabled: bool = True) -> ArgumentSpec:
-        specs: list[TensorSpec | str] = []
-        for value, given in zip(graph.inputs(), inputs, strict=True):
-            if isinstance(value.type(), TensorType):
-                specs.append(_tensor_spec(given, grad_enabled))
-            else:
-                specs.append(type(given).__name__)
-        return ArgumentSpec(grad_enabled, tuple(specs))
+        return ArgumentSpec(grad_enabled, tuple([
+            _tensor_spec(given, grad_enabled) if isinstance(value.type(), TensorType) else type(given).__name__
+            for value, given in zip(graph.inputs(), inputs, strict=True)
+        ]))
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(a) for a in self.args) + ")"
@@ -58,9 +55,22 @@ class ArgumentSpec:
 def _tensor_spec(value: Any, grad_enabled: bool) -> TensorSpec:
     if value is None:
         return TensorSpec(False, False, None, None)
-    array = getattr(value, "data", value) if hasattr(value, "requires_grad") else value
-    requires_grad = bool(getattr(value, "requires_grad", False)) and grad_enabled
-    return TensorSpec(True, requires_grad, dtype_name(array.dtype), len(array.shape))
+    requires_grad = getattr(value, "requires_grad", None)
+    if requires_grad is None:  # a bare array
+        return TensorSpec(True, False, _dtype_name(value.dtype), value.ndim)
+    array = value.data
+    return TensorSpec(True, bool(requires_grad) and grad_enabled, _dtype_name(array.dtype), array.ndim)
+
+
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
+def _dtype_name(dtype: Any) -> str:
+    # dtype_name normalizes through numpy.dtype(); remember each dtype object's answer.
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype_name(dtype)
+    return name
 
 
 def specialize_types(graph: Graph, spec: ArgumentSpec) -> None:
