@@ -14,9 +14,9 @@ Targets: faster than torch at 4,000 nodes, at least 10x faster at 8,000, and
 from __future__ import annotations
 
 import argparse
-import gc
 import random
-import time
+
+from timing import best_time  # benchmarks/ is on sys.path when run as a script
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
@@ -46,13 +46,6 @@ def chain_text(n_nodes: int, seed: int = 0, window: int = 8) -> str:
     return "\n".join(lines) + "\n"
 
 
-def timed(fn) -> float:  # noqa: ANN001 - a zero-argument callable
-    gc.collect()
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cli.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 8000, 16000])
@@ -68,13 +61,13 @@ def main() -> None:
     for size in args.sizes:
         text = chain_text(size)
         graph = parse_ir(text)  # parsing is not part of what is timed
-        ours = timed(lambda graph=graph: differentiate(graph))
+        ours = best_time(lambda graph=graph: differentiate(graph))
         ours_by_size[size] = ours
         theirs_text = "-"
         ratio_text = "-"
         if torch is not None and size <= args.torch_max:
             torch_graph = torch._C.parse_ir(text)
-            theirs = timed(lambda g=torch_graph: torch._C._jit_differentiate(g))
+            theirs = best_time(lambda g=torch_graph: torch._C._jit_differentiate(g))
             theirs_text = f"{theirs:.2f}s"
             ratio_text = f"{theirs / ours:.1f}x"
         print(f"{size:>7}{ours:>11.2f}s{theirs_text:>12}{ratio_text:>16}")

@@ -17,11 +17,10 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_name] = "1"
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
-import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
+from timing import best_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 from gradview.ir import parse_ir  # noqa: E402
 from gradview.runtime import Tensor  # noqa: E402
@@ -70,14 +69,7 @@ def numpy_step(x: np.ndarray, target: np.ndarray, params: list[np.ndarray]) -> f
 
 def per_step(steps: int, fn: Callable[[], object]) -> float:
     fn()  # warm-up (compiles plans, scripts functions)
-    gc.collect()
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(steps):
-            fn()
-        best = min(best, (time.perf_counter() - start) / steps)
-    return best
+    return best_time(fn, repeat=3, number=steps)
 
 
 def main() -> None:

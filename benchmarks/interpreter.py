@@ -13,11 +13,10 @@
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import best_time  # benchmarks/ is on sys.path when run as a script
 
 from gradview.ir import parse_ir
 from gradview.ir.passes import propagate_input_shapes
@@ -90,18 +89,6 @@ def mlp_numpy(x, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN201 - the hand-wri
     return 1.0 / (1.0 + np.exp(-(h2 @ w3 + b3)))
 
 
-def best_of(repeat: int, number: int, fn: Callable[[], object]) -> float:
-    """Best time per call over ``repeat`` rounds of ``number`` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
-
-
 def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cli.add_argument("--repeat", type=int, default=7)
@@ -110,25 +97,25 @@ def main() -> None:
     n = 1000
     x, y = np.array([0.3]), np.array([0.7])
     plain = plain_chain(n)
-    base = best_of(args.repeat, 20, lambda: plain(x, y))
+    base = best_time(repeat=args.repeat, number=20, fn=lambda: plain(x, y))
     print(f"(a) {n}-node chain of scalar-sized tensors; plain NumPy loop: {base / n * 1e6:.3f} us/node")
     for label, type_ in (("complete types", TYPE), ("plain Tensor types", "Tensor")):
         compiled = compile_graph(parse_ir(chain_graph_text(n, type_)))
         np.testing.assert_allclose(compiled(x, y)[0], plain(x, y))
-        ours = best_of(args.repeat, 20, lambda compiled=compiled: compiled(x, y))
+        ours = best_time(repeat=args.repeat, number=20, fn=lambda compiled=compiled: compiled(x, y))
         print(f"    gradview, {label}: {ours / n * 1e6:.3f} us/node   ratio {ours / base:.2f}x (target <= 1.5x)")
 
     rng = np.random.default_rng(0)
     shapes = [(64, 256), (256, 256), (256,), (256, 256), (256,), (256, 1), (1,)]
     weights = [rng.standard_normal(s) * 0.05 for s in shapes]
-    base = best_of(args.repeat, 50, lambda: mlp_numpy(*weights))
+    base = best_time(repeat=args.repeat, number=50, fn=lambda: mlp_numpy(*weights))
     print(f"(b) MLP forward, batch 64, 256-256-256-1, tanh/sigmoid; hand-written NumPy: {base * 1e6:.1f} us")
     typed = parse_ir(MLP_TEXT)
     propagate_input_shapes(typed)  # what the executor does before it runs a graph
     for label, graph in (("types inferred", typed), ("as written (plain Tensor)", parse_ir(MLP_TEXT))):
         mlp = compile_graph(graph)
         np.testing.assert_allclose(mlp(*weights)[0], mlp_numpy(*weights), rtol=1e-12)
-        ours = best_of(args.repeat, 50, lambda mlp=mlp: mlp(*weights))
+        ours = best_time(repeat=args.repeat, number=50, fn=lambda mlp=mlp: mlp(*weights))
         print(f"    gradview, {label}: {ours * 1e6:.1f} us   ratio {ours / base:.2f}x (target <= 1.1x)")
 
 

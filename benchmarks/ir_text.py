@@ -11,9 +11,8 @@ development machine.
 from __future__ import annotations
 
 import argparse
-import gc
-import time
-from collections.abc import Callable
+
+from timing import best_time  # benchmarks/ is on sys.path when run as a script
 
 from gradview.ir import parse_ir
 
@@ -50,16 +49,6 @@ def make_graph_text(n_nodes: int) -> str:
     return "".join(lines)
 
 
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cli.add_argument("--nodes", type=int, default=100_000)
@@ -71,8 +60,8 @@ def main() -> None:
     n_nodes = sum(1 for _ in graph.all_nodes())
     print(f"graph: {n_nodes} nodes, {len(text) / 1e6:.1f} MB of text")
 
-    ours_parse = best_of(args.repeat, lambda: parse_ir(text))
-    ours_print = best_of(args.repeat, lambda: str(graph))
+    ours_parse = best_time(repeat=args.repeat, fn=lambda: parse_ir(text))
+    ours_print = best_time(repeat=args.repeat, fn=lambda: str(graph))
     assert str(parse_ir(str(graph))) == str(graph)
 
     try:
@@ -81,8 +70,8 @@ def main() -> None:
         print(f"gradview parse: {ours_parse:.3f} s   print: {ours_print:.3f} s   (torch not installed)")
         return
     torch_graph = torch._C.parse_ir(text)
-    torch_parse = best_of(args.repeat, lambda: torch._C.parse_ir(text))
-    torch_print = best_of(args.repeat, lambda: str(torch_graph))
+    torch_parse = best_time(repeat=args.repeat, fn=lambda: torch._C.parse_ir(text))
+    torch_print = best_time(repeat=args.repeat, fn=lambda: str(torch_graph))
 
     print(f"{'':8}{'gradview':>12}{'torch':>12}{'ratio':>10}")
     print(f"{'parse':8}{ours_parse:>11.3f}s{torch_parse:>11.3f}s{ours_parse / torch_parse:>9.1f}x")
