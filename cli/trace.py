@@ -28,6 +28,8 @@ from gradview.runtime.pass_trace import (
     which_label,
 )
 
+from .check import read_text
+
 __all__ = ["register", "run", "trace_ir", "trace_graph", "trace_python", "load_any", "format_step_header"]
 
 
@@ -114,10 +116,8 @@ def load_any(path: str) -> PassTrace:
         if lower.endswith(".json"):
             return PassTrace.load(path)
         if lower.endswith(".ir"):
-            with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-                text = handle.read()
             try:
-                return trace_ir(text)
+                return trace_ir(read_text(path))
             except IRParseError as exc:
                 raise _InputError(f"{path}:{exc.summary}") from None
             except IRVerifyError as exc:
