@@ -36,7 +36,7 @@ import ast
 import contextlib
 import inspect
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..builders import return_types
@@ -181,6 +181,24 @@ def _callee_graph(fn: Callable[..., Any]) -> Graph:
     return graph
 
 
+class _SourceGraph(Graph):
+    """A Graph that lists the nodes created since the compiler last gave nodes
+    a source location, so locating them costs their number, not the graph's.
+    The list is dropped (None) once compilation ends."""
+
+    __slots__ = ("unlocated",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unlocated: list[Node] | None = []
+
+    def create(self, kind: str, inputs: Sequence[Value] = (), num_outputs: int = 1) -> Node:
+        node = super().create(kind, inputs, num_outputs)
+        if self.unlocated is not None:
+            self.unlocated.append(node)
+        return node
+
+
 def _located(node: ast.AST, where: ast.AST) -> ast.AST:
     return ast.fix_missing_locations(ast.copy_location(node, where))
 
@@ -241,7 +259,7 @@ class _Compiler:
         self.filename = filename
         self.line_offset = line_offset
         self.col_offset = col_offset
-        self.graph = Graph()
+        self.graph = _SourceGraph()
         self.env: dict[str, Value] = {}
         # name -> why it is not defined (only in one branch, only inside a loop)
         self.partial: dict[str, str] = {}
@@ -271,11 +289,14 @@ class _Compiler:
 
     def _locate(self, node: ast.AST) -> None:
         """Give every node created since the last sweep ``node``'s location."""
-        where = None
-        for n in self.graph.all_nodes():
+        pending = self.graph.unlocated
+        if not pending:
+            return
+        where = self.location(node)
+        for n in pending:
             if n.source_location is None:
-                where = where or self.location(node)
                 n.source_location = where
+        pending.clear()
 
     # -- entry -------------------------------------------------------------------
     def compile(self, fdef: ast.FunctionDef) -> Graph:
@@ -290,6 +311,7 @@ class _Compiler:
             returned = self.graph.insert_constant(None)
             self._locate(fdef)
         self.graph.register_output(returned)
+        self.graph.unlocated = None
         return self.graph
 
     def annotation(self, node: ast.expr) -> Type:
@@ -477,6 +499,7 @@ class _Compiler:
         continue_flag = f"__continue{self._loop_count}" if ast.Continue in exits else None
         if break_flag:
             self.bind(break_flag, self.graph.insert_constant(False))
+            self._locate(stmt)
         flags = [f for f in (break_flag, continue_flag) if f]
         body = _guard_exits(stmt.body, break_flag, continue_flag, flags)
         if continue_flag:
