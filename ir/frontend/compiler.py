@@ -226,8 +226,7 @@ def _exits(body: list[ast.stmt]) -> set[type]:
     return found
 
 
-def _guard_exits(body: list[ast.stmt], break_flag: str | None, continue_flag: str | None,
-                 flags: list[str]) -> list[ast.stmt]:
+def _guard_exits(body: list[ast.stmt], break_flag: str | None, continue_flag: str | None) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for i, stmt in enumerate(body):
         if isinstance(stmt, ast.Break):
@@ -237,16 +236,16 @@ def _guard_exits(body: list[ast.stmt], break_flag: str | None, continue_flag: st
             out.append(_set_flag(continue_flag, True, stmt))  # type: ignore[arg-type]
             return out
         if isinstance(stmt, ast.If) and _exits([stmt]):
-            lowered = _located(ast.If(stmt.test, _guard_exits(stmt.body, break_flag, continue_flag, flags)
+            lowered = _located(ast.If(stmt.test, _guard_exits(stmt.body, break_flag, continue_flag)
                                       or [_located(ast.Pass(), stmt)],
-                                      _guard_exits(stmt.orelse, break_flag, continue_flag, flags)), stmt)
+                                      _guard_exits(stmt.orelse, break_flag, continue_flag)), stmt)
             out.append(lowered)
             rest = body[i + 1:]
             if rest:
-                names = [_name(f, rest[0]) for f in flags]
+                names = [_name(f, rest[0]) for f in (break_flag, continue_flag) if f]
                 either = names[0] if len(names) == 1 else _located(ast.BoolOp(ast.Or(), names), rest[0])
                 guard = _located(ast.UnaryOp(ast.Not(), either), rest[0])
-                out.append(_located(ast.If(guard, _guard_exits(rest, break_flag, continue_flag, flags), []),
+                out.append(_located(ast.If(guard, _guard_exits(rest, break_flag, continue_flag), []),
                                     rest[0]))
             return out
         out.append(stmt)
@@ -500,8 +499,7 @@ class _Compiler:
         if break_flag:
             self.bind(break_flag, self.graph.insert_constant(False))
             self._locate(stmt)
-        flags = [f for f in (break_flag, continue_flag) if f]
-        body = _guard_exits(stmt.body, break_flag, continue_flag, flags)
+        body = _guard_exits(stmt.body, break_flag, continue_flag)
         if continue_flag:
             body = [_set_flag(continue_flag, False, stmt), *body]
         return body, break_flag
