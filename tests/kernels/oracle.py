@@ -149,3 +149,20 @@ def check_op(qualified: str, args: list[Any], rtol: float = 1e-6, atol: float = 
     return ours
 
 
+# The case table and inputs the elementwise and pointwise_extra tests share.
+@dataclass
+class Case:
+    """One call; ``raises``: PyTorch raises, so gradview must raise GraphRuntimeError."""
+
+    args: list[Any]
+    rtol: float = 1e-6
+    atol: float = 1e-12
+    raises: bool = False
+
+
+def seeded_rng(name: str) -> np.random.Generator:
+    return np.random.default_rng(sum(map(ord, name)))  # seeded per overload
+
+
+def rand(rng: np.random.Generator, shape: tuple[int, ...], scale: float = 3.0, dtype: Any = np.float64) -> np.ndarray:
+    return np.asarray(rng.standard_normal(shape) * scale, dtype=dtype)

@@ -12,7 +12,6 @@ and the errors PyTorch raises are part of the same table; erf is checked to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from gradview.kernels import elementwise as elementwise_module
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle
-from .oracle import check_op, op_graph, torch_call
+from .oracle import Case, check_op, op_graph, rand, seeded_rng, torch_call
 
 # NumPy warns about log(0), 0/0 and the like; PyTorch (and the results) do not.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -34,24 +33,6 @@ SHAPE_PAIRS = [((3, 4), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)), ((3,), ()), ((),
                ((1,), (2, 1, 5))]
 UNARY_SHAPES = [(), (5,), (3, 4), (2, 1, 3)]
 SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1e-300, -1e300, INF, -INF, NAN, 40.0, -40.0])
-
-
-@dataclass
-class Case:
-    """One call; ``raises``: PyTorch raises, so gradview must raise GraphRuntimeError."""
-
-    args: list[Any]
-    rtol: float = 1e-6
-    atol: float = 1e-12
-    raises: bool = False
-
-
-def _rng(name: str) -> np.random.Generator:
-    return np.random.default_rng(sum(map(ord, name)))  # seeded per overload
-
-
-def rand(rng: np.random.Generator, shape: tuple[int, ...], scale: float = 3.0, dtype: Any = np.float64) -> np.ndarray:
-    return np.asarray(rng.standard_normal(shape) * scale, dtype=dtype)
 
 
 def positive(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -90,7 +71,7 @@ UNARY_POSITIVE = ["aten::log", "aten::sqrt", "aten::rsqrt"]  # random inputs > 0
 
 
 def _binary(qualified: str, extra: list[Any] | None = None) -> list[Case]:
-    rng = _rng(qualified)
+    rng = seeded_rng(qualified)
     tail = extra or []
     cases = []
     for sa, sb in SHAPE_PAIRS:
@@ -110,7 +91,7 @@ def _scalar_operands(rng: np.random.Generator) -> list[Any]:
 
 
 def _tensor_scalar(qualified: str, extra: list[Any] | None = None) -> list[Case]:
-    rng = _rng(qualified)
+    rng = seeded_rng(qualified)
     cases = []
     for shape in UNARY_SHAPES:
         for scalar in _scalar_operands(rng):
@@ -120,7 +101,7 @@ def _tensor_scalar(qualified: str, extra: list[Any] | None = None) -> list[Case]
 
 
 def _unary(qualified: str, make: Any = rand) -> list[Case]:
-    rng = _rng(qualified)
+    rng = seeded_rng(qualified)
     return [Case([make(rng, shape)]) for shape in UNARY_SHAPES] + [Case([SPECIALS]), Case([SPECIALS.reshape(1, -1)])]
 
 
@@ -138,7 +119,7 @@ def build_cases() -> dict[str, list[Case]]:
     for q in UNARY_POSITIVE:
         cases[q] = _unary(q, positive)
 
-    rng = _rng("alpha")
+    rng = seeded_rng("alpha")
     for op in ("add", "sub"):
         for sa, sb in SHAPE_PAIRS[:4]:
             for alpha in (2, -1, 0.5, -2.25):
@@ -151,7 +132,7 @@ def build_cases() -> dict[str, list[Case]]:
             cases[f"aten::{op}.Scalar"] += [Case([i, 7, -2]), Case([i, 7, 0.5], raises=True)]
 
     # div with rounding modes
-    rng = _rng("div_mode")
+    rng = seeded_rng("div_mode")
     tm, sm = [], []
     for mode in (None, "trunc", "floor"):
         for sa, sb in SHAPE_PAIRS:
@@ -171,7 +152,7 @@ def build_cases() -> dict[str, list[Case]]:
     cases["aten::div.Tensor_mode"], cases["aten::div.Scalar_mode"] = tm, sm
 
     # pow
-    rng = _rng("pow")
+    rng = seeded_rng("pow")
     pt = []
     for sa, sb in SHAPE_PAIRS:
         pt.append(Case([positive(rng, sa), rand(rng, sb, 1.5)]))
@@ -195,7 +176,7 @@ def build_cases() -> dict[str, list[Case]]:
     ]
 
     # clamp and friends
-    rng = _rng("clamp")
+    rng = seeded_rng("clamp")
     cl = []
     for shape in UNARY_SHAPES:
         x = rand(rng, shape)
@@ -215,7 +196,7 @@ def build_cases() -> dict[str, list[Case]]:
     cases["aten::clamp_max"] = _tensor_scalar("aten::clamp_max")
 
     # where
-    rng = _rng("where")
+    rng = seeded_rng("where")
     wh = []
     for sa, sb in SHAPE_PAIRS:
         wh.append(Case([bools(rng, sa), rand(rng, sa), rand(rng, sb)]))
@@ -227,7 +208,7 @@ def build_cases() -> dict[str, list[Case]]:
     cases["aten::where.Scalar"] = [Case([bools(rng, s), a, b]) for s in UNARY_SHAPES for a, b in ((1, 2), (1, 2.5), (-0.5, 4.0))]
 
     # activations with arguments
-    rng = _rng("activations")
+    rng = seeded_rng("activations")
     cases["aten::leaky_relu"] = [Case([rand(rng, s), slope]) for s in UNARY_SHAPES for slope in (0.01, 0.2, 2, -0.5)] + [
         Case([SPECIALS, 0.1]), Case([ints(rng, (3,)), 0.1], raises=True)
     ]
@@ -246,7 +227,7 @@ def build_cases() -> dict[str, list[Case]]:
 
 def promotion_cases() -> list[tuple[str, Case]]:
     """Result dtypes where PyTorch's rules differ from NumPy's (or are easy to get wrong)."""
-    rng = _rng("promotion")
+    rng = seeded_rng("promotion")
     i64, i32 = ints(rng, (3, 4)), ints(rng, (3, 4), dtype=np.int32)
     f32, f16 = rand(rng, (3, 4), dtype=np.float32), rand(rng, (3, 4), dtype=np.float16)
     b = bools(rng, (3, 4))

@@ -13,7 +13,6 @@ module's registrations in step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from gradview.kernels import pointwise_extra as module
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle
-from .oracle import check_op, op_graph, torch_call
+from .oracle import Case, check_op, op_graph, rand, seeded_rng, torch_call
 
 # NumPy warns about x % 0.0 and the like; PyTorch (and the results) do not.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -34,24 +33,6 @@ SHAPE_PAIRS = [((3, 4), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)), ((3,), ()), ((),
 UNARY_SHAPES = [(), (5,), (3, 4), (2, 1, 3)]
 SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1e-300, -1e300, INF, -INF, NAN, 40.0, -40.0])
 SINGLE = {"rtol": 1e-5, "atol": 1e-6}
-
-
-@dataclass
-class Case:
-    """One call; ``raises``: PyTorch raises, so gradview must raise GraphRuntimeError."""
-
-    args: list[Any]
-    rtol: float = 1e-6
-    atol: float = 1e-12
-    raises: bool = False
-
-
-def _rng(name: str) -> np.random.Generator:
-    return np.random.default_rng(sum(map(ord, name)))  # seeded per overload
-
-
-def rand(rng: np.random.Generator, shape: tuple[int, ...], scale: float = 3.0, dtype: Any = np.float64) -> np.ndarray:
-    return np.asarray(rng.standard_normal(shape) * scale, dtype=dtype)
 
 
 def ints(rng: np.random.Generator, shape: tuple[int, ...], lo: int = -9, hi: int = 10, dtype: Any = np.int64) -> np.ndarray:
@@ -70,7 +51,7 @@ def bools(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 # -- the table ------------------------------------------------------------------------------
 def _bitwise(op: str) -> dict[str, list[Case]]:
-    rng = _rng(op)
+    rng = seeded_rng(op)
     tensor = []
     for sa, sb in SHAPE_PAIRS:
         tensor.append(Case([ints(rng, sa, -50, 50), ints(rng, sb, -50, 50)]))
@@ -100,7 +81,7 @@ def _remainder_and_floor_divide() -> dict[str, list[Case]]:
     cases: dict[str, list[Case]] = {}
     for op, tensor_name, scalar_name in (("remainder", "aten::remainder.Tensor", "aten::remainder.Scalar"),
                                          ("floor_divide", "aten::floor_divide", "aten::floor_divide.Scalar")):
-        rng = _rng(op)
+        rng = seeded_rng(op)
         tensor = []
         for sa, sb in SHAPE_PAIRS:
             tensor.append(Case([rand(rng, sa), rand(rng, sb)]))
@@ -132,7 +113,7 @@ def _remainder_and_floor_divide() -> dict[str, list[Case]]:
             Case([bools(rng, (3,)), 2]),  # bool tensor with an int -> int64
         ]
         cases[tensor_name], cases[scalar_name] = tensor, scalar
-    rng = _rng("remainder.Scalar_Tensor")
+    rng = seeded_rng("remainder.Scalar_Tensor")
     cases["aten::remainder.Scalar_Tensor"] = [
         Case([5, nonzero_ints(rng, (3, 4))]), Case([-7, nonzero_ints(rng, (5,))]),
         Case([-7.5, rand(rng, (3, 4))]), Case([3, rand(rng, ())]), Case([2.5, nonzero_ints(rng, (4,))], **SINGLE),
@@ -145,7 +126,7 @@ def _remainder_and_floor_divide() -> dict[str, list[Case]]:
 def _clamp_tensor() -> dict[str, list[Case]]:
     cases: dict[str, list[Case]] = {}
     for op in ("clamp_min", "clamp_max"):
-        rng = _rng(op)
+        rng = seeded_rng(op)
         cl = [Case([rand(rng, sa), rand(rng, sb, 1.0)]) for sa, sb in SHAPE_PAIRS]
         cl += [
             Case([SPECIALS, np.full(SPECIALS.shape, NAN)]), Case([SPECIALS, SPECIALS[::-1].copy()]),
@@ -161,7 +142,7 @@ def _clamp_tensor() -> dict[str, list[Case]]:
 def _unary() -> dict[str, list[Case]]:
     cases: dict[str, list[Case]] = {}
     for op in ("log1p", "expm1", "exp2", "reciprocal", "square"):
-        rng = _rng(op)
+        rng = seeded_rng(op)
         make = (lambda r, s: np.abs(rand(r, s)) - 0.9) if op == "log1p" else rand
         table = [Case([make(rng, shape)]) for shape in UNARY_SHAPES]
         table += [
@@ -176,7 +157,7 @@ def _unary() -> dict[str, list[Case]]:
 
 
 def _lerp() -> dict[str, list[Case]]:
-    rng = _rng("lerp")
+    rng = seeded_rng("lerp")
     scalar = []
     for sa, sb in SHAPE_PAIRS:
         for weight in (0.3, 0.7, -1.5, 2, 0):
@@ -210,7 +191,7 @@ def _lerp() -> dict[str, list[Case]]:
 
 
 def _addcmul() -> dict[str, list[Case]]:
-    rng = _rng("addcmul")
+    rng = seeded_rng("addcmul")
     table = []
     for sa, sb in SHAPE_PAIRS:
         for value in (1, 0.5, -2):
@@ -229,7 +210,7 @@ def _addcmul() -> dict[str, list[Case]]:
 
 
 def _masked_fill() -> dict[str, list[Case]]:
-    rng = _rng("masked_fill")
+    rng = seeded_rng("masked_fill")
     scalar = []
     for sa, sb in SHAPE_PAIRS:  # the mask and self broadcast against each other
         scalar.append(Case([rand(rng, sa), bools(rng, sb), -1.5]))
@@ -253,7 +234,7 @@ def _masked_fill() -> dict[str, list[Case]]:
 
 
 def _where() -> dict[str, list[Case]]:
-    rng = _rng("where")
+    rng = seeded_rng("where")
     cases = [Case([bools(rng, shape)]) for shape in UNARY_SHAPES]
     cases += [Case([np.array(True)]), Case([np.array(False)]), Case([np.zeros((2, 3), dtype=bool)]),
               Case([ints(rng, (3, 4), -1, 2)]), Case([np.where(rand(rng, (2, 5)) > 0, rand(rng, (2, 5)), 0.0)]),
