@@ -31,7 +31,10 @@ from typing import Any
 
 from gradview.ir import Block, Graph, Node, Value
 from gradview.ir.attributes import AttributeKind, TensorConstant, format_attribute
-from gradview.ir.passes.common_subexpression_elimination import is_nondeterministic
+from gradview.ir.passes.common_subexpression_elimination import (
+    is_nondeterministic,
+    replace_with_existing,
+)
 
 from .subgraph_utils import PROFILE_KINDS, SlicingAliasDb
 
@@ -74,7 +77,7 @@ class _Eliminator:
             if outer is not None:
                 if self._escapes(node.outputs()) and self._escapes(outer.outputs()):
                     continue
-                _replace(node, outer)
+                replace_with_existing(node, outer)
                 changed = True
                 continue
             existing = seen.get(key)
@@ -83,7 +86,7 @@ class _Eliminator:
                 continue
             if self._reaches_outputs(node.outputs()) and self._reaches_outputs(existing.outputs()):
                 continue  # would make two graph outputs the same value
-            _replace(node, existing)
+            replace_with_existing(node, existing)
             changed = True
         return changed
 
@@ -96,16 +99,6 @@ class _Eliminator:
 
     def _escapes(self, values: list[Value]) -> bool:
         return self._reaches_outputs(values) or self._may_alias_any(values, self.graph.inputs())
-
-
-def _replace(node: Node, existing: Node) -> None:
-    for old, new in zip(node.outputs(), existing.outputs(), strict=True):
-        old.replace_all_uses_with(new)
-        if old.has_debug_name() and not new.has_debug_name():
-            name = old.debugName()
-            old.set_debug_name(None)
-            new.set_debug_name(name)
-    node.destroy()
 
 
 def _key(node: Node) -> tuple[Any, ...]:

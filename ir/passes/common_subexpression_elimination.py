@@ -36,7 +36,7 @@ from ..graph import Block, Graph
 from ..node import Node
 from .alias_db import AliasDb
 
-__all__ = ["eliminate_common_subexpression", "NONDETERMINISTIC_KINDS", "is_nondeterministic"]
+__all__ = ["eliminate_common_subexpression", "NONDETERMINISTIC_KINDS", "is_nondeterministic", "replace_with_existing"]
 
 NONDETERMINISTIC_KINDS = frozenset({
     "aten::rand", "aten::rand_like", "aten::randn", "aten::randn_like", "aten::randint",
@@ -76,15 +76,21 @@ def _block(block: Block, seen: ChainMap[Any, Node], db: AliasDb) -> bool:
         if existing is None:
             seen[key] = node
             continue
-        for old, new in zip(node.outputs(), existing.outputs(), strict=True):
-            old.replace_all_uses_with(new)
-            if old.has_debug_name() and not new.has_debug_name():
-                name = old.debugName()
-                old.set_debug_name(None)
-                new.set_debug_name(name)
-        node.destroy()
+        replace_with_existing(node, existing)
         changed = True
     return changed
+
+
+def replace_with_existing(node: Node, existing: Node) -> None:
+    """Point ``node``'s uses at ``existing``'s outputs and destroy ``node``;
+    a user's variable name moves to the surviving value if it has none."""
+    for old, new in zip(node.outputs(), existing.outputs(), strict=True):
+        old.replace_all_uses_with(new)
+        if old.has_debug_name() and not new.has_debug_name():
+            name = old.debugName()
+            old.set_debug_name(None)
+            new.set_debug_name(name)
+    node.destroy()
 
 
 def _key(node: Node, db: AliasDb) -> tuple[Any, ...] | None:
