@@ -14,36 +14,12 @@ Targets: faster than torch at 4,000 nodes, at least 10x faster at 8,000, and
 from __future__ import annotations
 
 import argparse
-import random
 
+from graphs import chain_text  # benchmarks/ is on sys.path when run as a script
 from timing import best_time  # benchmarks/ is on sys.path when run as a script
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
-
-TYPE = "Double(64, 64, strides=[64, 1], requires_grad=1, device=cpu)"
-OPS = ("mul", "add", "sin", "tanh", "mm", "sigmoid")
-
-
-def chain_text(n_nodes: int, seed: int = 0, window: int = 8) -> str:
-    rng = random.Random(seed)
-    names = [f"x{i}" for i in range(window)]
-    lines = ["graph(" + ",\n      ".join(f"%{n} : {TYPE}" for n in names) + "):"]
-    lines.append("  %one : int = prim::Constant[value=1]()")
-    recent = list(names)
-    for i in range(n_nodes):
-        op = rng.choice(OPS)
-        a, b = rng.choice(recent[-window:]), rng.choice(recent[-window:])
-        out = f"v{i}"
-        if op in ("sin", "tanh", "sigmoid"):
-            lines.append(f"  %{out} : {TYPE} = aten::{op}(%{a})")
-        elif op == "add":
-            lines.append(f"  %{out} : {TYPE} = aten::add(%{a}, %{b}, %one)")
-        else:
-            lines.append(f"  %{out} : {TYPE} = aten::{op}(%{a}, %{b})")
-        recent.append(out)
-    lines.append(f"  return (%{recent[-1]})")
-    return "\n".join(lines) + "\n"
 
 
 def main() -> None:

@@ -14,45 +14,15 @@ the size the trace alone keeps.
 from __future__ import annotations
 
 import argparse
-import random
 import time
 import tracemalloc
 
+from graphs import chain_text  # benchmarks/ is on sys.path when run as a script
+
+from gradview.cli.trace import trace_graph
 from gradview.ir import parse_ir
-from gradview.ir.passes.pipelines import (
-    run_nondiff_optimization,
-    run_optimization,
-    run_required_passes,
-)
-from gradview.runtime.pass_trace import PassTrace
 
 TARGET_MB = 300.0
-TYPE = "Double(64, 64, strides=[64, 1], requires_grad=1, device=cpu)"
-OPS = ("mul", "add", "sin", "tanh", "mm", "sigmoid")
-
-
-def chain_text(n_nodes: int, seed: int = 0, window: int = 8) -> str:
-    rng = random.Random(seed)
-    names = [f"x{i}" for i in range(window)]
-    lines = ["graph(" + ",\n      ".join(f"%{n} : {TYPE}" for n in names) + "):"]
-    recent = list(names)
-    for i in range(n_nodes):
-        op = rng.choice(OPS)
-        a, b = rng.choice(recent[-window:]), rng.choice(recent[-window:])
-        out = f"v{i}"
-        if i % 50 == 0:  # a duplicated constant for ConstantPooling
-            lines.append(f"  %one{i} : int = prim::Constant[value=1]()")
-        if op in ("sin", "tanh", "sigmoid"):
-            lines.append(f"  %{out} : {TYPE} = aten::{op}(%{a})")
-        elif op == "add":
-            lines.append(f"  %{out} : {TYPE} = aten::add(%{a}, %{b}, %one{i - i % 50})")
-        else:
-            lines.append(f"  %{out} : {TYPE} = aten::{op}(%{a}, %{b})")
-        if i % 97 == 0:
-            lines.append(f"  %dead{i} : {TYPE} = aten::sin(%{out})")  # for DCE
-        recent.append(out)
-    lines.append(f"  return (%{recent[-1]})")
-    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -61,17 +31,12 @@ def main() -> None:
     parser.add_argument("--no-autodiff", action="store_true")
     args = parser.parse_args()
 
-    text = chain_text(args.nodes)
+    text = chain_text(args.nodes, pass_fodder=True)
     tracemalloc.start()
     start = time.perf_counter()
     graph = parse_ir(text)
     base, _ = tracemalloc.get_traced_memory()
-    trace = PassTrace()
-    trace.record("Input", graph, changed=False)
-    record = trace.pipeline_recorder(graph)
-    run_required_passes(graph, record=record)
-    run_optimization(graph, record=record)
-    run_nondiff_optimization(graph, record=record)
+    trace = trace_graph(graph)  # what `gradview trace FILE.ir` records
     pipeline_steps = len(trace)
     note = ""
     if not args.no_autodiff:
