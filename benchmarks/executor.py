@@ -20,7 +20,7 @@ import argparse  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
-from timing import best_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from timing import best_times_interleaved  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 from gradview.ir import parse_ir  # noqa: E402
 from gradview.runtime import Tensor  # noqa: E402
@@ -67,14 +67,10 @@ def numpy_step(x: np.ndarray, target: np.ndarray, params: list[np.ndarray]) -> f
     return loss
 
 
-def per_step(steps: int, fn: Callable[[], object]) -> float:
-    fn()  # warm-up (compiles plans, scripts functions)
-    return best_time(fn, repeat=3, number=steps)
-
-
 def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    cli.add_argument("--steps", type=int, default=50)
+    cli.add_argument("--steps", type=int, default=20, help="steps per round")
+    cli.add_argument("--rounds", type=int, default=10)
     args = cli.parse_args()
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 256))
@@ -82,8 +78,6 @@ def main() -> None:
     init = [rng.standard_normal(s) * 0.05 for s in SIZES]
 
     np_params = [p.copy() for p in init]
-    ours_numpy = per_step(args.steps, lambda: numpy_step(x, target, np_params))
-
     executor = GraphExecutor(parse_ir(LOSS_GRAPH))
     params = [Tensor(p.copy(), requires_grad=True) for p in init]
     tx, tt = Tensor(x), Tensor(target)
@@ -91,41 +85,53 @@ def main() -> None:
     def gradview_step() -> None:
         (loss,) = executor.run([tx, tt, *params])
         loss.backward()
-        for p in params:
+        for p in params:  # optimizer.step()
             p.data -= LR * p.grad.data
+        for p in params:  # optimizer.zero_grad(set_to_none=True)
             p.grad = None
 
-    ours = per_step(args.steps, gradview_step)
-    print("one training step, MLP batch 64, 256-256-256-1, single thread")
-    print(f"  hand-written NumPy : {ours_numpy * 1e6:8.0f} us")
-    print(f"  gradview executor  : {ours * 1e6:8.0f} us   {ours / ours_numpy:.2f}x NumPy (target <= 1.2x)")
+    contenders: dict[str, Callable[[], object]] = {
+        "numpy": lambda: numpy_step(x, target, np_params),
+        "gradview": gradview_step,
+    }
     try:
         import torch
     except ImportError:
-        return
-    torch.set_num_threads(1)
-    t_params = [torch.tensor(p.copy(), requires_grad=True) for p in init]
-    t_x, t_target = torch.tensor(x), torch.tensor(target)
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(1)
+        t_params = [torch.tensor(p.copy(), requires_grad=True) for p in init]
+        t_x, t_target = torch.tensor(x), torch.tensor(target)
 
-    def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN202, PLR0913
-        h1 = torch.tanh(x @ w1 + b1)
-        h2 = torch.tanh(h1 @ w2 + b2)
-        y = torch.sigmoid(h2 @ w3 + b3)
-        return ((y - target) * (y - target)).mean()
+        def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN202, PLR0913
+            h1 = torch.tanh(x @ w1 + b1)
+            h2 = torch.tanh(h1 @ w2 + b2)
+            y = torch.sigmoid(h2 @ w3 + b3)
+            return ((y - target) * (y - target)).mean()
 
-    def torch_step(fn: Callable[..., torch.Tensor]) -> Callable[[], None]:
-        def step() -> None:
-            loss = fn(t_x, t_target, *t_params)
-            loss.backward()
-            with torch.no_grad():
+        def torch_step(fn: Callable[..., torch.Tensor]) -> Callable[[], None]:
+            def step() -> None:
+                loss = fn(t_x, t_target, *t_params)
+                loss.backward()
+                with torch.no_grad():
+                    for p in t_params:
+                        p -= LR * p.grad
                 for p in t_params:
-                    p -= LR * p.grad
                     p.grad = None
 
-        return step
+            return step
 
-    eager = per_step(args.steps, torch_step(mlp_loss))
-    scripted = per_step(args.steps, torch_step(torch.jit.script(mlp_loss)))
+        contenders["eager"] = torch_step(mlp_loss)
+        contenders["script"] = torch_step(torch.jit.script(mlp_loss))
+    times = best_times_interleaved(contenders, rounds=args.rounds, number=args.steps)
+    ours, ours_numpy = times["gradview"], times["numpy"]
+    print("one training step, MLP batch 64, 256-256-256-1, single thread "
+          f"(best of {args.rounds} interleaved rounds of {args.steps} steps)")
+    print(f"  hand-written NumPy : {ours_numpy * 1e6:8.0f} us")
+    print(f"  gradview executor  : {ours * 1e6:8.0f} us   {ours / ours_numpy:.2f}x NumPy (target <= 1.2x)")
+    if torch is None:
+        return
+    eager, scripted = times["eager"], times["script"]
     print(f"  PyTorch eager      : {eager * 1e6:8.0f} us   gradview is {eager / ours:.2f}x its speed")
     print(f"  torch.jit.script   : {scripted * 1e6:8.0f} us   gradview is {scripted / ours:.2f}x its speed"
           " (target > 1)")

@@ -21,7 +21,7 @@ from .dtypes import is_floating, to_dtype
 from .elementwise import erf, promote
 from .nn import _check_floating
 from .reductions import wrap_dim
-from .registry import KernelError, register
+from .registry import KernelError, register, register_fast_path
 
 __all__: list[str] = []
 
@@ -34,16 +34,63 @@ def _floating_pair(xp: Any, op: str, a: Any, b: Any) -> tuple[Any, Any, Any]:
     return dtype, x, y
 
 
+def _elementwise_in_place(g: Any, y: Any) -> bool:
+    """Whether a backward formula may build its result in one fresh buffer:
+    same-shaped arrays (no broadcasting) of at least one dimension (NumPy turns
+    0-d results into scalars, which take no ``out=``)."""
+    return getattr(g, "shape", None) == getattr(y, "shape", None) and getattr(y, "ndim", 0) > 0
+
+
 @register("aten::tanh_backward")
 def tanh_backward(xp: Any, grad_output: Any, output: Any) -> Any:
+    """grad * (1 - y^2)."""
     dtype, g, y = _floating_pair(xp, "tanh_backward", grad_output, output)
-    return (g * (1 - y * y)).astype(dtype, copy=False)
+    return _tanh_backward_same_dtype(xp, g, y).astype(dtype, copy=False)
+
+
+def _tanh_backward_same_dtype(xp: Any, g: Any, y: Any) -> Any:
+    if not _elementwise_in_place(g, y):
+        return g * (1 - y * y)
+    result = xp.multiply(y, y)  # one fresh buffer, then in place
+    xp.subtract(1, result, out=result)
+    return xp.multiply(result, g, out=result)
 
 
 @register("aten::sigmoid_backward")
 def sigmoid_backward(xp: Any, grad_output: Any, output: Any) -> Any:
+    """grad * (1 - y) * y."""
     dtype, g, y = _floating_pair(xp, "sigmoid_backward", grad_output, output)
-    return (g * (1 - y) * y).astype(dtype, copy=False)
+    return _sigmoid_backward_same_dtype(xp, g, y).astype(dtype, copy=False)
+
+
+def _sigmoid_backward_same_dtype(xp: Any, g: Any, y: Any) -> Any:
+    if not _elementwise_in_place(g, y):
+        return g * (1 - y) * y
+    result = xp.subtract(1, y)  # one fresh buffer, then in place
+    xp.multiply(result, y, out=result)
+    return xp.multiply(result, g, out=result)
+
+
+_SAME_DTYPE_BACKWARDS = {
+    "aten::tanh_backward": _tanh_backward_same_dtype,
+    "aten::sigmoid_backward": _sigmoid_backward_same_dtype,
+}
+
+
+@register_fast_path(*_SAME_DTYPE_BACKWARDS)
+def _fast_activation_backward(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """Both operands statically of one float dtype: no promotion to work out."""
+    if dtypes[0] not in _FLOAT_NAMES or dtypes[0] != dtypes[1]:
+        return None
+    formula = _SAME_DTYPE_BACKWARDS[name]
+
+    def backward(grad_output: Any, output: Any) -> Any:
+        return formula(xp, grad_output, output)
+
+    return backward, (0, 1)
+
+
+_FLOAT_NAMES = frozenset({"Float", "Double", "Half"})
 
 
 @register("aten::threshold_backward")

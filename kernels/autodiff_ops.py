@@ -17,7 +17,7 @@ from typing import Any
 from .dtypes import is_integral, to_dtype
 from .elementwise import promote
 from .reductions import wrap_dim
-from .registry import KernelError, register
+from .registry import KernelError, register, register_fast_path
 
 __all__ = [
     "sum_to_size",
@@ -41,6 +41,8 @@ def _sum_to(xp: Any, op: str, self: Any, size: Any) -> Any:
     """
     target = [size] if isinstance(size, int) else list(size)
     shape = list(self.shape)
+    if shape == target and target:
+        return self  # the common case in backward graphs: nothing was broadcast
     lead = len(shape) - len(target)
     expandable = lead >= 0 and all(t in (1, s) for t, s in zip(target, shape[lead:], strict=True))
     if not expandable:
@@ -51,8 +53,8 @@ def _sum_to(xp: Any, op: str, self: Any, size: Any) -> Any:
     if not axes and target:
         return self  # nothing to reduce (an empty size always sums, as PyTorch's sum_to)
     dtype = to_dtype("Long") if is_integral(self.dtype) else self.dtype
-    total = xp.sum(self, axis=axes, keepdims=True, dtype=dtype)
-    return xp.asarray(total).reshape(target).astype(dtype, copy=False)
+    total = xp.asarray(self.sum(axis=axes, keepdims=True, dtype=dtype))
+    return total.reshape(target) if total.dtype == dtype else total.reshape(target).astype(dtype)
 
 
 @register("aten::sum_to_size")
@@ -68,11 +70,31 @@ def grad_sum_to_size(xp: Any, self: Any, size: Any) -> Any:
     return _sum_to(xp, "_grad_sum_to_size", self, size)
 
 
+@register_fast_path("aten::_grad_sum_to_size")
+def _fast_grad_sum_to_size(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """Most calls get None (no broadcasting happened): return the gradient
+    without entering the general kernel."""
+
+    def grad_sum_to_size_or_same(self: Any, size: Any) -> Any:
+        return self if size is None else _sum_to(xp, "_grad_sum_to_size", self, size)
+
+    return grad_sum_to_size_or_same, (0, 1)
+
+
+@register_fast_path("aten::_size_if_not_equal")
+def _fast_size_if_not_equal(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    return _size_if_not_equal, (0, 1)
+
+
+def _size_if_not_equal(self_size: Any, other_size: Any) -> list[int] | None:
+    first = list(self_size)
+    return None if first == list(other_size) else first
+
+
 @register("aten::_size_if_not_equal")
 def size_if_not_equal(xp: Any, self_size: Any, other_size: Any) -> list[int] | None:
     """None when the two sizes are equal, else the first."""
-    first = list(self_size)
-    return None if first == list(other_size) else first
+    return _size_if_not_equal(self_size, other_size)
 
 
 @register("prim::AutogradAdd")

@@ -42,13 +42,20 @@ class Backend:
             return numpy.asarray(value)
         if self.xp is not numpy and isinstance(value, self.xp.ndarray):
             return self.xp.asnumpy(value)
-        if isinstance(value, list):
-            return [self.to_host(v) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self.to_host(v) for v in value)
+        if isinstance(value, list | tuple):
+            if all(type(v) in _PLAIN_TYPES for v in value):
+                return value  # sizes and other Python lists: nothing to bring back
+            items = [self.to_host(v) for v in value]
+            return items if isinstance(value, list) else tuple(items)
         return value
 
+    def results_to_host(self, results: Any) -> list[Any]:
+        """``to_host`` over a graph's results, skipping what is already a host value."""
+        return [r if type(r) in _PLAIN_TYPES else self.to_host(r) for r in results]
 
+
+# Values that are the same on the host and the device (for NumPy: also arrays).
+_PLAIN_TYPES = frozenset({int, float, bool, str, type(None), numpy.ndarray})
 _NUMPY = Backend("numpy", numpy)
 _CACHE: dict[str, Backend] = {"numpy": _NUMPY}
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy
+
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype
 from .registry import (
     GUARD_FLOAT,
@@ -197,9 +199,27 @@ _unary_float("erf", lambda xp, x: erf(xp, x))
 
 
 def _sigmoid(xp: Any, x: Any) -> Any:
-    # Stable on both tails: exp of a non-positive number never overflows.
-    z = xp.exp(-xp.absolute(x))
-    return xp.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z))
+    # 1 / (1 + exp(-x)) as ATen computes it: exp overflowing to inf for very
+    # negative x gives exactly 0, which is the answer, so NumPy's warning is noise.
+    with numpy.errstate(over="ignore"):
+        if getattr(x, "ndim", 0) == 0:
+            return 1.0 / (1.0 + xp.exp(-x))
+        result = xp.negative(x)  # one fresh buffer, then in place
+        xp.exp(result, out=result)
+        xp.add(result, 1.0, out=result)
+        return xp.reciprocal(result, out=result)
+
+
+@register_fast_path("aten::sigmoid")
+def _fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    def sigmoid(x: Any) -> Any:
+        return _sigmoid(xp, x)
+
+    if dtypes[0] in _FLOATS:
+        return sigmoid, (0,)
+    if dtypes[0] == UNKNOWN_DTYPE:
+        return sigmoid, (0,), GUARD_FLOAT
+    return None
 
 
 @register("aten::relu")

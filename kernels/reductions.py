@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from .dtypes import is_floating, is_integral, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError, register, register_fast_path
 
 __all__ = [
     "wrap_dim",
@@ -159,6 +159,20 @@ def mean_dim(xp: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = N
     if count == 0:
         return xp.full(xp.asarray(total).shape, math.nan, dtype=out)
     return _result(xp, total / count, out)
+
+
+@register_fast_path("aten::mean")
+def _fast_mean(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """The mean of a whole Float or Double tensor (a loss): one sum, one division."""
+    if dtypes[0] not in ("Float", "Double") or constants[1] is not None:
+        return None
+
+    def mean_all(x: Any) -> Any:
+        if x.size == 0:
+            return xp.full((), math.nan, dtype=x.dtype)
+        return xp.asarray(x.sum() / x.size)
+
+    return mean_all, (0,)
 
 
 @register("aten::prod")

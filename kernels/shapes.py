@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import result_dtype, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError, register, register_fast_path
 
 __all__ = ["wrap_dim", "broadcast_shapes", "check_expandable", "infer_size"]
 
@@ -198,6 +198,20 @@ def expand(xp: Any, self: Any, size: Sequence[int], implicit: bool = False) -> A
     return xp.broadcast_to(self, tuple(target))
 
 
+@register_fast_path("aten::expand")
+def _fast_expand(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """Sizes without -1 go straight to ``broadcast_to`` (mean's and sum's
+    backward expand a gradient this way); a bad size fails there and the
+    general kernel then words the error."""
+
+    def broadcast(self: Any, size: Any, implicit: bool = False) -> Any:
+        if isinstance(size, int) or -1 in size or len(size) < self.ndim:
+            return expand(xp, self, size)
+        return xp.broadcast_to(self, tuple(size))
+
+    return broadcast, (0, 1)
+
+
 @register("aten::expand_as")
 def expand_as(xp: Any, self: Any, other: Any) -> Any:
     return expand(xp, self, _shape(other))
@@ -264,6 +278,16 @@ def t(xp: Any, self: Any) -> Any:
     if self.ndim > 2:
         raise KernelError(f"t: expects a tensor of rank <= 2, got shape {_shape(self)} (rank {self.ndim})")
     return self if self.ndim < 2 else xp.swapaxes(self, 0, 1)
+
+
+def _transpose_2d(x: Any) -> Any:
+    return x.T if x.ndim == 2 else t(None, x)
+
+
+@register_fast_path("aten::t")
+def _fast_t(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """``.T`` on a matrix (the common case: every matmul's backward transposes)."""
+    return _transpose_2d, (0,)
 
 
 @register("aten::transpose.int")
@@ -499,6 +523,17 @@ def size_int(xp: Any, self: Any, dim: int) -> int:
 @register("aten::numel")
 def numel(xp: Any, self: Any) -> int:
     return int(self.size)
+
+
+@register_fast_path("aten::size", "aten::numel")
+def _fast_sizes(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """Sizes need no array namespace: skip the kernel's ``xp`` argument
+    (autodiff graphs ask for many sizes, so this is a hot call)."""
+    return (_shape if name == "aten::size" else _numel), (0,)
+
+
+def _numel(x: Any) -> int:
+    return int(x.size)
 
 
 @register("aten::dim")

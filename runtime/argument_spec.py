@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from gradview.ir import Graph, TensorType
 from gradview.kernels.dtypes import dtype_name
 
-__all__ = ["ArgumentSpec", "TensorSpec", "specialize_types"]
+__all__ = ["ArgumentSpec", "SpecKey", "TensorSpec", "specialize_types"]
 
 
 class TensorSpec(NamedTuple):
@@ -50,6 +50,32 @@ class ArgumentSpec:
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(a) for a in self.args) + ")"
+
+
+class SpecKey:
+    """A cheap hashable stand-in for an ArgumentSpec, computed on every run.
+
+    It holds the same facts in raw form (dtype objects, ranks, flags), so the
+    executor can find a known plan without building TensorSpecs and dtype
+    names; the full ArgumentSpec is only built when the key is new.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.tensor_inputs = [isinstance(value.type(), TensorType) for value in graph.inputs()]
+
+    def of(self, inputs: Sequence[Any], grad_enabled: bool) -> tuple[Any, ...]:
+        if len(inputs) != len(self.tensor_inputs):
+            # ArgumentSpec.of (on the miss) raises the clear error for a wrong count.
+            return (len(inputs),)
+        key: list[Any] = [grad_enabled]
+        for is_tensor, given in zip(self.tensor_inputs, inputs, strict=True):
+            if not is_tensor or given is None:
+                key.append(type(given))
+                continue
+            requires_grad = getattr(given, "requires_grad", None)
+            array = given if requires_grad is None else given.data
+            key.append((getattr(array, "dtype", None), getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
+        return tuple(key)
 
 
 def _tensor_spec(value: Any, grad_enabled: bool) -> TensorSpec:

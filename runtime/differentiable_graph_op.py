@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradview.autodiff import Gradient
-from gradview.ir import Graph, Node, Value
+from gradview.ir import Graph, Node, TensorType, Value
 
 from .autograd.function import FunctionNode, attach, mark_owned
 from .autograd.grad_mode import is_grad_enabled
@@ -64,6 +64,12 @@ class DifferentiableGraphOp:
         # it, specialized on which incoming gradients are undefined.
         self.backward_executor = GraphExecutor(gradient.df, backend=backend, trace=trace, which=which)
         self.registry: TensorRegistry | None = None
+        # When no edge and no differentiated output can be a tensor list (their
+        # static types say so), the per-run flattening is skipped.
+        f_inputs, f_outputs = gradient.f.inputs(), gradient.f.outputs()
+        self._flat = all(
+            isinstance(f_inputs[i].type(), TensorType) for i in gradient.df_output_vjps
+        ) and all(isinstance(f_outputs[i].type(), TensorType) for i in gradient.df_input_vjps)
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         grad = self.gradient
@@ -74,7 +80,11 @@ class DifferentiableGraphOp:
             return real
         # Tensor lists are flattened into one edge per element and restored
         # around df (DifferentiableGraphBackward's unpack instructions).
-        edge_arrays, edge_counts = _flatten([inputs[i] for i in grad.df_output_vjps])
+        if self._flat:
+            edge_arrays = [inputs[i] for i in grad.df_output_vjps]
+            edge_counts: list[int | None] = [None] * len(edge_arrays)
+        else:
+            edge_arrays, edge_counts = _flatten([inputs[i] for i in grad.df_output_vjps])
         edges = [registry.tensor_of(a) if _is_array(a) else None for a in edge_arrays]
         if not any(t is not None and t.requires_grad for t in edges):
             return real
@@ -84,7 +94,11 @@ class DifferentiableGraphOp:
         edge_inputs = [t if t is not None else Tensor(a) if _is_array(a) else None for t, a in zip(edges, edge_arrays, strict=True)]
         shapes = [getattr(a, "shape", None) for a in edge_arrays]
         dtypes = [getattr(a, "dtype", None) for a in edge_arrays]
-        out_arrays, out_counts = _flatten([outputs[i] for i in grad.df_input_vjps])
+        if self._flat:
+            out_arrays = [outputs[i] for i in grad.df_input_vjps]
+            out_counts: list[int | None] = [None] * len(out_arrays)
+        else:
+            out_arrays, out_counts = _flatten([outputs[i] for i in grad.df_input_vjps])
         backward_executor = self.backward_executor
 
         def backward_fn(grad_outputs: list[Any]) -> list[Any]:

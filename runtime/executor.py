@@ -48,7 +48,7 @@ from gradview.ir.passes import (
     run_required_passes,
 )
 
-from .argument_spec import ArgumentSpec, specialize_types
+from .argument_spec import ArgumentSpec, SpecKey, specialize_types
 from .autograd.grad_mode import is_grad_enabled
 from .differentiable_graph_op import (
     DifferentiableGraphOp,
@@ -179,6 +179,8 @@ class GraphExecutor:
         self.autodiff_subgraph_inlining = autodiff_subgraph_inlining
         self.backend = backend
         self.plan_cache: dict[ArgumentSpec, ExecutionPlan] = {}
+        self._spec_key = SpecKey(graph)
+        self._plan_by_key: dict[tuple[Any, ...], ExecutionPlan] = {}
         self.fallback: ExecutionPlan | None = None
         self.cache_hits = 0
         self.cache_misses = 0
@@ -218,14 +220,20 @@ class GraphExecutor:
     def plan_for(self, inputs: Sequence[Any], grad_enabled: bool = True) -> ExecutionPlan:
         if not self.optimize:
             return self.get_or_compile_fallback()
-        spec = ArgumentSpec.of(self.graph, inputs, grad_enabled)
-        plan = self.plan_cache.get(spec)
+        key = self._spec_key.of(inputs, grad_enabled)
+        plan = self._plan_by_key.get(key)
         if plan is not None:
             self.cache_hits += 1
             return plan
-        self.cache_misses += 1
-        plan = self.compile_spec(spec)
-        self.plan_cache[spec] = plan
+        spec = ArgumentSpec.of(self.graph, inputs, grad_enabled)
+        plan = self.plan_cache.get(spec)
+        if plan is not None:  # a new key for a known spec (another array type, say)
+            self.cache_hits += 1
+        else:
+            self.cache_misses += 1
+            plan = self.compile_spec(spec)
+            self.plan_cache[spec] = plan
+        self._plan_by_key[key] = plan
         return plan
 
     def get_or_compile_fallback(self) -> ExecutionPlan:

@@ -97,7 +97,7 @@ class CompiledGraph:
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised with the node named
             raise self._explain(exc) from exc
-        return [self.backend.to_host(r) for r in results]
+        return self.backend.results_to_host(results)
 
     def _explain(self, exc: Exception) -> GraphRuntimeError:
         """Name the innermost node of any gradview graph that was running."""

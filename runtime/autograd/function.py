@@ -42,6 +42,7 @@ pass.
 from __future__ import annotations
 
 import contextlib
+import functools
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -70,10 +71,15 @@ SECOND_BACKWARD_MESSAGE = (
 Edge = tuple["Node | None", int]
 
 
-def _is_tensor(value: Any) -> bool:
+@functools.cache
+def _tensor_class() -> type:
     from ..tensor import Tensor  # noqa: PLC0415 - tensor.py imports this module
 
-    return isinstance(value, Tensor)
+    return Tensor
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, _tensor_class())
 
 
 def gradient_edge(tensor: Any) -> Edge:

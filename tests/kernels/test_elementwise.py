@@ -390,3 +390,18 @@ def test_promotion_table_reaches_pytorch_dtypes() -> None:
     """The promotion cases really exercise mixed dtypes (a guard on the table itself)."""
     dtypes = {str(a.dtype) for _, case in promotion_cases() for a in case.args if isinstance(a, np.ndarray)}
     assert {"int64", "int32", "int8", "uint8", "bool", "float16", "float32", "float64"} <= dtypes
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_tails_match_aten_without_warnings(dtype: type) -> None:
+    # ATen computes 1 / (1 + exp(-x)); exp overflows for very negative x and
+    # the answer is then exactly 0, with no warning to the user.
+    import warnings
+
+    x = np.array([-1000.0, -745.0, -100.0, -1.0, 0.0, 1.0, 40.0, 1000.0], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = KERNELS["aten::sigmoid"](np, x)
+        ours_0d = KERNELS["aten::sigmoid"](np, x[0:1].reshape(()))
+    np.testing.assert_allclose(ours, torch.sigmoid(torch.tensor(x)).numpy(), rtol=1e-6, atol=0)
+    assert ours.dtype == dtype and float(ours_0d) == 0.0

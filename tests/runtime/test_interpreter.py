@@ -193,3 +193,34 @@ def test_raise_exception_becomes_a_runtime_error() -> None:
     assert run_graph(graph, [False]) == [False]
     with pytest.raises(GraphRuntimeError, match="boom"):
         run_graph(graph, [True])
+
+
+SIZES_GRAPH = """graph(%a : Tensor, %b : Tensor, %v : Tensor):
+  %sa : int[] = aten::size(%a)
+  %sb : int[] = aten::size(%b)
+  %n : int = aten::numel(%a)
+  %diff : int[]? = aten::_size_if_not_equal(%sa, %sb)
+  %same : int[]? = aten::_size_if_not_equal(%sa, %sa)
+  %summed : Tensor = aten::_grad_sum_to_size(%a, %sb)
+  %kept : Tensor = aten::_grad_sum_to_size(%a, %same)
+  %at : Tensor = aten::t(%a)
+  %vt : Tensor = aten::t(%v)
+  %tb : Tensor = aten::tanh_backward(%a, %a)
+  %sg : Tensor = aten::sigmoid_backward(%v, %v)
+  return (%sa, %n, %diff, %same, %summed, %kept, %at, %vt, %tb, %sg)
+"""
+
+
+@pytest.mark.parametrize("dtype", ["Double", "Tensor"])
+def test_size_and_gradient_helpers_agree_with_torchscript(dtype: str) -> None:
+    # The compiled code calls these ops through short direct paths (they are
+    # hot in every backward graph); the results must stay TorchScript's.
+    text = SIZES_GRAPH if dtype == "Tensor" else SIZES_GRAPH.replace(": Tensor,", ": Double(*, *),", 2)
+    rng = np.random.default_rng(3)
+    a, b, v = rng.standard_normal((3, 4)), rng.standard_normal((1, 4)), rng.standard_normal(5)
+    ours = run_graph(parse_ir(text), [a, b, v])
+    theirs = torch._C._jit_interpret_graph(torch._C.parse_ir(SIZES_GRAPH), tuple(torch.tensor(x) for x in (a, b, v)))
+    assert ours[:4] == list(theirs[:4])
+    for mine, reference in zip(ours[4:], theirs[4:], strict=True):
+        np.testing.assert_allclose(mine, reference.numpy(), rtol=1e-12)
+    assert ours[5] is not None and np.shares_memory(ours[5], a)  # None size: the gradient passes through
