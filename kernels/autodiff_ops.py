@@ -53,8 +53,12 @@ def _sum_to(xp: Any, op: str, self: Any, size: Any) -> Any:
     if not axes and target:
         return self  # nothing to reduce (an empty size always sums, as PyTorch's sum_to)
     dtype = to_dtype("Long") if is_integral(self.dtype) else self.dtype
+    if axes == tuple(range(lead)):
+        # Only leading dims go (a bias gradient): the sum has the target shape
+        # already, and stays an array of its own rather than a reshaped view.
+        return xp.asarray(self.sum(axis=axes, dtype=dtype))
     total = xp.asarray(self.sum(axis=axes, keepdims=True, dtype=dtype))
-    return total.reshape(target) if total.dtype == dtype else total.reshape(target).astype(dtype)
+    return total.reshape(target)
 
 
 @register("aten::sum_to_size")

@@ -28,6 +28,7 @@ from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
 from gradview.kernels.registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, fast_path_for
 
+from .buffer_reuse import BufferReuse
 from .prims import STRUCTURAL_PRIMS, check_types
 
 __all__ = ["CompiledGraph", "compile_graph", "run_graph", "GraphRuntimeError", "GraphCompileError"]
@@ -215,6 +216,8 @@ class _CodeWriter:
         self.names: dict[Value, str] = {}
         self.namespace: dict[str, Any] = {"xp": backend.xp, "__builtins__": __builtins__}
         self.last_use = _last_uses(graph)
+        self.reuse = BufferReuse()
+        self.array_type: str | None = None
         self.constants = 0
 
     # -- names ---------------------------------------------------------------
@@ -294,7 +297,7 @@ class _CodeWriter:
         if fast is not None and not node.attributeNames():
             call, positions, *guard = fast
             inputs = node.inputs()
-            direct = f"{self.global_('f', call)}({', '.join(self.name(inputs[i]) for i in positions)})"
+            direct = self.direct_call(node, call, positions, guarded=bool(guard))
             if guard:
                 # Types left the dtype open: check it at run time, else the kernel.
                 test = self.guard_test(guard[0], [self.name(inputs[i]) for i in positions])
@@ -307,6 +310,43 @@ class _CodeWriter:
         for attr in node.attributeNames():
             args.append(f"{attr}={self.global_('a', node.attribute(attr))}")
         self.emit(indent, f"{self.targets(node)} = {fn}({', '.join(args)})", node)
+
+    def direct_call(self, node: Node, call: Any, positions: tuple[int, ...], guarded: bool) -> str:
+        """``f(a, b)``, or ``f(a, b, out=a)`` guarded at run time when ``a`` dies
+        here and owns its buffer (see buffer_reuse.py). A call behind a dtype
+        guard may fall back to a kernel that passes an input through, so it
+        neither makes an owned buffer nor counts as a pure reader."""
+        inputs = node.inputs()
+        names = [self.name(inputs[i]) for i in positions]
+        fn = self.global_("f", call)
+        plain = f"{fn}({', '.join(names)})"
+        xp = self.backend.xp
+        is_matmul = call is xp.matmul
+        elementwise = (
+            not is_matmul and getattr(call, "nout", None) == 1 and getattr(call, "signature", None) is None
+        )
+        if not (elementwise or is_matmul):
+            return plain
+        reuse = None
+        if elementwise and all(isinstance(inputs[i].type(), TensorType) for i in positions):
+            reuse = self.reuse.reusable_input(node, positions)
+        if not guarded:
+            self.reuse.record_direct_call(node)
+        if reuse is None:
+            return plain
+        target = self.name(inputs[reuse])
+        if self.array_type is None:
+            self.array_type = self.global_("nd", xp.ndarray)
+        array = self.array_type
+        test = [f"{target}.__class__ is {array}"]
+        for i in positions:
+            other = self.name(inputs[i])
+            if other != target:  # broadcasting must not grow the result past the target
+                test.append(
+                    f"({target}.shape == {other}.shape or {other}.ndim <= {target}.ndim"
+                    f" and {target}.shape[{target}.ndim - {other}.ndim:] == {other}.shape)"
+                )
+        return f"({fn}({', '.join(names)}, out={target}) if {' and '.join(test)} else {plain})"
 
     def guard_test(self, guard: str, names: list[str]) -> str:
         if guard == GUARD_SAME_NUMERIC:
