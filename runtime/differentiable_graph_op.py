@@ -101,10 +101,17 @@ class DifferentiableGraphOp:
             out_arrays, out_counts = _flatten([outputs[i] for i in grad.df_input_vjps])
         backward_executor = self.backward_executor
 
+        flat = self._flat
+
         def backward_fn(grad_outputs: list[Any]) -> list[Any]:
-            given = _restore(list(grad_outputs), out_counts, out_arrays) + captured
+            if flat:
+                given = [*grad_outputs, *captured]
+            else:
+                given = _restore(list(grad_outputs), out_counts, out_arrays) + captured
             (packed,) = backward_executor.run(given, grad_enabled=False)
-            results, _ = _flatten(list(packed) if isinstance(packed, tuple | list) else [packed], edge_counts)
+            results = list(packed) if isinstance(packed, tuple | list) else [packed]
+            if not flat:
+                results, _ = _flatten(results, edge_counts)
             import numpy  # noqa: PLC0415 - zeros only when an edge needs a defined gradient
 
             results = [

@@ -193,14 +193,20 @@ class GraphExecutor:
         grad_enabled = is_grad_enabled() if grad_enabled is None else grad_enabled
         plan = self.plan_for(inputs, grad_enabled)
         self._last = plan
-        registry = TensorRegistry()
+        registry: TensorRegistry | None = None
         arrays = []
         for value in inputs:
             if isinstance(value, Tensor):
+                if registry is None:
+                    registry = TensorRegistry()
                 registry.add(value)
                 arrays.append(value.data)
             else:
                 arrays.append(value)
+        if not plan.ops:  # nothing hooks into autograd (a backward graph, say)
+            return [self._as_tensor(value, registry) for value in plan.code(*arrays)]
+        if registry is None:
+            registry = TensorRegistry()
         for op in plan.ops:
             op.registry = registry
         try:
@@ -211,9 +217,11 @@ class GraphExecutor:
         return [self._as_tensor(value, registry) for value in outputs]
 
     @staticmethod
-    def _as_tensor(value: Any, registry: TensorRegistry) -> Any:
+    def _as_tensor(value: Any, registry: TensorRegistry | None) -> Any:
         if not (hasattr(value, "shape") and hasattr(value, "dtype")):
             return value
+        if registry is None:
+            return Tensor(value)
         found = registry.tensor_of(value)
         return found if found is not None else Tensor(value)
 

@@ -44,12 +44,15 @@ class Tensor:
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
 
     def __init__(self, array: Any, requires_grad: bool = False) -> None:
-        if isinstance(array, Tensor):
-            array = array.data
-        if isinstance(array, numbers.Number | list | tuple | numpy.generic):
-            array = numpy.asarray(array)
+        if type(array) is numpy.ndarray:  # the common case, checked first: autograd makes many
+            self.xp = numpy
+        else:
+            if isinstance(array, Tensor):
+                array = array.data
+            if isinstance(array, numbers.Number | list | tuple | numpy.generic):
+                array = numpy.asarray(array)
+            self.xp = _array_module(array)
         self._data = array
-        self.xp = _array_module(array)
         self._requires_grad = False
         self._grad_fn: FunctionNode | None = None
         self._output_nr = 0
