@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
 from gradview.autodiff import Gradient
 from gradview.ir import Graph, Node, TensorType, Value
 
@@ -112,8 +114,6 @@ class DifferentiableGraphOp:
             results = list(packed) if isinstance(packed, tuple | list) else [packed]
             if not flat:
                 results, _ = _flatten(results, edge_counts)
-            import numpy  # noqa: PLC0415 - zeros only when an edge needs a defined gradient
-
             results = [
                 r if r is not None or shape is None else numpy.zeros(shape, dtype=dtype)
                 for r, shape, dtype in zip(results, shapes, dtypes, strict=True)
@@ -167,8 +167,6 @@ def _restore(flat: list[Any], counts: list[int | None], originals: list[Any]) ->
         if all(item is None for item in items):
             restored.append(None)
         else:
-            import numpy  # noqa: PLC0415
-
             restored.append([
                 item if item is not None else numpy.zeros_like(ref) for item, ref in zip(items, like, strict=True)
             ])
@@ -191,8 +189,6 @@ def _is_array(value: Any) -> bool:
 
 
 def _placeholder(value: Any) -> Any:
-    import numpy  # noqa: PLC0415
-
     return numpy.zeros(())
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import function
 from .engine import run_backward
-from .function import AccumulateGrad, FunctionNode, Node, attach
+from .function import AccumulateGrad, FunctionNode, Node, attach, tensor_class
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 __all__ = [
@@ -30,16 +30,10 @@ __all__ = [
 ]
 
 
-def _tensor_class() -> type:
-    from ..tensor import Tensor  # noqa: PLC0415 - tensor.py imports this package
-
-    return Tensor
-
-
 def _as_tuple(values: Any, length: int | None = None) -> tuple[Any, ...]:
     if values is None:
         return (None,) * (length or 0)
-    if isinstance(values, _tensor_class()):
+    if isinstance(values, tensor_class()):
         return (values,)
     return tuple(values)
 
@@ -48,7 +42,7 @@ def _make_grads(
     outputs: Sequence[Any], grads: Sequence[Any], is_grads_batched: bool
 ) -> tuple[Any, ...]:
     """Check given gradients against their outputs; make implicit ones for scalars."""
-    tensor = _tensor_class()
+    tensor = tensor_class()
     new_grads = []
     for index, (out, grad) in enumerate(zip(outputs, grads, strict=False)):
         if isinstance(grad, tensor):
@@ -107,7 +101,7 @@ def backward(
     ``retain_graph`` defaults to ``create_graph``; without it the graph's saved
     values are freed. ``inputs`` restricts accumulation to those tensors.
     """
-    tensor = _tensor_class()
+    tensor = tensor_class()
     if inputs is not None and not isinstance(inputs, tensor) and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     outputs = _as_tuple(tensors)
@@ -143,7 +137,7 @@ def grad(
     dimension of every ``grad_outputs`` tensor is a batch of vectors, and each
     result gets that batch dimension in front.
     """
-    tensor = _tensor_class()
+    tensor = tensor_class()
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -191,7 +185,7 @@ def _batched_vjp(
     vjp: Any, grads: Sequence[Any], inputs: Sequence[Any], retain_graph: bool, create_graph: bool
 ) -> tuple[Any, ...]:
     """One backward pass per row of the batched grad_outputs; results stacked on dim 0."""
-    tensor = _tensor_class()
+    tensor = tensor_class()
     if create_graph:
         raise NotImplementedError("is_grads_batched=True with create_graph=True is not supported")
     sizes = {g.shape[0] for g in grads if g is not None}

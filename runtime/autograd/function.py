@@ -72,14 +72,14 @@ Edge = tuple["Node | None", int]
 
 
 @functools.cache
-def _tensor_class() -> type:
+def tensor_class() -> type:
     from ..tensor import Tensor  # noqa: PLC0415 - tensor.py imports this module
 
     return Tensor
 
 
 def _is_tensor(value: Any) -> bool:
-    return isinstance(value, _tensor_class())
+    return isinstance(value, tensor_class())
 
 
 def gradient_edge(tensor: Any) -> Edge:
@@ -161,7 +161,7 @@ def take_owned(array: Any) -> bool:
 
 def accumulate_grad(variable: Any, grad: Any) -> None:
     """Add ``grad`` into ``variable.grad``; keeps the graph when grad mode is on (create_graph)."""
-    from ..tensor import Tensor  # noqa: PLC0415
+    Tensor = tensor_class()  # noqa: N806 - the class, looked up once
 
     if is_grad_enabled():  # create_graph: the accumulated gradient stays differentiable
         variable.grad = grad if variable.grad is None else variable.grad + grad
@@ -231,7 +231,7 @@ class FunctionNode(Node):
         if self.differentiable:
             results = list(self.backward_fn(list(grads)))
         else:
-            from ..tensor import Tensor  # noqa: PLC0415
+            Tensor = tensor_class()  # noqa: N806
 
             arrays = [None if g is None else g.data for g in grads]
             results = [
