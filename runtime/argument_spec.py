@@ -43,10 +43,24 @@ class ArgumentSpec:
 
     @staticmethod
     def of(graph: Graph, inputs: Sequence[Any], grad_enabled: bool = True) -> ArgumentSpec:
-        return ArgumentSpec(grad_enabled, tuple([
-            _tensor_spec(given, grad_enabled) if isinstance(value.type(), TensorType) else type(given).__name__
-            for value, given in zip(graph.inputs(), inputs, strict=True)
-        ]))
+        """The spec of ``inputs``; a wrong count or a non-tensor for a tensor
+        input raises TypeError naming the input, as TorchScript does."""
+        params = graph.inputs()
+        if len(inputs) != len(params):
+            names = ", ".join("%" + v.debugName() for v in params)
+            raise TypeError(f"the graph takes {len(params)} inputs ({names}), got {len(inputs)}")
+        specs: list[TensorSpec | str] = []
+        for index, (value, given) in enumerate(zip(params, inputs, strict=True)):
+            if not isinstance(value.type(), TensorType):
+                specs.append(type(given).__name__)
+                continue
+            if given is not None and not hasattr(given, "dtype") and not hasattr(given, "requires_grad"):
+                raise TypeError(
+                    f"expected a value of type 'Tensor' for input {index} (%{value.debugName()}) "
+                    f"but instead found type '{type(given).__name__}'"
+                )
+            specs.append(_tensor_spec(given, grad_enabled))
+        return ArgumentSpec(grad_enabled, tuple(specs))
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(a) for a in self.args) + ")"

@@ -1,0 +1,133 @@
+"""What the viewer draws: a graph of boxes and arrows, independent of how it is drawn.
+
+Every part of the viewer speaks these types. ``views.py`` turns a trace step
+into a :class:`DrawGraph` for one view (the whole graph, the forward ``f``,
+the backward ``df``, or the joint view of both with captured values as
+edges); ``marks.py`` says how each node and edge is highlighted;
+``layout.py`` places the nodes of all the steps of one view at once, so a
+node keeps its place from step to step; the terminal canvas and the SVG
+export draw the result.
+
+Ids: a node is keyed by its stable trace id (the same number in every step
+that shows it). Graph inputs are drawn as nodes keyed by their value's id
+(trace ids of nodes and values come from one counter, so they never clash);
+a graph's return is a node keyed by ``return_id(scope)``, a negative number.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+__all__ = [
+    "View",
+    "NodeRole",
+    "DrawNode",
+    "DrawEdge",
+    "Cluster",
+    "DrawGraph",
+    "Mark",
+    "Marks",
+    "return_id",
+]
+
+
+class View(enum.Enum):
+    """Which picture of a step to draw."""
+
+    WHOLE = "whole"  # the step's graph; DifferentiableGraph subgraphs as framed clusters
+    FORWARD = "forward"  # f of the selected DifferentiableGraph
+    BACKWARD = "backward"  # df of the selected DifferentiableGraph
+    JOINT = "joint"  # f and df side by side, each captured value an edge from f into df
+
+
+class NodeRole(enum.Enum):
+    OP = "op"
+    CONSTANT = "constant"
+    INPUT = "input"  # a graph (or subgraph) input
+    RETURN = "return"  # a graph's outputs
+
+
+@dataclass(frozen=True)
+class DrawNode:
+    id: int
+    label: str  # first line: the op (``aten::matmul``); more lines: output names and types
+    role: NodeRole = NodeRole.OP
+    cluster: str | None = None  # key into DrawGraph.clusters, None for top level
+    tooltip: str = ""  # the node's printed IR line
+
+
+@dataclass(frozen=True)
+class DrawEdge:
+    source: int  # DrawNode ids
+    target: int
+    value_id: int  # the trace id of the value flowing along the edge
+    label: str = ""  # the value's name, ``%x``
+    capture: bool = False  # in the joint view: a value f hands to df
+
+
+@dataclass(frozen=True)
+class Cluster:
+    key: str
+    title: str  # ``DifferentiableGraph_0``, ``f``, ``df``, ``prim::If block0``
+    parent: str | None = None
+
+
+@dataclass
+class DrawGraph:
+    """Nodes in program order, edges, and the frames around groups of nodes."""
+
+    nodes: dict[int, DrawNode] = field(default_factory=dict)
+    edges: list[DrawEdge] = field(default_factory=list)
+    clusters: dict[str, Cluster] = field(default_factory=dict)
+
+    def add_node(self, node: DrawNode) -> None:
+        self.nodes[node.id] = node
+
+    def add_edge(self, edge: DrawEdge) -> None:
+        self.edges.append(edge)
+
+
+class Mark(enum.Enum):
+    """A highlight on a node or an edge; the palette gives each its colour."""
+
+    ADDED = "added"  # the node is new in this step
+    REMOVED = "removed"  # the node was in the previous step of this view and is gone (drawn faded)
+    INPUTS_CHANGED = "inputs_changed"  # same node, different inputs
+    CAPTURED_INPUT = "captured_input"  # a DifferentiableGraph input that df reads (df_input_captured_inputs)
+    CAPTURED_OUTPUT = "captured_output"  # a value of f that df reads (df_input_captured_outputs)
+    TEMPORARY = "temporary"  # a captured output that is not a real output of f (a new temporary)
+    VJP_INPUT = "vjp_input"  # an incoming gradient of df (df_input_vjps)
+    VJP_OUTPUT = "vjp_output"  # a gradient df produces (df_output_vjps)
+    ZERO = "zero"  # AutogradZero state of a value: known zero
+    NONZERO = "nonzero"
+    UNKNOWN = "unknown"
+    GRAD_OF = "grad_of"  # a GradOf block, linked to the primal node it differentiates
+    SELECTED = "selected"
+    LINKED = "linked"  # lit up because of the selection (the GradOf partner, say)
+    FAILED = "failed"  # a node named by a failing lint or run
+
+
+@dataclass
+class Marks:
+    """Highlights for one step and view: node id or value id -> marks, with an
+    optional index shown beside a mark (the position in a Gradient list)."""
+
+    nodes: dict[int, set[Mark]] = field(default_factory=dict)
+    values: dict[int, set[Mark]] = field(default_factory=dict)
+    indices: dict[tuple[int, Mark], int] = field(default_factory=dict)
+
+    def mark_node(self, node_id: int, mark: Mark, index: int | None = None) -> None:
+        self.nodes.setdefault(node_id, set()).add(mark)
+        if index is not None:
+            self.indices[(node_id, mark)] = index
+
+    def mark_value(self, value_id: int, mark: Mark, index: int | None = None) -> None:
+        self.values.setdefault(value_id, set()).add(mark)
+        if index is not None:
+            self.indices[(value_id, mark)] = index
+
+
+def return_id(scope: int = 0) -> int:
+    """The id of the return node of graph number ``scope`` in a drawing (negative: no trace id)."""
+    return -1 - scope
