@@ -9,9 +9,10 @@ EXAMPLE := examples/mlp.ir
 .PHONY: run test setup lint bench clean
 
 run: $(STAMP)
-	$(BIN)/gradview check --print $(EXAMPLE)
+	$(BIN)/gradview view $(EXAMPLE)
 
 test: $(STAMP)
+	./scripts/ensure_chromium.sh
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 

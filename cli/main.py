@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import check, trace
+from . import check, trace, view
 
 __all__ = ["main", "build_parser"]
 
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     check.register(commands)
     trace.register(commands)
+    view.register(commands)
     return parser
 
 

@@ -1,0 +1,47 @@
+"""``gradview view TARGET``: open the viewer on a graph, a function, a trace or a JIT log."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "view",
+        help="open the viewer: step through every pass of a graph's compilation",
+        description="Open the viewer on TARGET: a .ir graph, model.py:fn (a Python function), "
+        "a saved trace (.json) or a PYTORCH_JIT_LOG_LEVEL log. Graphs and functions go through "
+        "the GraphExecutor as one training step on example inputs.",
+    )
+    parser.add_argument("target", metavar="TARGET", help="model.ir, model.py:fn, trace.json or a JIT log")
+    parser.add_argument(
+        "--inputs", metavar="SPEC",
+        help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number",
+    )
+    parser.add_argument("--theme", choices=("dark", "light"), default="dark")
+    parser.add_argument("--save-trace", metavar="FILE", help="also save the trace as JSON (opens on any machine)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gradview.viewer.session import TargetError, load_target  # noqa: PLC0415 - Textual loads only here
+
+    try:
+        session = load_target(args.target, args.inputs)
+    except TargetError as exc:
+        print(f"gradview: error: {exc}", file=sys.stderr)
+        return 1
+    if args.save_trace:
+        try:
+            session.trace.save(args.save_trace)
+        except OSError as exc:
+            print(f"gradview: error: {args.save_trace}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    from gradview.viewer.app import GradviewApp  # noqa: PLC0415
+
+    GradviewApp(session, theme=args.theme).run()
+    return 0

@@ -1,0 +1,79 @@
+"""Regenerate screenshots/: the viewer at a few telling steps of the bundled
+example, and the SVG diagrams ``gradview export`` writes for the same steps.
+
+    .venv/bin/python scripts/screenshots.py
+
+Everything is drawn headless at a fixed terminal size, so the files change
+only when the app or the example changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "screenshots"
+EXAMPLE = ROOT / "examples" / "mlp.ir"
+SIZE = (200, 50)
+
+# (file name, pass name, which graph, view key, extra keys)
+SHOTS = [
+    ("01-create-autodiff-subgraphs", "CreateAutodiffSubgraphs", "main", "1", []),
+    ("02-add-reverse-inline-joint", "addReverseInline", ("backward", 0), "4", []),
+    ("03-lambda-lift-reverse-df", "lambdaLiftReverse", ("backward", 0), "3", []),
+    ("04-specialize-autograd-zero-df", "specializeAutogradZero", ("backward executor", 0), "1", []),
+    ("05-help", "InlineAutodiffSubgraphs", "main", "1", ["question_mark"]),
+]
+
+
+def _find(trace: object, pass_name: str, which: object) -> int:
+    for step in trace:  # type: ignore[attr-defined]
+        if step.pass_name == pass_name and step.which == which:
+            return step.index
+    raise SystemExit(f"screenshots: no step {pass_name} [{which}] in the example's trace")
+
+
+async def _shoot(name: str, pass_name: str, which: object, view_key: str, keys: list[str]) -> None:
+    from gradview.viewer.app import GradviewApp
+    from gradview.viewer.session import load_target
+
+    session = load_target(str(EXAMPLE))
+    app = GradviewApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        app.jump_to_pass(_find(session.trace, pass_name, which))
+        await pilot.press(view_key)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+        app.save_screenshot(f"{name}.svg", path=str(OUT))
+
+
+def _export_diagrams() -> None:
+    from gradview.viewer import export
+    from gradview.viewer.session import load_target
+
+    session = load_target(str(EXAMPLE))
+    export.export_trace_html(session.trace, OUT / "steps.html")
+    for name, pass_name, which, view_key, _ in SHOTS[:4]:
+        index = _find(session.trace, pass_name, which)
+        svg = export.export_step_svg(session.trace, index, view={"1": "whole", "3": "backward", "4": "joint"}[view_key])
+        (OUT / f"{name}.diagram.svg").write_text(svg, encoding="utf-8")
+
+
+def main() -> int:
+    OUT.mkdir(exist_ok=True)
+    for shot in SHOTS:
+        asyncio.run(_shoot(*shot))
+        print(f"screenshots/{shot[0]}.svg")
+    _export_diagrams()
+    print("screenshots/*.diagram.svg, screenshots/steps.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

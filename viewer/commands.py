@@ -1,0 +1,59 @@
+"""The command palette's gradview commands: jump to a pass, find a node, export."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from .app import GradviewApp
+
+__all__ = ["GradviewCommands"]
+
+
+class GradviewCommands(Provider):
+    """``jump to <pass>``, ``find node %<name>`` (in the current step), export and checks."""
+
+    def _app(self) -> GradviewApp:
+        return self.app  # type: ignore[return-value]
+
+    def _commands(self) -> list[tuple[str, Any, str]]:
+        app = self._app()
+        commands: list[tuple[str, Any, str]] = []
+        seen: set[str] = set()
+        for step in app.trace:
+            label = f"jump to pass {step.pass_name}"
+            if step.which != "main":
+                label += f" [{step.which[0]} {step.which[1]}]" if isinstance(step.which, tuple) else f" [{step.which}]"
+            if label in seen:
+                continue
+            seen.add(label)
+            commands.append((label, partial(app.jump_to_pass, step.index), f"step {step.index}"))
+        if len(app.trace):
+            for node in app.trace[app.index].nodes():
+                names = ", ".join("%" + out.name for out in node.outputs) or node.kind
+                commands.append((f"find node {names} ({node.kind})", partial(app.find_node, node.id), "select and center it"))
+        commands += [
+            ("export this view as SVG", app.action_export_view, "writes into gradview-export/"),
+            ("export every step as one HTML file", app.action_export_html, "a self-contained stepper"),
+            ("run this step on the example inputs", app.action_run_step, "values on the nodes"),
+            ("find the first step whose outputs differ", app.action_find_divergence, "which pass broke my numbers"),
+            ("gradient check of df", app.action_gradient_check, "against finite differences"),
+            ("toggle hiding unchanged steps", app.action_toggle_unchanged, ""),
+            ("switch dark / light theme", app.action_toggle_theme, ""),
+        ]
+        return commands
+
+    async def discover(self) -> Hits:
+        for label, callback, help_text in self._commands()[:40]:
+            yield DiscoveryHit(label, callback, help=help_text)
+
+    async def search(self, query: str) -> AsyncIterator[Hit]:  # type: ignore[override]
+        matcher = self.matcher(query)
+        for label, callback, help_text in self._commands():
+            score = matcher.match(label)
+            if score > 0:
+                yield Hit(score, matcher.highlight(label), callback, help=help_text)
