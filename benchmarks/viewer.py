@@ -1,0 +1,97 @@
+"""The viewer on big graphs: open until the first paint, a step key until the repaint.
+
+For a synthetic graph of N differentiable ops (1,000 and 5,000 by default,
+benchmarks/graphs.py) traced through the GraphExecutor as one training step:
+
+* load: building the session (compile phases, autodiff, one forward and
+  backward run, every pass recorded) — before the app starts;
+* open: from ``run_test`` entering until the first screen is painted (the
+  canvas says "laying out…" until its layout arrives from the worker);
+* layouts: until every view's union layout is ready (in the background);
+* step: a step key's handler (new marks, same layout) plus painting every
+  visible canvas row, median and worst over consecutive steps, measured
+  inside the app so Textual's pilot delays do not count.
+
+Targets from the issue: open under 2 s, step under 100 ms (layouts
+precomputed), and the 5,000-node graph opens and stays responsive.
+
+    .venv/bin/python benchmarks/viewer.py [--nodes 1000 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from graphs import chain_text  # noqa: E402
+
+from gradview.ir import parse_ir  # noqa: E402
+from gradview.viewer.app import GradviewApp  # noqa: E402
+from gradview.viewer.canvas import GraphCanvas  # noqa: E402
+from gradview.viewer.session import Session, example_inputs_for, trace_executor  # noqa: E402
+
+
+def build_session(n_nodes: int) -> tuple[Session, float]:
+    start = time.perf_counter()
+    graph = parse_ir(chain_text(n_nodes, pass_fodder=True))
+    inputs = example_inputs_for(graph)
+    assert inputs is not None
+    trace = trace_executor(graph, inputs)
+    session = Session(f"chain of {n_nodes} ops", trace, graph, inputs, [v.debugName() for v in graph.inputs()])
+    return session, time.perf_counter() - start
+
+
+async def measure(session: Session, steps: int = 30) -> dict[str, float]:
+    app = GradviewApp(session)
+    start = time.perf_counter()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        opened = time.perf_counter() - start
+        await app.workers.wait_for_complete()
+        layouts = time.perf_counter() - start
+        canvas = app.query_one(GraphCanvas)
+        timings = []
+        first = max(0, len(session.trace) - steps - 1)
+        app.show_step(first)
+        await pilot.pause()
+        for index in range(first + 1, min(len(session.trace), first + 1 + steps)):
+            t0 = time.perf_counter()
+            app.show_step(index)
+            for row in range(canvas.size.height):
+                canvas.render_line(row)
+            timings.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        await pilot.press("k")  # one real key press through Textual, for reference
+        pressed = time.perf_counter() - t0
+    return {
+        "open": opened,
+        "layouts": layouts,
+        "step_median": statistics.median(timings),
+        "step_worst": max(timings),
+        "pilot_press": pressed,
+    }
+
+
+def main() -> None:
+    cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
+    args = cli.parse_args()
+    for n in args.nodes:
+        session, load = build_session(n)
+        result = asyncio.run(measure(session))
+        print(f"{n} ops: {len(session.trace)} steps; load (trace) {load:.2f} s")
+        print(f"  open until first paint : {result['open'] * 1e3:8.0f} ms   (target < 2000 ms)")
+        print(f"  all layouts ready      : {result['layouts'] * 1e3:8.0f} ms   (background worker)")
+        print(f"  step key -> repaint    : {result['step_median'] * 1e3:8.1f} ms median, "
+              f"{result['step_worst'] * 1e3:.1f} ms worst   (target < 100 ms)")
+        print(f"  one pilot key press    : {result['pilot_press'] * 1e3:8.0f} ms   (includes Textual's idle wait)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""The terminal canvas: boxes where the layout puts them, edges between them, hit tests."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import App, ComposeResult
+
+from gradview.viewer.canvas import CELL_HEIGHT, CELL_WIDTH, CanvasGeometry, GraphCanvas
+from gradview.viewer.layout import Layout, NodeBox
+from gradview.viewer.model import DrawEdge, DrawGraph, DrawNode, Mark, Marks, NodeRole
+
+
+def _two_nodes() -> tuple[Layout, DrawGraph]:
+    graph = DrawGraph()
+    graph.add_node(DrawNode(1, "aten::matmul\n%m : Double(8, 16)"))
+    graph.add_node(DrawNode(2, "aten::relu\n%h", role=NodeRole.OP))
+    graph.add_edge(DrawEdge(1, 2, 10, "%m"))
+    layout = Layout(
+        boxes={1: NodeBox(120, 30, 132, 48), 2: NodeBox(120, 150, 72, 48)},
+        edges={(1, 2, 10): [(120, 54), (120, 90), (120, 126)]},
+        width=300,
+        height=200,
+    )
+    return layout, graph
+
+
+def _row_text(geometry: CanvasGeometry, row: int) -> str:
+    cells = [" "] * geometry.columns
+    for col, (bits, _) in geometry.edge_dots.get(row, {}).items():
+        cells[col] = chr(0x2800 + bits)
+    for span in geometry.boxes.get(row, ()):
+        for offset, ch in enumerate(span.text):
+            cells[span.start + offset] = ch
+    return "".join(cells)
+
+
+def test_boxes_sit_where_the_layout_puts_them_with_their_labels() -> None:
+    layout, graph = _two_nodes()
+    geometry = CanvasGeometry.build(layout, graph, 1.0)
+    c0, r0, c1, r1 = geometry.node_cells[1]
+    assert abs((c0 + c1) / 2 - 120 / CELL_WIDTH) <= 1 and abs((r0 + r1) / 2 - 30 / CELL_HEIGHT) <= 1
+    text = "\n".join(_row_text(geometry, r) for r in range(r0, r1))
+    assert "aten::matmul" in text and "%m : Double(8, 16)" in text
+    assert text.splitlines()[0].strip().startswith("┌") and text.splitlines()[-1].strip().endswith("┘")
+
+
+def test_edges_are_braille_dots_between_the_boxes() -> None:
+    layout, graph = _two_nodes()
+    geometry = CanvasGeometry.build(layout, graph, 1.0)
+    bottom_of_first = geometry.node_cells[1][3]
+    top_of_second = geometry.node_cells[2][1]
+    rows_with_dots = [r for r in range(bottom_of_first, top_of_second) if geometry.edge_dots.get(r)]
+    assert rows_with_dots, "the edge crosses the gap between the boxes"
+    for row in rows_with_dots:
+        for ch in _row_text(geometry, row).strip():
+            assert 0x2800 <= ord(ch) <= 0x28FF
+
+
+def test_hit_test_finds_the_node_under_a_cell_and_nothing_between() -> None:
+    layout, graph = _two_nodes()
+    geometry = CanvasGeometry.build(layout, graph, 1.0)
+    c0, r0, c1, r1 = geometry.node_cells[2]
+    assert geometry.node_at((c0 + c1) // 2, (r0 + r1) // 2) == 2
+    assert geometry.node_at(c1 + 5, r0) is None
+
+
+def test_zoomed_out_boxes_shrink_to_one_row_then_one_cell() -> None:
+    layout, graph = _two_nodes()
+    compact = CanvasGeometry.build(layout, graph, 0.5)
+    c0, r0, c1, r1 = compact.node_cells[1]
+    assert r1 - r0 == 1 and "matmul" in _row_text(compact, r0)
+    dots = CanvasGeometry.build(layout, graph, 0.25)
+    c0, r0, c1, r1 = dots.node_cells[1]
+    assert (c1 - c0, r1 - r0) == (1, 1)
+
+
+def test_nodes_outside_the_step_are_not_drawn() -> None:
+    layout, graph = _two_nodes()
+    del graph.nodes[2]
+    geometry = CanvasGeometry.build(layout, graph, 1.0)
+    assert 2 not in geometry.node_cells and not geometry.edge_dots
+
+
+class _CanvasApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield GraphCanvas(id="canvas")
+
+
+def test_widget_paints_marks_and_selects_by_click() -> None:
+    asyncio.run(_paints_marks_and_selects_by_click())
+
+
+async def _paints_marks_and_selects_by_click() -> None:
+    layout, graph = _two_nodes()
+    marks = Marks()
+    marks.mark_node(1, Mark.ADDED)
+    app = _CanvasApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        canvas = app.query_one(GraphCanvas)
+        canvas.show(layout, graph, marks)
+        await pilot.pause()
+        c0, r0, c1, r1 = canvas.geometry.node_cells[1]
+        line = canvas.render_line(r0 + 1)
+        styles = {segment.style for segment in line if "matmul" in segment.text}
+        assert styles and all(style.bgcolor is not None for style in styles)
+        await pilot.click(GraphCanvas, offset=((c0 + c1) // 2, (r0 + r1) // 2))
+        await pilot.pause()
+        assert canvas.selected == 1

@@ -1,0 +1,873 @@
+"""The viewer's "Run it" features: run a step, find the pass that broke the numbers, check gradients.
+
+``run_step(trace, index, inputs)`` runs the graph one trace step shows and
+summarizes every value it computes, keyed by the value's stable trace id:
+shape, dtype, min, max and mean of a tensor (NaN and inf are counted apart,
+the statistics cover the finite entries), a short text for anything else.
+Values inside nested blocks (loop bodies, ``prim::If`` branches, ``GradOf``
+blocks) and inside ``prim::DifferentiableGraph`` subgraphs are covered; a
+value computed more than once (in a loop body) shows its last value and how
+many times it was computed; a value that was not computed (a branch not
+taken) is absent.
+
+Which inputs a step runs on:
+
+* a ``"main"`` step: the example inputs;
+* ``("forward", k)``: the values that flow into DifferentiableGraph k, got by
+  running the latest main step before it that holds that node;
+* ``("backward", k)`` and ``("backward executor", k)``: the gradients of f's
+  outputs followed by the values df captures from f, got by running the
+  matching forward step. Every output gradient is ones (the gradient of the
+  sum of the outputs, as a training step with ``backward(ones)`` gives);
+  the gradient of a temporary that f returns only for df to capture is
+  undefined (None), as it is when the executor runs df, because nothing
+  outside f reads the temporary; an input that a backward executor's
+  graph is specialized as undefined (``Tensor[Undefined]``) gets None too.
+
+``first_divergent_step(trace, inputs)`` runs the original graph and every
+later main step on the same inputs and names the first step whose outputs
+differ: which pass broke the numbers.
+
+``gradient_check(graph, inputs)`` compares the gradient the executor's
+backward graph computes with central finite differences of the graph, on a
+seeded sample of each floating-point input's elements.
+
+Nothing here raises for a failing graph: a failure is reported in the result
+as a one-line message naming the node.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import reprlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy
+
+from gradview.ir import (
+    Graph,
+    IRParseError,
+    IRVerifyError,
+    Node,
+    TensorType,
+    lint,
+    parse_ir,
+)
+from gradview.runtime import (
+    GraphCompileError,
+    GraphExecutor,
+    GraphRuntimeError,
+    Tensor,
+    autograd,
+    compile_graph,
+)
+from gradview.runtime.pass_trace import PassTrace, Step, Which, normalize_pass_name
+from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
+
+__all__ = [
+    "Divergence",
+    "GradCheckRow",
+    "GradientComparison",
+    "StepRun",
+    "ValueSummary",
+    "compare_gradients",
+    "first_divergent_step",
+    "gradient_check",
+    "run_step",
+    "summarize_value",
+]
+
+DIFFERENTIABLE_GRAPH = "prim::DifferentiableGraph"
+# Nodes the interpreter runs by calling their Subgraph (and nothing else).
+_SUBGRAPH_CALLS = frozenset({DIFFERENTIABLE_GRAPH, "prim::FallbackGraph"})
+# The kind of the recording nodes run_step inserts into its private copy of a
+# step's graph; the interpreter runs them through compile_graph's node_ops.
+_PROBE = "gradview::probe"
+_SHORT = reprlib.Repr()
+_SHORT.maxlist = _SHORT.maxtuple = 6
+_SHORT.maxstring = 40
+_SHORT.maxother = 40
+MAX_ITEMS = 32
+
+
+# -- results -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ValueSummary:
+    """What one value held: statistics for a tensor, a short text for anything else.
+
+    ``kind`` is ``"tensor"``, ``"undefined"`` (None: an undefined tensor or a
+    None optional), ``"scalar"``, ``"list"``, ``"tuple"`` or ``"other"``. For
+    a tensor ``min``/``max``/``mean`` cover its finite entries (None when it
+    has none); ``nan``/``inf`` count the others. ``times`` is how often the
+    value was computed in the run (more than once in a loop body; the summary
+    is of the last time). A list or tuple holding tensors has a summary per
+    element in ``items`` (the first ``MAX_ITEMS``).
+    """
+
+    kind: str
+    text: str
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    nan: int = 0
+    inf: int = 0
+    times: int = 1
+    items: tuple[ValueSummary, ...] = ()
+
+
+@dataclass
+class StepRun:
+    """The result of running one step's graph.
+
+    ``values`` maps a stable value id to its summary (graph inputs included);
+    ``outputs`` summarizes the graph's outputs in order (their ids are
+    ``output_ids``). ``inputs_note`` says where the inputs came from. On
+    failure ``error`` is a one-line message naming the node; when the step
+    cannot be run at all (no inputs, a graph the trace cannot feed)
+    ``unavailable`` says why. The values computed before a failure are kept.
+    """
+
+    index: int
+    which: Which
+    values: dict[int, ValueSummary] = field(default_factory=dict)
+    outputs: list[ValueSummary] = field(default_factory=list)
+    output_ids: tuple[int, ...] = ()
+    inputs_note: str = ""
+    error: str | None = None
+    unavailable: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.unavailable is None
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first main step whose outputs differ from the original graph's.
+
+    ``output`` is the position of the first differing output among the
+    outputs flattened (tuples and lists unpacked), None when the step failed
+    or returns a different number of values. ``reason`` says what differs in
+    one line; ``error`` is set when the step (or the original) failed to run.
+    """
+
+    index: int
+    pass_name: str
+    output: int | None
+    max_abs_error: float
+    max_rel_error: float
+    reason: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class GradientComparison:
+    """Analytic against numeric gradient: the largest errors and whether all are within tolerance."""
+
+    max_abs_error: float
+    max_rel_error: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class GradCheckRow:
+    """The gradient check of one graph input.
+
+    ``checked`` elements (a seeded sample) were compared. A row with
+    ``skipped`` set was not checked (an integer, bool or non-tensor input)
+    and does not pass; ``error`` is set when a run failed; ``note`` says
+    what else the user should know (no gradient reached the input).
+    """
+
+    name: str
+    shape: tuple[int, ...] | None
+    checked: int
+    max_abs_error: float
+    max_rel_error: float
+    passed: bool
+    skipped: str | None = None
+    error: str | None = None
+    note: str = ""
+
+
+# -- summaries -----------------------------------------------------------------------------------
+def summarize_value(value: Any, times: int = 1) -> ValueSummary:
+    """A summary of one run-time value (array, Python value, list, None)."""
+    if value is None:
+        return ValueSummary("undefined", "undefined", times=times)
+    if isinstance(value, numpy.ndarray | numpy.generic):
+        return _summarize_array(numpy.asarray(value), times)
+    if isinstance(value, bool | int | float | complex | str):
+        return ValueSummary("scalar", _SHORT.repr(value), times=times)
+    if isinstance(value, list | tuple):
+        kind = "list" if isinstance(value, list) else "tuple"
+        if any(isinstance(v, numpy.ndarray) for v in value):
+            items = tuple(summarize_value(v) for v in value[:MAX_ITEMS])
+            shapes = ", ".join(f"{v.dtype}{list(v.shape)}" if isinstance(v, numpy.ndarray) else _SHORT.repr(v) for v in value[:4])
+            more = ", ..." if len(value) > 4 else ""
+            return ValueSummary(kind, f"{kind} of {len(value)}: {shapes}{more}", times=times, items=items)
+        return ValueSummary(kind, _SHORT.repr(value), times=times)
+    return ValueSummary("other", f"{type(value).__name__} {_SHORT.repr(value)}", times=times)
+
+
+def _summarize_array(array: numpy.ndarray, times: int) -> ValueSummary:
+    shape = tuple(int(s) for s in array.shape)
+    dtype = str(array.dtype)
+    head = f"{dtype}{list(shape)}"
+    if array.size == 0 or array.dtype.kind not in "biuf":
+        return ValueSummary("tensor", head, shape, dtype, times=times)
+    nan = inf = 0
+    finite = array
+    if array.dtype.kind == "f":
+        mask = numpy.isfinite(array)
+        if not mask.all():
+            nan = int(numpy.isnan(array).sum())
+            inf = int(array.size - mask.sum()) - nan
+            finite = array[mask]
+    if finite.size == 0:
+        low = high = mean = None
+    else:
+        # bool and float16 statistics are taken in float64 (no overflow, a mean of a mask).
+        wide = finite.astype(numpy.float64) if finite.dtype.kind == "b" else finite
+        low, high = float(wide.min()), float(wide.max())
+        mean = float(wide.mean(dtype=numpy.float64))
+    text = head
+    if low is not None:
+        text += f" min {low:.4g} max {high:.4g} mean {mean:.4g}"
+    if nan:
+        text += f" nan {nan}"
+    if inf:
+        text += f" inf {inf}"
+    return ValueSummary("tensor", text, shape, dtype, low, high, mean, nan, inf, times)
+
+
+# -- running a graph with every value recorded ----------------------------------------------------
+class _Unavailable(Exception):
+    """The step cannot be run (no inputs, nothing in the trace to feed it)."""
+
+
+class _RunFailed(Exception):
+    """A run failed; the message is one line naming the node. ``recorder``
+    holds what the probes saw before the failure, when the step itself ran."""
+
+    def __init__(self, message: str, recorder: _Recorder | None = None) -> None:
+        super().__init__(message)
+        self.recorder = recorder
+
+
+class _Recorder:
+    """Collects, during one run, a summary of each value (when asked) and
+    copies of the values whose ids are in ``keep``."""
+
+    def __init__(self, summarize: bool, keep: set[int]) -> None:
+        self.summarize = summarize
+        self.keep = keep
+        self.summaries: dict[int, ValueSummary] = {}
+        self.kept: dict[int, Any] = {}
+        self.times: dict[int, int] = {}
+
+    def probe(self, ids: tuple[int, ...]) -> Callable[..., tuple[()]]:
+        times, summaries, kept, keep, summarize = self.times, self.summaries, self.kept, self.keep, self.summarize
+
+        def record(*values: Any) -> tuple[()]:
+            for ident, value in zip(ids, values, strict=True):
+                count = times[ident] = times.get(ident, 0) + 1
+                # Summarized (and copied) now: a later in-place op may change the array.
+                if summarize:
+                    summaries[ident] = summarize_value(value, count)
+                if ident in keep:
+                    kept[ident] = _copy_value(value)
+            return ()
+
+        return record
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, numpy.ndarray):
+        return value.copy()
+    if isinstance(value, list | tuple):
+        return copy.deepcopy(value)
+    return value
+
+
+def _instrument(graph: Graph, record: BlockRecord, recorder: _Recorder) -> Callable[[Node], Any]:
+    """Insert a probe after every node (and at the start of every block with
+    parameters) of ``graph``, a parse of ``record``'s text, and return the
+    ``node_ops`` that runs the probes and the instrumented subgraphs.
+
+    The parse has the record's structure node for node, so the walk pairs each
+    value with its stable id without looking at names (a subgraph may reuse a
+    name of the graph around it).
+    """
+    ops: dict[Node, Any] = {}
+    pending = [(graph.block, record)]
+    while pending:
+        block, block_record = pending.pop()
+        nodes = list(block.nodes())
+        if len(nodes) != len(block_record.nodes) or len(block.inputs()) != len(block_record.params):
+            raise _RunFailed("the step's text does not parse back to the recorded graph")
+        if block_record.params:
+            probe = graph.create(_PROBE, block.inputs(), 0)
+            block.prepend_node(probe)
+            ops[probe] = recorder.probe(tuple(v.id for v in block_record.params))
+        for node, node_record in zip(nodes, block_record.nodes, strict=True):
+            if (
+                node.kind() != node_record.kind
+                or len(node.outputs()) != len(node_record.outputs)
+                or len(node.blocks()) != len(node_record.blocks)
+            ):
+                raise _RunFailed(f"the step's text does not parse back to the recorded graph (at {node.kind()})")
+            if node.outputs():
+                probe = graph.create(_PROBE, node.outputs(), 0)
+                probe.insert_after(node)
+                ops[probe] = recorder.probe(tuple(v.id for v in node_record.outputs))
+            pending.extend(zip(node.blocks(), node_record.blocks, strict=True))
+            if node_record.subgraph is not None and node_record.kind in _SUBGRAPH_CALLS:
+                ops[node] = _subgraph_runner(node, node_record.subgraph, recorder)
+    return ops.get
+
+
+def _subgraph_runner(node: Node, record: BlockRecord, recorder: _Recorder) -> Callable[..., list[Any]]:
+    """Runs ``node``'s subgraph with its own probes; like the interpreter, keeps
+    the first outputs (a packed forward graph also returns the values df captures)."""
+    subgraph = node.g("Subgraph")
+    compiled = compile_graph(subgraph, check_inputs=False, node_ops=_instrument(subgraph, record, recorder))
+    count = len(node.outputs())
+
+    def run(*inputs: Any) -> list[Any]:
+        return list(compiled(*inputs))[:count]
+
+    return run
+
+
+def _parse_step(step: Step) -> Graph:
+    """The step's graph, parsed from its text and linted."""
+    try:
+        graph = parse_ir(step.text())
+    except IRParseError as exc:
+        raise _RunFailed(f"step {step.index} does not parse: {_one_line(exc)}") from None
+    try:
+        lint(graph)
+    except IRVerifyError as exc:
+        raise _RunFailed(f"step {step.index} ({step.pass_name}) is not a valid graph: {_one_line(exc)}") from None
+    return graph
+
+
+def _record_run(
+    step: Step, inputs: Sequence[Any], summarize: bool = True, keep: frozenset[int] | set[int] = frozenset()
+) -> tuple[list[Any], _Recorder]:
+    """Run ``step``'s graph on ``inputs`` with probes; the outputs and what the probes saw.
+
+    On failure raises _RunFailed; the recorder then holds what ran before it.
+    """
+    recorder = _Recorder(summarize, set(keep))
+    graph = _parse_step(step)
+    try:
+        compiled = compile_graph(graph, node_ops=_instrument(graph, step.graph, recorder))
+        # Copies: an in-place op in the graph must not change the caller's inputs.
+        outputs = list(compiled(*[_copy_value(v) for v in inputs]))
+    except (GraphRuntimeError, GraphCompileError) as exc:
+        raise _RunFailed(_one_line(exc), recorder) from None
+    return outputs, recorder
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# -- run_step --------------------------------------------------------------------------------------
+def run_step(trace: PassTrace, index: int, inputs: Sequence[Any] | None) -> StepRun:
+    """Run the graph of step ``index`` and summarize every value it computes.
+
+    ``inputs`` are the example inputs of the traced graph (the session's);
+    steps of a forward or backward graph get theirs by running the steps
+    that feed them (see the module docstring). Never raises for a failing
+    graph: see :class:`StepRun`.
+    """
+    if not 0 <= index < len(trace):
+        return StepRun(index, "main", error=f"no step {index} (the trace has {len(trace)} steps)")
+    step = trace[index]
+    result = StepRun(index, step.which, output_ids=tuple(step.graph.returns))
+    recorder: _Recorder | None = None
+    try:
+        graph_inputs, result.inputs_note = _step_inputs(trace, step, inputs)
+        outputs, recorder = _record_run(step, graph_inputs)
+        result.outputs = [summarize_value(v) for v in outputs]
+    except _Unavailable as exc:
+        result.unavailable = str(exc)
+    except _RunFailed as exc:
+        result.error = str(exc)
+        recorder = exc.recorder
+    except Exception as exc:  # noqa: BLE001 - the viewer must keep running: report, do not raise
+        result.error = f"step {index}: unexpected {type(exc).__name__}: {_one_line(exc)}"
+    if recorder is not None:
+        result.values = recorder.summaries
+    return result
+
+
+def _step_inputs(trace: PassTrace, step: Step, inputs: Sequence[Any] | None) -> tuple[list[Any], str]:
+    if inputs is None:
+        raise _Unavailable("no example inputs (open a graph or function with inputs to run it)")
+    which = step.which
+    if which == "main":
+        return list(inputs), "the example inputs"
+    if isinstance(which, tuple) and len(which) == 2:
+        label, k = which
+        if label == "forward":
+            values, where = _forward_inputs(trace, k, step.index, inputs)
+            return values, f"the inputs of DifferentiableGraph {k} in {where}"
+        if label == "backward":
+            values, note = _backward_inputs(trace, step, k, step, inputs)
+            return values, note
+        if label == "backward executor":
+            return _backward_executor_inputs(trace, step, k, inputs)
+    raise _Unavailable(f"cannot tell which inputs the graph {which!r} takes")
+
+
+def _latest(trace: PassTrace, before: int, which: Which, test: Callable[[Step], bool] | None = None) -> Step | None:
+    for step in reversed(trace.steps[:before]):
+        if step.which == which and (test is None or test(step)):
+            return step
+    return None
+
+
+def _differentiable_nodes(step: Step) -> list[NodeRecord]:
+    return [n for n in walk_records(step.graph, subgraphs=False) if n.kind == DIFFERENTIABLE_GRAPH]
+
+
+def _find_differentiable_graph(trace: PassTrace, k: int, before: int) -> tuple[Step, NodeRecord]:
+    """The latest main step before ``before`` holding DifferentiableGraph ``k``, and that node.
+
+    CreateAutodiffSubgraphs annotates its step with node id -> k; a trace
+    without the annotation (a JIT log) falls back to the k-th such node.
+    """
+    annotated = _latest(trace, before, "main", lambda s: "differentiable_graphs" in s.annotations)
+    node_id = None
+    if annotated is not None:
+        node_id = next((n for n, j in annotated.annotations["differentiable_graphs"].items() if j == k), None)
+    for step in reversed(trace.steps[:before]):
+        if step.which != "main":
+            continue
+        nodes = _differentiable_nodes(step)
+        if node_id is not None:
+            found = next((n for n in nodes if n.id == node_id), None)
+        else:
+            found = nodes[k] if k < len(nodes) else None
+        if found is not None:
+            return step, found
+    raise _Unavailable(f"no main step before step {before} holds DifferentiableGraph {k}")
+
+
+def _forward_inputs(trace: PassTrace, k: int, before: int, inputs: Sequence[Any]) -> tuple[list[Any], str]:
+    """The values flowing into DifferentiableGraph ``k``, from a run of the main step holding it."""
+    step, node = _find_differentiable_graph(trace, k, before)
+    try:
+        _, recorder = _record_run(step, inputs, summarize=False, keep=set(node.inputs))
+    except _RunFailed as exc:
+        raise _RunFailed(f"running main step {step.index} for the inputs of DifferentiableGraph {k}: {exc}") from None
+    runs = recorder.times.get(node.outputs[0].id, 0) if node.outputs else 1
+    if runs == 0 or any(i not in recorder.kept for i in node.inputs):
+        raise _Unavailable(
+            f"DifferentiableGraph {k} did not run on these inputs (main step {step.index} "
+            "holds it in a loop or branch that did not run)"
+        )
+    where = f"main step {step.index}" + (f" (the last of its {runs} runs)" if runs > 1 else "")
+    return [recorder.kept[i] for i in node.inputs], where
+
+
+_GRADIENT_NOTES = ("f_real_outputs", "df_input_vjps", "df_input_captured_inputs", "df_input_captured_outputs")
+
+
+def _backward_inputs(
+    trace: PassTrace, step: Step, k: int, annotated: Step, inputs: Sequence[Any]
+) -> tuple[list[Any], str]:
+    """Inputs of df (``step`` shows it; ``annotated`` carries the Gradient's
+    capture lists): output gradients, then the captures from running f."""
+    notes = annotated.annotations
+    forward = _latest(trace, step.index, ("forward", k))
+    if forward is None:
+        raise _Unavailable(f"no forward graph {k} before step {step.index}")
+    f_inputs, where = _forward_inputs(trace, k, forward.index, inputs)
+    params = step.graph.params
+    if "reads_from_forward" in notes:
+        # Before lambdaLiftReverse: the reverse block, whose parameters are the
+        # gradients of f's outputs, reading f's values directly.
+        reads = tuple(notes["reads_from_forward"])
+        outputs, recorder = _run_forward(forward, f_inputs, keep=set(reads), k=k)
+        vjps = tuple(notes.get("df_input_vjps", range(len(params) - len(reads))))
+        if len(vjps) + len(reads) != len(params):
+            raise _Unavailable(f"step {step.index}: the backward graph's inputs do not match its annotations")
+        grads = [_ones_like(outputs[i]) if i < len(outputs) else None for i in vjps]
+        missing = [i for i in reads if i not in recorder.kept]
+        if missing:
+            raise _Unavailable(f"forward step {forward.index} did not compute the values df reads")
+        values = grads + [recorder.kept[i] for i in reads]
+    elif all(key in notes for key in _GRADIENT_NOTES):
+        outputs, _ = _run_forward(forward, f_inputs, keep=set(), k=k)
+        real = notes["f_real_outputs"]
+        vjps = tuple(notes["df_input_vjps"])
+        captured = [f_inputs[i] for i in notes["df_input_captured_inputs"]]
+        captured += [outputs[i] for i in notes["df_input_captured_outputs"]]
+        if len(vjps) + len(captured) != len(params):
+            raise _Unavailable(f"step {step.index}: the backward graph's inputs do not match its annotations")
+        # A temporary (i >= real) is only returned for df to capture: nothing
+        # outside f reads it, so its gradient is undefined, as in the executor.
+        grads = [_ones_like(outputs[i]) if i < real else None for i in vjps]
+        values = grads + captured
+    else:
+        raise _Unavailable(f"step {step.index}: the trace does not say what df captures (no Gradient annotations)")
+    for position, param in enumerate(params[: len(vjps)]):
+        if param.type.endswith("[Undefined]"):
+            values[position] = None  # the executor specialized df on this gradient being undefined
+    note = (
+        f"gradients of ones for f's outputs ({len(vjps)}; undefined for temporaries) and the values "
+        f"captured from forward step {forward.index} (fed from {where})"
+    )
+    return values, note
+
+
+def _run_forward(forward: Step, f_inputs: list[Any], keep: set[int], k: int) -> tuple[list[Any], _Recorder]:
+    try:
+        return _record_run(forward, f_inputs, summarize=False, keep=keep)
+    except _RunFailed as exc:
+        raise _RunFailed(f"running forward step {forward.index} of DifferentiableGraph {k}: {exc}") from None
+
+
+def _ones_like(value: Any) -> Any:
+    if isinstance(value, numpy.ndarray) and value.dtype.kind in "fc":
+        return numpy.ones_like(value)
+    return None
+
+
+def _backward_executor_inputs(
+    trace: PassTrace, step: Step, k: int, inputs: Sequence[Any]
+) -> tuple[list[Any], str]:
+    """A backward executor runs some df; its k counts the executor's autograd
+    ops, not DifferentiableGraphs, so match its first graph against each df."""
+    first = _latest(trace, step.index + 1, step.which, lambda s: normalize_pass_name(s.pass_name) == "specializetypes")
+    if first is None:
+        first = next(s for s in trace.steps if s.which == step.which)
+    latest: dict[int, Step] = {}  # j -> the last ("backward", j) step before the executor's first
+    for earlier in trace.steps[: first.index]:
+        which = earlier.which
+        if isinstance(which, tuple) and which[0] == "backward":
+            latest[which[1]] = earlier
+    wanted = _shape_of(first.graph)
+    candidates = [(j, b) for j, b in sorted(latest.items()) if _shape_of(b.graph) == wanted]
+    if not candidates:
+        raise _Unavailable(f"no backward graph in the trace matches backward executor {k}")
+    # Two identical dfs cannot be told apart; prefer the one with the same number.
+    j, backward = next(((j, b) for j, b in candidates if j == k), candidates[0])
+    values, note = _backward_inputs(trace, step, j, backward, inputs)
+    return values, f"the inputs of backward graph {j}: {note}"
+
+
+def _shape_of(record: BlockRecord) -> tuple[Any, ...]:
+    """The names and node kinds of a graph, without types (specializeTypes changes only types)."""
+    return (
+        tuple(v.name for v in record.params),
+        tuple(n.kind for n in walk_records(record)),
+        len(record.returns),
+    )
+
+
+# -- first_divergent_step -------------------------------------------------------------------------
+def first_divergent_step(
+    trace: PassTrace, inputs: Sequence[Any] | None, rtol: float = 1e-6, atol: float = 1e-9
+) -> Divergence | None:
+    """The first main step whose outputs differ from the first main step's (the original graph).
+
+    Every main step runs on ``inputs``; a step whose graph is the same as the
+    last one run is not run again. A step that fails to run or to lint is a
+    divergence with ``error`` set; if the original itself fails, the
+    divergence names it with ``reason`` saying so. None when every step agrees.
+    """
+    mains = [s for s in trace.steps if s.which == "main"]
+    if not mains:
+        return None
+    original = mains[0]
+    if inputs is None:
+        return Divergence(original.index, original.pass_name, None, math.nan, math.nan, "no example inputs to run the graphs on")
+    try:
+        reference = _flatten(_plain_run(original, inputs))
+    except _RunFailed as exc:
+        return Divergence(original.index, original.pass_name, None, math.nan, math.nan, "the original graph fails on these inputs", str(exc))
+    except Exception as exc:  # noqa: BLE001 - report, do not raise
+        return Divergence(original.index, original.pass_name, None, math.nan, math.nan, "the original graph fails on these inputs", _one_line(exc))
+    last_graph = original.graph
+    for step in mains[1:]:
+        if step.graph == last_graph:
+            continue  # interned records: an unchanged graph compares equal at once
+        last_graph = step.graph
+        try:
+            outputs = _flatten(_plain_run(step, inputs))
+        except _RunFailed as exc:
+            return Divergence(step.index, step.pass_name, None, math.nan, math.nan, "the step fails on inputs the original runs on", str(exc))
+        except Exception as exc:  # noqa: BLE001
+            return Divergence(step.index, step.pass_name, None, math.nan, math.nan, "the step fails on inputs the original runs on", _one_line(exc))
+        found = _first_difference(reference, outputs, rtol, atol)
+        if found is not None:
+            position, abs_error, rel_error, reason = found
+            return Divergence(step.index, step.pass_name, position, abs_error, rel_error, reason)
+    return None
+
+
+def _plain_run(step: Step, inputs: Sequence[Any]) -> list[Any]:
+    graph = _parse_step(step)
+    try:
+        # Copies: an in-place op in one step must not change the next step's inputs.
+        return list(compile_graph(graph)(*[_copy_value(v) for v in inputs]))
+    except (GraphRuntimeError, GraphCompileError) as exc:
+        raise _RunFailed(_one_line(exc)) from None
+
+
+def _flatten(values: Sequence[Any]) -> list[Any]:
+    """Outputs with tuples and lists unpacked (a pass may flatten a returned tuple)."""
+    flat: list[Any] = []
+    stack = [iter(values)]
+    while stack:
+        value = next(stack[-1], _END)
+        if value is _END:
+            stack.pop()
+        elif isinstance(value, list | tuple):
+            stack.append(iter(value))
+        else:
+            flat.append(value)
+    return flat
+
+
+_END = object()
+
+
+def _first_difference(
+    reference: list[Any], actual: list[Any], rtol: float, atol: float
+) -> tuple[int | None, float, float, str] | None:
+    if len(reference) != len(actual):
+        return None, math.nan, math.nan, f"returns {len(actual)} values, the original {len(reference)}"
+    for position, (want, got) in enumerate(zip(reference, actual, strict=True)):
+        found = _compare_values(want, got, rtol, atol)
+        if found is not None:
+            abs_error, rel_error, reason = found
+            return position, abs_error, rel_error, f"output {position}: {reason}"
+    return None
+
+
+def _is_numeric(value: Any) -> bool:
+    if isinstance(value, numpy.ndarray | numpy.generic):
+        return value.dtype.kind in "biufc"
+    return isinstance(value, bool | int | float | complex)
+
+
+def _compare_values(want: Any, got: Any, rtol: float, atol: float) -> tuple[float, float, str] | None:
+    if not (_is_numeric(want) and _is_numeric(got)):
+        if type(want) is type(got) and want == got:
+            return None
+        return math.nan, math.nan, f"{_SHORT.repr(got)} instead of {_SHORT.repr(want)}"
+    a, b = numpy.asarray(want), numpy.asarray(got)
+    if a.shape != b.shape:
+        return math.nan, math.nan, f"shape {list(b.shape)} instead of {list(a.shape)}"
+    if a.size == 0:
+        return None
+    a64 = a.astype(numpy.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else numpy.float64)
+    b64 = b.astype(a64.dtype)
+    same_special = (numpy.isnan(a64) & numpy.isnan(b64)) | (a64 == b64)  # nan where nan, inf where inf
+    diff = numpy.where(same_special, 0.0, numpy.abs(a64 - b64))
+    diff = numpy.where(numpy.isnan(diff), numpy.inf, diff)
+    scale = numpy.abs(a64)
+    if bool((diff <= atol + rtol * scale).all()):
+        return None
+    abs_error = float(diff.max())
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        rel = numpy.where(diff == 0, 0.0, diff / numpy.maximum(scale, numpy.abs(b64)))
+    rel_error = float(numpy.nan_to_num(rel, nan=numpy.inf).max())
+    return abs_error, rel_error, f"max abs error {abs_error:.3g}, max rel error {rel_error:.3g}"
+
+
+# -- gradient_check --------------------------------------------------------------------------------
+def compare_gradients(analytic: Any, numeric: Any, rtol: float = 1e-4, atol: float = 1e-6) -> GradientComparison:
+    """Compare gradient entries elementwise: passes when ``|a - n| <= atol + rtol * |n|``
+    everywhere. The relative error is against the larger magnitude of the two;
+    a NaN anywhere fails."""
+    a = numpy.asarray(analytic, dtype=numpy.float64)
+    n = numpy.asarray(numeric, dtype=numpy.float64)
+    if a.shape != n.shape:
+        return GradientComparison(math.inf, math.inf, False)
+    if a.size == 0:
+        return GradientComparison(0.0, 0.0, True)
+    diff = numpy.abs(a - n)
+    if numpy.isnan(diff).any():
+        return GradientComparison(math.nan, math.nan, False)
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        rel = numpy.where(diff == 0, 0.0, diff / numpy.maximum(numpy.abs(a), numpy.abs(n)))
+    passed = bool((diff <= atol + rtol * numpy.abs(n)).all())
+    return GradientComparison(float(diff.max()), float(rel.max()), passed)
+
+
+def gradient_check(
+    graph: Graph,
+    inputs: Sequence[Any] | None,
+    eps: float = 1e-6,
+    rtol: float = 1e-4,
+    atol: float = 1e-6,
+    samples: int = 64,
+    seed: int = 0,
+) -> list[GradCheckRow]:
+    """Check the gradient the executor computes against finite differences, per input.
+
+    The loss is the sum of each floating-point tensor output times fixed
+    random weights (seeded). The analytic gradient comes from running
+    ``graph`` through a GraphExecutor with the floating-point inputs requiring
+    grad and ``autograd.backward``; the numeric one from central differences
+    ``(loss(x + eps) - loss(x - eps)) / (2 eps)`` of the graph run directly,
+    on at most ``samples`` elements per input (a seeded sample). Both run in
+    float64. One row per graph input, in order.
+    """
+    names = [v.debugName() for v in graph.inputs()]
+    if inputs is None:
+        return [GradCheckRow(n, None, 0, math.nan, math.nan, False, error="no example inputs") for n in names]
+    if len(inputs) != len(names):
+        message = f"{len(inputs)} inputs given for {len(names)} graph inputs"
+        return [GradCheckRow(n, None, 0, math.nan, math.nan, False, error=message) for n in names]
+    floating = [isinstance(v, numpy.ndarray) and v.dtype.kind == "f" for v in inputs]
+    rows: list[GradCheckRow | None] = [
+        None if is_float else GradCheckRow(name, _shape(value), 0, math.nan, math.nan, False, skipped=_skip_reason(value))
+        for name, value, is_float in zip(names, inputs, floating, strict=True)
+    ]
+    try:
+        wide_graph, wide = _in_float64(graph, inputs, floating)
+        analytic, weights, error = _analytic_gradients(wide_graph, wide, floating, seed)
+        compiled = compile_graph(wide_graph) if error is None else None
+    except Exception as exc:  # noqa: BLE001 - report in the rows, do not raise
+        wide, compiled, error = list(inputs), None, _one_line(exc)
+    rng = numpy.random.default_rng(seed + 1)
+    for position, row in enumerate(rows):
+        if row is not None:
+            continue
+        name = names[position]
+        if compiled is None:
+            rows[position] = GradCheckRow(name, _shape(wide[position]), 0, math.nan, math.nan, False, error=error)
+            continue
+        rows[position] = _check_input(
+            compiled, wide, position, name, analytic[position], weights, rng, eps, rtol, atol, samples
+        )
+    return [row for row in rows if row is not None]
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    return tuple(value.shape) if isinstance(value, numpy.ndarray) else None
+
+
+def _skip_reason(value: Any) -> str:
+    if isinstance(value, numpy.ndarray):
+        return f"{value.dtype} tensor: not differentiable"
+    if value is None:
+        return "undefined: not differentiable"
+    return f"{type(value).__name__} value, not a tensor: not differentiated"
+
+
+def _in_float64(graph: Graph, inputs: Sequence[Any], floating: list[bool]) -> tuple[Graph, list[Any]]:
+    """float64 copies of the floating-point inputs, and a copy of the graph
+    whose inputs accept them (a Float input type becomes Double)."""
+    wide_graph = graph.copy()
+    wide = list(inputs)
+    for position, value in enumerate(wide_graph.inputs()):
+        if not floating[position]:
+            continue
+        wide[position] = numpy.array(inputs[position], dtype=numpy.float64)
+        type_ = value.type()
+        if isinstance(type_, TensorType) and type_.scalar_type not in (None, "Double"):
+            value.set_type(dataclasses.replace(type_, scalar_type="Double"))
+    return wide_graph, wide
+
+
+def _analytic_gradients(
+    graph: Graph, inputs: list[Any], floating: list[bool], seed: int
+) -> tuple[list[Any], list[tuple[int, numpy.ndarray]], str | None]:
+    """Each input's gradient (None for non-floating inputs) of the weighted
+    sum of the outputs, through the executor; and the weights, as (flat
+    output position, weight array) pairs. A failure is the third item."""
+    tensors = [
+        Tensor(_copy_value(v), requires_grad=True) if is_float else _copy_value(v)
+        for v, is_float in zip(inputs, floating, strict=True)
+    ]
+    try:
+        outputs = _flatten(GraphExecutor(graph.copy()).run(tensors))
+    except Exception as exc:  # noqa: BLE001 - executor failures are data here
+        return [], [], f"running the graph through the executor: {_one_line(exc)}"
+    rng = numpy.random.default_rng(seed)
+    weights: list[tuple[int, numpy.ndarray]] = []
+    roots, grads = [], []
+    for position, out in enumerate(outputs):
+        if not (isinstance(out, Tensor) and out.data.dtype.kind == "f"):
+            continue
+        weight = rng.standard_normal(out.data.shape)
+        weights.append((position, weight))
+        if out.requires_grad:
+            roots.append(out)
+            grads.append(Tensor(weight.astype(out.data.dtype)))
+    try:
+        if roots:
+            autograd.backward(roots, grads)
+    except Exception as exc:  # noqa: BLE001
+        return [], [], f"backward through the executor's graph: {_one_line(exc)}"
+    analytic = []
+    for tensor, is_float in zip(tensors, floating, strict=True):
+        if not is_float:
+            analytic.append(None)
+            continue
+        grad = tensor.grad
+        # None: no gradient reached the input; compared as zeros (and noted in the row).
+        analytic.append(None if grad is None else numpy.asarray(grad.data, dtype=numpy.float64))
+    return analytic, weights, None
+
+
+def _check_input(
+    compiled: Any,
+    inputs: list[Any],
+    position: int,
+    name: str,
+    analytic: numpy.ndarray | None,
+    weights: list[tuple[int, numpy.ndarray]],
+    rng: numpy.random.Generator,
+    eps: float,
+    rtol: float,
+    atol: float,
+    samples: int,
+) -> GradCheckRow:
+    base = inputs[position]
+    shape = tuple(base.shape)
+    size = base.size
+    chosen = numpy.arange(size) if size <= samples else numpy.sort(rng.choice(size, samples, replace=False))
+    moved = base.copy()
+    numeric = numpy.empty(len(chosen))
+
+    def loss() -> float:
+        # Fresh copies each run: an in-place op must not change the next run's inputs.
+        args = [moved.copy() if i == position else _copy_value(v) for i, v in enumerate(inputs)]
+        outputs = _flatten(compiled(*args))
+        return float(sum(numpy.sum(w * numpy.asarray(outputs[p], dtype=numpy.float64)) for p, w in weights))
+
+    try:
+        for slot, flat in enumerate(chosen):
+            original = moved.flat[flat]
+            moved.flat[flat] = original + eps
+            plus = loss()
+            moved.flat[flat] = original - eps
+            minus = loss()
+            moved.flat[flat] = original
+            numeric[slot] = (plus - minus) / (2 * eps)
+    except (GraphRuntimeError, GraphCompileError, IndexError, ValueError, TypeError) as exc:
+        return GradCheckRow(name, shape, 0, math.nan, math.nan, False, error=f"finite differences: {_one_line(exc)}")
+    note = ""
+    if analytic is None:
+        note = "no gradient reached this input through the executor (compared as zeros)"
+        analytic = numpy.zeros(shape)
+    result = compare_gradients(analytic.reshape(-1)[chosen], numeric, rtol, atol)
+    return GradCheckRow(name, shape, len(chosen), result.max_abs_error, result.max_rel_error, result.passed, note=note)
