@@ -73,6 +73,7 @@ from collections.abc import Callable
 from gradview.ir import Block, Graph, Node, TensorType, Value
 
 from .differentiable import is_differentiable
+from .formulas import formula_for
 from .subgraph_cse import eliminate_common_subexpression_like_torch
 from .subgraph_utils import (
     PROFILE_KINDS,
@@ -85,7 +86,9 @@ from .subgraph_utils import (
     unmerge_subgraph,
 )
 
-__all__ = ["create_autodiff_subgraphs", "DIFFERENTIABLE_GRAPH", "VIEW_OPS", "DEFAULT_THRESHOLD"]
+__all__ = [
+    "create_autodiff_subgraphs", "exclusion_reason", "DIFFERENTIABLE_GRAPH", "VIEW_OPS", "DEFAULT_THRESHOLD",
+]
 
 DIFFERENTIABLE_GRAPH = "prim::DifferentiableGraph"
 # TorchScript's autodiffSubgraphNodeThreshold.
@@ -102,7 +105,11 @@ Predicate = Callable[[Node], bool]
 
 
 def create_autodiff_subgraphs(
-    graph: Graph, threshold: int = DEFAULT_THRESHOLD, *, differentiable: Predicate | None = None
+    graph: Graph,
+    threshold: int = DEFAULT_THRESHOLD,
+    *,
+    differentiable: Predicate | None = None,
+    excluded: dict[Node, str] | None = None,
 ) -> list[Node]:
     """Group differentiable nodes of ``graph`` into ``prim::DifferentiableGraph``
     nodes, in place; returns the groups kept (at least ``threshold`` real ops).
@@ -110,13 +117,87 @@ def create_autodiff_subgraphs(
     ``differentiable`` decides which nodes may join a group (default:
     :func:`is_differentiable`, i.e. gradview has a gradient formula);
     tests pass torch's verdicts to check the slicing on its own.
+
+    Pass ``excluded={}`` to learn why each node left outside every group is
+    there (for the viewer): it is filled with node -> reason in plain words,
+    for every node of the result that is not a group (nested blocks included).
     """
     diff_nodes: list[Node] = []
+    predicate = differentiable or is_differentiable
     db = SlicingAliasDb(graph)
-    slicer = SubgraphSlicer(graph.block, threshold, db, diff_nodes, differentiable or is_differentiable)
+    slicer = SubgraphSlicer(graph.block, threshold, db, diff_nodes, predicate, excluded)
     slicer.run()
     add_requires_grad_on_output_nodes(graph)
+    if excluded is not None:
+        _explain_the_rest(graph.block, db, predicate, excluded)
     return diff_nodes
+
+
+def exclusion_reason(node: Node, differentiable: Predicate | None = None) -> str | None:
+    """Why ``node`` can never be part of a DifferentiableGraph, in plain words;
+    None when it may join one.
+
+    This is the slicer's own test (``should_consider_for_merge`` asks it), so
+    an explanation cannot drift from what the pass does. A node it accepts
+    may still end up outside every group (its group was too small, say): the
+    ``excluded`` argument of :func:`create_autodiff_subgraphs` says why.
+    """
+    kind = node.kind()
+    if kind == DIFFERENTIABLE_GRAPH:
+        return None
+    if kind == "prim::Constant":
+        return "a constant: every group that reads it gets its own copy, so the constant itself stays outside"
+    if kind in ("prim::Param", "prim::Return"):
+        return "a graph's inputs or outputs, not an operation"
+    if kind in VIEW_OPS:
+        return (
+            f"{kind} is a view op: its output shares memory with its input, and a DifferentiableGraph "
+            "cannot return a view correctly, so views stay outside"
+        )
+    if (differentiable or is_differentiable)(node):
+        return None
+    if node.blocks():
+        return (
+            f"{kind} is control flow: symbolic autodiff does not differentiate blocks, "
+            "so groups are formed inside its blocks instead"
+        )
+    if formula_for(node) is None:
+        schema = node.maybe_schema()
+        overload = schema.qualified_name if schema is not None else kind
+        return f"not differentiable: there is no gradient formula for {overload}"
+    return (
+        f"not differentiable here: {kind} has a gradient formula, but not for these inputs "
+        "(this overload, or arguments that are not constant)"
+    )
+
+
+_UNFUSED = (
+    "moved back out of its group: one of its outputs may share memory with a group input or "
+    "with another group output, which autograd cannot handle"
+)
+_SIDE_EFFECTS = (
+    "has side effects (it prints, raises or writes): the pass never moves nodes across it, "
+    "so it cuts its block in two and belongs to no group"
+)
+
+
+def _explain_the_rest(block: Block, db: SlicingAliasDb, differentiable: Predicate, excluded: dict[Node, str]) -> None:
+    """Give every node outside the groups a reason, keeping those the slicer recorded."""
+    for node in [n for n in excluded if n.owning_block is None]:
+        del excluded[node]  # pasted back, then removed as a duplicate by CSE
+    pending = [block]
+    while pending:
+        current = pending.pop()
+        for node in current.nodes():
+            pending.extend(node.blocks())
+            if node.kind() == DIFFERENTIABLE_GRAPH or node in excluded:
+                continue
+            if db.has_side_effects(node):
+                excluded[node] = _SIDE_EFFECTS
+            else:
+                # A node the slicer would take that is outside every group
+                # was unfused (short stretches and small groups are recorded).
+                excluded[node] = exclusion_reason(node, differentiable) or _UNFUSED
 
 
 class SubgraphSlicer:
@@ -124,16 +205,17 @@ class SubgraphSlicer:
 
     def __init__(
         self, block: Block, threshold: int, db: SlicingAliasDb, diff_nodes: list[Node],
-        differentiable: Predicate,
+        differentiable: Predicate, excluded: dict[Node, str] | None = None,
     ) -> None:
         self.block = block
         self.threshold = threshold
         self.db = db
         self.diff_nodes = diff_nodes
         self.differentiable = differentiable
+        self.excluded = excluded  # node -> why it stays outside, when the caller asks
 
     def _nested(self, block: Block) -> SubgraphSlicer:
-        return SubgraphSlicer(block, self.threshold, self.db, self.diff_nodes, self.differentiable)
+        return SubgraphSlicer(block, self.threshold, self.db, self.diff_nodes, self.differentiable, self.excluded)
 
     def run(self) -> None:
         # AliasDb stays exact while groups grow, but not while they are taken
@@ -163,18 +245,32 @@ class SubgraphSlicer:
         work: list[tuple[Node, Node]] = []
         end = self.block.return_node
         node = self._before(end)
-        count = 0
+        candidates: list[Node] = []
         while node is not self.block.param_node:
-            count += self.should_consider_for_merge(node)
+            if self.should_consider_for_merge(node):
+                candidates.append(node)
             if self.db.has_side_effects(node):
-                if count >= self.threshold:
+                if len(candidates) >= self.threshold:
                     work.append((node, end))
-                count = 0
+                else:
+                    self._note_short_stretch(candidates)
+                candidates = []
                 end = node
             node = self._before(node)
-        if count >= self.threshold:
+        if len(candidates) >= self.threshold:
             work.append((node, end))
+        else:
+            self._note_short_stretch(candidates)
         return work
+
+    def _note_short_stretch(self, candidates: list[Node]) -> None:
+        if self.excluded is None:
+            return
+        for node in candidates:
+            self.excluded[node] = (
+                f"only {len(candidates)} differentiable node(s) in its stretch of the block (blocks are cut "
+                f"at nodes with side effects), fewer than the threshold {self.threshold}: no group is formed there"
+            )
 
     def _before(self, node: Node) -> Node:
         """The node before ``node``; the block's param node before the first."""
@@ -183,12 +279,7 @@ class SubgraphSlicer:
         return self.block.param_node if previous is self.block.return_node else previous
 
     def should_consider_for_merge(self, node: Node) -> bool:
-        kind = node.kind()
-        if kind == DIFFERENTIABLE_GRAPH:
-            return True
-        if kind in ("prim::Constant", "prim::Param", "prim::Return") or kind in VIEW_OPS:
-            return False
-        return self.differentiable(node)
+        return exclusion_reason(node, self.differentiable) is None
 
     def scan_node(self, consumer: Node) -> tuple[Node, bool]:
         """Grow ``consumer``'s group by one producer if possible.
@@ -239,7 +330,14 @@ class SubgraphSlicer:
             count += inner.kind() not in NOT_EXECUTED
             if count >= self.threshold:
                 return False
-        unmerge_subgraph(group)
+        pasted = unmerge_subgraph(group)
+        if self.excluded is not None:
+            reason = (
+                f"its group had {count} op(s), fewer than the threshold {self.threshold}: pasted back, "
+                "since plain autograd (one node per op) is as cheap for so few ops"
+            )
+            for clone in pasted:
+                self.excluded.update(dict.fromkeys([clone, *clone.walk()], reason))
         return True
 
 

@@ -40,29 +40,46 @@ _NOT_AUTOGRAD = frozenset({
 })
 
 
-def inline_autodiff_subgraphs(graph: Graph, threshold: int = DEFAULT_INLINE_THRESHOLD) -> bool:
+def inline_autodiff_subgraphs(
+    graph: Graph, threshold: int = DEFAULT_INLINE_THRESHOLD, *, inlined: dict[Node, str] | None = None
+) -> bool:
     """Paste back every DifferentiableGraph (nested blocks included) whose
-    subgraph has fewer than ``threshold`` nodes; True if the graph changed."""
-    changed = _inline_block(graph.block, threshold)
-    return eliminate_dead_code(graph) or changed
+    subgraph has fewer than ``threshold`` nodes; True if the graph changed.
+
+    Pass ``inlined={}`` to learn which nodes came back (for the viewer): it is
+    filled with each pasted node that survives dead code elimination -> why
+    its group was pasted back, in plain words.
+    """
+    pasted: dict[Node, str] = {}
+    changed = _inline_block(graph.block, threshold, pasted)
+    changed = eliminate_dead_code(graph) or changed
+    if inlined is not None:
+        inlined.update((node, reason) for node, reason in pasted.items() if node.owning_block is not None)
+    return changed
 
 
-def _inline_block(block: Block, threshold: int) -> bool:
+def _inline_block(block: Block, threshold: int, pasted: dict[Node, str]) -> bool:
     changed = False
     # nodes() looks up the next node before yielding: pasted nodes land
     # before the current one and are not visited again.
     for node in block.nodes():
         for sub in node.blocks():
-            changed |= _inline_block(sub, threshold)
+            changed |= _inline_block(sub, threshold, pasted)
         if node.kind() != DIFFERENTIABLE_GRAPH:
             continue
         subgraph = get_subgraph(node)
-        if block_size(subgraph.block) >= threshold:
+        size = block_size(subgraph.block)
+        if size >= threshold:
             continue
         if not all(can_run_with_autograd(inner) for inner in subgraph.nodes()):
             continue
         forget_requires_grad(subgraph)
-        unmerge_subgraph(node)
+        reason = (
+            f"its DifferentiableGraph had {size} node(s), fewer than the inline threshold {threshold}: "
+            "after differentiation it was pasted back, so its ops run under plain autograd (one node per op)"
+        )
+        for clone in unmerge_subgraph(node):
+            pasted.update(dict.fromkeys([clone, *clone.walk()], reason))
         changed = True
     return changed
 

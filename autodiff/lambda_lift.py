@@ -33,6 +33,15 @@ __all__ = ["lambda_lift_reverse", "pack_return_values_into_tuple", "update_requi
 
 
 def lambda_lift_reverse(grad: Gradient, rev: ReverseDetails) -> None:
+    """Cut the reverse block out of ``grad.f`` into the new graph ``grad.df``.
+
+    Every forward value the reverse block reads becomes an input of ``df``
+    (a *capture*): f's inputs are listed in ``df_input_captured_inputs``, f's
+    outputs in ``df_input_captured_outputs``, and any other value is first
+    added to f's outputs as a temporary. df's inputs are, in order, the
+    incoming gradients (``df_input_vjps``), the captured inputs, then the
+    captured outputs. Fills those lists and ``f_real_outputs``.
+    """
     graph = grad.f
     block = rev.reverse_block
     captures = reverse_captures(graph)

@@ -39,6 +39,9 @@ class ReverseDetails:
     # Filled by lambdaLiftReverse: each reverse-block node and value -> its copy
     # in df (a trace keeps their ids, so the viewer sees the same nodes).
     lifted: dict[Any, Any] = field(default_factory=dict)
+    # Each prim::GradOf node -> the forward node whose gradient it computes
+    # (the trace records it so the viewer can link the two).
+    primal_of: dict[Node, Node] = field(default_factory=dict)
 
 
 def output_requires_grad(output: Value) -> bool:
@@ -61,6 +64,7 @@ def add_reverse_inline(grad: Gradient) -> ReverseDetails:
     reverse_node = graph.create("prim::Reverse", (), 0)
     reverse_block = reverse_node.add_block()
     grad_map: dict[Value, Value] = {}
+    primal_of: dict[Node, Node] = {}
 
     def get_grad(value: Value) -> Value:
         found = grad_map.get(value)
@@ -90,7 +94,7 @@ def add_reverse_inline(grad: Gradient) -> ReverseDetails:
         for node in list(graph.block.reverse_nodes()):
             if not any(v.requires_grad() for v in node.outputs()):
                 continue
-            input_grads = _linear_gradient(graph, node, [get_grad(v) for v in node.outputs()])
+            input_grads = _linear_gradient(graph, node, [get_grad(v) for v in node.outputs()], primal_of)
             for value, gradient in zip(node.inputs(), input_grads, strict=True):
                 if gradient is not None and value.requires_grad():
                     set_grad(value, gradient)
@@ -98,11 +102,16 @@ def add_reverse_inline(grad: Gradient) -> ReverseDetails:
             if value.requires_grad() and value in grad_map:
                 reverse_block.register_output(get_grad(value))
                 grad.df_output_vjps.append(index)
-    return ReverseDetails(grad_map, reverse_block)
+    return ReverseDetails(grad_map, reverse_block, primal_of=primal_of)
 
 
-def _linear_gradient(graph: Graph, node: Node, output_grads: list[Value]) -> list[Value | None]:
-    """Wrap the node's formula in ``prim::GradOf``; returns one gradient per input."""
+def _linear_gradient(
+    graph: Graph, node: Node, output_grads: list[Value], primal_of: dict[Node, Node]
+) -> list[Value | None]:
+    """Wrap the node's formula in ``prim::GradOf``; returns one gradient per input.
+
+    ``primal_of`` learns which forward node the new GradOf differentiates.
+    """
     # A formula that exists but cannot handle this node explains why itself
     # (e.g. "needs constant dims") when it runs below.
     if not is_differentiable(node) and formula_for(node) is None:
@@ -114,6 +123,7 @@ def _linear_gradient(graph: Graph, node: Node, output_grads: list[Value]) -> lis
     grad_of = graph.create("prim::GradOf", grads_in, 0)
     grad_of.s_("name", node.kind())
     graph.insert_node(grad_of)
+    primal_of[grad_of] = node
     block = grad_of.add_block()
     results = _gradient_of(graph, node, block, output_grads)
     outputs: list[Value | None] = []

@@ -149,7 +149,13 @@ def _gradient_of(node: Node) -> Gradient:
 
 
 def pack_gradient(gradient: Gradient, node: Node) -> None:
-    """Store a Gradient on its DifferentiableGraph node, as packGradient does."""
+    """Store a Gradient on its DifferentiableGraph node, as packGradient does.
+
+    The node's ``Subgraph`` becomes the forward graph f and ``ReverseSubgraph``
+    the backward graph df, and the Gradient's index lists become integer
+    attributes, so at run time the node alone says how to run f, what to keep
+    for df, and where df's gradients go.
+    """
     assert gradient.df is not None
     node.g_("Subgraph", gradient.f)
     node.g_("ReverseSubgraph", gradient.df)
@@ -273,18 +279,30 @@ class GraphExecutor:
         steps.run("PropagateRequiresGrad", lambda: propagate_requires_grad(graph))
         run_optimization(graph, record=steps.recorder(graph))
         gradients: list[Gradient] = []
+        dg_number: dict[Node, int] = {}  # DifferentiableGraph node -> k, as the trace's ("forward", k) names it
         if needs_gradient(graph, spec.grad_enabled):
             node_threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if self.autodiff_subgraph_inlining else 1
             inline_threshold = AUTODIFF_SUBGRAPH_INLINE_THRESHOLD if self.autodiff_subgraph_inlining else 1
+            # Why nodes stay outside the groups, for the viewer (only when tracing).
+            excluded: dict[Node, str] | None = {} if self.trace is not None else None
             diff_nodes = steps.run(
                 "CreateAutodiffSubgraphs",
-                lambda: create_autodiff_subgraphs(graph, node_threshold),
-                annotate=lambda nodes: {"differentiable_graphs": {node: k for k, node in enumerate(nodes)}},
+                lambda: create_autodiff_subgraphs(graph, node_threshold, excluded=excluded),
+                annotate=lambda nodes: {
+                    "differentiable_graphs": {node: k for k, node in enumerate(nodes)},
+                    "excluded": excluded,
+                },
             )
+            dg_number.update((node, k) for k, node in enumerate(diff_nodes))
             for index, node in enumerate(diff_nodes):
                 gradient = self._differentiate_node(node, index, steps)
                 gradients.append(gradient)
-            steps.run("InlineAutodiffSubgraphs", lambda: inline_autodiff_subgraphs(graph, inline_threshold))
+            inlined: dict[Node, str] | None = {} if self.trace is not None else None
+            steps.run(
+                "InlineAutodiffSubgraphs",
+                lambda: inline_autodiff_subgraphs(graph, inline_threshold, inlined=inlined),
+                annotate=lambda _: {"inlined": inlined},
+            )
         else:
             run_nondiff_optimization(graph, record=steps.recorder(graph))
         steps.run("EliminateDeadCode", lambda: eliminate_dead_code(graph))
@@ -292,8 +310,10 @@ class GraphExecutor:
 
         def node_op(node: Node) -> Any:
             if node.kind() == "prim::DifferentiableGraph" and node.hasAttribute("ReverseSubgraph"):
+                # Its df's executor is traced under the same k as f and df.
+                k = dg_number.get(node, len(ops))
                 op = DifferentiableGraphOp(
-                    _gradient_of(node), self.backend, trace=self.trace, which=("backward executor", len(ops))
+                    _gradient_of(node), self.backend, trace=self.trace, which=("backward executor", k)
                 )
                 ops.append(op)
                 return op

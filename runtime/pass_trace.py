@@ -324,11 +324,16 @@ class PassTrace:
 
         Each call records the forward graph as ``("forward", k)`` and, once it
         exists, the backward graph as ``("backward", k)``, with the gradient's
-        vjp and capture indices as annotations.
+        vjp and capture indices as annotations, and ``grad_of``: each
+        ``prim::GradOf`` node's id -> the id of the forward node it
+        differentiates (df's copies of GradOf nodes keep the reverse block's ids).
         """
         if not self.enabled:
             return None
         clock = [time.perf_counter()]
+        # Read while the reverse block is alive; lambdaLiftReverse destroys it,
+        # and its copies in df then carry the same ids.
+        grad_of: dict[int, int] = {}
 
         def record(name: str, gradient: Any, _rev: Any, changed: bool) -> None:
             seconds = time.perf_counter() - clock[0]
@@ -343,6 +348,11 @@ class PassTrace:
                 )
                 if hasattr(gradient, key)
             }
+            if _rev is not None and not getattr(_rev, "lifted", None):
+                grad_of.clear()
+                grad_of.update(_live_grad_of_links(self, getattr(_rev, "primal_of", {})))
+            if grad_of:
+                notes["grad_of"] = dict(grad_of)
             self.record(name, gradient.f, which=("forward", k), changed=changed, seconds=seconds, annotations=notes)
             if getattr(gradient, "df", None) is not None:
                 if _rev is not None and getattr(_rev, "lifted", None):
@@ -575,6 +585,15 @@ def _decode_record(entry: Any, built: list[Any], position: int) -> NodeRecord | 
         _, params, nodes, returns = entry
         return BlockRecord(_values(params), tuple(earlier(n, NodeRecord) for n in nodes), _ints(returns))
     raise ValueError(f"record {position} has an unknown shape")
+
+
+def _live_grad_of_links(trace: PassTrace, primal_of: dict[Any, Any]) -> dict[int, int]:
+    """GradOf node id -> primal node id, for the pairs whose nodes are both still in a graph."""
+    return {
+        trace.id_of(grad_of): trace.id_of(primal)
+        for grad_of, primal in primal_of.items()
+        if grad_of.owning_block is not None and primal.owning_block is not None
+    }
 
 
 class _ReverseBlockView:

@@ -80,6 +80,9 @@ class DrawGraph:
     nodes: dict[int, DrawNode] = field(default_factory=dict)
     edges: list[DrawEdge] = field(default_factory=list)
     clusters: dict[str, Cluster] = field(default_factory=dict)
+    # Nodes of the previous step that this step removed, drawn back (faded) so
+    # the eye sees what went; ``nodes`` holds them too.
+    ghosts: set[int] = field(default_factory=set)
 
     def add_node(self, node: DrawNode) -> None:
         self.nodes[node.id] = node

@@ -95,3 +95,83 @@ def test_backward_executor_records_autograd_zero_specialization() -> None:
     specialize = next(step for step in steps if step.pass_name == "specializeAutogradZero")
     assert set(specialize.annotations["autograd_zero"].values()) <= {"Zero", "Nonzero", "Unknown"}
     assert specialize.annotations["autograd_zero"]
+
+
+# sin+expm1 and the transpose stay outside (expm1 has no formula, transpose is
+# a view) and run eagerly; sin+cos of %z is a group too small to keep.
+OUTSIDE = """graph(%x : Tensor, %y : Tensor, %z : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::sin(%x)
+  %b : Tensor = aten::expm1(%a)
+  %c : Tensor = aten::mul(%b, %x)
+  %d : Tensor = aten::tanh(%c)
+  %e : Tensor = aten::exp(%d)
+  %t : Tensor = aten::transpose(%e, %zero, %one)
+  %f : Tensor = aten::mul(%t, %y)
+  %g : Tensor = aten::sigmoid(%f)
+  %h : Tensor = aten::cos(%g)
+  %p : Tensor = aten::sin(%z)
+  %q : Tensor = aten::cos(%p)
+  return (%h, %q)
+"""
+
+
+def _outside_trace() -> PassTrace:
+    rng = np.random.default_rng(2)
+    inputs = [Tensor(rng.standard_normal(s), requires_grad=True) for s in [(3, 4), (4, 3), (3, 4)]]
+    trace = PassTrace()
+    h, q = GraphExecutor(parse_ir(OUTSIDE), trace=trace).run(inputs)
+    (h.sum() + q.sum()).backward()
+    return trace
+
+
+def test_differentiate_records_which_node_each_grad_of_differentiates() -> None:
+    rng = np.random.default_rng(3)
+    graph = parse_ir((ROOT / "examples" / "mlp.ir").read_text())
+    inputs = [Tensor(rng.standard_normal(s), requires_grad=True) for s in [(8, 4), (4, 16), (16,), (16, 3), (3,)]]
+    trace = PassTrace()
+    GraphExecutor(graph, trace=trace).run(inputs)
+    checked = set()
+    for position, step in enumerate(trace.steps):
+        if step.which != ("backward", 0):
+            continue
+        forward = trace.steps[position - 1]  # differentiate records f, then df
+        assert forward.which == ("forward", 0) and forward.pass_name == step.pass_name
+        primal_kinds = {node.id: node.kind for node in forward.nodes()}
+        links = step.annotations["grad_of"]
+        assert forward.annotations["grad_of"] == links
+        grad_ofs = [node for node in step.nodes() if node.kind == "prim::GradOf"]
+        assert grad_ofs and {node.id for node in grad_ofs} <= links.keys()
+        for node in grad_ofs:
+            assert dict(node.attrs)["name"] == f'"{primal_kinds[links[node.id]]}"'
+        checked.add(step.pass_name)
+    assert {"addReverseInline", "lambdaLiftReverse", "UpdateDifferentiableGraphRequiresGrad"} <= checked
+
+
+def test_slicing_steps_record_why_nodes_stay_outside() -> None:
+    trace = _outside_trace()
+    created = next(step for step in trace.steps if step.pass_name == "CreateAutodiffSubgraphs")
+    excluded = created.annotations["excluded"]
+    outside = {node.id: node for node in created.graph.nodes if node.kind != "prim::DifferentiableGraph"}
+    assert excluded.keys() == outside.keys()
+    reasons = {outside[node_id].kind: reason for node_id, reason in excluded.items()}
+    assert "no gradient formula for aten::expm1" in reasons["aten::expm1"]
+    assert "view op" in reasons["aten::transpose"]
+    assert "fewer than the threshold 2" in reasons["aten::sin"]  # alone: its only consumer is expm1
+    inlined_step = next(step for step in trace.steps if step.pass_name == "InlineAutodiffSubgraphs")
+    inlined = inlined_step.annotations["inlined"]
+    kinds = {node.id: node.kind for node in inlined_step.nodes()}
+    assert sorted(kinds[node_id] for node_id in inlined) == ["aten::cos", "aten::sin"]
+    assert all("inline threshold 5" in reason for reason in inlined.values())
+
+
+def test_backward_executor_is_named_after_its_differentiable_graph() -> None:
+    trace = _outside_trace()
+    kept = {k for step in trace.steps if step.which == "main" for k in step.annotations.get("differentiable_graphs", {}).values()}
+    compiled = {step.which[1] for step in trace.steps if isinstance(step.which, tuple) and step.which[0] == "backward executor"}
+    assert compiled and compiled <= kept
+    for k in compiled:
+        df = [step for step in trace.steps if step.which == ("backward", k)][-1]
+        first = next(step for step in trace.steps if step.which == ("backward executor", k))
+        assert [v.name for v in first.graph.params] == [v.name for v in df.graph.params]

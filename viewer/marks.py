@@ -1,0 +1,165 @@
+"""How each node and value of a drawn step is highlighted (:class:`Marks`).
+
+Marks come from the recorded trace only:
+
+* what the step changed, when the step at ``index`` recorded the graph shown:
+  ADDED (a node id the previous version of the graph did not have),
+  REMOVED (the ghosts :func:`views.draw_step` draws back) and
+  INPUTS_CHANGED (same node, other input values);
+* the Gradient's wiring, in the forward, backward and joint views:
+  CAPTURED_INPUT / CAPTURED_OUTPUT (index j in ``df_input_captured_inputs`` /
+  ``df_input_captured_outputs``), TEMPORARY (a captured output that is not a
+  real output of f, same j), VJP_INPUT (index i in ``df_input_vjps``) and
+  VJP_OUTPUT (index j in ``df_output_vjps``). Each is put on the value on
+  both sides (f's value, and df's input or output) and on the box that makes
+  it (the producing node, or the input box);
+* AutogradZero states (ZERO, NONZERO, UNKNOWN) of every value the
+  specializeAutogradZero step annotated: on that step, and for a backward
+  graph on every later step of the same graph, since the states hold for
+  the values that survive;
+* GRAD_OF on each ``prim::GradOf`` node and, when a node is selected, LINKED
+  on its partner: the forward node a GradOf differentiates, or the GradOf
+  nodes of a selected forward node (from the ``grad_of`` annotation).
+"""
+
+from __future__ import annotations
+
+from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.trace_records import BlockRecord, walk_records
+
+from .model import Mark, Marks, View
+from .view_steps import (
+    GradientWiring,
+    changed_here,
+    differentiable_graph_count,
+    gradient_notes,
+    gradient_wiring,
+    latest_step,
+    node_records,
+    previous_graph,
+    view_steps,
+)
+from .views import draw_step
+
+__all__ = ["step_marks", "grad_of_links", "zero_states", "ZERO_STATES"]
+
+ZERO_STATES = {"Zero": Mark.ZERO, "Nonzero": Mark.NONZERO, "Unknown": Mark.UNKNOWN}
+
+
+def step_marks(
+    trace: PassTrace, index: int, view: View, dg: int = 0, selection: int | None = None
+) -> Marks:
+    """The marks of step ``index`` drawn in ``view`` (of DifferentiableGraph ``dg``)."""
+    marks = Marks()
+    steps = view_steps(trace, index, view, dg)
+    for step in steps:
+        if changed_here(trace, index, step):
+            _diff_marks(marks, step.graph, previous_graph(trace, step))
+        _zero_marks(marks, trace, step)
+        for node in walk_records(step.graph):
+            if node.kind == "prim::GradOf":
+                marks.mark_node(node.id, Mark.GRAD_OF)
+    for ghost in draw_step(trace, index, view, dg).ghosts:
+        marks.mark_node(ghost, Mark.REMOVED)
+    if steps and view is not View.WHOLE:
+        forward = steps[0].graph if view in (View.FORWARD, View.JOINT) else None
+        backward = steps[-1].graph if view in (View.BACKWARD, View.JOINT) else None
+        notes = gradient_notes(trace, index, dg)
+        if notes is not None:
+            _gradient_marks(marks, gradient_wiring(forward, backward, notes), forward, backward)
+    if selection is not None:
+        marks.mark_node(selection, Mark.SELECTED)
+        for partner in _partners(grad_of_links(trace, index), selection):
+            marks.mark_node(partner, Mark.LINKED)
+    return marks
+
+
+# -- what changed ----------------------------------------------------------------------
+def _diff_marks(marks: Marks, graph: BlockRecord, previous: BlockRecord | None) -> None:
+    if previous is None:
+        return  # the first version of a graph: nothing to compare with
+    before = node_records(previous)
+    for node in walk_records(graph):
+        old = before.get(node.id)
+        if old is None:
+            marks.mark_node(node.id, Mark.ADDED)
+        elif old.inputs != node.inputs:
+            marks.mark_node(node.id, Mark.INPUTS_CHANGED)
+
+
+# -- AutogradZero -------------------------------------------------------------------------
+def zero_states(trace: PassTrace, step: Step) -> dict[int, str]:
+    """The states that hold at ``step``: its own annotation or, for any graph
+    but the main one (a backward graph), the latest earlier one of that graph."""
+    if "autograd_zero" in step.annotations:
+        return step.annotations["autograd_zero"]
+    if step.which == "main":
+        return {}
+    found = latest_step(trace, step.which, step.index, "autograd_zero")
+    return found.annotations["autograd_zero"] if found is not None else {}
+
+
+def _zero_marks(marks: Marks, trace: PassTrace, step: Step) -> None:
+    states = zero_states(trace, step)
+    if not states:
+        return
+    for value_id in step.value_ids():
+        mark = ZERO_STATES.get(states.get(value_id, ""))
+        if mark is not None:
+            marks.mark_value(value_id, mark)
+
+
+# -- the Gradient -------------------------------------------------------------------------
+def _producers(graph: BlockRecord | None) -> dict[int, int]:
+    """Top-level value id -> the id of the box it comes out of (inputs are their own box)."""
+    if graph is None:
+        return {}
+    found = {param.id: param.id for param in graph.params}
+    for node in graph.nodes:
+        for value in node.outputs:
+            found[value.id] = node.id
+    return found
+
+
+def _gradient_marks(
+    marks: Marks, wiring: GradientWiring, forward: BlockRecord | None, backward: BlockRecord | None
+) -> None:
+    producers = {**_producers(forward), **_producers(backward)}
+
+    def mark(values: list[int | None], kind: Mark, only: set[int] | None = None) -> None:
+        for position, value in enumerate(values):
+            if value is None or (only is not None and position not in only):
+                continue
+            marks.mark_value(value, kind, position)
+            box = producers.get(value)
+            if box is not None:
+                marks.mark_node(box, kind, position)
+
+    for values in (wiring.captured_inputs_f, wiring.captured_inputs_df):
+        mark(values, Mark.CAPTURED_INPUT)
+    for values in (wiring.captured_outputs_f, wiring.captured_outputs_df):
+        mark(values, Mark.CAPTURED_OUTPUT)
+        mark(values, Mark.TEMPORARY, wiring.temporaries)
+    for values in (wiring.vjp_inputs_f, wiring.vjp_inputs_df):
+        mark(values, Mark.VJP_INPUT)
+    for values in (wiring.vjp_outputs_f, wiring.vjp_outputs_df):
+        mark(values, Mark.VJP_OUTPUT)
+
+
+# -- GradOf links ---------------------------------------------------------------------------
+def grad_of_links(trace: PassTrace, index: int) -> dict[int, int]:
+    """GradOf node id -> the forward node id it differentiates, for every
+    DifferentiableGraph differentiated at or before ``index`` (as its latest
+    differentiate step recorded them)."""
+    links: dict[int, int] = {}
+    for k in range(differentiable_graph_count(trace)):
+        step = latest_step(trace, ("forward", k), index, "grad_of")
+        if step is not None:
+            links.update(step.annotations["grad_of"])
+    return links
+
+
+def _partners(links: dict[int, int], selection: int) -> list[int]:
+    if selection in links:
+        return [links[selection]]
+    return [grad_of for grad_of, primal in links.items() if primal == selection]

@@ -1,0 +1,325 @@
+"""Turn one step of the pass trace into boxes and arrows: a :class:`DrawGraph` per view.
+
+What is drawn, for a graph:
+
+* one box per node: the op kind on the first line, then each output with a
+  short type (``%h : Double(8, 16)``); constants as small boxes holding
+  their value;
+* one box per graph input, keyed by the input value's id, and one return box
+  (``return_id(scope)``);
+* one arrow per use of a value: from the node that produces it to the node
+  that reads it (or to a return box);
+* the nodes of an ``If``/``Loop`` block inside a frame per block
+  (``prim::If block0``), with a return box of its own; a block's parameters
+  (a loop's counter and carried values) come out of the node that owns it;
+* a ``prim::DifferentiableGraph`` node is not a box: its subgraph's nodes are
+  drawn in a frame ``DifferentiableGraph_k``, arrows go from the outer
+  producers straight to the inner nodes reading them, and from the inner
+  results to the outer nodes using the group's outputs. That is how the
+  slicing looks: the ops stay where they were, the frame shows the groups.
+
+Views (see :mod:`gradview.viewer.view_steps` for which step each shows):
+WHOLE is the step's graph; FORWARD and BACKWARD are f and df of one
+DifferentiableGraph; JOINT draws f and df side by side in frames ``f`` and
+``df`` and adds one *capture* arrow per value f hands to df, from where f
+makes it to df's input for it. Before lambdaLiftReverse df is still a block
+reading f's values directly: those uses are drawn as capture arrows.
+
+With ``ghosts=True`` the nodes the step removed are drawn too, faded: they
+are listed in ``DrawGraph.ghosts`` (and marked REMOVED by :mod:`marks`).
+
+Everything is linear in the size of the step, and results are cached per
+(step, view, DifferentiableGraph); callers get a copy they may change.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+
+from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.trace_records import BlockRecord, NodeRecord, value_names, walk_records
+
+from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
+from .view_steps import (
+    changed_here,
+    differentiable_graph_count,
+    differentiable_graph_numbers,
+    gradient_notes,
+    gradient_wiring,
+    previous_graph,
+    view_steps,
+    view_unavailable_reason,
+)
+
+__all__ = [
+    "draw_step",
+    "available_views",
+    "differentiable_graph_count",
+    "view_unavailable_reason",
+    "block_return_id",
+    "short_type",
+    "node_label",
+    "node_text",
+]
+
+DIFFERENTIABLE_GRAPH = "prim::DifferentiableGraph"
+MAX_LINE = 36  # characters per label line; longer lines end in "…"
+MAX_OUTPUT_LINES = 4  # output lines per box; the rest are counted
+MAX_CONSTANT = 20
+_BLOCKS_PER_NODE = 8  # TorchScript nodes have at most two blocks (If); room to spare
+
+
+def block_return_id(owner_id: int, block_index: int) -> int:
+    """The id of the return box of block ``block_index`` of node ``owner_id``.
+
+    Negative like every return id, and after ``return_id(0)`` and
+    ``return_id(1)`` (the returns of the graphs drawn), so ids never clash.
+    """
+    if not 0 <= block_index < _BLOCKS_PER_NODE:
+        raise ValueError(f"block index {block_index} out of range 0..{_BLOCKS_PER_NODE - 1}")
+    return return_id(2 + owner_id * _BLOCKS_PER_NODE + block_index)
+
+
+# -- labels -------------------------------------------------------------------------
+def _clip(text: str, limit: int = MAX_LINE) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for position, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:position].strip())
+            start = position + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def short_type(type_text: str) -> str:
+    """A tensor type without strides, requires_grad and device:
+    ``Double(8, 16, strides=[16, 1], requires_grad=1, device=cpu)`` -> ``Double(8, 16)``."""
+    head, paren, rest = type_text.partition("(")
+    if not paren or not head or not rest.endswith(")"):
+        return type_text
+    kept = [part for part in _split_top_level(rest[:-1]) if "=" not in part]
+    return f"{head}({', '.join(kept)})"
+
+
+def _attrs(node: NodeRecord) -> str:
+    return "[" + ", ".join(f"{name}={text}" for name, text in node.attrs) + "]" if node.attrs else ""
+
+
+def node_label(node: NodeRecord) -> str:
+    """The text in a node's box: the op (with attributes when they fit), then its outputs."""
+    head = node.kind + _attrs(node)
+    lines = [head if len(head) <= MAX_LINE else _clip(node.kind)]
+    for value in node.outputs[:MAX_OUTPUT_LINES]:
+        lines.append(_clip(f"%{value.name} : {short_type(value.type)}"))
+    if len(node.outputs) > MAX_OUTPUT_LINES:
+        lines.append(f"… {len(node.outputs) - MAX_OUTPUT_LINES} more outputs")
+    return "\n".join(lines)
+
+
+def _constant_label(node: NodeRecord) -> str:
+    value = dict(node.attrs).get("value")
+    return _clip(value if value is not None else "None", MAX_CONSTANT)
+
+
+def node_text(node: NodeRecord, names: dict[int, str]) -> str:
+    """The node's line of printed IR (without its blocks)."""
+    outputs = ", ".join(f"%{v.name} : {v.type}" for v in node.outputs)
+    attrs = "" if node.kind == DIFFERENTIABLE_GRAPH else _attrs(node)
+    inputs = ", ".join("%" + names.get(i, f"<unknown {i}>") for i in node.inputs)
+    text = f"{outputs} = {node.kind}{attrs}({inputs})"
+    return text + (f" # {node.source}" if node.source else "")
+
+
+# -- drawing ------------------------------------------------------------------------
+class _Drawer:
+    """Draws graphs into one DrawGraph, remembering which box produces each value."""
+
+    def __init__(self, out: DrawGraph, names: dict[int, str], numbers: dict[int, int]) -> None:
+        self.out = out
+        self.names = names
+        self.numbers = numbers  # DifferentiableGraph node id -> k
+        self.source: dict[int, int] = {}  # value id -> id of the box it comes out of
+        self.captured: frozenset[int] = frozenset()  # values whose uses are capture arrows
+
+    def graph(self, record: BlockRecord, cluster: str | None, scope: int, skip: frozenset[int] = frozenset()) -> None:
+        """A whole graph: inputs (except ``skip``, values drawn elsewhere), nodes, return."""
+        for param in record.params:
+            if param.id in skip:
+                continue
+            label = _clip(f"%{param.name} : {short_type(param.type)}")
+            self.out.add_node(DrawNode(param.id, label, NodeRole.INPUT, cluster, f"%{param.name} : {param.type}"))
+            self.source[param.id] = param.id
+        self.nodes(record.nodes, cluster)
+        self.returns(record.returns, return_id(scope), "return", cluster)
+
+    def returns(self, values: tuple[int, ...], box: int, label: str, cluster: str | None) -> None:
+        listed = ", ".join("%" + self.names.get(v, "?") for v in values)
+        self.out.add_node(DrawNode(box, label, NodeRole.RETURN, cluster, f"{label} ({listed})"))
+        for value in values:
+            self.edge(value, box)
+
+    def edge(self, value: int, target: int) -> None:
+        source = self.source.get(value)
+        if source is not None:
+            label = "%" + self.names.get(value, "?")
+            self.out.add_edge(DrawEdge(source, target, value, label, value in self.captured))
+
+    def nodes(self, nodes: tuple[NodeRecord, ...], cluster: str | None) -> None:
+        for node in nodes:
+            if node.kind == DIFFERENTIABLE_GRAPH and node.subgraph is not None:
+                self.differentiable_graph(node, cluster)
+                continue
+            role = NodeRole.CONSTANT if node.kind == "prim::Constant" else NodeRole.OP
+            label = _constant_label(node) if role is NodeRole.CONSTANT else node_label(node)
+            self.out.add_node(DrawNode(node.id, label, role, cluster, node_text(node, self.names)))
+            for value in node.inputs:
+                self.edge(value, node.id)
+            for index, block in enumerate(node.blocks):
+                key = f"n{node.id}.block{index}"
+                self.out.clusters[key] = Cluster(key, f"{node.kind} block{index}", cluster)
+                for param in block.params:
+                    self.source[param.id] = node.id  # a loop's counter and carried values
+                self.nodes(block.nodes, key)
+                self.returns(block.returns, block_return_id(node.id, index), f"block{index} return", key)
+            for value in node.outputs:
+                self.source[value.id] = node.id
+
+    def differentiable_graph(self, node: NodeRecord, cluster: str | None) -> None:
+        assert node.subgraph is not None
+        sub = node.subgraph
+        k = self.numbers.get(node.id, 0)
+        key = f"dg{node.id}"
+        self.out.clusters[key] = Cluster(key, f"DifferentiableGraph_{k}", cluster)
+        for param, outer in zip(sub.params, node.inputs, strict=False):
+            if outer in self.source:
+                self.source[param.id] = self.source[outer]
+        self.nodes(sub.nodes, key)
+        for output, inner in zip(node.outputs, sub.returns, strict=False):
+            if inner in self.source:
+                self.source[output.id] = self.source[inner]
+
+
+def _draw(step: Step, numbers: dict[int, int], cluster: str | None = None, scope: int = 0) -> DrawGraph:
+    out = DrawGraph()
+    _Drawer(out, value_names(step.graph), numbers).graph(step.graph, cluster, scope)
+    return out
+
+
+def _draw_record(record: BlockRecord, numbers: dict[int, int], cluster: str | None, scope: int) -> DrawGraph:
+    out = DrawGraph()
+    if cluster is not None:
+        out.clusters[cluster] = Cluster(cluster, cluster)
+    _Drawer(out, value_names(record), numbers).graph(record, cluster, scope)
+    return out
+
+
+def _add_ghosts(out: DrawGraph, current: BlockRecord, previous: BlockRecord, before: DrawGraph) -> None:
+    """Add the nodes of ``before`` (the previous graph drawn) that ``current`` lost."""
+    now = {node.id for node in walk_records(current)}
+    was = {node.id for node in walk_records(previous)}
+    added: set[int] = set()
+    for node_id, node in before.nodes.items():
+        if node_id in was and node_id not in now and node_id not in out.nodes:
+            _copy_cluster(out, before, node.cluster)
+            out.add_node(node)
+            added.add(node_id)
+    for edge in before.edges:
+        touches = edge.source in added or edge.target in added
+        if touches and edge.source in out.nodes and edge.target in out.nodes:
+            out.add_edge(edge)
+    out.ghosts |= added
+
+
+def _copy_cluster(out: DrawGraph, before: DrawGraph, key: str | None) -> None:
+    while key is not None and key not in out.clusters and key in before.clusters:
+        out.clusters[key] = before.clusters[key]
+        key = before.clusters[key].parent
+
+
+def _single(trace: PassTrace, index: int, step: Step, ghosts: bool) -> DrawGraph:
+    numbers = differentiable_graph_numbers(trace, step)
+    out = _draw(step, numbers)
+    if ghosts and changed_here(trace, index, step):
+        previous = previous_graph(trace, step)
+        if previous is not None:
+            _add_ghosts(out, step.graph, previous, _draw_record(previous, numbers, None, 0))
+    return out
+
+
+def _joint(trace: PassTrace, index: int, dg: int, f: Step, df: Step, ghosts: bool) -> DrawGraph:
+    out = DrawGraph()
+    out.clusters["f"] = Cluster("f", f"f: forward of DifferentiableGraph_{dg}")
+    out.clusters["df"] = Cluster("df", f"df: backward of DifferentiableGraph_{dg}")
+    names = {**value_names(f.graph), **value_names(df.graph)}
+    drawer = _Drawer(out, names, {})
+    drawer.graph(f.graph, "f", 0)
+    # Before lambdaLiftReverse, df is the reverse block: it reads f's values
+    # directly (they share ids), so those uses are drawn as captures.
+    reads = frozenset(p.id for p in df.graph.params if p.id in drawer.source)
+    drawer.captured = reads
+    drawer.graph(df.graph, "df", 1, skip=reads)
+    drawer.captured = frozenset()
+    wiring = gradient_wiring(f.graph, df.graph, gradient_notes(trace, index, dg) or {})
+    for f_values, df_inputs in (
+        (wiring.captured_inputs_f, wiring.captured_inputs_df),
+        (wiring.captured_outputs_f, wiring.captured_outputs_df),
+    ):
+        for value, df_input in zip(f_values, df_inputs, strict=False):
+            source = drawer.source.get(value) if value is not None else None
+            if source is not None and df_input is not None and df_input in out.nodes:
+                out.add_edge(DrawEdge(source, df_input, value, "%" + names.get(value, "?"), capture=True))
+    if ghosts:
+        for step, cluster, scope in ((f, "f", 0), (df, "df", 1)):
+            previous = previous_graph(trace, step) if changed_here(trace, index, step) else None
+            if previous is not None:
+                _add_ghosts(out, step.graph, previous, _draw_record(previous, {}, cluster, scope))
+    return out
+
+
+# -- the cache ---------------------------------------------------------------------------
+_CACHE_SIZE = 16  # drawings of big steps are large; the app keeps its own cache too
+_Key = tuple[int, int, int, View, int, bool]
+_cache: OrderedDict[_Key, tuple[weakref.ref[PassTrace], DrawGraph]] = OrderedDict()
+
+
+def _cached(trace: PassTrace, key: _Key, build: Callable[[], DrawGraph]) -> DrawGraph:
+    found = _cache.get(key)
+    if found is None or found[0]() is not trace:
+        found = (weakref.ref(trace), build())
+        _cache[key] = found
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    _cache.move_to_end(key)
+    graph = found[1]
+    return DrawGraph(dict(graph.nodes), list(graph.edges), dict(graph.clusters), set(graph.ghosts))
+
+
+# -- the API -----------------------------------------------------------------------------
+def draw_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: bool = True) -> DrawGraph:
+    """The drawing of step ``index`` in ``view`` (of DifferentiableGraph ``dg``);
+    empty when the view has nothing to show yet (:func:`view_unavailable_reason` says why)."""
+
+    def build() -> DrawGraph:
+        steps = view_steps(trace, index, view, dg)
+        if not steps:
+            return DrawGraph()
+        if view is View.JOINT:
+            return _joint(trace, index, dg, steps[0], steps[1], ghosts)
+        return _single(trace, index, steps[0], ghosts)
+
+    return _cached(trace, (id(trace), len(trace), index, view, dg, ghosts), build)
+
+
+def available_views(trace: PassTrace, index: int, dg: int = 0) -> list[View]:
+    """The views with something to draw at ``index`` (WHOLE always)."""
+    return [view for view in View if view_unavailable_reason(trace, index, view, dg) is None]
