@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import check, trace, view
+from . import check, export, trace, view
 
 __all__ = ["main", "build_parser"]
 
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.register(commands)
     trace.register(commands)
     view.register(commands)
+    export.register(commands)
     return parser
 
 

@@ -1,0 +1,117 @@
+"""``gradview export TARGET --svg DIR``: pictures of a trace's steps, to share without a terminal.
+
+TARGET is anything ``gradview view`` opens (a ``.ir`` graph, ``model.py:fn``,
+a saved trace, a JIT log). Each chosen step is drawn in one view at the
+positions of that view's union layout, so a node keeps its place from file
+to file; ``--svg DIR`` writes ``DIR/{index:03d}-{pass}.svg`` per step and
+``--html FILE`` one self-contained page that steps through them with the
+arrow keys. The steps: the last one by default, ``--step NAME`` those of one
+pass (any spelling: ``EliminateDeadCode``, ``eliminate_dead_code``),
+``--all`` every step where the view has something to show.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register", "run", "choose_steps", "ExportError"]
+
+
+class ExportError(Exception):
+    """What the user asked for cannot be exported; the message is one line."""
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "export",
+        help="write SVGs (and an HTML page) of a trace's steps",
+        description="Draw steps of TARGET (a .ir graph, model.py:fn, a saved trace or a JIT log) "
+        "as SVG files and/or one HTML page, every step at the same positions. Needs Graphviz.",
+    )
+    parser.add_argument("target", metavar="TARGET", help="model.ir, model.py:fn, trace.json or a JIT log")
+    parser.add_argument("--svg", metavar="DIR", help="write one SVG per step into DIR")
+    parser.add_argument("--html", metavar="FILE", help="write one HTML page that steps through the steps")
+    steps = parser.add_mutually_exclusive_group()
+    steps.add_argument("--step", metavar="NAME", help="the steps of pass NAME (any spelling)")
+    steps.add_argument("--all", action="store_true", help="every step (default: the last step)")
+    parser.add_argument("--view", choices=("whole", "forward", "backward", "joint"), default="whole")
+    parser.add_argument(
+        "--dg", type=int, default=0, metavar="K",
+        help="the DifferentiableGraph the forward, backward and joint views show (default 0)",
+    )
+    parser.add_argument("--theme", choices=("dark", "light"), default="dark")
+    parser.add_argument(
+        "--inputs", metavar="SPEC",
+        help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number",
+    )
+    parser.set_defaults(run=run)
+
+
+def choose_steps(trace: Any, view: Any, dg: int, pass_name: str | None, every: bool) -> list[int]:
+    """Indices of the steps to export; raises :class:`ExportError` when there are none."""
+    from gradview.runtime.pass_trace import normalize_pass_name
+    from gradview.viewer.views import view_unavailable_reason
+
+    if pass_name is not None:
+        wanted = normalize_pass_name(pass_name)
+        indices = [s.index for s in trace if normalize_pass_name(s.pass_name) == wanted]
+        if not indices:
+            names = ", ".join(sorted({s.pass_name for s in trace}))
+            raise ExportError(f"no step of pass {pass_name!r}; passes: {names}")
+    elif every:
+        indices = list(range(len(trace)))
+    else:
+        indices = [len(trace) - 1]
+    shown = [i for i in indices if view_unavailable_reason(trace, i, view, dg) is None]
+    if not shown:
+        raise ExportError(f"the {view.value} view has nothing to show: {view_unavailable_reason(trace, indices[-1], view, dg)}")
+    return shown
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        for line in _export(args):
+            print(line)
+    except ExportError as exc:
+        print(f"gradview: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _export(args: argparse.Namespace) -> list[str]:
+    """Do the export; returns what to report, raises ExportError with one line."""
+    from gradview.viewer.export import export_trace_html, export_trace_svgs
+    from gradview.viewer.layout import DotMissingError, LayoutError, graphviz_program
+    from gradview.viewer.model import View
+    from gradview.viewer.session import TargetError, load_target
+
+    if not args.svg and not args.html:
+        raise ExportError("nothing to write: give --svg DIR and/or --html FILE")
+    try:
+        for program in ("dot", "neato"):  # before the slow part: fail fast with the fix
+            graphviz_program(program)
+        session = load_target(args.target, args.inputs)
+    except (TargetError, DotMissingError) as exc:
+        raise ExportError(str(exc)) from None
+    for note in session.notes:
+        print(f"gradview: note: {note}", file=sys.stderr)
+    view = View(args.view)
+    try:
+        indices = choose_steps(session.trace, view, args.dg, args.step, args.all)
+    except ExportError as exc:
+        raise ExportError(f"{args.target}: {exc}") from None
+    report = []
+    try:
+        if args.svg:
+            paths = export_trace_svgs(session.trace, args.svg, view, args.dg, indices, args.theme)
+            report.append(f"wrote {len(paths)} SVG file{'s' if len(paths) != 1 else ''} to {args.svg}")
+        if args.html:
+            export_trace_html(session.trace, args.html, view, args.dg, indices, args.theme, f"gradview: {args.target}")
+            report.append(f"wrote {args.html} ({len(indices)} step{'s' if len(indices) != 1 else ''})")
+    except (DotMissingError, LayoutError) as exc:
+        raise ExportError(str(exc)) from None
+    except OSError as exc:
+        raise ExportError(f"{exc.filename or args.svg or args.html}: cannot write: {exc.strerror or exc}") from None
+    return report

@@ -1,0 +1,218 @@
+"""Pictures of steps to share: one SVG per step, and one HTML page that steps through them.
+
+Every step is drawn at the positions of its view's union layout (see
+:mod:`gradview.viewer.layout`), so a node keeps its place from one exported
+step to the next, as it does on screen; :mod:`gradview.viewer.svg_dot`
+builds the Graphviz input and :mod:`gradview.viewer.html_page` the page.
+Nothing here needs a terminal: the functions take drawings and marks
+(:class:`Frame`), or a trace and a view, and write files.
+
+Graphviz must be installed: without it every function here raises
+:class:`~gradview.viewer.layout.DotMissingError`, whose message is the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .layout import Layout, graphviz_program, union_layout
+from .model import DrawGraph, Marks, View
+from .svg_dot import run_neato, step_dot
+
+__all__ = [
+    "Frame",
+    "frame_for_step",
+    "render_svg",
+    "svg_file_name",
+    "export_steps",
+    "export_html",
+    "trace_frames",
+    "view_layouts",
+    "export_trace_svgs",
+    "export_trace_html",
+]
+
+Layouts = Layout | Mapping[str, Layout] | None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One step to export: its drawing, its marks, and the words shown beside it."""
+
+    index: int
+    pass_name: str
+    which: str  # the graph shown: "main", "forward 0", "forward of DifferentiableGraph 0"...
+    changed: bool
+    graph: DrawGraph
+    marks: Marks = field(default_factory=Marks)
+
+    @property
+    def title(self) -> str:
+        state = "changed" if self.changed else "unchanged"
+        return f"{self.index} {self.pass_name} [{self.which}] {state}"
+
+
+def frame_for_step(step: Any, graph: DrawGraph, marks: Marks | None = None, which: str | None = None) -> Frame:
+    """A :class:`Frame` from a trace ``Step`` and its drawing (``which``
+    defaults to the step's own graph, ``main`` or ``forward 0``...)."""
+    from gradview.runtime.pass_trace import which_label
+
+    label = which if which is not None else which_label(step.which)
+    return Frame(step.index, step.pass_name, label, step.changed, graph, marks if marks is not None else Marks())
+
+
+def render_svg(graph: DrawGraph, marks: Marks, layout: Layout, theme: str = "dark", title: str = "") -> str:
+    """The SVG picture of one step (``graph``, highlighted by ``marks``) at
+    ``layout``'s positions, which must hold every node of ``graph``."""
+    return run_neato(step_dot(graph, marks, layout, theme, title))
+
+
+_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def svg_file_name(index: int, pass_name: str) -> str:
+    """``{index:03d}-{pass name}.svg``, the pass name with anything but
+    letters, digits, ``.``, ``_`` and ``-`` turned into ``_`` (and cut at 80)."""
+    safe = _UNSAFE_FILE_CHARS.sub("_", pass_name).strip("._") or "step"
+    return f"{index:03d}-{safe[:80]}.svg"
+
+
+def _need_graphviz() -> None:
+    """Raise DotMissingError now, before any slow layout, if the export cannot draw."""
+    graphviz_program("neato")
+
+
+def _layout_of(frames: Sequence[Frame], layouts: Layouts) -> Callable[[Frame], Layout]:
+    """Which layout draws each frame: the one given, or per ``which`` the
+    given mapping's entry, else the union layout of the frames showing that graph."""
+    if isinstance(layouts, Layout):
+        fixed = layouts
+        return lambda frame: fixed
+    chosen = dict(layouts or {})
+    groups: dict[str, list[DrawGraph]] = {}
+    for frame in frames:
+        if frame.which not in chosen:
+            groups.setdefault(frame.which, []).append(frame.graph)
+    for which, graphs in groups.items():
+        chosen[which] = union_layout(graphs)
+    return lambda frame: chosen[frame.which]
+
+
+def export_steps(frames: Iterable[Frame], directory: str | Path, layout: Layouts = None, theme: str = "dark") -> list[Path]:
+    """Write one SVG per frame into ``directory`` (created if needed), named by
+    :func:`svg_file_name`. ``layout``: one layout for all frames, a mapping
+    from ``which`` to layout, or None for the union layout of the frames of
+    each graph. Returns the paths written."""
+    _need_graphviz()
+    frames = list(frames)
+    layout_of = _layout_of(frames, layout)
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for frame in frames:
+        path = folder / svg_file_name(frame.index, frame.pass_name)
+        path.write_text(render_svg(frame.graph, frame.marks, layout_of(frame), theme, frame.title), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def export_html(
+    frames: Iterable[Frame], path: str | Path, layout: Layouts = None, theme: str = "dark", title: str = "gradview"
+) -> Path:
+    """Write one self-contained HTML page (SVGs inlined, no server, no
+    network) that steps through the frames with the arrow keys, Home and End.
+    ``layout`` as for :func:`export_steps`."""
+    from .html_page import html_page
+
+    _need_graphviz()
+    frames = list(frames)
+    layout_of = _layout_of(frames, layout)
+    # No title inside the pictures: the page shows it, and steps a pass left
+    # alone then have the same picture, stored once.
+    pictures = [(f, render_svg(f.graph, f.marks, layout_of(f), theme)) for f in frames]
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(html_page(pictures, title, theme), encoding="utf-8")
+    return target
+
+
+# -- from a trace ----------------------------------------------------------------------
+def _view_label(view: View, dg: int) -> str | None:
+    return None if view is View.WHOLE else f"{view.value} of DifferentiableGraph {dg}"
+
+
+def trace_frames(trace: Any, view: View = View.WHOLE, dg: int = 0, indices: Iterable[int] | None = None) -> list[Frame]:
+    """Frames of the steps ``indices`` (default: all) of ``trace`` in ``view``
+    of DifferentiableGraph ``dg``, drawn and marked as the viewer does; steps
+    where the view has nothing to show are left out."""
+    from .marks import step_marks
+    from .views import draw_step, view_unavailable_reason
+
+    frames = []
+    for index in range(len(trace)) if indices is None else indices:
+        if view_unavailable_reason(trace, index, view, dg) is not None:
+            continue
+        graph = draw_step(trace, index, view, dg)
+        marks = step_marks(trace, index, view, dg)
+        frames.append(frame_for_step(trace[index], graph, marks, _view_label(view, dg)))
+    return frames
+
+
+def view_layouts(trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, dg: int = 0) -> dict[str, Layout]:
+    """The layout of each graph the frames show, made from every step of the
+    trace that shows it (as the viewer lays it out), not only the exported ones,
+    so an exported step looks as it does on screen."""
+    from gradview.runtime.pass_trace import which_label
+
+    from .views import draw_step, view_unavailable_reason
+
+    layouts: dict[str, Layout] = {}
+    for which in dict.fromkeys(frame.which for frame in frames):
+        members = []
+        seen: set[tuple[int, ...]] = set()
+        for step in trace:
+            if view is View.WHOLE:
+                if which_label(step.which) != which:
+                    continue
+            elif view_unavailable_reason(trace, step.index, view, dg) is not None:
+                continue
+            graph = draw_step(trace, step.index, view, dg, ghosts=False)
+            signature = tuple(sorted(graph.nodes))
+            if signature not in seen:  # steps a pass left alone add nothing to the union
+                seen.add(signature)
+                members.append(graph)
+        layouts[which] = union_layout(members)
+    return layouts
+
+
+def export_trace_svgs(
+    trace: Any,
+    directory: str | Path,
+    view: View = View.WHOLE,
+    dg: int = 0,
+    indices: Iterable[int] | None = None,
+    theme: str = "dark",
+) -> list[Path]:
+    """One SVG per step ``indices`` (default: all) of ``trace`` in ``view``, into ``directory``."""
+    _need_graphviz()
+    frames = trace_frames(trace, view, dg, indices)
+    return export_steps(frames, directory, view_layouts(trace, frames, view, dg), theme)
+
+
+def export_trace_html(
+    trace: Any,
+    path: str | Path,
+    view: View = View.WHOLE,
+    dg: int = 0,
+    indices: Iterable[int] | None = None,
+    theme: str = "dark",
+    title: str = "gradview",
+) -> Path:
+    """One HTML page stepping through the steps ``indices`` (default: all) of ``trace`` in ``view``."""
+    _need_graphviz()
+    frames = trace_frames(trace, view, dg, indices)
+    return export_html(frames, path, view_layouts(trace, frames, view, dg), theme, title)

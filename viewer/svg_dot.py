@@ -1,0 +1,346 @@
+"""A step as Graphviz draws it: DOT text with every position pinned, rendered by ``neato -n2``.
+
+The nodes go where the union layout put them and edges follow its
+polylines, so ``neato -n2`` only renders (about 50 ms for 1,000 nodes), and
+invisible corner anchors pin the bounding box, so every step of a view has
+the same frame. Colours come from :mod:`gradview.viewer.palette`: fill,
+border and text per node, captured values' edges in their mark's colour,
+removed nodes faded and dashed; an index badge (``captured output #2``)
+sits above each node whose value is in a Gradient list, and a legend of the
+marks used sits to the right.
+
+Text is never markup. Graphviz interprets some characters in labels
+(``\\N`` is the node's name, ``&amp;`` an entity, ``\\l`` a line break),
+so every ``&``, ``\\``, ``"``, ``<``, ``>`` of a label or tooltip goes to
+Graphviz as a private-use stand-in and becomes its XML escape in the SVG
+Graphviz writes; control characters show as ``\\xNN``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+
+from .layout import Layout, LayoutError, graphviz_program
+from .model import DrawGraph, Mark, Marks, NodeRole
+from .palette import LEGEND, MARK_PRIORITY, PALETTES, style_for
+
+__all__ = ["INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "run_neato"]
+
+# Marks whose position in a Gradient list is shown beside the node: "captured output #2".
+INDEXED_MARKS: dict[Mark, str] = {
+    Mark.CAPTURED_INPUT: "captured input",
+    Mark.CAPTURED_OUTPUT: "captured output",
+    Mark.TEMPORARY: "temporary",
+    Mark.VJP_INPUT: "vjp input",
+    Mark.VJP_OUTPUT: "vjp output",
+}
+BACKGROUND = {"dark": "#0d1117", "light": "#ffffff"}
+FADED = "59"  # alpha (of ff) for the colours of removed nodes
+NEATO_TIMEOUT = 120.0
+PAD_TOP = 16.0  # room above the top row for index badges
+LEGEND_GAP = 24.0
+LEGEND_ROW = 16.0
+TITLE_CHARS = 60
+_LEGEND_CHARS = max(TITLE_CHARS, *(len(text) for text in LEGEND.values()))
+_LEGEND_WIDTH = 36.0 + 6.0 * _LEGEND_CHARS
+_LEGEND_HEIGHT = 20.0 + LEGEND_ROW * len(LEGEND)
+
+ToGraphviz = Callable[[float, float], str]  # a y-down layout point as a Graphviz "x,y" (y up)
+
+
+# -- text -----------------------------------------------------------------------------
+# Stand-ins Graphviz passes through untouched, and what each becomes in the SVG.
+_STAND_INS = {"&": "\ue000", "\\": "\ue001", '"': "\ue002", "<": "\ue003", ">": "\ue004"}
+_RESTORE = {"\ue000": "&amp;", "\ue001": "\\", "\ue002": "&quot;", "\ue003": "&lt;", "\ue004": "&gt;"}
+_RESTORE_RE = re.compile("[\ue000-\ue004]")
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f\ufffe\uffff]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff\ue000-\ue004]")
+
+
+def graphviz_text(text: str) -> str:
+    """``text`` ready to go inside a double-quoted DOT string, where Graphviz
+    will read none of it as an escape, entity or markup (lines split on
+    ``\\n`` become Graphviz line breaks)."""
+    text = _SURROGATE_RE.sub("\ufffd", text)
+    lines = text.split("\n")
+    out = []
+    for line in lines:
+        line = "".join(_STAND_INS.get(ch, ch) for ch in line)
+        line = _CONTROL_RE.sub(lambda m: f"\ue001x{ord(m.group()):02x}", line)
+        out.append(line)
+    return "\\n".join(out)
+
+
+def _restore(svg: str) -> str:
+    return _RESTORE_RE.sub(lambda m: _RESTORE[m.group()], svg)
+
+
+# -- DOT ------------------------------------------------------------------------------
+def step_dot(graph: DrawGraph, marks: Marks, layout: Layout, theme: str = "dark", title: str = "") -> str:
+    """DOT text that ``neato -n2`` renders as the picture of one step.
+
+    ``graph`` holds the step's nodes (removed ones in ``graph.ghosts`` or
+    marked :attr:`Mark.REMOVED` are drawn faded); every node must be in
+    ``layout``, normally the union layout of its view."""
+    if theme not in PALETTES:
+        raise ValueError(f"unknown theme {theme!r} (use {' or '.join(PALETTES)})")
+    missing = [i for i in graph.nodes if i not in layout.boxes and i not in graph.ghosts]
+    if missing:
+        raise ValueError(f"node {missing[0]} is not in the layout: lay out the union of the steps you export")
+    width = layout.width + LEGEND_GAP + _LEGEND_WIDTH
+    height = PAD_TOP + max(layout.height, _LEGEND_HEIGHT) + 8.0
+
+    def at(x: float, y: float) -> str:  # y-down layout point -> Graphviz point
+        return f"{x:.2f},{height - PAD_TOP - y:.2f}"
+
+    plain = style_for(None, theme)
+    lines = [
+        "digraph gradview {",
+        f'graph [bgcolor="{BACKGROUND[theme]}", fontname=Courier, fontsize=10, outputorder=edgesfirst, pad=0.1];',
+        f'node [shape=box, fixedsize=true, fontname=Courier, fontsize=10, margin=0, penwidth=1, color="{plain.stroke}"];',
+        f'edge [arrowsize=0.6, color="{plain.stroke}"];',
+        '"corner0" [pos="0,0", shape=point, style=invis, width=0.01, height=0.01, label=""];',
+        f'"corner1" [pos="{width:.2f},{height:.2f}", shape=point, style=invis, width=0.01, height=0.01, label=""];',
+    ]
+    lines += _cluster_lines(graph, layout, theme, at)
+    badges = _badges(graph, marks, theme)
+    for node_id, node in graph.nodes.items():
+        box = layout.boxes.get(node_id)
+        if box is None:
+            continue  # a removed node the union layout never held: nothing to fade
+        node_marks = marks.nodes.get(node_id, set())
+        faded = node_id in graph.ghosts or Mark.REMOVED in node_marks
+        style = style_for(node_marks, theme)
+        alpha = FADED if faded else ""
+        shape_style = ["filled"]
+        if node.role in (NodeRole.INPUT, NodeRole.RETURN):
+            shape_style.append("rounded")
+        if faded:
+            shape_style.append("dashed")
+        classes = [node.role.value, *sorted(m.value for m in node_marks)] + (["faded"] if faded else [])
+        label = graphviz_text("\n".join(line for line in node.label.splitlines() if line))
+        notes = ", ".join(_mark_note(m, node_id, marks) for m in MARK_PRIORITY if m in node_marks)
+        tooltip = graphviz_text((node.tooltip or node.label) + (f"\nmarks: {notes}" if notes else ""))
+        lines.append(
+            f'"n{node_id}" [id="node_{node_id}", class="{" ".join(classes)}", pos="{at(box.x, box.y)}", '
+            f"width={box.width / 72:.4f}, height={box.height / 72:.4f}, "
+            f'style="{",".join(shape_style)}", fillcolor="{style.fill}{alpha}", color="{style.stroke}{alpha}", '
+            f'fontcolor="{style.text}{alpha}", penwidth={1.6 if node_marks and not faded else 1}, '
+            f'label="{_long_string(label)}", tooltip="{_long_string(tooltip)}"];'
+        )
+        if node_id in badges:
+            text, colour = badges[node_id]
+            lines.append(
+                f'"b{node_id}" [id="badge_{node_id}", shape=plaintext, pos="{at(box.x, box.y - box.height / 2 - 7)}", '
+                f'width={len(text) * 5.4 / 72:.4f}, height={10 / 72:.4f}, fontsize=9, fontcolor="{colour}{alpha}", '
+                f'label="{graphviz_text(text)}", tooltip="{graphviz_text(text)}"];'
+            )
+    lines += _edge_lines(graph, marks, layout, theme, at)
+    lines += _legend_lines(graph, marks, theme, layout.width + LEGEND_GAP, at, title)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _mark_note(mark: Mark, node_id: int, marks: Marks) -> str:
+    name = INDEXED_MARKS.get(mark, mark.value.replace("_", " "))
+    index = marks.indices.get((node_id, mark))
+    return f"{name} #{index}" if index is not None else name
+
+
+def _badges(graph: DrawGraph, marks: Marks, theme: str) -> dict[int, tuple[str, str]]:
+    """Node id -> (``captured output #2``-style text, colour) for nodes whose
+    own marks, or the marks of a value they produce, carry a Gradient index."""
+    found: dict[int, dict[tuple[Mark, int], None]] = {}
+    for node_id in graph.nodes:
+        for mark in marks.nodes.get(node_id, ()):
+            index = marks.indices.get((node_id, mark))
+            if mark in INDEXED_MARKS and index is not None:
+                found.setdefault(node_id, {})[(mark, index)] = None
+    for edge in graph.edges:
+        for mark in marks.values.get(edge.value_id, ()):
+            index = marks.indices.get((edge.value_id, mark))
+            if mark in INDEXED_MARKS and index is not None and edge.source in graph.nodes:
+                found.setdefault(edge.source, {})[(mark, index)] = None
+    badges = {}
+    for node_id, items in found.items():
+        ordered = sorted(items, key=lambda item: (MARK_PRIORITY.index(item[0]), item[1]))
+        text = ", ".join(f"{INDEXED_MARKS[m]} #{i}" for m, i in ordered)
+        badges[node_id] = (text, style_for({ordered[0][0]}, theme).stroke)
+    return badges
+
+
+def _cluster_lines(graph: DrawGraph, layout: Layout, theme: str, at: ToGraphviz) -> list[str]:
+    shown = [k for k in graph.clusters if k in layout.clusters]
+    number = {key: i for i, key in enumerate(shown)}
+    children: dict[str | None, list[str]] = {}
+    for key in shown:
+        parent = graph.clusters[key].parent
+        children.setdefault(parent if parent in number else None, []).append(key)
+    plain = style_for(None, theme)
+    lines: list[str] = []
+    pending: list[tuple[str | None, bool]] = [(key, True) for key in reversed(children.get(None, []))]
+    while pending:  # depth first, closing each cluster after its children
+        key, opening = pending.pop()
+        if not opening:
+            lines.append("}")
+            continue
+        x0, y0, x1, y1 = layout.clusters[key]
+        bottom_left, top_right = at(x0, y1), at(x1, y0)
+        title = graphviz_text(graph.clusters[key].title)
+        lines.append(
+            f"subgraph cluster_{number[key]} {{ graph [id=\"cluster_{number[key]}\", "
+            f'bb="{bottom_left},{top_right}", lp="{at((x0 + x1) / 2, y0 + 8)}", label="{title}", '
+            f'style="dashed,rounded", color="{plain.stroke}", fontcolor="{plain.text}", fontsize=10, fontname=Courier];'
+        )
+        pending.append((key, False))
+        pending.extend((child, True) for child in reversed(children.get(key, [])))
+    return lines
+
+
+def _edge_lines(graph: DrawGraph, marks: Marks, layout: Layout, theme: str, at: ToGraphviz) -> list[str]:
+    plain = style_for(None, theme)
+    captured = PALETTES[theme][Mark.CAPTURED_OUTPUT].stroke
+    lines = []
+    seen = set()
+    for edge in graph.edges:
+        key = (edge.source, edge.target, edge.value_id)
+        if edge.source not in graph.nodes or edge.target not in graph.nodes:
+            continue
+        if key in seen or edge.source not in layout.boxes or edge.target not in layout.boxes:
+            continue
+        seen.add(key)
+        value_marks = marks.values.get(edge.value_id)
+        colour, width = plain.stroke, 1.0
+        if value_marks:
+            colour, width = style_for(value_marks, theme).stroke, 1.8
+        elif edge.capture:
+            colour, width = captured, 1.8
+        ends_faded = (
+            edge.source in graph.ghosts
+            or edge.target in graph.ghosts
+            or Mark.REMOVED in marks.nodes.get(edge.source, ())
+            or Mark.REMOVED in marks.nodes.get(edge.target, ())
+        )
+        attrs = [
+            f'id="edge_{edge.source}_{edge.target}_{edge.value_id}"',
+            f'class="{"capture" if edge.capture else "value"}{" faded" if ends_faded else ""}"',
+            f'color="{colour}{FADED if ends_faded else ""}"',
+            f"penwidth={width}",
+            f'tooltip="{graphviz_text(edge.label or f"value {edge.value_id}")}"',
+        ]
+        if ends_faded:
+            attrs.append("style=dashed")
+        points = layout.edges.get(key)
+        if points and len(points) >= 2:
+            attrs.append(f'pos="{_spline_pos(points, at)}"')
+        lines.append(f'"n{edge.source}" -> "n{edge.target}" [{", ".join(attrs)}];')
+    return lines
+
+
+def _spline_pos(points: list[tuple[float, float]], at: ToGraphviz) -> str:
+    """A polyline (y-down, ending at the arrow's tip) as a Graphviz edge ``pos``:
+    Bézier segments with their control points on the straight lines, so the
+    curve is drawn exactly through the sampled points, and an arrowhead to the tip."""
+    points = _simplified(points)
+    tip = points[-1]
+    body = list(points[:-1])
+    last = body[-1]
+    dx, dy = tip[0] - last[0], tip[1] - last[1]
+    length = (dx * dx + dy * dy) ** 0.5
+    arrow = 6.0
+    if length > 1.5 * arrow:  # a long last segment: end the line an arrow's length before the tip
+        body.append((tip[0] - dx / length * arrow, tip[1] - dy / length * arrow))
+    if len(body) == 1:
+        body.append(body[0])
+    parts = [f"e,{at(*tip)}", at(*body[0])]
+    for (ax, ay), (bx, by) in zip(body, body[1:], strict=False):
+        parts.append(at(ax + (bx - ax) / 3, ay + (by - ay) / 3))
+        parts.append(at(ax + 2 * (bx - ax) / 3, ay + 2 * (by - ay) / 3))
+        parts.append(at(bx, by))
+    return _long_string(" ".join(parts))
+
+
+def _simplified(points: list[tuple[float, float]], tolerance: float = 0.5) -> list[tuple[float, float]]:
+    """``points`` without the ones that lie within ``tolerance`` of the straight
+    line between their neighbours (a sampled spline has many): one greedy pass."""
+    kept = [points[0]]
+    for i in range(1, len(points) - 1):
+        (ax, ay), (bx, by), (cx, cy) = kept[-1], points[i], points[i + 1]
+        dx, dy = cx - ax, cy - ay
+        length = (dx * dx + dy * dy) ** 0.5
+        if length == 0 or abs(dx * (ay - by) - dy * (ax - bx)) / length > tolerance:
+            kept.append(points[i])
+    kept.append(points[-1])
+    return kept
+
+
+def _long_string(text: str, chunk: int = 4000) -> str:
+    """``text`` as the inside of a quoted DOT string, cut into ``"..." + "..."``
+    pieces: Graphviz's lexer refuses a single quoted string over 16 KiB."""
+    if len(text) <= chunk:
+        return text
+    pieces = []
+    while len(text) > chunk:
+        cut = text.rfind(" ", 0, chunk) + 1 or chunk
+        while text[cut - 1] == "\\":  # never split an escape from its letter
+            cut -= 1
+        pieces.append(text[:cut])
+        text = text[cut:]
+    pieces.append(text)
+    return '" + "'.join(pieces)
+
+
+def _legend_lines(graph: DrawGraph, marks: Marks, theme: str, left: float, at: ToGraphviz, title: str) -> list[str]:
+    used: set[Mark] = set()
+    for node_id in graph.nodes:
+        used.update(marks.nodes.get(node_id, ()))
+    for edge in graph.edges:
+        used.update(marks.values.get(edge.value_id, ()))
+    if graph.ghosts:
+        used.add(Mark.REMOVED)
+    plain = style_for(None, theme)
+    lines = []
+    if title:
+        text = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+        lines.append(_text_node("legend_title", text, left, 6.0, plain.text, bold=True, at=at))
+    row = 0
+    for mark in MARK_PRIORITY:
+        if mark not in used:
+            continue
+        style = style_for({mark}, theme)
+        y = 22.0 + LEGEND_ROW * row
+        lines.append(
+            f'"legend_{mark.value}" [id="legend_{mark.value}", pos="{at(left + 12, y)}", width={24 / 72:.4f}, '
+            f'height={12 / 72:.4f}, style=filled, fillcolor="{style.fill}", color="{style.stroke}", label=""];'
+        )
+        lines.append(_text_node(f"legend_text_{mark.value}", LEGEND[mark], left + 30, y, plain.text, at=at))
+        row += 1
+    return lines
+
+
+def _text_node(name: str, text: str, left: float, y: float, colour: str, at: ToGraphviz, bold: bool = False) -> str:
+    width = len(text) * 6.0
+    font = ', fontname="Courier-Bold"' if bold else ""
+    return (
+        f'"{name}" [id="{name}", shape=plaintext, pos="{at(left + width / 2, y)}", width={width / 72:.4f}, '
+        f'height={12 / 72:.4f}, fontcolor="{colour}"{font}, label="{graphviz_text(text)}"];'
+    )
+
+
+# -- rendering ----------------------------------------------------------------------------
+def run_neato(dot_text: str) -> str:
+    """SVG text of ``dot_text`` drawn by ``neato -n2`` (positions as given).
+    Raises :class:`~gradview.viewer.layout.DotMissingError` when Graphviz is missing."""
+    program = graphviz_program("neato")
+    try:
+        done = subprocess.run(
+            [program, "-n2", "-Tsvg"], input=dot_text.encode("utf-8"), capture_output=True, timeout=NEATO_TIMEOUT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise LayoutError(f"neato took over {NEATO_TIMEOUT:.0f} s to draw one step") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise LayoutError(f"neato failed (exit {done.returncode}): {message[0] if message else 'no message'}")
+    return _restore(done.stdout.decode("utf-8", "replace"))
