@@ -473,8 +473,12 @@ class Graph:
 
     createClone = create_clone  # noqa: N815
 
-    def copy(self) -> Graph:
-        """A deep copy; debug names, types and nested subgraphs are copied too."""
+    def copy(self, copies: dict[Any, Any] | None = None) -> Graph:
+        """A deep copy; debug names, types and nested subgraphs are copied too.
+
+        ``copies``, when given, is filled with original -> copy for every value
+        and node (nested blocks included), so a caller can carry facts about the
+        original over, such as the pass trace's stable ids."""
         new = Graph()
         mapping: dict[Value, Value] = {}
         for value in self.inputs():
@@ -486,6 +490,9 @@ class Graph:
         for old, copied in mapping.items():
             copied.unique = old.unique
         new._next_unique = self._next_unique
+        if copies is not None:
+            copies.update(mapping)
+            copies.update(zip(self.all_nodes(), new.all_nodes(), strict=True))
         return new
 
     def lint(self) -> None:

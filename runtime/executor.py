@@ -260,7 +260,11 @@ class GraphExecutor:
 
     # -- compiling --------------------------------------------------------------
     def compile_spec(self, spec: ArgumentSpec) -> ExecutionPlan:
-        graph = self.graph.copy()
+        copies: dict[Any, Any] = {}
+        graph = self.graph.copy(copies)
+        inherit_ids = getattr(self.trace, "inherit_ids", None)
+        if inherit_ids is not None:
+            inherit_ids(copies)  # the trace shows the working copy as the same nodes
         steps = _Steps(self.trace, lambda: graph, self.which)
         steps.run("specializeTypes", lambda: specialize_types(graph, spec))
         steps.run("Inline", lambda: inline(graph))
@@ -306,6 +310,11 @@ class GraphExecutor:
         else:
             run_nondiff_optimization(graph, record=steps.recorder(graph))
         steps.run("EliminateDeadCode", lambda: eliminate_dead_code(graph))
+        if gradients:
+            # Nodes pasted back from a group too small to keep still carry f's
+            # requires_grad=0 types; the eager fallback below reads these types
+            # to decide which nodes run with autograd, so bring them up to date.
+            propagate_requires_grad(graph)
         ops: list[Any] = []
 
         def node_op(node: Node) -> Any:

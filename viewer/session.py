@@ -171,7 +171,7 @@ def trace_executor(graph: Graph, inputs: Sequence[Any]) -> PassTrace:
     that requires grad (with gradients of ones)."""
     trace = PassTrace()
     trace.record("Input", graph, changed=False)
-    executor = GraphExecutor(graph.copy(), trace=trace)
+    executor = GraphExecutor(graph, trace=trace)  # it compiles copies; the trace keeps the ids
     tensors = [
         Tensor(value, requires_grad=numpy.issubdtype(value.dtype, numpy.floating))
         if isinstance(value, numpy.ndarray)

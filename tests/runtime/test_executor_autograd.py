@@ -154,3 +154,23 @@ def test_gradients_through_tensor_lists_match_pytorch() -> None:
         (expected * expected).sum().backward()
         np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-7)
         np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-7)
+
+
+def test_a_group_too_small_to_keep_still_gets_gradients() -> None:
+    # tanh(sigmoid(x)) makes a DifferentiableGraph of two nodes, below the
+    # inlining threshold: InlineAutodiffSubgraphs pastes it back, and its
+    # nodes must then run with autograd like any other node outside a group.
+    graph = parse_ir(
+        "graph(%x : Tensor):\n"
+        "  %t : Tensor = aten::sigmoid(%x)\n"
+        "  %u : Tensor = aten::tanh(%t)\n"
+        "  return (%u)\n"
+    )
+    array = np.random.default_rng(2).standard_normal((2, 3))
+    x = Tensor(array.copy(), requires_grad=True)
+    (out,) = GraphExecutor(graph).run([x])
+    assert out.requires_grad
+    out.backward(Tensor(np.ones_like(array)))
+    reference = torch.tensor(array, requires_grad=True)
+    torch.tanh(torch.sigmoid(reference)).backward(torch.ones(2, 3, dtype=torch.float64))
+    np.testing.assert_allclose(x.grad.numpy(), reference.grad.numpy(), rtol=1e-12)

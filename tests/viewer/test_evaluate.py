@@ -435,11 +435,6 @@ def test_failures_are_rows_not_exceptions(mlp_session: Session) -> None:
     assert "inputs given" in gradient_check(mlp_session.graph, inputs[:2])[0].error
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="InlineAutodiffSubgraphs gives the inlined nodes f's requires_grad=0 types, so the "
-    "executor runs them without autograd and no gradient flows (gradient_check catches it)",
-)
 def test_a_small_group_inlined_back_still_differentiates() -> None:
     text = """graph(%x : Tensor):
   %t : Tensor = aten::tanh(%x)
