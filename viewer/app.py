@@ -165,7 +165,9 @@ class GradviewApp(App[None]):
     def on_mount(self) -> None:
         self.theme = "textual-dark" if self.theme_name == "dark" else "textual-light"
         self.animation_level = "none"
-        self.sub_title = self.session.name
+        self.sub_title = Path(self.session.name.partition(":")[0]).name + (
+            ":" + self.session.name.rpartition(":")[2] if ".py:" in self.session.name else ""
+        )
         self.summaries = summarize_steps(self.trace)
         timeline = self.query_one(Timeline)
         timeline.load(self.summaries)
@@ -174,7 +176,7 @@ class GradviewApp(App[None]):
             self.notify(note, severity="warning", timeout=8)
         self.query_one("#values", DataTable).add_columns("value", "shape", "dtype", "min", "max", "mean")
         self.query_one("#gradcheck", DataTable).add_columns("input", "shape", "max abs err", "max rel err", "result")
-        self.show_step(len(self.trace) - 1 if len(self.trace) else 0)
+        self.show_step(0)
         self._queue_all_layouts()
 
     # -- stepping ---------------------------------------------------------------------------
@@ -370,7 +372,7 @@ class GradviewApp(App[None]):
         doc = pass_doc(step.pass_name) or "(no description for this step)"
         body = Text()
         body.append(f"{step.pass_name}\n", style="bold underline")
-        body.append(doc)
+        body.append(reflow_doc(doc))
         self.query_one("#inspector", Static).update(Group(table, Text(""), body))
 
     # -- events ----------------------------------------------------------------------------------
@@ -601,6 +603,34 @@ class GradviewApp(App[None]):
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+def reflow_doc(doc: str) -> str:
+    """A docstring for a narrow pane: paragraphs joined into single lines (the
+    pane wraps them), indented blocks and lists kept, reST ``code`` marks dropped."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            paragraphs.append(" ".join(current))
+            current.clear()
+
+    for line in doc.replace("``", "").splitlines():
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            paragraphs.append("")
+        elif line.startswith((" ", "\t")) or stripped.startswith(("- ", "* ", "|")) or set(stripped) <= set("-=~"):
+            flush()
+            paragraphs.append(line)
+        else:
+            current.append(stripped)
+    flush()
+    text = "\n".join(paragraphs)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.strip()
+
+
 def _guarded(fn: Callable[[], Any]) -> Any:
     """Run ``fn``; any exception becomes a one-line ``error: ...`` string for the screen."""
     try:

@@ -216,7 +216,8 @@ class GraphCanvas(ScrollView, can_focus=True):
     # -- content -----------------------------------------------------------------------
     def show(self, layout: Layout | None, graph: DrawGraph, marks: Marks, message: str = "") -> None:
         """Draw ``graph`` placed by ``layout`` (None: only ``message``)."""
-        geometry_changed = layout is not self.layout_data or set(graph.nodes) != set(self.graph.nodes)
+        new_layout = layout is not self.layout_data
+        geometry_changed = new_layout or set(graph.nodes) != set(self.graph.nodes)
         self.layout_data = layout
         self.graph = graph
         self.marks = marks
@@ -225,7 +226,25 @@ class GraphCanvas(ScrollView, can_focus=True):
             self.selected = None
         if geometry_changed:
             self._rebuild()
+        if new_layout:
+            # A new picture: bring its nodes into view. Within one layout the
+            # scroll position stays put, so stepping never moves the camera.
+            self.call_after_refresh(self.frame_graph)
         self.refresh()
+
+    def frame_graph(self) -> None:
+        """Scroll so the drawn nodes are centred (or start at the top left when larger than the view)."""
+        if self._geometry is None or not self._geometry.node_cells:
+            return
+        cells = self._geometry.node_cells.values()
+        c0 = min(c[0] for c in cells)
+        r0 = min(c[1] for c in cells)
+        c1 = max(c[2] for c in cells)
+        r1 = max(c[3] for c in cells)
+        width, height = self.size.width, self.size.height
+        x = (c0 + c1) // 2 - width // 2 if c1 - c0 <= width else c0 - 1
+        y = (r0 + r1) // 2 - height // 2 if r1 - r0 <= height else r0 - 1
+        self.scroll_to(max(0, x), max(0, y), animate=False)
 
     def set_marks(self, marks: Marks) -> None:
         self.marks = marks

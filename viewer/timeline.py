@@ -48,6 +48,14 @@ def group_label(step: Step) -> str:
     return "compile phases" if which == "main" else which_label(which)
 
 
+def _which_tag(step: Step) -> str:
+    """What the timeline prints after a pass name; the group header says the rest."""
+    which = step.which
+    if isinstance(which, tuple) and len(which) == 2:
+        return {"forward": "f", "backward": "df"}.get(which[0], "")
+    return "" if which == "main" else which_label(which)
+
+
 def summarize_steps(trace: PassTrace) -> list[StepSummary]:
     """One summary per step; linear in the total size of the snapshots."""
     last_ids: dict[object, set[int]] = {}
@@ -60,7 +68,7 @@ def summarize_steps(trace: PassTrace) -> list[StepSummary]:
         removed = len(before - ids) if before is not None else 0
         last_ids[key] = ids
         summaries.append(
-            StepSummary(step.index, step.pass_name, which_label(step.which), group_label(step), step.changed, added, removed)
+            StepSummary(step.index, step.pass_name, _which_tag(step), group_label(step), step.changed, added, removed)
         )
     return summaries
 
@@ -111,8 +119,8 @@ class Timeline(OptionList):
         failed = self.failed.get(s.index)
         text.append(f"{s.index:>3} ", style="dim")
         text.append(s.pass_name, style="bold red" if failed else ("" if s.changed else "dim"))
-        if s.which_text != "main":
-            text.append(f" [{s.which_text}]", style="dim italic")
+        if s.which_text:
+            text.append(f" {s.which_text}", style="dim italic")
         if failed:
             text.append(" ✗ failed", style="red")
         elif s.added or s.removed:

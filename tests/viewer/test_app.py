@@ -1,0 +1,222 @@
+"""Pilot tests: drive the app on the bundled example as a user would."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+
+from gradview.runtime.pass_trace import PassTrace
+from gradview.viewer.app import GradviewApp, HelpScreen
+from gradview.viewer.canvas import GraphCanvas
+from gradview.viewer.model import Mark, View
+from gradview.viewer.session import Session, load_target
+from gradview.viewer.timeline import Timeline
+
+SIZE = (200, 50)
+
+
+def _drive(session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]]) -> GradviewApp:
+    app = GradviewApp(session)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            await script(app, pilot)
+
+    asyncio.run(run())
+    return app
+
+
+def _static_text(app: GradviewApp, selector: str) -> str:
+    """The plain text a Static shows (its content rendered by Rich)."""
+    from rich.console import Console
+
+    content = app.query_one(selector, Static).content
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(content)
+    return console.export_text()
+
+
+def test_down_steps_through_every_step_of_the_trace(mlp_session: Session) -> None:
+    seen: list[int] = []
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        seen.append(app.index)
+        for _ in range(len(mlp_session.trace) - 1):
+            await pilot.press("down")
+            seen.append(app.index)
+        canvas = app.query_one(GraphCanvas)
+        assert canvas.geometry is not None and canvas.graph.nodes
+        assert f"step {len(mlp_session.trace) - 1}/" in _static_text(app, "#viewbar")
+
+    _drive(mlp_session, script)
+    assert seen == list(range(len(mlp_session.trace)))
+
+
+def test_views_switch_between_whole_forward_backward_and_joint(mlp_session: Session) -> None:
+    drawn: dict[View, int] = {}
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        app.jump_to_pass(len(mlp_session.trace) - 1)
+        for key, view in (("2", View.FORWARD), ("3", View.BACKWARD), ("4", View.JOINT), ("1", View.WHOLE)):
+            await pilot.press(key)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert app.view is view
+            canvas = app.query_one(GraphCanvas)
+            assert canvas.geometry is not None, f"{view} has no drawing"
+            drawn[view] = len(canvas.geometry.node_cells)
+
+    _drive(mlp_session, script)
+    assert all(count > 0 for count in drawn.values())
+    assert drawn[View.JOINT] > max(drawn[View.FORWARD], drawn[View.BACKWARD])
+
+
+def test_selecting_a_captured_value_highlights_it_and_explains_it(mlp_session: Session) -> None:
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        app.jump_to_pass(len(mlp_session.trace) - 1)
+        await pilot.press("4")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        canvas = app.query_one(GraphCanvas)
+        captured = [n for n, marks in canvas.marks.nodes.items() if Mark.CAPTURED_OUTPUT in marks and n in canvas.graph.nodes]
+        assert captured, "the joint view marks captured outputs"
+        node = captured[0]
+        cells = canvas.geometry.node_cells[node]
+        canvas.action_follow()
+        canvas.selected = None
+        await pilot.pause()
+        await pilot.click(GraphCanvas, offset=((cells[0] + cells[2]) // 2 - int(canvas.scroll_x),
+                                               (cells[1] + cells[3]) // 2 - int(canvas.scroll_y)))
+        await pilot.pause()
+        assert app.selected == node and canvas.selected == node
+        assert Mark.CAPTURED_OUTPUT in canvas.marks.nodes[node]
+        inspector = _static_text(app, "#inspector")
+        assert "captured" in inspector.lower()
+        # The canvas paints the captured node in the captured-output colour.
+        from gradview.viewer.palette import style_for
+
+        row = cells[1] + 1 - int(canvas.scroll_y)
+        painted = {seg.style.bgcolor.name for seg in canvas.render_line(row) if seg.style and seg.style.bgcolor}
+        expected = style_for({Mark.SELECTED}, "dark").fill
+        assert expected in painted
+
+    _drive(mlp_session, script)
+
+
+def test_hiding_unchanged_steps_keeps_only_changed_ones(mlp_session: Session) -> None:
+    trace: PassTrace = mlp_session.trace
+    changed = {s.index for s in trace if s.changed} | {0}
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        timeline = app.query_one(Timeline)
+        await pilot.press("u")
+        await pilot.pause()
+        assert {s.index for s in timeline.visible()} == changed
+        for _ in range(len(changed) + 2):
+            await pilot.press("down")
+            assert app.index in changed
+        await pilot.press("u")
+        await pilot.pause()
+        assert len(timeline.visible()) == len(trace)
+
+    _drive(mlp_session, script)
+
+
+def test_filter_box_keeps_matching_passes(mlp_session: Session) -> None:
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await pilot.press("slash")
+        for ch in "autogradzero":
+            await pilot.press(ch)
+        await pilot.pause()
+        names = {s.pass_name for s in app.query_one(Timeline).visible()}
+        assert names == {"specializeAutogradZero"}
+
+    _drive(mlp_session, script)
+
+
+def test_gradient_check_runs_and_every_input_passes(mlp_session: Session) -> None:
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await pilot.press("G")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.query_one("#gradcheck", DataTable)
+        assert table.row_count == len(mlp_session.inputs)
+        verdicts = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
+        assert verdicts == ["pass"] * table.row_count
+        assert "5 of 5 inputs pass" in _static_text(app, "#check-status")
+
+    _drive(mlp_session, script)
+
+
+def test_run_shows_values_and_divergence_search_finds_none(mlp_session: Session) -> None:
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.query_one("#values", DataTable).row_count > 0
+        canvas = app.query_one(GraphCanvas)
+        assert any("\n= " in node.label for node in canvas.graph.nodes.values()), "values shown on the nodes"
+        await pilot.press("b")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "original outputs" in _static_text(app, "#check-status")
+
+    _drive(mlp_session, script)
+
+
+def test_help_theme_diff_and_palette_do_not_disturb_the_state(mlp_session: Session) -> None:
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        app.jump_to_pass(5)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("t")
+        await pilot.pause()
+        assert app.theme_name == "light"
+        await pilot.press("d")
+        await pilot.pause()
+        assert "@@" in _static_text(app, "#irtext") or "no change" in _static_text(app, "#irtext")
+        assert app.index == 5
+
+    _drive(mlp_session, script)
+
+
+def test_a_broken_step_is_shown_as_failed_not_a_crash(tmp_path: Path) -> None:
+    # A trace whose second step holds a graph that cannot run (a shape error):
+    # running it marks the step failed in the timeline and the view bar.
+    from gradview.ir import parse_ir
+
+    good = parse_ir("graph(%a : Double(2, 3), %b : Double(3, 4)):\n  %c : Double(2, 4) = aten::mm(%a, %b)\n  return (%c)\n")
+    bad = parse_ir("graph(%a : Double(2, 3), %b : Double(3, 4)):\n  %c : Double(2, 4) = aten::mm(%b, %a)\n  return (%c)\n")
+    trace = PassTrace()
+    trace.record("Input", good, changed=False)
+    trace.record("BrokenPass", bad, changed=True)
+    path = tmp_path / "broken.json"
+    trace.save(str(path))
+    session = load_target(str(path))
+    import numpy as np
+
+    session.graph = good
+    session.inputs = [np.ones((2, 3)), np.ones((3, 4))]
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        app.jump_to_pass(1)
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert 1 in app.failures and "mm" in app.failures[1]
+        assert "✗" in _static_text(app, "#viewbar")
+        await pilot.press("b")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.index == 1
+
+    _drive(session, script)
