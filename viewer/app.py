@@ -19,11 +19,13 @@ message on screen, never a crash.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.console import Group
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
@@ -36,13 +38,14 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedCont
 from gradview.runtime.pass_trace import which_label
 
 from . import views
-from .canvas import GraphCanvas
+from .canvas import CanvasGeometry, GraphCanvas
 from .commands import GradviewCommands
 from .layout import DotMissingError, Layout, union_layout
 from .marks import step_marks
 from .model import DrawGraph, Marks, View
 from .palette import LEGEND, style_for
 from .session import Session
+from .text_pane import TextPane
 from .timeline import StepSummary, Timeline, summarize_steps
 
 __all__ = ["GradviewApp", "HelpScreen"]
@@ -138,6 +141,8 @@ class GradviewApp(App[None]):
         self._pending_layouts: list[Any] = []
         self._draw_cache: dict[tuple[int, View, int], DrawGraph] = {}
         self.dot_note_shown = False
+        self._ir_stale = True
+        self._ir_marks = Marks()
 
     # -- layout of the screen -------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -152,8 +157,8 @@ class GradviewApp(App[None]):
             with TabbedContent(id="right"):
                 with TabPane("Inspect", id="tab-inspect"), VerticalScroll():
                     yield Static(id="inspector")
-                with TabPane("IR", id="tab-ir"), VerticalScroll():
-                    yield Static(id="irtext")
+                with TabPane("IR", id="tab-ir"):
+                    yield TextPane(id="irtext")
                 with TabPane("Run", id="tab-run"):
                     yield Static("r: run this step on the example inputs", id="run-status")
                     yield DataTable(id="values", zebra_stripes=True)
@@ -196,7 +201,9 @@ class GradviewApp(App[None]):
         reason = views.view_unavailable_reason(self.trace, self.index, self.view, self.dg)
         graph = DrawGraph() if reason else self._draw(self.index, self.view, self.dg)
         marks = Marks() if reason else self._marks()
-        self._add_run_values(graph)
+        if self.index in self.run_results:
+            graph = dataclasses.replace(graph, nodes=dict(graph.nodes))  # the cached drawing stays as it was
+            self._add_run_values(graph)
         key = self._layout_key(self.index, self.view, self.dg)
         layout = self.layouts.get(key)
         message = reason or self.layout_errors.get(key) or "laying out…"
@@ -205,7 +212,11 @@ class GradviewApp(App[None]):
         canvas.selected = self.selected if self.selected in graph.nodes else None
         canvas.show(layout if not reason else None, graph, marks, message)
         self._update_viewbar(step)
-        self._update_ir(step, marks)
+        self._ir_marks = marks
+        if self.show_diff or self.query_one("#right", TabbedContent).active == "tab-ir":
+            self._update_ir(step, marks)
+        else:
+            self._ir_stale = True
         self._update_inspector()
 
     def _draw(self, index: int, view: View, dg: int) -> DrawGraph:
@@ -219,22 +230,34 @@ class GradviewApp(App[None]):
         return graph
 
     def _marks(self) -> Marks:
-        return step_marks(self.trace, self.index, self.view, self.dg, selection=self.selected)
+        drawing = self._draw(self.index, self.view, self.dg)
+        return step_marks(self.trace, self.index, self.view, self.dg, selection=self.selected, drawing=drawing)
 
     def _add_run_values(self, graph: DrawGraph) -> None:
-        """Show run results (shape, dtype, mean) as an extra label line on the nodes."""
+        """Show run results on the nodes: each output's line ``%h : Double(8, 16)``
+        becomes ``%h = 8x16 float64 μ=0.12`` (the box keeps its size)."""
         result = self.run_results.get(self.index)
-        if result is None or getattr(result, "error", None):
+        summaries = getattr(result, "values", None) if result is not None else None
+        if not summaries:
             return
-        from dataclasses import replace  # noqa: PLC0415
-
-        summaries = getattr(result, "values", {}) or {}
-        for edge in graph.edges:
-            summary = summaries.get(edge.value_id)
-            node = graph.nodes.get(edge.source)
-            if summary is None or node is None or "\n=" in node.label:
-                continue
-            graph.nodes[edge.source] = replace(node, label=node.label + "\n= " + _short_summary(summary))
+        names = _value_names(self.trace[self.index])
+        by_name = {names[v]: summary for v, summary in summaries.items() if v in names}
+        for node_id, node in list(graph.nodes.items()):
+            lines = node.label.splitlines()
+            changed = False
+            for position, line in enumerate(lines[1:], start=1):
+                name = line.split(" ", 1)[0].lstrip("%")
+                summary = by_name.get(name)
+                if line.startswith("%") and summary is not None:
+                    lines[position] = f"%{name} = {_short_summary(summary)}"
+                    changed = True
+            if node.role.value == "input":
+                name = lines[0].split(" ", 1)[0].lstrip("%")
+                if name in by_name:
+                    lines[0] = f"%{name} = {_short_summary(by_name[name])}"
+                    changed = True
+            if changed:
+                graph.nodes[node_id] = dataclasses.replace(node, label="\n".join(lines))
 
     # -- layouts (in a worker) -----------------------------------------------------------------
     def _layout_key(self, index: int, view: View, dg: int) -> Any:
@@ -267,7 +290,8 @@ class GradviewApp(App[None]):
             try:
                 graphs = self._union_members(key)
                 layout = union_layout(graphs) if graphs else Layout()
-                self.call_from_thread(self._layout_ready, key, layout, None)
+                geometry = CanvasGeometry.build(layout, self.query_one(GraphCanvas).zoom)
+                self.call_from_thread(self._layout_ready, key, layout, None, geometry)
             except DotMissingError as exc:
                 self.call_from_thread(self._layout_ready, key, None, str(exc))
             except Exception as exc:  # noqa: BLE001 - shown in the canvas, never a crash
@@ -275,6 +299,15 @@ class GradviewApp(App[None]):
             finally:
                 if self._pending_layouts and self._pending_layouts[0] == key:
                     self._pending_layouts.pop(0)
+        # Then draw every step of the whole-graph view ahead of the user, so a
+        # step key only has to look the drawing up.
+        for step in self.trace:
+            if self._pending_layouts:
+                break
+            try:
+                self._draw(step.index, View.WHOLE, 0)
+            except Exception:  # noqa: BLE001, S112 - the step will report it when shown
+                continue
 
     def _union_members(self, key: Any) -> list[DrawGraph]:
         kind, which_or_dg = key
@@ -297,9 +330,11 @@ class GradviewApp(App[None]):
                 members.append(graph)
         return members
 
-    def _layout_ready(self, key: Any, layout: Layout | None, error: str | None) -> None:
+    def _layout_ready(self, key: Any, layout: Layout | None, error: str | None, geometry: Any = None) -> None:
         if layout is not None:
             self.layouts[key] = layout
+            if geometry is not None:
+                self.query_one(GraphCanvas).prime(layout, geometry)
             if layout.engine != "dot" and not self.dot_note_shown:
                 self.dot_note_shown = True
                 self.notify(
@@ -334,17 +369,17 @@ class GradviewApp(App[None]):
         self.query_one("#viewbar", Static).update(text)
 
     def _update_ir(self, step: Any, marks: Marks) -> None:
-        pane = self.query_one("#irtext", Static)
+        pane = self.query_one("#irtext", TextPane)
         if self.show_diff:
             previous = self.trace.previous(step)
             diff = step.diff(previous) if previous is not None else ""
-            text = Text()
-            for line in (diff or "(no change against the previous step of this graph)\n").splitlines():
-                style = "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else ""
-                text.append(line + "\n", style=style)
-            pane.update(text)
+            lines: list[tuple[str, Style | None]] = []
+            for line in (diff or "(no change against the previous step of this graph)").splitlines():
+                color = "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else None
+                lines.append((line, Style(color=color) if color else None))
+            pane.set_lines(lines)
             return
-        pane.update(_marked_ir(step, marks, self.theme_name))
+        pane.set_lines(_marked_ir(step, marks, self.theme_name), keep_scroll=True)
 
     def _update_inspector(self) -> None:
         from .inspector import inspect_node, inspect_value, pass_doc  # noqa: PLC0415
@@ -388,6 +423,12 @@ class GradviewApp(App[None]):
         self.query_one(GraphCanvas).set_marks(self._marks())
         self._update_inspector()
         self.query_one("#right", TabbedContent).active = "tab-inspect"
+
+    @on(TabbedContent.TabActivated, "#right")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-ir" and self._ir_stale:
+            self._ir_stale = False
+            self._update_ir(self.trace[self.index], self._ir_marks)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -679,11 +720,11 @@ def _describe_divergence(result: Any) -> str:
     return ", ".join(parts)
 
 
-def _marked_ir(step: Any, marks: Marks, theme: str) -> Text:
-    """The step's IR with each node's line coloured by its marks (added, changed inputs...)."""
+def _marked_ir(step: Any, marks: Marks, theme: str) -> list[tuple[str, Style | None]]:
+    """The step's IR lines, each node's line coloured by its marks (added, changed inputs...)."""
     from gradview.runtime.trace_records import print_record  # noqa: PLC0415
 
-    text = Text()
+    lines: list[tuple[str, Style | None]] = []
     by_output_name: dict[str, int] = {}
     for node in step.nodes():
         for out in node.outputs:
@@ -697,7 +738,7 @@ def _marked_ir(step: Any, marks: Marks, theme: str) -> Text:
         node_marks = marks.nodes.get(node_id, set()) if node_id is not None else set()
         if node_marks:
             style = style_for(node_marks, theme)
-            text.append(line + "\n", style=f"{style.text} on {style.fill}")
+            lines.append((line, Style(color=style.text, bgcolor=style.fill)))
         else:
-            text.append(line + "\n")
-    return text
+            lines.append((line, None))
+    return lines

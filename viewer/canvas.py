@@ -15,6 +15,7 @@ Zoom 1 shows full labels (one cell is 6 x 12 points, the size of a Courier
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -46,123 +47,180 @@ _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
 @dataclass(frozen=True)
 class BoxSpan:
-    """One row of one node's box: columns ``start`` to ``end`` (exclusive)."""
+    """A node's box in cells: columns ``start`` to ``end`` (exclusive), rows ``top`` to ``bottom``."""
 
     start: int
     end: int
+    top: int
+    bottom: int
     node_id: int
-    text: str  # what the row shows, already padded to end - start cells
+
+
+_BUCKET = 32  # rows per bucket of the edge-segment and frame indexes
+_TILE_COLUMNS = 64  # columns per tile of the edge-segment index
 
 
 @dataclass
 class CanvasGeometry:
-    """Cells of a layout at one zoom level (no colours: those come from the marks)."""
+    """Cells of a whole union layout at one zoom level.
+
+    Built once per layout and zoom, for every node and edge of the union; a
+    step shows a subset, chosen when rows are painted, so stepping between
+    passes never rebuilds this. No colours or label text here either: both
+    come from the step being shown.
+    """
 
     zoom: float
     columns: int = 0
     rows: int = 0
-    boxes: dict[int, list[BoxSpan]] = field(default_factory=dict)  # row -> spans
-    edge_dots: dict[int, dict[int, tuple[int, int]]] = field(default_factory=dict)  # row -> col -> (bits, value id)
+    boxes: dict[int, list[BoxSpan]] = field(default_factory=dict)  # row -> boxes covering it
     node_cells: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)  # id -> (col0, row0, col1, row1)
-    cluster_frames: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)  # row -> (col, end, text)
+    # Edge segments in dot space (two dots per column, four per row) with the
+    # edge they belong to, indexed by buckets of rows.
+    segments: list[tuple[float, float, float, float, tuple[int, int, int]]] = field(default_factory=list)
+    segment_tiles: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (row, col) tile -> segments
+    frames: list[tuple[int, int, int, int, str]] = field(default_factory=list)  # col0, row0, col1, row1, cluster key
+    frame_buckets: dict[int, list[int]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, layout: Layout, graph: DrawGraph, zoom: float) -> CanvasGeometry:
-        """Cells for the nodes of ``graph`` (a subset of the layout's nodes) at ``zoom``."""
+    def build(cls, layout: Layout, zoom: float) -> CanvasGeometry:
         geometry = cls(zoom)
         sx = zoom / CELL_WIDTH
         sy = zoom / CELL_HEIGHT
         geometry.columns = max(1, int(layout.width * sx) + 2)
         geometry.rows = max(1, int(layout.height * sy) + 2)
         for key, (x0, y0, x1, y1) in layout.clusters.items():
-            if not _cluster_shown(key, graph):
-                continue
-            geometry._add_frame(int(x0 * sx), int(y0 * sy), int(x1 * sx), int(y1 * sy), graph.clusters[key].title)
-        shown = graph.nodes
-        for edge in graph.edges:
-            points = layout.edges.get((edge.source, edge.target, edge.value_id))
-            if points is None or edge.source not in shown or edge.target not in shown:
-                continue
-            geometry._add_edge(points, sx, sy, edge.value_id)
-        for node_id, node in shown.items():
-            box = layout.boxes.get(node_id)
-            if box is not None:
-                geometry._add_box(node_id, node.label, node.role, box.x * sx, box.y * sy, box.width * sx, box.height * sy)
+            index = len(geometry.frames)
+            c0, r0, c1, r1 = int(x0 * sx), int(y0 * sy), max(int(x0 * sx) + 2, int(x1 * sx)), int(y1 * sy)
+            geometry.frames.append((c0, r0, c1, r1, key))
+            for bucket in range(r0 // _BUCKET, r1 // _BUCKET + 1):
+                geometry.frame_buckets.setdefault(bucket, []).append(index)
+        for edge_key, points in layout.edges.items():
+            geometry._add_edge(points, sx, sy, edge_key)
+        for node_id, box in layout.boxes.items():
+            geometry._add_box(node_id, box.x * sx, box.y * sy, box.width * sx, box.height * sy)
         return geometry
 
     # -- building --------------------------------------------------------------------
-    def _add_edge(self, points: list[tuple[float, float]], sx: float, sy: float, value_id: int) -> None:
-        # Dot space: two dots per column, four per row.
+    def _add_edge(self, points: list[tuple[float, float]], sx: float, sy: float, edge_key: tuple[int, int, int]) -> None:
         dots = [(x * sx * 2, y * sy * 4) for x, y in points]
         for (ax, ay), (bx, by) in zip(dots, dots[1:], strict=False):
-            steps = max(1, int(max(abs(bx - ax), abs(by - ay))))
-            for i in range(steps + 1):
-                x = int(ax + (bx - ax) * i / steps)
-                y = int(ay + (by - ay) * i / steps)
-                if x < 0 or y < 0:
-                    continue
-                row, col = y // 4, x // 2
-                cells = self.edge_dots.setdefault(row, {})
-                bits, _ = cells.get(col, (0, value_id))
-                cells[col] = (bits | _DOT_BITS[x % 2][y % 4], value_id)
+            index = len(self.segments)
+            self.segments.append((ax, ay, bx, by, edge_key))
+            # The tiles the segment passes through: samples closer together
+            # than half a tile side never step over one (a bounding box of
+            # tiles would be quadratic for long diagonal edges).
+            length = max(abs(bx - ax), abs(by - ay))
+            samples = max(1, int(length // 48) + 1)
+            tiles: set[tuple[int, int]] = set()
+            for i in range(samples + 1):
+                x = ax + (bx - ax) * i / samples
+                y = ay + (by - ay) * i / samples
+                tiles.add((max(0, int(y)) // 4 // _BUCKET, max(0, int(x)) // 2 // _TILE_COLUMNS))
+            for tile in tiles:
+                self.segment_tiles.setdefault(tile, []).append(index)
 
-    def _add_box(self, node_id: int, label: str, role: NodeRole, cx: float, cy: float, w: float, h: float) -> None:
-        lines = [line for line in label.splitlines() if line] or [""]
-        if self.zoom < COMPACT_BOXES:
-            col, row = int(cx), int(cy)
-            self._span(row, col, col + 1, node_id, "■" if role is not NodeRole.INPUT else "●")
-            self.node_cells[node_id] = (col, row, col + 1, row + 1)
-            return
+    def _add_box(self, node_id: int, cx: float, cy: float, w: float, h: float) -> None:
         if self.zoom < FULL_LABELS:
-            name = _short_name(lines[0])
-            width = max(3, min(int(w) + 1, len(name) + 2))
-            col0 = int(cx - width / 2)
-            row = int(cy)
-            self._span(row, col0, col0 + width, node_id, ("[" + name[: width - 2] + "]").ljust(width))
-            self.node_cells[node_id] = (col0, row, col0 + width, row + 1)
-            return
-        width = max(int(round(w)), max(len(line) for line in lines) + 2, 4)
-        height = len(lines) + 2
-        col0 = int(round(cx - width / 2))
-        row0 = int(round(cy - height / 2))
-        inner = width - 2
-        round_box = role in (NodeRole.INPUT, NodeRole.RETURN)
-        top, bottom = ("╭", "╮"), ("╰", "╯")
-        if not round_box:
-            top, bottom = ("┌", "┐"), ("└", "┘")
-        self._span(row0, col0, col0 + width, node_id, top[0] + "─" * inner + top[1])
-        for offset, line in enumerate(lines):
-            text = line if len(line) <= inner else line[: inner - 1] + "…"
-            self._span(row0 + 1 + offset, col0, col0 + width, node_id, "│" + text.center(inner) + "│")
-        self._span(row0 + height - 1, col0, col0 + width, node_id, bottom[0] + "─" * inner + bottom[1])
-        self.node_cells[node_id] = (col0, row0, col0 + width, row0 + height)
+            width = 1 if self.zoom < COMPACT_BOXES else max(3, int(w) + 1)
+            col0, row0 = int(cx - width / 2), int(cy)
+            rows = 1
+        else:
+            width = max(4, int(round(w)))
+            rows = max(3, int(round(h)))
+            col0, row0 = int(round(cx - width / 2)), int(round(cy - rows / 2))
+        if col0 < 0 or row0 < 0:
+            col0, row0 = max(0, col0), max(0, row0)
+        span = BoxSpan(col0, col0 + width, row0, row0 + rows, node_id)
+        for row in range(row0, row0 + rows):
+            self.boxes.setdefault(row, []).append(span)
+        self.node_cells[node_id] = (col0, row0, col0 + width, row0 + rows)
         self.columns = max(self.columns, col0 + width + 1)
-        self.rows = max(self.rows, row0 + height + 1)
-
-    def _span(self, row: int, start: int, end: int, node_id: int, text: str) -> None:
-        if row < 0 or start < 0:
-            return
-        self.boxes.setdefault(row, []).append(BoxSpan(start, end, node_id, text))
-
-    def _add_frame(self, c0: int, r0: int, c1: int, r1: int, title: str) -> None:
-        width = max(2, c1 - c0)
-        caption = f" {title} "[: max(0, width - 2)]
-        self.cluster_frames.setdefault(r0, []).append((c0, c0 + width, "┄" + caption + "┄" * (width - 1 - len(caption))))
-        self.cluster_frames.setdefault(r1, []).append((c0, c0 + width, "┄" * width))
-        for row in range(r0 + 1, r1):
-            self.cluster_frames.setdefault(row, []).append((c0, c0 + 1, "┆"))
-            self.cluster_frames.setdefault(row, []).append((c0 + width - 1, c0 + width, "┆"))
+        self.rows = max(self.rows, row0 + rows + 1)
 
     # -- queries ------------------------------------------------------------------------
-    def node_at(self, col: int, row: int) -> int | None:
+    def dots_in_row(
+        self,
+        row: int,
+        shown: set[tuple[int, int, int]] | None = None,
+        columns: tuple[int, int] | None = None,
+    ) -> dict[int, tuple[int, int]]:
+        """Column -> (braille bits, value id) of the dots of the ``shown`` edges
+        (all: None) in ``row``, within ``columns`` (start, end) when given."""
+        cells: dict[int, tuple[int, int]] = {}
+        low, high = row * 4, row * 4 + 3
+        first_col, last_col = columns if columns is not None else (0, self.columns)
+        candidates: set[int] = set()
+        for tile_col in range(max(0, first_col) // _TILE_COLUMNS, max(0, last_col) // _TILE_COLUMNS + 1):
+            candidates.update(self.segment_tiles.get((row // _BUCKET, tile_col), ()))
+        for index in sorted(candidates):
+            ax, ay, bx, by, edge_key = self.segments[index]
+            if min(ay, by) > high + 1 or max(ay, by) < low:
+                continue
+            if shown is not None and edge_key not in shown:
+                continue
+            steps = max(1, int(max(abs(bx - ax), abs(by - ay))))
+            # Only the stretch of the segment inside this row's four dot rows.
+            if by != ay:
+                t0 = (low - ay) / (by - ay)
+                t1 = (high + 1 - ay) / (by - ay)
+                first = max(0, math.floor(min(t0, t1) * steps) - 1)
+                last = min(steps, math.ceil(max(t0, t1) * steps) + 1)
+            else:
+                first, last = 0, steps
+            value_id = edge_key[2]
+            for i in range(first, last + 1):
+                y = int(ay + (by - ay) * i / steps)
+                if y < low or y > high:
+                    continue
+                x = int(ax + (bx - ax) * i / steps)
+                col = x // 2
+                if x < 0 or col < first_col or col >= last_col:
+                    continue
+                bits, _ = cells.get(col, (0, value_id))
+                cells[col] = (bits | _DOT_BITS[x % 2][y % 4], value_id)
+        return cells
+
+    def frames_in_row(self, row: int) -> list[tuple[int, int, int, int, str]]:
+        return [
+            self.frames[i] for i in self.frame_buckets.get(row // _BUCKET, ()) if self.frames[i][1] <= row <= self.frames[i][3]
+        ]
+
+    @property
+    def has_edges(self) -> bool:
+        return bool(self.segments)
+
+    def node_at(self, col: int, row: int, shown: dict[int, object] | None = None) -> int | None:
         for span in self.boxes.get(row, ()):
-            if span.start <= col < span.end:
+            if span.start <= col < span.end and (shown is None or span.node_id in shown):
                 return span.node_id
         return None
 
 
-def _cluster_shown(key: str, graph: DrawGraph) -> bool:
-    return key in graph.clusters
+def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: float) -> str:
+    """What ``row`` of a node's box shows: a border or a label line, padded to the box width."""
+    width = span.end - span.start
+    lines = [line for line in label.splitlines() if line] or [""]
+    if zoom < COMPACT_BOXES:
+        return "■" if role is not NodeRole.INPUT else "●"
+    if zoom < FULL_LABELS:
+        name = _short_name(lines[0])
+        return ("[" + name[: max(0, width - 2)] + "]").ljust(width)[:width]
+    inner = width - 2
+    round_box = role in (NodeRole.INPUT, NodeRole.RETURN)
+    left_top, right_top, left_bottom, right_bottom = ("╭", "╮", "╰", "╯") if round_box else ("┌", "┐", "└", "┘")
+    offset = row - span.top
+    if offset == 0:
+        return left_top + "─" * inner + right_top
+    if row == span.bottom - 1:
+        return left_bottom + "─" * inner + right_bottom
+    # Label lines centred vertically in the box.
+    inner_rows = span.bottom - span.top - 2
+    first = max(0, (inner_rows - len(lines)) // 2)
+    index = offset - 1 - first
+    line = lines[index] if 0 <= index < len(lines) else ""
+    text = line if len(line) <= inner else line[: inner - 1] + "…"
+    return "│" + text.center(inner) + "│"
 
 
 def _short_name(first_line: str) -> str:
@@ -211,32 +269,42 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.theme_name = theme
         self.message_text = "laying out…"
         self._geometry: CanvasGeometry | None = None
+        self._geometries: dict[tuple[int, float], CanvasGeometry] = {}  # (id of layout, zoom)
+        self._shown_edges: set[tuple[int, int, int]] = set()
+        self._row_dots: dict[tuple[int, int, int], dict[int, tuple[int, int]]] = {}
         self._styles: dict[tuple[frozenset[Mark], str], Style] = {}
 
     # -- content -----------------------------------------------------------------------
     def show(self, layout: Layout | None, graph: DrawGraph, marks: Marks, message: str = "") -> None:
         """Draw ``graph`` placed by ``layout`` (None: only ``message``)."""
         new_layout = layout is not self.layout_data
-        geometry_changed = new_layout or set(graph.nodes) != set(self.graph.nodes)
         self.layout_data = layout
         self.graph = graph
         self.marks = marks
         self.message_text = message
+        self._shown_edges = {(e.source, e.target, e.value_id) for e in graph.edges}
+        self._row_dots.clear()
         if self.selected is not None and self.selected not in graph.nodes:
             self.selected = None
-        if geometry_changed:
-            self._rebuild()
         if new_layout:
+            self._rebuild()
             # A new picture: bring its nodes into view. Within one layout the
             # scroll position stays put, so stepping never moves the camera.
             self.call_after_refresh(self.frame_graph)
         self.refresh()
 
+    def prime(self, layout: Layout, geometry: CanvasGeometry) -> None:
+        """Hand over a geometry built elsewhere (the layout worker), so showing
+        ``layout`` later does not build it on the UI thread."""
+        self._geometries[(id(layout), geometry.zoom)] = geometry
+
     def frame_graph(self) -> None:
         """Scroll so the drawn nodes are centred (or start at the top left when larger than the view)."""
         if self._geometry is None or not self._geometry.node_cells:
             return
-        cells = self._geometry.node_cells.values()
+        cells = [c for n, c in self._geometry.node_cells.items() if n in self.graph.nodes]
+        if not cells:
+            return
         c0 = min(c[0] for c in cells)
         r0 = min(c[1] for c in cells)
         c1 = max(c[2] for c in cells)
@@ -260,8 +328,15 @@ class GraphCanvas(ScrollView, can_focus=True):
             self._geometry = None
             self.virtual_size = Size(0, 0)
             return
-        self._geometry = CanvasGeometry.build(self.layout_data, self.graph, self.zoom)
-        self.virtual_size = Size(self._geometry.columns, self._geometry.rows)
+        key = (id(self.layout_data), self.zoom)
+        geometry = self._geometries.get(key)
+        if geometry is None:
+            if len(self._geometries) > 16:
+                self._geometries.clear()
+            geometry = self._geometries[key] = CanvasGeometry.build(self.layout_data, self.zoom)
+        self._geometry = geometry
+        self._row_dots.clear()
+        self.virtual_size = Size(geometry.columns, geometry.rows)
 
     def watch_zoom(self, old: float, new: float) -> None:
         if old == new or self.layout_data is None:
@@ -288,25 +363,42 @@ class GraphCanvas(ScrollView, can_focus=True):
         start = int(scroll_x)
         cells: list[str] = [" "] * width
         styles: list[Style | None] = [None] * width
-        for c0, _end, text in geometry.cluster_frames.get(row, ()):
-            self._put(cells, styles, start, c0, text, self._frame_style())
-        for col, (bits, value_id) in geometry.edge_dots.get(row, {}).items():
+        clusters = self.graph.clusters
+        for c0, r0, c1, r1, key in geometry.frames_in_row(row):
+            cluster = clusters.get(key)
+            if cluster is not None:
+                self._put(cells, styles, start, c0, _frame_text(row, c0, r0, c1, r1, cluster.title), self._frame_style())
+                if r0 < row < r1:
+                    self._put(cells, styles, start, c1 - 1, "┆", self._frame_style())
+        dots_key = (row, start, width)
+        dots = self._row_dots.get(dots_key)
+        if dots is None:
+            if len(self._row_dots) > 4096:
+                self._row_dots.clear()
+            dots = self._row_dots[dots_key] = geometry.dots_in_row(row, self._shown_edges, (start, start + width))
+        for col, (bits, value_id) in dots.items():
             index = col - start
             if 0 <= index < width:
                 cells[index] = chr(0x2800 + bits)
                 styles[index] = self._edge_style(value_id)
+        nodes = self.graph.nodes
         for span in geometry.boxes.get(row, ()):
-            if span.end <= start or span.start >= start + width:
+            node = nodes.get(span.node_id)
+            if node is None or span.end <= start or span.start >= start + width:
                 continue
-            self._put(cells, styles, start, span.start, span.text, self._node_style(span.node_id))
+            text = box_row_text(span, row, node.label, node.role, geometry.zoom)
+            self._put(cells, styles, start, span.start, text, self._node_style(span.node_id))
         return Strip(list(_segments(cells, styles)))
 
     def _put(self, cells: list[str], styles: list[Style | None], start: int, col: int, text: str, style: Style) -> None:
-        for offset, ch in enumerate(text):
-            index = col + offset - start
-            if 0 <= index < len(cells):
-                cells[index] = ch
-                styles[index] = style
+        begin = col - start
+        end = min(len(cells), begin + len(text))
+        skip = max(0, -begin)
+        begin = max(0, begin)
+        if begin >= end:
+            return
+        cells[begin:end] = text[skip : skip + end - begin]
+        styles[begin:end] = [style] * (end - begin)
 
     def _node_style(self, node_id: int) -> Style:
         marks = set(self.marks.nodes.get(node_id, ()))
@@ -394,9 +486,20 @@ class GraphCanvas(ScrollView, can_focus=True):
             return
         col = event.x + int(self.scroll_x)
         row = event.y + int(self.scroll_y)
-        node = self._geometry.node_at(col, row)
+        node = self._geometry.node_at(col, row, self.graph.nodes)
         if node is not None:
             self.select(node, follow=False)
+
+
+def _frame_text(row: int, c0: int, r0: int, c1: int, r1: int, title: str) -> str:
+    """A cluster frame's part in ``row``: the top edge with the title, the bottom edge, or the left side."""
+    width = max(2, c1 - c0)
+    if row == r0:
+        caption = f" {title} "[: max(0, width - 2)]
+        return "┄" + caption + "┄" * max(0, width - 1 - len(caption))
+    if row == r1:
+        return "┄" * width
+    return "┆"
 
 
 def _segments(cells: list[str], styles: list[Style | None]) -> Iterable[Segment]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, walk_records
 
-from .model import Mark, Marks, View
+from .model import DrawGraph, Mark, Marks, View
 from .view_steps import (
     GradientWiring,
     changed_here,
@@ -47,9 +47,17 @@ ZERO_STATES = {"Zero": Mark.ZERO, "Nonzero": Mark.NONZERO, "Unknown": Mark.UNKNO
 
 
 def step_marks(
-    trace: PassTrace, index: int, view: View, dg: int = 0, selection: int | None = None
+    trace: PassTrace,
+    index: int,
+    view: View,
+    dg: int = 0,
+    selection: int | None = None,
+    drawing: DrawGraph | None = None,
 ) -> Marks:
-    """The marks of step ``index`` drawn in ``view`` (of DifferentiableGraph ``dg``)."""
+    """The marks of step ``index`` drawn in ``view`` (of DifferentiableGraph ``dg``).
+
+    ``drawing``: the step's drawing when the caller already has it (its ghosts
+    are the REMOVED nodes); otherwise it is drawn again."""
     marks = Marks()
     steps = view_steps(trace, index, view, dg)
     for step in steps:
@@ -59,7 +67,9 @@ def step_marks(
         for node in walk_records(step.graph):
             if node.kind == "prim::GradOf":
                 marks.mark_node(node.id, Mark.GRAD_OF)
-    for ghost in draw_step(trace, index, view, dg).ghosts:
+    if drawing is None:
+        drawing = draw_step(trace, index, view, dg)
+    for ghost in drawing.ghosts:
         marks.mark_node(ghost, Mark.REMOVED)
     if steps and view is not View.WHOLE:
         forward = steps[0].graph if view in (View.FORWARD, View.JOINT) else None

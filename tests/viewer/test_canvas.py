@@ -6,7 +6,7 @@ import asyncio
 
 from textual.app import App, ComposeResult
 
-from gradview.viewer.canvas import CELL_HEIGHT, CELL_WIDTH, CanvasGeometry, GraphCanvas
+from gradview.viewer.canvas import CELL_HEIGHT, CELL_WIDTH, CanvasGeometry, GraphCanvas, box_row_text
 from gradview.viewer.layout import Layout, NodeBox
 from gradview.viewer.model import DrawEdge, DrawGraph, DrawNode, Mark, Marks, NodeRole
 
@@ -25,19 +25,21 @@ def _two_nodes() -> tuple[Layout, DrawGraph]:
     return layout, graph
 
 
-def _row_text(geometry: CanvasGeometry, row: int) -> str:
+def _row_text(geometry: CanvasGeometry, row: int, graph: DrawGraph | None = None) -> str:
+    graph = graph or _two_nodes()[1]
     cells = [" "] * geometry.columns
-    for col, (bits, _) in geometry.edge_dots.get(row, {}).items():
+    for col, (bits, _) in geometry.dots_in_row(row).items():
         cells[col] = chr(0x2800 + bits)
     for span in geometry.boxes.get(row, ()):
-        for offset, ch in enumerate(span.text):
+        node = graph.nodes[span.node_id]
+        for offset, ch in enumerate(box_row_text(span, row, node.label, node.role, geometry.zoom)):
             cells[span.start + offset] = ch
     return "".join(cells)
 
 
 def test_boxes_sit_where_the_layout_puts_them_with_their_labels() -> None:
     layout, graph = _two_nodes()
-    geometry = CanvasGeometry.build(layout, graph, 1.0)
+    geometry = CanvasGeometry.build(layout, 1.0)
     c0, r0, c1, r1 = geometry.node_cells[1]
     assert abs((c0 + c1) / 2 - 120 / CELL_WIDTH) <= 1 and abs((r0 + r1) / 2 - 30 / CELL_HEIGHT) <= 1
     text = "\n".join(_row_text(geometry, r) for r in range(r0, r1))
@@ -47,10 +49,10 @@ def test_boxes_sit_where_the_layout_puts_them_with_their_labels() -> None:
 
 def test_edges_are_braille_dots_between_the_boxes() -> None:
     layout, graph = _two_nodes()
-    geometry = CanvasGeometry.build(layout, graph, 1.0)
+    geometry = CanvasGeometry.build(layout, 1.0)
     bottom_of_first = geometry.node_cells[1][3]
     top_of_second = geometry.node_cells[2][1]
-    rows_with_dots = [r for r in range(bottom_of_first, top_of_second) if geometry.edge_dots.get(r)]
+    rows_with_dots = [r for r in range(bottom_of_first, top_of_second) if geometry.dots_in_row(r)]
     assert rows_with_dots, "the edge crosses the gap between the boxes"
     for row in rows_with_dots:
         for ch in _row_text(geometry, row).strip():
@@ -59,7 +61,7 @@ def test_edges_are_braille_dots_between_the_boxes() -> None:
 
 def test_hit_test_finds_the_node_under_a_cell_and_nothing_between() -> None:
     layout, graph = _two_nodes()
-    geometry = CanvasGeometry.build(layout, graph, 1.0)
+    geometry = CanvasGeometry.build(layout, 1.0)
     c0, r0, c1, r1 = geometry.node_cells[2]
     assert geometry.node_at((c0 + c1) // 2, (r0 + r1) // 2) == 2
     assert geometry.node_at(c1 + 5, r0) is None
@@ -67,19 +69,12 @@ def test_hit_test_finds_the_node_under_a_cell_and_nothing_between() -> None:
 
 def test_zoomed_out_boxes_shrink_to_one_row_then_one_cell() -> None:
     layout, graph = _two_nodes()
-    compact = CanvasGeometry.build(layout, graph, 0.5)
+    compact = CanvasGeometry.build(layout, 0.5)
     c0, r0, c1, r1 = compact.node_cells[1]
     assert r1 - r0 == 1 and "matmul" in _row_text(compact, r0)
-    dots = CanvasGeometry.build(layout, graph, 0.25)
+    dots = CanvasGeometry.build(layout, 0.25)
     c0, r0, c1, r1 = dots.node_cells[1]
     assert (c1 - c0, r1 - r0) == (1, 1)
-
-
-def test_nodes_outside_the_step_are_not_drawn() -> None:
-    layout, graph = _two_nodes()
-    del graph.nodes[2]
-    geometry = CanvasGeometry.build(layout, graph, 1.0)
-    assert 2 not in geometry.node_cells and not geometry.edge_dots
 
 
 class _CanvasApp(App[None]):
@@ -107,3 +102,10 @@ async def _paints_marks_and_selects_by_click() -> None:
         await pilot.click(GraphCanvas, offset=((c0 + c1) // 2, (r0 + r1) // 2))
         await pilot.pause()
         assert canvas.selected == 1
+        # A step without node 2 (same union layout): neither it nor its edge is painted.
+        del graph.nodes[2]
+        canvas.show(layout, DrawGraph(nodes=graph.nodes, edges=[]), marks)
+        await pilot.pause()
+        painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
+        assert "relu" not in painted and "matmul" in painted
+        assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in painted)

@@ -1,0 +1,55 @@
+"""A read-only text pane that paints only the lines on screen.
+
+The IR of a big graph is thousands of lines; a ``Static`` lays out all of
+them on every update, which made a step key cost seconds on a 5,000-node
+graph. This line-API widget keeps the lines as (text, style) pairs and
+builds a strip for a row only when it is painted.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+__all__ = ["TextPane"]
+
+Line = tuple[str, Style | None]
+
+
+class TextPane(ScrollView, can_focus=True):
+    """Lines of text, one style per line, scrolled both ways."""
+
+    DEFAULT_CSS = """
+    TextPane {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.lines: list[Line] = []
+
+    def set_lines(self, lines: list[Line], keep_scroll: bool = False) -> None:
+        self.lines = lines
+        width = max((len(text) for text, _ in lines), default=0)
+        self.virtual_size = Size(width, len(lines))
+        if not keep_scroll:
+            self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    @property
+    def plain(self) -> str:
+        return "\n".join(text for text, _ in self.lines)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = y + int(scroll_y)
+        width = self.size.width
+        if index >= len(self.lines):
+            return Strip.blank(width)
+        text, style = self.lines[index]
+        shown = text[int(scroll_x) : int(scroll_x) + width]
+        return Strip([Segment(shown.ljust(width), style)], width)
