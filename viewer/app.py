@@ -20,11 +20,11 @@ message on screen, never a crash.
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rich.console import Group
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -143,6 +143,8 @@ class GradviewApp(App[None]):
         self.dot_note_shown = False
         self._ir_stale = True
         self._ir_marks = Marks()
+        self._doc_shown: str | None = None
+        self._inspector_shown: tuple[Any, ...] | None = None
 
     # -- layout of the screen -------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -155,8 +157,9 @@ class GradviewApp(App[None]):
                 yield Static(id="viewbar")
                 yield GraphCanvas(id="canvas", theme=self.theme_name)
             with TabbedContent(id="right"):
-                with TabPane("Inspect", id="tab-inspect"), VerticalScroll():
+                with TabPane("Inspect", id="tab-inspect"):
                     yield Static(id="inspector")
+                    yield TextPane(id="passdoc")
                 with TabPane("IR", id="tab-ir"):
                     yield TextPane(id="irtext")
                 with TabPane("Run", id="tab-run"):
@@ -366,7 +369,7 @@ class GradviewApp(App[None]):
         count = views.differentiable_graph_count(self.trace)
         if count:
             text.append(f"DifferentiableGraph {self.dg + 1}/{count} (g)", style="dim")
-        self.query_one("#viewbar", Static).update(text)
+        self.query_one("#viewbar", Static).update(text, layout=False)
 
     def _update_ir(self, step: Any, marks: Marks) -> None:
         pane = self.query_one("#irtext", TextPane)
@@ -404,11 +407,27 @@ class GradviewApp(App[None]):
                     table.add_row(f"value %{vid}", _short_summary(summary))
         else:
             table.add_row("", Text("select a node: click it, or n / N on the canvas", style="dim"))
-        doc = pass_doc(step.pass_name) or "(no description for this step)"
-        body = Text()
-        body.append(f"{step.pass_name}\n", style="bold underline")
-        body.append(reflow_doc(doc))
-        self.query_one("#inspector", Static).update(Group(table, Text(""), body))
+        signature = (selected, self.index if selected is not None else None, self.index in self.run_results)
+        if signature != self._inspector_shown:
+            self._inspector_shown = signature
+            self.query_one("#inspector", Static).update(table)
+        if step.pass_name != self._doc_shown:
+            self._doc_shown = step.pass_name
+            self._show_pass_doc(step.pass_name, pass_doc(step.pass_name) or "(no description for this step)")
+
+    def _show_pass_doc(self, name: str, doc: str) -> None:
+        """The pass's docstring, wrapped to the pane (a line-API pane: docs are long)."""
+        pane = self.query_one("#passdoc", TextPane)
+        width = max(20, (pane.size.width or 48) - 1)
+        lines: list[tuple[str, Style | None]] = [("", None), (name, Style(bold=True, underline=True))]
+        for paragraph in reflow_doc(doc).splitlines():
+            if not paragraph.strip() or paragraph.startswith((" ", "\t")):
+                lines.append((paragraph, Style(dim=True) if paragraph.strip() else None))
+                continue
+            indent = "  " if paragraph.lstrip().startswith(("- ", "* ")) else ""
+            for wrapped in textwrap.wrap(paragraph, width, subsequent_indent=indent) or [""]:
+                lines.append((wrapped, None))
+        pane.set_lines(lines)
 
     # -- events ----------------------------------------------------------------------------------
     @on(Timeline.StepChosen)
