@@ -120,6 +120,13 @@ class GradviewApp(App[None]):
         Binding("e", "export_view", "Export SVG", show=False),
         Binding("E", "export_html", "Export HTML", show=False),
         Binding("t", "toggle_theme", "Theme"),
+        # Canvas keys that work wherever the focus is (arrows pan only when the canvas has focus).
+        Binding("plus,equals_sign", "canvas('zoom', 1)", "Zoom in", show=False),
+        Binding("minus", "canvas('zoom', -1)", "Zoom out", show=False),
+        Binding("0", "canvas('fit')", "Fit", show=False),
+        Binding("n", "canvas('select_next', 1)", "Next node", show=False),
+        Binding("N", "canvas('select_next', -1)", "Prev node", show=False),
+        Binding("c", "canvas('follow')", "Center", show=False),
     ]
 
     def __init__(self, session: Session, *, theme: str = "dark", export_dir: str = "gradview-export") -> None:
@@ -361,14 +368,12 @@ class GradviewApp(App[None]):
         failure = self.failures.get(step.index)
         if failure:
             text.append(f"  ✗ {failure}", style="bold red")
-        text.append("   view: ")
-        for key, view in VIEW_KEYS.items():
-            active = view is self.view
-            text.append(f"{key} {VIEW_NAMES[view]}", style="bold reverse" if active else "dim")
-            text.append("  ")
+        text.append("  │ ", style="dim")
+        text.append(VIEW_NAMES[self.view], style="bold reverse")
+        text.append(" (1-4)", style="dim")
         count = views.differentiable_graph_count(self.trace)
-        if count:
-            text.append(f"DifferentiableGraph {self.dg + 1}/{count} (g)", style="dim")
+        if count and self.view is not View.WHOLE:
+            text.append(f"  │ DifferentiableGraph {self.dg} of {count} (g)", style="dim")
         self.query_one("#viewbar", Static).update(text, layout=False)
 
     def _update_ir(self, step: Any, marks: Marks) -> None:
@@ -418,7 +423,7 @@ class GradviewApp(App[None]):
     def _show_pass_doc(self, name: str, doc: str) -> None:
         """The pass's docstring, wrapped to the pane (a line-API pane: docs are long)."""
         pane = self.query_one("#passdoc", TextPane)
-        width = max(20, (pane.size.width or 48) - 1)
+        width = max(20, (pane.size.width or 48) - 3)
         lines: list[tuple[str, Style | None]] = [("", None), (name, Style(bold=True, underline=True))]
         for paragraph in reflow_doc(doc).splitlines():
             if not paragraph.strip() or paragraph.startswith((" ", "\t")):
@@ -460,6 +465,9 @@ class GradviewApp(App[None]):
         self.query_one(Timeline).focus()
 
     # -- actions ----------------------------------------------------------------------------------
+    def action_canvas(self, action: str, *args: int) -> None:
+        getattr(self.query_one(GraphCanvas), f"action_{action}")(*args)
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.theme_name))
 
