@@ -55,14 +55,17 @@ async def _shoot(name: str, pass_name: str, which: object, view_key: str, keys: 
 
 def _export_diagrams() -> None:
     from gradview.viewer import export
+    from gradview.viewer.model import View
     from gradview.viewer.session import load_target
 
     session = load_target(str(EXAMPLE))
-    export.export_trace_html(session.trace, OUT / "steps.html")
+    export.export_trace_html(session.trace, OUT / "steps.html", title="gradview: examples/mlp.ir")
+    views = {"1": View.WHOLE, "3": View.BACKWARD, "4": View.JOINT}
     for name, pass_name, which, view_key, _ in SHOTS[:4]:
         index = _find(session.trace, pass_name, which)
-        svg = export.export_step_svg(session.trace, index, view={"1": "whole", "3": "backward", "4": "joint"}[view_key])
-        (OUT / f"{name}.diagram.svg").write_text(svg, encoding="utf-8")
+        (written,) = export.export_trace_svgs(session.trace, OUT / "tmp", views[view_key], indices=[index])
+        written.replace(OUT / f"{name}.diagram.svg")
+    (OUT / "tmp").rmdir()
 
 
 def main() -> int:
