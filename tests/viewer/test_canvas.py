@@ -6,7 +6,13 @@ import asyncio
 
 from textual.app import App, ComposeResult
 
-from gradview.viewer.canvas import CELL_HEIGHT, CELL_WIDTH, CanvasGeometry, GraphCanvas, box_row_text
+from gradview.viewer.canvas import (
+    CELL_HEIGHT,
+    CELL_WIDTH,
+    CanvasGeometry,
+    GraphCanvas,
+    box_row_text,
+)
 from gradview.viewer.layout import Layout, NodeBox
 from gradview.viewer.model import DrawEdge, DrawGraph, DrawNode, Mark, Marks, NodeRole
 
