@@ -310,14 +310,24 @@ class GradviewApp(App[None]):
                 if self._pending_layouts and self._pending_layouts[0] == key:
                     self._pending_layouts.pop(0)
         # Then draw every step of the whole-graph view ahead of the user, so a
-        # step key only has to look the drawing up.
+        # step key only has to look the drawing up, and check that every
+        # step's graph is well formed (a broken one is marked failed).
         for step in self.trace:
             if self._pending_layouts:
                 break
+            problem = _lint_problem(step)
+            if problem is not None and step.index not in self.failures:
+                self.call_from_thread(self._mark_failed, step.index, problem)
             try:
                 self._draw(step.index, View.WHOLE, 0)
-            except Exception:  # noqa: BLE001, S112 - the step will report it when shown
-                continue
+            except Exception as exc:  # noqa: BLE001 - shown as the step's failure
+                self.call_from_thread(self._mark_failed, step.index, f"cannot draw: {type(exc).__name__}: {exc}")
+
+    def _mark_failed(self, index: int, message: str) -> None:
+        self.failures[index] = message
+        self.query_one(Timeline).mark_failed(index, message)
+        if index == self.index:
+            self.refresh_view()
 
     def _union_members(self, key: Any) -> list[DrawGraph]:
         kind, which_or_dg = key
@@ -671,6 +681,19 @@ class GradviewApp(App[None]):
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+def _lint_problem(step: Any) -> str | None:
+    """None when the step's graph parses back and passes lint, else the first line of why not."""
+    from gradview.ir import IRParseError, IRVerifyError, lint, parse_ir  # noqa: PLC0415
+
+    try:
+        lint(parse_ir(step.text()))
+    except (IRParseError, IRVerifyError) as exc:
+        return f"lint: {str(exc).splitlines()[0]}"
+    except Exception as exc:  # noqa: BLE001 - any other surprise is a failure of this step too
+        return f"lint: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return None
+
+
 def reflow_doc(doc: str) -> str:
     """A docstring for a narrow pane: paragraphs joined into single lines (the
     pane wraps them), indented blocks and lists kept, reST ``code`` marks dropped."""

@@ -197,8 +197,27 @@ class CanvasGeometry:
         return None
 
 
-def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: float) -> str:
-    """What ``row`` of a node's box shows: a border or a label line, padded to the box width."""
+_BADGES = {
+    Mark.CAPTURED_INPUT: "captured in",
+    Mark.CAPTURED_OUTPUT: "captured out",
+    Mark.TEMPORARY: "temporary",
+    Mark.VJP_INPUT: "vjp in",
+    Mark.VJP_OUTPUT: "vjp out",
+}
+
+
+def badge_for(node_id: int, marks: Marks) -> str:
+    """``captured out #2``: the Gradient role and index a node carries, for its top border."""
+    for mark, word in _BADGES.items():
+        if mark in marks.nodes.get(node_id, ()):
+            index = marks.indices.get((node_id, mark))
+            return f"{word} #{index}" if index is not None else word
+    return ""
+
+
+def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: float, badge: str = "") -> str:
+    """What ``row`` of a node's box shows: a border (with ``badge`` set into the
+    top one) or a label line, padded to the box width."""
     width = span.end - span.start
     lines = [line for line in label.splitlines() if line] or [""]
     if zoom < COMPACT_BOXES:
@@ -211,7 +230,8 @@ def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: floa
     left_top, right_top, left_bottom, right_bottom = ("╭", "╮", "╰", "╯") if round_box else ("┌", "┐", "└", "┘")
     offset = row - span.top
     if offset == 0:
-        return left_top + "─" * inner + right_top
+        tag = f" {badge} "[:inner] if badge and inner > 4 else ""
+        return left_top + tag + "─" * (inner - len(tag)) + right_top
     if row == span.bottom - 1:
         return left_bottom + "─" * inner + right_bottom
     # Label lines centred vertically in the box.
@@ -386,7 +406,8 @@ class GraphCanvas(ScrollView, can_focus=True):
             node = nodes.get(span.node_id)
             if node is None or span.end <= start or span.start >= start + width:
                 continue
-            text = box_row_text(span, row, node.label, node.role, geometry.zoom)
+            badge = badge_for(span.node_id, self.marks) if row == span.top else ""
+            text = box_row_text(span, row, node.label, node.role, geometry.zoom, badge)
             self._put(cells, styles, start, span.start, text, self._node_style(span.node_id))
         return Strip(list(_segments(cells, styles)))
 

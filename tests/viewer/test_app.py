@@ -7,6 +7,7 @@ import io
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
@@ -223,3 +224,45 @@ def test_a_broken_step_is_shown_as_failed_not_a_crash(tmp_path: Path) -> None:
         assert app.index == 1
 
     _drive(session, script)
+
+
+def test_a_step_whose_graph_breaks_an_invariant_is_marked_failed() -> None:
+    # The pass moved a node above the node that produces its input.
+    from gradview.ir import parse_ir
+
+    graph = parse_ir(
+        "graph(%a : Tensor):\n  %b : Tensor = aten::relu(%a)\n  %c : Tensor = aten::tanh(%b)\n  return (%c)\n"
+    )
+    trace = PassTrace()
+    trace.record("Input", graph, changed=False)
+    nodes = list(graph.nodes())
+    nodes[1].move_before(nodes[0])
+    trace.record("BadReorder", graph, changed=True)
+    session = Session("bad-reorder", trace)
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert 1 in app.failures and 0 not in app.failures
+        assert 1 in app.query_one(Timeline).failed
+        app.jump_to_pass(1)
+        await pilot.pause()
+        assert "✗" in _static_text(app, "#viewbar")
+
+    _drive(session, script)
+
+
+def test_without_graphviz_the_canvas_still_draws_and_says_how_to_install_it(
+    mlp_session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    notes: list[str] = []
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        canvas = app.query_one(GraphCanvas)
+        assert canvas.geometry is not None and canvas.graph.nodes
+        assert all(layout.engine == "layered" for layout in app.layouts.values())
+        notes.extend(str(n.message) for n in app._notifications)
+
+    _drive(mlp_session, script)
+    assert any("apt-get install graphviz" in note for note in notes)
