@@ -4,6 +4,7 @@ PyTorch eager and torch.jit.script, single-threaded, in one run.
 MLP: batch 64, 256-256-256-1, tanh, tanh, sigmoid, mean squared error; a
 step is forward, backward and an SGD update. Prints microseconds per step
 and the ratios. Targets: at most 1.2x the NumPy time, faster than TorchScript.
+Each contender is timed in fresh processes of its own (see main).
 
     .venv/bin/python benchmarks/executor.py [--steps N]
 """
@@ -17,10 +18,13 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_name] = "1"
 
 import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
-from timing import best_times_interleaved  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from timing import best_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 from gradview.ir import parse_ir  # noqa: E402
 from gradview.runtime import Tensor  # noqa: E402
@@ -67,74 +71,120 @@ def numpy_step(x: np.ndarray, target: np.ndarray, params: list[np.ndarray]) -> f
     return loss
 
 
-def main() -> None:
-    cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    cli.add_argument("--steps", type=int, default=20, help="steps per round")
-    cli.add_argument("--rounds", type=int, default=10)
-    args = cli.parse_args()
+def contender(name: str) -> Callable[[], object]:
+    """One training step of contender ``name`` on the shared seeded problem."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 256))
     target = rng.uniform(size=(64, 1))
     init = [rng.standard_normal(s) * 0.05 for s in SIZES]
+    if name == "numpy":
+        np_params = [p.copy() for p in init]
+        return lambda: numpy_step(x, target, np_params)
+    if name == "gradview":
+        executor = GraphExecutor(parse_ir(LOSS_GRAPH))
+        params = [Tensor(p.copy(), requires_grad=True) for p in init]
+        tx, tt = Tensor(x), Tensor(target)
 
-    np_params = [p.copy() for p in init]
-    executor = GraphExecutor(parse_ir(LOSS_GRAPH))
-    params = [Tensor(p.copy(), requires_grad=True) for p in init]
-    tx, tt = Tensor(x), Tensor(target)
+        def gradview_step() -> None:
+            (loss,) = executor.run([tx, tt, *params])
+            loss.backward()
+            for p in params:  # optimizer.step()
+                p.data -= LR * p.grad.data
+            for p in params:  # optimizer.zero_grad(set_to_none=True)
+                p.grad = None
 
-    def gradview_step() -> None:
-        (loss,) = executor.run([tx, tt, *params])
+        return gradview_step
+    import torch
+
+    torch.set_num_threads(1)
+    t_params = [torch.tensor(p.copy(), requires_grad=True) for p in init]
+    t_x, t_target = torch.tensor(x), torch.tensor(target)
+
+    def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN202, PLR0913
+        h1 = torch.tanh(x @ w1 + b1)
+        h2 = torch.tanh(h1 @ w2 + b2)
+        y = torch.sigmoid(h2 @ w3 + b3)
+        return ((y - target) * (y - target)).mean()
+
+    fn = torch.jit.script(mlp_loss) if name == "script" else mlp_loss
+
+    def torch_step() -> None:
+        loss = fn(t_x, t_target, *t_params)
         loss.backward()
-        for p in params:  # optimizer.step()
-            p.data -= LR * p.grad.data
-        for p in params:  # optimizer.zero_grad(set_to_none=True)
+        with torch.no_grad():
+            for p in t_params:
+                p -= LR * p.grad
+        for p in t_params:
             p.grad = None
 
-    contenders: dict[str, Callable[[], object]] = {
-        "numpy": lambda: numpy_step(x, target, np_params),
-        "gradview": gradview_step,
-    }
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None:
-        torch.set_num_threads(1)
-        t_params = [torch.tensor(p.copy(), requires_grad=True) for p in init]
-        t_x, t_target = torch.tensor(x), torch.tensor(target)
+    return torch_step
 
-        def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN202, PLR0913
-            h1 = torch.tanh(x @ w1 + b1)
-            h2 = torch.tanh(h1 @ w2 + b2)
-            y = torch.sigmoid(h2 @ w3 + b3)
-            return ((y - target) * (y - target)).mean()
 
-        def torch_step(fn: Callable[..., torch.Tensor]) -> Callable[[], None]:
-            def step() -> None:
-                loss = fn(t_x, t_target, *t_params)
-                loss.backward()
-                with torch.no_grad():
-                    for p in t_params:
-                        p -= LR * p.grad
-                for p in t_params:
-                    p.grad = None
+def run_one(name: str, steps: int, rounds: int) -> float:
+    """Seconds per step of ``name``, the best of ``rounds`` rounds, in this process."""
+    step = contender(name)
+    for _ in range(3):
+        step()  # warm-up: plans compile, scripted functions optimize
+    return best_time(step, repeat=rounds, number=steps)
 
-            return step
 
-        contenders["eager"] = torch_step(mlp_loss)
-        contenders["script"] = torch_step(torch.jit.script(mlp_loss))
-    times = best_times_interleaved(contenders, rounds=args.rounds, number=args.steps)
-    ours, ours_numpy = times["gradview"], times["numpy"]
-    print("one training step, MLP batch 64, 256-256-256-1, single thread "
-          f"(best of {args.rounds} interleaved rounds of {args.steps} steps)")
-    print(f"  hand-written NumPy : {ours_numpy * 1e6:8.0f} us")
-    print(f"  gradview executor  : {ours * 1e6:8.0f} us   {ours / ours_numpy:.2f}x NumPy (target <= 1.2x)")
-    if torch is None:
+def main() -> None:
+    cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("--steps", type=int, default=30, help="steps per round")
+    cli.add_argument("--rounds", type=int, default=5, help="rounds per process")
+    cli.add_argument("--processes", type=int, default=4, help="fresh processes per contender, taking turns")
+    cli.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)  # internal: time one contender
+    cli.add_argument("--keep-freed", action="store_true", help=argparse.SUPPRESS)  # internal: see below
+    args = cli.parse_args()
+    if args.one:
+        if args.keep_freed:
+            keep_freed_memory()
+        print(json.dumps(run_one(args.one, args.steps, args.rounds)))
         return
-    eager, scripted = times["eager"], times["script"]
-    print(f"  PyTorch eager      : {eager * 1e6:8.0f} us   gradview is {eager / ours:.2f}x its speed")
-    print(f"  torch.jit.script   : {scripted * 1e6:8.0f} us   gradview is {scripted / ours:.2f}x its speed"
-          " (target > 1)")
+    names = ["numpy", "gradview"]
+    try:
+        import torch  # noqa: F401 - only to learn whether the PyTorch contenders can run
+    except ImportError:
+        pass
+    else:
+        names += ["eager", "script"]
+    # Each contender runs in fresh processes of its own, the contenders taking
+    # turns: timing them in one process measured the heap each left to the
+    # next (and whatever importing torch does to it) as much as the steps.
+    # Two allocator settings: glibc's default, which hands big freed blocks
+    # back to the kernel (a step then pays page faults for fresh memory), and
+    # one that keeps freed memory for reuse, which is what importing torch
+    # does to a process (NumPy measured 1.5x faster with torch merely imported).
+    for keep_freed in (False, True):
+        best = dict.fromkeys(names, float("inf"))
+        for _ in range(args.processes):
+            for name in names:
+                command = [sys.executable, __file__, "--one", name, "--steps", str(args.steps), "--rounds", str(args.rounds)]
+                if keep_freed:
+                    command.append("--keep-freed")
+                done = subprocess.run(command, capture_output=True, text=True, check=True)
+                best[name] = min(best[name], json.loads(done.stdout.strip().splitlines()[-1]))
+        ours, ours_numpy = best["gradview"], best["numpy"]
+        setting = "freed memory kept for reuse" if keep_freed else "glibc's default allocator"
+        print(f"one training step, MLP batch 64, 256-256-256-1, single thread, {setting} "
+              f"(best of {args.processes} fresh processes x {args.rounds} rounds of {args.steps} steps)")
+        print(f"  hand-written NumPy : {ours_numpy * 1e6:8.0f} us")
+        print(f"  gradview executor  : {ours * 1e6:8.0f} us   {ours / ours_numpy:.2f}x NumPy (target <= 1.2x)")
+        if "eager" in best:
+            eager, scripted = best["eager"], best["script"]
+            print(f"  PyTorch eager      : {eager * 1e6:8.0f} us   gradview is {eager / ours:.2f}x its speed")
+            print(f"  torch.jit.script   : {scripted * 1e6:8.0f} us   gradview is {scripted / ours:.2f}x its speed"
+                  " (target > 1)")
+
+
+def keep_freed_memory() -> None:
+    """Ask glibc to keep freed blocks for reuse instead of returning them to the kernel."""
+    import ctypes  # noqa: PLC0415
+
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    libc.mallopt(m_mmap_threshold, 64 << 20)
+    libc.mallopt(m_trim_threshold, 256 << 20)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,9 @@ def _fast_grad_sum_to_size(xp: Any, name: str, dtypes: list[Any], constants: lis
     without entering the general kernel."""
 
     def grad_sum_to_size_or_same(self: Any, size: Any) -> Any:
-        return self if size is None else _sum_to(xp, "_grad_sum_to_size", self, size)
+        if size is None or (type(size) is list and size and len(size) == self.ndim and tuple(size) == self.shape):
+            return self  # nothing was broadcast (sizes equal: the common case after a matmul)
+        return _sum_to(xp, "_grad_sum_to_size", self, size)
 
     return grad_sum_to_size_or_same, (0, 1)
 
