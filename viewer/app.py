@@ -338,11 +338,13 @@ class GradviewApp(App[None]):
     def _union_members(self, key: Any) -> list[DrawGraph]:
         kind, which_or_dg = key
         if kind == "whole":
-            return [
-                views.draw_step(self.trace, step.index, View.WHOLE, 0, ghosts=False)
-                for step in self.trace
-                if step.which == which_or_dg
-            ]
+            # A step that changed nothing shows its predecessor's graph again:
+            # only the first step of the graph and the changing ones add to the union.
+            members = []
+            for step in self.trace:
+                if step.which == which_or_dg and (step.changed or not members):
+                    members.append(views.draw_step(self.trace, step.index, View.WHOLE, 0, ghosts=False))
+            return members
         view = View(kind)
         members = []
         seen: set[tuple[int, ...]] = set()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
-from textual.events import Click
+from textual.events import Click, MouseDown, MouseMove, MouseUp
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -502,7 +502,28 @@ class GraphCanvas(ScrollView, can_focus=True):
             animate=False,
         )
 
+    def on_mouse_down(self, event: MouseDown) -> None:
+        self._drag_from = (event.screen_x, event.screen_y, self.scroll_x, self.scroll_y)
+        self._dragged = False
+
+    def on_mouse_move(self, event: MouseMove) -> None:
+        """Dragging with a button held pans the view, like a map."""
+        start = getattr(self, "_drag_from", None)
+        if start is None or not event.button:
+            return
+        x0, y0, sx, sy = start
+        dx, dy = event.screen_x - x0, event.screen_y - y0
+        if dx or dy:
+            self._dragged = True
+            self.scroll_to(max(0, sx - dx), max(0, sy - dy), animate=False)
+
+    def on_mouse_up(self, _event: MouseUp) -> None:
+        self._drag_from = None
+
     def on_click(self, event: Click) -> None:
+        if getattr(self, "_dragged", False):
+            self._dragged = False
+            return  # the end of a drag, not a click on a node
         if self._geometry is None:
             return
         col = event.x + int(self.scroll_x)

@@ -266,3 +266,22 @@ def test_without_graphviz_the_canvas_still_draws_and_says_how_to_install_it(
 
     _drive(mlp_session, script)
     assert any("apt-get install graphviz" in note for note in notes)
+
+
+def test_command_palette_offers_passes_nodes_and_exports(mlp_session: Session) -> None:
+    from gradview.viewer.commands import GradviewCommands
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        provider = GradviewCommands(app.screen)
+        labels = [label for label, _, _ in provider._commands()]
+        assert "jump to pass CreateAutodiffSubgraphs" in labels
+        assert any(label.startswith("find node %h") for label in labels)
+        assert "export this view as SVG" in labels
+        jump = next(cb for label, cb, _ in provider._commands() if label == "jump to pass CreateAutodiffSubgraphs")
+        jump()
+        await pilot.pause()
+        assert app.trace[app.index].pass_name == "CreateAutodiffSubgraphs"
+        hits = [hit async for hit in provider.search("lambdalift")]
+        assert hits and all("lambdaLiftReverse" in str(hit.text) for hit in hits)
+
+    _drive(mlp_session, script)

@@ -115,3 +115,37 @@ async def _paints_marks_and_selects_by_click() -> None:
         painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
         assert "relu" not in painted and "matmul" in painted
         assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in painted)
+
+
+def test_arrows_and_dragging_pan_the_view() -> None:
+    asyncio.run(_arrows_and_dragging_pan())
+
+
+async def _arrows_and_dragging_pan() -> None:
+    from types import SimpleNamespace
+
+    graph = DrawGraph()
+    boxes = {}
+    for i in range(40):  # a wide, tall picture
+        graph.add_node(DrawNode(i, f"aten::op{i}"))
+        boxes[i] = NodeBox(60 + 200 * (i % 8), 40 + 120 * (i // 8), 90, 36)
+    layout = Layout(boxes=boxes, width=1700, height=700)
+    app = _CanvasApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        canvas = app.query_one(GraphCanvas)
+        canvas.show(layout, graph, Marks())
+        canvas.focus()
+        await pilot.pause()
+        canvas.scroll_to(0, 0, animate=False)
+        await pilot.pause()
+        await pilot.press("right", "down")
+        await pilot.pause()
+        assert canvas.scroll_x > 0 and canvas.scroll_y > 0
+        before = (canvas.scroll_x, canvas.scroll_y)
+        canvas.on_mouse_down(SimpleNamespace(screen_x=30, screen_y=10))
+        canvas.on_mouse_move(SimpleNamespace(screen_x=20, screen_y=8, button=1))
+        await pilot.pause()
+        assert (canvas.scroll_x, canvas.scroll_y) == (before[0] + 10, before[1] + 2)
+        canvas.on_mouse_up(SimpleNamespace())
+        canvas.on_mouse_move(SimpleNamespace(screen_x=0, screen_y=0, button=0))
+        assert (canvas.scroll_x, canvas.scroll_y) == (before[0] + 10, before[1] + 2)
