@@ -49,7 +49,8 @@ __all__ = [
 
 CHAR_WIDTH = 6.0  # points per character of Courier 10pt: one terminal column
 ROW_HEIGHT = 12.0  # points per text row: one terminal row
-DOT_NODE_LIMIT = 2500  # above this many nodes "auto" uses the layered layout (dot takes many seconds)
+DOT_NODE_LIMIT = 1500  # above this many nodes "auto" uses the layered layout (dot takes many seconds)
+AUTO_DOT_TIMEOUT = 10.0  # seconds "auto" gives dot before falling back to the layered layout
 
 
 class DotMissingError(RuntimeError):
@@ -206,7 +207,7 @@ def _lay_out(union: DrawGraph, engine: str) -> Layout:
     if len(union.nodes) > DOT_NODE_LIMIT:
         return layered_layout(union, sizes)
     try:
-        return dot_layout(union, sizes, graphviz_program("dot"))
+        return dot_layout(union, sizes, graphviz_program("dot"), timeout=AUTO_DOT_TIMEOUT)
     except (DotMissingError, LayoutError):
         return layered_layout(union, sizes)
 

@@ -26,19 +26,19 @@ SAMPLES_PER_SEGMENT = 4
 Sizes = dict[int, tuple[float, float]]
 
 
-def dot_layout(union: DrawGraph, sizes: Sizes, program: str) -> Layout:
-    """Lay out ``union`` (already merged) with the ``dot`` at ``program``."""
+def dot_layout(union: DrawGraph, sizes: Sizes, program: str, timeout: float = DOT_TIMEOUT) -> Layout:
+    """Lay out ``union`` (already merged) with the ``dot`` at ``program``; LayoutError after ``timeout`` s."""
     source, edge_keys, cluster_keys = dot_source(union, sizes)
     try:
         done = subprocess.run(
             [program, "-Tjson0"],
             input=source.encode("utf-8", "surrogatepass"),
             capture_output=True,
-            timeout=DOT_TIMEOUT,
+            timeout=timeout,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise LayoutError(f"dot took over {DOT_TIMEOUT:.0f} s on {len(union.nodes)} nodes") from None
+        raise LayoutError(f"dot took over {timeout:.0f} s on {len(union.nodes)} nodes") from None
     except OSError as exc:
         raise LayoutError(f"cannot run {program}: {exc.strerror or exc}") from None
     if done.returncode != 0:
