@@ -62,7 +62,7 @@ async def measure(session: Session, steps: int = 30) -> dict[str, float]:
                 canvas.render_line(row)
             busy.append(time.perf_counter() - t0)
             await asyncio.sleep(0.05)
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         layouts = time.perf_counter() - start
         timings = []
         first = max(0, len(session.trace) - steps - 1)

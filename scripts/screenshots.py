@@ -42,10 +42,10 @@ async def _shoot(name: str, pass_name: str, which: object, view_key: str, keys: 
     session = load_target(str(EXAMPLE))
     app = GradviewApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         app.jump_to_pass(_find(session.trace, pass_name, which))
         await pilot.press(view_key)
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         for key in keys:
             await pilot.press(key)

@@ -19,6 +19,7 @@ message on screen, never a crash.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import gc
 import textwrap
@@ -152,6 +153,7 @@ class GradviewApp(App[None]):
         self._ir_stale = True
         self._ir_marks = Marks()
         self._doc_shown: str | None = None
+        self._painted = False  # layouts start after the first screen is painted
         self._inspector_shown: tuple[Any, ...] | None = None
 
     # -- layout of the screen -------------------------------------------------------------
@@ -198,7 +200,15 @@ class GradviewApp(App[None]):
         self.query_one("#values", DataTable).add_columns("value", "shape", "dtype", "min", "max", "mean")
         self.query_one("#gradcheck", DataTable).add_columns("input", "shape", "max abs err", "max rel err", "result")
         self.show_step(0)
-        self._queue_all_layouts()
+        # Lay out once the first screen is painted: the worker competes with
+        # the event loop for the interpreter, and the first paint comes first.
+        self.call_after_refresh(self._queue_all_layouts)
+
+    async def wait_for_layouts(self) -> None:
+        """Until every queued layout is done (for tests, scripts and benchmarks)."""
+        while not self._painted or self._pending_layouts:
+            await asyncio.sleep(0.01)
+        await self.workers.wait_for_complete()
 
     # -- stepping ---------------------------------------------------------------------------
     def show_step(self, index: int) -> None:
@@ -282,13 +292,15 @@ class GradviewApp(App[None]):
         return (view.value, dg)
 
     def _queue_all_layouts(self) -> None:
-        keys: list[Any] = []
+        self._painted = True
+        keys: list[Any] = list(self._pending_layouts)
         for step in self.trace:
             key = ("whole", step.which)
             if key not in keys:
                 keys.append(key)
         for dg in range(views.differentiable_graph_count(self.trace)):
             keys += [(View.FORWARD.value, dg), (View.BACKWARD.value, dg), (View.JOINT.value, dg)]
+        self._pending_layouts.clear()
         for key in keys:
             self._request_layout(key)
 
@@ -296,7 +308,7 @@ class GradviewApp(App[None]):
         if key in self.layouts or key in self.layout_errors or key in self._pending_layouts:
             return
         self._pending_layouts.append(key)
-        if len(self._pending_layouts) == 1:
+        if len(self._pending_layouts) == 1 and self._painted:
             self._layout_worker()
 
     @work(thread=True, exclusive=False, group="layout")

@@ -26,7 +26,7 @@ def _drive(session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[No
 
     async def run() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await app.workers.wait_for_complete()
+            await app.wait_for_layouts()
             await pilot.pause()
             await script(app, pilot)
 
@@ -67,7 +67,7 @@ def test_views_switch_between_whole_forward_backward_and_joint(mlp_session: Sess
         app.jump_to_pass(len(mlp_session.trace) - 1)
         for key, view in (("2", View.FORWARD), ("3", View.BACKWARD), ("4", View.JOINT), ("1", View.WHOLE)):
             await pilot.press(key)
-            await app.workers.wait_for_complete()
+            await app.wait_for_layouts()
             await pilot.pause()
             assert app.view is view
             canvas = app.query_one(GraphCanvas)
@@ -83,7 +83,7 @@ def test_selecting_a_captured_value_highlights_it_and_explains_it(mlp_session: S
     async def script(app: GradviewApp, pilot: Pilot) -> None:
         app.jump_to_pass(len(mlp_session.trace) - 1)
         await pilot.press("4")
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         canvas = app.query_one(GraphCanvas)
         captured = [n for n, marks in canvas.marks.nodes.items() if Mark.CAPTURED_OUTPUT in marks and n in canvas.graph.nodes]
@@ -145,7 +145,7 @@ def test_filter_box_keeps_matching_passes(mlp_session: Session) -> None:
 def test_gradient_check_runs_and_every_input_passes(mlp_session: Session) -> None:
     async def script(app: GradviewApp, pilot: Pilot) -> None:
         await pilot.press("G")
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         table = app.query_one("#gradcheck", DataTable)
         assert table.row_count == len(mlp_session.inputs)
@@ -159,13 +159,13 @@ def test_gradient_check_runs_and_every_input_passes(mlp_session: Session) -> Non
 def test_run_shows_values_and_divergence_search_finds_none(mlp_session: Session) -> None:
     async def script(app: GradviewApp, pilot: Pilot) -> None:
         await pilot.press("r")
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         assert app.query_one("#values", DataTable).row_count > 0
         canvas = app.query_one(GraphCanvas)
         assert any(" = " in node.label and "μ=" in node.label for node in canvas.graph.nodes.values()), "values on nodes"
         await pilot.press("b")
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         assert "original outputs" in _static_text(app, "#check-status")
 
@@ -214,12 +214,12 @@ def test_a_broken_step_is_shown_as_failed_not_a_crash(tmp_path: Path) -> None:
     async def script(app: GradviewApp, pilot: Pilot) -> None:
         app.jump_to_pass(1)
         await pilot.press("r")
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         assert 1 in app.failures and "mm" in app.failures[1]
         assert "✗" in _static_text(app, "#viewbar")
         await pilot.press("b")
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         assert app.index == 1
 
@@ -241,7 +241,7 @@ def test_a_step_whose_graph_breaks_an_invariant_is_marked_failed() -> None:
     session = Session("bad-reorder", trace)
 
     async def script(app: GradviewApp, pilot: Pilot) -> None:
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         await pilot.pause()
         assert 1 in app.failures and 0 not in app.failures
         assert 1 in app.query_one(Timeline).failed

@@ -21,12 +21,12 @@ def _at(pass_name: str, which: object, keys: tuple[str, ...] = ()) -> Callable[[
     async def run_before(pilot: Pilot) -> None:
         app = pilot.app
         assert isinstance(app, GradviewApp)
-        await app.workers.wait_for_complete()
+        await app.wait_for_layouts()
         index = next(s.index for s in app.trace if s.pass_name == pass_name and s.which == which)
         app.jump_to_pass(index)
         for key in keys:
             await pilot.press(key)
-            await app.workers.wait_for_complete()
+            await app.wait_for_layouts()
         await pilot.pause()
 
     return run_before
