@@ -184,7 +184,7 @@ class GradviewApp(App[None]):
         # The trace is millions of small immutable records that live as long
         # as the app: keep the cyclic garbage collector from rescanning them
         # (a full collection took half a second in the middle of a key press).
-        gc.collect()
+        # No collection first: on a big trace it alone costs most of a second.
         gc.freeze()
         self.theme = "textual-dark" if self.theme_name == "dark" else "textual-light"
         self.animation_level = "none"
