@@ -545,11 +545,27 @@ def _frame_text(row: int, c0: int, r0: int, c1: int, r1: int, title: str) -> str
 
 
 def _segments(cells: list[str], styles: list[Style | None]) -> Iterable[Segment]:
-    """Runs of equally styled cells as Segments."""
+    """Runs of equally styled cells as Segments.
+
+    An unstyled blank looks the same under any style without a background,
+    so it joins the run around it: a row of scattered edge dots then makes a
+    few long segments instead of one per dot (Textual's compositor pays per
+    segment on every repaint)."""
     if not cells:
         return
     run_start = 0
+    run_style = styles[0]
     for index in range(1, len(cells) + 1):
-        if index == len(cells) or styles[index] is not styles[run_start]:
-            yield Segment("".join(cells[run_start:index]), styles[run_start])
+        if index < len(cells):
+            style = styles[index]
+            if style is run_style:
+                continue
+            if style is None and cells[index] == " " and (run_style is None or run_style.bgcolor is None):
+                continue
+            if run_style is None and all(c == " " for c in cells[run_start:index]) and style is not None and style.bgcolor is None:
+                run_style = style  # leading blanks take the style of what follows
+                continue
+        yield Segment("".join(cells[run_start:index]), run_style)
+        if index < len(cells):
             run_start = index
+            run_style = styles[index]
