@@ -10,7 +10,9 @@ benchmarks/graphs.py) traced through the GraphExecutor as one training step:
 * layouts: until every view's union layout is ready (in the background);
 * step: a step key's handler (new marks, same layout) plus painting every
   visible canvas row, median and worst over consecutive steps, measured
-  inside the app so Textual's pilot delays do not count.
+  inside the app so Textual's pilot delays do not count;
+* real key presses through Textual's pilot: CPU time (the app's and
+  Textual's work, compositing included) and wall time.
 
 Targets from the issue: open under 2 s, step under 100 ms (layouts
 precomputed), and the 5,000-node graph opens and stays responsive.
@@ -74,15 +76,21 @@ async def measure(session: Session, steps: int = 30) -> dict[str, float]:
             for row in range(canvas.size.height):
                 canvas.render_line(row)
             timings.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        await pilot.press("k")  # one real key press through Textual, for reference
-        pressed = time.perf_counter() - t0
+        # Real key presses through Textual: CPU time is the app's and Textual's
+        # work (compositing included); wall time adds the pilot's wait for idle.
+        walls, cpus = [], []
+        for _ in range(10):
+            c0, w0 = time.process_time(), time.perf_counter()
+            await pilot.press("k")
+            cpus.append(time.process_time() - c0)
+            walls.append(time.perf_counter() - w0)
     return {
         "open": opened,
         "layouts": layouts,
         "step_median": statistics.median(timings),
         "step_worst": max(timings),
-        "pilot_press": pressed,
+        "pilot_wall": statistics.median(walls),
+        "pilot_cpu": statistics.median(cpus),
         "busy_median": statistics.median(busy) if busy else 0.0,
         "busy_worst": max(busy) if busy else 0.0,
     }
@@ -102,7 +110,8 @@ def main() -> None:
               f"{result['step_worst'] * 1e3:.1f} ms worst   (target < 100 ms)")
         print(f"  step while laying out  : {result['busy_median'] * 1e3:8.1f} ms median, "
               f"{result['busy_worst'] * 1e3:.1f} ms worst   (layouts still computing in the background)")
-        print(f"  one pilot key press    : {result['pilot_press'] * 1e3:8.0f} ms   (includes Textual's idle wait)")
+        print(f"  real key press (pilot) : {result['pilot_cpu'] * 1e3:8.0f} ms CPU median, "
+              f"{result['pilot_wall'] * 1e3:.0f} ms wall (the wall time includes the pilot's wait for idle)")
 
 
 if __name__ == "__main__":
