@@ -74,7 +74,7 @@ class HelpScreen(ModalScreen[None]):
             ("/", "filter the timeline by pass name"),
             ("1 2 3 4", "whole graph, forward f, backward df, joint view"),
             ("g", "next DifferentiableGraph"),
-            ("arrows (canvas)", "pan; mouse: click a node to select it"),
+            ("arrows (canvas), drag", "pan; click a node to select it"),
             ("+ / - / 0", "zoom in, zoom out, fit"),
             ("n / N / c", "next / previous node, center on the selection"),
             ("d", "IR text or unified diff against the previous step"),
