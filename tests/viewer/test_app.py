@@ -285,3 +285,27 @@ def test_command_palette_offers_passes_nodes_and_exports(mlp_session: Session) -
         assert hits and all("lambdaLiftReverse" in str(hit.text) for hit in hits)
 
     _drive(mlp_session, script)
+
+
+def test_export_keys_write_the_view_as_svg_and_every_step_as_html(mlp_session: Session, tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    app = GradviewApp(mlp_session, export_dir=str(tmp_path / "out"))
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.wait_for_layouts()
+            app.jump_to_pass(21)
+            await pilot.pause()
+            await pilot.press("e")
+            await app.wait_for_layouts()
+            await pilot.press("E")
+            await app.wait_for_layouts()
+            await pilot.pause()
+
+    asyncio.run(run())
+    (svg,) = (tmp_path / "out").glob("step-021-*.svg")
+    ET.parse(svg)  # well-formed
+    assert "aten::matmul" in svg.read_text(encoding="utf-8")
+    html = (tmp_path / "out" / "steps.html").read_text(encoding="utf-8")
+    assert html.count("<svg") >= 2 and "ArrowRight" in html
