@@ -154,6 +154,7 @@ class GradviewApp(App[None]):
         self._ir_marks = Marks()
         self._doc_shown: str | None = None
         self._painted = False  # layouts start after the first screen is painted
+        self._gc_thresholds = gc.get_threshold()
         self._inspector_shown: tuple[Any, ...] | None = None
 
     # -- layout of the screen -------------------------------------------------------------
@@ -185,7 +186,12 @@ class GradviewApp(App[None]):
         # as the app: keep the cyclic garbage collector from rescanning them
         # (a full collection took half a second in the middle of a key press).
         # No collection first: on a big trace it alone costs most of a second.
+        self._gc_thresholds = gc.get_threshold()
         gc.freeze()
+        # The layout worker allocates drawings by the hundred thousand; with
+        # the default thresholds the collector ran so often that it slowed the
+        # worker by a third and now and then stalled a key press.
+        gc.set_threshold(100_000, 50, 100)
         self.theme = "textual-dark" if self.theme_name == "dark" else "textual-light"
         self.animation_level = "none"
         self.sub_title = Path(self.session.name.partition(":")[0]).name + (
@@ -209,6 +215,11 @@ class GradviewApp(App[None]):
         while not self._painted or self._pending_layouts:
             await asyncio.sleep(0.01)
         await self.workers.wait_for_complete()
+
+    def on_unmount(self) -> None:
+        """Give the process its collector back (tests and scripts run several apps)."""
+        gc.set_threshold(*self._gc_thresholds)
+        gc.unfreeze()
 
     # -- stepping ---------------------------------------------------------------------------
     def show_step(self, index: int) -> None:
