@@ -11,26 +11,12 @@ from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 from gradview.viewer.session import trace_executor
 
+from ..runtime.test_executor_trace import LOOP_AND_IF as RUNTIME_LOOP_AND_IF
+
 DG = "prim::DifferentiableGraph"
 
-LOOP_AND_IF = """graph(%x : Double(3, 4), %n : int, %flag : bool):
-  %true : bool = prim::Constant[value=1]()
-  %a : Tensor = aten::tanh(%x)
-  %b : Tensor = aten::mul(%a, %x)
-  %c : Tensor = aten::sigmoid(%b)
-  %acc : Tensor = prim::Loop(%n, %true, %c)
-    block0(%i : int, %v : Tensor):
-      %w : Tensor = aten::mul(%v, %x)
-      %u : Tensor = aten::tanh(%w)
-      -> (%true, %u)
-  %r : Tensor = prim::If(%flag)
-    block0():
-      %s : Tensor = aten::exp(%acc)
-      -> (%s)
-    block1():
-      -> (%acc)
-  return (%r)
-"""
+# The runtime tests' loop-and-if graph, with a complete type for %x.
+LOOP_AND_IF = RUNTIME_LOOP_AND_IF.replace("%x : Tensor", "%x : Double(3, 4)", 1)
 
 # Every reason a node ends up outside a DifferentiableGraph: expm1 has no
 # gradient formula, transpose is a view, Print has side effects, and sin+cos

@@ -1,10 +1,7 @@
-"""Drawings for the layout and export tests, built without ``viewer/views.py``.
+"""Drawings for the layout and export tests.
 
-``draw_block`` turns a recorded graph (a step's :class:`BlockRecord`) into a
-:class:`DrawGraph` the plain way: a box per op, graph inputs as input nodes
-keyed by their value id, one return node, an edge from the producer of each
-input to its consumer, nested blocks and subgraphs as clusters.
-``random_dag`` and ``evolve`` make large synthetic autodiff-like graphs
+``drawn`` is a step's whole-graph drawing, made by ``viewer/views.py`` as the
+app makes it. ``random_dag`` and ``evolve`` make large synthetic autodiff-like graphs
 (deep and narrow, about 1.5 inputs per op) and the next step of a pass
 that removes and adds a few nodes.
 """
@@ -13,96 +10,18 @@ from __future__ import annotations
 
 import random
 
-from gradview.runtime.trace_records import BlockRecord, NodeRecord, value_names
-from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, return_id
+from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View
+from gradview.viewer.views import draw_step
 
-__all__ = ["draw_block", "random_dag", "evolve"]
+__all__ = ["drawn", "random_dag", "evolve"]
 
 OPS = ("aten::mul", "aten::add", "aten::mm", "aten::tanh", "aten::sigmoid", "aten::sum", "aten::t")
 
 
-def draw_block(block: BlockRecord, scope: int = 0) -> DrawGraph:
-    """A drawing of ``block`` (a whole recorded graph)."""
-    graph = DrawGraph()
-    names = value_names(block)
-    producer: dict[int, int] = {}
-    _collect_producers(block, producer)
-    groups = [0]
-
-    def name(value_id: int) -> str:
-        return "%" + names.get(value_id, str(value_id))
-
-    def link(value_id: int, target: int) -> None:
-        source = producer.get(value_id)
-        if source is None:  # read from outside the recorded graph (the reverse block's view)
-            source = value_id
-            producer[value_id] = source
-            graph.add_node(DrawNode(source, f"{name(value_id)} (outside)", NodeRole.INPUT))
-        edge = DrawEdge(source, target, value_id, name(value_id))
-        if edge not in seen:
-            seen.add(edge)
-            graph.add_edge(edge)
-
-    seen: set[DrawEdge] = set()
-
-    def walk(inner: BlockRecord, cluster: str | None, params_from: tuple[int, ...] | None) -> None:
-        for position, param in enumerate(inner.params):
-            graph.add_node(
-                DrawNode(param.id, f"%{param.name}", NodeRole.INPUT, cluster, f"%{param.name} : {param.type}")
-            )
-            if params_from is not None and position < len(params_from):
-                link(params_from[position], param.id)
-        for node in inner.nodes:
-            graph.add_node(_draw_node(node, cluster, name))
-            for value_id in node.inputs:
-                if node.subgraph is None:
-                    link(value_id, node.id)
-            for index, sub in enumerate(node.blocks):
-                key = f"{node.id}/b{index}"
-                graph.clusters[key] = Cluster(key, f"{node.kind} block{index}", cluster)
-                walk(sub, key, None)
-                for value_id in sub.returns:
-                    link(value_id, node.id)
-            if node.subgraph is not None:
-                key = f"{node.id}/g"
-                graph.clusters[key] = Cluster(key, f"{node.kind}_{groups[0]}", cluster)
-                groups[0] += 1
-                walk(node.subgraph, key, node.inputs)
-                for value_id in node.subgraph.returns:
-                    link(value_id, node.id)
-
-    walk(block, None, None)
-    ret = return_id(scope)
-    graph.add_node(DrawNode(ret, "return", NodeRole.RETURN, None, "return (" + ", ".join(name(v) for v in block.returns) + ")"))
-    for value_id in block.returns:
-        link(value_id, ret)
-    return graph
-
-
-def _collect_producers(block: BlockRecord, producer: dict[int, int]) -> None:
-    pending = [block]
-    while pending:
-        current = pending.pop()
-        for param in current.params:
-            producer[param.id] = param.id
-        for node in current.nodes:
-            for value in node.outputs:
-                producer[value.id] = node.id
-            pending.extend(node.blocks)
-            if node.subgraph is not None:
-                pending.append(node.subgraph)
-
-
-def _draw_node(node: NodeRecord, cluster: str | None, name) -> DrawNode:
-    head = node.kind
-    if node.kind == "prim::Constant" and node.attrs:
-        head += "[" + ", ".join(f"{k}={v}" for k, v in node.attrs) + "]"
-    outputs = ", ".join("%" + v.name for v in node.outputs)
-    typed = ", ".join(f"%{v.name} : {v.type}" for v in node.outputs)
-    tooltip = f"{typed} = {head}(" + ", ".join(name(v) for v in node.inputs) + ")"
-    role = NodeRole.CONSTANT if node.kind == "prim::Constant" else NodeRole.OP
-    label = head + ("\n" + outputs if outputs else "")
-    return DrawNode(node.id, label, role, cluster, tooltip)
+def drawn(trace: PassTrace, step: Step) -> DrawGraph:
+    """The whole-graph drawing of ``step`` as the viewer makes it (no ghosts)."""
+    return draw_step(trace, step.index, View.WHOLE, 0, ghosts=False)
 
 
 def random_dag(n: int, seed: int = 0, window: int = 6, long_edges: float = 0.05, cluster_every: int = 0) -> DrawGraph:

@@ -19,28 +19,11 @@ from gradview.viewer.evaluate import (
 )
 from gradview.viewer.session import Session, trace_executor
 
+from ..runtime.test_executor_trace import LOOP_AND_IF
 from .conftest import EXAMPLE
 
 MLP_TEXT = EXAMPLE.read_text()
 
-LOOP_AND_IF = """graph(%x : Tensor, %n : int, %flag : bool):
-  %true : bool = prim::Constant[value=1]()
-  %a : Tensor = aten::tanh(%x)
-  %b : Tensor = aten::mul(%a, %x)
-  %c : Tensor = aten::sigmoid(%b)
-  %acc : Tensor = prim::Loop(%n, %true, %c)
-    block0(%i : int, %v : Tensor):
-      %w : Tensor = aten::mul(%v, %x)
-      %u : Tensor = aten::tanh(%w)
-      -> (%true, %u)
-  %r : Tensor = prim::If(%flag)
-    block0():
-      %s : Tensor = aten::exp(%acc)
-      -> (%s)
-    block1():
-      -> (%acc)
-  return (%r)
-"""
 
 # relu, sigmoid, tanh, mean and two broadcasts ([5, 4] + [4], [5, 4] * [5, 1]).
 ACTIVATIONS = """graph(%x : Tensor, %b : Tensor, %w : Tensor):

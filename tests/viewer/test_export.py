@@ -26,7 +26,7 @@ from gradview.viewer.model import Mark, Marks
 from gradview.viewer.palette import LEGEND, PALETTES
 from gradview.viewer.svg_dot import graphviz_text
 
-from .graphs_for_tests import draw_block
+from .graphs_for_tests import drawn as _drawn
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
@@ -45,7 +45,7 @@ def _texts(group: ET.Element) -> list[str]:
 
 
 def _frames(trace, which=None) -> list[Frame]:
-    return [frame_for_step(step, draw_block(step.graph)) for step in trace if which is None or step.which == which]
+    return [frame_for_step(step, _drawn(trace, step)) for step in trace if which is None or step.which == which]
 
 
 # -- every step ---------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ def test_filenames_are_safe_and_stable():
 @pytest.mark.parametrize("theme", ["dark", "light"])
 def test_captured_values_are_drawn_in_their_palette_colour(mlp_trace, theme):
     step = next(s for s in mlp_trace if s.which == ("forward", 0) and s.annotations.get("df_input_captured_outputs"))
-    graph = draw_block(step.graph)
+    graph = _drawn(mlp_trace, step)
     producer = {e.value_id: e.source for e in graph.edges}
     marks = Marks()
     captured = {}
@@ -124,7 +124,7 @@ def test_captured_values_are_drawn_in_their_palette_colour(mlp_trace, theme):
 def test_removed_nodes_are_faded(mlp_trace):
     steps = [s for s in mlp_trace if s.which == "main"]
     before, after = next((a, b) for a, b in zip(steps, steps[1:], strict=False) if a.node_ids() - b.node_ids())
-    old, graph = draw_block(before.graph), draw_block(after.graph)
+    old, graph = _drawn(mlp_trace, before), _drawn(mlp_trace, after)
     gone = set(old.nodes) - set(graph.nodes)
     for node_id in gone:
         graph.add_node(old.nodes[node_id])
@@ -144,7 +144,8 @@ def test_removed_nodes_are_faded(mlp_trace):
 
 
 # -- hostile text --------------------------------------------------------------------------------
-HOSTILE = ["<script>document.title='pwned'</script>", 'say"hi\\N', "a&amp;b", "λ→∂ü", "<img src=x onerror=alert(1)>"]
+# Short enough for the viewer's label lines (36 characters with "%" and the type).
+HOSTILE = ["<script>alert(1)</script>", 'say"hi\\N', "a&amp;b", "λ→∂ü", "<img src=x onerror=f()>"]
 HOSTILE_PASS = "<b>bold</b> & \"quoted\" <script>alert('pass')</script>"
 
 
@@ -154,9 +155,11 @@ def _hostile_trace() -> PassTrace:
         '  %s : str = prim::Constant[value="</template><script>alert(2)</script> & ü"]()\n'
         "  %y : Tensor = aten::mul(%x.λ, %é)\n"
         "  %z : Tensor = aten::add(%y, %é, %s)\n"
-        "  return (%z)\n"
+        "  %w : Tensor = aten::neg(%z)\n"
+        "  return (%w)\n"
     )
-    values = [*graph.inputs(), *(n.outputs()[0] for n in graph.nodes())]
+    # The names go on values the drawing labels by name (a constant shows its value).
+    values = [*graph.inputs(), *(n.outputs()[0] for n in graph.nodes() if n.kind() != "prim::Constant")]
     trace = PassTrace()
     trace.record("Input", graph, changed=False)
     for value, name in zip(values, HOSTILE, strict=False):
@@ -167,7 +170,7 @@ def _hostile_trace() -> PassTrace:
 
 def test_hostile_names_come_out_as_text_in_the_svg():
     trace = _hostile_trace()
-    graph = draw_block(trace[1].graph)
+    graph = _drawn(trace, trace[1])
     svg = render_svg(graph, Marks(), union_layout([graph]), title=HOSTILE_PASS)
     root = ET.fromstring(svg)
     assert not [e for e in root.iter() if e.tag.split("}")[-1] in ("script", "img", "b", "foreignObject")]
@@ -201,7 +204,7 @@ class _Tags(HTMLParser):
 
 def test_hostile_names_come_out_as_text_in_the_html(tmp_path):
     trace = _hostile_trace()
-    frames = [frame_for_step(step, draw_block(step.graph)) for step in trace]
+    frames = [frame_for_step(step, _drawn(trace, step)) for step in trace]
     page = export_html(frames, tmp_path / "steps.html").read_text(encoding="utf-8")
     tags = _Tags()
     tags.feed(page)
@@ -310,7 +313,7 @@ def test_hostile_names_stay_text_in_a_browser(browser, tmp_path):
     from selenium.webdriver.common.keys import Keys
 
     trace = _hostile_trace()
-    frames = [frame_for_step(step, draw_block(step.graph)) for step in trace]
+    frames = [frame_for_step(step, _drawn(trace, step)) for step in trace]
     page = export_html(frames, tmp_path / "hostile.html", title=HOSTILE[0])
     browser.get(page.resolve().as_uri())
     _press(browser, Keys.END)

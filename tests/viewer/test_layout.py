@@ -22,13 +22,13 @@ from gradview.viewer.layout import (
 from gradview.viewer.layout_dot import parse_spline
 from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole
 
-from .graphs_for_tests import draw_block, evolve, random_dag
+from .graphs_for_tests import drawn, evolve, random_dag
 
 VIEWS = ["main", ("backward", 0)]
 
 
 def _graphs(trace, which):
-    return [draw_block(step.graph) for step in trace if step.which == which]
+    return [drawn(trace, step) for step in trace if step.which == which]
 
 
 def _neighbours(graph: DrawGraph) -> dict[int, set[int]]:
