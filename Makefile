@@ -12,14 +12,14 @@ run: $(STAMP)
 	$(BIN)/gradview view $(EXAMPLE)
 
 test: $(STAMP)
-	./scripts/ensure_chromium.sh
+	./scripts/ensure_debian_packages.sh "chromium chromedriver" chromium chromium-driver
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
-	./scripts/ensure_graphviz.sh
+	./scripts/ensure_debian_packages.sh dot graphviz
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=68" wheel
 	$(BIN)/python -m pip install -q -e ".[dev,oracle]"

@@ -442,9 +442,9 @@ class GradviewApp(App[None]):
         selected = self.selected
         if selected is not None:
             try:
-                rows = inspect_node(self.trace, self.index, selected)
+                rows = inspect_node(self.trace, self.index, selected, self.view, self.dg)
                 if not rows:
-                    rows = inspect_value(self.trace, self.index, selected)
+                    rows = inspect_value(self.trace, self.index, selected, self.view, self.dg)
             except Exception as exc:  # noqa: BLE001
                 rows = [("error", f"{type(exc).__name__}: {exc}")]
             for label, value in rows:
@@ -455,7 +455,7 @@ class GradviewApp(App[None]):
                     table.add_row(f"value %{vid}", _short_summary(summary))
         else:
             table.add_row("", Text("select a node: click it, or n / N on the canvas", style="dim"))
-        signature = (selected, self.index if selected is not None else None, self.index in self.run_results)
+        signature = (selected, self.index if selected is not None else None, self.view, self.dg, self.index in self.run_results)
         if signature != self._inspector_shown:
             self._inspector_shown = signature
             self.query_one("#inspector", Static).update(table)

@@ -284,7 +284,6 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.layout_data: Layout | None = None
         self.graph: DrawGraph = DrawGraph()
         self.marks: Marks = Marks()
-        self.edge_marks: dict[int, set[Mark]] = {}
         self.selected: int | None = None
         self.theme_name = theme
         self.message_text = "laying out…"
@@ -560,9 +559,10 @@ def _segments(cells: list[str], styles: list[Style | None]) -> Iterable[Segment]
             style = styles[index]
             if style is run_style:
                 continue
-            if style is None and cells[index] == " " and (run_style is None or run_style.bgcolor is None):
+            # Unstyled cells are always blanks (everything drawn has a style).
+            if style is None and (run_style is None or run_style.bgcolor is None):
                 continue
-            if run_style is None and all(c == " " for c in cells[run_start:index]) and style is not None and style.bgcolor is None:
+            if run_style is None and style.bgcolor is None:
                 run_style = style  # leading blanks take the style of what follows
                 continue
         yield Segment("".join(cells[run_start:index]), run_style)
