@@ -7,12 +7,13 @@ values of its non-tensor inputs.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
+
+from ..ir.corpus import ROUNDTRIP_DIR
 
 __all__ = ["CASES", "GRAPHS", "ROUNDTRIP", "SCALARS", "random_case"]
 
-ROUNDTRIP = sorted((Path("/work/shared/conformance/roundtrip")).glob("script_*.ir"))
+ROUNDTRIP = sorted(ROUNDTRIP_DIR.glob("script_*.ir"))
 
 HEAD = """graph(%x : Tensor, %y : Tensor, %flag : bool, %n : int):
   %zero : int = prim::Constant[value=0]()

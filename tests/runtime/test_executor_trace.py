@@ -18,7 +18,6 @@ from gradview.runtime.executor import GraphExecutor
 from gradview.runtime.pass_trace import PassTrace
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "conformance"
 
 COMPILE_PHASES = [
     "specializeTypes", "Inline", "LowerGradOf", "specializeAutogradZero", "LowerSimpleTuples",

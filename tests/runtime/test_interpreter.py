@@ -1,6 +1,5 @@
 """The interpreter: TorchScript's control flow and autodiff prims, errors that name the node."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,19 +8,20 @@ import torch
 from gradview.ir import parse_ir
 from gradview.runtime import GraphCompileError, GraphRuntimeError, compile_graph, run_graph
 
+from ..ir.corpus import ROUNDTRIP_DIR
+
 X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 
 
 def test_if_runs_the_chosen_branch() -> None:
-    graph = parse_ir((SHARED / "roundtrip" / "script_branchy.ir").read_text())
+    graph = parse_ir((ROUNDTRIP_DIR / "script_branchy.ir").read_text())
     compiled = compile_graph(graph)
     np.testing.assert_allclose(compiled(X, True)[0], np.exp(X) * 3)
     np.testing.assert_allclose(compiled(X, False)[0], -X * 3)
 
 
 def test_loop_with_trip_count_and_carried_values_matches_torchscript() -> None:
-    text = (SHARED / "roundtrip" / "script_loop_sum.ir").read_text()
+    text = (ROUNDTRIP_DIR / "script_loop_sum.ir").read_text()
     compiled = compile_graph(parse_ir(text))
     reference = torch._C._create_function_from_graph("loop_sum", torch._C.parse_ir(text))
     for n in (0, 1, 4):
@@ -106,7 +106,7 @@ def test_tuples_and_lists_round_trip() -> None:
 
 
 def test_differentiable_graph_runs_its_subgraph() -> None:
-    text = (SHARED / "roundtrip" / "optimized_residual.ir").read_text()
+    text = (ROUNDTRIP_DIR / "optimized_residual.ir").read_text()
     graph = parse_ir(text)
     x, w = np.eye(3, dtype=np.float32), np.full((3, 3), 0.5, dtype=np.float32)
     # Plain arrays do not require grad: RequiresGradCheck fails and the
@@ -141,7 +141,7 @@ def test_unknown_operator_is_refused_at_compile_time_naming_the_node() -> None:
 
 
 def test_wrong_input_count_names_the_inputs() -> None:
-    graph = parse_ir((SHARED / "roundtrip" / "script_branchy.ir").read_text())
+    graph = parse_ir((ROUNDTRIP_DIR / "script_branchy.ir").read_text())
     with pytest.raises(GraphRuntimeError, match=r"takes 2 inputs \(%x.1, %flag.1\), got 1"):
         run_graph(graph, [X])
 

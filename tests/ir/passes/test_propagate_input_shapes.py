@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from gradview.ir import TensorType, parse_ir
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
 
+from ..corpus import CASES_DIR
 from .pass_check import check_pass, long_chain
 from .shape_oracle import (
     agrees_where_known,
@@ -32,7 +33,7 @@ from .shape_oracle import (
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning")
 
-CASES = pathlib.Path("/work/shared/conformance/cases")
+CASES = CASES_DIR
 D = torch.double
 
 
