@@ -1,5 +1,6 @@
 """gradview.autodiff: symbolic differentiation as TorchScript's JIT does it."""
 
+from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode, autodiff_mode
 from .create_autodiff_subgraphs import create_autodiff_subgraphs
 from .differentiable import is_differentiable, need_trim_grad
 from .differentiate import differentiate
@@ -12,4 +13,4 @@ __all__ = [
     "DifferentiationError", "Gradient", "differentiate", "is_differentiable", "need_trim_grad",
     "create_autodiff_subgraphs", "inline_autodiff_subgraphs",
 ]
-__all__ += ["specialize_autograd_zero"]
+__all__ += ["specialize_autograd_zero", "AutodiffMode", "DEFAULT_AUTODIFF_MODE", "autodiff_mode"]

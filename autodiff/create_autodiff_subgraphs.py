@@ -72,6 +72,7 @@ from collections.abc import Callable
 
 from gradview.ir import Block, Graph, Node, TensorType, Value
 
+from .autodiff_mode import AutodiffMode, autodiff_mode
 from .differentiable import is_differentiable
 from .formulas import formula_for
 from .subgraph_cse import eliminate_common_subexpression_like_torch
@@ -110,30 +111,39 @@ def create_autodiff_subgraphs(
     *,
     differentiable: Predicate | None = None,
     excluded: dict[Node, str] | None = None,
+    mode: AutodiffMode | str | None = None,
 ) -> list[Node]:
     """Group differentiable nodes of ``graph`` into ``prim::DifferentiableGraph``
     nodes, in place; returns the groups kept (at least ``threshold`` real ops).
 
     ``differentiable`` decides which nodes may join a group (default:
-    :func:`is_differentiable`, i.e. gradview has a gradient formula);
-    tests pass torch's verdicts to check the slicing on its own.
+    :func:`is_differentiable` in the autodiff ``mode``: PyTorch's set unless
+    ``mode="extended"``); tests pass torch's verdicts to check the slicing on
+    its own.
 
     Pass ``excluded={}`` to learn why each node left outside every group is
     there (for the viewer): it is filled with node -> reason in plain words,
     for every node of the result that is not a group (nested blocks included).
     """
     diff_nodes: list[Node] = []
-    predicate = differentiable or is_differentiable
+    mode = autodiff_mode(mode)
+    predicate = differentiable or _mode_predicate(mode)
     db = SlicingAliasDb(graph)
     slicer = SubgraphSlicer(graph.block, threshold, db, diff_nodes, predicate, excluded)
     slicer.run()
     add_requires_grad_on_output_nodes(graph)
     if excluded is not None:
-        _explain_the_rest(graph.block, db, predicate, excluded)
+        _explain_the_rest(graph.block, db, differentiable, mode, excluded)
     return diff_nodes
 
 
-def exclusion_reason(node: Node, differentiable: Predicate | None = None) -> str | None:
+def _mode_predicate(mode: AutodiffMode) -> Predicate:
+    return lambda node: is_differentiable(node, mode)
+
+
+def exclusion_reason(
+    node: Node, differentiable: Predicate | None = None, mode: AutodiffMode | str | None = None
+) -> str | None:
     """Why ``node`` can never be part of a DifferentiableGraph, in plain words;
     None when it may join one.
 
@@ -154,12 +164,18 @@ def exclusion_reason(node: Node, differentiable: Predicate | None = None) -> str
             f"{kind} is a view op: its output shares memory with its input, and a DifferentiableGraph "
             "cannot return a view correctly, so views stay outside"
         )
-    if (differentiable or is_differentiable)(node):
+    mode = autodiff_mode(mode)
+    if (differentiable or _mode_predicate(mode))(node):
         return None
     if node.blocks():
         return (
             f"{kind} is control flow: symbolic autodiff does not differentiate blocks, "
             "so groups are formed inside its blocks instead"
+        )
+    if differentiable is None and mode == AutodiffMode.TORCH and is_differentiable(node, AutodiffMode.EXTENDED):
+        return (
+            f"not differentiated symbolically by PyTorch: its JIT leaves {kind} to eager autograd "
+            "(gradview's extended autodiff mode would put it in a DifferentiableGraph)"
         )
     if formula_for(node) is None:
         schema = node.maybe_schema()
@@ -181,7 +197,9 @@ _SIDE_EFFECTS = (
 )
 
 
-def _explain_the_rest(block: Block, db: SlicingAliasDb, differentiable: Predicate, excluded: dict[Node, str]) -> None:
+def _explain_the_rest(
+    block: Block, db: SlicingAliasDb, differentiable: Predicate | None, mode: AutodiffMode, excluded: dict[Node, str]
+) -> None:
     """Give every node outside the groups a reason, keeping those the slicer recorded."""
     for node in [n for n in excluded if n.owning_block is None]:
         del excluded[node]  # pasted back, then removed as a duplicate by CSE
@@ -197,7 +215,7 @@ def _explain_the_rest(block: Block, db: SlicingAliasDb, differentiable: Predicat
             else:
                 # A node the slicer would take that is outside every group
                 # was unfused (short stretches and small groups are recorded).
-                excluded[node] = exclusion_reason(node, differentiable) or _UNFUSED
+                excluded[node] = exclusion_reason(node, differentiable, mode) or _UNFUSED
 
 
 class SubgraphSlicer:

@@ -1,17 +1,20 @@
 """Which nodes symbolic autodiff can differentiate (TorchScript's isDifferentiable).
 
-A node is differentiable when gradview has a gradient formula for its exact
-overload, with a few rules on top:
+In the default ``torch`` mode (see autodiff_mode.py) the answer is PyTorch's:
 
 * constants, ``AutogradZero``, ``AutogradAdd``, ``ConstantChunk`` and
   profiling nodes always are (their gradients are trivial);
-* ``aten::dropout`` only in training mode (in eval mode it is the identity
-  and TorchScript leaves it out of differentiable graphs);
-* ``aten::expand`` only with a constant ``implicit`` flag (the size may vary);
+* ``aten::dropout`` only with a constant ``train`` that is True (in eval mode
+  it is the identity and TorchScript leaves it out of differentiable graphs);
+* ``aten::expand`` only with a constant ``implicit`` flag, and in ``torch`` mode
+  constant sizes too (a ``prim::Constant`` list, as torch's ``get`` reads it);
 * a ``prim::GradOf`` block is differentiable when everything in it is
   (double backward);
-* an op with a ``Scalar`` (Python number) input and no formula falls back to
-  the interpreter.
+* any other node when its overload is one PyTorch differentiates
+  symbolically (the generated table in torch_differentiable.py).
+
+In ``extended`` mode a node is also differentiable when gradview has a
+gradient formula that handles it (``sum``, ``cat``, ``select``, lists...).
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from __future__ import annotations
 from gradview.ir import Graph, Node
 from gradview.ir.constants import NOT_CONSTANT, constant_value
 
+from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode
 from .formulas import formula_for
+from .torch_differentiable import TORCH_DIFFERENTIABLE
 
 __all__ = ["is_differentiable", "is_differentiable_graph", "need_trim_grad", "TRIM_GRAD_OPS"]
 
@@ -37,7 +42,7 @@ def need_trim_grad(node: Node) -> bool:
     return node.kind() in TRIM_GRAD_OPS
 
 
-def is_differentiable(node: Node) -> bool:
+def is_differentiable(node: Node, mode: AutodiffMode | str = DEFAULT_AUTODIFF_MODE) -> bool:
     kind = node.kind()
     if kind in _ALWAYS:
         return True
@@ -47,13 +52,22 @@ def is_differentiable(node: Node) -> bool:
     if kind == "aten::expand":
         inputs = node.inputs()
         implicit = constant_value(inputs[2]) if len(inputs) > 2 else False
+        if implicit is NOT_CONSTANT:
+            return False
+        if mode == AutodiffMode.TORCH and constant_value(inputs[1]) is NOT_CONSTANT:
+            return False
         found = formula_for(node)
-        return implicit is not NOT_CONSTANT and found is not None and found.can_differentiate(node)
+        return found is not None and found.can_differentiate(node)
     if kind == "prim::GradOf":
-        return all(is_differentiable(inner) for inner in node.blocks()[0].nodes())
+        return all(is_differentiable(inner, mode) for inner in node.blocks()[0].nodes())
+    schema = node.maybe_schema()
+    if schema is not None and schema.qualified_name in TORCH_DIFFERENTIABLE:
+        return True
+    if mode == AutodiffMode.TORCH:
+        return False
     found = formula_for(node)
     return found is not None and found.can_differentiate(node)
 
 
-def is_differentiable_graph(graph: Graph) -> bool:
-    return all(is_differentiable(node) for node in graph.nodes())
+def is_differentiable_graph(graph: Graph, mode: AutodiffMode | str = DEFAULT_AUTODIFF_MODE) -> bool:
+    return all(is_differentiable(node, mode) for node in graph.nodes())

@@ -23,6 +23,7 @@ from gradview.ir import Graph
 from gradview.ir.collector import paused_gc
 from gradview.ir.passes import eliminate_dead_code
 
+from .autodiff_mode import AutodiffMode, autodiff_mode
 from .gradient import Gradient
 from .lambda_lift import lambda_lift_reverse, pack_return_values_into_tuple, update_requires_grad
 from .optimize import OPTIMIZE_STEPS
@@ -34,20 +35,27 @@ __all__ = ["differentiate", "StepRecorder"]
 StepRecorder = Callable[[str, Gradient, ReverseDetails | None, bool], None]
 
 
-def differentiate(graph: Graph, record: StepRecorder | None = None) -> Gradient:
-    """Differentiate ``graph`` (consumed) into forward ``f`` and backward ``df``."""
+def differentiate(
+    graph: Graph, record: StepRecorder | None = None, *, mode: AutodiffMode | str | None = None
+) -> Gradient:
+    """Differentiate ``graph`` (consumed) into forward ``f`` and backward ``df``.
+
+    ``mode`` (default ``"torch"``) says which ops may be differentiated: a node
+    that needs a gradient and is outside the mode's set raises
+    DifferentiationError, with PyTorch's message in ``"torch"`` mode.
+    """
     with paused_gc():
-        return _differentiate(graph, record)
+        return _differentiate(graph, record, autodiff_mode(mode))
 
 
-def _differentiate(graph: Graph, record: StepRecorder | None) -> Gradient:
+def _differentiate(graph: Graph, record: StepRecorder | None, mode: AutodiffMode) -> Gradient:
     grad = Gradient(f=graph)
 
     def step(name: str, rev: ReverseDetails | None, changed: bool = True) -> None:
         if record is not None:
             record(name, grad, rev, changed)
 
-    rev = add_reverse_inline(grad)
+    rev = add_reverse_inline(grad, mode)
     step("addReverseInline", rev)
     for name, run in OPTIMIZE_STEPS:
         changed = run(grad, rev)

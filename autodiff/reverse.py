@@ -21,6 +21,7 @@ from typing import Any
 
 from gradview.ir import Block, Graph, Node, TensorType, Value, node_summary
 
+from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode
 from .differentiable import is_differentiable, need_trim_grad
 from .formulas import Emitter, formula_for
 from .gradient import Gradient
@@ -58,7 +59,7 @@ def output_requires_grad(output: Value) -> bool:
     return True
 
 
-def add_reverse_inline(grad: Gradient) -> ReverseDetails:
+def add_reverse_inline(grad: Gradient, mode: AutodiffMode = DEFAULT_AUTODIFF_MODE) -> ReverseDetails:
     """Build the reverse block for ``grad.f`` and fill ``df_input_vjps``/``df_output_vjps``."""
     graph = grad.f
     reverse_node = graph.create("prim::Reverse", (), 0)
@@ -94,7 +95,7 @@ def add_reverse_inline(grad: Gradient) -> ReverseDetails:
         for node in list(graph.block.reverse_nodes()):
             if not any(v.requires_grad() for v in node.outputs()):
                 continue
-            input_grads = _linear_gradient(graph, node, [get_grad(v) for v in node.outputs()], primal_of)
+            input_grads = _linear_gradient(graph, node, [get_grad(v) for v in node.outputs()], primal_of, mode)
             for value, gradient in zip(node.inputs(), input_grads, strict=True):
                 if gradient is not None and value.requires_grad():
                     set_grad(value, gradient)
@@ -106,18 +107,23 @@ def add_reverse_inline(grad: Gradient) -> ReverseDetails:
 
 
 def _linear_gradient(
-    graph: Graph, node: Node, output_grads: list[Value], primal_of: dict[Node, Node]
+    graph: Graph, node: Node, output_grads: list[Value], primal_of: dict[Node, Node], mode: AutodiffMode
 ) -> list[Value | None]:
     """Wrap the node's formula in ``prim::GradOf``; returns one gradient per input.
 
     ``primal_of`` learns which forward node the new GradOf differentiates.
     """
-    # A formula that exists but cannot handle this node explains why itself
+    # PyTorch's message for a node outside the mode's set. In extended mode a
+    # formula that exists but cannot handle this node explains why itself
     # (e.g. "needs constant dims") when it runs below.
-    if not is_differentiable(node) and formula_for(node) is None:
+    refused = not is_differentiable(node, mode)
+    if refused and (mode == AutodiffMode.TORCH or formula_for(node) is None):
+        hint = ""
+        if mode == AutodiffMode.TORCH and formula_for(node) is not None:
+            hint = " (PyTorch's JIT leaves it to eager autograd; gradview's extended autodiff mode differentiates it)"
         raise DifferentiationError(
             f"differentiation of {node.kind()} is not supported, or it is missing necessary type "
-            f"information: `{node_summary(node)}`"
+            f"information{hint}: `{node_summary(node)}`"
         )
     grads_in = output_grads[:1] if need_trim_grad(node) else output_grads
     grad_of = graph.create("prim::GradOf", grads_in, 0)

@@ -70,7 +70,7 @@ def check_finite_differences(
     reseed: int | None = None,
 ) -> Gradient:
     """Differentiate ``text``; assert every vjp matches finite differences of the original graph."""
-    grad = differentiate(parse_ir(text))
+    grad = differentiate(parse_ir(text), mode="extended")  # gradview's whole formula library
     original = compile_graph(parse_ir(text))
 
     def run(values: list[Any]) -> list[Any]:

@@ -62,9 +62,15 @@ def run_gradient(grad: Gradient, inputs: list[Any], output_grads: list[Any]) -> 
     return forward[: grad.f_real_outputs], list(packed)
 
 
-def check_gradient(text: str, inputs: list[Any], seed: int = 0, rtol: float = 1e-7, compare_torch_lists: bool = True) -> Gradient:
-    """Differentiate ``text`` and assert it agrees with torch (structure and numbers)."""
-    grad = differentiate(parse_ir(text))
+def check_gradient(
+    text: str, inputs: list[Any], seed: int = 0, rtol: float = 1e-7, compare_torch_lists: bool = True,
+    mode: str = "extended",
+) -> Gradient:
+    """Differentiate ``text`` and assert it agrees with torch (structure and numbers).
+
+    The formula tests use gradview's whole formula library (``mode="extended"``);
+    the conformance cases check PyTorch's own mode."""
+    grad = differentiate(parse_ir(text), mode=mode)
     grad.f.lint()
     assert grad.df is not None
     grad.df.lint()

@@ -29,7 +29,7 @@ def scalars_of(path: Path) -> dict[str, object]:
 def test_conformance_case(path: Path) -> None:
     text = read_graph_text(path)
     for seed in (0, 1):
-        check_gradient(text, random_inputs(text, seed, scalars_of(path)), seed=seed)
+        check_gradient(text, random_inputs(text, seed, scalars_of(path)), seed=seed, mode="torch")
 
 
 # -- our own cases: random op chains traced by torch, and hand-written ones -----------

@@ -277,7 +277,7 @@ def test_dropout_backward_uses_the_forward_mask(seed: int) -> None:
 
 
 def test_dropout_mask_and_output_agree() -> None:
-    grad = differentiate(parse_ir(DROPOUT))
+    grad = differentiate(parse_ir(DROPOUT), mode="extended")
     x = np.random.default_rng(0).uniform(0.5, 1.5, (3, 4))
     from .oracle import run_gradient
 
