@@ -4,9 +4,11 @@ Importing this package imports every family module, which registers its formulas
 """
 
 from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
-from .registry import FORMULAS, Emitter, Formula, formula, formula_for
+from .registry import FORMULAS, NO_GRADIENT, Emitter, Formula, formula, formula_for, no_gradient, no_gradient_reason
 
-__all__ = ["FORMULAS", "Emitter", "Formula", "formula", "formula_for"]
+__all__ = [
+    "FORMULAS", "NO_GRADIENT", "Emitter", "Formula", "formula", "formula_for", "no_gradient", "no_gradient_reason",
+]
 from . import linalg  # noqa: E402,F401,I001 - imported for its registrations
 from . import pointwise_extra, views, containers  # noqa: E402,F401,I001 - imported for their registrations
 from . import reductions  # noqa: E402,F401,I001 - imported for its registrations
