@@ -29,13 +29,13 @@ from typing import Any
 import numpy
 
 from gradview.autodiff import Gradient
-from gradview.ir import Graph, Node, TensorType, Value
+from gradview.ir import TensorType
 
 from .autograd.function import FunctionNode, attach, mark_owned
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
-__all__ = ["DifferentiableGraphOp", "EagerNodeOp", "TensorRegistry", "singleton_gradient"]
+__all__ = ["DifferentiableGraphOp", "TensorRegistry"]
 
 
 class TensorRegistry:
@@ -190,61 +190,3 @@ def _is_array(value: Any) -> bool:
 
 def _placeholder(value: Any) -> Any:
     return numpy.zeros(())
-
-
-def singleton_gradient(node: Node) -> tuple[Gradient, list[int]] | None:
-    """Differentiate a graph holding just ``node`` (its constant inputs copied in).
-
-    Returns the Gradient and the positions of the node's inputs the op takes at
-    run time (the non-constant ones), or None when the node cannot be
-    differentiated. This is how the executor runs, with autograd, a node that
-    ended up outside every DifferentiableGraph (inside a loop body, or inlined
-    back because its group was small): TorchScript relies on eager autograd there.
-    """
-    from gradview.autodiff import DifferentiationError, differentiate  # noqa: PLC0415
-    from gradview.autodiff.formulas import formula_for  # noqa: PLC0415
-
-    if formula_for(node) is None:
-        return None
-    graph = Graph()
-    mapping: dict[Value, Value] = {}
-    positions: list[int] = []
-    for index, value in enumerate(node.inputs()):
-        if value.node.kind() == "prim::Constant":
-            clone = graph.create_clone(value.node, lambda v: v)
-            graph.append_node(clone)
-            mapping[value] = clone.output()
-        elif value not in mapping:
-            mapping[value] = graph.add_input(type_=value.type())
-            positions.append(index)
-    clone = graph.create_clone(node, mapping.__getitem__)
-    graph.append_node(clone)
-    for output in clone.outputs():
-        graph.register_output(output)
-    try:
-        gradient = differentiate(graph)
-    except DifferentiationError:
-        return None
-    return gradient, positions
-
-
-class EagerNodeOp:
-    """Runs one node outside any DifferentiableGraph with autograd, through a
-    DifferentiableGraphOp of its singleton graph."""
-
-    def __init__(self, op: DifferentiableGraphOp, positions: list[int]) -> None:
-        self.op = op
-        # The node's inputs the singleton graph takes: constants are inside it,
-        # and an input repeated in the node (x * x) appears once.
-        self.positions = positions
-
-    @property
-    def registry(self) -> TensorRegistry | None:
-        return self.op.registry
-
-    @registry.setter
-    def registry(self, value: TensorRegistry | None) -> None:
-        self.op.registry = value
-
-    def __call__(self, *inputs: Any) -> Sequence[Any]:
-        return self.op(*[inputs[i] for i in self.positions])

@@ -50,13 +50,9 @@ from gradview.ir.passes import (
 
 from .argument_spec import ArgumentSpec, SpecKey, specialize_types
 from .autograd.grad_mode import is_grad_enabled
-from .differentiable_graph_op import (
-    DifferentiableGraphOp,
-    EagerNodeOp,
-    TensorRegistry,
-    singleton_gradient,
-)
-from .interpreter import CompiledGraph, compile_graph
+from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
+from .eager_ops import eager_op_for
+from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
 from .tensor import Tensor
 
 __all__ = ["GraphExecutor", "ExecutionPlan", "pack_gradient", "AUTODIFF_SUBGRAPH_NODE_THRESHOLD"]
@@ -326,14 +322,18 @@ class GraphExecutor:
                 )
                 ops.append(op)
                 return op
-            if gradients_needed and node.kind().startswith("aten::") and any(v.requires_grad() for v in node.outputs()):
+            if (
+                gradients_needed
+                and node.kind() not in STRUCTURAL_HANDLERS
+                and any(v.requires_grad() for v in node.outputs())
+            ):
                 # Outside every DifferentiableGraph (a loop body, a group inlined
-                # back): run it with autograd, as TorchScript's eager fallback does.
-                found = singleton_gradient(node)
-                if found is not None:
-                    eager = EagerNodeOp(DifferentiableGraphOp(found[0], self.backend), found[1])
-                    ops.append(eager)
-                    return eager
+                # back, an op PyTorch leaves to autograd): run it with autograd,
+                # as TorchScript's eager fallback does; without a gradient, its
+                # backward raises naming the node.
+                eager = eager_op_for(node, self.backend)
+                ops.append(eager)
+                return eager
             return None
 
         gradients_needed = needs_gradient(self.graph_for_spec(spec), spec.grad_enabled)

@@ -14,3 +14,4 @@ from . import pointwise_extra, views, containers  # noqa: E402,F401,I001 - impor
 from . import reductions  # noqa: E402,F401,I001 - imported for its registrations
 from . import selection  # noqa: E402,F401,I001 - imported for its registrations
 from . import nn  # noqa: E402,F401,I001 - imported for its registrations
+from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations

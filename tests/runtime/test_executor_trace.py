@@ -96,13 +96,15 @@ def test_backward_executor_records_autograd_zero_specialization() -> None:
     assert specialize.annotations["autograd_zero"]
 
 
-# sin+expm1 and the transpose stay outside (expm1 has no formula, transpose is
-# a view) and run eagerly; sin+cos of %z is a group too small to keep.
+# sin+clamp_min and the transpose stay outside (PyTorch's JIT leaves clamp_min
+# to eager autograd, transpose is a view) and run eagerly; sin+cos of %z is a
+# group too small to keep.
 OUTSIDE = """graph(%x : Tensor, %y : Tensor, %z : Tensor):
   %zero : int = prim::Constant[value=0]()
   %one : int = prim::Constant[value=1]()
+  %low : float = prim::Constant[value=-0.5]()
   %a : Tensor = aten::sin(%x)
-  %b : Tensor = aten::expm1(%a)
+  %b : Tensor = aten::clamp_min(%a, %low)
   %c : Tensor = aten::mul(%b, %x)
   %d : Tensor = aten::tanh(%c)
   %e : Tensor = aten::exp(%d)
@@ -155,9 +157,9 @@ def test_slicing_steps_record_why_nodes_stay_outside() -> None:
     outside = {node.id: node for node in created.graph.nodes if node.kind != "prim::DifferentiableGraph"}
     assert excluded.keys() == outside.keys()
     reasons = {outside[node_id].kind: reason for node_id, reason in excluded.items()}
-    assert "no gradient formula for aten::expm1" in reasons["aten::expm1"]
+    assert "leaves aten::clamp_min to eager autograd" in reasons["aten::clamp_min"]
     assert "view op" in reasons["aten::transpose"]
-    assert "fewer than the threshold 2" in reasons["aten::sin"]  # alone: its only consumer is expm1
+    assert "fewer than the threshold 2" in reasons["aten::sin"]  # alone: its only consumer is clamp_min
     inlined_step = next(step for step in trace.steps if step.pass_name == "InlineAutodiffSubgraphs")
     inlined = inlined_step.annotations["inlined"]
     kinds = {node.id: node.kind for node in inlined_step.nodes()}

@@ -1,0 +1,144 @@
+"""Nodes the executor runs with eager autograd, one at a time.
+
+TorchScript differentiates only what sits inside a DifferentiableGraph; every
+other node that produces a tensor requiring grad (in a loop body, in a group
+too small to keep, or an op PyTorch's JIT does not differentiate symbolically,
+such as ``sum``) is recorded by eager autograd as it runs. gradview does the
+same with each such node's own gradient formula: the node is copied into a
+graph of its own (its constant inputs with it), differentiated with every
+formula gradview has, and run as a DifferentiableGraph of one node.
+
+A node without a gradient is never run silently: its outputs are still
+connected to autograd, through a backward node that raises one clear error
+naming the node when a backward pass reaches it, as PyTorch's autograd does
+for an op whose derivative is not implemented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gradview.autodiff import AutodiffMode, DifferentiationError, Gradient, differentiate
+from gradview.autodiff.formulas import formula_for, no_gradient_reason
+from gradview.ir import Graph, Node, Value, node_summary
+
+from .autograd.function import FunctionNode, attach
+from .autograd.grad_mode import is_grad_enabled
+from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
+from .tensor import Tensor
+
+__all__ = ["EagerNodeOp", "NotDifferentiableError", "RefusingNodeOp", "eager_op_for", "singleton_graph"]
+
+
+class NotDifferentiableError(RuntimeError):
+    """A backward pass reached a node gradview has no gradient for."""
+
+
+def singleton_graph(node: Node) -> tuple[Graph, list[int]]:
+    """A graph holding just ``node`` (its constant inputs copied in), and the
+    positions of the node's inputs it takes at run time (the non-constant
+    ones; an input repeated in the node, as in ``x * x``, appears once)."""
+    graph = Graph()
+    mapping: dict[Value, Value] = {}
+    positions: list[int] = []
+    for index, value in enumerate(node.inputs()):
+        if value.node.kind() == "prim::Constant":
+            clone = graph.create_clone(value.node, lambda v: v)
+            graph.append_node(clone)
+            mapping[value] = clone.output()
+        elif value not in mapping:
+            mapping[value] = graph.add_input(type_=value.type())
+            positions.append(index)
+    clone = graph.create_clone(node, mapping.__getitem__)
+    graph.append_node(clone)
+    for output in clone.outputs():
+        graph.register_output(output)
+    return graph, positions
+
+
+def _singleton_gradient(node: Node) -> tuple[Gradient | None, str]:
+    """The node's Gradient (differentiated with every formula gradview has),
+    or None and why not."""
+    reason = no_gradient_reason(node)
+    if reason is not None:
+        return None, reason
+    if formula_for(node) is None:
+        schema = node.maybe_schema()
+        overload = schema.qualified_name if schema is not None else node.kind()
+        return None, f"gradview has no gradient formula for {overload}"
+    graph, _ = singleton_graph(node)
+    try:
+        return differentiate(graph, mode=AutodiffMode.EXTENDED), ""
+    except DifferentiationError as exc:
+        return None, str(exc)
+
+
+def eager_op_for(node: Node, backend: str) -> EagerNodeOp | RefusingNodeOp:
+    """The op that runs ``node`` with eager autograd, or refuses its backward."""
+    gradient, reason = _singleton_gradient(node)
+    _, positions = singleton_graph(node)
+    if gradient is None:
+        return RefusingNodeOp(node, reason, backend)
+    return EagerNodeOp(DifferentiableGraphOp(gradient, backend), positions)
+
+
+class EagerNodeOp:
+    """Runs one node with autograd, through a DifferentiableGraphOp of its singleton graph."""
+
+    def __init__(self, op: DifferentiableGraphOp, positions: list[int]) -> None:
+        self.op = op
+        self.positions = positions
+
+    @property
+    def registry(self) -> TensorRegistry | None:
+        return self.op.registry
+
+    @registry.setter
+    def registry(self, value: TensorRegistry | None) -> None:
+        self.op.registry = value
+
+    def __call__(self, *inputs: Any) -> Sequence[Any]:
+        return self.op(*[inputs[i] for i in self.positions])
+
+
+class RefusingNodeOp:
+    """Runs one node that has no gradient; its tensor outputs are connected to
+    autograd through a backward node that raises NotDifferentiableError."""
+
+    def __init__(self, node: Node, reason: str, backend: str) -> None:
+        from .interpreter import compile_graph  # noqa: PLC0415 - the interpreter imports the executor's ops
+
+        graph, self.positions = singleton_graph(node)
+        self.forward = compile_graph(graph, backend, check_inputs=False)
+        self.message = f"cannot differentiate `{node_summary(node)}`: {reason}"
+        self.registry: TensorRegistry | None = None
+
+    def __call__(self, *inputs: Any) -> Sequence[Any]:
+        args = [inputs[i] for i in self.positions]
+        outputs = list(self.forward(*args))
+        registry = self.registry
+        if registry is None or not is_grad_enabled():
+            return outputs
+        edges = [registry.tensor_of(a) for a in args if hasattr(a, "shape")]
+        edges = [t for t in edges if t is not None and t.requires_grad]
+        if not edges:
+            return outputs
+        message = self.message
+
+        def backward_fn(_grads: list[Any]) -> list[Any]:
+            raise NotDifferentiableError(message)
+
+        # Only floating-point results can require grad (as in PyTorch).
+        out_tensors = [
+            Tensor(a) if hasattr(a, "dtype") and getattr(a.dtype, "kind", "") in "fc" and hasattr(a, "shape") else None
+            for a in outputs
+        ]
+        if not any(t is not None for t in out_tensors):
+            return outputs
+        node = FunctionNode("NotDifferentiableBackward", backward_fn, edges, saves_state=False)
+        attach(node, out_tensors)
+        for tensor in out_tensors:
+            if tensor is not None:
+                registry.add(tensor)
+        return outputs
