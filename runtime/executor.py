@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradview.autodiff import (
+    AutodiffMode,
     Gradient,
+    autodiff_mode,
     create_autodiff_subgraphs,
     differentiate,
     inline_autodiff_subgraphs,
@@ -173,8 +175,12 @@ class GraphExecutor:
         autodiff_subgraph_inlining: bool = True,
         backend: str = "numpy",
         which: Any = "main",
+        autodiff: AutodiffMode | str | None = None,
     ) -> None:
         self.graph = graph
+        # Which ops CreateAutodiffSubgraphs and differentiate take: PyTorch's
+        # (the default) or gradview's extended set.
+        self.autodiff = autodiff_mode(autodiff)
         self.which = which
         self.optimize = optimize
         self.trace = trace
@@ -287,7 +293,7 @@ class GraphExecutor:
             excluded: dict[Node, str] | None = {} if self.trace is not None else None
             diff_nodes = steps.run(
                 "CreateAutodiffSubgraphs",
-                lambda: create_autodiff_subgraphs(graph, node_threshold, excluded=excluded),
+                lambda: create_autodiff_subgraphs(graph, node_threshold, excluded=excluded, mode=self.autodiff),
                 annotate=lambda nodes: {
                     "differentiable_graphs": {node: k for k, node in enumerate(nodes)},
                     "excluded": excluded,
@@ -347,7 +353,7 @@ class GraphExecutor:
         if self.trace is not None:
             make = getattr(self.trace, "autodiff_recorder", None)
             record = make(index) if make is not None else _generic_autodiff_recorder(self.trace, index)
-        gradient = differentiate(node.g("Subgraph"), record)
+        gradient = differentiate(node.g("Subgraph"), record, mode=self.autodiff)
         f = gradient.f
         steps.run("PropagateInputShapes", lambda: propagate_input_shapes(f), which=forward, graph=f)
         run_optimization(f, record=steps.recorder(f, forward))

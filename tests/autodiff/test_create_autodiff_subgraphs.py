@@ -10,10 +10,11 @@ random chains. Three comparisons:
   once value names are numbered in order of appearance: same groups, same
   group inputs and outputs in the same order, same nodes left outside, same
   requires_grad types. This checks the slicing itself.
-* with gradview's gradient formulas (``is_differentiable``), the partition
-  (sorted node kinds per group, and kinds left outside; constants aside, see
-  ``subgraph_oracle``) equals torch's wherever both agree on which ops are
-  differentiable; elsewhere the test is skipped and names the ops.
+* with gradview's default autodiff mode (PyTorch's ``isDifferentiable``,
+  ``is_differentiable``), gradview and torch agree on every node of every
+  graph, and the partition (sorted node kinds per group, and kinds left
+  outside; constants aside, see ``subgraph_oracle``) equals torch's; the
+  extended mode merges ops torch leaves to eager autograd.
 * the sliced graph computes what the original computes: in gradview's
   interpreter (it runs a DifferentiableGraph by running its subgraph), and,
   for in-place ops the interpreter lacks, in torch after pasting the groups
@@ -81,17 +82,38 @@ def test_slices_and_prints_like_torch(name: str, threshold: int) -> None:
 
 @pytest.mark.parametrize("threshold", [*THRESHOLDS, None])
 @pytest.mark.parametrize("name", NAMES)
-def test_partition_matches_torch_with_gradview_formulas(name: str, threshold: int | None) -> None:
+def test_partition_matches_torch_by_default(name: str, threshold: int | None) -> None:
     text = GRAPHS[name]
     graph = parse_ir(text)
-    differ = disagreements(graph)
-    if differ:
-        pytest.skip("gradview and torch differ on which ops are differentiable: " + ", ".join(differ))
+    assert disagreements(graph) == []
     _, theirs = torch_partition(text, 2 if threshold is None else threshold)
     created = create_autodiff_subgraphs(graph) if threshold is None else create_autodiff_subgraphs(graph, threshold)
     check_lint(graph)
     assert partition(graph.nodes()) == theirs
     assert set(created) == set(groups_in(graph))
+
+
+EXTENDED_ONLY = """graph(%x : Tensor, %y : Tensor):
+  %none : NoneType = prim::Constant()
+  %a : Tensor = aten::mul(%x, %y)
+  %s : Tensor = aten::sum(%a, %none)
+  %b : Tensor = aten::tanh(%s)
+  return (%b)
+"""
+
+
+def test_extended_mode_merges_an_op_torch_leaves_outside() -> None:
+    _, theirs = torch_partition(EXTENDED_ONLY, 2)
+    default = parse_ir(EXTENDED_ONLY)
+    create_autodiff_subgraphs(default, 2)
+    assert partition(default.nodes()) == theirs
+    assert "aten::sum" in {node.kind() for node in default.nodes()}  # torch leaves sum outside
+    extended = parse_ir(EXTENDED_ONLY)
+    (group,) = create_autodiff_subgraphs(extended, 2, mode="extended")
+    assert sorted(node.kind() for node in get_subgraph(group).nodes() if node.kind() != "prim::Constant") == [
+        "aten::mul", "aten::sum", "aten::tanh",
+    ]
+    assert partition(extended.nodes()) != theirs
 
 
 def inputs_for(graph: Graph, seed: int = 0) -> list:
