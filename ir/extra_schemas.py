@@ -42,4 +42,40 @@ BACKWARD_HELPER_SCHEMAS: tuple[str, ...] = (
     "bool keepdim) -> Tensor",
     "gradview::matmul_grad_self(Tensor grad, Tensor other, int[] self_size) -> Tensor",
     "gradview::matmul_grad_other(Tensor grad, Tensor self, int[] other_size) -> Tensor",
+    "aten::logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
+)
+
+# Convolution, pooling, normalization and embedding overloads that PyTorch's
+# graphs use but builtin_schemas.py lacks: what tracing records for
+# padding='same'/'valid', the backward PyTorch's JIT pairs with
+# _slow_conv2d_forward, batch norm with running statistics (written in place),
+# and the per-sample-weights gradient of embedding_bag.
+NN_SCHEMAS: tuple[str, ...] = (
+    "aten::_convolution_mode(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, "
+    "SymInt[] dilation, SymInt groups) -> Tensor",
+    "aten::_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, "
+    "SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) "
+    "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+    "aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, "
+    "Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+    "aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, "
+    "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
+)
+
+# The backward kernels the recurrent and attention formulas emit (autodiff/formulas/recurrent.py,
+# attention.py): each recomputes its forward from the inputs and returns every input's gradient.
+RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = (
+    "gradview::lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor input, Tensor[] hx, Tensor w_ih, "
+    "Tensor w_hh, Tensor? b_ih, Tensor? b_hh) -> (Tensor, Tensor[], Tensor, Tensor, Tensor?, Tensor?)",
+    "gradview::gru_cell_backward(Tensor grad_hy, Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, "
+    "Tensor? b_ih, Tensor? b_hh) -> (Tensor, Tensor, Tensor, Tensor, Tensor?, Tensor?)",
+    "gradview::lstm_backward(Tensor? grad_output, Tensor? grad_hy, Tensor? grad_cy, Tensor input, "
+    "Tensor? batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, bool bidirectional, "
+    "bool batch_first) -> (Tensor, Tensor[], Tensor[])",
+    "gradview::gru_backward(Tensor? grad_output, Tensor? grad_hy, Tensor input, Tensor? batch_sizes, "
+    "Tensor hx, Tensor[] params, bool has_biases, int num_layers, bool bidirectional, bool batch_first) "
+    "-> (Tensor, Tensor, Tensor[])",
+    "gradview::scaled_dot_product_attention_backward(Tensor grad, Tensor query, Tensor key, Tensor value, "
+    "Tensor? attn_mask, bool is_causal, float? scale, bool enable_gqa, bool[4] output_mask) "
+    "-> (Tensor?, Tensor?, Tensor?, Tensor?)",
 )

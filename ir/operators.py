@@ -11,7 +11,9 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from .builtin_schemas import BUILTIN_SCHEMAS
-from .extra_schemas import BACKWARD_HELPER_SCHEMAS, INPLACE_SCHEMAS, LIST_SCHEMAS
+from .extra_schemas import (
+    BACKWARD_HELPER_SCHEMAS, INPLACE_SCHEMAS, LIST_SCHEMAS, NN_SCHEMAS, RECURRENT_ATTENTION_SCHEMAS,
+)
 from .schema import NO_DEFAULT, Argument, FunctionSchema, parse_schema
 from .types import (
     AnyType,
@@ -77,7 +79,8 @@ def register_schema(text: str) -> FunctionSchema:
     return schema
 
 
-for _text in (*BUILTIN_SCHEMAS, *INPLACE_SCHEMAS, *LIST_SCHEMAS, *BACKWARD_HELPER_SCHEMAS):
+for _text in (*BUILTIN_SCHEMAS, *INPLACE_SCHEMAS, *LIST_SCHEMAS, *BACKWARD_HELPER_SCHEMAS, *NN_SCHEMAS,
+              *RECURRENT_ATTENTION_SCHEMAS):
     register_schema(_text)
 
 

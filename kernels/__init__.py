@@ -10,9 +10,11 @@ Importing this package imports every kernel family, which registers them.
 
 from . import (  # noqa: F401 - imported for their registrations
     activation_backward,
+    activations,
     autocast,
     autodiff_ops,
     casts,
+    convolution,
     elementwise,
     factories,
     gradient_helpers,
@@ -20,12 +22,16 @@ from . import (  # noqa: F401 - imported for their registrations
     lists,
     nn,
     pointwise_extra,
+    pooling,
+    pointwise_math,
+    recurrent,
     reductions,
     scalar_math,
     shapes,
     tuples,
     view_backward,
 )
+from . import reductions_extra  # noqa: F401,I001 - reductions, shapes, indexing, losses (issue 10)
 from .backend import Backend, get_backend
 from .dtypes import DEFAULT_FLOAT, dtype_name, result_dtype, to_dtype
 from .registry import KERNELS, KernelError, kernel_for, register
