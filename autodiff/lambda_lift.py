@@ -46,7 +46,9 @@ def lambda_lift_reverse(grad: Gradient, rev: ReverseDetails) -> None:
     block = rev.reverse_block
     captures = reverse_captures(graph)
     grad.f_real_outputs = len(graph.outputs())
-    output_index = {v: i for i, v in enumerate(graph.outputs())}
+    output_index: dict[Value, int] = {}
+    for index, value in enumerate(graph.outputs()):
+        output_index.setdefault(value, index)  # a value returned twice is captured as its first output, as in torch
     input_index = {v: i for i, v in enumerate(graph.inputs())}
     for value in captures:
         if value in output_index:

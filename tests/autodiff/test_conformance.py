@@ -120,3 +120,21 @@ HAND_WRITTEN = {
 def test_hand_written_case(name: str) -> None:
     text = HAND_WRITTEN[name]
     check_gradient(text, random_inputs(text, 0))
+
+
+def test_a_value_returned_twice_is_captured_as_its_first_output() -> None:
+    """``return (%y, %y)``: torch captures output 0 for the backward of tanh."""
+    import torch
+
+    from gradview.autodiff import differentiate
+    from gradview.ir import parse_ir
+
+    text = """graph(%x : Tensor):
+  %y : Tensor = aten::tanh(%x)
+  return (%y, %y)
+"""
+    ours = differentiate(parse_ir(text))
+    theirs = torch._C._jit_differentiate(torch._C.parse_ir(text))
+    assert list(ours.df_input_captured_outputs) == list(theirs.df_input_captured_outputs) == [0]
+    assert list(ours.df_input_vjps) == list(theirs.df_input_vjps)
+    check_gradient(text, random_inputs(text, 0, {}), mode="torch")
