@@ -77,13 +77,13 @@ def _sum_dtype(self: TensorType) -> str | None:
     return "Long" if dtype is not None and is_integral(dtype) else dtype
 
 
-@register_rule("aten::sum", "aten::nansum", "aten::prod", "aten::mean")
+@register_rule("aten::sum", "aten::nansum", "aten::prod", "aten::mean", "aten::nanmean")
 def _sum(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
         return None  # sum.int(int[]) and friends
     kind = args.node.kind()
-    default = self.scalar_type if kind == "aten::mean" else _sum_dtype(self)
+    default = self.scalar_type if kind in ("aten::mean", "aten::nanmean") else _sum_dtype(self)
     if len(args) <= 2:  # sum(self, dtype)
         return [_reduced(self, None, False, _dtype_or(args, 1, default))]
     # sum.dim_IntList(self, dim, keepdim, dtype), prod.dim_int(self, dim, keepdim, dtype)
@@ -101,6 +101,8 @@ def _amax(args: NodeArgs) -> RuleResult:
         dtype = dtype and to_float(dtype)
     elif kind in ("aten::any", "aten::all"):
         dtype = "Byte" if dtype == "Byte" else "Bool"
+        if args.value(1, None) == []:  # any.dims(self, []) reduces nothing
+            return [fresh(dtype, self.sizes, self.device)]
     if len(args) == 1:
         return [_reduced(self, None, False, dtype)]
     return [_reduced(self, _dims(args, 1), _keepdim(args, 2), dtype)]
@@ -205,16 +207,16 @@ def _cumsum(args: NodeArgs) -> RuleResult:
     return [fresh(_dtype_or(args, 2, _sum_dtype(self)), self.sizes, self.device)]
 
 
-@register_rule("aten::softmax", "aten::log_softmax", "aten::_softmax", "aten::_log_softmax")
+@register_rule("aten::softmax", "aten::log_softmax", "aten::_softmax", "aten::_log_softmax", "aten::_safe_softmax")
 def _softmax(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
         return None
     dtype = self.scalar_type
-    if args.node.kind().startswith("aten::_"):  # _softmax(self, dim, half_to_float)
+    if args.node.kind() in ("aten::_softmax", "aten::_log_softmax"):  # (self, dim, half_to_float)
         if args.value(2, None) is True and dtype == "Half":
             dtype = "Float"
-    else:  # softmax.int(self, dim, dtype)
+    else:  # softmax.int(self, dim, dtype), _safe_softmax(self, dim, dtype)
         dtype = _dtype_or(args, 2, dtype)
     return [fresh(dtype, self.sizes, self.device)]
 
