@@ -79,3 +79,19 @@ RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = (
     "Tensor? attn_mask, bool is_causal, float? scale, bool enable_gqa, bool[4] output_mask) "
     "-> (Tensor?, Tensor?, Tensor?, Tensor?)",
 )
+
+# Helpers of the reduction, view, indexing and loss formulas, and the forward
+# half of nll_loss that PyTorch's JIT formula calls (it returns the total
+# weight its backward needs).
+REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
+    "gradview::keepdim_size(int[] sizes, int[]? dim) -> int[]",
+    "gradview::index_backward(Tensor grad, int[] self_size, Tensor?[] indices) -> Tensor",
+    "gradview::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, str indexing) -> Tensor?[]",
+    "gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor",
+    "gradview::cross_entropy_loss_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, "
+    "int reduction, int ignore_index, float label_smoothing) -> Tensor",
+    "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
+    "-> (Tensor output, Tensor total_weight)",
+    "aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
+    "-> (Tensor output, Tensor total_weight)",
+)
