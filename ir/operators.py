@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .builtin_schemas import BUILTIN_SCHEMAS
 from .extra_schemas import (
     BACKWARD_HELPER_SCHEMAS, INPLACE_SCHEMAS, LIST_SCHEMAS, NN_SCHEMAS, RECURRENT_ATTENTION_SCHEMAS,
+    REDUCTION_VIEW_LOSS_SCHEMAS,
 )
 from .schema import NO_DEFAULT, Argument, FunctionSchema, parse_schema
 from .types import (
@@ -80,7 +81,7 @@ def register_schema(text: str) -> FunctionSchema:
 
 
 for _text in (*BUILTIN_SCHEMAS, *INPLACE_SCHEMAS, *LIST_SCHEMAS, *BACKWARD_HELPER_SCHEMAS, *NN_SCHEMAS,
-              *RECURRENT_ATTENTION_SCHEMAS):
+              *RECURRENT_ATTENTION_SCHEMAS, *REDUCTION_VIEW_LOSS_SCHEMAS):
     register_schema(_text)
 
 
