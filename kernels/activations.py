@@ -1,0 +1,241 @@
+"""The pointwise activations of torch.nn and the backward kernels their gradients call.
+
+Forward: ``relu6``, ``hardtanh``, ``hardshrink``, ``hardswish``,
+``hardsigmoid``, ``silu``, ``softplus``, ``elu`` and ``threshold``.
+Backward: ``hardtanh_backward``, ``hardshrink_backward``,
+``hardswish_backward``, ``hardsigmoid_backward``, ``silu_backward``,
+``softplus_backward``, ``elu_backward`` and ``logit_backward`` (logit itself
+is in pointwise_math.py; relu's, leaky_relu's and gelu's backward kernels
+are in activation_backward.py).
+
+Each one is ATen's CPU formula, edges included, since gradients at the
+kinks are PyTorch's conventions rather than mathematics:
+
+* ``hardtanh(x, lo, hi)`` clamps; its backward passes the gradient only
+  strictly inside ``(lo, hi)``: zero *at* the bounds. ``relu6`` is
+  ``hardtanh(x, 0, 6)``;
+* ``hardswish(x) = x * min(max(x + 3, 0), 6) / 6``; its backward is 0 for
+  ``x <= -3``, ``g * (x / 3 + 1/2)`` for ``-3 < x < 3`` and ``g`` from 3 on;
+* ``hardsigmoid(x) = min(max(x + 3, 0), 6) / 6``; gradient ``g / 6`` strictly
+  inside ``(-3, 3)``;
+* ``hardshrink(x, l)`` is 0 on ``[-l, l]`` and ``x`` elsewhere; the
+  gradient is 0 on the closed interval;
+* ``softplus(x, beta, threshold)`` is ``x`` where ``x * beta > threshold``
+  and ``log1p(exp(x * beta)) / beta`` elsewhere;
+* ``elu(x, alpha, scale, input_scale)`` is ``x * scale`` for ``x > 0`` and
+  ``(exp(x * input_scale) - 1) * alpha * scale`` for ``x <= 0``; its
+  backward can read the input or (``is_result``, after ``elu_``) the output,
+  which PyTorch refuses for a negative alpha;
+* ``threshold(x, t, v)`` is ``v`` where ``x <= t``; ``t`` and ``v`` are
+  first converted to the tensor's dtype (truncated for integer tensors);
+* ``logit_backward(g, x, eps)``: ``g / (x (1 - x))``, ``g * inf`` at 0 and 1
+  and NaN outside [0, 1] without eps (or a negative one); with eps, zero
+  outside ``[eps, 1 - eps]``.
+
+hardtanh, relu6 and threshold also take integer tensors (not bools); the
+others need floating point, as in PyTorch. Half precision computes in
+float32 and rounds back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+from .dtypes import is_floating, is_integral, to_dtype
+from .elementwise import promote
+from .registry import KernelError, register
+
+__all__: list[str] = []
+
+_HALF = to_dtype("Half")
+_FLOAT = to_dtype("Float")
+_BOOL = to_dtype("Bool")
+
+
+def _opmath(dtype: Any) -> Any:
+    return _FLOAT if dtype == _HALF else dtype
+
+
+def _floating(op: str, self: Any) -> Any:
+    """``self`` in its compute dtype; refuses bool and integer tensors as PyTorch does."""
+    if not is_floating(self.dtype):
+        raise KernelError(f"{op}: not implemented for {self.dtype} tensors (it needs floating point)")
+    return self.astype(_opmath(self.dtype), copy=False)
+
+
+def _floating_pair(op: str, xp: Any, grad: Any, self: Any) -> tuple[Any, Any, Any]:
+    """Promote a backward kernel's two tensors; the result dtype must be floating."""
+    dtype, (g, x) = promote(xp, grad, self)
+    if not is_floating(dtype):
+        raise KernelError(f"{op}: not implemented for {dtype} tensors (it needs floating point)")
+    compute = _opmath(dtype)
+    return dtype, g.astype(compute, copy=False), x.astype(compute, copy=False)
+
+
+def _in_dtype(value: Any, dtype: Any) -> Any:
+    """A Scalar argument converted to the tensor's dtype, as ATen's ``scalar.to<scalar_t>()``:
+    integer tensors truncate float arguments toward zero."""
+    if is_integral(dtype) and isinstance(value, float):
+        if not numpy.isfinite(value):
+            raise KernelError(f"value {value} cannot be converted to type {dtype} without overflow")
+        value = int(value)
+    return numpy.asarray(value).astype(dtype)
+
+
+# -- forward ------------------------------------------------------------------------------------
+@register("aten::hardtanh")
+def hardtanh(xp: Any, self: Any, min_val: Any = -1, max_val: Any = 1) -> Any:
+    if self.dtype == _BOOL:
+        raise KernelError("hardtanh: bool inputs are not supported (PyTorch refuses them too)")
+    lo, hi = _in_dtype(min_val, self.dtype), _in_dtype(max_val, self.dtype)
+    # clamp: the lower bound first, then the upper (lo > hi gives hi); NaN stays NaN.
+    return xp.minimum(xp.maximum(self, lo), hi).astype(self.dtype, copy=False)
+
+
+@register("aten::relu6")
+def relu6(xp: Any, self: Any) -> Any:
+    return hardtanh(xp, self, 0, 6)
+
+
+@register("aten::hardshrink")
+def hardshrink(xp: Any, self: Any, lambd: Any = 0.5) -> Any:
+    x = _floating("hardshrink", self)
+    inside = xp.logical_and(x >= -lambd, x <= lambd)
+    return xp.where(inside, xp.zeros((), x.dtype), x).astype(self.dtype, copy=False)
+
+
+@register("aten::hardswish")
+def hardswish(xp: Any, self: Any) -> Any:
+    x = _floating("hardswish", self)
+    return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(self.dtype, copy=False)
+
+
+@register("aten::hardsigmoid")
+def hardsigmoid(xp: Any, self: Any) -> Any:
+    x = _floating("hardsigmoid", self)
+    return (xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(self.dtype, copy=False)
+
+
+def _sigmoid(xp: Any, x: Any) -> Any:
+    with numpy.errstate(over="ignore"):  # exp(-x) = inf gives exactly 0, the answer
+        return 1 / (1 + xp.exp(-x))
+
+
+@register("aten::silu")
+def silu(xp: Any, self: Any) -> Any:
+    x = _floating("silu", self)
+    with numpy.errstate(over="ignore"):
+        return (x / (1 + xp.exp(-x))).astype(self.dtype, copy=False)
+
+
+@register("aten::softplus")
+def softplus(xp: Any, self: Any, beta: Any = 1, threshold: Any = 20) -> Any:
+    x = _floating("softplus", self)
+    scaled = x * beta
+    with numpy.errstate(over="ignore"):
+        smooth = xp.log1p(xp.exp(scaled)) / beta
+    return xp.where(scaled > threshold, x, smooth).astype(self.dtype, copy=False)
+
+
+@register("aten::elu")
+def elu(xp: Any, self: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Any:
+    x = _floating("elu", self)
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        negative = xp.expm1(x * input_scale) * (alpha * scale)
+    return xp.where(x <= 0, negative, x * scale).astype(self.dtype, copy=False)
+
+
+@register("aten::threshold")
+def threshold(xp: Any, self: Any, threshold: Any, value: Any) -> Any:
+    if self.dtype == _BOOL:
+        raise KernelError("threshold: bool tensors are not supported (PyTorch refuses them too)")
+    t, v = _in_dtype(threshold, self.dtype), _in_dtype(value, self.dtype)
+    return xp.where(self <= t, v, self).astype(self.dtype, copy=False)
+
+
+# -- backward -----------------------------------------------------------------------------------
+def _zero(x: Any) -> Any:
+    return numpy.zeros((), dtype=x.dtype)
+
+
+@register("aten::hardtanh_backward")
+def hardtanh_backward(xp: Any, grad_output: Any, self: Any, min_val: Any, max_val: Any) -> Any:
+    dtype, g, x = _floating_pair("hardtanh_backward", xp, grad_output, self)
+    outside = xp.logical_or(x <= min_val, x >= max_val)
+    return xp.where(outside, _zero(g), g).astype(dtype, copy=False)
+
+
+@register("aten::hardshrink_backward")
+def hardshrink_backward(xp: Any, grad_out: Any, self: Any, lambd: Any) -> Any:
+    dtype, g, x = _floating_pair("hardshrink_backward", xp, grad_out, self)
+    inside = xp.logical_and(x >= -lambd, x <= lambd)
+    return xp.where(inside, _zero(g), g).astype(dtype, copy=False)
+
+
+@register("aten::hardswish_backward")
+def hardswish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
+    dtype, g, x = _floating_pair("hardswish_backward", xp, grad_output, self)
+    middle = g * (x / 3 + 0.5)
+    result = xp.where(x <= -3, _zero(g), xp.where(x < 3, middle, g))
+    return result.astype(dtype, copy=False)
+
+
+@register("aten::hardsigmoid_backward")
+def hardsigmoid_backward(xp: Any, grad_output: Any, self: Any) -> Any:
+    dtype, g, x = _floating_pair("hardsigmoid_backward", xp, grad_output, self)
+    inside = xp.logical_and(x > -3, x < 3)
+    return xp.where(inside, g * (1.0 / 6), _zero(g)).astype(dtype, copy=False)
+
+
+@register("aten::silu_backward")
+def silu_backward(xp: Any, grad_output: Any, self: Any) -> Any:
+    dtype, g, x = _floating_pair("silu_backward", xp, grad_output, self)
+    s = _sigmoid(xp, x)
+    return (g * s * (1 + x * (1 - s))).astype(dtype, copy=False)
+
+
+@register("aten::softplus_backward")
+def softplus_backward(xp: Any, grad_output: Any, self: Any, beta: Any, threshold: Any) -> Any:
+    dtype, g, x = _floating_pair("softplus_backward", xp, grad_output, self)
+    scaled = x * beta
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        z = xp.exp(scaled)
+        smooth = g * z / (z + 1)
+    return xp.where(scaled > threshold, g, smooth).astype(dtype, copy=False)
+
+
+@register("aten::elu_backward")
+def elu_backward(
+    xp: Any, grad_output: Any, alpha: Any, scale: Any, input_scale: Any, is_result: bool, self_or_result: Any
+) -> Any:
+    if is_result and alpha < 0:
+        raise KernelError(
+            "elu_backward: the output of an in-place elu with a negative alpha cannot be differentiated "
+            "(PyTorch refuses it too: use the out-of-place elu)"
+        )
+    dtype, g, y = _floating_pair("elu_backward", xp, grad_output, self_or_result)
+    positive = g * scale
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        if is_result:  # y = (exp(x * input_scale) - 1) * alpha * scale, so exp(...) = y / (alpha * scale) + 1
+            negative = g * input_scale * (y + alpha * scale)
+        else:
+            negative = g * input_scale * (alpha * scale) * xp.exp(y * input_scale)
+    return xp.where(y <= 0, negative, positive).astype(dtype, copy=False)
+
+
+@register("aten::logit_backward")
+def logit_backward(xp: Any, grad_output: Any, self: Any, eps: float | None = None) -> Any:
+    dtype, g, x = _floating_pair("logit_backward", xp, grad_output, self)
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        inner = g / (x * (1 - x))
+        edge = xp.logical_or(x == 0, x == 1)
+        inner = xp.where(edge, g * numpy.inf, inner)
+    if eps is None or eps < 0:  # a negative eps counts as none, as in ATen
+        outside, fill = xp.logical_or(x < 0, x > 1), numpy.asarray(numpy.nan, dtype=g.dtype)
+    else:
+        lo = numpy.asarray(eps, dtype=dtype).astype(g.dtype)
+        hi = (numpy.asarray(1, dtype=dtype) - numpy.asarray(eps, dtype=dtype)).astype(g.dtype)
+        outside, fill = xp.logical_or(x < lo, x > hi), _zero(g)
+    return xp.where(outside, fill, inner).astype(dtype, copy=False)

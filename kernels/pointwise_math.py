@@ -1,0 +1,287 @@
+"""Elementwise math beyond elementwise.py: inverse and hyperbolic trigonometry,
+``erfc``, ``log10``/``log2``, ``logit``, rounding (``ceil``, ``floor``,
+``round`` with and without ``decimals``, ``trunc``, ``frac``), ``rsub``,
+``fmod`` and ``atan2``, on tensors and, for the overloads TorchScript has,
+on Python numbers.
+
+Tensor kernels follow elementwise.py: bool and integer inputs of the math
+functions compute in the default float dtype, half precision computes in
+float32 and rounds back (PyTorch's CPU "opmath"), shapes broadcast, and only
+``xp.<function>`` is called so NumPy and CuPy both run them.
+
+PyTorch rules worth knowing:
+
+* rounding keeps integer tensors as they are (a copy) and refuses bools;
+  ``frac`` and ``round(decimals=...)`` refuse integers too. ``round`` rounds
+  half to even; with ``decimals=d`` it is ``rint(x * 10^d) / 10^d``, or
+  ``rint(x / 10^-d) * 10^-d`` for negative ``d``;
+* ``logit(x, eps)`` first clamps ``x`` to ``[eps, 1 - eps]`` (NaN stays
+  NaN); without eps, ``logit(1)`` is ``inf`` and values outside [0, 1] are NaN;
+* ``rsub(self, other, alpha)`` is ``other - alpha * self``;
+* ``fmod`` takes the dividend's sign (C's fmod), unlike ``remainder``;
+  integer division by zero raises (PyTorch's ZeroDivisionError);
+* ``atan2`` always returns a floating dtype.
+
+Scalar overloads (TorchScript's math on Python numbers): ``.int`` and
+``.float`` compute in double precision, ``.Scalar`` of the float-valued
+functions rounds its result to single precision (TorchScript casts it
+through C++ ``float``, see scalar_math.py). ``ceil``/``floor`` return ints
+and refuse NaN, infinities and values outside int64 (``.Scalar`` then wraps
+to 32 bits, as its C++ ``int`` cast does); ``round`` returns a
+float, rounded half to even; ``fmod`` and ``atan2`` always return floats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+
+from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
+from .elementwise import erf, promote
+from .registry import KERNELS, KernelError, register
+from .scalar_math import _fmod, _ieee, _single, _wrap32
+
+__all__ = ["erfc"]
+
+_HALF = to_dtype("Half")
+_FLOAT = to_dtype("Float")
+_BOOL = to_dtype("Bool")
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _opmath(dtype: Any) -> Any:
+    """The dtype PyTorch's CPU kernels compute a ``dtype`` op in (float16 -> float32)."""
+    return _FLOAT if dtype == _HALF else dtype
+
+
+def _float_result(self: Any) -> Any:
+    """Math functions of bool and integer tensors compute in the default float."""
+    return self.dtype if is_floating(self.dtype) else DEFAULT_FLOAT
+
+
+def _refuse(op: str, dtype: Any) -> KernelError:
+    return KernelError(f"{op}: not implemented for {dtype} tensors (PyTorch refuses them too)")
+
+
+# -- erfc ---------------------------------------------------------------------------------------
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+_CROSSOVER = 1.5  # series below, continued fraction above
+
+
+def erfc(xp: Any, x: Any) -> Any:
+    """The complementary error function ``1 - erf(x)`` in double precision.
+
+    ``1 - erf`` loses every digit in the right tail (erfc(10) is 2e-45), so
+    for ``|x| >= 1.5`` the Laplace continued fraction gives erfc directly,
+    ``exp(-t^2) / sqrt(pi) / (t + (1/2) / (t + 1 / (t + (3/2) / ...)))``
+    (100 terms); below 1.5, ``1 - erf`` is accurate. Both agree with C's erfc
+    to about 1e-14 relative. Negative arguments use ``erfc(-t) = 2 - erfc(t)``.
+    """
+    x64 = xp.asarray(x).astype(xp.float64)
+    a = xp.absolute(x64)
+    t = xp.maximum(a, _CROSSOVER)
+    fraction = t
+    for k in range(100, 0, -1):
+        fraction = t + (k / 2.0) / fraction
+    with numpy.errstate(under="ignore"):
+        tail = xp.exp(-t * t) * _INV_SQRT_PI / fraction
+    near = 1.0 - erf(xp, xp.minimum(a, _CROSSOVER))
+    right = xp.where(a < _CROSSOVER, near, tail)
+    result = xp.where(x64 < 0, 2.0 - right, right)
+    return xp.where(xp.isnan(x64), x64, result)  # NaN in, NaN out
+
+
+# -- unary functions that compute in floating point ---------------------------------------------
+def _unary_float(name: str, fn: Callable[[Any, Any], Any]) -> None:
+    def kernel(xp: Any, self: Any) -> Any:
+        out = _float_result(self)
+        x = self.astype(_opmath(out), copy=False)
+        with numpy.errstate(all="ignore"):  # NaN and inf results are the answer, as in C
+            return fn(xp, x).astype(out, copy=False)
+
+    kernel.__name__ = name
+    register(f"aten::{name}")(kernel)
+
+
+_unary_float("acos", lambda xp, x: xp.arccos(x))
+_unary_float("asin", lambda xp, x: xp.arcsin(x))
+_unary_float("atan", lambda xp, x: xp.arctan(x))
+_unary_float("cosh", lambda xp, x: xp.cosh(x))
+_unary_float("sinh", lambda xp, x: xp.sinh(x))
+_unary_float("tan", lambda xp, x: xp.tan(x))
+_unary_float("erfc", lambda xp, x: erfc(xp, x).astype(x.dtype, copy=False))
+_unary_float("log10", lambda xp, x: xp.log10(x))
+_unary_float("log2", lambda xp, x: xp.log2(x))
+
+
+@register("aten::logit")
+def logit(xp: Any, self: Any, eps: float | None = None) -> Any:
+    out = _float_result(self)
+    compute = _opmath(out)
+    x = self.astype(compute, copy=False)
+    if eps is not None:
+        # The bounds in the tensor's dtype, as ATen's scalar_t lo/hi; NaN fails both tests.
+        lo = numpy.asarray(eps, dtype=out).astype(compute)
+        hi = (numpy.asarray(1, dtype=out) - numpy.asarray(eps, dtype=out)).astype(compute)
+        x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
+    with numpy.errstate(all="ignore"):
+        return xp.log(x / (1 - x)).astype(out, copy=False)
+
+
+# -- rounding ----------------------------------------------------------------------------------
+def _rounding(name: str, fn: Callable[[Any, Any], Any]) -> None:
+    def kernel(xp: Any, self: Any) -> Any:
+        if self.dtype == _BOOL:
+            raise _refuse(name, self.dtype)
+        if not is_floating(self.dtype):
+            return self.copy()  # integers are already whole: a fresh copy, as PyTorch returns
+        return fn(xp, self).astype(self.dtype, copy=False)
+
+    kernel.__name__ = name
+    register(f"aten::{name}")(kernel)
+
+
+_rounding("ceil", lambda xp, x: xp.ceil(x))
+_rounding("floor", lambda xp, x: xp.floor(x))
+_rounding("round", lambda xp, x: xp.rint(x))  # half to even, like C's nearbyint
+_rounding("trunc", lambda xp, x: xp.trunc(x))
+
+
+@register("aten::round.decimals")
+def round_decimals(xp: Any, self: Any, decimals: int) -> Any:
+    if not is_floating(self.dtype):
+        raise _refuse("round(decimals=...)", self.dtype)
+    compute = _opmath(self.dtype)
+    x = self.astype(compute, copy=False)
+    with numpy.errstate(all="ignore"):
+        scale = numpy.asarray(10.0 ** abs(decimals) if abs(decimals) < 400 else math.inf, dtype=compute)
+        result = xp.rint(x / scale) * scale if decimals < 0 else xp.rint(x * scale) / scale
+    return result.astype(self.dtype, copy=False)
+
+
+@register("aten::frac")
+def frac(xp: Any, self: Any) -> Any:
+    if not is_floating(self.dtype):
+        raise _refuse("frac", self.dtype)
+    with numpy.errstate(invalid="ignore"):  # frac(inf) is NaN
+        return (self - xp.trunc(self)).astype(self.dtype, copy=False)
+
+
+# -- rsub, fmod, atan2 ------------------------------------------------------------------------
+@register("aten::rsub.Tensor", "aten::rsub.Scalar")
+def rsub(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
+    """``other - alpha * self``: sub with the operands swapped (same dtypes, same errors)."""
+    return KERNELS["aten::sub.Tensor"](xp, other, self, alpha)
+
+
+@register("aten::fmod.Tensor", "aten::fmod.Scalar")
+def fmod(xp: Any, self: Any, other: Any) -> Any:
+    dtype, (a, b) = promote(xp, self, other)
+    if dtype == _BOOL:
+        raise _refuse("fmod", dtype)
+    if is_floating(dtype):
+        compute = _opmath(dtype)
+        a = a.astype(compute, copy=False) if hasattr(a, "dtype") else a
+        b = b.astype(compute, copy=False) if hasattr(b, "dtype") else b
+        with numpy.errstate(invalid="ignore"):  # x fmod 0.0 and inf fmod y are NaN
+            return xp.fmod(a, b).astype(dtype, copy=False)
+    if bool(xp.any(xp.equal(b, 0))) if hasattr(b, "dtype") else b == 0:
+        raise KernelError("fmod: ZeroDivisionError (integer fmod by zero)")
+    return xp.fmod(a, b).astype(dtype, copy=False)
+
+
+@register("aten::atan2")
+def atan2(xp: Any, self: Any, other: Any) -> Any:
+    dtype, (a, b) = promote(xp, self, other)
+    out = dtype if is_floating(dtype) else DEFAULT_FLOAT
+    compute = _opmath(out)
+    return xp.arctan2(a.astype(compute, copy=False), b.astype(compute, copy=False)).astype(out, copy=False)
+
+
+# -- the same functions on Python numbers --------------------------------------------------------
+_SCALAR_MATH: dict[str, Callable[[float], float]] = {
+    "acos": _ieee(math.acos, numpy.arccos),
+    "asin": _ieee(math.asin, numpy.arcsin),
+    "atan": math.atan,  # defined everywhere
+    "cosh": _ieee(math.cosh, numpy.cosh),
+    "sinh": _ieee(math.sinh, numpy.sinh),
+    "tan": _ieee(math.tan, numpy.tan),
+    "erfc": math.erfc,  # defined everywhere
+    "log10": _ieee(math.log10, numpy.log10),
+}
+
+
+def _scalar_math(name: str, fn: Callable[[float], float]) -> None:
+    def double(xp: Any, a: Any) -> float:
+        return fn(float(a))
+
+    def single(xp: Any, a: Any) -> float:
+        return _single(fn(float(a)))
+
+    double.__name__, single.__name__ = name, f"{name}_scalar"
+    register(f"aten::{name}.int", f"aten::{name}.float")(double)
+    register(f"aten::{name}.Scalar")(single)
+
+
+for _name, _fn in _SCALAR_MATH.items():
+    _scalar_math(_name, _fn)
+
+
+def _whole(name: str, fn: Callable[[float], int]) -> None:
+    """``ceil``/``floor`` of a number, computed on a double: an int64, refusing
+    results that do not fit one (C++'s cast is undefined behaviour there).
+    The ``.Scalar`` overload then casts to a 32-bit C++ ``int``, as TorchScript's
+    DEFINE_UNARY_OP does (``ceil.Scalar(1e10)`` is 1410065408)."""
+
+    def on_int(xp: Any, a: int) -> int:
+        return on_float(xp, float(a))  # through a double, as C++ does: 2**53 + 1 becomes 2**53
+
+    def on_float(xp: Any, a: float) -> int:
+        a = float(a)
+        result = fn(a) if math.isfinite(a) else None
+        if result is None or not _I64_MIN <= result <= _I64_MAX:
+            raise KernelError(f"{name}: cannot convert float {a} to integer")
+        return result
+
+    def on_scalar(xp: Any, a: Any) -> int:
+        return _wrap32(on_float(xp, a))
+
+    on_int.__name__, on_float.__name__, on_scalar.__name__ = f"{name}_int", f"{name}_float", f"{name}_scalar"
+    register(f"aten::{name}.int")(on_int)
+    register(f"aten::{name}.float")(on_float)
+    register(f"aten::{name}.Scalar")(on_scalar)
+
+
+_whole("ceil", math.ceil)
+_whole("floor", math.floor)
+
+
+def _round_half_even(a: float) -> float:
+    return float(numpy.rint(numpy.float64(a)))  # keeps inf, NaN and the sign of zero
+
+
+@register("aten::round.int", "aten::round.float")
+def round_number(xp: Any, a: Any) -> float:
+    return _round_half_even(float(a))
+
+
+@register("aten::round.Scalar")
+def round_scalar(xp: Any, a: Any) -> float:
+    return _single(_round_half_even(float(a)))
+
+
+@register("aten::fmod.int", "aten::fmod.float", "aten::fmod.int_float", "aten::fmod.float_int", "aten::fmod")
+def fmod_number(xp: Any, a: Any, b: Any) -> float:
+    """C's fmod on doubles: NaN for a zero divisor or an infinite dividend."""
+    return _fmod(float(a), float(b))
+
+
+@register(
+    "aten::atan2.int", "aten::atan2.float", "aten::atan2.int_float", "aten::atan2.float_int",
+    "aten::atan2.Scalar_Scalar",
+)
+def atan2_number(xp: Any, a: Any, b: Any) -> float:
+    return math.atan2(float(a), float(b))
