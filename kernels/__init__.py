@@ -11,7 +11,6 @@ Importing this package imports every kernel family, which registers them.
 from . import (  # noqa: F401 - imported for their registrations
     activation_backward,
     activations,
-    activations,
     autocast,
     autodiff_ops,
     casts,
@@ -23,7 +22,6 @@ from . import (  # noqa: F401 - imported for their registrations
     lists,
     nn,
     pointwise_extra,
-    pointwise_math,
     pooling,
     pointwise_math,
     recurrent,
