@@ -85,6 +85,7 @@ RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = (
 # weight its backward needs).
 REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
     "gradview::keepdim_size(int[] sizes, int[]? dim) -> int[]",
+    "gradview::reduced_numel(int[] sizes, int[]? dim) -> int",
     "gradview::index_backward(Tensor grad, int[] self_size, Tensor?[] indices) -> Tensor",
     "gradview::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, str indexing) -> Tensor?[]",
     "gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor",

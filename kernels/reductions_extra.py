@@ -30,7 +30,7 @@ from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
 from .reductions import reduce_axes, softmax
 from .registry import KernelError, register
 
-__all__ = ["logsumexp", "nanmean", "any_", "all_", "safe_softmax"]
+__all__ = ["logsumexp", "nanmean", "any_", "all_", "safe_softmax", "keepdim_size", "reduced_numel"]
 
 
 def _accumulator(dtype: Any) -> Any:
@@ -138,3 +138,22 @@ def safe_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
         out.shape if self.ndim == 0 else tuple(1 if a == axis else s for a, s in enumerate(self.shape))
     )
     return xp.where(rows, xp.zeros((), dtype=out.dtype), out).astype(out.dtype, copy=False)
+
+
+# -- backward helper -----------------------------------------------------------------------
+@register("gradview::keepdim_size")
+def keepdim_size(xp: Any, sizes: list[int], dim: Any) -> list[int]:
+    """``sizes`` with the reduced dims set to 1 (None or [] reduce every dim): the shape
+    of a reduction's result with ``keepdim=True``. Reshaping a reduction's gradient to it
+    puts the reduced dims back whether ``keepdim`` was True or False, so the gradient
+    broadcasts against the input again; formulas use it when the dims are known only at
+    run time."""
+    axes = set(reduce_axes("keepdim_size", dim, len(sizes)))
+    return [1 if axis in axes else int(size) for axis, size in enumerate(sizes)]
+
+
+@register("gradview::reduced_numel")
+def reduced_numel(xp: Any, sizes: list[int], dim: Any) -> int:
+    """How many input elements each result element of a reduction over ``dim`` combines
+    (None or [] is every dim): the divisor of ``mean``'s gradient."""
+    return math.prod(int(sizes[axis]) for axis in reduce_axes("reduced_numel", dim, len(sizes)))
