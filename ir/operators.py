@@ -65,7 +65,7 @@ PRIM_OPS = frozenset({
     "prim::rpc_async", "prim::unchecked_unwrap_optional", "prim::Drop", "prim::Store",
     "prim::Load", "prim::ReturnStmt", "prim::BreakStmt", "prim::ContinueStmt", "prim::EmptyListLiteral",
     "prim::isinstance", "prim::ChunkSizes", "prim::MMTreeReduce", "prim::MMBatchSide",
-    "prim::StaticSubgraph",
+    "prim::StaticSubgraph", "prim::is_nested", "prim::type",
     "aten::__is__", "aten::__isnot__",
 })
 

@@ -28,6 +28,7 @@ from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
 from gradview.kernels.registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, fast_path_for
 
+from .autograd.grad_mode import is_grad_enabled
 from .buffer_reuse import BufferReuse
 from .prims import STRUCTURAL_PRIMS, check_types
 
@@ -543,6 +544,12 @@ def _identity(writer: _CodeWriter, node: Node, indent: int) -> None:
         writer.line_nodes[len(writer.lines)] = node
 
 
+def _is_grad_enabled(writer: _CodeWriter, node: Node, indent: int) -> None:
+    """``torch.is_grad_enabled()`` asks the running program's grad mode, which
+    no kernel knows: it is read from the runtime when the line runs."""
+    writer.emit(indent, f"{writer.name(node.output())} = {writer.global_('grad_mode', is_grad_enabled)}()", node)
+
+
 def _autograd_zero(writer: _CodeWriter, node: Node, indent: int) -> None:
     writer.emit(indent, f"{writer.name(node.output())} = None", node)
 
@@ -593,6 +600,7 @@ STRUCTURAL_HANDLERS = {
     "prim::profile": _identity,
     "prim::profile_ivalue": _identity,
     "prim::AutogradZero": _autograd_zero,
+    "aten::is_grad_enabled": _is_grad_enabled,
     "prim::DifferentiableGraph": _subgraph_call,
     "prim::FallbackGraph": _subgraph_call,
     "prim::RequiresGradCheck": _type_check,

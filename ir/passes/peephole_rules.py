@@ -150,6 +150,16 @@ def _dim(rw: Rewriter, node: Node) -> bool:
     return rw.replace_with_constant(node, found.rank)
 
 
+def _requires_grad(rw: Rewriter, node: Node) -> bool:
+    """``x.requires_grad`` is a constant once x's type says (the executor's
+    ArgumentSpec and PropagateRequiresGrad fill it in): scripted modules guard
+    their fast paths with it."""
+    found = tensor_type(node.input())
+    if found is None or found.requires_grad is None:
+        return False
+    return rw.replace_with_constant(node, bool(found.requires_grad))
+
+
 def _cannot_be_none(value: Value) -> bool:
     """Types that cannot hold None at run time in gradview (tensors can: an
     undefined tensor is None, so they are left out)."""
@@ -299,6 +309,7 @@ RULES: dict[str, Callable[[Rewriter, Node], bool]] = {
     "aten::size": _size,
     "aten::size.int": _size_int,
     "aten::dim": _dim,
+    "prim::requires_grad": _requires_grad,
     "aten::__is__": _is_none_check,
     "aten::__isnot__": _is_none_check,
     "prim::unchecked_cast": _unchecked_cast,
