@@ -64,7 +64,10 @@ def _dims(node: Node) -> tuple[list[int] | None, bool]:
 
 
 def _supported(node: Node) -> bool:
-    """Constant dims and keepdim (and a constant p for norms)."""
+    """prod and norm need constant dims and keepdim (and a constant p for norms); sum and
+    mean also take dims known only at run time (see ``_restore``)."""
+    if node.kind() in ("aten::sum", "aten::mean"):
+        return True
     if not reduction_supported(node, _arg(node, "dim"), _arg(node, "keepdim"), rank_of(node.inputs()[0])):
         return False
     if node.kind() == "aten::norm":
@@ -74,8 +77,29 @@ def _supported(node: Node) -> bool:
     return True
 
 
-def _restore(emit: Emitter, node: Node, grad: Value) -> Value:
-    """The gradient (or result) with the reduced dims back as size-1 dims."""
+def restored_at_compile_time(node: Node) -> bool:
+    """Can the reduced dims be put back with constant ``unsqueeze``s (constant dims and
+    keepdim, and the rank where negative and non-negative dims mix)?"""
+    return reduction_supported(node, _arg(node, "dim"), _arg(node, "keepdim"), rank_of(node.inputs()[0]))
+
+
+def keepdim_size(emit: Emitter, node: Node, self_size: Value) -> Value:
+    """In the forward: the result's size with ``keepdim=True``, computed at run time from
+    the input's size and the ``dim`` input (``gradview::keepdim_size``)."""
+    dim = _arg(node, "dim")
+    return emit.op("gradview::keepdim_size", self_size, None if dim is None else dim)
+
+
+def _restore(emit: Emitter, node: Node, grad: Value, saved: Saved | None = None) -> Value:
+    """The gradient (or result) with the reduced dims back as size-1 dims.
+
+    With constant dims these are ``unsqueeze``s chosen now; with dims known only at run
+    time (a graph input, as in TorchScript's ``x.sum(dims)``) the gradient is reshaped to
+    the saved keepdim size, which works whether ``keepdim`` was True or False: dropping or
+    keeping size-1 dims does not move any element.
+    """
+    if saved is not None and "keep_size" in saved:
+        return emit.op("aten::reshape", grad, saved["keep_size"])
     dims, keepdim = _dims(node)
     return restore_reduced_dims(emit, node, grad, dims, keepdim, rank_of(node.inputs()[0]))
 
@@ -97,7 +121,13 @@ def _reduction_forward(emit: Emitter, node: Node) -> Saved:
     self_ = node.inputs()[0]
     if not needs_grad(self_):
         return {}
-    return {"self_size": size_of(emit, self_), "self_dtype": _input_dtype(emit, node)}
+    saved = {"self_size": size_of(emit, self_), "self_dtype": _input_dtype(emit, node)}
+    if not restored_at_compile_time(node):
+        saved["keep_size"] = keepdim_size(emit, node, saved["self_size"])
+        if node.kind() == "aten::mean":
+            dim = _arg(node, "dim")
+            saved["count"] = emit.op("gradview::reduced_numel", saved["self_size"], None if dim is None else dim)
+    return saved
 
 
 def _dtype_forward(emit: Emitter, node: Node) -> Saved:
@@ -115,12 +145,14 @@ def sum_(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
     """d(sum)/dx = 1 for every element: expand the gradient to the input's size."""
     if not saved:
         return none_grads(node)
-    grad = emit.op("aten::expand", _restore(emit, node, grads[0]), saved["self_size"], False)
+    grad = emit.op("aten::expand", _restore(emit, node, grads[0], saved), saved["self_size"], False)
     return none_grads(node, _cast(emit, saved, grad))
 
 
 def _count(node: Node) -> int | None:
-    """How many elements each output of a mean averages, when the type knows."""
+    """How many elements each output of a mean averages, when the type and dims say."""
+    if not restored_at_compile_time(node):
+        return None
     sizes = full_size(node.inputs()[0])
     if sizes is None:
         return None
@@ -135,11 +167,11 @@ def mean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
     """sum's gradient divided by the number of elements averaged."""
     if not saved:
         return none_grads(node)
-    g = grads[0]
-    spread = emit.op("aten::expand", _restore(emit, node, g), saved["self_size"], False)
-    count: int | Value | None = _count(node)
-    if count is None:  # at run time: elements of the input per element of the result
-        count = emit.op("aten::div", emit.op("aten::numel", spread), emit.op("aten::numel", g))
+    spread = emit.op("aten::expand", _restore(emit, node, grads[0], saved), saved["self_size"], False)
+    count: int | Value | None = saved.get("count", _count(node))
+    if count is None:  # at run time: the product of the reduced sizes (a 0 in another dim is fine)
+        dim = _arg(node, "dim")
+        count = emit.op("gradview::reduced_numel", saved["self_size"], None if dim is None else dim)
     grad = emit.op("aten::div", spread, count)
     return none_grads(node, _cast(emit, saved, grad))
 

@@ -2,7 +2,8 @@
 norm, max/min, topk, kthvalue, max_pool2d): each graph is checked against
 torch.autograd (and torch's Gradient lists where torch 2.13 differentiates
 the op: mean, max_pool2d) and against finite differences in float64, with
-dims None / single / several / negative, keepdim True and False."""
+dims None / single / several / negative / known only at run time, keepdim
+True and False."""
 
 from __future__ import annotations
 
@@ -215,14 +216,43 @@ def test_max_pool2d(shape, kernel, stride, padding, dilation, ceil, with_indices
 
 
 # -- what the formulas refuse -----------------------------------------------------------------
-def test_dims_must_be_constants() -> None:
-    text = graph(
-        {"x": T(*X), "d": "int[]"},
-        [const("k", False), const("n", None), f"%y : {T(3)} = aten::sum(%x, %d, %k, %n)"],
-        ["y"],
-    )
-    with pytest.raises(DifferentiationError, match="constant dims"):
-        differentiate(parse_ir(text), mode="extended")
+RUN_TIME_DIMS = [[1], [0, 2], [-1, 0], [], [-3]]
+
+
+@pytest.mark.parametrize("op", ["sum", "mean"])
+@pytest.mark.parametrize("dims", RUN_TIME_DIMS, ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_dims_known_at_run_time(op: str, dims: list[int], keepdim: bool) -> None:
+    """``x.mean(dims)`` with dims a graph input, as TorchScript writes it: torch's
+    symbolic formula handles it, and so does gradview's (keepdim_size, reduced_numel)."""
+    out = "Tensor"
+    body = [const("n", None), f"%y : {out} = aten::{op}(%x, %d, %k, %n)"]
+    text = graph({"x": T(*X), "d": "int[]", "k": "bool"}, body, ["y"])
+    grad = check_formula(text, scalars={"d": dims, "k": keepdim}, torch_lists=op == "mean")
+    assert not any(n.kind() == "aten::unsqueeze" for n in grad.df.nodes())
+
+
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_run_time_dims_of_an_untyped_input(op: str) -> None:
+    body = [const("k", False), const("n", None), f"%y : Tensor = aten::{op}(%x, %d, %k, %n)"]
+    text = graph({"x": "Tensor", "d": "int[]"}, body, ["y"])
+    x = np.random.default_rng(0).uniform(0.5, 1.5, X)
+    for dims in ([0, -1], [1], []):
+        check_formula(text, inputs=[x, dims], torch_lists=False, seeds=(0,))
+
+
+def test_mean_of_an_empty_tensor_at_run_time() -> None:
+    """The count is the product of the reduced sizes: a 0 in a kept dim must not divide by 0."""
+    body = [const("k", False), const("n", None), "%y : Tensor = aten::mean(%x, %d, %k, %n)"]
+    text = graph({"x": "Tensor", "d": "int[]"}, body, ["y"])
+    check_gradient(text, [np.zeros((0, 3)), [1]], compare_torch_lists=False)
+
+
+def test_mixed_sign_dims_without_the_rank_go_through_run_time_sizes() -> None:
+    body = [const("d", [0, -1]), const("k", False), const("n", None), "%y : Tensor = aten::sum(%x, %d, %k, %n)"]
+    text = graph({"x": "Tensor"}, body, ["y"])
+    x = np.random.default_rng(1).uniform(0.5, 1.5, X)
+    check_formula(text, inputs=[x], torch_lists=False, seeds=(0,))
 
 
 def test_norm_p_must_be_a_constant() -> None:
@@ -231,27 +261,19 @@ def test_norm_p_must_be_a_constant() -> None:
         differentiate(parse_ir(text), mode="extended")
 
 
-def test_mixed_sign_dims_need_the_rank() -> None:
-    body = [const("d", [0, -1]), const("k", False), const("n", None), "%y : Tensor = aten::sum(%x, %d, %k, %n)"]
-    with pytest.raises(DifferentiationError, match="rank"):
-        differentiate(parse_ir(graph({"x": "Tensor"}, body, ["y"])), mode="extended")
-
-
-def test_reductions_with_run_time_dims_stay_out_of_autodiff() -> None:
-    """A formula that needs constant dims says so, so the extended slicer leaves the node
-    alone (PyTorch's JIT never differentiates ``sum`` symbolically)."""
+def test_reductions_with_run_time_dims_are_differentiable() -> None:
+    """sum with run-time dims is in gradview's extended set; PyTorch's JIT never
+    differentiates ``sum`` symbolically, so the torch mode leaves it out; mean it does."""
     from gradview.autodiff import is_differentiable
-    from gradview.ir import parse_ir
 
     graph = parse_ir("""graph(%x : Double(3, 4, strides=[4, 1], requires_grad=1, device=cpu), %d : int[]):
   %keep : bool = prim::Constant[value=0]()
   %none : NoneType = prim::Constant()
-  %constant_dims : int[] = prim::Constant[value=[1]]()
   %a : Tensor = aten::sum(%x, %d, %keep, %none)
-  %b : Tensor = aten::sum(%x, %constant_dims, %keep, %none)
+  %b : Tensor = aten::mean(%x, %d, %keep, %none)
   return (%a, %b)
 """)
-    run_time, constant = list(graph.nodes())[3:5]
-    assert not is_differentiable(run_time, "extended")
-    assert is_differentiable(constant, "extended")
-    assert not is_differentiable(constant, "torch")
+    run_time_sum, run_time_mean = list(graph.nodes())[2:4]
+    assert is_differentiable(run_time_sum, "extended")
+    assert not is_differentiable(run_time_sum, "torch")
+    assert is_differentiable(run_time_mean, "torch")
