@@ -8,7 +8,7 @@ Graph, Block, Node and Value mirror ``torch._C``'s classes (``graph.nodes()``,
 from .attributes import AttributeKind, TensorConstant
 from .constants import NOT_CONSTANT, constant_value, insert_constant
 from .errors import IRParseError, IRVerifyError
-from .frontend import ScriptError, ScriptFunction, script
+from .frontend import FromTorchError, ScriptError, ScriptFunction, from_torch, script
 from .graph import Block, Graph, InsertPoint
 from .lint import lint
 from .node import Node, Use, Value
@@ -40,7 +40,7 @@ verify = lint
 
 __all__ = [
     "AnyType", "Argument", "AttributeKind", "Block", "BoolType", "DeviceType", "DictType",
-    "FloatType", "FunctionSchema", "FunctionType", "Graph", "IRParseError", "IRVerifyError",
+    "FloatType", "FromTorchError", "from_torch", "FunctionSchema", "FunctionType", "Graph", "IRParseError", "IRVerifyError",
     "InsertPoint", "IntType", "ScriptError", "ScriptFunction", "script", "ListType", "NOT_CONSTANT", "NamedType", "Node", "NoneType",
     "NumberType", "OptionalType", "SchemaParseError", "StringType", "TENSOR", "TensorConstant",
     "TensorType", "TupleType", "Type", "Use", "Value", "constant_value", "insert_constant",

@@ -6,8 +6,12 @@ by argument types, ``prim::If``/``prim::Loop`` for control flow, ``# file:line:c
 source comments). It only compiles: the IR layer cannot run graphs. Use
 ``gradview.runtime.script`` for a callable that runs the graph through a
 GraphExecutor, or ``GraphExecutor(script(fn).graph)``.
+
+:func:`from_torch` goes the other way round: PyTorch compiles a model and its
+graph, with parameters and buffers lifted to inputs, becomes a gradview graph.
 """
 
 from .compiler import ScriptError, ScriptFunction, compile_function, script
+from .from_torch import FromTorchError, from_torch
 
-__all__ = ["ScriptError", "ScriptFunction", "compile_function", "script"]
+__all__ = ["FromTorchError", "ScriptError", "ScriptFunction", "compile_function", "from_torch", "script"]
