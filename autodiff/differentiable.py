@@ -11,7 +11,8 @@ In the default ``torch`` mode (see autodiff_mode.py) the answer is PyTorch's:
 * a ``prim::GradOf`` block is differentiable when everything in it is
   (double backward);
 * any other node when its overload is one PyTorch differentiates
-  symbolically (the generated table in torch_differentiable.py).
+  symbolically (the generated table in torch_differentiable.py); in-place
+  ops never are, in either mode.
 
 In ``extended`` mode a node is also differentiable when gradview has a
 gradient formula that handles it (``sum``, ``cat``, ``select``, lists...).
@@ -61,6 +62,10 @@ def is_differentiable(node: Node, mode: AutodiffMode | str = DEFAULT_AUTODIFF_MO
     if kind == "prim::GradOf":
         return all(is_differentiable(inner, mode) for inner in node.blocks()[0].nodes())
     schema = node.maybe_schema()
+    if schema is not None and schema.is_mutable:
+        # An in-place op (``relu_``) writes memory other nodes may read: it runs
+        # with eager autograd, never inside a DifferentiableGraph (as in torch).
+        return False
     if schema is not None and schema.qualified_name in TORCH_DIFFERENTIABLE:
         return True
     if mode == AutodiffMode.TORCH:

@@ -35,14 +35,45 @@ from .autograd.function import FunctionNode, attach, mark_owned
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
-__all__ = ["DifferentiableGraphOp", "TensorRegistry"]
+__all__ = ["DifferentiableGraphOp", "MODIFIED_MESSAGE", "SavedValues", "TensorRegistry", "memory_base"]
+
+
+MODIFIED_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: {writer} overwrote a value {saver} saved for backward. Hint: use the "
+    "out-of-place operator, or compute the value again after the in-place change"
+)
+
+
+def memory_base(array: Any) -> Any:
+    """The array that owns ``array``'s memory (views point at it through ``base``)."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+class SavedValues:
+    """The values one backward node saved; ``modified_by`` names the in-place
+    node that overwrote one of them (PyTorch's version counter, per node)."""
+
+    __slots__ = ("modified_by",)
+
+    def __init__(self) -> None:
+        self.modified_by: str | None = None
 
 
 class TensorRegistry:
-    """Array identity -> the Tensor that holds it, for one run of a plan."""
+    """Array identity -> the Tensor that holds it, for one run of a plan.
 
-    def __init__(self) -> None:
+    When the plan writes in place (``track_writes``), it also knows which
+    backward nodes saved which memory, so that an in-place write to a saved
+    value makes that node's backward raise, as PyTorch's does, instead of
+    computing a gradient from the overwritten numbers.
+    """
+
+    def __init__(self, track_writes: bool = False) -> None:
         self._by_id: dict[int, Tensor] = {}
+        self._saved: dict[int, list[SavedValues]] | None = {} if track_writes else None
 
     def add(self, tensor: Tensor) -> None:
         self._by_id[id(tensor.data)] = tensor
@@ -51,11 +82,30 @@ class TensorRegistry:
         found = self._by_id.get(id(value))
         return found if found is not None and found.data is value else None
 
+    def save(self, arrays: Sequence[Any]) -> SavedValues | None:
+        """Record that a backward node keeps ``arrays``; None when nothing writes in place."""
+        if self._saved is None:
+            return None
+        record = SavedValues()
+        for array in arrays:
+            if _is_array(array):
+                self._saved.setdefault(id(memory_base(array)), []).append(record)
+        return record
+
+    def written(self, array: Any, writer: str) -> None:
+        """An in-place op is about to overwrite ``array``'s memory."""
+        if self._saved is not None and _is_array(array):
+            for record in self._saved.get(id(memory_base(array)), ()):
+                record.modified_by = writer
+
 
 class DifferentiableGraphOp:
     """Callable the interpreter uses for one ``prim::DifferentiableGraph`` node."""
 
-    def __init__(self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: Any = "backward") -> None:
+    def __init__(
+        self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: Any = "backward",
+        name: str | None = None,
+    ) -> None:
         from .executor import GraphExecutor  # noqa: PLC0415 - the executor builds these ops
         from .interpreter import compile_graph  # noqa: PLC0415
 
@@ -66,6 +116,8 @@ class DifferentiableGraphOp:
         # it, specialized on which incoming gradients are undefined.
         self.backward_executor = GraphExecutor(gradient.df, backend=backend, trace=trace, which=which)
         self.registry: TensorRegistry | None = None
+        # Who saved the values, for the in-place error message.
+        self.name = name or "a DifferentiableGraph"
         # When no edge and no differentiated output can be a tensor list (their
         # static types say so), the per-run flattening is skipped.
         f_inputs, f_outputs = gradient.f.inputs(), gradient.f.outputs()
@@ -104,8 +156,12 @@ class DifferentiableGraphOp:
         backward_executor = self.backward_executor
 
         flat = self._flat
+        saved = registry.save(captured)
+        saver = self.name
 
         def backward_fn(grad_outputs: list[Any]) -> list[Any]:
+            if saved is not None and saved.modified_by is not None:
+                raise RuntimeError(MODIFIED_MESSAGE.format(writer=saved.modified_by, saver=saver))
             if flat:
                 given = [*grad_outputs, *captured]
             else:

@@ -28,7 +28,10 @@ from .autograd.grad_mode import is_grad_enabled
 from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
 from .tensor import Tensor
 
-__all__ = ["EagerNodeOp", "NotDifferentiableError", "RefusingNodeOp", "eager_op_for", "singleton_graph"]
+__all__ = [
+    "EagerNodeOp", "InplaceNodeOp", "NotDifferentiableError", "PlainNodeOp", "RefusingNodeOp", "eager_op_for",
+    "inplace_op_for", "singleton_graph",
+]
 
 
 class NotDifferentiableError(RuntimeError):
@@ -80,7 +83,7 @@ def eager_op_for(node: Node, backend: str) -> EagerNodeOp | RefusingNodeOp:
     _, positions = singleton_graph(node)
     if gradient is None:
         return RefusingNodeOp(node, reason, backend)
-    return EagerNodeOp(DifferentiableGraphOp(gradient, backend), positions)
+    return EagerNodeOp(DifferentiableGraphOp(gradient, backend, name=f"`{node_summary(node)}`"), positions)
 
 
 class EagerNodeOp:
@@ -100,6 +103,57 @@ class EagerNodeOp:
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         return self.op(*[inputs[i] for i in self.positions])
+
+
+class InplaceNodeOp:
+    """Runs an in-place node (``relu_``): before it writes, every backward node
+    that saved the memory it overwrites learns so, and raises if it runs."""
+
+    def __init__(self, node: Node, inner: Any, written: list[int]) -> None:
+        self.inner = inner
+        self.written = written
+        self.writer = f"`{node_summary(node)}`"
+        self._registry: TensorRegistry | None = None
+
+    @property
+    def registry(self) -> TensorRegistry | None:
+        return self._registry
+
+    @registry.setter
+    def registry(self, value: TensorRegistry | None) -> None:
+        self._registry = value
+        if hasattr(self.inner, "registry"):
+            self.inner.registry = value
+
+    def __call__(self, *inputs: Any) -> Sequence[Any]:
+        registry = self._registry
+        if registry is not None:
+            for index in self.written:
+                registry.written(inputs[index], self.writer)
+        return self.inner(*inputs)
+
+
+def inplace_op_for(node: Node, backend: str, with_autograd: bool) -> InplaceNodeOp | None:
+    """The op for an in-place node, or None when the node writes nothing."""
+    schema = node.maybe_schema()
+    if schema is None or not schema.is_mutable:
+        return None
+    written = [i for i, arg in enumerate(schema.arguments) if arg.is_write and i < len(node.inputs())]
+    inner: Any = eager_op_for(node, backend) if with_autograd else PlainNodeOp(node, backend)
+    return InplaceNodeOp(node, inner, written)
+
+
+class PlainNodeOp:
+    """Runs one node through its singleton graph, with no autograd."""
+
+    def __init__(self, node: Node, backend: str) -> None:
+        from .interpreter import compile_graph  # noqa: PLC0415 - the interpreter imports the executor's ops
+
+        graph, self.positions = singleton_graph(node)
+        self.forward = compile_graph(graph, backend, check_inputs=False)
+
+    def __call__(self, *inputs: Any) -> Sequence[Any]:
+        return self.forward(*[inputs[i] for i in self.positions])
 
 
 class RefusingNodeOp:

@@ -53,7 +53,7 @@ from gradview.ir.passes import (
 from .argument_spec import ArgumentSpec, SpecKey, specialize_types
 from .autograd.grad_mode import is_grad_enabled
 from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
-from .eager_ops import eager_op_for
+from .eager_ops import eager_op_for, inplace_op_for
 from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
 from .tensor import Tensor
 
@@ -74,6 +74,8 @@ class ExecutionPlan:
     spec: ArgumentSpec | None
     gradients: list[Gradient] = field(default_factory=list)
     ops: list[Any] = field(default_factory=list)
+    # Some node writes in place: runs track which memory backward nodes saved.
+    writes_in_place: bool = False
 
 
 class _Steps:
@@ -206,7 +208,7 @@ class GraphExecutor:
         for value in inputs:
             if isinstance(value, Tensor):
                 if registry is None:
-                    registry = TensorRegistry()
+                    registry = TensorRegistry(plan.writes_in_place)
                 registry.add(value)
                 arrays.append(value.data)
             else:
@@ -214,7 +216,7 @@ class GraphExecutor:
         if not plan.ops:  # nothing hooks into autograd (a backward graph, say)
             return [self._as_tensor(value, registry) for value in plan.code(*arrays)]
         if registry is None:
-            registry = TensorRegistry()
+            registry = TensorRegistry(plan.writes_in_place)
         for op in plan.ops:
             op.registry = registry
         try:
@@ -318,6 +320,7 @@ class GraphExecutor:
             # to decide which nodes run with autograd, so bring them up to date.
             propagate_requires_grad(graph)
         ops: list[Any] = []
+        writes_in_place = [False]
 
         def node_op(node: Node) -> Any:
             if node.kind() == "prim::DifferentiableGraph" and node.hasAttribute("ReverseSubgraph"):
@@ -328,11 +331,15 @@ class GraphExecutor:
                 )
                 ops.append(op)
                 return op
-            if (
-                gradients_needed
-                and node.kind() not in STRUCTURAL_HANDLERS
-                and any(v.requires_grad() for v in node.outputs())
-            ):
+            with_autograd = node.kind() not in STRUCTURAL_HANDLERS and any(v.requires_grad() for v in node.outputs())
+            if gradients_needed:
+                # An in-place write must tell the backward nodes that saved the memory.
+                inplace = inplace_op_for(node, self.backend, with_autograd)
+                if inplace is not None:
+                    ops.append(inplace)
+                    writes_in_place[0] = True
+                    return inplace
+            if gradients_needed and with_autograd:
                 # Outside every DifferentiableGraph (a loop body, a group inlined
                 # back, an op PyTorch leaves to autograd): run it with autograd,
                 # as TorchScript's eager fallback does; without a gradient, its
@@ -345,7 +352,7 @@ class GraphExecutor:
         gradients_needed = needs_gradient(self.graph_for_spec(spec), spec.grad_enabled)
 
         code = compile_graph(graph, self.backend, node_ops=node_op)
-        return ExecutionPlan(graph, code, spec, gradients, ops)
+        return ExecutionPlan(graph, code, spec, gradients, ops, writes_in_place=writes_in_place[0])
 
     def _differentiate_node(self, node: Node, index: int, steps: _Steps) -> Gradient:
         forward = ("forward", index)

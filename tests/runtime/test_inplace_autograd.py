@@ -1,0 +1,103 @@
+"""In-place ops under autograd, as PyTorch's eager autograd treats them.
+
+* an in-place op on an intermediate value is differentiated like its
+  out-of-place twin, and later readers see the new value and its history;
+* an in-place op that overwrites a value a backward node saved makes that
+  backward raise PyTorch's "modified by an inplace operation" error, never a
+  gradient computed from the overwritten numbers;
+* an in-place op on a graph input that requires grad is refused;
+* in-place writes to inputs that need no gradient (running statistics)
+  change the caller's arrays, as they change torch's buffers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from gradview.ir import parse_ir
+from gradview.ir.passes.check_inplace import InplaceError
+from gradview.runtime import Tensor
+from gradview.runtime.autograd import grad
+from gradview.runtime.executor import GraphExecutor
+
+SAFE = """graph(%x : Tensor, %w : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %w)
+  %b : Tensor = aten::relu_(%a)
+  %c : Tensor = aten::add_(%b, %x, %one)
+  %d : Tensor = aten::tanh(%c)
+  %e : Tensor = aten::mul(%d, %a)
+  return (%e)
+"""
+
+
+def torch_safe(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    a = x * w
+    b = a.relu_()
+    c = b.add_(x)
+    return torch.tanh(c) * a
+
+
+def test_in_place_ops_on_intermediates_get_torch_gradients() -> None:
+    rng = np.random.default_rng(0)
+    xv, wv = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    x, w = Tensor(xv.copy(), requires_grad=True), Tensor(wv.copy(), requires_grad=True)
+    (out,) = GraphExecutor(parse_ir(SAFE)).run([x, w])
+    tx, tw = torch.tensor(xv, requires_grad=True), torch.tensor(wv, requires_grad=True)
+    expected = torch_safe(tx, tw)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    ours = grad([out.sum()], [x, w])
+    theirs = torch.autograd.grad(expected.sum(), [tx, tw])
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-10, atol=1e-12)
+
+
+OVERWRITES_A_SAVED_VALUE = """graph(%x : Tensor, %w : Tensor):
+  %a : Tensor = aten::mul(%x, %w)
+  %b : Tensor = aten::sigmoid(%a)
+  %c : Tensor = aten::relu_(%b)
+  return (%c)
+"""
+
+
+def test_overwriting_a_value_saved_for_backward_raises_at_backward() -> None:
+    x = Tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+    w = Tensor(np.array([0.5, 0.5, -1.0]), requires_grad=True)
+    (out,) = GraphExecutor(parse_ir(OVERWRITES_A_SAVED_VALUE)).run([x, w])
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: `%c : .*aten::relu_\(%b\)`"):
+        grad([out.sum()], [x])
+    tx, tw = torch.tensor([1.0, -2.0, 3.0], requires_grad=True), torch.tensor([0.5, 0.5, -1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        torch.sigmoid(tx * tw).relu_().sum().backward()
+
+
+def test_in_place_write_to_an_input_requiring_grad_is_refused() -> None:
+    text = """graph(%x : Tensor):
+  %y : Tensor = aten::relu_(%x)
+  return (%y)
+"""
+    with pytest.raises(InplaceError, match="requires grad"):
+        GraphExecutor(parse_ir(text)).run([Tensor(np.ones(2), requires_grad=True)])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        torch.ones(2, requires_grad=True).relu_()
+
+
+BUFFER_UPDATE = """graph(%x : Tensor, %w : Tensor, %count : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %n : Tensor = aten::add_(%count, %one, %one)
+  %y : Tensor = aten::mul(%x, %w)
+  return (%y)
+"""
+
+
+def test_in_place_writes_to_inputs_without_grad_reach_the_caller() -> None:
+    count = Tensor(np.array(0, dtype=np.int64))
+    x, w = Tensor(np.ones(2)), Tensor(np.full(2, 3.0), requires_grad=True)
+    executor = GraphExecutor(parse_ir(BUFFER_UPDATE))
+    for _ in range(3):
+        (y,) = executor.run([x, w, count])
+    assert count.numpy() == 3  # as torch's num_batches_tracked after three steps
+    (gw,) = grad([y.sum()], [w])
+    np.testing.assert_allclose(gw.numpy(), np.ones(2))
