@@ -1,0 +1,255 @@
+"""Gradient formulas of the statistics reductions: var, std, logsumexp and nanmean;
+any/all have none (their results are bools).
+
+All of them put the reduced dims back into the gradient first, as the
+reductions in reductions.py do (``restore_dims``: constant ``unsqueeze``s, or a
+reshape to the run-time keepdim size when the dims are a graph input), then
+multiply by the elementwise derivative, which broadcasting spreads:
+
+* ``var``: ``d var / d x_i = 2 (x_i - mean) / (N - correction)``, with ``N`` the
+  number of elements per result element. PyTorch's eager ``var_backward`` has
+  two cases, followed exactly: over every element (no ``dim``, or a 0-d input)
+  with ``N - correction <= 0`` the gradient is ``grad * (NaN where x == mean,
+  else inf)``; otherwise ``2 / (N - correction)`` (inf when it is 0, negative
+  when it is below), where an *empty* dim list counts ``N = 1``, as PyTorch's
+  ``_safe_size`` does although the forward reduces every dim.
+* ``std = sqrt(var)``: ``grad / (2 std)`` is var's incoming gradient, with 0
+  where ``std`` is 0 (PyTorch's ``masked_fill_(result == 0, 0)``).
+* ``logsumexp``: ``d/dx_i log(sum exp x) = exp(x_i - result)``.
+* ``nanmean = nansum(x) / count`` (count: the non-NaN elements): the gradient
+  is ``grad / count`` spread over the slice and zeroed at the NaNs by a
+  multiplication (so a slice of NaNs only gives NaN, ``inf * 0``, as in PyTorch).
+
+``unbiased`` and ``correction`` must be constants (TorchScript writes them so);
+a gradient needing a run-time one is refused with a message naming the node.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gradview.ir import Node, OptionalType, TensorType, Value
+
+from .emit_util import emit_if
+from .reductions import keepdim_size, restore_dims, restored_at_compile_time
+from .registry import Emitter, formula, no_gradient
+from .static_info import (
+    NOT_CONSTANT,
+    cast_back,
+    const,
+    dtype_index,
+    dtype_of,
+    fail,
+    full_size,
+    input_at,
+    is_none,
+    needs_grad,
+    none_grads,
+    rank_of,
+    size_of,
+    wrap_dim,
+)
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
+
+__all__ = ["var", "std", "logsumexp", "nanmean"]
+
+
+def _arg(node: Node, name: str) -> Value | None:
+    """The input bound to the schema argument ``name`` (None when absent)."""
+    schema = node.maybe_schema()
+    index = schema.argument_index(name) if schema is not None else None
+    return input_at(node, index) if index is not None else None
+
+
+def _dims_forward(emit: Emitter, node: Node) -> Saved:
+    """The run-time keepdim size, when the dims are not constants."""
+    if not needs_grad(node.inputs()[0]) or restored_at_compile_time(node):
+        return {}
+    return {"keep_size": keepdim_size(emit, node, emit.size(node.inputs()[0]))}
+
+
+# -- var, std ------------------------------------------------------------------------------
+_VAR = ("aten::var", "aten::var.dim", "aten::var.correction")
+_STD = ("aten::std", "aten::std.dim", "aten::std.correction")
+
+
+def _correction(node: Node) -> float | int | None:
+    """The constant correction (``unbiased`` is 1 or 0, a None correction 1); None when
+    it is known only at run time."""
+    unbiased = _arg(node, "unbiased")
+    if unbiased is not None:  # var(self, unbiased), var.dim
+        value = const(unbiased)
+        return None if value is NOT_CONSTANT else int(bool(value))
+    correction = _arg(node, "correction")
+    if correction is None or is_none(correction):
+        return 1
+    value = const(correction)
+    if value is NOT_CONSTANT:
+        return None
+    return 1 if value is None else value
+
+
+def _over_everything(node: Node) -> bool:
+    """PyTorch's first case: no ``dim`` argument (or None), or a 0-d input. (An input of
+    unknown rank with dims takes the second case; for a 0-d one the two agree unless
+    the correction exceeds 1.)"""
+    dim = _arg(node, "dim")
+    return dim is None or is_none(dim) or rank_of(node.inputs()[0]) == 0
+
+
+def _var_supported(node: Node) -> bool:
+    """A constant correction, and dims that are not an ``int[]?`` known only at run time
+    (None and [] take different cases, which would need a run-time branch)."""
+    dim = _arg(node, "dim")
+    optional_at_run_time = (
+        dim is not None and isinstance(dim.type(), OptionalType) and const(dim) is NOT_CONSTANT
+    )
+    return _correction(node) is not None and not optional_at_run_time
+
+
+def _safe_count(node: Node) -> int | None:
+    """``N`` as PyTorch's backward counts it (an empty dim list counts 1), when the type
+    and the dims say."""
+    sizes = full_size(node.inputs()[0])
+    if sizes is None:
+        return None
+    if _over_everything(node):
+        return math.prod(sizes)
+    dim = const(_arg(node, "dim"))  # type: ignore[arg-type]
+    if dim is NOT_CONSTANT:
+        return None
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return math.prod(sizes[wrap_dim(d, len(sizes))] for d in dims)
+
+
+def _var_forward(emit: Emitter, node: Node) -> Saved:
+    """Nothing to save (the backward needs the input itself, so it takes sizes from it);
+    this only refuses a run-time correction early."""
+    if needs_grad(node.inputs()[0]) and _correction(node) is None:
+        fail(node, f"the gradient of {node.kind()} needs a constant unbiased/correction")
+    return {}
+
+
+def _run_time_facts(emit: Emitter, node: Node) -> Saved:
+    """In the backward: the keepdim size and the count, from the input's size, when the
+    dims or sizes are known only at run time."""
+    x = node.inputs()[0]
+    facts: Saved = {}
+    need_keep_size = not _over_everything(node) and not restored_at_compile_time(node)
+    need_count = _safe_count(node) is None
+    if need_keep_size or need_count:
+        self_size = size_of(emit, x)
+        if need_keep_size:
+            facts["keep_size"] = keepdim_size(emit, node, self_size)
+        if need_count:
+            dim = None if _over_everything(node) else _arg(node, "dim")
+            facts["count"] = emit.op("gradview::reduced_numel", self_size, dim)
+    return facts
+
+
+def _var_grad(emit: Emitter, node: Node, saved: Saved, grad: Value) -> Value:
+    """``var_backward(grad, self, dim, correction, keepdim)`` of PyTorch's FunctionsManual."""
+    x = node.inputs()[0]
+    correction = _correction(node)
+    assert correction is not None  # the forward refused it otherwise
+    count = _safe_count(node)
+    saved = _run_time_facts(emit, node)
+    if _over_everything(node):
+        centered = emit.op("aten::sub", x, emit.op("aten::mean", x, None))
+        if count is None:  # N - correction <= 0 is decided at run time
+            dof = emit.op("aten::sub", saved["count"], float(correction))
+            return emit_if(
+                emit,
+                emit.op("aten::gt", dof, 0.0),
+                lambda: emit.op("aten::mul", emit.op("aten::mul", grad, emit.op("aten::div", 2.0, dof)), centered),
+                lambda: emit.op("aten::mul", grad, _nan_or_inf(emit, centered)),
+                TensorType(),
+            )
+        if count - correction <= 0:
+            return emit.op("aten::mul", grad, _nan_or_inf(emit, centered))
+        return emit.op("aten::mul", emit.op("aten::mul", grad, 2.0 / (count - correction)), centered)
+    g = restore_dims(emit, node, grad, saved)
+    centered = emit.op("aten::sub", x, emit.op("aten::mean", x, _arg(node, "dim"), True, None))
+    if count is None:  # a tensor divided by 0.0 is inf, as 2.0 / 0.0 is in C++
+        dof = emit.op("aten::sub", saved["count"], float(correction))
+        return emit.op("aten::mul", emit.op("aten::div", emit.op("aten::mul", g, 2.0), dof), centered)
+    dof = count - correction
+    scale = 2.0 / dof if dof != 0 else math.inf
+    return emit.op("aten::mul", emit.op("aten::mul", g, scale), centered)
+
+
+def _nan_or_inf(emit: Emitter, centered: Value) -> Value:
+    """``where(x == mean, NaN, inf)``: PyTorch's answer when ``N - correction <= 0``."""
+    return emit.op("aten::where", emit.op("aten::eq", centered, 0.0), math.nan, math.inf)
+
+
+@formula(*_VAR, forward=_var_forward, supports=_var_supported)
+def var(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    return none_grads(node, _var_grad(emit, node, saved, grads[0]))
+
+
+@formula(*_STD, forward=_var_forward, supports=_var_supported)
+def std(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """var's gradient of ``grad / (2 std)``, which is 0 where std is 0."""
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    result = node.output()
+    scaled = emit.op("aten::div", grads[0], emit.op("aten::mul", result, 2))
+    scaled = emit.op("aten::masked_fill", scaled, emit.op("aten::eq", result, 0), 0)
+    return none_grads(node, _var_grad(emit, node, saved, scaled))
+
+
+# -- logsumexp -------------------------------------------------------------------------------
+@formula("aten::logsumexp", forward=_dims_forward)
+def logsumexp(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``grad * exp(x - result)``, the reduced dims put back in both."""
+    x = node.inputs()[0]
+    if not needs_grad(x):
+        return none_grads(node)
+    g = restore_dims(emit, node, grads[0], saved)
+    result = restore_dims(emit, node, node.output(), saved)
+    return none_grads(node, emit.op("aten::mul", g, emit.op("aten::exp", emit.op("aten::sub", x, result))))
+
+
+# -- nanmean ----------------------------------------------------------------------------------
+def _nanmean_forward(emit: Emitter, node: Node) -> Saved:
+    x = node.inputs()[0]
+    if not needs_grad(x):
+        return {}
+    dtype = _arg(node, "dtype")
+    saved: Saved = {"self_size": size_of(emit, x)}
+    if not is_none(dtype):
+        known = dtype_index(x)
+        saved["self_dtype"] = dtype_of(emit, x) if known is None else emit.const(known)
+    return saved
+
+
+@formula("aten::nanmean", forward=_nanmean_forward)
+def nanmean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``expand(grad / count) * (x is not NaN)``; count has the keepdim shape, so the
+    gradient is reshaped to it (this puts the reduced dims back, constant or not)."""
+    x = node.inputs()[0]
+    if not needs_grad(x):
+        return none_grads(node)
+    present = emit.op("aten::eq", x, x)  # False exactly at the NaNs
+    dim = _arg(node, "dim")
+    count = emit.op("aten::sum", present, None if dim is None else dim, True, None)
+    g = cast_back(emit, grads[0], saved.get("self_dtype"))
+    share = emit.op("aten::div", emit.op("aten::reshape", g, emit.size(count)), count)
+    spread = emit.op("aten::expand", share, saved["self_size"], False)
+    return none_grads(node, emit.op("aten::mul", spread, present))
+
+
+# -- any, all ---------------------------------------------------------------------------------
+no_gradient(
+    "aten::any", "aten::any.dim", "aten::any.dims", "aten::all", "aten::all.dim", "aten::all.dims",
+    "aten::any.str", "aten::any.int", "aten::any.float", "aten::any.bool",
+    "aten::all.int", "aten::all.float", "aten::all.bool",
+    reason="any/all: their results are booleans, which carry no gradient",
+)
+
