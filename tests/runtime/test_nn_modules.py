@@ -43,9 +43,7 @@ def test_training_step_matches_pytorch(name: str, how: str) -> None:
     module, inputs = build_case(name)  # fresh: from_torch may have run the module
     n_inputs, n_params = len(inputs), len(list(module.parameters()))
     # Leaves: floating-point example inputs and every parameter.
-    leaves = [
-        i for i, v in enumerate(values) if i < n_inputs + n_params and _is_float(v) and (i >= n_inputs or True)
-    ]
+    leaves = [i for i, v in enumerate(values) if i < n_inputs + n_params and _is_float(v)]
     tensors = [Tensor(np.array(v), requires_grad=i in leaves) if hasattr(v, "shape") else v for i, v in enumerate(values)]
     outputs = [o for o in _flatten(GraphExecutor(graph).run(tensors)) if isinstance(o, Tensor)]
 
