@@ -28,7 +28,8 @@ def register(commands: Any) -> None:
         "export",
         help="write SVGs (and an HTML page) of a trace's steps",
         description="Draw steps of TARGET (a .ir graph, model.py:fn, a saved trace or a JIT log) "
-        "as SVG files and/or one HTML page, every step at the same positions. Needs Graphviz.",
+        "as SVG files and/or one HTML page, every step at the same positions. model.py:build "
+        "(a function taking no arguments) returns a PyTorch model and its example inputs. Needs Graphviz.",
     )
     parser.add_argument("target", metavar="TARGET", help="model.ir, model.py:fn, trace.json or a JIT log")
     parser.add_argument("--svg", metavar="DIR", help="write one SVG per step into DIR")

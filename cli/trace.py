@@ -2,8 +2,10 @@
 
 FILE is a saved trace (``.json``), a ``PYTORCH_JIT_LOG_LEVEL`` log (``.log``,
 ``.txt``), a graph (``.ir``: the generic pipelines run on it, recording each
-pass), or ``model.py:fn`` (the function is compiled with :func:`gradview.ir.script`
-and its graph goes through the same pipelines). Each step prints as a header line
+pass), or ``model.py:fn`` (the function is compiled with :func:`gradview.ir.script`,
+or, for a ``build()`` taking no arguments, the PyTorch model it returns is
+converted with :func:`gradview.ir.from_torch`; the graph goes through the same
+pipelines). Each step prints as a header line
 
     == <index> <pass name> [<which>] changed|unchanged (<ms> ms)
 
@@ -18,7 +20,7 @@ import argparse
 import sys
 from typing import Any
 
-from gradview.ir import Graph, IRParseError, IRVerifyError, ScriptError, lint, parse_ir, script
+from gradview.ir import Graph, IRParseError, IRVerifyError, lint, parse_ir
 from gradview.runtime.jit_log import load_jit_log
 from gradview.runtime.pass_trace import (
     PassTrace,
@@ -40,7 +42,7 @@ def register(commands: Any) -> None:
         description="Print each step of FILE: a saved trace (.json), a PYTORCH_JIT_LOG_LEVEL "
         "log (.log/.txt), or an IR file (.ir: the generic pass pipelines run on it).",
     )
-    parser.add_argument("file", metavar="FILE", help="a .json trace, a .log/.txt JIT log, a .ir graph, or model.py:fn")
+    parser.add_argument("file", metavar="FILE", help="a .json trace, a .log/.txt JIT log, a .ir graph, model.py:fn, or model.py:build (a PyTorch model)")
     parser.add_argument("--pass", dest="pass_name", metavar="NAME", help="only the steps of this pass")
     parser.add_argument(
         "--diff", action="store_true", help="print diffs between consecutive steps of the same graph"
@@ -78,29 +80,15 @@ def trace_graph(graph: Graph) -> PassTrace:
 
 
 def trace_python(spec: str) -> PassTrace:
-    """``model.py:fn``: import the file, script ``fn`` and trace the pipelines on its graph."""
-    import importlib.util
-    from pathlib import Path
+    """``model.py:fn``: load the graph as the viewer does (a function compiled with
+    :func:`gradview.ir.script`, or a ``build()`` converted from PyTorch) and trace the pipelines on it."""
+    from gradview.viewer.session import TargetError, load_python
 
-    path, _, name = spec.rpartition(":")
-    if not Path(path).is_file():
-        raise _InputError(f"{path}: cannot read: no such file", 2)
-    module_name = "_gradview_model_" + Path(path).stem.replace("-", "_")
-    loader_spec = importlib.util.spec_from_file_location(module_name, path)
-    if loader_spec is None or loader_spec.loader is None:
-        raise _InputError(f"{path}: cannot import as a Python module")
-    module = importlib.util.module_from_spec(loader_spec)
     try:
-        loader_spec.loader.exec_module(module)
-    except Exception as exc:  # the user's module failed: report it on one line
-        raise _InputError(f"{path}: import failed: {type(exc).__name__}: {exc}") from None
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise _InputError(f"{path}: no function named {name!r}")
-    try:
-        graph = script(fn).graph
-    except ScriptError as exc:
-        raise _InputError(str(exc)) from None
+        graph = load_python(spec).graph
+    except TargetError as exc:
+        code = 2 if str(exc).endswith("cannot read: no such file") else 1
+        raise _InputError(str(exc), code) from None
     try:
         return trace_graph(graph)
     except IRVerifyError as exc:

@@ -14,7 +14,8 @@ def register(commands: Any) -> None:
         "view",
         help="open the viewer: step through every pass of a graph's compilation",
         description="Open the viewer on TARGET: a .ir graph, model.py:fn (a Python function), "
-        "a saved trace (.json) or a PYTORCH_JIT_LOG_LEVEL log. Graphs and functions go through "
+        "a saved trace (.json), a PYTORCH_JIT_LOG_LEVEL log, or model.py:build (a function taking no "
+        "arguments that returns a PyTorch model and its example inputs). Graphs and functions go through "
         "the GraphExecutor as one training step on example inputs.",
     )
     parser.add_argument("target", metavar="TARGET", help="model.ir, model.py:fn, trace.json or a JIT log")

@@ -8,9 +8,15 @@ floating-point tensor inputs requiring grad (so the compile phases, the
 DifferentiableGraph slicing and ``differentiate`` are recorded), then a
 backward run (so the backward graph's own executor is recorded too).
 
+``model.py:build``, a function taking no arguments, builds a PyTorch model:
+it returns ``(model, example_inputs)`` or ``(model, example_inputs, how)``,
+converted by :func:`gradview.ir.from_torch` (parameters and buffers become
+graph inputs; they require grad as in torch, buffers never).
+
 Example inputs come from, in order: the ``inputs`` spec given on the command
-line, a function ``example_inputs()`` (or ``<fn>_example_inputs()``) in the
-Python file, or the complete tensor types of the graph's inputs. A spec is a
+line, a builder, a function ``example_inputs()`` (or ``<fn>_example_inputs()``)
+in the Python file (NumPy arrays, lists, numbers or torch tensors), or the
+complete tensor types of the graph's inputs. A spec is a
 comma-separated list with one entry per graph input, ``[name=]SHAPE[:DTYPE]``
 for a tensor (``8x4``, ``16``, ``()`` for a 0-d tensor, ``:f32``/``:f64``/
 ``:i64``/``:bool``) or a Python number or ``true``/``false``.
@@ -21,6 +27,7 @@ Every failure is a :class:`TargetError` with one line naming the target.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,11 +37,13 @@ from typing import Any
 import numpy
 
 from gradview.ir import (
+    FromTorchError,
     Graph,
     IRParseError,
     IRVerifyError,
     ScriptError,
     TensorType,
+    from_torch,
     lint,
     parse_ir,
     script,
@@ -43,7 +52,10 @@ from gradview.runtime import GraphExecutor, GraphRuntimeError, Tensor, autograd
 from gradview.runtime.jit_log import load_jit_log
 from gradview.runtime.pass_trace import PassTrace, TraceFormatError
 
-__all__ = ["Session", "TargetError", "load_target", "trace_executor", "parse_input_spec", "example_inputs_for"]
+__all__ = [
+    "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target",
+    "parse_input_spec", "trace_executor",
+]
 
 _DTYPES = {
     "f16": numpy.float16, "half": numpy.float16, "f32": numpy.float32, "float": numpy.float32,
@@ -165,18 +177,18 @@ def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
 
 
 # -- tracing ----------------------------------------------------------------------------------
-def trace_executor(graph: Graph, inputs: Sequence[Any]) -> PassTrace:
+def trace_executor(graph: Graph, inputs: Sequence[Any], requires_grad: Sequence[bool] | None = None) -> PassTrace:
     """The trace of one training step of ``graph``: compile and run forward with
-    floating-point tensors requiring grad, then backward from every output
-    that requires grad (with gradients of ones)."""
+    floating-point tensors requiring grad (or those ``requires_grad`` marks),
+    then backward from every output that requires grad (with gradients of ones)."""
     trace = PassTrace()
     trace.record("Input", graph, changed=False)
     executor = GraphExecutor(graph, trace=trace)  # it compiles copies; the trace keeps the ids
+    if requires_grad is None:
+        requires_grad = [isinstance(v, numpy.ndarray) and numpy.issubdtype(v.dtype, numpy.floating) for v in inputs]
     tensors = [
-        Tensor(value, requires_grad=numpy.issubdtype(value.dtype, numpy.floating))
-        if isinstance(value, numpy.ndarray)
-        else value
-        for value in inputs
+        Tensor(value, requires_grad=flag) if isinstance(value, numpy.ndarray) else value
+        for value, flag in zip(inputs, requires_grad, strict=True)
     ]
     outputs = executor.run(tensors)
     roots = [out for out in _flatten_outputs(outputs) if isinstance(out, Tensor) and out.requires_grad]
@@ -200,8 +212,8 @@ def load_target(target: str, inputs: str | None = None, seed: int = 0) -> Sessio
     """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json`` or a JIT log file."""
     lowered = target.lower()
     if ".py:" in lowered and lowered.rpartition(":")[0].endswith(".py"):
-        graph, file_inputs = _load_python(target)
-        return _graph_session(target, graph, inputs, file_inputs, seed)
+        loaded = load_python(target)
+        return _graph_session(target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad)
     path = Path(target)
     if not path.is_file():
         raise TargetError(f"{target}: cannot read: no such file")
@@ -227,7 +239,14 @@ def load_target(target: str, inputs: str | None = None, seed: int = 0) -> Sessio
     return Session(target, trace)
 
 
-def _graph_session(target: str, graph: Graph, spec: str | None, file_inputs: list[Any] | None, seed: int) -> Session:
+def _graph_session(
+    target: str,
+    graph: Graph,
+    spec: str | None,
+    file_inputs: list[Any] | None,
+    seed: int,
+    requires_grad: list[bool] | None = None,
+) -> Session:
     names = [v.debugName() for v in graph.inputs()]
     notes: list[str] = []
     if spec is not None:
@@ -255,28 +274,41 @@ def _graph_session(target: str, graph: Graph, spec: str | None, file_inputs: lis
     if len(values) != len(names):
         raise TargetError(f"{target}: {len(values)} example inputs for {len(names)} graph inputs")
     try:
-        trace = trace_executor(graph, values)
+        trace = trace_executor(graph, values, requires_grad)
     except (GraphRuntimeError, ValueError, TypeError, RuntimeError) as exc:
         raise TargetError(f"{target}: running the graph on the example inputs failed: {str(exc).splitlines()[0]}") from None
     return Session(target, trace, graph, values, names, notes)
 
 
-def _load_python(spec: str) -> tuple[Graph, list[Any] | None]:
+@dataclass
+class PythonTarget:
+    """What ``model.py:name`` stands for: a graph, with example inputs when the file gives them."""
+
+    graph: Graph
+    inputs: list[Any] | None = None
+    # Which inputs require grad in the training step; None: every floating-point tensor.
+    requires_grad: list[bool] | None = None
+
+
+def load_python(spec: str) -> PythonTarget:
+    """``model.py:name``: import the file and make a graph of ``name``.
+
+    A function that takes arguments is compiled with :func:`gradview.ir.script`;
+    its example inputs come from ``name_example_inputs()`` or ``example_inputs()``
+    in the file (NumPy arrays, lists, numbers, or torch tensors). A function
+    that takes none is a builder: ``build()`` returns ``(model, example_inputs)``
+    or ``(model, example_inputs, how)`` with a torch module or function, torch
+    tensors, and ``how`` ``"trace"`` (the default) or ``"script"``; PyTorch
+    compiles the model and :func:`gradview.ir.from_torch` lifts its parameters
+    and buffers to graph inputs.
+    """
     path, _, name = spec.rpartition(":")
-    if not Path(path).is_file():
-        raise TargetError(f"{path}: cannot read: no such file")
-    module_name = "_gradview_model_" + Path(path).stem.replace("-", "_")
-    loader = importlib.util.spec_from_file_location(module_name, path)
-    if loader is None or loader.loader is None:
-        raise TargetError(f"{path}: cannot import as a Python module")
-    module = importlib.util.module_from_spec(loader)
-    try:
-        loader.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line
-        raise TargetError(f"{path}: import failed: {type(exc).__name__}: {exc}") from None
+    module = _import_file(path)
     fn = getattr(module, name, None)
     if not callable(fn):
         raise TargetError(f"{path}: no function named {name!r}")
+    if _takes_no_arguments(fn):
+        return _build(spec, fn)
     try:
         graph = script(fn).graph
     except ScriptError as exc:
@@ -288,5 +320,62 @@ def _load_python(spec: str) -> tuple[Graph, list[Any] | None]:
             made = maker()
         except Exception as exc:  # noqa: BLE001
             raise TargetError(f"{path}: example_inputs() failed: {type(exc).__name__}: {exc}") from None
-        inputs = [numpy.asarray(v) if isinstance(v, list) else v for v in made]
-    return graph, inputs
+        inputs = [_as_value(v) for v in made]
+    return PythonTarget(graph, inputs)
+
+
+def _import_file(path: str) -> Any:
+    if not Path(path).is_file():
+        raise TargetError(f"{path}: cannot read: no such file")
+    module_name = "_gradview_model_" + Path(path).stem.replace("-", "_")
+    loader = importlib.util.spec_from_file_location(module_name, path)
+    if loader is None or loader.loader is None:
+        raise TargetError(f"{path}: cannot import as a Python module")
+    module = importlib.util.module_from_spec(loader)
+    try:
+        loader.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line
+        raise TargetError(f"{path}: import failed: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _takes_no_arguments(fn: Any) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
+
+
+def _build(spec: str, fn: Any) -> PythonTarget:
+    """Call the builder and convert what it returns with :func:`from_torch`."""
+    name = spec.rpartition(":")[2]
+    try:
+        built = fn()
+    except Exception as exc:  # noqa: BLE001 - the user's builder failed: one line
+        raise TargetError(f"{spec}: {name}() failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(built, tuple) or len(built) not in (2, 3):
+        raise TargetError(f"{spec}: {name}() must return (model, example_inputs) or (model, example_inputs, how)")
+    model, examples, how = built if len(built) == 3 else (*built, "trace")
+    try:
+        graph, inputs = from_torch(model, examples, how=how)
+    except (FromTorchError, ImportError, ValueError) as exc:
+        raise TargetError(f"{spec}: {str(exc).splitlines()[0]}") from None
+    # The example inputs require grad when floating-point (so the view shows their
+    # gradients); parameters and buffers as torch has them (buffers never).
+    count = len(examples) if isinstance(examples, list | tuple) else 1
+    flags = []
+    for position, (value, graph_input) in enumerate(zip(inputs, graph.inputs(), strict=True)):
+        floating = isinstance(value, numpy.ndarray) and numpy.issubdtype(value.dtype, numpy.floating)
+        declared = getattr(graph_input.type(), "requires_grad", None)
+        flags.append(floating if position < count or declared is None else floating and declared)
+    return PythonTarget(graph, inputs, flags)
+
+
+def _as_value(value: Any) -> Any:
+    """An example input as the runtime takes it: lists and torch tensors become NumPy arrays."""
+    if isinstance(value, list):
+        return numpy.asarray(value)
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor; torch is not imported here
+        return numpy.array(value.detach().cpu().numpy(), copy=True)
+    return value
