@@ -226,7 +226,11 @@ def test_missing_torch_is_one_clear_error():
     assert out.strip() == "from_torch needs PyTorch: pip install 'gradview[torch]'"
 
 
-def test_gradview_ir_does_not_import_torch():
-    code = "import sys, gradview.ir, gradview.runtime; print('torch' in sys.modules)"
+def test_gradview_does_not_import_torch():
+    """``make run`` installs no PyTorch: loading the IR, runtime, viewer and CLI must not need it."""
+    code = (
+        "import sys, gradview.ir, gradview.runtime, gradview.viewer.session, gradview.viewer.app, "
+        "gradview.cli.main; print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
