@@ -90,7 +90,7 @@ def keepdim_size(emit: Emitter, node: Node, self_size: Value) -> Value:
     return emit.op("gradview::keepdim_size", self_size, None if dim is None else dim)
 
 
-def _restore(emit: Emitter, node: Node, grad: Value, saved: Saved | None = None) -> Value:
+def restore_dims(emit: Emitter, node: Node, grad: Value, saved: Saved | None = None) -> Value:
     """The gradient (or result) with the reduced dims back as size-1 dims.
 
     With constant dims these are ``unsqueeze``s chosen now; with dims known only at run
@@ -145,7 +145,7 @@ def sum_(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
     """d(sum)/dx = 1 for every element: expand the gradient to the input's size."""
     if not saved:
         return none_grads(node)
-    grad = emit.op("aten::expand", _restore(emit, node, grads[0], saved), saved["self_size"], False)
+    grad = emit.op("aten::expand", restore_dims(emit, node, grads[0], saved), saved["self_size"], False)
     return none_grads(node, _cast(emit, saved, grad))
 
 
@@ -167,7 +167,7 @@ def mean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
     """sum's gradient divided by the number of elements averaged."""
     if not saved:
         return none_grads(node)
-    spread = emit.op("aten::expand", _restore(emit, node, grads[0], saved), saved["self_size"], False)
+    spread = emit.op("aten::expand", restore_dims(emit, node, grads[0], saved), saved["self_size"], False)
     count: int | Value | None = saved.get("count", _count(node))
     if count is None:  # at run time: the product of the reduced sizes (a 0 in another dim is fine)
         dim = _arg(node, "dim")
@@ -202,7 +202,7 @@ def prod(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
     one_zero = emit.op("aten::mul", nonzero_prod, emit.op("aten::eq", zeros, 1))
     no_zero = emit.op("aten::mul", nonzero_prod, emit.op("aten::eq", zeros, 0))
     others = emit.op("aten::where", is_zero, one_zero, emit.op("aten::div", no_zero, safe))
-    grad = emit.op("aten::mul", _restore(emit, node, grads[0]), others)
+    grad = emit.op("aten::mul", restore_dims(emit, node, grads[0]), others)
     return none_grads(node, _cast(emit, saved, grad))
 
 
@@ -227,12 +227,12 @@ def norm(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | 
     if not isinstance(p, (int, float)) or isinstance(p, bool):
         fail(node, "the gradient of norm needs a constant p")
     p = float(p)
-    g = _restore(emit, node, grads[0])
+    g = restore_dims(emit, node, grads[0])
     if p == 0.0:
         return none_grads(node, _cast(emit, saved, emit.op("aten::zeros_like", x)))
     if p == 1.0:
         return none_grads(node, _cast(emit, saved, emit.op("aten::mul", emit.op("aten::sign", x), g)))
-    n = _restore(emit, node, result)
+    n = restore_dims(emit, node, result)
     if p == 2.0:
         unit = _zero_where(emit, emit.op("aten::div", x, n), n)
         grad = emit.op("aten::mul", g, unit)
