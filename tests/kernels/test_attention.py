@@ -53,7 +53,14 @@ def _sdpa_cases(rng: np.random.Generator) -> dict[str, list]:
         "bool mask broadcast": [q, k, v, rng.random((2, 1, 1, 5)) > 0.3],
         "bool mask empty row": [q, k, v, _row_masked_everywhere((3, 5), 1)],
         "causal": [q, k, v, None, 0.0, True],
-        "causal tall": [_rand(rng, 2, 2, 5, 4), _rand(rng, 2, 2, 3, 4), _rand(rng, 2, 2, 3, 6), None, 0.0, True],
+        "causal tall": [
+            _rand(rng, 2, 2, 5, 4),
+            _rand(rng, 2, 2, 3, 4),
+            _rand(rng, 2, 2, 3, 6),
+            None,
+            0.0,
+            True,
+        ],
         "scale": [q, k, v, None, 0.0, False, 0.7],
         "negative scale": [q, k, v, None, 0.0, False, -0.3],
         "gqa": [_rand(rng, 2, 4, 3, 4), k, v, None, 0.0, False, None, True],
@@ -77,8 +84,12 @@ def test_scaled_dot_product_attention(name: str) -> None:
 def test_scaled_dot_product_attention_float32() -> None:
     rng = np.random.default_rng(1)
     f32 = np.float32
-    args = [_rand(rng, 2, 3, 4, dtype=f32), _rand(rng, 2, 5, 4, dtype=f32), _rand(rng, 2, 5, 4, dtype=f32),
-            _rand(rng, 3, 5, dtype=f32)]
+    args = [
+        _rand(rng, 2, 3, 4, dtype=f32),
+        _rand(rng, 2, 5, 4, dtype=f32),
+        _rand(rng, 2, 5, 4, dtype=f32),
+        _rand(rng, 3, 5, dtype=f32),
+    ]
     check_op(SDPA, args, rtol=1e-5, atol=1e-6)
 
 
@@ -86,13 +97,27 @@ def test_scaled_dot_product_attention_refusals() -> None:
     rng = np.random.default_rng(2)
     q, k, v = _rand(rng, 2, 3, 4), _rand(rng, 2, 5, 4), _rand(rng, 2, 5, 6)
     _expect_error(SDPA, [q, k, v, None, 0.1], "dropout_p=0.1 draws a random mask")
-    _expect_error(SDPA, [q, k, v, rng.random((3, 5)) > 0.5, 0.0, True], "should not be set when is_causal")
+    _expect_error(
+        SDPA, [q, k, v, rng.random((3, 5)) > 0.5, 0.0, True], "should not be set when is_causal"
+    )
     _expect_error(SDPA, [q, k, v, _rand(rng, 3, 5).astype(np.float32)], "attn_mask dtype")
     _expect_error(SDPA, [q, k, v[:, :4]], "do not fit")
     # PyTorch adds the mask in place: a mask with more dims than the scores is refused.
     _expect_error(SDPA, [q[0], k[0], v[0], _rand(rng, 2, 3, 5)], "cannot be expanded")
-    _expect_error(SDPA, [_rand(rng, 2, 3, 3, 4), _rand(rng, 2, 2, 5, 4), _rand(rng, 2, 2, 5, 6), None, 0.0,
-                         False, None, True], "enable_gqa")
+    _expect_error(
+        SDPA,
+        [
+            _rand(rng, 2, 3, 3, 4),
+            _rand(rng, 2, 2, 5, 4),
+            _rand(rng, 2, 2, 5, 6),
+            None,
+            0.0,
+            False,
+            None,
+            True,
+        ],
+        "enable_gqa",
+    )
 
 
 @pytest.mark.parametrize("name", CASE_NAMES)
@@ -102,19 +127,28 @@ def test_scaled_dot_product_attention_backward(name: str) -> None:
     float_mask = mask is not None and mask.dtype != bool
     leaves = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
     t_mask = None if mask is None else torch.tensor(mask, requires_grad=float_mask)
-    out = torch.ops.aten.scaled_dot_product_attention(*leaves, t_mask, 0.0, causal, scale=scale, enable_gqa=gqa)
+    out = torch.ops.aten.scaled_dot_product_attention(
+        *leaves, t_mask, 0.0, causal, scale=scale, enable_gqa=gqa
+    )
     grad = np.random.default_rng(3).standard_normal(tuple(out.shape))
     wrt = leaves + ([t_mask] if float_mask else [])
     theirs = torch.autograd.grad(out, wrt, torch.from_numpy(grad))
     for output_mask in ([True] * 4, [False, True, False, True], [True, False, True, False]):
-        ours = _run("gradview::scaled_dot_product_attention_backward",
-                    [grad, q, k, v, mask, causal, scale, gqa, output_mask])
+        ours = _run(
+            "gradview::scaled_dot_product_attention_backward",
+            [grad, q, k, v, mask, causal, scale, gqa, output_mask],
+        )
         for index, want in enumerate(output_mask):
             if not want or (index == 3 and not float_mask):
                 assert ours[index] is None, f"gradient {index} was not asked for"
                 continue
-            np.testing.assert_allclose(ours[index], theirs[index].numpy(), rtol=1e-9, atol=1e-12,
-                                       err_msg=f"gradient {index}")
+            np.testing.assert_allclose(
+                ours[index],
+                theirs[index].numpy(),
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=f"gradient {index}",
+            )
 
 
 # -- the fused fast paths ----------------------------------------------------------------------------
@@ -123,7 +157,12 @@ MHA = "aten::_native_multi_head_attention"
 
 
 def _mha_weights(rng: np.random.Generator, embed: int = E) -> list[np.ndarray]:
-    return [_rand(rng, 3 * embed, embed), _rand(rng, 3 * embed), _rand(rng, embed, embed), _rand(rng, embed)]
+    return [
+        _rand(rng, 3 * embed, embed),
+        _rand(rng, 3 * embed),
+        _rand(rng, embed, embed),
+        _rand(rng, embed),
+    ]
 
 
 def _masks(rng: np.random.Generator) -> dict[str, tuple[np.ndarray | None, int | None]]:
@@ -184,7 +223,9 @@ def test_native_multi_head_attention_refusals() -> None:
     _expect_error(MHA, [x, x, x, E, HEADS, *weights, mask, True, True, 2], "for mask_type 2")
     _expect_error(MHA, [x, x, x, E, HEADS, *weights, mask, True, True, 1], "for mask_type 1")
     other = _rand(rng, BATCH, LENGTH + 1, E)
-    _expect_error(MHA, [x, other, other, E, HEADS, *weights, None, True, True, None], "shapes to match")
+    _expect_error(
+        MHA, [x, other, other, E, HEADS, *weights, None, True, True, None], "shapes to match"
+    )
     _expect_error(MHA, [x, x, x, E, 3, *weights, None, True, True, None], "divide evenly")
 
 
@@ -200,10 +241,26 @@ def test_transformer_encoder_layer_fwd(norm_first: bool, use_gelu: bool, mask_na
     if mask is not None and mask.ndim == 4:
         mask = mask.copy()
         mask[..., 0] = False  # no row masked everywhere: the NaN would spread through the norms
-    norms = [1.0 + 0.1 * _rand(rng, E), 0.1 * _rand(rng, E), 1.0 + 0.1 * _rand(rng, E), 0.1 * _rand(rng, E)]
+    norms = [
+        1.0 + 0.1 * _rand(rng, E),
+        0.1 * _rand(rng, E),
+        1.0 + 0.1 * _rand(rng, E),
+        0.1 * _rand(rng, E),
+    ]
     ffn = [_rand(rng, 16, E), _rand(rng, 16), _rand(rng, E, 16), _rand(rng, E)]
-    args = [_rand(rng, BATCH, LENGTH, E), E, HEADS, *_mha_weights(rng), use_gelu, norm_first, 1e-5, *norms, *ffn,
-            mask, mask_type]
+    args = [
+        _rand(rng, BATCH, LENGTH, E),
+        E,
+        HEADS,
+        *_mha_weights(rng),
+        use_gelu,
+        norm_first,
+        1e-5,
+        *norms,
+        *ffn,
+        mask,
+        mask_type,
+    ]
     check_op(ENCODER, args, rtol=1e-9)
 
 
@@ -211,5 +268,17 @@ def test_transformer_encoder_layer_fwd_empty_input() -> None:
     rng = np.random.default_rng(9)
     norms = [_rand(rng, E) for _ in range(4)]
     ffn = [_rand(rng, 16, E), _rand(rng, 16), _rand(rng, E, 16), _rand(rng, E)]
-    args = [_rand(rng, 0, LENGTH, E), E, HEADS, *_mha_weights(rng), True, False, 1e-5, *norms, *ffn, None, None]
+    args = [
+        _rand(rng, 0, LENGTH, E),
+        E,
+        HEADS,
+        *_mha_weights(rng),
+        True,
+        False,
+        1e-5,
+        *norms,
+        *ffn,
+        None,
+        None,
+    ]
     check_op(ENCODER, args)

@@ -19,7 +19,7 @@ from gradview.runtime import GraphRuntimeError, run_graph
 from tests.kernels import oracle
 from tests.kernels.oracle import check_op, op_graph
 
-I, H, B, T = 4, 5, 3, 6
+IN, H, B, T = 4, 5, 3, 6
 PACKED_SIZES = [[3, 3, 2, 1, 1], [2, 2], [1], [3, 1]]
 
 
@@ -33,8 +33,15 @@ def _check(op: str, args: list) -> list:
 
 
 def _params(
-    rng: np.random.Generator, gates: int, layers: int, directions: int, bias: bool, proj: int = 0,
-    hidden: int = H, features: int = I, dtype: type = np.float64,
+    rng: np.random.Generator,
+    gates: int,
+    layers: int,
+    directions: int,
+    bias: bool,
+    proj: int = 0,
+    hidden: int = H,
+    features: int = IN,
+    dtype: type = np.float64,
 ) -> list[np.ndarray]:
     """PyTorch's flat weight list: per layer and direction w_ih, w_hh[, b_ih, b_hh][, w_hr]."""
     out = proj or hidden
@@ -42,9 +49,15 @@ def _params(
     for layer in range(layers):
         for _ in range(directions):
             width = features if layer == 0 else out * directions
-            params += [_rand(rng, gates * hidden, width, dtype=dtype), _rand(rng, gates * hidden, out, dtype=dtype)]
+            params += [
+                _rand(rng, gates * hidden, width, dtype=dtype),
+                _rand(rng, gates * hidden, out, dtype=dtype),
+            ]
             if bias:
-                params += [_rand(rng, gates * hidden, dtype=dtype), _rand(rng, gates * hidden, dtype=dtype)]
+                params += [
+                    _rand(rng, gates * hidden, dtype=dtype),
+                    _rand(rng, gates * hidden, dtype=dtype),
+                ]
             if proj:
                 params.append(_rand(rng, proj, hidden, dtype=dtype))
     return params
@@ -73,7 +86,11 @@ def test_lstm_cell(sizes: tuple[int, int, int], bias: bool, dtype: type) -> None
     batch, features, hidden = sizes
     rng = np.random.default_rng(batch * 100 + features * 10 + hidden)
     w = [_rand(rng, 4 * hidden, features, dtype=dtype), _rand(rng, 4 * hidden, hidden, dtype=dtype)]
-    b = [_rand(rng, 4 * hidden, dtype=dtype), _rand(rng, 4 * hidden, dtype=dtype)] if bias else [None, None]
+    b = (
+        [_rand(rng, 4 * hidden, dtype=dtype), _rand(rng, 4 * hidden, dtype=dtype)]
+        if bias
+        else [None, None]
+    )
     hx = [_rand(rng, batch, hidden, dtype=dtype), _rand(rng, batch, hidden, dtype=dtype)]
     _check("aten::lstm_cell", [_rand(rng, batch, features, dtype=dtype) * 2, hx, *w, *b])
 
@@ -85,7 +102,11 @@ def test_gru_cell(sizes: tuple[int, int, int], bias: bool, dtype: type) -> None:
     batch, features, hidden = sizes
     rng = np.random.default_rng(batch * 100 + features * 10 + hidden + 1)
     w = [_rand(rng, 3 * hidden, features, dtype=dtype), _rand(rng, 3 * hidden, hidden, dtype=dtype)]
-    b = [_rand(rng, 3 * hidden, dtype=dtype), _rand(rng, 3 * hidden, dtype=dtype)] if bias else [None, None]
+    b = (
+        [_rand(rng, 3 * hidden, dtype=dtype), _rand(rng, 3 * hidden, dtype=dtype)]
+        if bias
+        else [None, None]
+    )
     x, hx = _rand(rng, batch, features, dtype=dtype) * 2, _rand(rng, batch, hidden, dtype=dtype)
     _check("aten::gru_cell", [x, hx, *w, *b])
 
@@ -93,20 +114,35 @@ def test_gru_cell(sizes: tuple[int, int, int], bias: bool, dtype: type) -> None:
 def test_cells_saturate_without_overflow() -> None:
     """Gates far into the sigmoid's and tanh's flat ends (exp overflows to inf, the gate is 0)."""
     rng = np.random.default_rng(3)
-    w = [_rand(rng, 4 * H, I) * 300, _rand(rng, 4 * H, H) * 300]
-    _check("aten::lstm_cell", [_rand(rng, B, I), [_rand(rng, B, H), _rand(rng, B, H)], *w, None, None])
-    _check("aten::gru_cell", [_rand(rng, B, I), _rand(rng, B, H), w[0][: 3 * H], w[1][: 3 * H], None, None])
+    w = [_rand(rng, 4 * H, IN) * 300, _rand(rng, 4 * H, H) * 300]
+    _check(
+        "aten::lstm_cell", [_rand(rng, B, IN), [_rand(rng, B, H), _rand(rng, B, H)], *w, None, None]
+    )
+    _check(
+        "aten::gru_cell",
+        [_rand(rng, B, IN), _rand(rng, B, H), w[0][: 3 * H], w[1][: 3 * H], None, None],
+    )
 
 
 def test_cell_errors_name_the_node() -> None:
     rng = np.random.default_rng(4)
-    w = [_rand(rng, 4 * H, I), _rand(rng, 4 * H, H)]
+    w = [_rand(rng, 4 * H, IN), _rand(rng, 4 * H, H)]
     hx = [_rand(rng, B, H), _rand(rng, B, H)]
     # PyTorch refuses a 1-D input too (nn.LSTMCell unsqueezes an unbatched input first).
-    _expect_error("aten::lstm_cell", [_rand(rng, I), [_rand(rng, H), _rand(rng, H)], *w, None, None], "2-D input")
-    _expect_error("aten::lstm_cell", [_rand(rng, B, I + 1), hx, *w, None, None], "inconsistent input_size")
-    _expect_error("aten::lstm_cell", [_rand(rng, B + 1, I), hx, *w, None, None], r"hx\[0\] must have shape")
-    _expect_error("aten::gru_cell", [_rand(rng, B, I), hx[0], *w, None, None], "w_ih must have shape")
+    _expect_error(
+        "aten::lstm_cell",
+        [_rand(rng, IN), [_rand(rng, H), _rand(rng, H)], *w, None, None],
+        "2-D input",
+    )
+    _expect_error(
+        "aten::lstm_cell", [_rand(rng, B, IN + 1), hx, *w, None, None], "inconsistent input_size"
+    )
+    _expect_error(
+        "aten::lstm_cell", [_rand(rng, B + 1, IN), hx, *w, None, None], r"hx\[0\] must have shape"
+    )
+    _expect_error(
+        "aten::gru_cell", [_rand(rng, B, IN), hx[0], *w, None, None], "w_ih must have shape"
+    )
 
 
 # -- layers ---------------------------------------------------------------------------------------
@@ -125,9 +161,11 @@ def test_lstm(case: tuple) -> None:
     directions = 2 if bidirectional else 1
     for proj in (0, 3):
         params = _params(rng, 4, layers, directions, bias, proj)
-        x = _rand(rng, B, T, I) if batch_first else _rand(rng, T, B, I)
+        x = _rand(rng, B, T, IN) if batch_first else _rand(rng, T, B, IN)
         hx = [_rand(rng, layers * directions, B, proj or H), _rand(rng, layers * directions, B, H)]
-        _check("aten::lstm.input", [x, hx, params, bias, layers, 0.0, True, bidirectional, batch_first])
+        _check(
+            "aten::lstm.input", [x, hx, params, bias, layers, 0.0, True, bidirectional, batch_first]
+        )
 
 
 @pytest.mark.parametrize("case", LAYER_CASES, ids=_case_id)
@@ -136,7 +174,7 @@ def test_gru(case: tuple) -> None:
     rng = np.random.default_rng(hash(case) % 1000 + 1)
     directions = 2 if bidirectional else 1
     params = _params(rng, 3, layers, directions, bias)
-    x = _rand(rng, B, T, I) if batch_first else _rand(rng, T, B, I)
+    x = _rand(rng, B, T, IN) if batch_first else _rand(rng, T, B, IN)
     hx = _rand(rng, layers * directions, B, H)
     _check("aten::gru.input", [x, hx, params, bias, layers, 0.0, True, bidirectional, batch_first])
 
@@ -148,12 +186,18 @@ def test_packed_lstm_and_gru(layers: int, bidirectional: bool, sizes: list[int])
     rng = np.random.default_rng(sum(sizes) + layers)
     directions = 2 if bidirectional else 1
     batch_sizes = np.array(sizes, dtype=np.int64)
-    data = _rand(rng, int(batch_sizes.sum()), I)
+    data = _rand(rng, int(batch_sizes.sum()), IN)
     lstm_params = _params(rng, 4, layers, directions, True)
     hx = [_rand(rng, layers * directions, sizes[0], H) for _ in range(2)]
-    _check("aten::lstm.data", [data, batch_sizes, hx, lstm_params, True, layers, 0.0, False, bidirectional])
+    _check(
+        "aten::lstm.data",
+        [data, batch_sizes, hx, lstm_params, True, layers, 0.0, False, bidirectional],
+    )
     gru_params = _params(rng, 3, layers, directions, False)
-    _check("aten::gru.data", [data, batch_sizes, hx[0], gru_params, False, layers, 0.0, False, bidirectional])
+    _check(
+        "aten::gru.data",
+        [data, batch_sizes, hx[0], gru_params, False, layers, 0.0, False, bidirectional],
+    )
 
 
 def test_float32_layers_and_evaluation_dropout() -> None:
@@ -162,34 +206,59 @@ def test_float32_layers_and_evaluation_dropout() -> None:
     f32 = np.float32
     params = _params(rng, 4, 2, 1, True, dtype=f32)
     hx = [_rand(rng, 2, B, H, dtype=f32), _rand(rng, 2, B, H, dtype=f32)]
-    _check("aten::lstm.input", [_rand(rng, T, B, I, dtype=f32), hx, params, True, 2, 0.5, False, False, False])
+    _check(
+        "aten::lstm.input",
+        [_rand(rng, T, B, IN, dtype=f32), hx, params, True, 2, 0.5, False, False, False],
+    )
     one = _params(rng, 3, 1, 1, True)
-    _check("aten::gru.input", [_rand(rng, T, B, I), _rand(rng, 1, B, H), one, True, 1, 0.5, True, False, False])
+    _check(
+        "aten::gru.input",
+        [_rand(rng, T, B, IN), _rand(rng, 1, B, H), one, True, 1, 0.5, True, False, False],
+    )
 
 
 def test_layer_errors_name_the_node() -> None:
     rng = np.random.default_rng(8)
     params = _params(rng, 4, 2, 1, True)
     hx = [_rand(rng, 2, B, H), _rand(rng, 2, B, H)]
-    x = _rand(rng, T, B, I)
-    _expect_error("aten::lstm.input", [x, hx, params, True, 2, 0.5, True, False, False], "random mask")
-    _expect_error("aten::lstm.input", [x, hx, params[:-1], True, 2, 0.0, True, False, False], "params do not fit")
-    _expect_error("aten::lstm.input", [x[0], hx, params, True, 2, 0.0, True, False, False], "3-D input")
-    _expect_error("aten::lstm.input", [x, [hx[0][:1], hx[1]], params, True, 2, 0.0, True, False, False],
-                  r"expected hidden\[0\] of size \[2, 3, 5\]")
-    _expect_error("aten::lstm.input", [_rand(rng, T, B, I + 1), hx, params, True, 2, 0.0, True, False, False],
-                  "w_ih of layer 0")
+    x = _rand(rng, T, B, IN)
+    _expect_error(
+        "aten::lstm.input", [x, hx, params, True, 2, 0.5, True, False, False], "random mask"
+    )
+    _expect_error(
+        "aten::lstm.input",
+        [x, hx, params[:-1], True, 2, 0.0, True, False, False],
+        "params do not fit",
+    )
+    _expect_error(
+        "aten::lstm.input", [x[0], hx, params, True, 2, 0.0, True, False, False], "3-D input"
+    )
+    _expect_error(
+        "aten::lstm.input",
+        [x, [hx[0][:1], hx[1]], params, True, 2, 0.0, True, False, False],
+        r"expected hidden\[0\] of size \[2, 3, 5\]",
+    )
+    _expect_error(
+        "aten::lstm.input",
+        [_rand(rng, T, B, IN + 1), hx, params, True, 2, 0.0, True, False, False],
+        "w_ih of layer 0",
+    )
     gru_params = _params(rng, 3, 1, 1, True)
     unsorted = np.array([1, 2], dtype=np.int64)
-    _expect_error("aten::gru.data", [_rand(rng, 3, I), unsorted, _rand(rng, 1, 2, H), gru_params, True, 1, 0.0,
-                                     False, False], "non-increasing")
+    _expect_error(
+        "aten::gru.data",
+        [_rand(rng, 3, IN), unsorted, _rand(rng, 1, 2, H), gru_params, True, 1, 0.0, False, False],
+        "non-increasing",
+    )
 
 
 # -- backward kernels ------------------------------------------------------------------------------
 def _torch_grads(outputs: list, wrt: list, grads: list) -> list:
     pairs = [(o, torch.from_numpy(g)) for o, g in zip(outputs, grads, strict=True) if g is not None]
     return list(
-        torch.autograd.grad([p[0] for p in pairs], wrt, [p[1] for p in pairs], allow_unused=True, retain_graph=True)
+        torch.autograd.grad(
+            [p[0] for p in pairs], wrt, [p[1] for p in pairs], allow_unused=True, retain_graph=True
+        )
     )
 
 
@@ -199,7 +268,9 @@ def _compare(ours: list, theirs: list) -> None:
         if b is None:
             assert a is None, f"gradient {index}: torch has none"
             continue
-        np.testing.assert_allclose(np.asarray(a), b.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"gradient {index}")
+        np.testing.assert_allclose(
+            np.asarray(a), b.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"gradient {index}"
+        )
 
 
 def _leaves(*arrays: np.ndarray | None) -> list:
@@ -210,8 +281,8 @@ def _leaves(*arrays: np.ndarray | None) -> list:
 @pytest.mark.parametrize("bias", [True, False])
 def test_lstm_cell_backward(bias: bool, unused: int | None) -> None:
     rng = np.random.default_rng(11)
-    x, h, c = _rand(rng, B, I), _rand(rng, B, H), _rand(rng, B, H)
-    w = [_rand(rng, 4 * H, I), _rand(rng, 4 * H, H)]
+    x, h, c = _rand(rng, B, IN), _rand(rng, B, H), _rand(rng, B, H)
+    w = [_rand(rng, 4 * H, IN), _rand(rng, 4 * H, H)]
     b = [_rand(rng, 4 * H), _rand(rng, 4 * H)] if bias else [None, None]
     grads = [None if unused == k else _rand(rng, B, H) for k in range(2)]
     leaves = _leaves(x, h, c, *w, *b)
@@ -225,27 +296,33 @@ def test_lstm_cell_backward(bias: bool, unused: int | None) -> None:
 @pytest.mark.parametrize("bias", [True, False])
 def test_gru_cell_backward(bias: bool) -> None:
     rng = np.random.default_rng(12)
-    x, h = _rand(rng, B, I), _rand(rng, B, H)
-    w = [_rand(rng, 3 * H, I), _rand(rng, 3 * H, H)]
+    x, h = _rand(rng, B, IN), _rand(rng, B, H)
+    w = [_rand(rng, 3 * H, IN), _rand(rng, 3 * H, H)]
     b = [_rand(rng, 3 * H), _rand(rng, 3 * H)] if bias else [None, None]
     grad = _rand(rng, B, H)
     leaves = _leaves(x, h, *w, *b)
-    theirs = _torch_grads([torch.ops.aten.gru_cell(*leaves)], [t for t in leaves if t is not None], [grad])
+    theirs = _torch_grads(
+        [torch.ops.aten.gru_cell(*leaves)], [t for t in leaves if t is not None], [grad]
+    )
     ours = _run("gradview::gru_cell_backward", [grad, x, h, *w, *b])
     _compare([d for d in ours if d is not None], theirs)
 
 
-def _sequence(rng: np.random.Generator, packed: bool, batch_first: bool) -> tuple[np.ndarray, np.ndarray | None]:
+def _sequence(
+    rng: np.random.Generator, packed: bool, batch_first: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
     if packed:
         sizes = np.array(PACKED_SIZES[0], dtype=np.int64)
-        return _rand(rng, int(sizes.sum()), I), sizes
-    return (_rand(rng, B, T, I) if batch_first else _rand(rng, T, B, I)), None
+        return _rand(rng, int(sizes.sum()), IN), sizes
+    return (_rand(rng, B, T, IN) if batch_first else _rand(rng, T, B, IN)), None
 
 
 BACKWARD_CASES = list(itertools.product([1, 2], [False, True], [False, True], [False, True]))
 
 
-@pytest.mark.parametrize("case", BACKWARD_CASES, ids=lambda c: "L{}-bi{:d}-bf{:d}-packed{:d}".format(*c))
+@pytest.mark.parametrize(
+    "case", BACKWARD_CASES, ids=lambda c: "L{}-bi{:d}-bf{:d}-packed{:d}".format(*c)
+)
 def test_lstm_backward(case: tuple) -> None:
     layers, bidirectional, batch_first, packed = case
     rng = np.random.default_rng(hash(case) % 997)
@@ -254,14 +331,35 @@ def test_lstm_backward(case: tuple) -> None:
     batch = B if sizes is None else int(sizes[0])
     for bias, proj in ((True, 0), (False, 0), (True, 3)):
         params = _params(rng, 4, layers, directions, bias, proj)
-        h0, c0 = _rand(rng, layers * directions, batch, proj or H), _rand(rng, layers * directions, batch, H)
+        h0, c0 = (
+            _rand(rng, layers * directions, batch, proj or H),
+            _rand(rng, layers * directions, batch, H),
+        )
         leaves = _leaves(x, h0, c0, *params)
         if packed:
-            outputs = torch.ops.aten.lstm.data(leaves[0], torch.from_numpy(sizes), leaves[1:3], leaves[3:], bias,
-                                               layers, 0.0, True, bidirectional)
+            outputs = torch.ops.aten.lstm.data(
+                leaves[0],
+                torch.from_numpy(sizes),
+                leaves[1:3],
+                leaves[3:],
+                bias,
+                layers,
+                0.0,
+                True,
+                bidirectional,
+            )
         else:
-            outputs = torch.ops.aten.lstm.input(leaves[0], leaves[1:3], leaves[3:], bias, layers, 0.0, True,
-                                                bidirectional, batch_first)
+            outputs = torch.ops.aten.lstm.input(
+                leaves[0],
+                leaves[1:3],
+                leaves[3:],
+                bias,
+                layers,
+                0.0,
+                True,
+                bidirectional,
+                batch_first,
+            )
         for unused in (None, 0, 2):
             grads = [None if k == unused else _rand(rng, *o.shape) for k, o in enumerate(outputs)]
             theirs = _torch_grads(list(outputs), leaves, grads)
@@ -272,7 +370,9 @@ def test_lstm_backward(case: tuple) -> None:
             _compare([d_x, *d_hx, *d_params], theirs)
 
 
-@pytest.mark.parametrize("case", BACKWARD_CASES, ids=lambda c: "L{}-bi{:d}-bf{:d}-packed{:d}".format(*c))
+@pytest.mark.parametrize(
+    "case", BACKWARD_CASES, ids=lambda c: "L{}-bi{:d}-bf{:d}-packed{:d}".format(*c)
+)
 def test_gru_backward(case: tuple) -> None:
     layers, bidirectional, batch_first, packed = case
     rng = np.random.default_rng(hash(case) % 991)
@@ -284,15 +384,34 @@ def test_gru_backward(case: tuple) -> None:
         h0 = _rand(rng, layers * directions, batch, H)
         leaves = _leaves(x, h0, *params)
         if packed:
-            outputs = torch.ops.aten.gru.data(leaves[0], torch.from_numpy(sizes), leaves[1], leaves[2:], bias,
-                                              layers, 0.0, True, bidirectional)
+            outputs = torch.ops.aten.gru.data(
+                leaves[0],
+                torch.from_numpy(sizes),
+                leaves[1],
+                leaves[2:],
+                bias,
+                layers,
+                0.0,
+                True,
+                bidirectional,
+            )
         else:
-            outputs = torch.ops.aten.gru.input(leaves[0], leaves[1], leaves[2:], bias, layers, 0.0, True,
-                                               bidirectional, batch_first)
+            outputs = torch.ops.aten.gru.input(
+                leaves[0],
+                leaves[1],
+                leaves[2:],
+                bias,
+                layers,
+                0.0,
+                True,
+                bidirectional,
+                batch_first,
+            )
         for unused in (None, 1):
             grads = [None if k == unused else _rand(rng, *o.shape) for k, o in enumerate(outputs)]
             theirs = _torch_grads(list(outputs), leaves, grads)
             d_x, d_h0, d_params = _run(
-                "gradview::gru_backward", [*grads, x, sizes, h0, params, bias, layers, bidirectional, batch_first]
+                "gradview::gru_backward",
+                [*grads, x, sizes, h0, params, bias, layers, bidirectional, batch_first],
             )
             _compare([d_x, d_h0, *d_params], theirs)
