@@ -23,6 +23,18 @@ INPLACE_SCHEMAS: tuple[str, ...] = (
     "aten::zero_(Tensor(a!) self) -> Tensor(a!)",
     "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
     "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+    "aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
+    "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",
+    "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+    "aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
+    "aten::hardswish_(Tensor(a!) self) -> Tensor(a!)",
+    "aten::silu_(Tensor(a!) self) -> Tensor(a!)",
+    "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)",
+    "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+    "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+    "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+    "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+    "aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)",
 )
 
 # List mutation TorchScript emits for ``xs.append(v)``.
