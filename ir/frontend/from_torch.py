@@ -82,12 +82,7 @@ def from_torch(model_or_fn: Any, example_inputs: Any, how: str = "trace") -> tup
     arrays = [_to_python(torch, value, f"example input {i}") for i, value in enumerate(args)]
     arrays += [_to_python(torch, p, f"parameter {n}") for n, p in parameters]
     arrays += [_to_python(torch, b, f"buffer {n}") for n, b in buffers]
-    tensors = list(args) + [p for _, p in parameters] + [b for _, b in buffers]
-    for value, tensor in zip(graph.inputs(), tensors, strict=True):
-        if isinstance(tensor, torch.Tensor):
-            # The type of the array handed back: contiguous, as NumPy copies it.
-            typed = tensor.detach().contiguous().requires_grad_(tensor.requires_grad)
-            value.setType(torch._C.TensorType.create_from_tensor(typed))
+    _type_inputs(torch, graph, list(args) + [p for _, p in parameters] + [b for _, b in buffers])
     try:
         result = parse_ir(str(graph))
     except IRParseError as exc:
@@ -181,6 +176,15 @@ def _name(model_or_fn: Any) -> str:
     return getattr(model_or_fn, "__qualname__", None) or type(model_or_fn).__name__
 
 
+def _type_inputs(torch: Any, graph: Any, values: list[Any]) -> None:
+    """Complete tensor types for the tensor inputs, describing the arrays handed back:
+    on the CPU and contiguous (NumPy copies them so), ``requires_grad`` as in torch."""
+    for graph_input, value in zip(graph.inputs(), values, strict=True):
+        if isinstance(value, torch.Tensor):
+            typed = value.detach().cpu().contiguous().requires_grad_(value.requires_grad)
+            graph_input.setType(torch._C.TensorType.create_from_tensor(typed))
+
+
 # -- lifting attributes ----------------------------------------------------------------------
 def _lift_attributes(
     torch: Any,
@@ -193,13 +197,12 @@ def _lift_attributes(
 ) -> None:
     """Replace every ``prim::GetAttr`` chain from ``%self`` by a graph input or a constant.
 
-    A chain ``%self.sub.lin.weight`` is resolved by its path: parameters and
-    buffers become the inputs appended after the example inputs; submodules
-    are followed; anything else is read from the compiled module: a tensor that
-    is a parameter or buffer under another name (tied weights) is that input,
-    a list of them (``nn.LSTM``'s ``_flat_weights``) a ``prim::ListConstruct``
-    of those inputs, and a value without tensors (``training``, numbers,
-    strings, lists of them) a constant.
+    Each attribute along a chain ``%self.sub.lin.weight`` is read from the
+    compiled module: a submodule is followed; a parameter or buffer (under any
+    of its names: tied weights share one) is its input, appended after the
+    example inputs; a list of them (``nn.LSTM``'s ``_flat_weights``) a
+    ``prim::ListConstruct`` of those inputs; a value without tensors
+    (``training``, numbers, strings, lists of them) a constant.
     """
     self_value = next(iter(graph.inputs()))
     by_tensor = _lifted_inputs(graph, parameters, buffers)
