@@ -316,9 +316,8 @@ def conv2d(
 def _convolution_mode(
     xp: Any, input: Any, weight: Any, bias: Any, stride: Any, padding: str, dilation: Any, groups: int
 ) -> Any:
-    """What tracing records for a convolution with padding='same'/'valid'."""
-    dims = weight.ndim - 2
-    return _conv_mode(xp, "_convolution_mode", input, weight, bias, stride, padding, dilation, groups, dims)
+    """What tracing records for a convolution with padding='same'/'valid' (batched input only)."""
+    return _conv_mode(xp, "_convolution_mode", input, weight, bias, stride, padding, dilation, groups)
 
 
 @register("aten::_slow_conv2d_forward")
@@ -361,6 +360,8 @@ def convolution_backward(
     if output_mask[0]:
         if transposed:
             grad_input = _correlate(xp, gy, w, g.stride, g.padding, g.padding, g.dilation, groups)
+            # output_padding past the stride (dilation > stride) adds outputs no input reached.
+            grad_input = grad_input[(slice(None), slice(None)) + tuple(slice(0, s) for s in input.shape[2:])]
         else:
             # The input positions past the last window get no gradient: output_padding covers them.
             spare = [size - ((o - 1) * s - 2 * p + d * (k - 1) + 1) for size, o, s, p, d, k in zip(
