@@ -12,12 +12,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from .tensor_format import format_printed_tensor
+
 if TYPE_CHECKING:
     from .graph import Graph
 
 __all__ = [
     "AttributeKind",
     "TensorConstant",
+    "Annotated",
+    "EnumValue",
     "format_double",
     "quote_string",
     "format_ivalue",
@@ -54,35 +58,80 @@ class TensorConstant:
 
     ``values`` is the flat data in row-major order, ``sizes`` its shape and
     ``scalar_type`` TorchScript's dtype name ("Float", "Long"...). ``values``
-    is None for tensors printed as ``<Tensor>``, whose data the text omits.
-    Kept free of NumPy so the IR core stays at the bottom of the stack; the
-    runtime turns it into an array.
+    is None when the text does not hold the data exactly: ``<Tensor>`` (more
+    than 10 elements, or a frozen module's weights) and small tensors that
+    ``at::print`` rounded to four decimals. Such a constant has no known value
+    (``constant_value`` says NOT_CONSTANT) until the data is attached
+    (``ir.constants.attach_tensor_data``, e.g. by the ``from_torch``
+    frontend): ``data`` is then an array the runtime reads, kept out of the
+    IR's own logic. ``text`` is the text the constant was read from, printed
+    back as it was. Kept free of NumPy so the IR core stays at the bottom of
+    the stack; the runtime turns it into an array.
     """
 
     values: tuple[float | int | bool, ...] | None
     sizes: tuple[int, ...]
     scalar_type: str
     device: str = "cpu"
+    text: str | None = None
+    data: Any = None
 
     @property
     def numel(self) -> int:
         return math.prod(self.sizes)
 
+    @property
+    def is_known(self) -> bool:
+        """Whether the data is there: in the text, or attached."""
+        return self.values is not None or self.data is not None
+
     def __str__(self) -> str:
-        if self.values is None:
+        if self.text is not None:
+            return self.text
+        values = self.values
+        sizes = self.sizes
+        if values is None and self.data is not None:
+            sizes = tuple(self.data.shape)
+            if math.prod(sizes) <= 10:
+                values = tuple(self.data.reshape(-1).tolist())
+        if values is None:
             return "<Tensor>"
         floating = self.scalar_type in ("Float", "Double", "Half", "BFloat16")
-        if len(self.values) == 1:
-            v = self.values[0]
+        if len(values) == 1:
+            v = values[0]
             return "{" + (_format_stream_double(float(v)) if floating else str(int(v))) + "}"
-        if self.numel > 10:
+        if math.prod(sizes) > 10:
             return "<Tensor>"
-        items = [_format_stream_double(float(v)) if floating else str(int(v)) for v in self.values]
-        width = max(len(x) for x in items)
-        body = " ".join(x.rjust(width + 1) for x in items)
-        dims = ",".join(str(d) for d in self.sizes)
-        backend = "CPU" if self.device == "cpu" else "CUDA"
-        return f"{body} [ {backend}{self.scalar_type}Type{{{dims}}} ]"
+        return format_printed_tensor(values, sizes, self.scalar_type, self.device)
+
+
+@dataclass(frozen=True, slots=True)
+class Annotated:
+    """A list or dict constant printed with its type: ``annotate(List[int], [])``.
+
+    TorchScript prints the type when the value alone does not tell it (an
+    empty list or dict, or elements of an Optional or Union type).
+    ``annotation`` is the type in Python's spelling, as printed.
+    """
+
+    annotation: str
+    value: Any
+
+    def __str__(self) -> str:
+        if isinstance(self.value, dict):  # torch prints no space after this comma
+            return f"annotate({self.annotation},{format_ivalue(self.value)})"
+        return f"annotate({self.annotation}, {format_ivalue(self.value)})"
+
+
+@dataclass(frozen=True, slots=True)
+class EnumValue:
+    """A member of a Python ``Enum`` class: ``__torch__.Color.RED``."""
+
+    enum_class: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.enum_class}.{self.name}"
 
 
 def format_double(value: float) -> str:
@@ -108,7 +157,7 @@ def _format_stream_double(value: float) -> str:
 
 
 _ESCAPES = {
-    ord("\\"): "\\\\", ord('"'): '\\"', ord("\a"): "\\a", ord("\b"): "\\b",
+    ord("\\"): "\\\\", ord('"'): '\\"', ord("'"): "\\'", ord("\a"): "\\a", ord("\b"): "\\b",
     ord("\f"): "\\f", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t",
     ord("\v"): "\\v",
 }
@@ -116,7 +165,7 @@ _ESCAPES = {
 
 def quote_string(text: str) -> str:
     """Quote a string the way c10's printQuotedString does (octal for non-printables)."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text and "'" not in text:
         return '"' + text + '"'
     out = ['"']
     for byte in text.encode("utf-8"):
@@ -147,9 +196,9 @@ def format_ivalue(value: Any) -> str:
     if isinstance(value, tuple):
         inner = ", ".join(format_ivalue(v) for v in value)
         return "(" + inner + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, TensorConstant):
-        return str(value)
-    return str(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(format_ivalue(k) + ": " + format_ivalue(v) for k, v in value.items()) + "}"
+    return str(value)  # tensors, Annotated, EnumValue, types
 
 
 def format_attribute(kind: AttributeKind, value: Any) -> str:
@@ -165,7 +214,7 @@ def format_attribute(kind: AttributeKind, value: Any) -> str:
     if kind is AttributeKind.t:
         return str(value)
     if kind is AttributeKind.ts:
-        return "[<Tensors>]"
+        return "[<Tensors>]"  # torch never prints a tensor list's data
     if kind is AttributeKind.g:
         return "<Graph>"
     if kind is AttributeKind.gs:

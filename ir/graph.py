@@ -462,6 +462,7 @@ class Graph:
         clone = Node(self, node._kind)
         clone.copy_attributes(node)
         clone.source_location = node.source_location
+        clone.scope = node.scope
         for value in node._outputs:
             copy_name(value, clone.add_output(value._type))
         for value in node._inputs:

@@ -151,7 +151,7 @@ class Node:
 
     __slots__ = (
         "_kind", "graph", "owning_block", "_inputs", "_outputs", "_blocks",
-        "_attrs", "prev", "next", "topo_position", "source_location", "_schema",
+        "_attrs", "prev", "next", "topo_position", "source_location", "_schema", "scope",
     )
 
     def __init__(self, graph: Graph, kind: str) -> None:
@@ -166,6 +166,7 @@ class Node:
         self.next: Node | None = None
         self.topo_position = 0
         self.source_location: str | None = None
+        self.scope: str | None = None  # a traced module's scope, "__module.layer1/__module.layer1.conv"
         self._schema: FunctionSchema | None | bool = False  # False: not looked up yet
 
     # -- torch._C.Node-style accessors ---------------------------------------

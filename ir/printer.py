@@ -50,6 +50,8 @@ def _node_head(node: Node, groups: list[Node] | None) -> str:
         if attrs:
             call += _attributes_text(node, skip_subgraph=False)
     text = typed_value_list(node._outputs) + " = " + call + "(" + value_list(node._inputs) + ")"
+    if node.scope:
+        text += ", scope: " + node.scope
     if node.source_location:
         text += " # " + node.source_location
     return text

@@ -18,6 +18,7 @@ __all__ = [
     "TupleType",
     "DictType",
     "FutureType",
+    "EnumType",
     "TypeVar",
     "IntType",
     "FloatType",
@@ -315,6 +316,16 @@ class DictType(Type):
 
     def __str__(self) -> str:
         return f"Dict({self.key}, {self.value})"
+
+
+@dataclass(frozen=True, slots=True)
+class EnumType(Type):
+    """A Python ``Enum`` class used in TorchScript: ``Enum<__torch__.Color>``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"Enum<{self.name}>"
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ import numpy
 
 from gradview.ir import Graph, Node, TensorType, Value, node_summary
 from gradview.ir.attributes import AttributeKind, TensorConstant
-from gradview.ir.constants import constant_value
+from gradview.ir.constants import constant_value, missing_tensor_data
 from gradview.ir.passes.op_eval import kernel_key, node_kernel
 from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
@@ -439,18 +439,27 @@ def _all_blocks(graph: Graph) -> list[Any]:
 
 # -- structural prims ------------------------------------------------------------
 def _constant(writer: _CodeWriter, node: Node, indent: int) -> None:
-    value = constant_value(node.output())
     out = writer.name(node.output())
     if node.output().type().__class__.__name__ == "NamedType" and str(node.output().type()) == "Function":
         writer.emit(indent, f"{out} = None  # a Function constant", node)
         return
-    if isinstance(value, TensorConstant):
-        array = _tensor_constant(writer.backend, value)
-        writer.emit(indent, f"{out} = {writer.global_('c', array)}", node)
+    kind = node.attribute_kind("value") if "value" in node.attributeNames() else None
+    if kind is AttributeKind.t or kind is AttributeKind.ts:
+        # Tensors come from the text's data or from data attached by a frontend.
+        missing = missing_tensor_data(node)
+        if missing is not None:
+            raise GraphCompileError(
+                f"cannot run `{node_summary(node)}`: {missing}; load the model with "
+                "gradview.ir.from_torch, or attach the value (gradview.ir.constants.attach_tensor_data)"
+            )
+        raw = node.attribute("value")
+        if kind is AttributeKind.ts:
+            arrays = [_tensor_constant(writer.backend, t) for t in raw]
+            writer.emit(indent, f"{out} = list({writer.global_('c', tuple(arrays))})", node)
+            return
+        writer.emit(indent, f"{out} = {writer.global_('c', _tensor_constant(writer.backend, raw))}", node)
         return
-    if "value" in node.attributeNames() and node.attribute_kind("value") is AttributeKind.t:
-        writer.emit(indent, f"{out} = {writer.global_('c', value)}", node)
-        return
+    value = constant_value(node.output())
     if isinstance(value, bool | int | str) or value is None or isinstance(value, float) and value == value and abs(value) != float("inf"):
         writer.emit(indent, f"{out} = {value!r}", node)
     elif isinstance(value, list) and all(isinstance(v, bool | int | float | str) for v in value):
@@ -462,8 +471,8 @@ def _constant(writer: _CodeWriter, node: Node, indent: int) -> None:
 
 def _tensor_constant(backend: Backend, value: TensorConstant) -> Any:
     xp = backend.xp
-    if value.values is None:
-        raise GraphCompileError("a tensor constant printed as <Tensor> has no data to run with")
+    if value.values is None:  # data attached by a frontend (attach_tensor_data)
+        return xp.asarray(value.data)
     return xp.asarray(value.values, dtype=to_dtype(value.scalar_type)).reshape(value.sizes)
 
 

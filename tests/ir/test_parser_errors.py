@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from gradview.ir import IRParseError, parse_ir
+from gradview.ir.parser import MAX_BLOCK_NESTING
 
 from .corpus import hang_guard
 
@@ -73,11 +74,14 @@ def loop_graph(params: str, results: str, outputs: str = "%r : Tensor") -> str:
 
 
 def deep_blocks(depth: int) -> str:
-    """prim::If nodes nested ``depth`` deep, each opening its block0 (never closed)."""
+    """prim::If nodes nested ``depth`` deep, each opening its block0 (never closed).
+
+    Not indented (the parser reads blocks by their ``blockN``/``->``, not by
+    indentation), so 10,000 levels stay a small text.
+    """
     lines = ["graph(%c : bool):\n"]
     for i in range(depth):
-        pad = "  " * (i + 1)
-        lines.append(f"{pad}%y{i} : bool = prim::If(%c)\n{pad}  block0():\n")
+        lines.append(f"%y{i} : bool = prim::If(%c)\nblock0():\n")
     return "".join(lines)
 
 
@@ -159,7 +163,8 @@ CASES = [
                  "aten::relu is not a control-flow node but has 1 blocks", id="block-on-plain-node"),
     pytest.param(H + "  block0():\n      -> ()\n  return (%x)\n", 2, 3, "block0 must follow the node that owns it",
                  id="block-without-owner"),
-    pytest.param(deep_blocks(150), 203, 205, "blocks nest more than 100 levels deep", id="blocks-150-deep"),
+    pytest.param(deep_blocks(MAX_BLOCK_NESTING + 1), 2 * MAX_BLOCK_NESTING + 3, 1,
+                 f"blocks nest more than {MAX_BLOCK_NESTING} levels deep", id="blocks-too-deep"),
     # -- values out of scope -------------------------------------------------------------
     pytest.param(if_graph(ONE, "      -> (%a)\n"), 7, 11,
                  r"value %a is used outside the block that defines it \(line 4\)", id="use-in-sibling-block"),
@@ -198,8 +203,17 @@ CASES = [
                  id="bad-device"),
     pytest.param("graph(%x : Float(3, grad=1)):\n  return (%x)\n", 1, 21, "unexpected 'grad' in a tensor type",
                  id="unknown-tensor-field"),
-    pytest.param("graph(%x : Tensor(3, 4)):\n  return (%x)\n", 1, 12, "a tensor type with sizes needs a dtype",
-                 id="sizes-without-dtype"),
+    # torch's parser refuses these too ("expected number but found '-'").
+    pytest.param("graph(%x : Float(3, -1)):\n  return (%x)\n", 1, 21, r"a tensor size cannot be negative \(-1\)",
+                 id="negative-size"),
+    pytest.param("graph(%x : Tensor(*, -4, strides=[1, 1])):\n  return (%x)\n", 1, 22,
+                 "a tensor size cannot be negative", id="negative-size-no-dtype"),
+    # torch: "out of bounds access at 1 to schema->returns()".
+    pytest.param(H + "  %a : Tensor, %b : Tensor = aten::relu(%x)\n  return (%a)\n", 2, 16,
+                 r"aten::relu returns 1 value, not 2 \(schema: aten::relu\(Tensor self\) -> Tensor\)",
+                 id="more-outputs-than-schema"),
+    pytest.param(H + "  %a : Tensor, %b : Tensor, %c : Tensor = aten::max(%x)\n  return (%a)\n", 2, 29,
+                 "aten::max returns 2 values, not 3", id="more-outputs-than-any-overload"),
     # -- attributes ----------------------------------------------------------------------------
     pytest.param(G + "  %c : int = prim::Constant[]()\n  return (%c)\n", 2, 29, "expected an attribute name, found '\\]'",
                  id="empty-attribute-list"),
