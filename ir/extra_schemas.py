@@ -101,6 +101,7 @@ REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
     "gradview::index_backward(Tensor grad, int[] self_size, Tensor?[] indices) -> Tensor",
     "gradview::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, str indexing) -> Tensor?[]",
     "gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor",
+    "gradview::cat_backward(Tensor grad, int[] lengths, int dim) -> Tensor[]",
     "gradview::cross_entropy_loss_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, "
     "int reduction, int ignore_index, float label_smoothing) -> Tensor",
     "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "

@@ -269,3 +269,24 @@ def dim_arange(xp: Any, like: Any, dim: int) -> Any:
     """``arange(like.size(dim))`` as int64 (what tracing records for ``arange(x.size(d))``)."""
     d = wrap_dim("_dim_arange", dim, like.ndim, scalar_ok=False)
     return xp.arange(int(like.shape[d]), dtype=to_dtype("Long"))
+
+
+# -- cat's backward ------------------------------------------------------------------------
+@register("gradview::cat_backward")
+def cat_backward(xp: Any, grad: Any, lengths: Sequence[int], dim: int) -> list[Any]:
+    """``grad`` split along ``dim`` into pieces of ``lengths``; a length of -1 marks a
+    1-D tensor of size 0 that ``cat`` skipped, whose gradient is an empty 1-D tensor
+    (eager autograd's answer; TorchScript's formula gives it the shape of the split)."""
+    d = wrap_dim("cat_backward", dim, grad.ndim)
+    pieces: list[Any] = []
+    start = 0
+    for length in lengths:
+        if length < 0:
+            pieces.append(xp.zeros((0,), dtype=grad.dtype))
+            continue
+        index = (slice(None),) * d + (slice(start, start + int(length)), Ellipsis)
+        pieces.append(grad[index])
+        start += int(length)
+    if start != grad.shape[d]:
+        raise KernelError(f"cat_backward: lengths {list(lengths)} do not add up to dim {d} of the gradient {list(grad.shape)}")
+    return pieces

@@ -172,7 +172,9 @@ def unbind_backward(xp: Any, grads: Sequence[Any], dim: int, sizes: Sequence[int
 # -- helpers on sizes ------------------------------------------------------------------
 @register("gradview::sizes_along")
 def sizes_along(xp: Any, tensors: Sequence[Any], dim: int) -> list[int]:
-    return [int(t.shape[wrap_dim("sizes_along", dim, t.ndim)]) for t in tensors]
+    """Each tensor's size in ``dim``; -1 for a 1-D tensor of size 0, which ``cat``
+    skips whatever ``dim`` is (PyTorch's legacy rule): see ``cat_backward``."""
+    return [-1 if t.shape == (0,) else int(t.shape[wrap_dim("sizes_along", dim, t.ndim)]) for t in tensors]
 
 
 @register("gradview::invert_permutation")
