@@ -14,7 +14,8 @@ reverse mode like tensors do:
 
 **Joining and splitting are each other's adjoints.** ``cat`` is undone by
 ``split`` at the inputs' lengths (saved in the forward: constants when the
-types fix them) and ``stack`` by ``unbind``. The other way round, ``chunk``,
+types fix them) and ``stack`` by ``unbind``; ``meshgrid``'s grids, which
+repeat each input along the other dims, are summed back. The other way round, ``chunk``,
 ``split`` and ``unbind`` join their pieces' gradients back with
 ``gradview::*_backward`` kernels, which count an undefined piece as zeros of
 its size: that is why they take the input's size, and why an unused chunk
@@ -23,7 +24,16 @@ needs no special case here.
 
 from __future__ import annotations
 
-from gradview.ir import NOT_CONSTANT, ListType, Node, OptionalType, TensorType, TupleType, Value
+from gradview.ir import (
+    NOT_CONSTANT,
+    ListType,
+    Node,
+    OptionalType,
+    TensorType,
+    TupleType,
+    Value,
+    constant_value,
+)
 
 from .emit_util import arg, grad_list, size_of, static_sizes
 from .registry import Emitter, formula
@@ -102,15 +112,22 @@ def _cat_lengths(emit: Emitter, node: Node) -> Saved:
     producer = tensors.node
     if producer.kind() == "prim::ListConstruct" and dim is not NOT_CONSTANT:
         sizes = [static_sizes(v) for v in producer.inputs()]
-        if sizes and all(s is not None and -len(s) <= dim < len(s) for s in sizes):
-            return {"lengths": emit.const([s[dim] for s in sizes])}  # type: ignore[index]
+        if sizes and all(s == [0] or (s is not None and -len(s) <= dim < len(s)) for s in sizes):
+            # -1: a 1-D tensor of size 0, which cat skips (see cat_backward)
+            return {"lengths": emit.const([-1 if s == [0] else s[dim] for s in sizes])}  # type: ignore[index]
     return {"lengths": emit.op("gradview::sizes_along", tensors, _dim(node, 1))}
 
 
 @formula("aten::cat", forward=_cat_lengths)
 def cat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    pieces = emit.op("aten::split", grads[0], saved["lengths"], _dim(node, 1))
-    return grad_list(node, pieces)
+    """``split`` at the inputs' lengths; ``gradview::cat_backward`` when a length is known
+    only at run time or marks a skipped empty tensor, whose gradient is then an empty
+    1-D tensor as in eager autograd."""
+    lengths = saved["lengths"]
+    known = constant_value(lengths)
+    if known is not NOT_CONSTANT and -1 not in known:
+        return grad_list(node, emit.op("aten::split", grads[0], lengths, _dim(node, 1)))
+    return grad_list(node, emit.op("gradview::cat_backward", grads[0], lengths, _dim(node, 1)))
 
 
 @formula("aten::stack")
@@ -137,8 +154,10 @@ def _joined(kernel: str, *args_before_dim: int):  # noqa: ANN202 - a backward fa
     return backward
 
 
-formula("aten::chunk", forward=_save_self_size)(_joined("gradview::chunk_backward", 1))
-formula("aten::split.Tensor", forward=_save_self_size)(_joined("gradview::split_backward", 1))
+formula("aten::chunk", "aten::unsafe_chunk", forward=_save_self_size)(_joined("gradview::chunk_backward", 1))
+formula("aten::split.Tensor", "aten::unsafe_split.Tensor", forward=_save_self_size)(
+    _joined("gradview::split_backward", 1)
+)
 formula("aten::split.sizes", "aten::split", "aten::split_with_sizes", forward=_save_self_size)(
     _joined("gradview::split_with_sizes_backward", 1)
 )
@@ -155,3 +174,15 @@ def constant_chunk(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Res
     pieces = emit.op("prim::ListConstruct", *grads, types=[ListType(TensorType())])
     chunks, dim = node.i("chunks"), node.i("dim")
     return [emit.op("gradview::chunk_backward", pieces, chunks, dim, saved["self_size"])]
+
+
+# -- meshgrid ---------------------------------------------------------------------------------
+@formula("aten::meshgrid", "aten::meshgrid.indexing")
+def meshgrid(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Grid ``i`` repeats input ``i`` along every other dim: its gradient is summed over
+    them (``gradview::meshgrid_backward``; a grid without a gradient gives None)."""
+    if _undefined(grads[0]):
+        return grad_list(node)
+    indexing = node.inputs()[1] if len(node.inputs()) > 1 else "ij"
+    tensors = node.inputs()[0]
+    return grad_list(node, emit.op("gradview::meshgrid_backward", _as_list(emit, grads[0]), tensors, indexing))

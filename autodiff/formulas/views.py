@@ -4,19 +4,22 @@ Such an op is a fixed rearrangement of its input, so its backward is the
 reverse rearrangement of the gradient; no input values are needed, only
 sizes and dims:
 
-* **Reshapes** (``view``, ``reshape``, ``_unsafe_view``, ``flatten``, the
-  three ``squeeze`` overloads): reshape the gradient back to the input's
+* **Reshapes** (``view``, ``reshape``, ``_unsafe_view``, ``flatten``,
+  ``unflatten``, the ``squeeze`` overloads and their ``_copy``): reshape the gradient back to the input's
   size. That size is a constant when the input's type fixes it, otherwise
   ``aten::size`` is taken in the forward and captured (never the tensor).
 * **Broadcasts** (``expand``, ``expand_as``): every input element was copied
   to several places, so the gradient is summed back
   (``_grad_sum_to_size``); ``_size_if_not_equal`` folds to a constant, or to
   None when nothing was expanded, once shapes are known.
-* **Dim moves**: ``unsqueeze(d)`` is undone by ``squeeze(d)``; ``t`` and
+* **Dim moves** (and their ``_copy`` variants, which only return a fresh
+  tensor): ``unsqueeze(d)`` is undone by ``squeeze(d)``; ``t`` and
   ``transpose`` are their own inverse; ``permute(dims)`` is undone by the
   inverse permutation, computed at compile time when ``dims`` is a constant.
 * **Reads of a part** (``select``, ``slice``): the gradient is zero except
   where the part came from (PyTorch's ``select_backward``/``slice_backward``).
+* **Padding** (``pad``): every output position reads one input position (or
+  none, for constant padding), so the gradient is summed back per input position.
 * **Copies** (``contiguous``, ``clone``): the gradient passes unchanged.
 """
 
@@ -45,6 +48,7 @@ def _save_expanded_size(emit: Emitter, node: Node) -> Saved:
 @formula(
     "aten::view", "aten::reshape", "aten::_unsafe_view", "aten::flatten.using_ints",
     "aten::squeeze", "aten::squeeze.dim", "aten::squeeze.dims",
+    "aten::squeeze_copy", "aten::squeeze_copy.dim", "aten::squeeze_copy.dims", "aten::unflatten.int",
     forward=_save_self_size,
 )
 def reshape_back(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
@@ -58,12 +62,12 @@ def expand(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 
 # -- dim moves ---------------------------------------------------------------------------------
-@formula("aten::unsqueeze")
+@formula("aten::unsqueeze", "aten::unsqueeze_copy")
 def unsqueeze(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return [emit.op("aten::squeeze", grads[0], node.inputs()[1]), None]
 
 
-@formula("aten::t")
+@formula("aten::t", "aten::t_copy")
 def t(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return [emit.op("aten::t", grads[0])]
 
@@ -83,7 +87,7 @@ def inverse_permutation(dims: list[int]) -> list[int]:
     return inverse
 
 
-@formula("aten::permute")
+@formula("aten::permute", "aten::permute_copy")
 def permute(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     dims = arg(node, 1)
     if dims is NOT_CONSTANT:
@@ -126,6 +130,16 @@ def slice_(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     step = _slice_bound(emit, node, 4, 1)
     grad = emit.op("aten::slice_backward", grads[0], saved["self_size"], dim, start, end, step)
     return grad_list(node, grad)
+
+
+# -- padding -----------------------------------------------------------------------------------
+@formula("aten::pad", forward=_save_self_size)
+def pad(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Each output position read one input position (or none: constant padding), so the
+    input gets the sum of the gradients that read it (``gradview::pad_backward``)."""
+    inputs = node.inputs()
+    mode = inputs[2] if len(inputs) > 2 else "constant"
+    return grad_list(node, emit.op("gradview::pad_backward", grads[0], saved["self_size"], inputs[1], mode))
 
 
 # -- copies ------------------------------------------------------------------------------------

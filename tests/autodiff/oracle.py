@@ -86,7 +86,11 @@ def check_gradient(
 
     rng = np.random.default_rng(seed + 1000)
     fn = reference_callable(text)
-    t_inputs = [torch.tensor(v, requires_grad=True) if isinstance(v, np.ndarray) else v for v in inputs]
+    # Integer and bool arrays (indices, masks) cannot require grad.
+    t_inputs = [
+        torch.tensor(v, requires_grad=bool(np.issubdtype(v.dtype, np.floating))) if isinstance(v, np.ndarray) else v
+        for v in inputs
+    ]
     t_outputs = list(fn(*t_inputs))
     output_grads = [rng.standard_normal(o.shape) if isinstance(o, torch.Tensor) else None for o in t_outputs]
     forward, vjps = run_gradient(grad, inputs, output_grads)
