@@ -15,4 +15,4 @@ from . import reductions  # noqa: E402,F401,I001 - imported for its registration
 from . import selection  # noqa: E402,F401,I001 - imported for its registrations
 from . import nn  # noqa: E402,F401,I001 - imported for its registrations
 from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations
-from . import statistics  # noqa: E402,F401,I001 - imported for its registrations
+from . import statistics, indexing, softmax  # noqa: E402,F401,I001 - imported for their registrations
