@@ -18,7 +18,18 @@ from __future__ import annotations
 from gradview.ir import Node, Value
 
 from .registry import Emitter, formula
-from .static_info import cast_back, dtype_index, dtype_of, input_at, is_none, needs_grad, none_grads
+from .static_info import (
+    NOT_CONSTANT,
+    cast_back,
+    const,
+    dtype_index,
+    dtype_of,
+    input_at,
+    int_list,
+    is_none,
+    needs_grad,
+    none_grads,
+)
 
 Saved = dict[str, Value]
 Grads = list[Value]
@@ -46,7 +57,9 @@ def safe_softmax(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resul
 
 
 def _sum_along(emit: Emitter, value: Value, dim: Value) -> Value:
-    return emit.op("aten::sum", value, emit.op("prim::ListConstruct", dim), True, None)
+    """``value.sum([dim], keepdim=True)`` (the dim a constant list when it is one)."""
+    known = const(dim)
+    return emit.op("aten::sum", value, int_list(emit, [dim if known is NOT_CONSTANT else known]), True, None)
 
 
 @formula("aten::_softmax_backward_data")
