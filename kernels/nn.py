@@ -5,16 +5,17 @@ dropout, max_pool2d / max_pool2d_with_indices. Backward: the layer-norm,
 batch-norm and max-pool gradients, which share the forward kernels' shape
 checks. The activation and softmax gradients are in activation_backward.py.
 
-Kernels are pure: ``native_batch_norm`` in training mode does *not* update
-``running_mean``/``running_var`` in place as PyTorch does (gradview never
-mutates its inputs); the batch statistics it returns are what the update
-would use. ``dropout`` draws its mask from ``xp.random`` once per call, so a
+Kernels are pure with one exception, PyTorch's: ``native_batch_norm`` (and
+``batch_norm``) in training mode update ``running_mean``/``running_var`` in
+place when given, ``running = momentum * batch + (1 - momentum) * running``
+with the *unbiased* batch variance, as PyTorch's modules rely on. ``dropout`` draws its mask from ``xp.random`` once per call, so a
 run is reproducible after ``numpy.random.seed`` (``cupy.random.seed`` on the GPU).
 Float16 inputs are computed in float32 and cast back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -167,9 +168,9 @@ def native_batch_norm(
     """(output, save_mean, save_invstd).
 
     Training normalizes with the batch statistics and returns them (shape [C],
-    biased variance as 1/sqrt(var + eps)); evaluation uses the running
-    statistics and returns empty save_mean/save_invstd (shape [0]), as
-    PyTorch's CPU kernel does. Running statistics are never updated.
+    biased variance as 1/sqrt(var + eps)) and updates the running statistics
+    in place; evaluation uses the running statistics and returns empty
+    save_mean/save_invstd (shape [0]), as PyTorch's CPU kernel does.
     """
     op = "native_batch_norm"
     axes, bshape, channels = _batch_axes(op, input)
@@ -177,26 +178,63 @@ def native_batch_norm(
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         _check_shape(op, name, tensor, (channels,))
     dtype = input.dtype
+    stats_dtype = _parameter_dtype(op, input, weight, bias, running_mean, running_var)
     acc = _compute_dtype(dtype)
     x = input.astype(acc, copy=False)
     if training:
         mean = xp.mean(x, axis=axes)
         centered = x - mean.reshape(bshape)
-        invstd = 1.0 / xp.sqrt(xp.mean(centered * centered, axis=axes) + eps)
+        var_sum = xp.sum(centered * centered, axis=axes)
+        count = input.size // max(channels, 1)
+        invstd = 1.0 / xp.sqrt(var_sum / count + eps)
         out = centered * invstd.reshape(bshape)
-        save_mean, save_invstd = mean.astype(dtype, copy=False), invstd.astype(dtype, copy=False)
+        save_mean, save_invstd = mean.astype(stats_dtype, copy=False), invstd.astype(stats_dtype, copy=False)
+        _update_running_stats(xp, running_mean, running_var, mean, var_sum, count, momentum)
     else:
         if running_mean is None or running_var is None:
             raise KernelError(f"{op}: evaluation mode (training=False) needs running_mean and running_var")
         invstd = 1.0 / xp.sqrt(running_var.astype(acc, copy=False) + eps)
         out = (x - running_mean.astype(acc, copy=False).reshape(bshape)) * invstd.reshape(bshape)
-        save_mean = xp.zeros((0,), dtype=dtype)
-        save_invstd = xp.zeros((0,), dtype=dtype)
+        save_mean = xp.zeros((0,), dtype=stats_dtype)
+        save_invstd = xp.zeros((0,), dtype=stats_dtype)
     if weight is not None:
         out = out * weight.astype(acc, copy=False).reshape(bshape)
     if bias is not None:
         out = out + bias.astype(acc, copy=False).reshape(bshape)
     return out.astype(dtype, copy=False), save_mean, save_invstd
+
+
+def _parameter_dtype(op: str, input: Any, *parameters: Any) -> Any:
+    """The dtype of batch norm's statistics: the parameters' (all one dtype). Only a
+    float16 input may come with float32 parameters (PyTorch's mixed-dtype CPU path)."""
+    dtypes = {p.dtype for p in parameters if p is not None}
+    if not dtypes or dtypes == {input.dtype}:
+        return input.dtype
+    if len(dtypes) == 1 and input.dtype == to_dtype("Half") and dtypes == {to_dtype("Float")}:
+        return to_dtype("Float")
+    names = sorted(str(d) for d in dtypes)
+    raise KernelError(f"{op}: mixed dtypes: a {input.dtype} input with parameters of dtype {', '.join(names)}")
+
+
+def _update_running_stats(
+    xp: Any, running_mean: Any, running_var: Any, mean: Any, var_sum: Any, count: int, momentum: float
+) -> None:
+    """PyTorch's in-place update of a module's buffers after a training batch. The
+    running variance takes the unbiased batch variance (NaN for one value per channel)."""
+    if running_mean is not None:
+        updated = momentum * mean + (1 - momentum) * running_mean.astype(mean.dtype, copy=False)
+        running_mean[...] = updated.astype(running_mean.dtype, copy=False)
+    if running_var is not None:
+        with _quiet(xp):
+            unbiased = var_sum / (count - 1)  # 0 / 0 = NaN for one value per channel
+        updated = momentum * unbiased + (1 - momentum) * running_var.astype(var_sum.dtype, copy=False)
+        running_var[...] = updated.astype(running_var.dtype, copy=False)
+
+
+def _quiet(xp: Any) -> Any:
+    """Silence NumPy's floating-point warnings (CuPy has none to silence)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
 
 
 @register("aten::batch_norm")

@@ -40,8 +40,8 @@ def _compute_dtype(dtype: Any) -> Any:
 # -- avg_pool2d -------------------------------------------------------------------------------
 def _avg_geometry(op: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
                   divisor_override: Any) -> tuple[list[int], list[int], list[int], list[int]]:
-    if input.dtype == to_dtype("Bool"):
-        raise KernelError(f'{op}: "avg_pool2d" is not implemented for bool tensors')
+    if not (is_floating(input.dtype) or input.dtype == to_dtype("Long")):
+        raise KernelError(f'{op}: "avg_pool2d" is implemented for floating-point and int64 tensors, not {input.dtype}')
     if divisor_override is not None and divisor_override == 0:
         raise KernelError(f"{op}: divisor must be not zero")
     kernel, steps, pads, _, sizes = _pool_geometry(op, tuple(input.shape), kernel_size, stride, padding, 1, ceil_mode)

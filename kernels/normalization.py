@@ -1,0 +1,158 @@
+"""Group norm, and the ``_native_batch_norm_legit`` family PyTorch's exported graphs use.
+
+**Group norm** splits the C channels of an (N, C, *) input into ``group``
+groups and normalizes each (sample, group) slice by its own mean and biased
+variance, then applies a per-channel affine ``weight``/``bias``::
+
+    xhat = (x - mean[n, g]) * rstd[n, g],   rstd = 1 / sqrt(var + eps)
+    y    = xhat * weight[c] + bias[c]
+
+Its backward is layer norm's, taken per group: with ``gw = g * weight``,
+``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))`` (means over the
+group), ``dweight[c] = sum(g * xhat)`` and ``dbias[c] = sum(g)`` over the
+batch and spatial dims.
+
+**_native_batch_norm_legit** is ``native_batch_norm`` with the running
+statistics required (and written in place in training), ``.no_stats``
+without them (training only), ``_no_training`` the evaluation form. They all
+run nn.py's batch norm kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .dtypes import is_floating, to_dtype
+from .nn import native_batch_norm
+from .registry import KernelError, register
+
+__all__ = ["group_norm", "native_group_norm", "native_group_norm_backward"]
+
+
+def _compute_dtype(dtype: Any) -> Any:
+    return to_dtype("Float") if dtype == to_dtype("Half") else dtype
+
+
+# -- group norm --------------------------------------------------------------------------------
+def _grouped(op: str, input: Any, n: int, c: int, hxw: int, group: int) -> tuple[int, ...]:
+    """The (N, group, C/group, HxW) shape the input is normalized in, after PyTorch's checks."""
+    if group <= 0 or c % group:
+        raise KernelError(
+            f"{op}: expected number of channels in input to be divisible by num_groups, "
+            f"but got input of shape {list(input.shape)} and num_groups={group}"
+        )
+    if input.size != n * c * hxw or (input.ndim >= 2 and (input.shape[0], input.shape[1]) != (n, c)):
+        raise KernelError(f"{op}: N={n}, C={c}, HxW={hxw} do not describe an input of shape {list(input.shape)}")
+    if not is_floating(input.dtype):
+        raise KernelError(f"{op}: expected a floating-point input, got {input.dtype}")
+    return (n, group, c // group, hxw)
+
+
+def _check_affine(op: str, input: Any, c: int, *tensors: tuple[str, Any]) -> None:
+    for name, tensor in tensors:
+        if tensor is not None and (tensor.ndim != 1 or tensor.shape[0] != c):
+            raise KernelError(
+                f"{op}: expected {name} to be a vector of size equal to the number of channels in input, "
+                f"but got {name} of shape {list(tensor.shape)} and input of shape {list(input.shape)}"
+            )
+
+
+@register("aten::native_group_norm")
+def native_group_norm(
+    xp: Any, input: Any, weight: Any, bias: Any, N: int, C: int, HxW: int, group: int, eps: float
+) -> tuple[Any, Any, Any]:
+    """(output, mean, rstd); mean and rstd have shape (N, group)."""
+    op = "native_group_norm"
+    shape = _grouped(op, input, N, C, HxW, group)
+    _check_affine(op, input, C, ("weight", weight), ("bias", bias))
+    dtype = input.dtype
+    x = input.astype(_compute_dtype(dtype), copy=False).reshape(shape)
+    mean = xp.mean(x, axis=(2, 3), keepdims=True)
+    centered = x - mean
+    rstd = 1.0 / xp.sqrt(xp.mean(centered * centered, axis=(2, 3), keepdims=True) + eps)
+    out = centered * rstd
+    if weight is not None:
+        out = out * weight.astype(x.dtype, copy=False).reshape(1, group, C // group, 1)
+    if bias is not None:
+        out = out + bias.astype(x.dtype, copy=False).reshape(1, group, C // group, 1)
+    stats = (N, group)
+    return (
+        out.reshape(input.shape).astype(dtype, copy=False),
+        mean.reshape(stats).astype(dtype, copy=False),
+        rstd.reshape(stats).astype(dtype, copy=False),
+    )
+
+
+@register("aten::group_norm")
+def group_norm(
+    xp: Any, input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5,
+    cudnn_enabled: bool = True,
+) -> Any:
+    """group_norm on an (N, C, *) input."""
+    if input.ndim < 2:
+        raise KernelError(f"group_norm: expected an input of at least 2 dims (N, C, *), got {list(input.shape)}")
+    n, c = int(input.shape[0]), int(input.shape[1])
+    _check_affine("group_norm", input, c, ("weight", weight), ("bias", bias))
+    hxw = math.prod(int(s) for s in input.shape[2:])
+    return native_group_norm(xp, input, weight, bias, n, c, hxw, num_groups, eps)[0]
+
+
+@register("aten::native_group_norm_backward")
+def native_group_norm_backward(
+    xp: Any, grad_out: Any, input: Any, mean: Any, rstd: Any, weight: Any, N: int, C: int, HxW: int,
+    group: int, output_mask: Any,
+) -> tuple[Any, Any, Any]:
+    """(grad_input, grad_weight, grad_bias); None where output_mask is False."""
+    op = "native_group_norm_backward"
+    shape = _grouped(op, input, N, C, HxW, group)
+    _check_affine(op, input, C, ("weight", weight))
+    if tuple(grad_out.shape) != tuple(input.shape):
+        raise KernelError(f"{op}: grad_out has shape {list(grad_out.shape)}, the input {list(input.shape)}")
+    for name, stat in (("mean", mean), ("rstd", rstd)):
+        if stat.size != N * group:
+            raise KernelError(f"{op}: expected {name} of shape [{N}, {group}], got {list(stat.shape)}")
+    dtype = grad_out.dtype
+    acc = _compute_dtype(dtype)
+    g = grad_out.astype(acc, copy=False).reshape(shape)
+    mu = mean.astype(acc, copy=False).reshape(N, group, 1, 1)
+    inv = rstd.astype(acc, copy=False).reshape(N, group, 1, 1)
+    xhat = (input.astype(acc, copy=False).reshape(shape) - mu) * inv
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        gw = g if weight is None else g * weight.astype(acc, copy=False).reshape(1, group, C // group, 1)
+        inner = gw - xp.mean(gw, axis=(2, 3), keepdims=True) - xhat * xp.mean(gw * xhat, axis=(2, 3), keepdims=True)
+        grad_input = (inner * inv).reshape(input.shape).astype(dtype, copy=False)
+    if output_mask[1]:
+        grad_weight = xp.sum(g * xhat, axis=(0, 3)).reshape(C).astype(dtype, copy=False)
+    if output_mask[2]:
+        grad_bias = xp.sum(g, axis=(0, 3)).reshape(C).astype(dtype, copy=False)
+    return grad_input, grad_weight, grad_bias
+
+
+# -- batch norm, the _legit forms -------------------------------------------------------------------
+@register("aten::_native_batch_norm_legit")
+def native_batch_norm_legit(
+    xp: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
+    momentum: float, eps: float,
+) -> tuple[Any, Any, Any]:
+    """native_batch_norm with running statistics (updated in place in training)."""
+    return native_batch_norm(xp, input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+@register("aten::_native_batch_norm_legit.no_stats")
+def native_batch_norm_legit_no_stats(
+    xp: Any, input: Any, weight: Any, bias: Any, training: bool, momentum: float, eps: float
+) -> tuple[Any, Any, Any]:
+    """Batch statistics only; without running statistics there is nothing to evaluate with."""
+    if not training:
+        raise KernelError("_native_batch_norm_legit.no_stats: training=False needs running statistics")
+    return native_batch_norm(xp, input, weight, bias, None, None, True, momentum, eps)
+
+
+@register("aten::_native_batch_norm_legit_no_training")
+def native_batch_norm_legit_no_training(
+    xp: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, momentum: float, eps: float
+) -> tuple[Any, Any, Any]:
+    """Evaluation mode: normalize with the running statistics (empty save_mean/save_invstd)."""
+    return native_batch_norm(xp, input, weight, bias, running_mean, running_var, False, momentum, eps)
