@@ -16,3 +16,4 @@ from . import selection  # noqa: E402,F401,I001 - imported for its registrations
 from . import nn  # noqa: E402,F401,I001 - imported for its registrations
 from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations
 from . import statistics, indexing, softmax  # noqa: E402,F401,I001 - imported for their registrations
+from . import recurrent, attention  # noqa: E402,F401,I001 - imported for their registrations

@@ -393,8 +393,10 @@ def join_all(types: Sequence[Type]) -> Type | None:
 
 # The op families register their rules on import.
 from . import (  # noqa: E402, F401
+    shape_rules_attention,
     shape_rules_linalg,
     shape_rules_pointwise,
+    shape_rules_recurrent,
     shape_rules_reductions,
     shape_rules_views,
 )
