@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from .opinfo_cases import all_cases, case_by_id, op_label
-from .opinfo_check import check_graph, torch_jit_status
+from .opinfo_check import CheckFailure, Reference, check_graph, torch_jit_status
 from .opinfo_forms import section_reference, traced_reference
 from .opinfo_sections import collect_sections, script_variants, start_collecting
 
@@ -157,8 +157,23 @@ def test_scripted(case_id: str, scripted_records: dict[str, list[dict[str, Any]]
     for index, section in enumerate(sections):
         try:
             check_graph(section["text"], section_reference(case, section), follow_eager)
-        except AssertionError as failure:
-            raise AssertionError(f"section {index}:\n{section['text']}\n{failure}") from None
+        except CheckFailure as failure:
+            where = f"section {index} of {len(sections)}"
+            raise CheckFailure(failure.stage, f"{failure.message}\n{where}:\n{section['text']}") from None
+
+
+def test_the_check_catches_a_wrong_and_a_lost_gradient() -> None:
+    """The check can fail: eager's gradient nudged by 1e-6 relative, and a graph
+    that says its second input needs no gradient while eager computes one."""
+    case = case_by_id("mul-sample0")
+    text, ref = case.traced_text(), traced_reference(case)
+    nudged = [None if g is None else g * (1 + 1e-6) + 1e-9 for g in ref.input_grads]
+    with pytest.raises(CheckFailure, match=r"\[numbers\] gradient of input 0"):
+        check_graph(text, Reference(ref.inputs, ref.outputs, ref.output_grads, nudged))
+    second = text.splitlines()[1]
+    frozen = text.replace(second, second.replace("requires_grad=1", "requires_grad=0"))
+    with pytest.raises(CheckFailure, match=r"\[numbers\] gradient of input 1 lost"):
+        check_graph(frozen, ref)
 
 
 # -- the tables are exactly right -------------------------------------------------------------------
