@@ -104,6 +104,8 @@ REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
     "gradview::cat_backward(Tensor grad, int[] lengths, int dim) -> Tensor[]",
     "gradview::cross_entropy_loss_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, "
     "int reduction, int ignore_index, float label_smoothing, bool[2] output_mask) -> (Tensor, Tensor)",
+    "gradview::nll_loss_nd_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, int reduction, "
+    "int ignore_index) -> Tensor",
     "gradview::bilinear_backward(Tensor grad, Tensor input1, Tensor input2, Tensor weight, "
     "bool[4] output_mask) -> (Tensor, Tensor, Tensor, Tensor)",
     "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "

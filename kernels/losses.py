@@ -205,6 +205,18 @@ def nll_loss2d_backward(
     )
 
 
+@register("gradview::nll_loss_nd_backward")
+def nll_loss_nd_backward(
+    xp: Any, grad_output: Any, self: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+) -> Any:
+    """nll_loss_nd's gradient for any rank (PyTorch reshapes to nll_loss2d; same numbers)."""
+    _check_nll("nll_loss_nd_backward", self, target, weight, reduction, None)
+    _, total_weight = _nll_forward(xp, "nll_loss_nd_backward", self, target, weight, _SUM, ignore_index)
+    return _nll_backward(
+        xp, "nll_loss_nd_backward", grad_output, self, target, weight, reduction, ignore_index, total_weight
+    )
+
+
 # -- cross_entropy_loss --------------------------------------------------------------------------
 def _log_softmax(xp: Any, x: Any, d: int) -> tuple[Any, Any]:
     """(log_softmax, softmax) along ``d``, shifted by the maximum."""
