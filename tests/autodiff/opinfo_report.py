@@ -57,7 +57,11 @@ def classify(stage: str, message: str) -> str:
         return "lost gradient" if " lost" in text else "wrong number"
     if stage.startswith("differentiate"):
         return "differentiate error"
-    return "executor/run_graph error"
+    if stage == "run f":
+        return "run_graph error in f"
+    if stage == "run df":
+        return "run_graph error in df (formula or kernel)"
+    return "executor error"
 
 
 @dataclass
