@@ -395,6 +395,7 @@ def join_all(types: Sequence[Type]) -> Type | None:
 from . import (  # noqa: E402, F401
     shape_rules_attention,
     shape_rules_linalg,
+    shape_rules_nn,
     shape_rules_pointwise,
     shape_rules_recurrent,
     shape_rules_reductions,
