@@ -74,7 +74,7 @@ from gradview.ir import Block, Graph, Node, TensorType, Value
 
 from .autodiff_mode import AutodiffMode, autodiff_mode
 from .differentiable import is_differentiable
-from .formulas import formula_for
+from .formulas import formula_for, no_gradient_reason
 from .subgraph_cse import eliminate_common_subexpression_like_torch
 from .subgraph_utils import (
     PROFILE_KINDS,
@@ -177,6 +177,9 @@ def exclusion_reason(
             f"not differentiated symbolically by PyTorch: its JIT leaves {kind} to eager autograd "
             "(gradview's extended autodiff mode would put it in a DifferentiableGraph)"
         )
+    reason = no_gradient_reason(node)
+    if reason is not None:
+        return f"not differentiable: {reason}"
     if formula_for(node) is None:
         schema = node.maybe_schema()
         overload = schema.qualified_name if schema is not None else kind

@@ -16,6 +16,8 @@ import argparse
 import sys
 from typing import Any
 
+from .options import add_autodiff_option
+
 __all__ = ["register", "run", "choose_steps", "ExportError"]
 
 
@@ -47,6 +49,7 @@ def register(commands: Any) -> None:
         "--inputs", metavar="SPEC",
         help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number",
     )
+    add_autodiff_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -93,7 +96,7 @@ def _export(args: argparse.Namespace) -> list[str]:
     try:
         for program in ("dot", "neato"):  # before the slow part: fail fast with the fix
             graphviz_program(program)
-        session = load_target(args.target, args.inputs)
+        session = load_target(args.target, args.inputs, autodiff=args.autodiff)
     except (TargetError, DotMissingError) as exc:
         raise ExportError(str(exc)) from None
     for note in session.notes:

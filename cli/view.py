@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from .options import add_autodiff_option
+
 __all__ = ["register", "run"]
 
 
@@ -25,6 +27,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--theme", choices=("dark", "light"), default="dark")
     parser.add_argument("--save-trace", metavar="FILE", help="also save the trace as JSON (opens on any machine)")
+    add_autodiff_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -32,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from gradview.viewer.session import TargetError, load_target  # noqa: PLC0415 - Textual loads only here
 
     try:
-        session = load_target(args.target, args.inputs)
+        session = load_target(args.target, args.inputs, autodiff=args.autodiff)
     except TargetError as exc:
         print(f"gradview: error: {exc}", file=sys.stderr)
         return 1

@@ -299,6 +299,7 @@ class GraphExecutor:
                 annotate=lambda nodes: {
                     "differentiable_graphs": {node: k for k, node in enumerate(nodes)},
                     "excluded": excluded,
+                    "autodiff_mode": self.autodiff.value,
                 },
             )
             dg_number.update((node, k) for k, node in enumerate(diff_nodes))

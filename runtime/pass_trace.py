@@ -152,6 +152,15 @@ class PassTrace:
     def __getitem__(self, index: int) -> Step:
         return self.steps[index]
 
+    def autodiff_mode(self) -> str | None:
+        """The autodiff mode the executor sliced with ("torch" or "extended"), as its
+        CreateAutodiffSubgraphs step recorded it; None when no step says (a JIT log)."""
+        for step in self.steps:
+            mode = step.annotations.get("autodiff_mode")
+            if isinstance(mode, str):
+                return mode
+        return None
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PassTrace) and self.steps == other.steps
 
@@ -232,6 +241,7 @@ class PassTrace:
             node.source_location,
             tuple(self._block(b) for b in node._blocks),
             subgraph,
+            node.scope,
         )
         previous = self._last.get(nid)
         if previous is not None and previous == record:
@@ -406,6 +416,8 @@ class PassTrace:
                         [ref(b) for b in record.blocks],
                         None if record.subgraph is None else ref(record.subgraph),
                     ]
+                    if record.scope is not None:  # only traced modules' nodes have one
+                        entry.append(record.scope)
                 else:
                     entry = [
                         "b",
@@ -562,9 +574,12 @@ def _decode_record(entry: Any, built: list[Any], position: int) -> NodeRecord | 
     if not isinstance(entry, list) or not entry:
         raise ValueError(f"record {position} is not a list")
     tag = entry[0]
-    if tag == "n" and len(entry) == 9:
-        _, ident, kind, inputs, outputs, attrs, source, blocks, subgraph = entry
+    if tag == "n" and len(entry) in (9, 10):
+        _, ident, kind, inputs, outputs, attrs, source, blocks, subgraph = entry[:9]
+        scope = entry[9] if len(entry) == 10 else None
         if not isinstance(ident, int) or not isinstance(kind, str) or not (source is None or isinstance(source, str)):
+            raise ValueError(f"record {position} is a bad node record")
+        if not (scope is None or isinstance(scope, str)):
             raise ValueError(f"record {position} is a bad node record")
         attr_pairs = []
         for a in attrs:
@@ -580,6 +595,7 @@ def _decode_record(entry: Any, built: list[Any], position: int) -> NodeRecord | 
             source,
             tuple(earlier(b, BlockRecord) for b in blocks),
             None if subgraph is None else earlier(subgraph, BlockRecord),
+            scope,
         )
     if tag == "b" and len(entry) == 4:
         _, params, nodes, returns = entry

@@ -196,7 +196,7 @@ class GradviewApp(App[None]):
         self.animation_level = "none"
         self.sub_title = Path(self.session.name.partition(":")[0]).name + (
             ":" + self.session.name.rpartition(":")[2] if ".py:" in self.session.name else ""
-        )
+        ) + _autodiff_label(self.trace.autodiff_mode())
         self.summaries = summarize_steps(self.trace)
         timeline = self.query_one(Timeline)
         timeline.load(self.summaries)
@@ -825,3 +825,10 @@ def _marked_ir(step: Any, marks: Marks, theme: str) -> list[tuple[str, Style | N
         else:
             lines.append((line, None))
     return lines
+
+
+def _autodiff_label(mode: str | None) -> str:
+    """The header's word on the autodiff mode: PyTorch's, or the extended set beyond it."""
+    if mode == "extended":
+        return " · autodiff: EXTENDED (beyond PyTorch)"
+    return " · autodiff: PyTorch's" if mode == "torch" else ""

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy
 
+from gradview.autodiff import autodiff_mode
 from gradview.ir import (
     FromTorchError,
     Graph,
@@ -177,13 +178,16 @@ def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
 
 
 # -- tracing ----------------------------------------------------------------------------------
-def trace_executor(graph: Graph, inputs: Sequence[Any], requires_grad: Sequence[bool] | None = None) -> PassTrace:
+def trace_executor(
+    graph: Graph, inputs: Sequence[Any], requires_grad: Sequence[bool] | None = None, autodiff: str | None = None
+) -> PassTrace:
     """The trace of one training step of ``graph``: compile and run forward with
     floating-point tensors requiring grad (or those ``requires_grad`` marks),
-    then backward from every output that requires grad (with gradients of ones)."""
+    then backward from every output that requires grad (with gradients of ones).
+    ``autodiff`` is the executor's autodiff mode (PyTorch's by default)."""
     trace = PassTrace()
     trace.record("Input", graph, changed=False)
-    executor = GraphExecutor(graph, trace=trace)  # it compiles copies; the trace keeps the ids
+    executor = GraphExecutor(graph, trace=trace, autodiff=autodiff)  # it compiles copies; the trace keeps the ids
     if requires_grad is None:
         requires_grad = [isinstance(v, numpy.ndarray) and numpy.issubdtype(v.dtype, numpy.floating) for v in inputs]
     tensors = [
@@ -208,12 +212,20 @@ def _flatten_outputs(values: Sequence[Any]) -> list[Any]:
 
 
 # -- targets ----------------------------------------------------------------------------------
-def load_target(target: str, inputs: str | None = None, seed: int = 0) -> Session:
-    """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json`` or a JIT log file."""
+def load_target(target: str, inputs: str | None = None, seed: int = 0, autodiff: str | None = None) -> Session:
+    """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json`` or a JIT log file.
+
+    ``autodiff`` ("torch", the default, or "extended") is the executor's autodiff
+    mode for graphs and functions; traces and logs were recorded with theirs."""
     lowered = target.lower()
+    if autodiff is not None:
+        try:
+            autodiff_mode(autodiff)
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
     if ".py:" in lowered and lowered.rpartition(":")[0].endswith(".py"):
         loaded = load_python(target)
-        return _graph_session(target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad)
+        return _graph_session(target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff)
     path = Path(target)
     if not path.is_file():
         raise TargetError(f"{target}: cannot read: no such file")
@@ -225,7 +237,7 @@ def load_target(target: str, inputs: str | None = None, seed: int = 0) -> Sessio
             raise TargetError(f"{target}:{exc.summary}") from None
         except IRVerifyError as exc:
             raise TargetError(f"{target}: invalid graph: {exc}") from None
-        return _graph_session(target, graph, inputs, None, seed)
+        return _graph_session(target, graph, inputs, None, seed, autodiff=autodiff)
     try:
         with path.open("rb") as handle:
             start = handle.read(64).lstrip()
@@ -246,6 +258,7 @@ def _graph_session(
     file_inputs: list[Any] | None,
     seed: int,
     requires_grad: list[bool] | None = None,
+    autodiff: str | None = None,
 ) -> Session:
     names = [v.debugName() for v in graph.inputs()]
     notes: list[str] = []
@@ -274,7 +287,7 @@ def _graph_session(
     if len(values) != len(names):
         raise TargetError(f"{target}: {len(values)} example inputs for {len(names)} graph inputs")
     try:
-        trace = trace_executor(graph, values, requires_grad)
+        trace = trace_executor(graph, values, requires_grad, autodiff)
     except (GraphRuntimeError, ValueError, TypeError, RuntimeError) as exc:
         raise TargetError(f"{target}: running the graph on the example inputs failed: {str(exc).splitlines()[0]}") from None
     return Session(target, trace, graph, values, names, notes)

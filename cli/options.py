@@ -1,0 +1,20 @@
+"""Command-line options shared by several gradview commands."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["AUTODIFF_CHOICES", "add_autodiff_option"]
+
+# gradview.autodiff.AutodiffMode's values (tests/cli/test_options.py keeps them
+# equal); spelled out so that `gradview --help` does not import the autodiff stack.
+AUTODIFF_CHOICES = ("torch", "extended")
+
+
+def add_autodiff_option(parser: argparse.ArgumentParser) -> None:
+    """``--autodiff torch|extended``: the executor's autodiff mode (PyTorch's by default)."""
+    parser.add_argument(
+        "--autodiff", choices=AUTODIFF_CHOICES, default=AUTODIFF_CHOICES[0],
+        help="which ops symbolic autodiff takes: PyTorch's (default) or gradview's extended set, "
+        "which also merges ops PyTorch leaves to eager autograd (sum, cat, select...)",
+    )

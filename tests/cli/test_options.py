@@ -1,0 +1,11 @@
+"""The shared command-line options name the library's own values."""
+
+from __future__ import annotations
+
+from gradview.autodiff import DEFAULT_AUTODIFF_MODE, AutodiffMode
+from gradview.cli.options import AUTODIFF_CHOICES
+
+
+def test_autodiff_choices_are_the_modes_with_the_default_first() -> None:
+    assert set(AUTODIFF_CHOICES) == {mode.value for mode in AutodiffMode}
+    assert AUTODIFF_CHOICES[0] == DEFAULT_AUTODIFF_MODE.value
