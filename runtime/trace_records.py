@@ -36,6 +36,7 @@ class NodeRecord(NamedTuple):
     source: str | None
     blocks: tuple[BlockRecord, ...]
     subgraph: BlockRecord | None
+    scope: str | None = None  # a traced module's scope (``, scope: __module.layer1``)
 
 
 class BlockRecord(NamedTuple):
@@ -98,6 +99,8 @@ def _head(node: NodeRecord, names: dict[int, str], groups: list[NodeRecord]) -> 
         if node.attrs:
             call += "[" + ", ".join(n + "=" + t for n, t in node.attrs) + "]"
     text = _typed(node.outputs) + " = " + call + "(" + _refs(node.inputs, names) + ")"
+    if node.scope:
+        text += ", scope: " + node.scope
     if node.source:
         text += " # " + node.source
     return text
