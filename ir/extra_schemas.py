@@ -44,10 +44,10 @@ BACKWARD_HELPER_SCHEMAS: tuple[str, ...] = (
     "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
     "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "
     "SymInt step) -> Tensor",
-    "gradview::split_with_sizes_backward(Tensor?[] grads, int[] split_sizes, int dim, int[] sizes) -> Tensor?",
-    "gradview::split_backward(Tensor?[] grads, int split_size, int dim, int[] sizes) -> Tensor?",
-    "gradview::chunk_backward(Tensor?[] grads, int chunks, int dim, int[] sizes) -> Tensor?",
-    "gradview::unbind_backward(Tensor?[] grads, int dim, int[] sizes) -> Tensor?",
+    "gradview::split_with_sizes_backward(Tensor?[] grads, int[] split_sizes, int dim, int[] sizes) -> Tensor",
+    "gradview::split_backward(Tensor?[] grads, int split_size, int dim, int[] sizes) -> Tensor",
+    "gradview::chunk_backward(Tensor?[] grads, int chunks, int dim, int[] sizes) -> Tensor",
+    "gradview::unbind_backward(Tensor?[] grads, int dim, int[] sizes) -> Tensor",
     "gradview::sizes_along(Tensor[] tensors, int dim) -> int[]",
     "gradview::invert_permutation(int[] dims) -> int[]",
     "aten::value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, "
@@ -72,6 +72,16 @@ NN_SCHEMAS: tuple[str, ...] = (
     "Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
     "aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, "
     "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
+    # The backward of conv1d/conv2d/_convolution_mode (unbatched inputs, 'same' padding).
+    "gradview::conv_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, "
+    "SymInt[] padding, SymInt[] dilation, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    "gradview::conv_backward.padding(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, "
+    "str padding, SymInt[] dilation, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    # conv1d/2d/3d by the weight's rank: the forward that backward's own backward convolves with.
+    "gradview::conv(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+    "SymInt[] dilation, SymInt groups) -> Tensor",
+    "gradview::conv.padding(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, "
+    "SymInt[] dilation, SymInt groups) -> Tensor",
 )
 
 # The backward kernels the recurrent and attention formulas emit (autodiff/formulas/recurrent.py,

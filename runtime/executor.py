@@ -228,6 +228,8 @@ class GraphExecutor:
 
     @staticmethod
     def _as_tensor(value: Any, registry: TensorRegistry | None) -> Any:
+        if isinstance(value, list | tuple):  # tensors in a returned list or tuple keep their history
+            return type(value)(GraphExecutor._as_tensor(item, registry) for item in value)
         if not (hasattr(value, "shape") and hasattr(value, "dtype")):
             return value
         if registry is None:

@@ -89,3 +89,24 @@ def test_without_grad_the_node_runs_plainly() -> None:
         (z,) = GraphExecutor(parse_ir(NO_DERIVATIVE)).run([x, y])
     assert not z.requires_grad
     np.testing.assert_allclose(z.numpy(), np.floor_divide(x.detach().numpy(), 0.7))
+
+
+SPLIT_INTO_A_LIST = """graph(%x : Tensor):
+  %two : int = prim::Constant[value=2]()
+  %zero : int = prim::Constant[value=0]()
+  %y : Tensor = aten::sin(%x)
+  %parts : Tensor[] = aten::split(%y, %two, %zero)
+  return (%parts)
+"""
+
+
+def test_tensors_returned_in_a_list_stay_connected_to_autograd() -> None:
+    value = np.linspace(0.1, 1.0, 5)
+    x = Tensor(value.copy(), requires_grad=True)
+    (parts,) = GraphExecutor(parse_ir(SPLIT_INTO_A_LIST)).run([x])
+    assert isinstance(parts, list) and all(isinstance(p, Tensor) and p.requires_grad for p in parts)
+    (gx,) = grad([(parts[0] * 2.0).sum() + parts[2].sum()], [x])
+    tx = torch.tensor(value, requires_grad=True)
+    tparts = torch.split(torch.sin(tx), 2, 0)
+    (expected,) = torch.autograd.grad((tparts[0] * 2.0).sum() + tparts[2].sum(), [tx])
+    np.testing.assert_allclose(gx.numpy(), expected.numpy(), rtol=1e-12)
