@@ -57,3 +57,10 @@ def _native_mha(args: NodeArgs) -> RuleResult:
 def _encoder_layer(args: NodeArgs) -> RuleResult:
     src = args.tensor(0)
     return None if src is None else [fresh(src.scalar_type, src.sizes, src.device)]
+
+
+@register_rule("gradview::scaled_dot_product_attention_backward")
+def _sdpa_backward(args: NodeArgs) -> RuleResult:
+    """Four ``Tensor?`` gradients (None where output_mask says no): their declared optional
+    types stay, as for any optional result."""
+    return [None, None, None, None]

@@ -11,12 +11,16 @@ GRU). A layer op returns:
   sizes with the seq dim's stride the smallest but one. The packed
   (``.data``) form gives ``[rows, directions * out]``.
 * ``hy`` (and the LSTM's ``cy``): new tensors the sizes of ``hx``'s.
+
+The backward kernels the formulas emit (``gradview::lstm_backward``...)
+return one gradient per input, each like its input.
 """
 
 from __future__ import annotations
 
 from ..types import TensorType, Type
 from .shape_functions import (
+    ElementList,
     NodeArgs,
     RuleResult,
     Sizes,
@@ -94,3 +98,45 @@ def _layer(args: NodeArgs) -> RuleResult:
     for state in states:
         results.append(None if state is None else fresh(x.scalar_type, state.sizes, x.device))
     return results  # type: ignore[return-value]
+
+
+# -- the backward kernels: each gradient has its input's dtype, sizes and device ------------------
+def _like(t: TensorType | None) -> TensorType | None:
+    return None if t is None else fresh(t.scalar_type, t.sizes, t.device)
+
+
+def _list_like(args: NodeArgs, i: int) -> ElementList | None:
+    """A list of gradients, one like each element of list input ``i`` (when their types are known)."""
+    elements = args.elements(i)
+    if elements is None or not all(isinstance(e, TensorType) for e in elements):
+        return None
+    return ElementList(tuple(_like(e) for e in elements))  # type: ignore[arg-type, misc]
+
+
+@register_rule("gradview::lstm_cell_backward", "gradview::gru_cell_backward")
+def _cell_backward(args: NodeArgs) -> RuleResult:
+    """(d_input, d_hx, d_w_ih, d_w_hh, d_b_ih, d_b_hh); the LSTM's d_hx is a list."""
+    lstm = args.node.kind() == "gradview::lstm_cell_backward"
+    first = 2 if lstm else 1  # the input follows the output gradients
+    d_hx = _list_like(args, first + 1) if lstm else _like(args.tensor(first + 1))
+    weights = [_like(args.tensor(i)) for i in range(first + 2, first + 6)]
+    return [_like(args.tensor(first)), d_hx, *weights]
+
+
+@register_rule("gradview::lstm_backward", "gradview::gru_backward")
+def _layer_backward(args: NodeArgs) -> RuleResult:
+    """(d_input, d_hx, d_params): d_input laid out like the layer's output (a transposed
+    [seq, batch, ...] buffer with batch_first), d_params one per weight."""
+    lstm = args.node.kind() == "gradview::lstm_backward"
+    first = 3 if lstm else 2
+    x = args.tensor(first)
+    d_input = _like(x)
+    if x is not None and args.value(first + 7, None) is True and args.is_none(first + 1):
+        sizes = x.sizes
+        if all_known(sizes) and len(sizes) == 3:  # type: ignore[arg-type]
+            batch, _, width = sizes  # type: ignore[misc]
+            d_input = make_tensor(x.scalar_type, sizes, (width, batch * width, 1), x.device)
+        else:
+            d_input = make_tensor(x.scalar_type, sizes, None, x.device)
+    d_hx = _list_like(args, first + 2) if lstm else _like(args.tensor(first + 2))
+    return [d_input, d_hx, _list_like(args, first + 3)]

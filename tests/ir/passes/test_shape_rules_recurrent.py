@@ -12,11 +12,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 import torch
 
-from gradview.ir import TensorType, parse_ir
+from gradview.ir import ListType, TensorType, parse_ir
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
+from gradview.runtime import run_graph
+from tests.kernels.oracle import op_graph
 
 from .shape_oracle import reset_copy, traced_text, type_mismatches
 
@@ -204,3 +207,84 @@ def test_encoder_layer() -> None:
         mask,
     )
     _check_scripted(_encoder, args, {"aten::_transformer_encoder_layer_fwd"})
+
+
+# -- the backward kernels: types against the arrays they return --------------------------------------
+def _backward_cases() -> dict[str, tuple[str, list]]:
+    rng = np.random.default_rng(0)
+
+    def a(*shape: int) -> np.ndarray:
+        return rng.standard_normal(shape)
+
+    w4, w3 = [a(20, 4), a(20, 5), a(20), a(20)], [a(15, 4), a(15, 5), a(15), a(15)]
+    lstm_params = [a(20, 4), a(20, 5), a(20), a(20), a(20, 4), a(20, 5), a(20), a(20)]
+    return {
+        "lstm_cell": (
+            "gradview::lstm_cell_backward",
+            [a(3, 5), None, a(3, 4), [a(3, 5), a(3, 5)], *w4],
+        ),
+        "gru_cell": (
+            "gradview::gru_cell_backward",
+            [a(3, 5), a(3, 4), a(3, 5), w3[0], w3[1], None, None],
+        ),
+        "lstm batch_first bidirectional": (
+            "gradview::lstm_backward",
+            [
+                a(3, 6, 10),
+                None,
+                None,
+                a(3, 6, 4),
+                None,
+                [a(2, 3, 5), a(2, 3, 5)],
+                lstm_params,
+                True,
+                1,
+                True,
+                True,
+            ],
+        ),
+        "gru packed": (
+            "gradview::gru_backward",
+            [
+                a(6, 5),
+                a(1, 3, 5),
+                a(6, 4),
+                np.array([3, 2, 1]),
+                a(1, 3, 5),
+                w3,
+                True,
+                1,
+                False,
+                False,
+            ],
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_backward_cases()))
+def test_backward_kernels(name: str) -> None:
+    op, args = _backward_cases()[name]
+    graph, inputs = op_graph(op, args)
+    propagate_input_shapes(graph)
+    node = next(n for n in graph.nodes() if n.kind() == op)
+    results = run_graph(graph, inputs)
+    checked = 0
+    for value, result in zip(node.outputs(), results, strict=True):
+        # A list's type joins its elements' (sizes that differ become unknown).
+        type_ = value.type().elem if isinstance(value.type(), ListType) else value.type()
+        for array in result if isinstance(result, list) else [result]:
+            if array is None or not isinstance(type_, TensorType) or type_.sizes is None:
+                continue
+            assert len(type_.sizes) == array.ndim, (type_, array.shape)
+            assert all(t in (None, a) for t, a in zip(type_.sizes, array.shape, strict=True)), (
+                type_,
+                array.shape,
+            )
+            if type_.strides is not None:
+                strides = tuple(s // array.itemsize for s in array.strides)
+                assert all(t in (None, a) for t, a in zip(type_.strides, strides, strict=True)), (
+                    type_,
+                    strides,
+                )
+            checked += 1
+    assert checked >= 2
