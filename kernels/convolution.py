@@ -390,3 +390,41 @@ def _slow_conv2d_backward(
     return convolution_backward(
         xp, grad_output, self, weight, None, stride, padding, 1, False, 0, 1, output_mask, op
     )
+
+
+@register("gradview::conv_backward", "gradview::conv_backward.padding")
+def conv_backward(
+    xp: Any, grad_output: Any, input: Any, weight: Any, stride: Any, padding: Any, dilation: Any, groups: int,
+    output_mask: Any,
+) -> tuple[Any, Any, Any]:
+    """The backward of conv1d/conv2d/_convolution_mode, whatever their input: an
+    unbatched input is batched for convolution_backward and its gradient unbatched
+    again; padding='same' with an odd total pads one side more, which is the
+    symmetric convolution with the larger padding minus its first output, so
+    grad_output gets a zero there first."""
+    op = "conv_backward"
+    dims = weight.ndim - 2
+    unbatched = input.ndim == dims + 1
+    if unbatched:
+        input, grad_output = input[None], grad_output[None]
+    if isinstance(padding, str):
+        low, high = _same_padding(op, weight, stride, dilation, padding)
+        if low != high:
+            front = [h - lo for lo, h in zip(low, high, strict=True)]
+            grad_output = _pad(xp, grad_output, front, [0] * dims)
+        padding = high
+    grad_input, grad_weight, grad_bias = convolution_backward(
+        xp, grad_output, input, weight, None, stride, padding, dilation, False, 0, groups, output_mask, op
+    )
+    if unbatched and grad_input is not None:
+        grad_input = grad_input[0]
+    return grad_input, grad_weight, grad_bias
+
+
+@register("gradview::conv", "gradview::conv.padding")
+def conv(
+    xp: Any, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int
+) -> Any:
+    """conv1d/conv2d/conv3d by the weight's rank (unbatched input, 'same'/'valid' too): the forward
+    the double backward of ``gradview::conv_backward`` convolves with."""
+    return _conv_mode(xp, "conv", input, weight, bias, stride, padding, dilation, groups, weight.ndim - 2)

@@ -311,6 +311,16 @@ def _torch_cpu_frequencies(xp: Any, flat: Any, num_weights: int) -> Any:
     return counts[ordered[group]]
 
 
+def _rebuilt_offset2bag(xp: Any, op: str, indices: Any, offsets: Any, offset2bag: Any) -> Any:
+    """offset2bag, rebuilt from the offsets where the forward's fast path left it empty (as PyTorch does)."""
+    if not indices.size or offset2bag.size:
+        return offset2bag
+    _check_indices(op, "offsets", offsets)
+    marks = xp.zeros(indices.size + 1, dtype=to_dtype("Long"))
+    xp.add.at(marks, offsets.astype(to_dtype("Long"), copy=False)[1:], 1)
+    return xp.cumsum(marks)[: indices.size]
+
+
 @register("aten::_embedding_bag_backward")
 def embedding_bag_backward(
     xp: Any, grad: Any, indices: Any, offsets: Any, offset2bag: Any, bag_size: Any, maximum_indices: Any,
@@ -319,11 +329,7 @@ def embedding_bag_backward(
 ) -> Any:
     """The weight gradient of _embedding_bag (the dense one; sparse is refused)."""
     _no_sparse("_embedding_bag_backward", sparse)
-    if indices.size and not offset2bag.size:  # the forward's fast path left it out
-        _check_indices("_embedding_bag_backward", "offsets", offsets)
-        marks = xp.zeros(indices.size + 1, dtype=to_dtype("Long"))
-        xp.add.at(marks, offsets.astype(to_dtype("Long"), copy=False)[1:], 1)
-        offset2bag = xp.cumsum(marks)[: indices.size]
+    offset2bag = _rebuilt_offset2bag(xp, "_embedding_bag_backward", indices, offsets, offset2bag)
     return embedding_bag_dense_backward(
         xp, grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode,
         per_sample_weights, padding_idx,
@@ -341,7 +347,7 @@ def embedding_bag_per_sample_weights_backward(
     _check_indices(op, "indices", indices)
     flat = indices.astype(to_dtype("Long"), copy=False)
     _check_range(op, xp, flat, weight.shape[0])
-    owner = offset2bag.astype(to_dtype("Long"), copy=False)
+    owner = _rebuilt_offset2bag(xp, op, indices, offsets, offset2bag).astype(to_dtype("Long"), copy=False)
     dtype = grad.dtype
     acc = _compute_dtype(dtype)
     rows = xp.take(weight, flat, axis=0).astype(acc, copy=False)

@@ -14,6 +14,7 @@ from . import pointwise_extra, views, containers  # noqa: E402,F401,I001 - impor
 from . import reductions  # noqa: E402,F401,I001 - imported for its registrations
 from . import selection  # noqa: E402,F401,I001 - imported for its registrations
 from . import nn  # noqa: E402,F401,I001 - imported for its registrations
+from . import convolution, pooling, embedding, normalization  # noqa: E402,F401,I001 - conv, pools, embeddings, norms (issue 10)
 from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations
 from . import statistics, indexing, softmax  # noqa: E402,F401,I001 - imported for their registrations
 from . import recurrent, attention  # noqa: E402,F401,I001 - imported for their registrations

@@ -19,7 +19,8 @@ than spelling the math out in IR, as TorchScript's own formulas do:
   returned by ``native_batch_norm``, recomputed for ``batch_norm``), in
   evaluation the running ones; ``native_batch_norm_backward`` handles both.
   The backward never passes the running statistics in training mode (they
-  are not needed, and the recomputation must not update them).
+  are not needed, and the recomputation must not update them: in training
+  the forward kernel writes them in place, as PyTorch's does).
 
 The backward kernels take an ``output_mask``: which of (input, weight, bias)
 need a gradient. It is decided from the inputs' ``requires_grad``, so nothing
@@ -176,10 +177,9 @@ def _batch_norm(emit: Emitter, node: Node, grad: Value, saved_stats: tuple[Value
             saved_stats = (mean, invstd)
     elif training is False:
         saved_stats = None  # evaluation normalizes with the running statistics
-    elif saved_stats is None:  # decided at run time
-        _, mean, invstd = emit.op(
-            "aten::native_batch_norm", x, None, None, running_mean, running_var, training_value, momentum, eps
-        )
+    elif saved_stats is None:  # decided at run time: the batch statistics, used only in training
+        # (recomputed without the running statistics, which a second training call would update again)
+        _, mean, invstd = emit.op("aten::native_batch_norm", x, None, None, None, None, True, momentum, eps)
         saved_stats = (mean, invstd)
     mean, invstd = saved_stats if saved_stats is not None else (None, None)
     train = training_value if training is NOT_CONSTANT else bool(training)

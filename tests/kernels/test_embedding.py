@@ -160,3 +160,5 @@ def test_embedding_bag_float32_fast_path(last: bool, weighted: bool) -> None:
         args = [grad, indices, offsets, offset2bag, bag_size, max_indices, ROWS, scale, 0, False, psw, -1]
         _check("aten::_embedding_bag_backward", args)
     _check("aten::embedding_bag", [w, indices, offsets, False, 0, False, psw, last])
+    if weighted:
+        _check("aten::_embedding_bag_per_sample_weights_backward", [grad, w, indices, offsets, offset2bag, 0, -1])
