@@ -7,14 +7,15 @@ tests assert its JIT differentiates), every float64 CPU sample:
 * ``-scripted``: every DifferentiableGraph section torch's profiling executor
   differentiates for the scripted call, as test_ops_jit builds it (one
   subprocess per test session collects them from the executor's debug log
-  while the traced tests run; see ``opinfo_sections``).
+  while the traced tests run; see ``opinfo_sections``);
+* ``-executor``: the traced graph run as a program through GraphExecutor and
+  gradview's autograd, against eager PyTorch's outputs and input gradients.
 
 Each graph goes through ``check_graph``: gradview's f and df against eager
 autograd (rtol 1e-7), and the Gradient's lists against ``_jit_differentiate``
 wherever torch accepts the graph (where it refuses, gradview must refuse in
 torch mode, and extended mode must match eager). ``python -m
-tests.autodiff.opinfo_report`` prints the same checks per op, with the
-GraphExecutor as a third form.
+tests.autodiff.opinfo_report`` prints the same checks per op.
 
 What torch itself gets wrong is listed below with torch's words, and checked
 to be exactly right, so the tables cannot go stale silently.
@@ -29,7 +30,7 @@ import pytest
 
 from .opinfo_cases import all_cases, case_by_id, op_label
 from .opinfo_check import CheckFailure, Reference, check_graph, torch_jit_status
-from .opinfo_forms import section_reference, traced_reference
+from .opinfo_forms import run_executor, section_reference, traced_reference
 from .opinfo_sections import collect_sections, script_variants, start_collecting
 
 # -- what torch's own JIT cannot do ---------------------------------------------------------------
@@ -124,6 +125,15 @@ def test_traced(case_id: str) -> None:
     case = case_by_id(case_id)
     follow_eager = (case_id, "traced") in JIT_DISAGREES
     check_graph(case.traced_text(), traced_reference(case), follow_eager)
+
+
+@pytest.mark.parametrize("case_id", [c.case_id for c in CASES], ids=lambda c: f"{c}-executor")
+def test_executor(case_id: str) -> None:
+    """The traced graph as a program: GraphExecutor (PyTorch's autodiff mode) and
+    gradview's autograd give eager PyTorch's outputs and input gradients; no
+    gradient is silently lost on the way (issue 10, point 5)."""
+    case = case_by_id(case_id)
+    run_executor(case.traced_text(), traced_reference(case))
 
 
 def unique_sections(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
