@@ -94,16 +94,38 @@ def div_scalar(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Va
 
 @formula("aten::div.Tensor_mode", "aten::div.Scalar_mode", forward=_broadcast_sizes)
 def div_mode(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    """Rounded division (``trunc``/``floor``) is flat between its jumps: no
-    gradient, as in PyTorch. Without a rounding mode it is plain division."""
+    """Rounded division (``trunc``/``floor``) is flat between its jumps: a zero
+    gradient for each tensor operand, as in PyTorch (``zeros_like``). Without
+    a rounding mode it is plain division; a mode known only at run time
+    chooses between the two with a ``prim::If``."""
+    from gradview.ir import NOT_CONSTANT, TensorType
     from gradview.ir.constants import constant_value
 
-    if constant_value(node.inputs()[2]) is not None:
-        return [None, None, None]
-    grads_in = div_tensor(emit, node, saved, grads) if node.inputs()[1].type().is_tensor() else [
-        emit.op("aten::div", grads[0], node.inputs()[1]), None
-    ]
-    return [*grads_in, None]
+    from .emit_util import emit_if
+
+    mode = constant_value(node.inputs()[2])
+    if mode is None:
+        return [*_plain_div(emit, node, saved, grads), None]
+    tensors = node.inputs()[:2]
+    zeros = [emit.op("aten::zeros_like", t) if t.type().is_tensor() and t.requires_grad() else None for t in tensors]
+    if mode is not NOT_CONSTANT:
+        return [*zeros, None]
+    # Build the plain-division gradients inside each If's branch, so nothing runs when unused.
+    is_none = emit.op("aten::__is__", node.inputs()[2], None)
+    chosen: list[Value | None] = []
+    for index, zero in enumerate(zeros):
+        if zero is None:
+            chosen.append(None)
+            continue
+        plain = lambda index=index: _plain_div(emit, node, saved, grads)[index]  # noqa: E731
+        chosen.append(emit_if(emit, is_none, plain, lambda zero=zero: zero, TensorType()))
+    return [*chosen, None]
+
+
+def _plain_div(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    if node.inputs()[1].type().is_tensor():
+        return div_tensor(emit, node, saved, grads)
+    return [emit.op("aten::div", grads[0], node.inputs()[1]), None]
 
 
 @formula("aten::neg")

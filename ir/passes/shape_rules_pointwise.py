@@ -32,7 +32,7 @@ UNARY_SAME = (
     "aten::round", "aten::trunc", "aten::frac", "aten::bitwise_not", "aten::leaky_relu",
     "aten::gelu", "aten::hardtanh", "aten::elu", "aten::silu", "aten::relu6", "aten::softplus",
     "aten::celu", "aten::selu", "aten::hardswish", "aten::hardsigmoid", "aten::mish",
-    "aten::threshold", "aten::positive", "aten::sgn", "aten::nan_to_num",
+    "aten::threshold", "aten::positive", "aten::sgn", "aten::nan_to_num", "aten::hardshrink",
 )
 UNARY_FLOAT = (
     "aten::sin", "aten::cos", "aten::tan", "aten::asin", "aten::acos", "aten::atan",
@@ -57,7 +57,9 @@ COMPARISONS = (
 # Backward kernels autodiff emits: broadcast of their tensor inputs, promoted dtype.
 BACKWARD = (
     "aten::tanh_backward", "aten::sigmoid_backward", "aten::threshold_backward",
-    "aten::gelu_backward", "aten::leaky_relu_backward",
+    "aten::gelu_backward", "aten::leaky_relu_backward", "aten::hardtanh_backward",
+    "aten::hardshrink_backward", "aten::hardswish_backward", "aten::hardsigmoid_backward",
+    "aten::silu_backward", "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
 )
 # Memory formats as ``memory_format=`` arguments carry them.
 _CONTIGUOUS_FORMAT = 0
