@@ -86,10 +86,13 @@ def check_gradient(
 
     rng = np.random.default_rng(seed + 1000)
     fn = reference_callable(text)
-    # Integer and bool arrays (indices, masks) cannot require grad.
+    # Integer and bool arrays (indices, masks) cannot require grad; a float input requires
+    # grad unless its type says requires_grad=0 (class weights, a total weight).
+    declared = [value.requires_grad() for value in parse_ir(text).inputs()]
     t_inputs = [
-        torch.tensor(v, requires_grad=bool(np.issubdtype(v.dtype, np.floating))) if isinstance(v, np.ndarray) else v
-        for v in inputs
+        torch.tensor(v, requires_grad=bool(np.issubdtype(v.dtype, np.floating)) and wants)
+        if isinstance(v, np.ndarray) else v
+        for v, wants in zip(inputs, declared, strict=True)
     ]
     t_outputs = list(fn(*t_inputs))
     output_grads = [rng.standard_normal(o.shape) if isinstance(o, torch.Tensor) else None for o in t_outputs]
