@@ -109,7 +109,7 @@ def _convolution(args: NodeArgs) -> RuleResult:
     return [_like_input(x, sizes)]
 
 
-@register_rule("aten::conv1d", "aten::conv2d", "aten::_convolution_mode")
+@register_rule("aten::conv1d", "aten::conv2d", "aten::_convolution_mode", "gradview::conv")
 def _conv(args: NodeArgs) -> RuleResult:
     """conv*d(input, weight, bias, stride, padding (ints or 'same'/'valid'), dilation, groups);
     hand-written IR may leave out the trailing defaults."""
@@ -153,6 +153,16 @@ def _convolution_backward(args: NodeArgs) -> RuleResult:
         return None
     bias = fresh(grad.scalar_type, (_dim(grad, 1),), grad.device)
     return _gradients(args, 10, _like_input(x, x.sizes, grad.scalar_type), _like_input(w, w.sizes), bias)
+
+
+@register_rule("gradview::conv_backward")
+def _conv_backward(args: NodeArgs) -> RuleResult:
+    """(grad_output, input, weight, stride, padding, dilation, groups, output_mask)."""
+    grad, x, w = args.tensor(0), args.tensor(1), args.tensor(2)
+    if x is None or w is None or grad is None:
+        return None
+    bias = fresh(grad.scalar_type, (_dim(w, 0),), grad.device)
+    return _gradients(args, 7, _like_input(x, x.sizes, grad.scalar_type), _like_input(w, w.sizes), bias)
 
 
 @register_rule("aten::_slow_conv2d_backward")

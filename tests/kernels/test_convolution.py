@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
+import torch
 
 from gradview.runtime import GraphRuntimeError
 from gradview.runtime import run_graph as _run_graph
@@ -220,3 +221,33 @@ def test_every_kernel_tap_and_window_once() -> None:
         x[0, 0, 3, 4] = 1.0
         w = np.arange(6, dtype=np.float64).reshape(1, 1, 3, 2)
         _check("aten::convolution", [x, w, None, [stride] * 2, [padding] * 2, [dilation] * 2, False, [0, 0], 1])
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+@pytest.mark.parametrize("padding", [[1], "same", "valid"], ids=str)
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_gradview_conv_helpers(dims: int, padding: list | str, unbatched: bool) -> None:
+    """gradview::conv and gradview::conv_backward (what the conv1d/conv2d gradients emit)
+    against conv1d/conv2d and torch.autograd, even kernels with 'same' included."""
+    rng = np.random.default_rng(dims)
+    x = rng.standard_normal((2, 4, *SPATIAL[dims]))
+    x = x[0] if unbatched else x
+    w, b = rng.standard_normal((6, 2, *(2, 3)[:dims])), rng.standard_normal(6)
+    overload = ".padding" if isinstance(padding, str) else ""
+    params = [[1], padding, [2], 2]
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    conv = torch.conv1d if dims == 1 else torch.conv2d
+    expected = conv(tx, tw, tb, 1, padding if isinstance(padding, str) else padding * dims, 2, 2)
+    graph, inputs = op_graph("gradview::conv" + overload, [x, w, b, *params])
+    (ours,) = _run_graph(graph, inputs, backend=oracle.BACKEND)
+    np.testing.assert_allclose(ours, expected.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = rng.standard_normal(tuple(expected.shape))
+    theirs = torch.autograd.grad(expected, [tx, tw, tb], torch.tensor(g))
+    for mask in ([True, True, True], [True, False, False], [False, True, True]):
+        graph, inputs = op_graph("gradview::conv_backward" + overload, [g, x, w, *params, mask])
+        results = _run_graph(graph, inputs, backend=oracle.BACKEND)
+        for wanted, mine, reference in zip(mask, results, theirs, strict=True):
+            if wanted:
+                np.testing.assert_allclose(mine, reference.numpy(), rtol=1e-10, atol=1e-12)
+            else:
+                assert mine is None

@@ -175,3 +175,24 @@ def test_batch_norm_internal_forms(training: bool) -> None:
     _, mean, invstd = A.native_batch_norm(*(torch.from_numpy(a) for a in (x, w)), None, None, None, True, 0.1, 1e-5)
     args = [x, x, w, rm, rv, mean.numpy(), invstd.numpy(), training, 1e-5, [True, True, True]]
     _check_op("aten::native_batch_norm_backward", args)
+
+
+@pytest.mark.parametrize("padding", [[1], "same"], ids=str)
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_gradview_conv_helpers(padding: list | str, unbatched: bool) -> None:
+    """The helpers the conv1d/conv2d gradients emit, against conv2d and its autograd."""
+    x, w, b = _r(2, 4, 7, 6), _r(6, 2, 3, 2), _r(6)
+    x = x[0] if unbatched else x
+    overload = "gradview::conv" + (".padding" if isinstance(padding, str) else "")
+    graph, _ = op_graph(overload, [x.numpy(), w.numpy(), b.numpy(), [1], padding, [2], 2])
+    propagate_input_shapes(graph)
+    expected = torch.conv2d(x, w, b, 1, padding if isinstance(padding, str) else padding * 2, 2, 2)
+    (out,) = [n for n in graph.nodes() if n.kind() == "gradview::conv"][0].outputs()
+    assert out.type().sizes == tuple(expected.shape) and out.type().strides == expected.stride()
+    backward = "gradview::conv_backward" + (".padding" if isinstance(padding, str) else "")
+    g = _r(*expected.shape).numpy()
+    graph, _ = op_graph(backward, [g, x.numpy(), w.numpy(), [1], padding, [2], 2, [True, True, True]])
+    propagate_input_shapes(graph)
+    node = [n for n in graph.nodes() if n.kind() == "gradview::conv_backward"][0]
+    sizes = [v.type().sizes for v in node.outputs()]
+    assert sizes == [tuple(x.shape), tuple(w.shape), (6,)]
