@@ -182,8 +182,8 @@ class AttributeParsing(TypeParsing):
         """
         start = self.i
         toks = self.toks
-        # Chunks of values: (matrix index of a >2-d tensor, first column, values).
-        chunks: list[tuple[tuple[int, ...], int, list[float]]] = [((), 0, [])]
+        # Chunks of values: (matrix index of a >2-d tensor, first column, the values' texts).
+        chunks: list[tuple[tuple[int, ...], int, list[str]]] = [((), 0, [])]
         exact = True
         while toks[self.i] != "[":
             tok = toks[self.i]
@@ -206,14 +206,14 @@ class AttributeParsing(TypeParsing):
                 raise self.error("tensor constant is not closed with [ CPU...Type{...} ]", start)
             else:
                 value_index = self.i
-                kind, value = self.scalar()
+                kind, _ = self.scalar()
                 if self.accept("*"):  # a common scale: the digits after it are rounded
                     exact = False
                     continue
                 text = toks[value_index] if value_index + 1 == self.i else "-" + toks[self.i - 1]
                 if kind is not AttributeKind.i and text.lstrip("-") not in ("inf", "nan"):
                     exact = False
-                chunks[-1][2].append(value)
+                chunks[-1][2].append(text)
         self.expect("[")
         type_name = self.take()
         match = _TENSOR_TYPE_NAME.match(type_name)
@@ -231,7 +231,7 @@ class AttributeParsing(TypeParsing):
         if min(dims, default=0) < 0 or math.prod(dims) != count:
             raise self.error(f"tensor constant has {count} values for shape {shorten(str(tuple(dims)))}", start)
         scalar_type = match.group(1)
-        if scalar_type not in _FLOATING and any(not math.isfinite(v) for _, _, vs in chunks for v in vs):
+        if scalar_type not in _FLOATING and any(not math.isfinite(float(v)) for _, _, vs in chunks for v in vs):
             raise self.error(f"tensor constant has a value that does not fit {scalar_type}", start)
         device = "cpu" if type_name.startswith("CPU") else "cuda"
         begin = self.stream_offset(start)
@@ -242,10 +242,10 @@ class AttributeParsing(TypeParsing):
         if self.text[begin - 1] == ",":
             begin += 1
         text = self.text[begin:end]
-        data = _row_major(chunks, dims) if exact else None
-        if data is not None:
-            data = [float(v) for v in data] if scalar_type in _FLOATING else [int(v) for v in data]
-        values = tuple(data) if data is not None else None
+        texts = _row_major(chunks, dims) if exact else None
+        values: tuple[float | int, ...] | None = None
+        if texts is not None:  # float("-0") keeps the sign of zero
+            values = tuple(float(v) for v in texts) if scalar_type in _FLOATING else tuple(int(v) for v in texts)
         return TensorConstant(values, tuple(dims), scalar_type, device, text)
 
     def string_literal(self, tok: str, index: int) -> str:
@@ -277,13 +277,13 @@ class AttributeParsing(TypeParsing):
             raise self.error("string literal is not valid UTF-8", index) from None
 
 
-def _row_major(chunks: list[tuple[tuple[int, ...], int, list[float]]], dims: list[int]) -> list[float] | None:
+def _row_major(chunks: list[tuple[tuple[int, ...], int, list[str]]], dims: list[int]) -> list[str] | None:
     """The printed values in row-major order (matrices and column blocks put in place)."""
     if len(dims) < 2:
         return [v for _, _, values in chunks for v in values]
     rows, cols = dims[-2], dims[-1]
     lead = dims[:-2]
-    result: list[float] = [0.0] * math.prod(dims)
+    result: list[str] = ["0"] * math.prod(dims)
     for index, first, values in chunks:
         if not values:
             continue

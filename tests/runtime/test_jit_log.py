@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from gradview.ir import parse_ir
-from gradview.runtime.jit_log import JitLogError, load_jit_log, parse_jit_log, pass_name_of, split_messages
+from gradview.runtime.jit_log import (
+    JitLogError,
+    load_jit_log,
+    parse_jit_log,
+    pass_name_of,
+    split_messages,
+)
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
