@@ -39,12 +39,14 @@ float32 and rounds back.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy
 
 from .dtypes import is_floating, is_integral, to_dtype
 from .elementwise import promote
+from .pointwise_math import logit_bounds
 from .registry import KernelError, register
 
 __all__: list[str] = []
@@ -74,14 +76,14 @@ def _floating_pair(op: str, xp: Any, grad: Any, self: Any) -> tuple[Any, Any, An
     return dtype, g.astype(compute, copy=False), x.astype(compute, copy=False)
 
 
-def _in_dtype(value: Any, dtype: Any) -> Any:
+def _in_dtype(xp: Any, value: Any, dtype: Any) -> Any:
     """A Scalar argument converted to the tensor's dtype, as ATen's ``scalar.to<scalar_t>()``:
     integer tensors truncate float arguments toward zero."""
     if is_integral(dtype) and isinstance(value, float):
         if not numpy.isfinite(value):
             raise KernelError(f"value {value} cannot be converted to type {dtype} without overflow")
         value = int(value)
-    return numpy.asarray(value).astype(dtype)
+    return xp.asarray(numpy.asarray(value).astype(dtype))
 
 
 # -- forward ------------------------------------------------------------------------------------
@@ -89,7 +91,7 @@ def _in_dtype(value: Any, dtype: Any) -> Any:
 def hardtanh(xp: Any, self: Any, min_val: Any = -1, max_val: Any = 1) -> Any:
     if self.dtype == _BOOL:
         raise KernelError("hardtanh: bool inputs are not supported (PyTorch refuses them too)")
-    lo, hi = _in_dtype(min_val, self.dtype), _in_dtype(max_val, self.dtype)
+    lo, hi = _in_dtype(xp, min_val, self.dtype), _in_dtype(xp, max_val, self.dtype)
     # clamp: the lower bound first, then the upper (lo > hi gives hi); NaN stays NaN.
     return xp.minimum(xp.maximum(self, lo), hi).astype(self.dtype, copy=False)
 
@@ -151,34 +153,34 @@ def elu(xp: Any, self: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1
 def threshold(xp: Any, self: Any, threshold: Any, value: Any) -> Any:
     if self.dtype == _BOOL:
         raise KernelError("threshold: bool tensors are not supported (PyTorch refuses them too)")
-    t, v = _in_dtype(threshold, self.dtype), _in_dtype(value, self.dtype)
+    t, v = _in_dtype(xp, threshold, self.dtype), _in_dtype(xp, value, self.dtype)
     return xp.where(self <= t, v, self).astype(self.dtype, copy=False)
 
 
 # -- backward -----------------------------------------------------------------------------------
-def _zero(x: Any) -> Any:
-    return numpy.zeros((), dtype=x.dtype)
+def _zero(xp: Any, x: Any) -> Any:
+    return xp.zeros((), dtype=x.dtype)
 
 
 @register("aten::hardtanh_backward")
 def hardtanh_backward(xp: Any, grad_output: Any, self: Any, min_val: Any, max_val: Any) -> Any:
     dtype, g, x = _floating_pair("hardtanh_backward", xp, grad_output, self)
     outside = xp.logical_or(x <= min_val, x >= max_val)
-    return xp.where(outside, _zero(g), g).astype(dtype, copy=False)
+    return xp.where(outside, _zero(xp, g), g).astype(dtype, copy=False)
 
 
 @register("aten::hardshrink_backward")
 def hardshrink_backward(xp: Any, grad_out: Any, self: Any, lambd: Any) -> Any:
     dtype, g, x = _floating_pair("hardshrink_backward", xp, grad_out, self)
     inside = xp.logical_and(x >= -lambd, x <= lambd)
-    return xp.where(inside, _zero(g), g).astype(dtype, copy=False)
+    return xp.where(inside, _zero(xp, g), g).astype(dtype, copy=False)
 
 
 @register("aten::hardswish_backward")
 def hardswish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     dtype, g, x = _floating_pair("hardswish_backward", xp, grad_output, self)
     middle = g * (x / 3 + 0.5)
-    result = xp.where(x <= -3, _zero(g), xp.where(x < 3, middle, g))
+    result = xp.where(x <= -3, _zero(xp, g), xp.where(x < 3, middle, g))
     return result.astype(dtype, copy=False)
 
 
@@ -186,7 +188,7 @@ def hardswish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
 def hardsigmoid_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     dtype, g, x = _floating_pair("hardsigmoid_backward", xp, grad_output, self)
     inside = xp.logical_and(x > -3, x < 3)
-    return xp.where(inside, g * (1.0 / 6), _zero(g)).astype(dtype, copy=False)
+    return xp.where(inside, g * (1.0 / 6), _zero(xp, g)).astype(dtype, copy=False)
 
 
 @register("aten::silu_backward")
@@ -231,11 +233,10 @@ def logit_backward(xp: Any, grad_output: Any, self: Any, eps: float | None = Non
     with numpy.errstate(divide="ignore", invalid="ignore"):
         inner = g / (x * (1 - x))
         edge = xp.logical_or(x == 0, x == 1)
-        inner = xp.where(edge, g * numpy.inf, inner)
+        inner = xp.where(edge, g * math.inf, inner)
     if eps is None or eps < 0:  # a negative eps counts as none, as in ATen
-        outside, fill = xp.logical_or(x < 0, x > 1), numpy.asarray(numpy.nan, dtype=g.dtype)
+        outside, fill = xp.logical_or(x < 0, x > 1), xp.asarray(math.nan, dtype=g.dtype)
     else:
-        lo = numpy.asarray(eps, dtype=dtype).astype(g.dtype)
-        hi = (numpy.asarray(1, dtype=dtype) - numpy.asarray(eps, dtype=dtype)).astype(g.dtype)
-        outside, fill = xp.logical_or(x < lo, x > hi), _zero(g)
+        lo, hi = logit_bounds(xp, eps, dtype, g.dtype)
+        outside, fill = xp.logical_or(x < lo, x > hi), _zero(xp, g)
     return xp.where(outside, fill, inner).astype(dtype, copy=False)

@@ -46,7 +46,7 @@ def _can_cast(source: Any, target: Any) -> bool:
 def _writable(op: str, self: Any) -> None:
     if not hasattr(self, "flags") or isinstance(self, numpy.generic):
         raise KernelError(f"{op}: writes in place, so self must be an array, got {type(self).__name__}")
-    if not self.flags.writeable:
+    if not getattr(self.flags, "writeable", True):  # (CuPy's arrays are always writeable)
         raise KernelError(f"{op}: self is a read-only array and cannot be written in place")
 
 
@@ -132,27 +132,27 @@ def zero_(xp: Any, self: Any) -> Any:
 
 
 def _checked(op: str, value: Any, dtype: Any) -> Any:
-    """``value`` converted to ``dtype``, refusing what does not fit (PyTorch's checked_convert)."""
+    """``value`` converted to ``dtype`` (a NumPy scalar), refusing what does not fit (PyTorch's checked_convert)."""
     if isinstance(value, complex):
         raise KernelError(f"{op}: a complex value cannot be stored in a {dtype_name(dtype)} tensor")
     if dtype == _BOOL:
-        return numpy.asarray(bool(value))
+        return numpy.bool_(bool(value))
     if is_integral(dtype):
         info = numpy.iinfo(dtype)
         fits = not isinstance(value, float) or math.isfinite(value)
         if not fits or not info.min <= value <= info.max:
             raise KernelError(f"{op}: value {value} cannot be converted to type {dtype_name(dtype)} without overflow")
-        return numpy.asarray(int(value), dtype=dtype)
+        return numpy.asarray(int(value), dtype=dtype)[()]
     limit = float(numpy.finfo(dtype).max)
     if math.isfinite(float(value)) and abs(float(value)) > limit:
         raise KernelError(f"{op}: value {value} cannot be converted to type {dtype_name(dtype)} without overflow")
-    return numpy.asarray(value, dtype=dtype)
+    return numpy.asarray(value, dtype=dtype)[()]
 
 
 @register("aten::fill_.Scalar")
 def fill_scalar(xp: Any, self: Any, value: Any) -> Any:
     _writable("fill_", self)
-    self[...] = _checked("fill_", value, self.dtype)
+    self.fill(_checked("fill_", value, self.dtype))
     return self
 
 

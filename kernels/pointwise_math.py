@@ -44,7 +44,7 @@ from .elementwise import erf, promote
 from .registry import KERNELS, KernelError, register
 from .scalar_math import _fmod, _ieee, _single, _wrap32
 
-__all__ = ["erfc"]
+__all__ = ["erfc", "logit_bounds"]
 
 _HALF = to_dtype("Half")
 _FLOAT = to_dtype("Float")
@@ -117,6 +117,13 @@ _unary_float("log10", lambda xp, x: xp.log10(x))
 _unary_float("log2", lambda xp, x: xp.log2(x))
 
 
+def logit_bounds(xp: Any, eps: float, dtype: Any, compute: Any) -> tuple[Any, Any]:
+    """``eps`` and ``1 - eps`` in ``dtype`` (as ATen's scalar_t lo/hi), as 0-d arrays of ``compute``."""
+    lo = numpy.asarray(eps, dtype=dtype)
+    hi = numpy.asarray(1, dtype=dtype) - lo
+    return xp.asarray(lo.astype(compute)), xp.asarray(hi.astype(compute))
+
+
 @register("aten::logit")
 def logit(xp: Any, self: Any, eps: float | None = None) -> Any:
     out = _float_result(self)
@@ -124,8 +131,7 @@ def logit(xp: Any, self: Any, eps: float | None = None) -> Any:
     x = self.astype(compute, copy=False)
     if eps is not None:
         # The bounds in the tensor's dtype, as ATen's scalar_t lo/hi; NaN fails both tests.
-        lo = numpy.asarray(eps, dtype=out).astype(compute)
-        hi = (numpy.asarray(1, dtype=out) - numpy.asarray(eps, dtype=out)).astype(compute)
+        lo, hi = logit_bounds(xp, eps, out, compute)
         x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
     with numpy.errstate(all="ignore"):
         return xp.log(x / (1 - x)).astype(out, copy=False)
@@ -157,7 +163,7 @@ def round_decimals(xp: Any, self: Any, decimals: int) -> Any:
     compute = _opmath(self.dtype)
     x = self.astype(compute, copy=False)
     with numpy.errstate(all="ignore"):
-        scale = numpy.asarray(10.0 ** abs(decimals) if abs(decimals) < 400 else math.inf, dtype=compute)
+        scale = xp.asarray(10.0 ** abs(decimals) if abs(decimals) < 400 else math.inf, dtype=compute)
         result = xp.rint(x / scale) * scale if decimals < 0 else xp.rint(x * scale) / scale
     return result.astype(self.dtype, copy=False)
 
