@@ -82,6 +82,9 @@ NN_SCHEMAS: tuple[str, ...] = (
     "SymInt[] dilation, SymInt groups) -> Tensor",
     "gradview::conv.padding(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, "
     "SymInt[] dilation, SymInt groups) -> Tensor",
+    # max_pool2d_with_indices_backward's gradient (PyTorch's max_pool_double_backward).
+    "gradview::max_pool2d_double_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, "
+    "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
 )
 
 # The backward kernels the recurrent and attention formulas emit (autodiff/formulas/recurrent.py,

@@ -207,3 +207,21 @@ def adaptive_avg_pool2d_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     share = g / (n_h[:, None] * n_w[None, :])
     grad = xp.einsum("ih,...ij,jw->...hw", m_h, share, m_w, optimize=True)
     return xp.ascontiguousarray(grad).astype(dtype, copy=False)
+
+
+@register("gradview::max_pool2d_double_backward")
+def max_pool2d_double_backward(
+    xp: Any, grad: Any, self: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool,
+    indices: Any,
+) -> Any:
+    """The gradient of max_pool2d_with_indices_backward with respect to its grad_output:
+    ``grad`` (the input's shape) read at every window's maximum, the shape of ``indices``
+    (PyTorch's max_pool_double_backward)."""
+    op = "max_pool2d_double_backward"
+    if tuple(grad.shape) != tuple(self.shape):
+        raise KernelError(f"{op}: expected grad of the input's shape {list(self.shape)}, got {list(grad.shape)}")
+    if tuple(indices.shape[:-2]) != tuple(self.shape[:-2]):
+        raise KernelError(f"{op}: indices of shape {list(indices.shape)} do not match the input {list(self.shape)}")
+    planes = grad.reshape(-1, self.shape[-2] * self.shape[-1]) if grad.size else grad.reshape(0, 1)
+    positions = indices.reshape(planes.shape[0], -1).astype(to_dtype("Long"), copy=False)
+    return xp.take_along_axis(planes, positions, axis=1).reshape(indices.shape)

@@ -15,7 +15,9 @@ its shape (PyTorch's formulas capture the input all the same):
 
 The backward kernels are linear in the incoming gradient too, so their own
 gradient (double backward) is the forward pool again; the input they take
-for its shape gets zeros, as in PyTorch.
+for its shape gets zeros, as in PyTorch. The max-pool backward's gradient
+reads the incoming gradient at the windows' maxima (a gradview helper, PyTorch's
+``max_pool_double_backward``).
 """
 
 from __future__ import annotations
@@ -112,6 +114,25 @@ def adaptive_avg_pool2d_backward(emit: Emitter, node: Node, saved: Saved, grads:
             size = emit.size(g)
             output_size = emit.op("aten::slice", size, -2, None, 1)
         result[0] = emit.op("aten::_adaptive_avg_pool2d", grads[0], output_size)
+    if needs_grad(x):
+        result[1] = _zeros_like(emit, x)
+    return result
+
+
+@formula("aten::max_pool2d_with_indices_backward", "gradview::max_pool2d_double_backward")
+def max_pool2d_with_indices_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    """(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices): the backward
+    scatters grad to the windows' maxima and gradview's helper reads it back from there; each
+    is the other's gradient (both linear in grad), and ``self`` (read for its shape) gets zeros."""
+    g, x = node.inputs()[:2]
+    result: list[Value | None] = [None] * len(node.inputs())
+    if _absent(grads[0]):
+        return result
+    if needs_grad(g):
+        other = "gradview::max_pool2d_double_backward"
+        if node.kind() == other:
+            other = "aten::max_pool2d_with_indices_backward"
+        result[0] = emit.op(other, grads[0], *node.inputs()[1:])
     if needs_grad(x):
         result[1] = _zeros_like(emit, x)
     return result

@@ -200,6 +200,15 @@ def _pool_backward(args: NodeArgs) -> RuleResult:
     return [_like_input(x, x.sizes, grad.scalar_type if grad is not None else None)]
 
 
+@register_rule("gradview::max_pool2d_double_backward")
+def _max_pool_double_backward(args: NodeArgs) -> RuleResult:
+    """The pooled output's sizes (those of ``indices``), grad's dtype."""
+    grad, indices = args.tensor(0), args.tensor(7)
+    if grad is None or indices is None:
+        return None
+    return [_like_input(indices, indices.sizes, grad.scalar_type)]
+
+
 # -- embeddings --------------------------------------------------------------------------------------
 def _dim(t: TensorType | None, index: int) -> int | None:
     if t is None or t.sizes is None or not -len(t.sizes) <= index < len(t.sizes):

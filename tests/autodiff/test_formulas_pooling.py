@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from .formula_case_tools import check_formula
+from .finite_differences import check_finite_differences
+from .formula_case_tools import check_formula, make_inputs
 from .ir_builder import T, const, graph
 
 A = torch.ops.aten
@@ -85,3 +86,21 @@ def test_adaptive_avg_pool2d_backward(out: list, grad_type: str) -> None:
     rng = np.random.default_rng(0)
     inputs = [rng.uniform(0.5, 1.5, (2, 3, *out)), rng.uniform(0.5, 1.5, shape)]
     check_formula(graph({"g": g_type, "x": T(*shape)}, body, ["gx"]), torch_lists=False, inputs=inputs)
+
+
+@pytest.mark.parametrize(("kernel", "stride", "padding", "dilation", "ceil"), [
+    ([2, 2], [2, 2], [0, 0], [1, 1], False), ([3, 3], [2, 1], [1, 1], [1, 2], True),
+], ids=str)
+def test_max_pool2d_with_indices_backward(kernel: list, stride: list, padding: list, dilation: list, ceil: bool) -> None:
+    """The max-pool backward's gradient with respect to grad_output (and zeros for self)."""
+    shape = (1, 2, 6, 5)
+    out = _shape(lambda x: A.max_pool2d(x, kernel, stride, padding, dilation, ceil), shape)
+    body = [const("ks", kernel), const("st", stride), const("pd", padding), const("dl", dilation), const("cm", ceil)]
+    body.append(f"%v : {T(*out)}, %i : {T(*out, grad=False, dtype='Long')} = aten::max_pool2d_with_indices(%x, %ks, %st, %pd, %dl, %cm)")
+    body.append(f"%gx : {T(*shape)} = aten::max_pool2d_with_indices_backward(%g, %x, %ks, %st, %pd, %dl, %cm, %i)")
+    text = graph({"g": T(*out), "x": T(*shape)}, body, ["gx"])
+    check_formula(text, torch_lists=False)
+    # gradview's helper (the double backward) is differentiated by the backward again.
+    helper = text.replace("aten::max_pool2d_with_indices_backward(%g", "gradview::max_pool2d_double_backward(%h")
+    helper = helper.replace(f"%gx : {T(*shape)}", f"%gx : {T(*out)}").replace(f"%g : {T(*out)}", f"%h : {T(*shape)}")
+    check_finite_differences(helper, make_inputs(helper, 0))
