@@ -11,6 +11,7 @@ parser refuses.
 import math
 import sys
 from enum import Enum
+from pathlib import Path
 from typing import Dict, List  # noqa: UP035 - TorchScript needs the typing names here
 
 import numpy as np
@@ -240,3 +241,21 @@ def test_what_torch_refuses_is_refused(text: str, message: str) -> None:
         torch._C.parse_ir(text)
     with pytest.raises(IRParseError, match=message):
         parse_ir(text)
+
+
+# A few of torch 2.13's prints kept as files (made by the code above and by the logs of
+# tests/runtime/test_jit_log.py), read without torch: each prints back byte for byte.
+PRINTS = sorted((Path(__file__).resolve().parents[1] / "data" / "torch_prints").glob("*.ir"))
+
+
+def test_the_kept_prints_are_there() -> None:
+    assert {p.name for p in PRINTS} >= {
+        "trace_inlined_conv_bn_relu.ir", "freeze_script_linear.ir", "freeze_trace_lstm_2layers.ir",
+        "freeze_script_constants.ir", "legacy_executor_dtype_less.ir", "profiling_executor_profile_ivalue.ir",
+    }
+
+
+@pytest.mark.parametrize("path", PRINTS, ids=lambda p: p.name)
+def test_kept_prints_print_back(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert str(parse_ir(text)) == text
