@@ -79,8 +79,16 @@ def _supported(node: Node) -> bool:
 
 def restored_at_compile_time(node: Node) -> bool:
     """Can the reduced dims be put back with constant ``unsqueeze``s (constant dims and
-    keepdim, and the rank where negative and non-negative dims mix)?"""
-    return reduction_supported(node, _arg(node, "dim"), _arg(node, "keepdim"), rank_of(node.inputs()[0]))
+    keepdim, and the rank where negative and non-negative dims mix)?
+
+    Not when dims are dropped from an input of unknown rank: a 0-d input reduced
+    over ``dim=[-1]`` keeps no dim to put back (PyTorch's backward checks the rank
+    at run time), so the run-time path, which reshapes to the saved size, is used."""
+    rank = rank_of(node.inputs()[0])
+    if not reduction_supported(node, _arg(node, "dim"), _arg(node, "keepdim"), rank):
+        return False
+    dims, keepdim = _dims(node)
+    return not (rank is None and dims is not None and not keepdim)
 
 
 def keepdim_size(emit: Emitter, node: Node, self_size: Value) -> Value:

@@ -66,13 +66,19 @@ def test_empty_dim_list_reduces_everything(op: str, keepdim: bool) -> None:
 
 
 @pytest.mark.parametrize("op", ["sum", "mean"])
-@pytest.mark.parametrize(("dims", "keepdim"), [([1], False), ([-1, -3], False), ([0, 2], False), ([0, 2], True), (None, False)])
+@pytest.mark.parametrize(("dims", "keepdim"), [([1], False), ([-1, -3], False), ([0, 2], False), ([0, 2], True), (None, False), ([-1], False)])
 def test_untyped_input(op: str, dims: list[int] | None, keepdim: bool) -> None:
-    """Unknown shape: the size is captured, the dims are re-inserted without knowing the rank."""
+    """Unknown shape: sizes are captured, never x. Dims dropped from an input of unknown rank
+    are put back by a reshape to the run-time keepdim size (a 0-d input reduced over
+    [-1] has no dim to unsqueeze); kept or every dim need only the input's size."""
     rng = np.random.default_rng(0)
     body = [const("d", dims), const("k", keepdim), const("n", None), f"%y : Tensor = aten::{op}(%x, %d, %k, %n)"]
-    grad = check_formula(graph({"x": "Tensor"}, body, ["y"]), torch_lists=False, inputs=[rng.uniform(0.5, 1.5, X)])
-    assert grad.captured_count == 1
+    text = graph({"x": "Tensor"}, body, ["y"])
+    grad = check_formula(text, torch_lists=False, inputs=[rng.uniform(0.5, 1.5, X)])
+    assert not grad.df_input_captured_inputs
+    assert grad.captured_count == (1 if keepdim or dims is None else 2 if op == "sum" else 3)
+    if dims in ([-1], [0]):
+        check_formula(text, torch_lists=False, inputs=[np.array(1.25)])
 
 
 def test_sum_of_a_0d_tensor() -> None:
