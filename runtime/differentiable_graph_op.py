@@ -72,15 +72,20 @@ class TensorRegistry:
     """
 
     def __init__(self, track_writes: bool = False) -> None:
-        self._by_id: dict[int, Tensor] = {}
-        self._saved: dict[int, list[SavedValues]] | None = {} if track_writes else None
+        self._by_id: dict[int, tuple[Tensor, Any]] = {}  # id(array) -> (tensor, array)
+        # memory owner id -> (record, saved array) for every array a backward node keeps
+        self._saved: dict[int, list[tuple[SavedValues, Any]]] | None = {} if track_writes else None
 
     def add(self, tensor: Tensor) -> None:
-        self._by_id[id(tensor.data)] = tensor
+        self._by_id[id(tensor.data)] = (tensor, tensor.data)
+
+    def alias(self, array: Any, tensor: Tensor) -> None:
+        """``array`` stands for ``tensor`` in this run (a private copy of its values)."""
+        self._by_id[id(array)] = (tensor, array)
 
     def tensor_of(self, value: Any) -> Tensor | None:
         found = self._by_id.get(id(value))
-        return found if found is not None and found.data is value else None
+        return found[0] if found is not None and found[1] is value else None
 
     def save(self, arrays: Sequence[Any]) -> SavedValues | None:
         """Record that a backward node keeps ``arrays``; None when nothing writes in place."""
@@ -89,14 +94,29 @@ class TensorRegistry:
         record = SavedValues()
         for array in arrays:
             if _is_array(array):
-                self._saved.setdefault(id(memory_base(array)), []).append(record)
+                self._saved.setdefault(id(memory_base(array)), []).append((record, array))
         return record
 
     def written(self, array: Any, writer: str) -> None:
-        """An in-place op is about to overwrite ``array``'s memory."""
-        if self._saved is not None and _is_array(array):
-            for record in self._saved.get(id(memory_base(array)), ()):
+        """An in-place op is about to overwrite ``array``'s memory: every saved array
+        whose elements it overlaps is marked (pieces of one buffer that do not overlap,
+        as ``unsafe_chunk`` makes, are not)."""
+        if self._saved is None or not _is_array(array):
+            return
+        for record, saved in self._saved.get(id(memory_base(array)), ()):
+            if record.modified_by is None and _overlap(array, saved):
                 record.modified_by = writer
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """Do two arrays of one buffer share an element? (Exact for NumPy; CuPy arrays
+    that share a buffer are assumed to overlap.)"""
+    if a is b:
+        return True
+    try:
+        return bool(numpy.shares_memory(a, b))
+    except TypeError:
+        return True
 
 
 class DifferentiableGraphOp:

@@ -21,6 +21,7 @@ from typing import Any
 
 from gradview.autodiff import AutodiffMode, DifferentiationError, Gradient, differentiate
 from gradview.autodiff.formulas import formula_for, no_gradient_reason
+from gradview.autodiff.formulas.inplace import READS_SELF
 from gradview.ir import Graph, Node, Value, node_summary
 
 from .autograd.function import FunctionNode, attach
@@ -139,8 +140,59 @@ def inplace_op_for(node: Node, backend: str, with_autograd: bool) -> InplaceNode
     if schema is None or not schema.is_mutable:
         return None
     written = [i for i, arg in enumerate(schema.arguments) if arg.is_write and i < len(node.inputs())]
-    inner: Any = eager_op_for(node, backend) if with_autograd else PlainNodeOp(node, backend)
+    inner: Any
+    if not with_autograd:
+        inner = PlainNodeOp(node, backend)
+    elif schema.qualified_name in READS_SELF and written == [0]:
+        inner = _OldSelfOp(node, backend)
+    else:
+        inner = eager_op_for(node, backend)
     return InplaceNodeOp(node, inner, written)
+
+
+class _OldSelfOp:
+    """An in-place op whose gradient reads ``self``'s value from before the write
+    (``x.mul_(y)``: the gradient of y is the old x). PyTorch's autograd keeps a
+    copy of that value; so does this op: it runs the out-of-place twin
+    (``mul``) with autograd on a private copy of ``self``, then writes the
+    result into ``self``'s memory, which then stands for the result."""
+
+    def __init__(self, node: Node, backend: str) -> None:
+        graph, self.positions = singleton_graph(node)
+        inner = next(n for n in graph.nodes() if n.kind() == node.kind())
+        twin = graph.create(node.kind().rstrip("_"), list(inner.inputs()), len(inner.outputs()))
+        twin.output().set_type(inner.output().type())
+        twin.insert_before(inner)
+        inner.output().replace_all_uses_with(twin.output())
+        inner.destroy()
+        gradient = differentiate(graph, mode=AutodiffMode.EXTENDED)
+        self.op = DifferentiableGraphOp(gradient, backend, name=f"`{node_summary(node)}`")
+
+    @property
+    def registry(self) -> TensorRegistry | None:
+        return self.op.registry
+
+    @registry.setter
+    def registry(self, value: TensorRegistry | None) -> None:
+        self.op.registry = value
+
+    def __call__(self, *inputs: Any) -> Sequence[Any]:
+        registry = self.op.registry
+        self_array = inputs[0]
+        old_self = self_array.copy()
+        if registry is not None:
+            tensor = registry.tensor_of(self_array)
+            if tensor is not None:
+                registry.alias(old_self, tensor)
+        args = [old_self if i == 0 else inputs[i] for i in self.positions]
+        (result,) = self.op(*args)
+        self_array[...] = result
+        if registry is not None:
+            produced = registry.tensor_of(result)
+            if produced is not None:
+                produced.data = self_array  # the written memory now holds the result
+                registry.add(produced)
+        return [self_array]
 
 
 class PlainNodeOp:

@@ -22,22 +22,26 @@ from gradview.runtime import Tensor
 from gradview.runtime.autograd import grad
 from gradview.runtime.executor import GraphExecutor
 
+# mul_ needs self's old value for w's gradient (kept, as PyTorch keeps it);
+# add_ and relu_ write values nobody saved; the last mul reads the final a.
 SAFE = """graph(%x : Tensor, %w : Tensor):
   %one : int = prim::Constant[value=1]()
-  %a : Tensor = aten::mul(%x, %w)
-  %b : Tensor = aten::relu_(%a)
+  %a : Tensor = aten::sin(%x)
+  %b : Tensor = aten::mul_(%a, %w)
   %c : Tensor = aten::add_(%b, %x, %one)
-  %d : Tensor = aten::tanh(%c)
-  %e : Tensor = aten::mul(%d, %a)
-  return (%e)
+  %d : Tensor = aten::relu_(%c)
+  %e : Tensor = aten::tanh(%d)
+  %f : Tensor = aten::mul(%e, %a)
+  return (%f)
 """
 
 
 def torch_safe(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    a = x * w
-    b = a.relu_()
+    a = torch.sin(x)
+    b = a.mul_(w)
     c = b.add_(x)
-    return torch.tanh(c) * a
+    d = c.relu_()
+    return torch.tanh(d) * a
 
 
 def test_in_place_ops_on_intermediates_get_torch_gradients() -> None:
@@ -61,16 +65,32 @@ OVERWRITES_A_SAVED_VALUE = """graph(%x : Tensor, %w : Tensor):
   return (%c)
 """
 
+# relu_ keeps its result for backward; add_ then overwrites it.
+OVERWRITES_A_SAVED_RESULT = """graph(%x : Tensor, %w : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %w)
+  %b : Tensor = aten::relu_(%a)
+  %c : Tensor = aten::add_(%b, %x, %one)
+  return (%c)
+"""
 
-def test_overwriting_a_value_saved_for_backward_raises_at_backward() -> None:
+
+@pytest.mark.parametrize(
+    ("text", "writer", "torch_fn"),
+    [
+        (OVERWRITES_A_SAVED_VALUE, r"aten::relu_\(%b\)", lambda x, w: torch.sigmoid(x * w).relu_()),
+        (OVERWRITES_A_SAVED_RESULT, r"aten::add_\(%b, %x, %one\)", lambda x, w: (x * w).relu_().add_(x)),
+    ],
+)
+def test_overwriting_a_value_saved_for_backward_raises_at_backward(text: str, writer: str, torch_fn) -> None:  # noqa: ANN001
     x = Tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
     w = Tensor(np.array([0.5, 0.5, -1.0]), requires_grad=True)
-    (out,) = GraphExecutor(parse_ir(OVERWRITES_A_SAVED_VALUE)).run([x, w])
-    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: `%c : .*aten::relu_\(%b\)`"):
+    (out,) = GraphExecutor(parse_ir(text)).run([x, w])
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: `%c : .*" + writer):
         grad([out.sum()], [x])
     tx, tw = torch.tensor([1.0, -2.0, 3.0], requires_grad=True), torch.tensor([0.5, 0.5, -1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        torch.sigmoid(tx * tw).relu_().sum().backward()
+        torch_fn(tx, tw).sum().backward()
 
 
 def test_in_place_write_to_an_input_requiring_grad_is_refused() -> None:
