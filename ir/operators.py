@@ -39,6 +39,7 @@ __all__ = [
     "node_matches",
     "is_known_op",
     "PRIM_OPS",
+    "all_schemas",
 ]
 
 _REGISTRY: dict[str, list[FunctionSchema]] = defaultdict(list)
@@ -83,6 +84,11 @@ def register_schema(text: str) -> FunctionSchema:
 for _text in (*BUILTIN_SCHEMAS, *INPLACE_SCHEMAS, *LIST_SCHEMAS, *BACKWARD_HELPER_SCHEMAS, *NN_SCHEMAS,
               *RECURRENT_ATTENTION_SCHEMAS, *REDUCTION_VIEW_LOSS_SCHEMAS):
     register_schema(_text)
+
+
+def all_schemas() -> list[FunctionSchema]:
+    """Every registered overload of every operator, in registration order per operator."""
+    return [schema for overloads in _REGISTRY.values() for schema in overloads]
 
 
 def schemas_for(kind: str) -> list[FunctionSchema]:
