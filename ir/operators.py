@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING
 
 from .builtin_schemas import BUILTIN_SCHEMAS
 from .extra_schemas import (
-    BACKWARD_HELPER_SCHEMAS, INPLACE_SCHEMAS, LIST_SCHEMAS, NN_SCHEMAS, RECURRENT_ATTENTION_SCHEMAS,
+    BACKWARD_HELPER_SCHEMAS,
+    INPLACE_SCHEMAS,
+    LIST_SCHEMAS,
+    NN_SCHEMAS,
+    RECURRENT_ATTENTION_SCHEMAS,
     REDUCTION_VIEW_LOSS_SCHEMAS,
 )
 from .schema import NO_DEFAULT, Argument, FunctionSchema, parse_schema
