@@ -313,6 +313,17 @@ def _native_batch_norm_backward(args: NodeArgs) -> RuleResult:
     return _gradients(args, 9, _like_input(x, x.sizes, grad.scalar_type), affine, affine)
 
 
+@register_rule("aten::native_layer_norm_backward")
+def _native_layer_norm_backward(args: NodeArgs) -> RuleResult:
+    """(grad_input, grad_weight, grad_bias): the input's sizes, normalized_shape twice."""
+    grad, x = args.tensor(0), args.tensor(1)
+    if x is None or grad is None:
+        return None
+    normalized = args.int_list(2)
+    affine = fresh(grad.scalar_type, None if normalized is None else tuple(normalized), grad.device)
+    return _gradients(args, 7, _like_input(x, x.sizes, grad.scalar_type), affine, affine)
+
+
 @register_rule("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training")
 def _native_batch_norm_legit(args: NodeArgs) -> RuleResult:
     """(output, save_mean, save_invstd): [C] statistics in training, empty ones in evaluation."""

@@ -196,3 +196,11 @@ def test_gradview_conv_helpers(padding: list | str, unbatched: bool) -> None:
     node = [n for n in graph.nodes() if n.kind() == "gradview::conv_backward"][0]
     sizes = [v.type().sizes for v in node.outputs()]
     assert sizes == [tuple(x.shape), tuple(w.shape), (6,)]
+
+
+@pytest.mark.parametrize("mask", [[True, True, True], [True, False, False], [False, True, True]], ids=str)
+def test_native_layer_norm_backward(mask: list[bool]) -> None:
+    x, w, b = _r(2, 3, 4), _r(3, 4), _r(3, 4)
+    _, mean, rstd = A.native_layer_norm(x, [3, 4], w, b, 1e-5)
+    args = [x.numpy(), x.numpy(), [3, 4], mean.numpy(), rstd.numpy(), w.numpy(), b.numpy(), mask]
+    _check_op("aten::native_layer_norm_backward", args)
