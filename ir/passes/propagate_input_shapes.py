@@ -48,7 +48,7 @@ from ..attributes import TensorConstant
 from ..constants import NOT_CONSTANT, constant_value
 from ..graph import Block, Graph
 from ..node import Node, Value
-from ..types import TENSOR, IntType, ListType, TensorType, TupleType, Type
+from ..types import TENSOR, IntType, ListType, OptionalType, TensorType, TupleType, Type
 from .known_values import known_result, list_is_stable
 from .shape_functions import (
     ElementList,
@@ -256,6 +256,11 @@ def _list_construct(p: _Propagation, node: Node) -> None:
     out = node.output()
     if isinstance(out.type(), ListType) and isinstance(out.type().elem, TensorType):  # type: ignore[attr-defined]
         p.set_output(out, ElementList(tuple(v.type() for v in node.inputs())))
+        return
+    elem = out.type().elem if isinstance(out.type(), ListType) else None  # type: ignore[attr-defined]
+    if isinstance(elem, OptionalType) and isinstance(elem.elem, TensorType) and list_is_stable(out):
+        # A Tensor?[] (index's indices): each element's type is remembered, the list keeps its type.
+        p.facts.elements[out] = tuple(v.type() for v in node.inputs())
         return
     p.record_known(node)
 
