@@ -395,9 +395,11 @@ def join_all(types: Sequence[Type]) -> Type | None:
 from . import (  # noqa: E402, F401
     shape_rules_attention,
     shape_rules_linalg,
+    shape_rules_losses,
     shape_rules_nn,
     shape_rules_pointwise,
     shape_rules_recurrent,
     shape_rules_reductions,
     shape_rules_views,
+    shape_rules_views_extra,
 )
