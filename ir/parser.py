@@ -252,11 +252,14 @@ class _Parser(AttributeParsing):
                     break
                 self.i += 1
         self.expect(")", f"',' or ')' in the inputs of {short_kind}")
-        if toks[self.i][:9] == SCOPE_PREFIX:
-            node.scope = toks[self.i][9:].rstrip()
+        tok = toks[self.i]
+        if tok[0] == "," and tok.startswith(SCOPE_PREFIX):
+            node.scope = tok[len(SCOPE_PREFIX):].rstrip()
             self.i += 1
         if outputs:
-            self.check_output_count(kind, outputs)
+            most = self.max_returns.get(kind, -1)
+            if most == -1 or (most is not None and len(outputs) > most):
+                self.check_output_count(kind, outputs)
         location = self.comments.get(self.i) if self.comments else None
         if location is not None:
             node.source_location = location
