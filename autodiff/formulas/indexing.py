@@ -18,7 +18,7 @@ from __future__ import annotations
 from gradview.ir import Node, Value
 
 from .emit_util import grad_list
-from .registry import Emitter, formula
+from .registry import Emitter, formula, no_gradient
 from .static_info import needs_grad, size_of
 
 Saved = dict[str, Value]
@@ -43,3 +43,10 @@ def index(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 def integer_result(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """Integer results: no gradient reaches the inputs (TorchScript's backward returns None)."""
     return grad_list(node)
+
+
+no_gradient(
+    "aten::index.str", "aten::index.list_int", "aten::index.list_float", "aten::index.list_bool",
+    "aten::index.list_Tensor", "aten::index.list_str",
+    reason="list.index/str.index: their result is a position (an int), which carries no gradient",
+)
