@@ -67,7 +67,14 @@ def from_torch(model_or_fn: Any, example_inputs: Any, how: str = "trace") -> tup
     args = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
     is_module = isinstance(model_or_fn, torch.nn.Module)
     names = _name(model_or_fn)
+    # Tracing runs the model once, and a training-mode BatchNorm updates its running
+    # statistics as it runs: put the buffers back, so the user's model and the
+    # inputs handed back are as they were before the call.
+    before = [(b, b.detach().clone()) for _, b in model_or_fn.named_buffers()] if is_module else []
     compiled = _compile(torch, model_or_fn, args, how)
+    with torch.no_grad():
+        for buffer, value in before:
+            buffer.copy_(value)
     graph = _forward_graph(torch, compiled, is_module, args, names)
     parameters = list(model_or_fn.named_parameters()) if is_module else []
     buffers = list(model_or_fn.named_buffers()) if is_module else []

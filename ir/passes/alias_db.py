@@ -19,12 +19,15 @@ nothing about joins everything it touches to a single "wildcard" set.
 
 from __future__ import annotations
 
+from ..constants import constant_value
 from ..graph import Graph
 from ..node import Node, Value
 from ..operators import PRIM_OPS
 from ..types import DictType, FutureType, ListType, OptionalType, TensorType, TupleType, Type
 
-__all__ = ["AliasDb", "SIDE_EFFECT_KINDS", "LIST_MUTATION_KINDS", "is_mutable_type", "has_effects"]
+__all__ = [
+    "AliasDb", "SIDE_EFFECT_KINDS", "LIST_MUTATION_KINDS", "is_mutable_type", "has_effects", "running_stats_written",
+]
 
 # Kinds whose effect is more than their outputs, as TorchScript's
 # Node::hasSideEffects lists them.
@@ -60,6 +63,25 @@ LIST_MUTATION_KINDS = frozenset({
 })
 
 
+# Normalizations that update their running statistics (inputs 3 and 4) in place
+# when their training flag (input 5) is True: their schemas do not say so, and
+# TorchScript's AliasDb special-cases them the same way.
+_RUNNING_STATS_WRITERS = frozenset({
+    "aten::batch_norm", "aten::native_batch_norm", "aten::_native_batch_norm_legit",
+    "aten::instance_norm", "aten::_batch_norm_impl_index",
+})
+
+
+def running_stats_written(node: Node) -> list[Value]:
+    """The running_mean/running_var inputs a normalization writes (unless training is
+    the constant False)."""
+    if node.kind() not in _RUNNING_STATS_WRITERS or len(node.inputs()) < 6:
+        return []
+    if constant_value(node.inputs()[5]) is False:
+        return []
+    return [v for v in node.inputs()[3:5] if isinstance(v.type(), TensorType | OptionalType) and constant_value(v) is not None]
+
+
 def _own_effects(node: Node) -> bool:
     """Side effects or writes of this node alone, judged from its kind and schema."""
     kind = node.kind()
@@ -71,7 +93,7 @@ def _own_effects(node: Node) -> bool:
     if schema is None:
         # Unknown operators may write what they touch (and unknown prims may do anything).
         return any(is_mutable_type(v.type()) for v in node.inputs()) or not kind.startswith("aten::")
-    return schema.is_mutable
+    return schema.is_mutable or bool(running_stats_written(node))
 
 
 def has_effects(node: Node) -> bool:
@@ -198,6 +220,7 @@ class AliasDb:
                             self._to_wildcard(value)
                 if kind in LIST_MUTATION_KINDS:
                     writes.extend(v for v in node.inputs()[:1] if is_mutable_type(v.type()))
+                writes.extend(running_stats_written(node))
         self._writes[node] = frozenset(writes)
         self._reads[node] = frozenset(mutable_inputs)
         self._effects[node] = effects

@@ -234,3 +234,20 @@ def test_gradview_does_not_import_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_tracing_leaves_the_models_buffers_as_they_were() -> None:
+    """torch.jit.trace runs the model once; a training BatchNorm would update its
+    running statistics: from_torch hands back (and leaves) the values from before."""
+    import numpy as np
+    import torch
+
+    from gradview.ir import from_torch
+
+    torch.manual_seed(0)
+    module = torch.nn.BatchNorm1d(3).double()
+    before = {name: b.detach().clone() for name, b in module.named_buffers()}
+    _, values = from_torch(module, (torch.randn(4, 3, dtype=torch.float64),), how="trace")
+    for (name, buffer), value in zip(module.named_buffers(), values[-3:], strict=True):
+        assert torch.equal(buffer, before[name]), name
+        np.testing.assert_array_equal(value, before[name].numpy())
