@@ -178,6 +178,33 @@ def _masked_fill(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, broadcast(self.sizes, mask.sizes), self.device)]
 
 
+@register_rule("aten::square")
+def _square(args: NodeArgs) -> RuleResult:
+    # pow(self, 2): the int 2 turns a bool tensor into int64, and keeps every other dtype.
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dtype = "Long" if self.scalar_type == "Bool" else self.scalar_type
+    return [pointwise(args, [0], dtype, common=dtype)]
+
+
+# In-place elementwise ops return ``self`` itself: its dtype, sizes and strides (the
+# other operands may only broadcast to it, and the result is cast back to its dtype).
+IN_PLACE = (
+    "aten::add_", "aten::sub_", "aten::mul_", "aten::div_", "aten::relu_", "aten::sigmoid_", "aten::tanh_",
+    "aten::exp_", "aten::neg_", "aten::clamp_", "aten::zero_", "aten::fill_", "aten::copy_", "aten::hardswish_",
+    "aten::silu_", "aten::elu_", "aten::leaky_relu_", "aten::hardtanh_", "aten::masked_fill_", "aten::dropout_",
+)
+
+
+@register_rule(*IN_PLACE)
+def _in_place(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None  # add_.t and mul_.t mutate lists
+    return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
+
+
 # -- identity-like ops and conversions --------------------------------------------------------
 
 

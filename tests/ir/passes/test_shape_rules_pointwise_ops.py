@@ -70,7 +70,17 @@ def in_place(x, y):
     A.hardswish_(u)
     v = x.clone().clamp_(-1, 1).masked_fill_(x > 0, 0.5)
     w = torch.zeros_like(x).copy_(y).fill_(2.0)
-    return t, u, v, w, x.clone().sigmoid_().tanh_().exp_().neg_(), torch.empty_like(x).zero_()
+    s = x.clone().sub_(y, alpha=2).div_(y).div_(2.0, rounding_mode="floor")
+    A.elu_(s, 1.5)
+    A.leaky_relu_(s, 0.2)
+    A.hardtanh_(s, -1.0, 1.0)
+    A.silu_(s)
+    A.dropout_(s, 0.5, False)
+    return t, u, v, w, s, x.clone().sigmoid_().tanh_().exp_().neg_(), torch.empty_like(x).zero_()
+
+
+def squares(x, i, b):
+    return x.square(), i.square(), b.square()
 
 
 TRACED = [
@@ -88,6 +98,7 @@ TRACED = [
     (backwards, lambda: (_t(3, 4, dtype=torch.float32), _t(3, 4))),
     (in_place, lambda: (_t(3, 4), _t(4))),
     (in_place, lambda: (_t(4, 3, dtype=torch.float32).t(), _t(4, dtype=torch.float32))),
+    (squares, lambda: (_t(4, 3).t(), _t(3, dtype=torch.int32), torch.tensor([True, False]))),
 ]
 IDS = [f"{fn.__name__}-{index}" for index, (fn, _) in enumerate(TRACED)]
 
