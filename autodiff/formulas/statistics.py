@@ -150,17 +150,17 @@ def _run_time_facts(emit: Emitter, node: Node) -> Saved:
     return facts
 
 
-def _var_grad(emit: Emitter, node: Node, saved: Saved, grad: Value) -> Value:
+def _var_grad(emit: Emitter, node: Node, grad: Value) -> Value:
     """``var_backward(grad, self, dim, correction, keepdim)`` of PyTorch's FunctionsManual."""
     x = node.inputs()[0]
     correction = _correction(node)
     assert correction is not None  # the forward refused it otherwise
     count = _safe_count(node)
-    saved = _run_time_facts(emit, node)
+    facts = _run_time_facts(emit, node)
     if _over_everything(node):
         centered = emit.op("aten::sub", x, emit.op("aten::mean", x, None))
         if count is None:  # N - correction <= 0 is decided at run time
-            dof = emit.op("aten::sub", saved["count"], float(correction))
+            dof = emit.op("aten::sub", facts["count"], float(correction))
             return emit_if(
                 emit,
                 emit.op("aten::gt", dof, 0.0),
@@ -171,10 +171,10 @@ def _var_grad(emit: Emitter, node: Node, saved: Saved, grad: Value) -> Value:
         if count - correction <= 0:
             return emit.op("aten::mul", grad, _nan_or_inf(emit, centered))
         return emit.op("aten::mul", emit.op("aten::mul", grad, 2.0 / (count - correction)), centered)
-    g = restore_dims(emit, node, grad, saved)
+    g = restore_dims(emit, node, grad, facts)
     centered = emit.op("aten::sub", x, emit.op("aten::mean", x, _arg(node, "dim"), True, None))
     if count is None:  # a tensor divided by 0.0 is inf, as 2.0 / 0.0 is in C++
-        dof = emit.op("aten::sub", saved["count"], float(correction))
+        dof = emit.op("aten::sub", facts["count"], float(correction))
         return emit.op("aten::mul", emit.op("aten::div", emit.op("aten::mul", g, 2.0), dof), centered)
     dof = count - correction
     scale = 2.0 / dof if dof != 0 else math.inf
@@ -190,7 +190,7 @@ def _nan_or_inf(emit: Emitter, centered: Value) -> Value:
 def var(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     if not needs_grad(node.inputs()[0]):
         return none_grads(node)
-    return none_grads(node, _var_grad(emit, node, saved, grads[0]))
+    return none_grads(node, _var_grad(emit, node, grads[0]))
 
 
 @formula(*_STD, forward=_var_forward, supports=_var_supported)
@@ -201,7 +201,7 @@ def std(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     result = node.output()
     scaled = emit.op("aten::div", grads[0], emit.op("aten::mul", result, 2))
     scaled = emit.op("aten::masked_fill", scaled, emit.op("aten::eq", result, 0), 0)
-    return none_grads(node, _var_grad(emit, node, saved, scaled))
+    return none_grads(node, _var_grad(emit, node, scaled))
 
 
 # -- logsumexp -------------------------------------------------------------------------------
