@@ -126,3 +126,9 @@ REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
     "aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
     "-> (Tensor output, Tensor total_weight)",
 )
+
+# The helper of broadcast_tensors' gradient (autodiff/formulas/catalog_gaps.py):
+# each gradient summed back to its tensor's size.
+CATALOG_GAP_SCHEMAS: tuple[str, ...] = (
+    "gradview::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor?[]",
+)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .builtin_schemas import BUILTIN_SCHEMAS
 from .extra_schemas import (
     BACKWARD_HELPER_SCHEMAS,
+    CATALOG_GAP_SCHEMAS,
     INPLACE_SCHEMAS,
     LIST_SCHEMAS,
     NN_SCHEMAS,
@@ -86,7 +87,7 @@ def register_schema(text: str) -> FunctionSchema:
 
 
 for _text in (*BUILTIN_SCHEMAS, *INPLACE_SCHEMAS, *LIST_SCHEMAS, *BACKWARD_HELPER_SCHEMAS, *NN_SCHEMAS,
-              *RECURRENT_ATTENTION_SCHEMAS, *REDUCTION_VIEW_LOSS_SCHEMAS):
+              *RECURRENT_ATTENTION_SCHEMAS, *REDUCTION_VIEW_LOSS_SCHEMAS, *CATALOG_GAP_SCHEMAS):
     register_schema(_text)
 
 

@@ -37,6 +37,7 @@ from . import (  # noqa: F401 - imported for their registrations
     view_backward,
 )
 from . import indexing, linalg_extra, losses, reductions_extra, shapes_extra  # noqa: F401,I001 - reductions, shapes, indexing, losses (issue 10)
+from . import broadcast_backward  # noqa: F401,I001 - broadcast_tensors' gradient (issue 10, op catalogue)
 from .backend import Backend, get_backend
 from .dtypes import DEFAULT_FLOAT, dtype_name, result_dtype, to_dtype
 from .registry import KERNELS, KernelError, kernel_for, register

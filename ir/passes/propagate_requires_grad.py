@@ -7,8 +7,10 @@ node produces: true when some floating-point tensor input requires grad
 Some results never carry a gradient whatever their inputs: comparisons
 (``Bool`` results), integer or bool dtypes, ``detach``, sizes, the indices
 ``max.dim`` or ``sort`` return, ``zeros_like`` and the other ``*_like``
-factories. ``type_as`` looks only at its first input, since the second only
-lends its dtype.
+factories, ``view.dtype`` (a reinterpretation of the bits), and the saved
+statistics of the norms and the total weight of ``nll_loss_forward`` (PyTorch
+differentiates only their first result). ``type_as`` looks only at its first
+input, since the second only lends its dtype.
 
 Control flow: a ``prim::If`` result requires grad if either branch's does; a
 ``prim::Loop`` carried value does if its initial value or the body's result
@@ -67,6 +69,13 @@ _INDEX_SECOND = frozenset({
     "aten::median", "aten::nanmedian", "aten::cummax", "aten::cummin",
     "aten::max_pool2d_with_indices", "aten::max_pool1d_with_indices",
     "aten::adaptive_max_pool2d",
+})
+# Ops whose results after the first never require grad: PyTorch's derivative formulas use
+# only the first output's gradient (``grad``), so autograd marks the others (saved
+# statistics, the total weight of nll_loss) not differentiable.
+_FIRST_ONLY = frozenset({
+    "aten::native_batch_norm", "aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training",
+    "aten::native_layer_norm", "aten::nll_loss_forward", "aten::nll_loss2d_forward",
 })
 # Structural prims whose results are the elements of their input, one by one.
 _UNPACKS = frozenset({"prim::TupleUnpack", "prim::ListUnpack"})
@@ -213,7 +222,7 @@ class _Propagation:
         unpacks = kind in _UNPACKS or kind == "prim::TupleIndex" or _is_list_index(node)
         if unpacks and self.run_unpack(node):
             return
-        if kind in _NO_GRAD_OPS:
+        if kind in _NO_GRAD_OPS or (kind == "aten::view" and _is_dtype_view(node)):
             flags = [False] * len(outputs)
         elif kind == "aten::type_as" and len(inputs) == 2:
             flags = [self.requires(inputs[0])]
@@ -224,6 +233,8 @@ class _Propagation:
             flags = [any_input] * len(outputs)
             if kind in _INDEX_SECOND and len(outputs) == 2:
                 flags[1] = False
+            elif kind in _FIRST_ONLY:
+                flags[1:] = [False] * (len(flags) - 1)
         for value, flag in zip(outputs, flags, strict=False):
             self.set_flag(value, flag)
 
@@ -283,6 +294,12 @@ def _is_list_index(node: Node) -> bool:
     return node.kind() in ("aten::__getitem__", "aten::select") and isinstance(
         node.inputs()[0].type(), ListType
     )
+
+
+def _is_dtype_view(node: Node) -> bool:
+    """``view.dtype`` reinterprets the bits: PyTorch marks its result not differentiable."""
+    schema = node.maybe_schema()
+    return schema is not None and schema.overload_name == "dtype"
 
 
 def _type_requires(t: Type) -> bool:
