@@ -199,15 +199,31 @@ def resolve_schema(node: Node) -> FunctionSchema | None:
 
 
 def _resolve(candidates: list[FunctionSchema], input_types: list[Type]) -> FunctionSchema | None:
-    for schema in candidates:
-        if schema_accepts(schema, input_types):
-            return schema
+    accepted = [schema for schema in candidates if schema_accepts(schema, input_types)]
+    if accepted:
+        # TorchScript's lists are invariant: a ``Tensor[]`` input picks the overload
+        # taking ``Tensor[]`` (``index.Tensor_hacked_twin``) over one taking
+        # ``Tensor?[]`` (``index.Tensor``) when both are there.
+        exact = [schema for schema in accepted if not _widens_a_list(schema, input_types)]
+        return exact[0] if exact else accepted[0]
     # Hand-written IR may leave out trailing arguments that have defaults
     # (TorchScript always prints them); the interpreter fills them in.
     for schema in candidates:
         if _accepts_with_defaults(schema, input_types):
             return schema
     return None
+
+
+def _widens_a_list(schema: FunctionSchema, input_types: list[Type]) -> bool:
+    """Does the schema take a list of optionals where the input is a list of non-optionals?"""
+    for argument, actual in zip(schema.arguments, input_types, strict=False):
+        formal = argument.type
+        if (
+            isinstance(formal, ListType) and isinstance(formal.elem, OptionalType)
+            and isinstance(actual, ListType) and not isinstance(actual.elem, OptionalType)
+        ):
+            return True
+    return False
 
 
 def _accepts_with_defaults(schema: FunctionSchema, input_types: list[Type]) -> bool:
