@@ -26,4 +26,7 @@ def broadcast_tensors_backward(xp: Any, grads: Sequence[Any], tensors: Sequence[
             f"broadcast_tensors_backward: {len(grads)} gradients for {len(tensors)} tensors"
         )
     op = "broadcast_tensors_backward"
-    return [None if g is None else _sum_to(xp, op, g, list(t.shape)) for g, t in zip(grads, tensors, strict=True)]
+    return [
+        None if g is None else _sum_to(xp, op, g, list(t.shape))
+        for g, t in zip(grads, tensors, strict=True)
+    ]

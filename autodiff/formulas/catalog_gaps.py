@@ -89,7 +89,8 @@ def sort(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # -- amax, amin ------------------------------------------------------------------------------
 def _constant_dims(node: Node) -> bool:
-    return reduction_supported(node, _arg(node, "dim"), _arg(node, "keepdim"), rank_of(node.inputs()[0]))
+    rank = rank_of(node.inputs()[0])
+    return reduction_supported(node, _arg(node, "dim"), _arg(node, "keepdim"), rank)
 
 
 def _extreme_forward(emit: Emitter, node: Node) -> Saved:
@@ -99,7 +100,8 @@ def _extreme_forward(emit: Emitter, node: Node) -> Saved:
     if not needs_grad(x) or _constant_dims(node):
         return {}
     dim = _arg(node, "dim")
-    return {"keep_size": emit.op("gradview::keepdim_size", size_of(emit, x), dim if dim is not None else [])}
+    dims = dim if dim is not None else []
+    return {"keep_size": emit.op("gradview::keepdim_size", size_of(emit, x), dims)}
 
 
 @formula("aten::amax", "aten::amin", forward=_extreme_forward)
@@ -140,7 +142,8 @@ def _dtype_change(emit: Emitter, node: Node) -> Saved:
     known = dtype_index(self_)
     if known is None:
         return {"self_dtype": dtype_of(emit, self_)}
-    return {"self_dtype": None if const(dtype) == known else emit.const(known)}  # type: ignore[dict-item]
+    same = const(dtype) == known
+    return {"self_dtype": None if same else emit.const(known)}  # type: ignore[dict-item]
 
 
 @formula("aten::cumsum", forward=_dtype_change)
@@ -152,7 +155,8 @@ def cumsum(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     if rank_of(node.inputs()[0]) == 0:
         return none_grads(node, g)
     dim = node.inputs()[1]
-    total = emit.op("aten::sum", g, int_list(emit, [dim if const(dim) is NOT_CONSTANT else const(dim)]), True, None)
+    dims = int_list(emit, [dim if const(dim) is NOT_CONSTANT else const(dim)])
+    total = emit.op("aten::sum", g, dims, True, None)
     after = emit.op("aten::sub", total, emit.op("aten::cumsum", g, dim, None), 1)
     return none_grads(node, emit.op("aten::add", after, g, 1))
 
@@ -235,7 +239,10 @@ def repeat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     shape: list[Value | int] = []
     summed: list[int] = []
     for i in range(rank):
-        length = known[i] if isinstance(known, list) else emit.op("aten::__getitem__", size, i, types=[IntType()])
+        if isinstance(known, list):
+            length: Value | int = known[i]
+        else:
+            length = emit.op("aten::__getitem__", size, i, types=[IntType()])
         if repeats[leading + i] != 1:
             summed.append(len(shape))
             shape.append(repeats[leading + i])
@@ -271,8 +278,9 @@ def _save_self_dtype(emit: Emitter, node: Node) -> Saved:
 
 
 @formula(
-    "aten::to.dtype", "aten::to.device", "aten::to.other", "aten::to.prim_Device", "aten::to.prim_dtype",
-    "aten::to.prim_other", "aten::_autocast_to_full_precision", "aten::_autocast_to_reduced_precision",
+    "aten::to.dtype", "aten::to.device", "aten::to.other", "aten::to.prim_Device",
+    "aten::to.prim_dtype", "aten::to.prim_other",
+    "aten::_autocast_to_full_precision", "aten::_autocast_to_reduced_precision",
     forward=_save_self_dtype,
 )
 def to(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:

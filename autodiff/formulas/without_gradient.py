@@ -17,14 +17,16 @@ no_gradient("aten::floor_divide", "aten::floor_divide.Scalar", reason=f"floor_di
 # PyTorch marks these outputs not differentiable (derivatives.yaml's
 # output_differentiability: [False], or integer/bool results): they never
 # require grad, whatever their inputs.
-_COMPARISONS = [f"aten::{op}.{overload}" for op in ("eq", "ne", "lt", "le", "gt", "ge") for overload in ("Tensor", "Scalar")]
+_OVERLOADS = ("Tensor", "Scalar")
 no_gradient(
-    *_COMPARISONS,
-    reason="a comparison: its result is bool, which cannot require grad (PyTorch's result does not either)",
+    *(f"aten::{op}.{o}" for op in ("eq", "ne", "lt", "le", "gt", "ge") for o in _OVERLOADS),
+    reason="a comparison: its result is bool, which cannot require grad "
+    "(PyTorch's result does not either)",
 )
 no_gradient(
-    *(f"aten::{op}.{overload}" for op in ("__and__", "__or__", "__xor__") for overload in ("Tensor", "Scalar")),
-    reason="a logical/bitwise op: it takes and returns bool or integer tensors, which cannot require grad",
+    *(f"aten::{op}.{o}" for op in ("__and__", "__or__", "__xor__") for o in _OVERLOADS),
+    reason="a logical/bitwise op: it takes and returns bool or integer tensors, "
+    "which cannot require grad",
 )
 no_gradient(
     "aten::argmax", "aten::argmin",
@@ -32,7 +34,8 @@ no_gradient(
 )
 no_gradient(
     "aten::where",
-    reason="where(condition) returns the indices of the true elements (integers), which carry no gradient",
+    reason="where(condition) returns the indices of the true elements (integers), "
+    "which carry no gradient",
 )
 no_gradient(
     "aten::empty_like", "aten::rand_like", "aten::randn_like", "aten::full_like",
@@ -41,7 +44,8 @@ no_gradient(
 )
 no_gradient(
     "aten::view.dtype",
-    reason="it reinterprets the input's bits as another dtype; PyTorch marks its result not differentiable",
+    reason="it reinterprets the input's bits as another dtype; "
+    "PyTorch marks its result not differentiable",
 )
 
 # -- no derivative in PyTorch -----------------------------------------------------------------
@@ -55,9 +59,12 @@ no_gradient(
 # The kernels gradient formulas emit. PyTorch differentiates most of them
 # again (double backward); gradview does not yet, and says so when a backward
 # pass reaches one (a gradient of a gradient computed through the executor).
-_BACKWARD_KERNEL = "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
+_BACKWARD_KERNEL = (
+    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
+)
 no_gradient(
-    "aten::tanh_backward", "aten::sigmoid_backward", "aten::threshold_backward", "aten::gelu_backward",
+    "aten::tanh_backward", "aten::sigmoid_backward", "aten::threshold_backward",
+    "aten::gelu_backward",
     "aten::leaky_relu_backward", "aten::hardtanh_backward", "aten::hardshrink_backward",
     "aten::hardswish_backward", "aten::hardsigmoid_backward", "aten::silu_backward",
     "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
@@ -66,7 +73,8 @@ no_gradient(
     "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
     "gradview::unbind_backward", "gradview::matmul_grad_self", "gradview::matmul_grad_other",
     "gradview::index_backward", "gradview::meshgrid_backward", "gradview::pad_backward",
-    "gradview::cat_backward", "gradview::cross_entropy_loss_backward", "gradview::nll_loss_nd_backward",
+    "gradview::cat_backward", "gradview::cross_entropy_loss_backward",
+    "gradview::nll_loss_nd_backward",
     "gradview::bilinear_backward", "gradview::broadcast_tensors_backward",
     reason=_BACKWARD_KERNEL,
 )

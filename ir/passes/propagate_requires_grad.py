@@ -74,7 +74,8 @@ _INDEX_SECOND = frozenset({
 # only the first output's gradient (``grad``), so autograd marks the others (saved
 # statistics, the total weight of nll_loss) not differentiable.
 _FIRST_ONLY = frozenset({
-    "aten::native_batch_norm", "aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training",
+    "aten::native_batch_norm", "aten::_native_batch_norm_legit",
+    "aten::_native_batch_norm_legit_no_training",
     "aten::native_layer_norm", "aten::nll_loss_forward", "aten::nll_loss2d_forward",
 })
 # Structural prims whose results are the elements of their input, one by one.

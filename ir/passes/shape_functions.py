@@ -394,6 +394,7 @@ def join_all(types: Sequence[Type]) -> Type | None:
 # The op families register their rules on import.
 from . import (  # noqa: E402, F401
     shape_rules_attention,
+    shape_rules_catalog,
     shape_rules_linalg,
     shape_rules_losses,
     shape_rules_nn,

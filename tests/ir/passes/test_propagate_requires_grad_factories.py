@@ -29,8 +29,16 @@ GRAPH = """graph(%x : Double(2, 3, strides=[3, 1], requires_grad=1, device=cpu))
 
 def eager(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
     a = torch.ops.aten
-    return (torch.empty_like(x), torch.rand_like(x), torch.randn_like(x), torch.full_like(x, 2.0),
-            torch.zeros_like(x), a.view.dtype(x, torch.float64), a.view.dtype(x, torch.int64), x * 2.0)
+    return (
+        torch.empty_like(x),
+        torch.rand_like(x),
+        torch.randn_like(x),
+        torch.full_like(x, 2.0),
+        torch.zeros_like(x),
+        a.view.dtype(x, torch.float64),
+        a.view.dtype(x, torch.int64),
+        x * 2.0,
+    )
 
 
 def test_like_factories_and_dtype_views_do_not_require_grad() -> None:

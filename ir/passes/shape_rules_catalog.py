@@ -1,0 +1,198 @@
+"""Shape rules for the ops the op catalogue found without one: the autocast casts
+and the backward helpers gradient formulas emit.
+
+* ``_autocast_to_reduced_precision``/``_autocast_to_full_precision`` return
+  their input unchanged unless autocast is on for the tensor's device and its
+  dtype is eligible (float32 for the reduced cast, float16 for the full one);
+  a cast result is laid out like its input, as ``to`` lays it out.
+* A backward helper returns the gradient of an input it differentiates, so its
+  result has that input's size (given as an ``int[]`` argument, or taken from
+  the input's type) and the incoming gradient's dtype: ``select_backward`` and
+  ``slice_backward`` scatter into zeros of ``input_sizes``;
+  ``split``/``chunk``/``unbind_backward`` join the pieces back into ``sizes``;
+  the loss and bilinear backwards are shaped like the inputs they differentiate.
+  List results (``cat_backward``, ``meshgrid_backward``,
+  ``broadcast_tensors_backward``) have one element per piece or input.
+
+Results built by zero-filling (``zeros(sizes).index_put_``...) are contiguous;
+where a helper returns a view or a sum whose layout depends on its input, only
+the sizes and dtype are given.
+"""
+
+from __future__ import annotations
+
+from ..types import NoneType, TensorType, Type
+from .dtype_rules import scalar_type_name
+from .shape_functions import (
+    ElementList,
+    NodeArgs,
+    RuleResult,
+    Sizes,
+    device_of,
+    fresh,
+    layout_of,
+    make_tensor,
+    register_rule,
+)
+from .tensor_layout import preserve_strides
+
+__all__: list[str] = []
+
+
+# -- autocast casts --------------------------------------------------------------------------
+def _autocast(args: NodeArgs, eligible: str, target: str | None) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    cuda, cpu = args.value(1, None), args.value(2, None)
+    if self.device is not None:
+        enabled = cuda if self.device.startswith("cuda") else cpu
+    else:
+        enabled = cuda if cuda == cpu else None
+    if self.scalar_type is not None and self.scalar_type != eligible or enabled is False:
+        return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
+    if enabled is None or self.scalar_type is None:
+        return [make_tensor(None, self.sizes, None, self.device)]
+    layout = layout_of(self)
+    strides = preserve_strides(*layout) if layout is not None else None
+    return [make_tensor(target, self.sizes, strides, self.device)]
+
+
+@register_rule("aten::_autocast_to_reduced_precision")
+def _autocast_to_reduced_precision(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    on_cuda = self is not None and self.device is not None and self.device.startswith("cuda")
+    index = args.int_value(3 if on_cuda else 4)
+    if self is not None and self.device is None and args.int_value(3) != args.int_value(4):
+        index = None
+    return _autocast(args, "Float", scalar_type_name(index) if index is not None else None)
+
+
+@register_rule("aten::_autocast_to_full_precision")
+def _autocast_to_full_precision(args: NodeArgs) -> RuleResult:
+    return _autocast(args, "Half", "Float")
+
+
+# -- gradients into zeros of the input's size ------------------------------------------------
+def _sizes(args: NodeArgs, index: int) -> Sizes | None:
+    values = args.int_list(index)
+    return tuple(values) if values is not None else None
+
+
+def _grad_shaped(grad_index: int, size_index: int, contiguous: bool = True):  # noqa: ANN202
+    """A rule: the gradient's dtype and device, the sizes of the ``int[]`` input ``size_index``."""
+
+    def rule(args: NodeArgs) -> RuleResult:
+        grad = args.tensor(grad_index)
+        if grad is None:
+            return None
+        sizes = _sizes(args, size_index)
+        if contiguous:
+            return [fresh(grad.scalar_type, sizes, grad.device)]
+        return [make_tensor(grad.scalar_type, sizes, None, grad.device)]
+
+    return rule
+
+
+register_rule("aten::select_backward", "aten::slice_backward")(_grad_shaped(0, 1))
+register_rule("aten::value_selecting_reduction_backward")(_grad_shaped(0, 3))
+register_rule("gradview::index_backward")(_grad_shaped(0, 1))
+register_rule("gradview::pad_backward")(_grad_shaped(0, 1, contiguous=False))
+register_rule("gradview::matmul_grad_self", "gradview::matmul_grad_other")(
+    _grad_shaped(0, 2, contiguous=False)
+)
+
+
+def _first_tensor(types: tuple[Type, ...] | None) -> TensorType | None:
+    for t in types or ():
+        if isinstance(t, TensorType):
+            return t
+    return None
+
+
+@register_rule(
+    "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
+    "gradview::unbind_backward",
+)
+def _joined_pieces(args: NodeArgs) -> RuleResult:
+    """The pieces' gradients joined into a fresh tensor of ``sizes`` (the last argument)."""
+    piece = _first_tensor(args.elements(0))
+    sizes = _sizes(args, len(args) - 1)
+    if piece is None and sizes is None:
+        return None
+    return [fresh(piece.scalar_type if piece else None, sizes, piece.device if piece else None)]
+
+
+# -- shaped like the inputs they differentiate ---------------------------------------------------
+def _like(grad: TensorType, t: TensorType | None) -> TensorType:
+    return fresh(grad.scalar_type, t.sizes if t is not None else None, grad.device)
+
+
+@register_rule("gradview::nll_loss_nd_backward")
+def _nll_loss_nd_backward(args: NodeArgs) -> RuleResult:
+    grad = args.tensor(0)
+    return None if grad is None else [_like(grad, args.tensor(1))]
+
+
+@register_rule("gradview::cross_entropy_loss_backward")
+def _cross_entropy_loss_backward(args: NodeArgs) -> RuleResult:
+    """(d self, d target): the second only for probability targets (output_mask[1])."""
+    grad = args.tensor(0)
+    if grad is None:
+        return None
+    mask = args.value(7, None)
+    wants_target = isinstance(mask, (list, tuple)) and len(mask) == 2 and mask[1] is True
+    return [_like(grad, args.tensor(1)), _like(grad, args.tensor(2)) if wants_target else None]
+
+
+@register_rule("gradview::bilinear_backward")
+def _bilinear_backward(args: NodeArgs) -> RuleResult:
+    """(d input1, d input2, d weight, d bias): the bias has one entry per output feature."""
+    grad, weight = args.tensor(0), args.tensor(3)
+    if grad is None:
+        return None
+    out_features = weight.sizes[0] if weight is not None and weight.sizes else None
+    bias = fresh(grad.scalar_type, (out_features,), grad.device)
+    return [_like(grad, args.tensor(1)), _like(grad, args.tensor(2)), _like(grad, weight), bias]
+
+
+# -- list results --------------------------------------------------------------------------------
+@register_rule("gradview::cat_backward")
+def _cat_backward(args: NodeArgs) -> RuleResult:
+    """One piece of the gradient per length (``-1``: a skipped empty 1-D tensor, shape ``[0]``)."""
+    grad, lengths, dim = args.tensor(0), args.int_list(1), args.int_value(2)
+    if grad is None or lengths is None:
+        return None
+    sizes = grad.sizes
+    axis = None if dim is None or sizes is None else dim + len(sizes) if dim < 0 else dim
+    pieces: list[Type] = []
+    for length in lengths:
+        if length == -1:
+            pieces.append(fresh(grad.scalar_type, (0,), grad.device))
+        elif sizes is None or axis is None or not 0 <= axis < len(sizes):
+            pieces.append(make_tensor(grad.scalar_type, None, None, grad.device))
+        else:
+            piece = tuple(length if i == axis else s for i, s in enumerate(sizes))
+            pieces.append(make_tensor(grad.scalar_type, piece, None, grad.device))
+    return [ElementList(tuple(pieces))]
+
+
+def _per_input(grads: tuple[Type, ...] | None, tensors: tuple[Type, ...] | None) -> RuleResult:
+    """Element ``i``: None where gradient ``i`` is None, else tensor ``i``'s size in the
+    gradient's dtype."""
+    if grads is None or tensors is None or len(grads) != len(tensors):
+        return None
+    elements: list[Type] = []
+    for g, t in zip(grads, tensors, strict=True):
+        if g == NoneType():
+            elements.append(NoneType())
+            continue
+        dtype = g.scalar_type if isinstance(g, TensorType) else None
+        sizes = t.sizes if isinstance(t, TensorType) else None
+        elements.append(make_tensor(dtype, sizes, None, device_of(g, t)))
+    return [ElementList(tuple(elements))]
+
+
+@register_rule("gradview::meshgrid_backward", "gradview::broadcast_tensors_backward")
+def _summed_back_per_input(args: NodeArgs) -> RuleResult:
+    return _per_input(args.elements(0), args.elements(1))
