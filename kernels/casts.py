@@ -35,7 +35,9 @@ def clone(xp: Any, self: Any, memory_format: int | None = None) -> Any:
 
 @register("aten::detach")
 def detach(xp: Any, self: Any) -> Any:
-    return self
+    """A new array object on the same memory: the runtime maps arrays to tensors by
+    identity, and detach's result must be a tensor of its own, cut from autograd."""
+    return self.view()
 
 
 def _dtype_or(self: Any, dtype: int | None) -> Any:

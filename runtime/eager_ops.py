@@ -226,6 +226,27 @@ class RefusingNodeOp:
         registry = self.registry
         if registry is None or not is_grad_enabled():
             return outputs
+        # Tensors inside lists count too (a backward helper's list of gradients).
+        edges = [registry.tensor_of(a) for a in _arrays_in(args)]
+        edges = [t for t in edges if t is not None and t.requires_grad]
+        if not edges:
+            return outputs
+        message = self.message
+
+        def backward_fn(_grads: list[Any]) -> list[Any]:
+            raise NotDifferentiableError(message)
+
+        # Only floating-point results can require grad (as in PyTorch).
+        results = _arrays_in(outputs)
+        out_tensors = [Tensor(a) if getattr(a.dtype, "kind", "") in "fc" else None for a in results]
+        if not any(t is not None for t in out_tensors):
+            return outputs
+        node = FunctionNode("NotDifferentiableBackward", backward_fn, edges, saves_state=False)
+        attach(node, out_tensors)
+        for tensor in out_tensors:
+            if tensor is not None:
+                registry.add(tensor)
+        return outputs
         edges = [registry.tensor_of(a) for a in args if hasattr(a, "shape")]
         edges = [t for t in edges if t is not None and t.requires_grad]
         if not edges:
@@ -248,3 +269,14 @@ class RefusingNodeOp:
             if tensor is not None:
                 registry.add(tensor)
         return outputs
+
+
+def _arrays_in(values: Sequence[Any]) -> list[Any]:
+    """The arrays among ``values``, those inside lists and tuples included, in order."""
+    found: list[Any] = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            found.extend(_arrays_in(value))
+        elif hasattr(value, "shape") and hasattr(value, "dtype"):
+            found.append(value)
+    return found

@@ -34,7 +34,7 @@ def _baddbmm_forward(emit: Emitter, node: Node) -> Saved:
     return {"self_size": emit.size_if_not_equal(self_, node.output())} if needs_grad(self_) else {}
 
 
-@formula("aten::baddbmm", "aten::baddbmm.dtype", forward=_baddbmm_forward)
+@formula("aten::baddbmm", forward=_baddbmm_forward)
 def baddbmm(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     schema = node.maybe_schema()
     assert schema is not None

@@ -50,7 +50,7 @@ no_gradient(
 
 # -- no derivative in PyTorch -----------------------------------------------------------------
 no_gradient(
-    "aten::mm.dtype", "aten::bmm.dtype", "aten::addmm.dtype",
+    "aten::mm.dtype", "aten::bmm.dtype", "aten::addmm.dtype", "aten::baddbmm.dtype",
     reason="a CUDA-only out_dtype overload: PyTorch implements no derivative for it "
     "(its autograd raises 'derivative for aten::mm is not implemented')",
 )

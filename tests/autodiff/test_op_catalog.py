@@ -49,36 +49,11 @@ BACKWARD_KERNEL = "a backward kernel"
 # (``int[]`` and ``SymInt[]`` are one type in the IR, as in TorchScript). The twin runs,
 # and is compared with PyTorch's named overload.
 RESOLVES_TO = {"aten::split": "aten::split.sizes"}
-_RUNTIME_LISTS = (
-    "executor: RefusingNodeOp connects only tensor arguments and tensor results to autograd, "
-    "not the tensors inside a list argument or a list result, so their gradient is silently "
-    "lost instead of refused"
-)
 # Differences from PyTorch found by this test and reported, not yet fixed (their owners'
 # files): strict, so each turns red once fixed, and its entry must then go.
 KNOWN_DIFFERENCES = {
-    "aten::detach": "executor: a node whose kernel returns its input array unchanged gives "
-    "back the input's own Tensor, so detach's result requires grad (PyTorch's does not)",
-    "aten::baddbmm.dtype": "autodiff/formulas/linalg_extra.py gives it a formula; PyTorch "
-    "implements no derivative for the CUDA-only .dtype overloads (its autograd raises, as for "
-    "mm.dtype)",
     "aten::native_group_norm": "its formula ignores the gradients of mean and rstd, which PyTorch "
     "differentiates (infinitely_differentiable_native_group_norm_backward)",
-    **{
-        name: _RUNTIME_LISTS
-        for name in (
-            "gradview::broadcast_tensors_backward",
-            "gradview::cat_backward",
-            "gradview::chunk_backward",
-            "gradview::split_backward",
-            "gradview::split_with_sizes_backward",
-            "gradview::unbind_backward",
-            "gradview::meshgrid_backward",
-            "gradview::lstm_cell_backward",
-            "gradview::lstm_backward",
-            "gradview::gru_backward",
-        )
-    },
 }
 _TORCH_DTYPES = {
     7: torch.float64,
