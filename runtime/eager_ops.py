@@ -22,7 +22,8 @@ from typing import Any
 from gradview.autodiff import AutodiffMode, DifferentiationError, Gradient, differentiate
 from gradview.autodiff.formulas import formula_for, no_gradient_reason
 from gradview.autodiff.formulas.inplace import READS_SELF
-from gradview.ir import Graph, Node, Value, node_summary
+from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, Value, node_summary
+from gradview.ir.types import TypeVar
 
 from .autograd.function import FunctionNode, attach
 from .autograd.grad_mode import is_grad_enabled
@@ -76,6 +77,24 @@ def _singleton_gradient(node: Node) -> tuple[Gradient | None, str]:
         return differentiate(graph, mode=AutodiffMode.EXTENDED), ""
     except DifferentiationError as exc:
         return None, str(exc)
+
+
+def passes_values_through(node: Node) -> bool:
+    """A generic container op (``__getitem__.t``, ``append.t``, ``list.t``: types
+    ``t`` and ``t[]``) without a formula: it only moves values, whose tensors keep
+    their autograd history by identity, so it runs as it is."""
+    schema = node.maybe_schema()
+    if schema is None or formula_for(node) is not None:
+        return False
+    return any(_has_type_var(argument.type) for argument in schema.arguments)
+
+
+def _has_type_var(type_: Any) -> bool:
+    if isinstance(type_, TypeVar):
+        return True
+    if isinstance(type_, ListType | OptionalType):
+        return _has_type_var(type_.elem)
+    return False
 
 
 def eager_op_for(node: Node, backend: str) -> EagerNodeOp | RefusingNodeOp:
@@ -139,7 +158,13 @@ def inplace_op_for(node: Node, backend: str, with_autograd: bool) -> InplaceNode
     schema = node.maybe_schema()
     if schema is None or not schema.is_mutable:
         return None
-    written = [i for i, arg in enumerate(schema.arguments) if arg.is_write and i < len(node.inputs())]
+    # Tensor writes only: list mutation (``append``) moves values and writes no tensor.
+    written = [
+        i for i, arg in enumerate(schema.arguments)
+        if arg.is_write and i < len(node.inputs()) and isinstance(node.inputs()[i].type(), TensorType)
+    ]
+    if not written:
+        return None
     inner: Any
     if not with_autograd:
         inner = PlainNodeOp(node, backend)

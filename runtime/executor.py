@@ -53,7 +53,7 @@ from gradview.ir.passes import (
 from .argument_spec import ArgumentSpec, SpecKey, specialize_types
 from .autograd.grad_mode import is_grad_enabled
 from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
-from .eager_ops import eager_op_for, inplace_op_for
+from .eager_ops import eager_op_for, inplace_op_for, passes_values_through
 from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
 from .tensor import Tensor
 
@@ -334,7 +334,11 @@ class GraphExecutor:
                 )
                 ops.append(op)
                 return op
-            with_autograd = node.kind() not in STRUCTURAL_HANDLERS and any(v.requires_grad() for v in node.outputs())
+            with_autograd = (
+                node.kind() not in STRUCTURAL_HANDLERS
+                and any(v.requires_grad() for v in node.outputs())
+                and not passes_values_through(node)
+            )
             if gradients_needed:
                 # An in-place write must tell the backward nodes that saved the memory.
                 inplace = inplace_op_for(node, self.backend, with_autograd)
