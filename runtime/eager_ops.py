@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gradview.autodiff import AutodiffMode, DifferentiationError, Gradient, differentiate
+from gradview.autodiff import AutodiffMode, DifferentiationError, differentiate
 from gradview.autodiff.formulas import formula_for, no_gradient_reason
 from gradview.autodiff.formulas.inplace import READS_SELF
 from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, Value, node_summary
@@ -62,21 +62,14 @@ def singleton_graph(node: Node) -> tuple[Graph, list[int]]:
     return graph, positions
 
 
-def _singleton_gradient(node: Node) -> tuple[Gradient | None, str]:
-    """The node's Gradient (differentiated with every formula gradview has),
-    or None and why not."""
+def _missing_gradient(node: Node) -> str | None:
+    """Why the node has no gradient formula (declared or absent), or None."""
     reason = no_gradient_reason(node)
-    if reason is not None:
-        return None, reason
-    if formula_for(node) is None:
-        schema = node.maybe_schema()
-        overload = schema.qualified_name if schema is not None else node.kind()
-        return None, f"gradview has no gradient formula for {overload}"
-    graph, _ = singleton_graph(node)
-    try:
-        return differentiate(graph, mode=AutodiffMode.EXTENDED), ""
-    except DifferentiationError as exc:
-        return None, str(exc)
+    if reason is not None or formula_for(node) is not None:
+        return reason
+    schema = node.maybe_schema()
+    overload = schema.qualified_name if schema is not None else node.kind()
+    return f"gradview has no gradient formula for {overload}"
 
 
 def passes_values_through(node: Node) -> bool:
@@ -98,20 +91,24 @@ def _has_type_var(type_: Any) -> bool:
 
 
 def eager_op_for(node: Node, backend: str) -> EagerNodeOp | RefusingNodeOp:
-    """The op that runs ``node`` with eager autograd, or refuses its backward."""
-    gradient, reason = _singleton_gradient(node)
-    _, positions = singleton_graph(node)
-    if gradient is None:
-        return RefusingNodeOp(node, reason, backend)
-    return EagerNodeOp(DifferentiableGraphOp(gradient, backend, name=f"`{node_summary(node)}`"), positions)
+    """The op that runs ``node`` with eager autograd (differentiated with every
+    formula gradview has), or refuses its backward."""
+    reason = _missing_gradient(node)
+    if reason is None:
+        graph, positions = singleton_graph(node)
+        try:
+            gradient = differentiate(graph, mode=AutodiffMode.EXTENDED)
+        except DifferentiationError as exc:
+            reason = str(exc)
+        else:
+            return EagerNodeOp(DifferentiableGraphOp(gradient, backend, name=f"`{node_summary(node)}`"), positions)
+    return RefusingNodeOp(node, reason, backend)
 
 
-class EagerNodeOp:
-    """Runs one node with autograd, through a DifferentiableGraphOp of its singleton graph."""
+class _ThroughGraphOp:
+    """Hands the run's tensor registry to the DifferentiableGraphOp ``self.op``."""
 
-    def __init__(self, op: DifferentiableGraphOp, positions: list[int]) -> None:
-        self.op = op
-        self.positions = positions
+    op: DifferentiableGraphOp
 
     @property
     def registry(self) -> TensorRegistry | None:
@@ -120,6 +117,14 @@ class EagerNodeOp:
     @registry.setter
     def registry(self, value: TensorRegistry | None) -> None:
         self.op.registry = value
+
+
+class EagerNodeOp(_ThroughGraphOp):
+    """Runs one node with autograd, through a DifferentiableGraphOp of its singleton graph."""
+
+    def __init__(self, op: DifferentiableGraphOp, positions: list[int]) -> None:
+        self.op = op
+        self.positions = positions
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         return self.op(*[inputs[i] for i in self.positions])
@@ -175,7 +180,7 @@ def inplace_op_for(node: Node, backend: str, with_autograd: bool) -> InplaceNode
     return InplaceNodeOp(node, inner, written)
 
 
-class _OldSelfOp:
+class _OldSelfOp(_ThroughGraphOp):
     """An in-place op whose gradient reads ``self``'s value from before the write
     (``x.mul_(y)``: the gradient of y is the old x). PyTorch's autograd keeps a
     copy of that value; so does this op: it runs the out-of-place twin
@@ -192,14 +197,6 @@ class _OldSelfOp:
         inner.destroy()
         gradient = differentiate(graph, mode=AutodiffMode.EXTENDED)
         self.op = DifferentiableGraphOp(gradient, backend, name=f"`{node_summary(node)}`")
-
-    @property
-    def registry(self) -> TensorRegistry | None:
-        return self.op.registry
-
-    @registry.setter
-    def registry(self, value: TensorRegistry | None) -> None:
-        self.op.registry = value
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         registry = self.op.registry
@@ -233,15 +230,12 @@ class PlainNodeOp:
         return self.forward(*[inputs[i] for i in self.positions])
 
 
-class RefusingNodeOp:
+class RefusingNodeOp(PlainNodeOp):
     """Runs one node that has no gradient; its tensor outputs are connected to
     autograd through a backward node that raises NotDifferentiableError."""
 
     def __init__(self, node: Node, reason: str, backend: str) -> None:
-        from .interpreter import compile_graph  # noqa: PLC0415 - the interpreter imports the executor's ops
-
-        graph, self.positions = singleton_graph(node)
-        self.forward = compile_graph(graph, backend, check_inputs=False)
+        super().__init__(node, backend)
         self.message = f"cannot differentiate `{node_summary(node)}`: {reason}"
         self.registry: TensorRegistry | None = None
 
