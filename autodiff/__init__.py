@@ -1,12 +1,13 @@
 """gradview.autodiff: symbolic differentiation as TorchScript's JIT does it."""
 
+from gradview.ops.errors import DifferentiationError
+
 from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode, autodiff_mode
 from .create_autodiff_subgraphs import create_autodiff_subgraphs
 from .differentiable import is_differentiable, need_trim_grad
 from .differentiate import differentiate
 from .gradient import Gradient
 from .inline_autodiff_subgraphs import inline_autodiff_subgraphs
-from .reverse import DifferentiationError
 from .specialize_autograd_zero import specialize_autograd_zero
 
 __all__ = [

@@ -14,8 +14,8 @@ from enum import StrEnum
 
 from gradview.ir import FunctionSchema
 from gradview.ir.operators import all_schemas
-from gradview.ir.passes.shape_functions import rule_for
 from gradview.kernels import KERNELS
+from gradview.ops.registry import shape_rule_for as rule_for
 
 from .formulas import FORMULAS, NO_GRADIENT
 from .torch_differentiable import TORCH_DIFFERENTIABLE

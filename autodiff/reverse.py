@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradview.ir import Block, Graph, Node, TensorType, Value, node_summary
+from gradview.ops.errors import DifferentiationError
 
 from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode
 from .differentiable import is_differentiable, need_trim_grad
@@ -27,10 +28,6 @@ from .formulas import Emitter, formula_for
 from .gradient import Gradient
 
 __all__ = ["ReverseDetails", "add_reverse_inline", "output_requires_grad", "DifferentiationError"]
-
-
-class DifferentiationError(ValueError):
-    """A node cannot be differentiated; the message names it."""
 
 
 @dataclass

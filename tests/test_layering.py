@@ -1,7 +1,7 @@
 """Data flows one way: each layer imports only the layers below it.
 
-IR core and kernels at the bottom (neither imports the other), passes above
-both, autodiff above passes, the runtime above autodiff, the CLI and viewer
+IR core and kernels at the bottom (neither imports the other), the op library
+(each op's kernel binding, shape rule and gradient) above both, passes above it, autodiff above passes, the runtime above autodiff, the CLI and viewer
 on top. The check reads every module's imports (``import`` statements,
 module level and inside functions) with ``ast``.
 """
@@ -17,10 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # For each layer: the folders of its modules, and the gradview packages it may not import.
 FORBIDDEN = {
-    "ir-core": (["ir"], ["gradview.ir.passes", "gradview.kernels", "gradview.autodiff", "gradview.runtime",
+    "ir-core": (["ir"], ["gradview.ir.passes", "gradview.kernels", "gradview.ops", "gradview.autodiff", "gradview.runtime",
                          "gradview.viewer", "gradview.cli"]),
-    "kernels": (["kernels"], ["gradview.ir", "gradview.autodiff", "gradview.runtime", "gradview.viewer",
+    "kernels": (["kernels"], ["gradview.ir", "gradview.ops", "gradview.autodiff", "gradview.runtime", "gradview.viewer",
                               "gradview.cli"]),
+    "ops": (["ops"], ["gradview.ir.passes", "gradview.autodiff", "gradview.runtime", "gradview.viewer",
+                      "gradview.cli"]),
     "passes": (["ir/passes"], ["gradview.autodiff", "gradview.runtime", "gradview.viewer", "gradview.cli"]),
     "autodiff": (["autodiff"], ["gradview.runtime", "gradview.viewer", "gradview.cli"]),
     "runtime": (["runtime"], ["gradview.viewer", "gradview.cli"]),

@@ -1,14 +1,21 @@
-"""The gradient formula library: one forward/backward pair per differentiable overload.
+"""The gradient formulas still waiting to move into their op family in ``gradview.ops``.
 
-Importing this package imports every family module, which registers its formulas.
+Importing this package imports those family modules, which register their formulas
+in ``gradview.ops.registry``.
 """
 
-from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
-from .registry import FORMULAS, NO_GRADIENT, Emitter, Formula, formula, formula_for, no_gradient, no_gradient_reason
+from gradview.ops.registry import (  # noqa: I001 - the registry first, then the families that fill it
+    FORMULAS,
+    NO_GRADIENT,
+    Emitter,
+    Formula,
+    formula,
+    formula_for,
+    no_gradient,
+    no_gradient_reason,
+)
 
-__all__ = [
-    "FORMULAS", "NO_GRADIENT", "Emitter", "Formula", "formula", "formula_for", "no_gradient", "no_gradient_reason",
-]
+from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
 from . import linalg  # noqa: E402,F401,I001 - imported for its registrations
 from . import pointwise_extra, views, containers  # noqa: E402,F401,I001 - imported for their registrations
 from . import reductions  # noqa: E402,F401,I001 - imported for its registrations
@@ -20,3 +27,7 @@ from . import statistics, indexing, softmax, losses, linalg_extra  # noqa: E402,
 from . import recurrent, attention  # noqa: E402,F401,I001 - imported for their registrations
 from . import catalog_gaps  # noqa: E402,F401,I001 - the op catalogue's gaps (issue 10)
 from . import pointwise_math, activations, inplace  # noqa: E402,F401,I001 - pointwise family (issue 10); inplace last
+
+__all__ = [
+    "FORMULAS", "NO_GRADIENT", "Emitter", "Formula", "formula", "formula_for", "no_gradient", "no_gradient_reason",
+]

@@ -28,9 +28,8 @@ gradients use.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .emit_util import grad_list
-from .registry import Emitter, formula
+from gradview.ops.emit_util import grad_list
+from gradview.ops.registry import Emitter, formula
 
 __all__: list[str] = []
 

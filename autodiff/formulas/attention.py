@@ -22,9 +22,8 @@ PyTorch implements no derivative for them, and neither does gradview.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula, no_gradient
-from .static_info import input_at, is_none, needs_grad, none_grads
+from gradview.ops.registry import Emitter, formula, no_gradient
+from gradview.ops.static_info import input_at, is_none, needs_grad, none_grads
 
 Saved = dict[str, Value]
 Grads = list[Value]

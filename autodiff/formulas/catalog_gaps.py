@@ -32,10 +32,9 @@ from __future__ import annotations
 import math
 
 from gradview.ir import IntType, ListType, Node, OptionalType, TensorType, Value
-
-from .emit_util import emit_if
-from .registry import Emitter, formula
-from .static_info import (
+from gradview.ops.emit_util import emit_if
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
     NOT_CONSTANT,
     cast_back,
     const,

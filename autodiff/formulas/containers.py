@@ -34,9 +34,8 @@ from gradview.ir import (
     Value,
     constant_value,
 )
-
-from .emit_util import arg, grad_list, size_of, static_sizes
-from .registry import Emitter, formula
+from gradview.ops.emit_util import arg, grad_list, size_of, static_sizes
+from gradview.ops.registry import Emitter, formula
 
 Saved = dict[str, Value]
 Grads = list[Value]

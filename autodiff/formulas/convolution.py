@@ -31,9 +31,8 @@ for the forward convolution, its outputs are ``dx = dF/dx^T g`` and
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import input_at, is_none, needs_grad
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import input_at, is_none, needs_grad
 
 Saved = dict[str, Value]
 Grads = list[Value]

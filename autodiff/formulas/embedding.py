@@ -22,9 +22,8 @@ embedding_bag backward kernels have no derivative in PyTorch, nor here.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula, no_gradient
-from .static_info import (
+from gradview.ops.registry import Emitter, formula, no_gradient
+from gradview.ops.static_info import (
     NOT_CONSTANT,
     const,
     fail,

@@ -16,10 +16,9 @@ may sit inside differentiable graphs; gradview's formulas do the same.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .emit_util import grad_list
-from .registry import Emitter, formula, no_gradient
-from .static_info import needs_grad, size_of
+from gradview.ops.emit_util import grad_list
+from gradview.ops.registry import Emitter, formula, no_gradient
+from gradview.ops.static_info import needs_grad, size_of
 
 Saved = dict[str, Value]
 Grads = list[Value]

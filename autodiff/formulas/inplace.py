@@ -22,8 +22,7 @@ eager autograd.
 from __future__ import annotations
 
 from gradview.ir import Node, TensorType, Value
-
-from .registry import FORMULAS, Emitter, formula
+from gradview.ops.registry import FORMULAS, Emitter, formula
 
 __all__ = ["SAME_AS", "READS_SELF"]
 

@@ -32,9 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import (
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
     const,
     full_size,
     input_at,

@@ -12,9 +12,16 @@
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import NOT_CONSTANT, cast_back, const, dtype_index, input_at, is_none, needs_grad
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
+    NOT_CONSTANT,
+    cast_back,
+    const,
+    dtype_index,
+    input_at,
+    is_none,
+    needs_grad,
+)
 
 Saved = dict[str, Value]
 Grads = list[Value]

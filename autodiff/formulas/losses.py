@@ -25,9 +25,16 @@ so, naming the node, for every loss here.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import NOT_CONSTANT, const, fail, input_at, is_none, needs_grad, size_of
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
+    NOT_CONSTANT,
+    const,
+    fail,
+    input_at,
+    is_none,
+    needs_grad,
+    size_of,
+)
 
 Saved = dict[str, Value]
 Grads = list[Value]

@@ -32,9 +32,8 @@ too): gradients reaching them are ignored.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import (
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
     NOT_CONSTANT,
     cast_back,
     const,

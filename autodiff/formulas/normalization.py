@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from gradview.ir import Node, Value
 from gradview.ir.types import IntType
+from gradview.ops.registry import Emitter, formula, no_gradient
+from gradview.ops.static_info import full_size, input_at, none_grads
 
 from .nn import _batch_norm, _mask, _no_output_gradient, _optional, _results
-from .registry import Emitter, formula, no_gradient
-from .static_info import full_size, input_at, none_grads
 
 Saved = dict[str, Value]
 Grads = list[Value]

@@ -11,8 +11,7 @@ suffices (tanh, sigmoid, exp, sqrt), the input otherwise.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
+from gradview.ops.registry import Emitter, formula
 
 Saved = dict[str, Value]
 Grads = list[Value]
@@ -100,8 +99,7 @@ def div_mode(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Valu
     chooses between the two with a ``prim::If``."""
     from gradview.ir import NOT_CONSTANT, TensorType
     from gradview.ir.constants import constant_value
-
-    from .emit_util import emit_if
+    from gradview.ops.emit_util import emit_if
 
     mode = constant_value(node.inputs()[2])
     if mode is None:

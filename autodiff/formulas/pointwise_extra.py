@@ -31,9 +31,8 @@ from __future__ import annotations
 import math
 
 from gradview.ir import NOT_CONSTANT, Node, TensorType, Value
-
-from .emit_util import arg, emit_if, grad_list, is_none, size_of, where_zero
-from .registry import Emitter, formula
+from gradview.ops.emit_util import arg, emit_if, grad_list, is_none, size_of, where_zero
+from gradview.ops.registry import Emitter, formula
 
 Saved = dict[str, Value]
 Grads = list[Value]

@@ -26,9 +26,8 @@ from __future__ import annotations
 import math
 
 from gradview.ir import Node, TensorType, Value, constant_value
-
-from .emit_util import grad_list
-from .registry import Emitter, formula, no_gradient
+from gradview.ops.emit_util import grad_list
+from gradview.ops.registry import Emitter, formula, no_gradient
 
 __all__: list[str] = []
 

@@ -23,9 +23,15 @@ reads the incoming gradient at the windows' maxima (a gradview helper, PyTorch's
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import NOT_CONSTANT, const, full_size, input_at, needs_grad, none_grads
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
+    NOT_CONSTANT,
+    const,
+    full_size,
+    input_at,
+    needs_grad,
+    none_grads,
+)
 
 Saved = dict[str, Value]
 Grads = list[Value]

@@ -26,9 +26,8 @@ from __future__ import annotations
 import math
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import (
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
     cast_back,
     const,
     dtype_index,

@@ -23,9 +23,16 @@ element gets 0. The question is only *which* element:
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-
-from .registry import Emitter, formula
-from .static_info import NOT_CONSTANT, const, fail, input_at, needs_grad, none_grads, size_of
+from gradview.ops.registry import Emitter, formula
+from gradview.ops.static_info import (
+    NOT_CONSTANT,
+    const,
+    fail,
+    input_at,
+    needs_grad,
+    none_grads,
+    size_of,
+)
 
 Saved = dict[str, Value]
 Grads = list[Value]

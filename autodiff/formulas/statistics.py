@@ -29,11 +29,9 @@ from __future__ import annotations
 import math
 
 from gradview.ir import Node, OptionalType, TensorType, Value
-
-from .emit_util import emit_if
-from .reductions import keepdim_size, restore_dims, restored_at_compile_time
-from .registry import Emitter, formula, no_gradient
-from .static_info import (
+from gradview.ops.emit_util import emit_if
+from gradview.ops.registry import Emitter, formula, no_gradient
+from gradview.ops.static_info import (
     NOT_CONSTANT,
     cast_back,
     const,
@@ -49,6 +47,8 @@ from .static_info import (
     size_of,
     wrap_dim,
 )
+
+from .reductions import keepdim_size, restore_dims, restored_at_compile_time
 
 Saved = dict[str, Value]
 Grads = list[Value]

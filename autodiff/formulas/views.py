@@ -27,9 +27,8 @@ from __future__ import annotations
 
 from gradview.ir import NOT_CONSTANT, IntType, Node, OptionalType, Value
 from gradview.kernels.view_backward import INT64_MAX
-
-from .emit_util import arg, emit_if, grad_list, size_of
-from .registry import Emitter, formula
+from gradview.ops.emit_util import arg, emit_if, grad_list, size_of
+from gradview.ops.registry import Emitter, formula
 
 Saved = dict[str, Value]
 Grads = list[Value]

@@ -7,7 +7,7 @@ for ... is not implemented". gradview says the same, naming the node.
 
 from __future__ import annotations
 
-from .registry import no_gradient
+from gradview.ops.registry import no_gradient
 
 _NOT_IMPLEMENTED = "PyTorch implements no derivative for it (its autograd raises too)"
 

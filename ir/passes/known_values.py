@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradview.ops.shape_toolkit import ShapeFacts, numel, wrap_dim
+
 from ..attributes import TensorConstant
 from ..constants import NOT_CONSTANT
 from ..node import Node, Value
 from ..types import TensorType
-from .shape_functions import ShapeFacts, numel, wrap_dim
 
 __all__ = ["known_result", "list_is_stable"]
 

@@ -3,7 +3,7 @@
 A graph's inputs often carry complete types (``Double(4, 3, strides=[3, 1],
 device=cpu)``) while the values computed inside it are plain ``Tensor``.
 This pass walks the graph once, from the inputs forward, and asks a *shape
-rule* per op (see :mod:`.shape_functions`) what each result must be: its
+rule* per op (see :mod:`gradview.ops.shape_toolkit`) what each result must be: its
 dtype by PyTorch's promotion rules, its sizes (broadcasting, reductions,
 matmul...), its strides (contiguous for new tensors, rearranged for views)
 and its device. When every input is complete, every result becomes complete.
@@ -44,21 +44,34 @@ After (``t`` is a view: its sizes and strides swap, no data moves; ``relu`` and
 
 from __future__ import annotations
 
-from ..attributes import TensorConstant
-from ..constants import NOT_CONSTANT, constant_value
-from ..graph import Block, Graph
-from ..node import Node, Value
-from ..types import TENSOR, IntType, ListType, OptionalType, TensorType, TupleType, Type
-from .known_values import known_result, list_is_stable
-from .shape_functions import (
+from gradview.ops.registry import shape_rule_for
+from gradview.ops.shape_toolkit import (
     ElementList,
     NodeArgs,
     ShapeFacts,
     fresh,
     join_all,
     join_types,
-    rule_for,
 )
+
+from ..attributes import TensorConstant
+from ..constants import NOT_CONSTANT, constant_value
+from ..graph import Block, Graph
+from ..node import Node, Value
+from ..types import TENSOR, IntType, ListType, OptionalType, TensorType, TupleType, Type
+from . import (  # noqa: F401 - the op families' shape rules, until each moves into gradview.ops
+    shape_rules_attention,
+    shape_rules_catalog,
+    shape_rules_linalg,
+    shape_rules_losses,
+    shape_rules_nn,
+    shape_rules_pointwise,
+    shape_rules_recurrent,
+    shape_rules_reductions,
+    shape_rules_views,
+    shape_rules_views_extra,
+)
+from .known_values import known_result, list_is_stable
 
 __all__ = ["propagate_input_shapes"]
 
@@ -134,7 +147,7 @@ class _Propagation:
             return
         if len(node._outputs) == 1:
             self.record_known(node)
-        rule = rule_for(kind) or (_in_place if _is_in_place(kind) else None)
+        rule = shape_rule_for(kind) or (_in_place if _is_in_place(kind) else None)
         if rule is None:
             # Unknown op: its outputs keep their declared types, but values
             # inside its blocks (prim::GradOf...) can still be refined.

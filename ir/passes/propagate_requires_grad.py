@@ -42,11 +42,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gradview.ops.dtype_rules import is_floating
+
 from ..constants import constant_value
 from ..graph import Block, Graph
 from ..node import Node, Value
 from ..types import DictType, ListType, OptionalType, TensorType, TupleType, Type
-from .dtype_rules import is_floating
 from .known_values import list_is_stable
 
 __all__ = ["propagate_requires_grad"]

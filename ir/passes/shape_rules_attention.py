@@ -13,13 +13,15 @@ said for it). ``_transformer_encoder_layer_fwd`` keeps its input's sizes.
 
 from __future__ import annotations
 
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import NodeArgs, RuleResult, Sizes, broadcast, device_of, fresh
+
 from ..types import Type
-from .shape_functions import NodeArgs, RuleResult, Sizes, broadcast, device_of, fresh, register_rule
 
 __all__: list[str] = []
 
 
-@register_rule("aten::scaled_dot_product_attention")
+@shape_rule("aten::scaled_dot_product_attention")
 def _sdpa(args: NodeArgs) -> RuleResult:
     query, key, value = args.tensor(0), args.tensor(1), args.tensor(2)
     if query is None or key is None or value is None:
@@ -37,7 +39,7 @@ def _sdpa(args: NodeArgs) -> RuleResult:
     return [fresh(query.scalar_type, sizes, device_of(query, key, value))]
 
 
-@register_rule("aten::_native_multi_head_attention")
+@shape_rule("aten::_native_multi_head_attention")
 def _native_mha(args: NodeArgs) -> RuleResult:
     query = args.tensor(0)
     if query is None:
@@ -53,13 +55,13 @@ def _native_mha(args: NodeArgs) -> RuleResult:
     return [out, weights]
 
 
-@register_rule("aten::_transformer_encoder_layer_fwd")
+@shape_rule("aten::_transformer_encoder_layer_fwd")
 def _encoder_layer(args: NodeArgs) -> RuleResult:
     src = args.tensor(0)
     return None if src is None else [fresh(src.scalar_type, src.sizes, src.device)]
 
 
-@register_rule("gradview::scaled_dot_product_attention_backward")
+@shape_rule("gradview::scaled_dot_product_attention_backward")
 def _sdpa_backward(args: NodeArgs) -> RuleResult:
     """Four ``Tensor?`` gradients (None where output_mask says no): their declared optional
     types stay, as for any optional result."""

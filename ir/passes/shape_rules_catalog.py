@@ -21,9 +21,9 @@ the sizes and dtype are given.
 
 from __future__ import annotations
 
-from ..types import NoneType, TensorType, Type
-from .dtype_rules import scalar_type_name
-from .shape_functions import (
+from gradview.ops.dtype_rules import scalar_type_name
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     ElementList,
     NodeArgs,
     RuleResult,
@@ -32,9 +32,10 @@ from .shape_functions import (
     fresh,
     layout_of,
     make_tensor,
-    register_rule,
 )
-from .tensor_layout import preserve_strides
+from gradview.ops.tensor_layout import preserve_strides
+
+from ..types import NoneType, TensorType, Type
 
 __all__: list[str] = []
 
@@ -58,7 +59,7 @@ def _autocast(args: NodeArgs, eligible: str, target: str | None) -> RuleResult:
     return [make_tensor(target, self.sizes, strides, self.device)]
 
 
-@register_rule("aten::_autocast_to_reduced_precision")
+@shape_rule("aten::_autocast_to_reduced_precision")
 def _autocast_to_reduced_precision(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     on_cuda = self is not None and self.device is not None and self.device.startswith("cuda")
@@ -68,7 +69,7 @@ def _autocast_to_reduced_precision(args: NodeArgs) -> RuleResult:
     return _autocast(args, "Float", scalar_type_name(index) if index is not None else None)
 
 
-@register_rule("aten::_autocast_to_full_precision")
+@shape_rule("aten::_autocast_to_full_precision")
 def _autocast_to_full_precision(args: NodeArgs) -> RuleResult:
     return _autocast(args, "Half", "Float")
 
@@ -94,11 +95,11 @@ def _grad_shaped(grad_index: int, size_index: int, contiguous: bool = True):  # 
     return rule
 
 
-register_rule("aten::select_backward", "aten::slice_backward")(_grad_shaped(0, 1))
-register_rule("aten::value_selecting_reduction_backward")(_grad_shaped(0, 3))
-register_rule("gradview::index_backward")(_grad_shaped(0, 1))
-register_rule("gradview::pad_backward")(_grad_shaped(0, 1, contiguous=False))
-register_rule("gradview::matmul_grad_self", "gradview::matmul_grad_other")(
+shape_rule("aten::select_backward", "aten::slice_backward")(_grad_shaped(0, 1))
+shape_rule("aten::value_selecting_reduction_backward")(_grad_shaped(0, 3))
+shape_rule("gradview::index_backward")(_grad_shaped(0, 1))
+shape_rule("gradview::pad_backward")(_grad_shaped(0, 1, contiguous=False))
+shape_rule("gradview::matmul_grad_self", "gradview::matmul_grad_other")(
     _grad_shaped(0, 2, contiguous=False)
 )
 
@@ -110,7 +111,7 @@ def _first_tensor(types: tuple[Type, ...] | None) -> TensorType | None:
     return None
 
 
-@register_rule(
+@shape_rule(
     "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
     "gradview::unbind_backward",
 )
@@ -128,13 +129,13 @@ def _like(grad: TensorType, t: TensorType | None) -> TensorType:
     return fresh(grad.scalar_type, t.sizes if t is not None else None, grad.device)
 
 
-@register_rule("gradview::nll_loss_nd_backward")
+@shape_rule("gradview::nll_loss_nd_backward")
 def _nll_loss_nd_backward(args: NodeArgs) -> RuleResult:
     grad = args.tensor(0)
     return None if grad is None else [_like(grad, args.tensor(1))]
 
 
-@register_rule("gradview::cross_entropy_loss_backward")
+@shape_rule("gradview::cross_entropy_loss_backward")
 def _cross_entropy_loss_backward(args: NodeArgs) -> RuleResult:
     """(d self, d target): the second only for probability targets (output_mask[1])."""
     grad = args.tensor(0)
@@ -145,7 +146,7 @@ def _cross_entropy_loss_backward(args: NodeArgs) -> RuleResult:
     return [_like(grad, args.tensor(1)), _like(grad, args.tensor(2)) if wants_target else None]
 
 
-@register_rule("gradview::bilinear_backward")
+@shape_rule("gradview::bilinear_backward")
 def _bilinear_backward(args: NodeArgs) -> RuleResult:
     """(d input1, d input2, d weight, d bias): the bias has one entry per output feature."""
     grad, weight = args.tensor(0), args.tensor(3)
@@ -157,7 +158,7 @@ def _bilinear_backward(args: NodeArgs) -> RuleResult:
 
 
 # -- list results --------------------------------------------------------------------------------
-@register_rule("gradview::cat_backward")
+@shape_rule("gradview::cat_backward")
 def _cat_backward(args: NodeArgs) -> RuleResult:
     """One piece of the gradient per length (``-1``: a skipped empty 1-D tensor, shape ``[0]``)."""
     grad, lengths, dim = args.tensor(0), args.int_list(1), args.int_value(2)
@@ -193,6 +194,6 @@ def _per_input(grads: tuple[Type, ...] | None, tensors: tuple[Type, ...] | None)
     return [ElementList(tuple(elements))]
 
 
-@register_rule("gradview::meshgrid_backward", "gradview::broadcast_tensors_backward")
+@shape_rule("gradview::meshgrid_backward", "gradview::broadcast_tensors_backward")
 def _summed_back_per_input(args: NodeArgs) -> RuleResult:
     return _per_input(args.elements(0), args.elements(1))

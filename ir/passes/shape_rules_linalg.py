@@ -9,9 +9,9 @@ normalizations allocate contiguous results.
 
 from __future__ import annotations
 
-from ..types import TensorType
-from .dtype_rules import DIM, Operand, result_type, scalar_type_name
-from .shape_functions import (
+from gradview.ops.dtype_rules import DIM, Operand, result_type, scalar_type_name
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     NodeArgs,
     RuleResult,
     Sizes,
@@ -20,9 +20,10 @@ from .shape_functions import (
     fresh,
     layout_of,
     make_tensor,
-    register_rule,
 )
-from .tensor_layout import suggested_strides
+from gradview.ops.tensor_layout import suggested_strides
+
+from ..types import TensorType
 
 __all__: list[str] = []
 
@@ -62,7 +63,7 @@ def matmul_sizes(a: Sizes | None, b: Sizes | None) -> Sizes | None:
     return batch + rows + cols
 
 
-@register_rule("aten::matmul")
+@shape_rule("aten::matmul")
 def _matmul(args: NodeArgs) -> RuleResult:
     a, b = args.tensor(0), args.tensor(1)
     if a is None or b is None:
@@ -74,7 +75,7 @@ def _ranked(t: TensorType, rank: int) -> bool:
     return t.sizes is not None and len(t.sizes) == rank
 
 
-@register_rule("aten::mm", "aten::bmm", "aten::mv", "aten::dot", "aten::vdot")
+@shape_rule("aten::mm", "aten::bmm", "aten::mv", "aten::dot", "aten::vdot")
 def _mm(args: NodeArgs) -> RuleResult:
     a, b = args.tensor(0), args.tensor(1)
     if a is None or b is None:
@@ -96,7 +97,7 @@ def _mm(args: NodeArgs) -> RuleResult:
     return [fresh(dtype, sizes, device_of(a, b))]
 
 
-@register_rule("aten::addmm")
+@shape_rule("aten::addmm")
 def _addmm(args: NodeArgs) -> RuleResult:
     self, m1, m2 = args.tensor(0), args.tensor(1), args.tensor(2)
     if self is None or m1 is None or m2 is None:
@@ -109,7 +110,7 @@ def _addmm(args: NodeArgs) -> RuleResult:
     return [fresh(dtype, (rows, cols), device_of(m1, m2, self))]
 
 
-@register_rule("aten::linear")
+@shape_rule("aten::linear")
 def _linear(args: NodeArgs) -> RuleResult:
     x, weight, bias = args.tensor(0), args.tensor(1), args.tensor(2)
     if x is None or weight is None:
@@ -121,7 +122,7 @@ def _linear(args: NodeArgs) -> RuleResult:
     return [fresh(dtype, x.sizes[:-1] + out, device_of(x, weight))]
 
 
-@register_rule("aten::layer_norm", "aten::group_norm")
+@shape_rule("aten::layer_norm", "aten::group_norm")
 def _normalized(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:
@@ -139,13 +140,13 @@ def _like_suggested(x: TensorType) -> TensorType:
     return make_tensor(x.scalar_type, x.sizes, strides, x.device)
 
 
-@register_rule("aten::batch_norm", "aten::instance_norm")
+@shape_rule("aten::batch_norm", "aten::instance_norm")
 def _batch_norm(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     return None if x is None else [_like_suggested(x)]
 
 
-@register_rule("aten::native_layer_norm")
+@shape_rule("aten::native_layer_norm")
 def _native_layer_norm(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:
@@ -160,7 +161,7 @@ def _native_layer_norm(args: NodeArgs) -> RuleResult:
     return [out, stats, stats]
 
 
-@register_rule("aten::native_batch_norm")
+@shape_rule("aten::native_batch_norm")
 def _native_batch_norm(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:
@@ -185,7 +186,7 @@ def _pooled_size(size: int | None, kernel: int, stride: int, pad: int, dilation:
     return out
 
 
-@register_rule("aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d")
+@shape_rule("aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d")
 def _max_pool2d(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:

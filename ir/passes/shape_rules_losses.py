@@ -10,8 +10,10 @@ return the input's shape. Results are fresh, in the input's dtype.
 
 from __future__ import annotations
 
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import NodeArgs, RuleResult, Sizes, broadcast, fresh
+
 from ..types import TensorType
-from .shape_functions import NodeArgs, RuleResult, Sizes, broadcast, fresh, register_rule
 
 __all__: list[str] = []
 
@@ -30,7 +32,7 @@ def _without_class_dim(self: TensorType) -> Sizes | None:
     return tuple(s for d, s in enumerate(self.sizes) if d != class_dim)
 
 
-@register_rule("aten::mse_loss")
+@shape_rule("aten::mse_loss")
 def _mse_loss(args: NodeArgs) -> RuleResult:
     self, target = args.tensor(0), args.tensor(1)
     if self is None or target is None:
@@ -38,7 +40,7 @@ def _mse_loss(args: NodeArgs) -> RuleResult:
     return [_reduced(self, args, 2, broadcast(self.sizes, target.sizes))]
 
 
-@register_rule("aten::mse_loss_backward")
+@shape_rule("aten::mse_loss_backward")
 def _mse_loss_backward(args: NodeArgs) -> RuleResult:
     grad, self, target = args.tensor(0), args.tensor(1), args.tensor(2)
     if grad is None or self is None or target is None:
@@ -46,7 +48,7 @@ def _mse_loss_backward(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, broadcast(self.sizes, target.sizes), self.device)]
 
 
-@register_rule("aten::nll_loss", "aten::nll_loss2d", "aten::nll_loss_nd")
+@shape_rule("aten::nll_loss", "aten::nll_loss2d", "aten::nll_loss_nd")
 def _nll_loss(args: NodeArgs) -> RuleResult:
     self, target = args.tensor(0), args.tensor(1)
     if self is None or target is None:
@@ -54,7 +56,7 @@ def _nll_loss(args: NodeArgs) -> RuleResult:
     return [_reduced(self, args, 3, target.sizes)]
 
 
-@register_rule("aten::nll_loss_forward", "aten::nll_loss2d_forward")
+@shape_rule("aten::nll_loss_forward", "aten::nll_loss2d_forward")
 def _nll_loss_forward(args: NodeArgs) -> RuleResult:
     self, target = args.tensor(0), args.tensor(1)
     if self is None or target is None:
@@ -62,7 +64,7 @@ def _nll_loss_forward(args: NodeArgs) -> RuleResult:
     return [_reduced(self, args, 3, target.sizes), fresh(self.scalar_type, (), self.device)]
 
 
-@register_rule("aten::nll_loss_backward", "aten::nll_loss2d_backward")
+@shape_rule("aten::nll_loss_backward", "aten::nll_loss2d_backward")
 def _nll_loss_backward(args: NodeArgs) -> RuleResult:
     self = args.tensor(1)
     if self is None:
@@ -70,7 +72,7 @@ def _nll_loss_backward(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, self.sizes, self.device)]
 
 
-@register_rule("aten::cross_entropy_loss")
+@shape_rule("aten::cross_entropy_loss")
 def _cross_entropy_loss(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -79,7 +81,7 @@ def _cross_entropy_loss(args: NodeArgs) -> RuleResult:
 
 
 # -- baddbmm, bilinear ----------------------------------------------------------------------------
-@register_rule("aten::baddbmm")
+@shape_rule("aten::baddbmm")
 def _baddbmm(args: NodeArgs) -> RuleResult:
     self, batch1, batch2 = args.tensor(0), args.tensor(1), args.tensor(2)
     if self is None or batch1 is None or batch2 is None:
@@ -89,14 +91,14 @@ def _baddbmm(args: NodeArgs) -> RuleResult:
         sizes = (batch1.sizes[0], batch1.sizes[1], batch2.sizes[2])
     dtype = batch1.scalar_type
     if len(args) > 3 and str(args.type(3)) == "int":  # baddbmm.dtype(..., out_dtype)
-        from .dtype_rules import scalar_type_name
+        from gradview.ops.dtype_rules import scalar_type_name
 
         index = args.int_value(3)
         dtype = scalar_type_name(index) if index is not None else None
     return [fresh(dtype, sizes, batch1.device)]
 
 
-@register_rule("aten::bilinear")
+@shape_rule("aten::bilinear")
 def _bilinear(args: NodeArgs) -> RuleResult:
     input1, weight = args.tensor(0), args.tensor(2)
     if input1 is None or weight is None:

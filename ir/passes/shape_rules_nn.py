@@ -21,8 +21,8 @@ input's are).
 
 from __future__ import annotations
 
-from ..types import TensorType
-from .shape_functions import (
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     NodeArgs,
     RuleResult,
     Sizes,
@@ -30,9 +30,10 @@ from .shape_functions import (
     fresh,
     layout_of,
     make_tensor,
-    register_rule,
 )
-from .tensor_layout import _channels_last_strides, is_channels_last, is_contiguous
+from gradview.ops.tensor_layout import _channels_last_strides, is_channels_last, is_contiguous
+
+from ..types import TensorType
 
 __all__: list[str] = []
 
@@ -96,7 +97,7 @@ def _conv_sizes(
     return (*lead, out_channels, *sizes)
 
 
-@register_rule("aten::convolution", "aten::_convolution")
+@shape_rule("aten::convolution", "aten::_convolution")
 def _convolution(args: NodeArgs) -> RuleResult:
     x, w = args.tensor(0), args.tensor(1)
     if x is None or w is None:
@@ -109,7 +110,7 @@ def _convolution(args: NodeArgs) -> RuleResult:
     return [_like_input(x, sizes)]
 
 
-@register_rule("aten::conv1d", "aten::conv2d", "aten::_convolution_mode", "gradview::conv")
+@shape_rule("aten::conv1d", "aten::conv2d", "aten::_convolution_mode", "gradview::conv")
 def _conv(args: NodeArgs) -> RuleResult:
     """conv*d(input, weight, bias, stride, padding (ints or 'same'/'valid'), dilation, groups);
     hand-written IR may leave out the trailing defaults."""
@@ -127,7 +128,7 @@ def _conv(args: NodeArgs) -> RuleResult:
     return [_like_input(x, sizes)]
 
 
-@register_rule("aten::_slow_conv2d_forward")
+@shape_rule("aten::_slow_conv2d_forward")
 def _slow_conv2d(args: NodeArgs) -> RuleResult:
     x, w = args.tensor(0), args.tensor(1)
     if x is None or w is None:
@@ -145,7 +146,7 @@ def _gradients(args: NodeArgs, mask_index: int, *types: TensorType) -> RuleResul
     ]
 
 
-@register_rule("aten::convolution_backward")
+@shape_rule("aten::convolution_backward")
 def _convolution_backward(args: NodeArgs) -> RuleResult:
     """(grad_input, grad_weight, grad_bias): the input's, the weight's and [C_out] sizes."""
     grad, x, w = args.tensor(0), args.tensor(1), args.tensor(2)
@@ -155,7 +156,7 @@ def _convolution_backward(args: NodeArgs) -> RuleResult:
     return _gradients(args, 10, _like_input(x, x.sizes, grad.scalar_type), _like_input(w, w.sizes), bias)
 
 
-@register_rule("gradview::conv_backward")
+@shape_rule("gradview::conv_backward")
 def _conv_backward(args: NodeArgs) -> RuleResult:
     """(grad_output, input, weight, stride, padding, dilation, groups, output_mask)."""
     grad, x, w = args.tensor(0), args.tensor(1), args.tensor(2)
@@ -165,7 +166,7 @@ def _conv_backward(args: NodeArgs) -> RuleResult:
     return _gradients(args, 7, _like_input(x, x.sizes, grad.scalar_type), _like_input(w, w.sizes), bias)
 
 
-@register_rule("aten::_slow_conv2d_backward")
+@shape_rule("aten::_slow_conv2d_backward")
 def _slow_conv2d_backward(args: NodeArgs) -> RuleResult:
     grad, x, w = args.tensor(0), args.tensor(1), args.tensor(2)
     if x is None or w is None or grad is None:
@@ -175,7 +176,7 @@ def _slow_conv2d_backward(args: NodeArgs) -> RuleResult:
 
 
 # -- pooling ---------------------------------------------------------------------------------------
-@register_rule("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d")
+@shape_rule("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d")
 def _adaptive_pool(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:
@@ -189,7 +190,7 @@ def _adaptive_pool(args: NodeArgs) -> RuleResult:
     return [_like_input(x, sizes)]
 
 
-@register_rule(
+@shape_rule(
     "aten::_adaptive_avg_pool2d_backward", "aten::avg_pool2d_backward", "aten::max_pool2d_with_indices_backward"
 )
 def _pool_backward(args: NodeArgs) -> RuleResult:
@@ -200,7 +201,7 @@ def _pool_backward(args: NodeArgs) -> RuleResult:
     return [_like_input(x, x.sizes, grad.scalar_type if grad is not None else None)]
 
 
-@register_rule("gradview::max_pool2d_double_backward")
+@shape_rule("gradview::max_pool2d_double_backward")
 def _max_pool_double_backward(args: NodeArgs) -> RuleResult:
     """The pooled output's sizes (those of ``indices``), grad's dtype."""
     grad, indices = args.tensor(0), args.tensor(7)
@@ -216,7 +217,7 @@ def _dim(t: TensorType | None, index: int) -> int | None:
     return t.sizes[index]
 
 
-@register_rule("aten::embedding")
+@shape_rule("aten::embedding")
 def _embedding(args: NodeArgs) -> RuleResult:
     w, indices = args.tensor(0), args.tensor(1)
     if w is None:
@@ -225,7 +226,7 @@ def _embedding(args: NodeArgs) -> RuleResult:
     return [fresh(w.scalar_type, sizes, w.device)]
 
 
-@register_rule(
+@shape_rule(
     "aten::embedding_backward", "aten::embedding_dense_backward", "aten::_embedding_bag_backward",
     "aten::_embedding_bag_dense_backward",
 )
@@ -240,7 +241,7 @@ def _embedding_backward(args: NodeArgs) -> RuleResult:
     return [fresh(grad.scalar_type, (num_weights, _dim(grad, -1)), grad.device)]
 
 
-@register_rule("aten::embedding_bag", "aten::_embedding_bag")
+@shape_rule("aten::embedding_bag", "aten::_embedding_bag")
 def _embedding_bag(args: NodeArgs) -> RuleResult:
     """(output [bags, D], offset2bag, bag_size, max_indices), sized as PyTorch's CPU kernel
     allocates them (kernels/embedding.py): offset2bag is empty on the fast path (sum
@@ -277,7 +278,7 @@ def _embedding_bag(args: NodeArgs) -> RuleResult:
     ]
 
 
-@register_rule("aten::_embedding_bag_per_sample_weights_backward")
+@shape_rule("aten::_embedding_bag_per_sample_weights_backward")
 def _per_sample_weights_backward(args: NodeArgs) -> RuleResult:
     grad, indices = args.tensor(0), args.tensor(2)
     if grad is None:
@@ -286,7 +287,7 @@ def _per_sample_weights_backward(args: NodeArgs) -> RuleResult:
 
 
 # -- norms ---------------------------------------------------------------------------------------------
-@register_rule("aten::native_group_norm")
+@shape_rule("aten::native_group_norm")
 def _native_group_norm(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:
@@ -295,7 +296,7 @@ def _native_group_norm(args: NodeArgs) -> RuleResult:
     return [_like_input(x, x.sizes), stats, stats]
 
 
-@register_rule("aten::native_group_norm_backward")
+@shape_rule("aten::native_group_norm_backward")
 def _native_group_norm_backward(args: NodeArgs) -> RuleResult:
     grad, x = args.tensor(0), args.tensor(1)
     if x is None or grad is None:
@@ -304,7 +305,7 @@ def _native_group_norm_backward(args: NodeArgs) -> RuleResult:
     return _gradients(args, 9, _like_input(x, x.sizes, grad.scalar_type), affine, affine)
 
 
-@register_rule("aten::native_batch_norm_backward")
+@shape_rule("aten::native_batch_norm_backward")
 def _native_batch_norm_backward(args: NodeArgs) -> RuleResult:
     grad, x = args.tensor(0), args.tensor(1)
     if x is None or grad is None:
@@ -313,7 +314,7 @@ def _native_batch_norm_backward(args: NodeArgs) -> RuleResult:
     return _gradients(args, 9, _like_input(x, x.sizes, grad.scalar_type), affine, affine)
 
 
-@register_rule("aten::native_layer_norm_backward")
+@shape_rule("aten::native_layer_norm_backward")
 def _native_layer_norm_backward(args: NodeArgs) -> RuleResult:
     """(grad_input, grad_weight, grad_bias): the input's sizes, normalized_shape twice."""
     grad, x = args.tensor(0), args.tensor(1)
@@ -324,7 +325,7 @@ def _native_layer_norm_backward(args: NodeArgs) -> RuleResult:
     return _gradients(args, 7, _like_input(x, x.sizes, grad.scalar_type), affine, affine)
 
 
-@register_rule("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training")
+@shape_rule("aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training")
 def _native_batch_norm_legit(args: NodeArgs) -> RuleResult:
     """(output, save_mean, save_invstd): [C] statistics in training, empty ones in evaluation."""
     x = args.tensor(0)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from ..types import TensorType
-from .dtype_rules import DEFAULT_FLOAT, scalar_type_name, to_float
-from .shape_functions import (
+from gradview.ops.dtype_rules import DEFAULT_FLOAT, scalar_type_name, to_float
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     NodeArgs,
     RuleResult,
     broadcast,
@@ -21,9 +21,10 @@ from .shape_functions import (
     layout_of,
     make_tensor,
     pointwise,
-    register_rule,
 )
-from .tensor_layout import contiguous_strides, is_contiguous, preserve_strides
+from gradview.ops.tensor_layout import contiguous_strides, is_contiguous, preserve_strides
+
+from ..types import TensorType
 
 __all__: list[str] = []
 
@@ -69,7 +70,7 @@ def _tensor_inputs(args: NodeArgs) -> list[int]:
     return [i for i in range(len(args)) if args.tensor(i) is not None]
 
 
-@register_rule(*UNARY_SAME)
+@shape_rule(*UNARY_SAME)
 def _unary_same(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -77,7 +78,7 @@ def _unary_same(args: NodeArgs) -> RuleResult:
     return [pointwise(args, [0], self.scalar_type)]
 
 
-@register_rule(*UNARY_FLOAT)
+@shape_rule(*UNARY_FLOAT)
 def _unary_float(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -86,14 +87,14 @@ def _unary_float(args: NodeArgs) -> RuleResult:
     return [pointwise(args, [0], dtype, common=dtype)]
 
 
-@register_rule(*UNARY_BOOL)
+@shape_rule(*UNARY_BOOL)
 def _unary_bool(args: NodeArgs) -> RuleResult:
     if args.tensor(0) is None:
         return None
     return [pointwise(args, [0], "Bool")]
 
 
-@register_rule(*BINARY, *BACKWARD)
+@shape_rule(*BINARY, *BACKWARD)
 def _binary(args: NodeArgs) -> RuleResult:
     tensors = _tensor_inputs(args)
     if not tensors:
@@ -110,7 +111,7 @@ def _binary(args: NodeArgs) -> RuleResult:
     return [pointwise(args, tensors, dtype, numbers, common=dtype)]
 
 
-@register_rule(*BINARY_FLOAT)
+@shape_rule(*BINARY_FLOAT)
 def _binary_float(args: NodeArgs) -> RuleResult:
     tensors = _tensor_inputs(args)
     if not tensors:
@@ -123,7 +124,7 @@ def _binary_float(args: NodeArgs) -> RuleResult:
 _UNKNOWN = object()
 
 
-@register_rule("aten::div")
+@shape_rule("aten::div")
 def _div(args: NodeArgs) -> RuleResult:
     tensors = _tensor_inputs(args)
     if not tensors:
@@ -137,7 +138,7 @@ def _div(args: NodeArgs) -> RuleResult:
     return [pointwise(args, tensors, dtype, [0, 1], common=dtype)]
 
 
-@register_rule(*COMPARISONS)
+@shape_rule(*COMPARISONS)
 def _comparison(args: NodeArgs) -> RuleResult:
     tensors = _tensor_inputs(args)
     if not tensors:
@@ -145,7 +146,7 @@ def _comparison(args: NodeArgs) -> RuleResult:
     return [pointwise(args, tensors, "Bool", [0, 1], common=args.promoted([0, 1]))]
 
 
-@register_rule("aten::where")
+@shape_rule("aten::where")
 def _where(args: NodeArgs) -> RuleResult:
     if len(args) != 3 or args.tensor(0) is None:
         return None  # where(condition) -> Tensor[] is nonzero in disguise
@@ -153,7 +154,7 @@ def _where(args: NodeArgs) -> RuleResult:
     return [pointwise(args, _tensor_inputs(args), dtype, [1, 2], common=dtype, cast=[1, 2])]
 
 
-@register_rule("aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::clip")
+@shape_rule("aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::clip")
 def _clamp(args: NodeArgs) -> RuleResult:
     if args.tensor(0) is None:
         return None
@@ -161,7 +162,7 @@ def _clamp(args: NodeArgs) -> RuleResult:
     return [pointwise(args, _tensor_inputs(args), dtype, common=dtype, cast=[0])]
 
 
-@register_rule("aten::lerp", "aten::addcmul", "aten::addcdiv")
+@shape_rule("aten::lerp", "aten::addcmul", "aten::addcdiv")
 def _promote_all_tensors(args: NodeArgs) -> RuleResult:
     if args.tensor(0) is None:
         return None
@@ -169,7 +170,7 @@ def _promote_all_tensors(args: NodeArgs) -> RuleResult:
     return [pointwise(args, tensors, args.promoted(tensors))]
 
 
-@register_rule("aten::masked_fill")
+@shape_rule("aten::masked_fill")
 def _masked_fill(args: NodeArgs) -> RuleResult:
     # ATen expands self and mask together, then fills a contiguous clone of self.
     self, mask = args.tensor(0), args.tensor(1)
@@ -178,7 +179,7 @@ def _masked_fill(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, broadcast(self.sizes, mask.sizes), self.device)]
 
 
-@register_rule("aten::square")
+@shape_rule("aten::square")
 def _square(args: NodeArgs) -> RuleResult:
     # pow(self, 2): the int 2 turns a bool tensor into int64, and keeps every other dtype.
     self = args.tensor(0)
@@ -197,7 +198,7 @@ IN_PLACE = (
 )
 
 
-@register_rule(*IN_PLACE)
+@shape_rule(*IN_PLACE)
 def _in_place(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -213,13 +214,13 @@ def _same_as(t: TensorType) -> TensorType:
     return TensorType(t.scalar_type, t.sizes, t.strides, None, t.device)
 
 
-@register_rule("aten::detach", "aten::alias", "aten::lift_fresh")
+@shape_rule("aten::detach", "aten::alias", "aten::lift_fresh")
 def _identity(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     return None if self is None else [_same_as(self)]
 
 
-@register_rule("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")
+@shape_rule("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")
 def _dropout(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -266,7 +267,7 @@ def _device_arg(args: NodeArgs, i: int, default: str | None) -> str | None:
     return device if isinstance(device, str) else None
 
 
-@register_rule("aten::to")
+@shape_rule("aten::to")
 def _to(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -293,7 +294,7 @@ def _to(args: NodeArgs) -> RuleResult:
     return [_converted(self, dtype, device, memory_format, copy)]
 
 
-@register_rule("aten::type_as")
+@shape_rule("aten::type_as")
 def _type_as(args: NodeArgs) -> RuleResult:
     self, other = args.tensor(0), args.tensor(1)
     if self is None or other is None:
@@ -302,7 +303,7 @@ def _type_as(args: NodeArgs) -> RuleResult:
     return [_converted(self, other.scalar_type, other.device or self.device, None)]
 
 
-@register_rule("aten::contiguous")
+@shape_rule("aten::contiguous")
 def _contiguous(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -313,7 +314,7 @@ def _contiguous(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, self.sizes, self.device)]
 
 
-@register_rule("aten::clone")
+@shape_rule("aten::clone")
 def _clone(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -321,7 +322,7 @@ def _clone(args: NodeArgs) -> RuleResult:
     return [_like(self, self.scalar_type, self.device, args.value(1, None))]
 
 
-@register_rule("aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::rand_like",
+@shape_rule("aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::rand_like",
                "aten::randn_like", "aten::full_like")
 def _factory_like(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
@@ -333,7 +334,7 @@ def _factory_like(args: NodeArgs) -> RuleResult:
     return [_like(self, dtype, device, args.value(5 + shift, None))]
 
 
-@register_rule("prim::NumToTensor", "aten::scalar_tensor")
+@shape_rule("prim::NumToTensor", "aten::scalar_tensor")
 def _num_to_tensor(args: NodeArgs) -> RuleResult:
     dtype = {"int": "Long", "float": "Double", "bool": "Bool"}.get(str(args.type(0)))
     if args.node.kind() == "aten::scalar_tensor":
@@ -346,7 +347,7 @@ def _num_to_tensor(args: NodeArgs) -> RuleResult:
 _FILL_DTYPES = {"int": "Long", "float": DEFAULT_FLOAT, "bool": "Bool"}
 
 
-@register_rule("aten::zeros", "aten::ones", "aten::empty", "aten::rand", "aten::randn", "aten::full")
+@shape_rule("aten::zeros", "aten::ones", "aten::empty", "aten::rand", "aten::randn", "aten::full")
 def _factory(args: NodeArgs) -> RuleResult:
     sizes = args.int_list(0)
     if sizes is None and str(args.type(0)) not in ("int[]", "SymInt[]"):
@@ -358,7 +359,7 @@ def _factory(args: NodeArgs) -> RuleResult:
     return [fresh(dtype, tuple(sizes) if sizes is not None else None, device)]
 
 
-@register_rule("aten::arange")
+@shape_rule("aten::arange")
 def _arange(args: NodeArgs) -> RuleResult:
     # arange(end, dtype, layout, device, pin), arange.start(start, end, ...),
     # arange.start_step(start, end, step, ...): count the leading numbers.

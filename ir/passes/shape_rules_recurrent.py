@@ -18,8 +18,8 @@ return one gradient per input, each like its input.
 
 from __future__ import annotations
 
-from ..types import TensorType, Type
-from .shape_functions import (
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     ElementList,
     NodeArgs,
     RuleResult,
@@ -27,8 +27,9 @@ from .shape_functions import (
     all_known,
     fresh,
     make_tensor,
-    register_rule,
 )
+
+from ..types import TensorType, Type
 
 __all__: list[str] = []
 
@@ -40,7 +41,7 @@ def _size(t: TensorType | Type | None, dim: int) -> int | None:
     return t.sizes[dim]
 
 
-@register_rule("aten::lstm_cell", "aten::gru_cell")
+@shape_rule("aten::lstm_cell", "aten::gru_cell")
 def _cell(args: NodeArgs) -> RuleResult:
     x, w_hh = args.tensor(0), args.tensor(3)
     if x is None:
@@ -75,7 +76,7 @@ def _output(args: NodeArgs, x: TensorType, width: int | None, packed: bool) -> T
     return fresh(x.scalar_type, (None, None, width), x.device)
 
 
-@register_rule("aten::lstm", "aten::gru")
+@shape_rule("aten::lstm", "aten::gru")
 def _layer(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:
@@ -113,7 +114,7 @@ def _list_like(args: NodeArgs, i: int) -> ElementList | None:
     return ElementList(tuple(_like(e) for e in elements))  # type: ignore[arg-type, misc]
 
 
-@register_rule("gradview::lstm_cell_backward", "gradview::gru_cell_backward")
+@shape_rule("gradview::lstm_cell_backward", "gradview::gru_cell_backward")
 def _cell_backward(args: NodeArgs) -> RuleResult:
     """(d_input, d_hx, d_w_ih, d_w_hh, d_b_ih, d_b_hh); the LSTM's d_hx is a list."""
     lstm = args.node.kind() == "gradview::lstm_cell_backward"
@@ -123,7 +124,7 @@ def _cell_backward(args: NodeArgs) -> RuleResult:
     return [_like(args.tensor(first)), d_hx, *weights]
 
 
-@register_rule("gradview::lstm_backward", "gradview::gru_backward")
+@shape_rule("gradview::lstm_backward", "gradview::gru_backward")
 def _layer_backward(args: NodeArgs) -> RuleResult:
     """(d_input, d_hx, d_params): d_input laid out like the layer's output (a transposed
     [seq, batch, ...] buffer with batch_first), d_params one per weight."""

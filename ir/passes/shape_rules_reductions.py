@@ -9,19 +9,20 @@ freshly allocated, so contiguous.
 
 from __future__ import annotations
 
-from ..types import TensorType
-from .dtype_rules import is_integral, scalar_type_name, to_float
-from .shape_functions import (
+from gradview.ops.dtype_rules import is_integral, scalar_type_name, to_float
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     NodeArgs,
     RuleResult,
     fresh,
     layout_of,
     make_tensor,
     pointwise,
-    register_rule,
     wrap_dim,
 )
-from .tensor_layout import preserve_strides
+from gradview.ops.tensor_layout import preserve_strides
+
+from ..types import TensorType
 
 __all__: list[str] = []
 
@@ -77,7 +78,7 @@ def _sum_dtype(self: TensorType) -> str | None:
     return "Long" if dtype is not None and is_integral(dtype) else dtype
 
 
-@register_rule("aten::sum", "aten::nansum", "aten::prod", "aten::mean", "aten::nanmean")
+@shape_rule("aten::sum", "aten::nansum", "aten::prod", "aten::mean", "aten::nanmean")
 def _sum(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -90,7 +91,7 @@ def _sum(args: NodeArgs) -> RuleResult:
     return [_reduced(self, _dims(args, 1), _keepdim(args, 2), _dtype_or(args, 3, default))]
 
 
-@register_rule("aten::amax", "aten::amin", "aten::logsumexp", "aten::any", "aten::all")
+@shape_rule("aten::amax", "aten::amin", "aten::logsumexp", "aten::any", "aten::all")
 def _amax(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -108,7 +109,7 @@ def _amax(args: NodeArgs) -> RuleResult:
     return [_reduced(self, _dims(args, 1), _keepdim(args, 2), dtype)]
 
 
-@register_rule("aten::var", "aten::std")
+@shape_rule("aten::var", "aten::std")
 def _var(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -119,7 +120,7 @@ def _var(args: NodeArgs) -> RuleResult:
     return [_reduced(self, _dims(args, 1), _keepdim(args, 3), self.scalar_type)]
 
 
-@register_rule("aten::norm", "aten::linalg_vector_norm")
+@shape_rule("aten::norm", "aten::linalg_vector_norm")
 def _norm(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -132,7 +133,7 @@ def _norm(args: NodeArgs) -> RuleResult:
     return [_reduced(self, _dims(args, 2), _keepdim(args, 3), _dtype_or(args, 4, self.scalar_type))]
 
 
-@register_rule("aten::max", "aten::min")
+@shape_rule("aten::max", "aten::min")
 def _max(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -149,7 +150,7 @@ def _values_and_indices(self: TensorType, dims: list[int | None], keepdim: bool 
     return [values, TensorType("Long", values.sizes, values.strides, None, values.device)]
 
 
-@register_rule("aten::argmax", "aten::argmin")
+@shape_rule("aten::argmax", "aten::argmin")
 def _argmax(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -159,7 +160,7 @@ def _argmax(args: NodeArgs) -> RuleResult:
     return [_reduced(self, dims, keepdim, "Long")]
 
 
-@register_rule("aten::kthvalue", "aten::median", "aten::nanmedian", "aten::mode")
+@shape_rule("aten::kthvalue", "aten::median", "aten::nanmedian", "aten::mode")
 def _kthvalue(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -170,7 +171,7 @@ def _kthvalue(args: NodeArgs) -> RuleResult:
     return _values_and_indices(self, [args.int_value(first)], _keepdim(args, first + 1))
 
 
-@register_rule("aten::topk")
+@shape_rule("aten::topk")
 def _topk(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -187,7 +188,7 @@ def _topk(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, sizes, self.device), fresh("Long", sizes, self.device)]
 
 
-@register_rule("aten::sort")
+@shape_rule("aten::sort")
 def _sort(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -199,7 +200,7 @@ def _sort(args: NodeArgs) -> RuleResult:
             make_tensor("Long", self.sizes, strides, self.device)]
 
 
-@register_rule("aten::cumsum", "aten::cumprod")
+@shape_rule("aten::cumsum", "aten::cumprod")
 def _cumsum(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -207,7 +208,7 @@ def _cumsum(args: NodeArgs) -> RuleResult:
     return [fresh(_dtype_or(args, 2, _sum_dtype(self)), self.sizes, self.device)]
 
 
-@register_rule("aten::softmax", "aten::log_softmax", "aten::_softmax", "aten::_log_softmax", "aten::_safe_softmax")
+@shape_rule("aten::softmax", "aten::log_softmax", "aten::_softmax", "aten::_log_softmax", "aten::_safe_softmax")
 def _softmax(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -221,7 +222,7 @@ def _softmax(args: NodeArgs) -> RuleResult:
     return [fresh(dtype, self.sizes, self.device)]
 
 
-@register_rule("aten::_softmax_backward_data", "aten::_log_softmax_backward_data")
+@shape_rule("aten::_softmax_backward_data", "aten::_log_softmax_backward_data")
 def _softmax_backward(args: NodeArgs) -> RuleResult:
     grad = args.tensor(0)
     if grad is None:
@@ -229,7 +230,7 @@ def _softmax_backward(args: NodeArgs) -> RuleResult:
     return [fresh(_dtype_or(args, 3, grad.scalar_type), grad.sizes, grad.device)]
 
 
-@register_rule("aten::_grad_sum_to_size", "aten::sum_to_size")
+@shape_rule("aten::_grad_sum_to_size", "aten::sum_to_size")
 def _sum_to_size(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:

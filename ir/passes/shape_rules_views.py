@@ -9,9 +9,9 @@ element types are known one by one when the split dimension's size is.
 
 from __future__ import annotations
 
-from ..types import ListType, TensorType, Type
-from .dtype_rules import Operand, result_type
-from .shape_functions import (
+from gradview.ops.dtype_rules import Operand, result_type
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     ElementList,
     NodeArgs,
     RuleResult,
@@ -24,10 +24,11 @@ from .shape_functions import (
     layout_of,
     make_tensor,
     numel,
-    register_rule,
     wrap_dim,
 )
-from .tensor_layout import contiguous_strides, view_strides
+from gradview.ops.tensor_layout import contiguous_strides, view_strides
+
+from ..types import ListType, TensorType, Type
 
 __all__: list[str] = []
 
@@ -56,7 +57,7 @@ def _resolve_sizes(self: TensorType, requested: list[int | None]) -> Sizes:
     return tuple(None if s == -1 else s for s in sizes)
 
 
-@register_rule("aten::view", "aten::reshape", "aten::_unsafe_view", "aten::_reshape_alias")
+@shape_rule("aten::view", "aten::reshape", "aten::_unsafe_view", "aten::_reshape_alias")
 def _view(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None or args.tensor(1) is not None or str(args.type(1)) == "int":
@@ -68,7 +69,7 @@ def _view(args: NodeArgs) -> RuleResult:
     return [_view_result(self, sizes, args.node.kind() != "aten::view")]
 
 
-@register_rule("aten::view_as", "aten::reshape_as")
+@shape_rule("aten::view_as", "aten::reshape_as")
 def _view_as(args: NodeArgs) -> RuleResult:
     self, other = args.tensor(0), args.tensor(1)
     if self is None or other is None:
@@ -76,7 +77,7 @@ def _view_as(args: NodeArgs) -> RuleResult:
     return [_view_result(self, other.sizes, args.node.kind() == "aten::reshape_as")]
 
 
-@register_rule("aten::flatten")
+@shape_rule("aten::flatten")
 def _flatten(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None or self.sizes is None:
@@ -101,7 +102,7 @@ def _permuted(self: TensorType, order: list[int]) -> TensorType:
     return make_tensor(self.scalar_type, sizes, strides, self.device)
 
 
-@register_rule("aten::t")
+@shape_rule("aten::t")
 def _t(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None or self.sizes is None:
@@ -110,7 +111,7 @@ def _t(args: NodeArgs) -> RuleResult:
     return [_permuted(self, order)]
 
 
-@register_rule("aten::transpose", "aten::swapaxes", "aten::swapdims")
+@shape_rule("aten::transpose", "aten::swapaxes", "aten::swapdims")
 def _transpose(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None or self.sizes is None:
@@ -126,7 +127,7 @@ def _transpose(args: NodeArgs) -> RuleResult:
     return [_permuted(self, order)]
 
 
-@register_rule("aten::permute")
+@shape_rule("aten::permute")
 def _permute(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -177,7 +178,7 @@ def _expanded(self: TensorType, target: list[int | None]) -> TensorType | None:
     return make_tensor(self.scalar_type, tuple(sizes), tuple(strides) if all_known(tuple(strides)) else None, self.device)
 
 
-@register_rule("aten::expand")
+@shape_rule("aten::expand")
 def _expand(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -189,7 +190,7 @@ def _expand(args: NodeArgs) -> RuleResult:
     return None if result is None else [result]
 
 
-@register_rule("aten::expand_as", "aten::broadcast_to")
+@shape_rule("aten::expand_as", "aten::broadcast_to")
 def _expand_as(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -209,7 +210,7 @@ def _drop_dims(self: TensorType, dims: set[int]) -> TensorType:
     return make_tensor(self.scalar_type, sizes, strides, self.device)
 
 
-@register_rule("aten::squeeze")
+@shape_rule("aten::squeeze")
 def _squeeze(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -232,7 +233,7 @@ def _squeeze(args: NodeArgs) -> RuleResult:
     return [_drop_dims(self, {d for d in candidates if d < rank and self.sizes[d] == 1})]
 
 
-@register_rule("aten::unsqueeze")
+@shape_rule("aten::unsqueeze")
 def _unsqueeze(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None or self.sizes is None:
@@ -250,7 +251,7 @@ def _unsqueeze(args: NodeArgs) -> RuleResult:
     return [make_tensor(self.scalar_type, sizes, strides, self.device)]
 
 
-@register_rule("aten::select")
+@shape_rule("aten::select")
 def _select(args: NodeArgs) -> RuleResult:
     if isinstance(args.type(0), ListType):
         return _list_item(args)
@@ -272,7 +273,7 @@ def _list_item(args: NodeArgs) -> RuleResult:
     return [elem] if isinstance(elem, TensorType) else None
 
 
-@register_rule("aten::__getitem__")
+@shape_rule("aten::__getitem__")
 def _getitem(args: NodeArgs) -> RuleResult:
     return _list_item(args) if isinstance(args.type(0), ListType) else None
 
@@ -292,7 +293,7 @@ def _slice_length(size: int, start: int | None, end: int | None, step: int) -> i
 _UNKNOWN = object()
 
 
-@register_rule("aten::slice", "aten::narrow")
+@shape_rule("aten::slice", "aten::narrow")
 def _slice(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None or self.sizes is None:
@@ -338,7 +339,7 @@ def _list_dtype(tensors: list[TensorType]) -> str | None:
     return result_type([Operand(t.scalar_type, 0) for t in tensors])
 
 
-@register_rule("aten::cat", "aten::concat", "aten::concatenate")
+@shape_rule("aten::cat", "aten::concat", "aten::concatenate")
 def _cat(args: NodeArgs) -> RuleResult:
     tensors = _tensor_elements(args)
     if not tensors:
@@ -366,7 +367,7 @@ def _cat(args: NodeArgs) -> RuleResult:
     return [fresh(dtype, tuple(sizes), device)]
 
 
-@register_rule("aten::stack")
+@shape_rule("aten::stack")
 def _stack(args: NodeArgs) -> RuleResult:
     tensors = _tensor_elements(args)
     if not tensors:
@@ -400,7 +401,7 @@ def _split_unknown(self: TensorType, dim: int | None) -> RuleResult:
     return [ListType(elem)]
 
 
-@register_rule("aten::chunk", "aten::unsafe_chunk")
+@shape_rule("aten::chunk", "aten::unsafe_chunk")
 def _chunk(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -422,7 +423,7 @@ def _split_by(self: TensorType, dim: int, step: int, size: int) -> RuleResult:
     return [_pieces(self, dim, lengths)]
 
 
-@register_rule("aten::split", "aten::split_with_sizes", "aten::unsafe_split",
+@shape_rule("aten::split", "aten::split_with_sizes", "aten::unsafe_split",
                "aten::unsafe_split_with_sizes")
 def _split(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
@@ -441,7 +442,7 @@ def _split(args: NodeArgs) -> RuleResult:
     return [_pieces(self, dim, lengths)]  # type: ignore[arg-type]
 
 
-@register_rule("aten::unbind")
+@shape_rule("aten::unbind")
 def _unbind(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -454,7 +455,7 @@ def _unbind(args: NodeArgs) -> RuleResult:
     return [ElementList((piece,) * self.sizes[dim])]  # type: ignore[operator]
 
 
-@register_rule("aten::broadcast_tensors")
+@shape_rule("aten::broadcast_tensors")
 def _broadcast_tensors(args: NodeArgs) -> RuleResult:
     tensors = _tensor_elements(args)
     if not tensors:
@@ -468,7 +469,7 @@ def _broadcast_tensors(args: NodeArgs) -> RuleResult:
     return [ElementList(tuple(expanded))]  # type: ignore[arg-type]
 
 
-@register_rule("aten::repeat")
+@shape_rule("aten::repeat")
 def _repeat(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     repeats = args.int_list(1)

@@ -16,8 +16,8 @@ nonzero and _dim_arange.
 
 from __future__ import annotations
 
-from ..types import NoneType, TensorType
-from .shape_functions import (
+from gradview.ops.registry import shape_rule
+from gradview.ops.shape_toolkit import (
     ElementList,
     NodeArgs,
     RuleResult,
@@ -27,11 +27,12 @@ from .shape_functions import (
     layout_of,
     make_tensor,
     numel,
-    register_rule,
     wrap_dim,
 )
+from gradview.ops.tensor_layout import contiguous_strides, view_strides
+
+from ..types import NoneType, TensorType
 from .shape_rules_views import _permute, _squeeze, _t, _unsqueeze
-from .tensor_layout import contiguous_strides, view_strides
 
 __all__: list[str] = []
 
@@ -44,28 +45,28 @@ def _copied(result: RuleResult) -> RuleResult:
     return [fresh(view.scalar_type, view.sizes, view.device)]
 
 
-@register_rule("aten::permute_copy")
+@shape_rule("aten::permute_copy")
 def _permute_copy(args: NodeArgs) -> RuleResult:
     return _copied(_permute(args))
 
 
-@register_rule("aten::squeeze_copy")
+@shape_rule("aten::squeeze_copy")
 def _squeeze_copy(args: NodeArgs) -> RuleResult:
     return _copied(_squeeze(args))
 
 
-@register_rule("aten::t_copy")
+@shape_rule("aten::t_copy")
 def _t_copy(args: NodeArgs) -> RuleResult:
     return _copied(_t(args))
 
 
-@register_rule("aten::unsqueeze_copy")
+@shape_rule("aten::unsqueeze_copy")
 def _unsqueeze_copy(args: NodeArgs) -> RuleResult:
     return _copied(_unsqueeze(args))
 
 
 # -- unflatten ---------------------------------------------------------------------------------
-@register_rule("aten::unflatten")
+@shape_rule("aten::unflatten")
 def _unflatten(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -89,7 +90,7 @@ def _unflatten(args: NodeArgs) -> RuleResult:
 
 
 # -- meshgrid ------------------------------------------------------------------------------------
-@register_rule("aten::meshgrid")
+@shape_rule("aten::meshgrid")
 def _meshgrid(args: NodeArgs) -> RuleResult:
     elements = args.elements(0)
     if elements is None or not all(isinstance(e, TensorType) and e.sizes is not None for e in elements):
@@ -122,7 +123,7 @@ def _meshgrid(args: NodeArgs) -> RuleResult:
 
 
 # -- pad -------------------------------------------------------------------------------------------
-@register_rule("aten::pad")
+@shape_rule("aten::pad")
 def _pad(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -179,7 +180,7 @@ def _indexed_sizes(self: TensorType, entries: tuple[object, ...]) -> Sizes | Non
     return indexed + tuple(kept_before) + tuple(kept_after) + rest
 
 
-@register_rule("aten::index")
+@shape_rule("aten::index")
 def _index(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -194,7 +195,7 @@ def _index(args: NodeArgs) -> RuleResult:
     return [make_tensor(self.scalar_type, sizes, None, self.device)]
 
 
-@register_rule("aten::nonzero")
+@shape_rule("aten::nonzero")
 def _nonzero(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
@@ -203,7 +204,7 @@ def _nonzero(args: NodeArgs) -> RuleResult:
     return [fresh("Long", None if rank is None else (None, rank), self.device)]
 
 
-@register_rule("aten::_dim_arange")
+@shape_rule("aten::_dim_arange")
 def _dim_arange(args: NodeArgs) -> RuleResult:
     like = args.tensor(0)
     if like is None:

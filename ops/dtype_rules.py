@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import product
 
-from ..types import SCALAR_TYPE_NAMES
+from gradview.ir.types import SCALAR_TYPE_NAMES
 
 __all__ = [
     "DEFAULT_FLOAT",

@@ -22,7 +22,7 @@ from typing import Any
 
 from gradview.ir import NOT_CONSTANT, Node, TensorType, Type, Value, constant_value
 
-from .registry import Emitter
+from .gradients import Emitter
 
 __all__ = ["static_sizes", "size_of", "arg", "emit_if", "where_zero", "grad_list", "is_none"]
 

@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from gradview.ir.passes.dtype_rules import (
+from gradview.ops.dtype_rules import (
     DIM,
     WRAPPED,
     ZERO_DIM,

@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from gradview.ir.passes.tensor_layout import (
+from gradview.ops.tensor_layout import (
     contiguous_strides,
     elementwise_strides,
     is_contiguous,

@@ -20,10 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..attributes import TensorConstant
-from ..constants import NOT_CONSTANT, constant_value
-from ..node import Node, Value
-from ..types import (
+from gradview.ir.attributes import TensorConstant
+from gradview.ir.constants import NOT_CONSTANT, constant_value
+from gradview.ir.node import Node, Value
+from gradview.ir.types import (
     BoolType,
     FloatType,
     IntType,
@@ -35,6 +35,7 @@ from ..types import (
     TupleType,
     Type,
 )
+
 from .dtype_rules import DIM, WRAPPED, ZERO_DIM, Operand, result_type
 from .tensor_layout import Layout, contiguous_strides, elementwise_strides, preserve_strides
 
@@ -45,8 +46,6 @@ __all__ = [
     "ShapeRule",
     "RuleResult",
     "Sizes",
-    "register_rule",
-    "rule_for",
     "all_known",
     "broadcast",
     "numel",
@@ -70,26 +69,6 @@ class ElementList:
 
 RuleResult = list[Type | ElementList | None] | None
 ShapeRule = Callable[["NodeArgs"], RuleResult]
-
-_RULES: dict[str, ShapeRule] = {}
-
-
-def register_rule(*kinds: str) -> Callable[[ShapeRule], ShapeRule]:
-    """Register a shape rule for node kinds such as ``"aten::mm"``."""
-
-    def decorate(fn: ShapeRule) -> ShapeRule:
-        for kind in kinds:
-            if kind in _RULES:
-                raise ValueError(f"shape rule for {kind} registered twice")
-            _RULES[kind] = fn
-        return fn
-
-    return decorate
-
-
-def rule_for(kind: str) -> ShapeRule | None:
-    return _RULES.get(kind)
-
 
 class ShapeFacts:
     """What the pass knows about values besides their types.
@@ -389,18 +368,3 @@ def join_all(types: Sequence[Type]) -> Type | None:
             return None
         result = join_types(result, t)
     return result
-
-
-# The op families register their rules on import.
-from . import (  # noqa: E402, F401
-    shape_rules_attention,
-    shape_rules_catalog,
-    shape_rules_linalg,
-    shape_rules_losses,
-    shape_rules_nn,
-    shape_rules_pointwise,
-    shape_rules_recurrent,
-    shape_rules_reductions,
-    shape_rules_views,
-    shape_rules_views_extra,
-)

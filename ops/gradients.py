@@ -1,4 +1,4 @@
-"""How a gradient formula is written, and where formulas are kept.
+"""How a gradient formula is written: the Emitter it builds IR with, and the Formula pair.
 
 A formula is a forward/backward pair for one operator overload, the way
 TorchScript's symbolic scripts pair a forward with a backward closure:
@@ -25,7 +25,7 @@ from typing import Any
 
 from gradview.ir import Graph, Node, Value
 
-__all__ = ["Emitter", "Formula", "FORMULAS", "NO_GRADIENT", "formula", "formula_for", "no_gradient", "no_gradient_reason"]
+__all__ = ["Emitter", "Formula", "Forward", "Backward", "Supports"]
 
 
 class Emitter:
@@ -76,54 +76,3 @@ class Formula:
 
     def run_forward(self, emit: Emitter, node: Node) -> dict[str, Value]:
         return self.forward(emit, node) if self.forward is not None else {}
-
-
-FORMULAS: dict[str, Formula] = {}
-
-
-def formula(
-    *names: str, forward: Forward | None = None, supports: Supports | None = None
-) -> Callable[[Backward], Backward]:
-    """Register ``backward`` (and optional ``forward`` and ``supports``) for overloads ``names``."""
-
-    def decorate(backward: Backward) -> Backward:
-        for name in names:
-            if name in FORMULAS:
-                raise ValueError(f"gradient formula for {name} registered twice")
-            FORMULAS[name] = Formula(name, forward, backward, supports)
-        return backward
-
-    return decorate
-
-
-def formula_for(node: Node) -> Formula | None:
-    """The formula for the node's resolved overload, or for its kind when it is a
-    schema-less prim (``prim::ListConstruct``, ``prim::TupleUnpack``...)."""
-    schema = node.maybe_schema()
-    if schema is not None:
-        return FORMULAS.get(schema.qualified_name)
-    return FORMULAS.get(node.kind())
-
-
-# Overloads that deliberately have no gradient formula, with PyTorch's reason:
-# their results are integers or booleans (comparisons, ``argmax``, sizes), or
-# PyTorch itself has no derivative for them (its autograd raises "the
-# derivative for ... is not implemented"). Listing them makes the gap
-# explicit: a coverage test checks every registered op has a formula or an
-# entry here, and the executor raises this reason, naming the node, when a
-# backward pass reaches such a node.
-NO_GRADIENT: dict[str, str] = {}
-
-
-def no_gradient(*names: str, reason: str) -> None:
-    """Declare that overloads ``names`` have no gradient, and why (in plain words)."""
-    for name in names:
-        if name in FORMULAS or name in NO_GRADIENT:
-            raise ValueError(f"{name} already has a gradient formula or a no-gradient entry")
-        NO_GRADIENT[name] = reason
-
-
-def no_gradient_reason(node: Node) -> str | None:
-    """Why the node's overload has no gradient, when it is declared to have none."""
-    schema = node.maybe_schema()
-    return NO_GRADIENT.get(schema.qualified_name if schema is not None else node.kind())

@@ -26,7 +26,8 @@ from gradview.ir.constants import NOT_CONSTANT, constant_value
 from gradview.ir.types import IntType
 from gradview.kernels.dtypes import scalar_type_index, to_dtype
 
-from .registry import Emitter
+from .errors import DifferentiationError
+from .gradients import Emitter
 
 __all__ = [
     "NOT_CONSTANT",
@@ -51,10 +52,8 @@ __all__ = [
 
 
 def fail(node: Node, message: str) -> NoReturn:
-    """Raise autodiff's DifferentiationError naming the node."""
+    """Raise DifferentiationError naming the node."""
     from gradview.ir import node_summary
-
-    from ..reverse import DifferentiationError  # late: reverse imports the formulas
 
     raise DifferentiationError(f"{message}: `{node_summary(node)}`")
 

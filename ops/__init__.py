@@ -1,0 +1,38 @@
+"""gradview.ops: the op library. Each op family's facts live in one module.
+
+For every operator overload gradview runs, its family module declares, side
+by side: the kernel that runs it (an array function from ``kernels/``), its
+shape rule, and its gradient formula or an explicit "no gradient" with
+PyTorch's reason (see :mod:`gradview.ops.registry`). Adding an op is one
+declaration in its family's module; ``tests/ops/test_op_library.py`` lists
+what each registered op has and lacks.
+
+Importing this package imports every family module, which fills the tables.
+"""
+
+from .registry import (
+    FAST_PATHS,
+    FORMULAS,
+    KERNELS,
+    NO_GRADIENT,
+    SHAPE_RULES,
+    Emitter,
+    Formula,
+    fast_path,
+    fast_path_for,
+    formula,
+    formula_for,
+    kernel,
+    kernel_for,
+    no_gradient,
+    no_gradient_reason,
+    schema,
+    shape_rule,
+    shape_rule_for,
+)
+
+__all__ = [
+    "FAST_PATHS", "FORMULAS", "KERNELS", "NO_GRADIENT", "SHAPE_RULES", "Emitter", "Formula",
+    "fast_path", "fast_path_for", "formula", "formula_for", "kernel", "kernel_for", "no_gradient",
+    "no_gradient_reason", "schema", "shape_rule", "shape_rule_for",
+]

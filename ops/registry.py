@@ -1,0 +1,148 @@
+"""The op library's tables: everything gradview knows about each operator overload.
+
+An op's facts are declared together, in its family's module (``ops/linalg.py``
+for ``aten::mm``), with the five declarations below, the way JAX declares a
+primitive's evaluation, abstract evaluation and derivative rules side by side:
+
+* :func:`kernel` binds the overload to the array function that runs it
+  (``kernels/`` holds those functions: pure NumPy/CuPy code, no graphs);
+* :func:`fast_path` adds a compile-time specialization of that kernel;
+* :func:`shape_rule` says what the op's outputs look like, from its inputs'
+  types: rules are keyed by node kind (``aten::add`` covers every overload);
+* :func:`formula` gives the gradient as a forward/backward pair, or
+  :func:`no_gradient` says, in PyTorch's words, why there is none;
+* :func:`schema` adds the signature of an op of gradview's own
+  (``gradview::conv_backward``); PyTorch's ops already have theirs in the IR.
+
+The tables are filled when ``gradview.ops`` is imported; passes, autodiff and
+the runtime read them through the lookups at the bottom of this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gradview.ir import Node
+from gradview.ir.operators import register_schema
+from gradview.kernels.registry import FAST_PATHS, KERNELS, FastPath, Kernel
+
+from .gradients import Backward, Emitter, Formula, Forward, Supports
+
+if TYPE_CHECKING:
+    from .shape_toolkit import ShapeRule
+
+__all__ = [
+    "Emitter", "Formula", "KERNELS", "FAST_PATHS", "SHAPE_RULES", "FORMULAS", "NO_GRADIENT", "GRADVIEW_SCHEMAS",
+    "kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema",
+    "kernel_for", "fast_path_for", "shape_rule_for", "formula_for", "no_gradient_reason",
+]
+
+SHAPE_RULES: dict[str, ShapeRule] = {}
+FORMULAS: dict[str, Formula] = {}
+# Overloads that deliberately have no gradient formula, with PyTorch's reason:
+# their results are integers or booleans (comparisons, ``argmax``, sizes), or
+# PyTorch itself has no derivative for them (its autograd raises "the
+# derivative for ... is not implemented"). The coverage test checks every op
+# has a formula or an entry here, and the executor raises this reason, naming
+# the node, when a backward pass reaches such a node.
+NO_GRADIENT: dict[str, str] = {}
+GRADVIEW_SCHEMAS: list[str] = []
+
+
+def kernel(*names: str) -> Callable[[Kernel], Kernel]:
+    """Run overloads ``names`` (``"aten::add.Tensor"``) with the decorated array function."""
+
+    def bind(fn: Kernel) -> Kernel:
+        for name in names:
+            if name in KERNELS:
+                raise ValueError(f"kernel {name} registered twice")
+            KERNELS[name] = fn
+        return fn
+
+    return bind
+
+
+def fast_path(*names: str) -> Callable[[FastPath], FastPath]:
+    """Add a compile-time specialization for overloads ``names`` (see kernels.registry)."""
+
+    def bind(fn: FastPath) -> FastPath:
+        for name in names:
+            if name in FAST_PATHS:
+                raise ValueError(f"fast path {name} registered twice")
+            FAST_PATHS[name] = fn
+        return fn
+
+    return bind
+
+
+def shape_rule(*kinds: str) -> Callable[[ShapeRule], ShapeRule]:
+    """Register a shape rule for node kinds such as ``"aten::mm"``."""
+
+    def bind(fn: ShapeRule) -> ShapeRule:
+        for kind in kinds:
+            if kind in SHAPE_RULES:
+                raise ValueError(f"shape rule for {kind} registered twice")
+            SHAPE_RULES[kind] = fn
+        return fn
+
+    return bind
+
+
+def formula(
+    *names: str, forward: Forward | None = None, supports: Supports | None = None
+) -> Callable[[Backward], Backward]:
+    """Register ``backward`` (and optional ``forward`` and ``supports``) for overloads ``names``."""
+
+    def bind(backward: Backward) -> Backward:
+        for name in names:
+            if name in FORMULAS or name in NO_GRADIENT:
+                raise ValueError(f"gradient formula for {name} registered twice")
+            FORMULAS[name] = Formula(name, forward, backward, supports)
+        return backward
+
+    return bind
+
+
+def no_gradient(*names: str, reason: str) -> None:
+    """Declare that overloads ``names`` have no gradient, and why (in plain words)."""
+    for name in names:
+        if name in FORMULAS or name in NO_GRADIENT:
+            raise ValueError(f"{name} already has a gradient formula or a no-gradient entry")
+        NO_GRADIENT[name] = reason
+
+
+def schema(*texts: str) -> None:
+    """Add the signatures of ops of gradview's own (``gradview::...``) to the IR."""
+    for text in texts:
+        if not text.startswith("gradview::"):
+            raise ValueError(f"only gradview's own ops declare a schema here; PyTorch's are in the IR: {text}")
+        register_schema(text)
+        GRADVIEW_SCHEMAS.append(text)
+
+
+def kernel_for(qualified_name: str) -> Kernel | None:
+    return KERNELS.get(qualified_name)
+
+
+def fast_path_for(qualified_name: str) -> FastPath | None:
+    return FAST_PATHS.get(qualified_name)
+
+
+def shape_rule_for(kind: str) -> ShapeRule | None:
+    return SHAPE_RULES.get(kind)
+
+
+def formula_for(node: Node) -> Formula | None:
+    """The formula for the node's resolved overload, or for its kind when it is a
+    schema-less prim (``prim::ListConstruct``, ``prim::TupleUnpack``...)."""
+    resolved = node.maybe_schema()
+    if resolved is not None:
+        return FORMULAS.get(resolved.qualified_name)
+    return FORMULAS.get(node.kind())
+
+
+def no_gradient_reason(node: Node) -> str | None:
+    """Why the node's overload has no gradient, when it is declared to have none."""
+    resolved = node.maybe_schema()
+    return NO_GRADIENT.get(resolved.qualified_name if resolved is not None else node.kind())
