@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from gradview.ir import FunctionSchema
 from gradview.ir.operators import all_schemas
-from gradview.kernels import KERNELS
+from gradview.ops import KERNELS
 from gradview.ops.registry import shape_rule_for as rule_for
 
 from .formulas import FORMULAS, NO_GRADIENT

@@ -10,6 +10,7 @@ what each registered op has and lacks.
 Importing this package imports every family module, which fills the tables.
 """
 
+# ruff: noqa: I001 - the families are imported in declaration order, in-place ops last
 from .registry import (
     FAST_PATHS,
     FORMULAS,
@@ -30,6 +31,35 @@ from .registry import (
     shape_rule,
     shape_rule_for,
 )
+
+# The op families, one module each. In-place ops come last: their gradients are
+# derived from the out-of-place formulas registered before them.
+from . import (  # noqa: F401 - imported for their declarations
+    pointwise,
+    pointwise_math,
+    pointwise_extra,
+    activations,
+    scalar_math,
+    casts,
+    linalg,
+    reductions,
+    softmax,
+    losses,
+    views,
+    indexing,
+    containers,
+    factories,
+    nn,
+    normalization,
+    convolution,
+    pooling,
+    embedding,
+    recurrent,
+    attention,
+    gradient_helpers,
+    script_queries,
+)
+from . import inplace  # noqa: F401 - last: derives from the formulas above
 
 __all__ = [
     "FAST_PATHS", "FORMULAS", "KERNELS", "NO_GRADIENT", "SHAPE_RULES", "Emitter", "Formula",

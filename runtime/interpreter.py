@@ -26,7 +26,8 @@ from gradview.ir.constants import constant_value, missing_tensor_data
 from gradview.ir.passes.op_eval import kernel_key, node_kernel
 from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
-from gradview.kernels.registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, fast_path_for
+from gradview.kernels.registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE
+from gradview.ops import fast_path_for
 
 from .autograd.grad_mode import is_grad_enabled
 from .buffer_reuse import BufferReuse

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy
 
-from ..kernels import KERNELS
+from gradview.ops import KERNELS
 from .autograd.function import FunctionNode, attach
 from .autograd.grad_mode import is_grad_enabled
 

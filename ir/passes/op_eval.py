@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gradview.kernels import kernel_for
+from gradview.ops import kernel_for
 
 from ..node import Node
 from ..operators import schemas_for
