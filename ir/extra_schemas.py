@@ -90,16 +90,6 @@ NN_SCHEMAS: tuple[str, ...] = (
 # The backward kernels the recurrent and attention formulas emit (autodiff/formulas/recurrent.py,
 # attention.py): each recomputes its forward from the inputs and returns every input's gradient.
 RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = (
-    "gradview::lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor input, Tensor[] hx, Tensor w_ih, "
-    "Tensor w_hh, Tensor? b_ih, Tensor? b_hh) -> (Tensor, Tensor[], Tensor, Tensor, Tensor?, Tensor?)",
-    "gradview::gru_cell_backward(Tensor grad_hy, Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, "
-    "Tensor? b_ih, Tensor? b_hh) -> (Tensor, Tensor, Tensor, Tensor, Tensor?, Tensor?)",
-    "gradview::lstm_backward(Tensor? grad_output, Tensor? grad_hy, Tensor? grad_cy, Tensor input, "
-    "Tensor? batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, bool bidirectional, "
-    "bool batch_first) -> (Tensor, Tensor[], Tensor[])",
-    "gradview::gru_backward(Tensor? grad_output, Tensor? grad_hy, Tensor input, Tensor? batch_sizes, "
-    "Tensor hx, Tensor[] params, bool has_biases, int num_layers, bool bidirectional, bool batch_first) "
-    "-> (Tensor, Tensor, Tensor[])",
     "gradview::scaled_dot_product_attention_backward(Tensor grad, Tensor query, Tensor key, Tensor value, "
     "Tensor? attn_mask, bool is_causal, float? scale, bool enable_gqa, bool[4] output_mask) "
     "-> (Tensor?, Tensor?, Tensor?, Tensor?)",

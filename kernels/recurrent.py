@@ -21,7 +21,7 @@ Arguments as PyTorch passes them (``aten/src/ATen/native/RNN.cpp``):
 * ``dropout`` between layers in training draws a random mask: gradview
   refuses it rather than run a different network than PyTorch would.
 
-The backward kernels (``gradview::lstm_backward``...) recompute the forward
+The backward kernels (``lstm_backward``...) recompute the forward
 steps from the inputs and run backpropagation through time: the steps in
 reverse order, each adding its weights' gradients. Half precision is
 computed in float32 and cast back.
@@ -33,9 +33,12 @@ from typing import Any
 
 from .recurrent_cells import GRU, LSTM, Cell, CellGrads, CellWeights, cast, compute_dtype
 from .recurrent_layers import run_backward, run_forward
-from .registry import KernelError, register
+from .registry import KernelError
 
-__all__ = ["lstm_cell", "gru_cell", "lstm", "gru"]
+__all__ = [
+    "lstm_cell", "gru_cell", "lstm_cell_backward", "gru_cell_backward",
+    "lstm", "lstm_packed", "gru", "gru_packed", "lstm_backward", "gru_backward",
+]
 
 
 # -- checks ---------------------------------------------------------------------------------
@@ -67,7 +70,6 @@ def _check_cell(op: str, cell: Cell, input: Any, state: list[Any], w: CellWeight
 
 
 # -- cells ------------------------------------------------------------------------------
-@register("aten::lstm_cell")
 def lstm_cell(
     xp: Any, input: Any, hx: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None
 ) -> tuple[Any, Any]:
@@ -80,7 +82,6 @@ def lstm_cell(
     return hy.astype(input.dtype, copy=False), cy.astype(input.dtype, copy=False)
 
 
-@register("aten::gru_cell")
 def gru_cell(
     xp: Any, input: Any, hx: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None
 ) -> Any:
@@ -99,7 +100,6 @@ def _cell_state(op: str, hx: Any, count: int) -> list[Any]:
     return state
 
 
-@register("gradview::lstm_cell_backward")
 def lstm_cell_backward(
     xp: Any,
     grad_hy: Any,
@@ -118,7 +118,6 @@ def lstm_cell_backward(
     )
 
 
-@register("gradview::gru_cell_backward")
 def gru_cell_backward(
     xp: Any, grad_hy: Any, input: Any, hx: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any
 ) -> tuple[Any, ...]:
@@ -163,7 +162,6 @@ def _cell_backward(
 
 
 # -- the layer ops -------------------------------------------------------------------------
-@register("aten::lstm.input")
 def lstm(
     xp: Any,
     input: Any,
@@ -194,7 +192,6 @@ def lstm(
     return out, finals[0], finals[1]
 
 
-@register("aten::lstm.data")
 def lstm_packed(
     xp: Any,
     data: Any,
@@ -225,7 +222,6 @@ def lstm_packed(
     return out, finals[0], finals[1]
 
 
-@register("aten::gru.input")
 def gru(
     xp: Any,
     input: Any,
@@ -256,7 +252,6 @@ def gru(
     return out, finals[0]
 
 
-@register("aten::gru.data")
 def gru_packed(
     xp: Any,
     data: Any,
@@ -287,7 +282,6 @@ def gru_packed(
     return out, finals[0]
 
 
-@register("gradview::lstm_backward")
 def lstm_backward(
     xp: Any,
     grad_output: Any,
@@ -319,7 +313,6 @@ def lstm_backward(
     )
 
 
-@register("gradview::gru_backward")
 def gru_backward(
     xp: Any,
     grad_output: Any,

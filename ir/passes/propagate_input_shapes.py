@@ -66,7 +66,6 @@ from . import (  # noqa: F401 - the op families' shape rules, until each moves i
     shape_rules_losses,
     shape_rules_nn,
     shape_rules_pointwise,
-    shape_rules_recurrent,
     shape_rules_reductions,
     shape_rules_views,
     shape_rules_views_extra,

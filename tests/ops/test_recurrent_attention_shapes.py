@@ -1,5 +1,5 @@
-"""Shape rules of the recurrent and attention ops (ir/passes/shape_rules_recurrent.py and
-shape_rules_attention.py) against PyTorch.
+"""Shape rules of the recurrent and attention ops (gradview.ops.recurrent and
+gradview.ops.attention) against PyTorch.
 
 Traced graphs carry the types PyTorch observed (sizes and strides): the pass forgets them and
 works them out again (lstm, gru, scaled_dot_product_attention, _native_multi_head_attention).
@@ -19,9 +19,8 @@ import torch
 from gradview.ir import ListType, TensorType, parse_ir
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
 from gradview.runtime import run_graph
+from tests.ir.passes.shape_oracle import reset_copy, traced_text, type_mismatches
 from tests.kernels.oracle import op_graph
-
-from .shape_oracle import reset_copy, traced_text, type_mismatches
 
 D = torch.float64
 

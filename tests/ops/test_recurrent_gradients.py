@@ -1,4 +1,4 @@
-"""Gradient formulas of lstm_cell, gru_cell and the lstm / gru layers (autodiff/formulas/recurrent.py).
+"""Gradient formulas of lstm_cell, gru_cell and the lstm / gru layers (gradview.ops.recurrent).
 
 Each graph is differentiated with gradview's formulas, and f's outputs and df's vjps (for the
 input, the initial states and every weight and bias) are compared with torch.autograd.grad on the
@@ -15,9 +15,8 @@ import pytest
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
-
-from .formula_case_tools import check_formula
-from .ir_builder import T, const, graph
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, const, graph
 
 IN, H, B, SEQ = 2, 3, 2, 3
 
