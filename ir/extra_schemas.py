@@ -52,8 +52,6 @@ BACKWARD_HELPER_SCHEMAS: tuple[str, ...] = (
     "gradview::invert_permutation(int[] dims) -> int[]",
     "aten::value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, "
     "bool keepdim) -> Tensor",
-    "gradview::matmul_grad_self(Tensor grad, Tensor other, int[] self_size) -> Tensor",
-    "gradview::matmul_grad_other(Tensor grad, Tensor self, int[] other_size) -> Tensor",
     "aten::logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
 )
 
@@ -109,8 +107,6 @@ REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
     "int reduction, int ignore_index, float label_smoothing, bool[2] output_mask) -> (Tensor, Tensor)",
     "gradview::nll_loss_nd_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, int reduction, "
     "int ignore_index) -> Tensor",
-    "gradview::bilinear_backward(Tensor grad, Tensor input1, Tensor input2, Tensor weight, "
-    "bool[4] output_mask) -> (Tensor, Tensor, Tensor, Tensor)",
     "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
     "-> (Tensor output, Tensor total_weight)",
     "aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "

@@ -12,8 +12,8 @@
   ``self^T @ grad``, treating a 1-D operand as a row (left) or a column
   (right), then summed down to the operand's size (batch broadcasting).
 
-Their schemas are registered by the formulas that emit them
-(``gradview.autodiff.formulas``), since kernels sit below the IR.
+Their schemas, shape rules and bindings are in ``gradview.ops.reductions`` and
+``gradview.ops.linalg``, next to the formulas that emit them.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ from typing import Any
 from .autodiff_ops import _sum_to
 from .dtypes import to_dtype
 from .reductions import wrap_dim
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__ = ["value_selecting_reduction_backward", "matmul_grad_self", "matmul_grad_other"]
 
 
-@register("aten::value_selecting_reduction_backward")
 def value_selecting_reduction_backward(
     xp: Any, grad: Any, dim: int, indices: Any, sizes: Any, keepdim: bool
 ) -> Any:
@@ -64,7 +63,6 @@ def _row_grad(xp: Any, grad: Any, other_rank: int, self_rank: int) -> Any:
     return grad
 
 
-@register("gradview::matmul_grad_self")
 def matmul_grad_self(xp: Any, grad: Any, other: Any, self_size: Any) -> Any:
     size = [int(s) for s in self_size]
     g = _row_grad(xp, xp.asarray(grad), other.ndim, len(size))
@@ -75,7 +73,6 @@ def matmul_grad_self(xp: Any, grad: Any, other: Any, self_size: Any) -> Any:
     return _sum_to(xp, "matmul_grad_self", out, size)
 
 
-@register("gradview::matmul_grad_other")
 def matmul_grad_other(xp: Any, grad: Any, self: Any, other_size: Any) -> Any:
     size = [int(s) for s in other_size]
     g = _row_grad(xp, xp.asarray(grad), len(size), self.ndim)

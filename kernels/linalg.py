@@ -18,10 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError, register, register_fast_path
+from .registry import KernelError
 from .shapes import broadcast_shapes, check_expandable
 
-__all__ = ["matmul"]
+__all__ = [
+    "mm", "bmm", "mv", "dot", "matmul", "addmm", "linear", "mm_dtype", "bmm_dtype", "addmm_dtype", "fast_matmul",
+]
 
 
 def _shape(x: Any) -> list[int]:
@@ -50,7 +52,6 @@ def _product(xp: Any, a: Any, b: Any) -> Any:
     return xp.asarray(xp.matmul(a, b))
 
 
-@register("aten::mm")
 def mm(xp: Any, self: Any, mat2: Any) -> Any:
     _rank("mm", "self", self, 2)
     _rank("mm", "mat2", mat2, 2)
@@ -63,7 +64,6 @@ def mm(xp: Any, self: Any, mat2: Any) -> Any:
     return _product(xp, self, mat2)
 
 
-@register("aten::bmm")
 def bmm(xp: Any, self: Any, mat2: Any) -> Any:
     _rank("bmm", "self", self, 3)
     _rank("bmm", "mat2", mat2, 3)
@@ -76,7 +76,6 @@ def bmm(xp: Any, self: Any, mat2: Any) -> Any:
     return _product(xp, self, mat2)
 
 
-@register("aten::mv")
 def mv(xp: Any, self: Any, vec: Any) -> Any:
     _rank("mv", "self", self, 2)
     _rank("mv", "vec", vec, 1)
@@ -86,7 +85,6 @@ def mv(xp: Any, self: Any, vec: Any) -> Any:
     return _product(xp, self, vec)
 
 
-@register("aten::dot")
 def dot(xp: Any, self: Any, tensor: Any) -> Any:
     _rank("dot", "self", self, 1)
     _rank("dot", "tensor", tensor, 1)
@@ -96,7 +94,6 @@ def dot(xp: Any, self: Any, tensor: Any) -> Any:
     return _product(xp, self, tensor)
 
 
-@register("aten::matmul")
 def matmul(xp: Any, self: Any, other: Any) -> Any:
     return _matmul("matmul", xp, self, other)
 
@@ -162,12 +159,10 @@ def _addmm(
     return result.astype(compute, copy=False)
 
 
-@register("aten::addmm")
 def addmm(xp: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
     return _addmm("addmm", xp, self, mat1, mat2, beta, alpha)
 
 
-@register("aten::linear")
 def linear(xp: Any, input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002 - schema name
     if input.ndim == 0 or weight.ndim == 0:
         raise KernelError(
@@ -202,21 +197,18 @@ def _out_dtype(op: str, dtype: Any, out_dtype: int) -> Any:
     )
 
 
-@register("aten::mm.dtype")
 def mm_dtype(xp: Any, self: Any, mat2: Any, out_dtype: int) -> Any:
     dtype = _same_dtype("mm", self, mat2)
     target = _out_dtype("mm", dtype, out_dtype)
     return mm(xp, self.astype(target, copy=False), mat2.astype(target, copy=False))
 
 
-@register("aten::bmm.dtype")
 def bmm_dtype(xp: Any, self: Any, mat2: Any, out_dtype: int) -> Any:
     dtype = _same_dtype("bmm", self, mat2)
     target = _out_dtype("bmm", dtype, out_dtype)
     return bmm(xp, self.astype(target, copy=False), mat2.astype(target, copy=False))
 
 
-@register("aten::addmm.dtype")
 def addmm_dtype(
     xp: Any, self: Any, mat1: Any, mat2: Any, out_dtype: int, beta: Any = 1, alpha: Any = 1
 ) -> Any:
@@ -227,8 +219,7 @@ def addmm_dtype(
 _FLOAT_NAMES = frozenset({"Float", "Double", "Half"})
 
 
-@register_fast_path("aten::matmul")
-def _fast_matmul(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_matmul(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     """Operands of the same float dtype: NumPy's matmul is PyTorch's (a vector
     dot vector gives a NumPy scalar, which behaves as a 0-d array), so call it
     directly."""

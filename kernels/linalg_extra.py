@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 from .shapes import check_expandable
 
 __all__ = ["baddbmm", "bilinear", "bilinear_backward"]
@@ -53,13 +53,11 @@ def _baddbmm(op: str, xp: Any, self: Any, batch1: Any, batch2: Any, beta: Any, a
     return xp.broadcast_to(result, target).astype(compute, copy=True)
 
 
-@register("aten::baddbmm")
 def baddbmm(xp: Any, self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
     dtype = _same_dtype("baddbmm", input=self, batch1=batch1, batch2=batch2)
     return _baddbmm("baddbmm", xp, self, batch1, batch2, beta, alpha, dtype)
 
 
-@register("aten::baddbmm.dtype")
 def baddbmm_dtype(
     xp: Any, self: Any, batch1: Any, batch2: Any, out_dtype: int, beta: Any = 1, alpha: Any = 1
 ) -> Any:
@@ -92,7 +90,6 @@ def _check_bilinear(op: str, input1: Any, input2: Any, weight: Any, bias: Any) -
         raise KernelError(f"{op}: bias must have shape [{weight.shape[0]}], got {list(bias.shape)}")
 
 
-@register("aten::bilinear")
 def bilinear(xp: Any, input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
     _check_bilinear("bilinear", input1, input2, weight, bias)
     out = xp.einsum("...i,oij,...j->...o", input1, weight, input2)
@@ -101,7 +98,6 @@ def bilinear(xp: Any, input1: Any, input2: Any, weight: Any, bias: Any = None) -
     return xp.asarray(out).astype(weight.dtype, copy=False)
 
 
-@register("gradview::bilinear_backward")
 def bilinear_backward(
     xp: Any, grad: Any, input1: Any, input2: Any, weight: Any, output_mask: Any
 ) -> tuple[Any, Any, Any, Any]:

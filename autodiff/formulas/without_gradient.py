@@ -48,13 +48,6 @@ no_gradient(
     "PyTorch marks its result not differentiable",
 )
 
-# -- no derivative in PyTorch -----------------------------------------------------------------
-no_gradient(
-    "aten::mm.dtype", "aten::bmm.dtype", "aten::addmm.dtype", "aten::baddbmm.dtype",
-    reason="a CUDA-only out_dtype overload: PyTorch implements no derivative for it "
-    "(its autograd raises 'derivative for aten::mm is not implemented')",
-)
-
 # -- backward kernels -------------------------------------------------------------------------
 # The kernels gradient formulas emit. PyTorch differentiates most of them
 # again (double backward); gradview does not yet, and says so when a backward
@@ -71,10 +64,10 @@ no_gradient(
     "aten::native_batch_norm_backward", "aten::native_layer_norm_backward",
     "aten::select_backward", "aten::slice_backward", "aten::value_selecting_reduction_backward",
     "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
-    "gradview::unbind_backward", "gradview::matmul_grad_self", "gradview::matmul_grad_other",
+    "gradview::unbind_backward",
     "gradview::index_backward", "gradview::meshgrid_backward", "gradview::pad_backward",
     "gradview::cat_backward", "gradview::cross_entropy_loss_backward",
     "gradview::nll_loss_nd_backward",
-    "gradview::bilinear_backward", "gradview::broadcast_tensors_backward",
+    "gradview::broadcast_tensors_backward",
     reason=_BACKWARD_KERNEL,
 )

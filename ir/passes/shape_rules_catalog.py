@@ -99,9 +99,6 @@ shape_rule("aten::select_backward", "aten::slice_backward")(_grad_shaped(0, 1))
 shape_rule("aten::value_selecting_reduction_backward")(_grad_shaped(0, 3))
 shape_rule("gradview::index_backward")(_grad_shaped(0, 1))
 shape_rule("gradview::pad_backward")(_grad_shaped(0, 1, contiguous=False))
-shape_rule("gradview::matmul_grad_self", "gradview::matmul_grad_other")(
-    _grad_shaped(0, 2, contiguous=False)
-)
 
 
 def _first_tensor(types: tuple[Type, ...] | None) -> TensorType | None:
@@ -144,17 +141,6 @@ def _cross_entropy_loss_backward(args: NodeArgs) -> RuleResult:
     mask = args.value(7, None)
     wants_target = isinstance(mask, (list, tuple)) and len(mask) == 2 and mask[1] is True
     return [_like(grad, args.tensor(1)), _like(grad, args.tensor(2)) if wants_target else None]
-
-
-@shape_rule("gradview::bilinear_backward")
-def _bilinear_backward(args: NodeArgs) -> RuleResult:
-    """(d input1, d input2, d weight, d bias): the bias has one entry per output feature."""
-    grad, weight = args.tensor(0), args.tensor(3)
-    if grad is None:
-        return None
-    out_features = weight.sizes[0] if weight is not None and weight.sizes else None
-    bias = fresh(grad.scalar_type, (out_features,), grad.device)
-    return [_like(grad, args.tensor(1)), _like(grad, args.tensor(2)), _like(grad, weight), bias]
 
 
 # -- list results --------------------------------------------------------------------------------

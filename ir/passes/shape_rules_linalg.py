@@ -1,22 +1,16 @@
-"""Shape rules for matrix products and normalization layers.
+"""Shape rules for normalization layers and 2-d pooling (the matrix products'
+rules are in gradview.ops.linalg).
 
-``matmul`` covers every rank combination the way ``torch.matmul`` does: a
-1-d operand is a vector (its dimension disappears from the result), 2-d
-operands multiply as matrices and anything larger is a batch of matrices
-whose batch dimensions broadcast. Products, ``linear`` and the
-normalizations allocate contiguous results.
+The normalizations allocate contiguous results.
 """
 
 from __future__ import annotations
 
-from gradview.ops.dtype_rules import DIM, Operand, result_type, scalar_type_name
 from gradview.ops.registry import shape_rule
 from gradview.ops.shape_toolkit import (
     NodeArgs,
     RuleResult,
     Sizes,
-    broadcast,
-    device_of,
     fresh,
     layout_of,
     make_tensor,
@@ -26,100 +20,6 @@ from gradview.ops.tensor_layout import suggested_strides
 from ..types import TensorType
 
 __all__: list[str] = []
-
-
-def _product_dtype(*tensors: TensorType | None) -> str | None:
-    return result_type([Operand(t.scalar_type, DIM) for t in tensors if t is not None])
-
-
-def _out_dtype(args: NodeArgs, i: int, default: str | None) -> str | None:
-    """The ``out_dtype`` argument of ``mm.dtype``-style overloads, when present."""
-    if i < len(args) and str(args.type(i)) == "int":
-        index = args.int_value(i)
-        return scalar_type_name(index) if index is not None else None
-    return default
-
-
-def matmul_sizes(a: Sizes | None, b: Sizes | None) -> Sizes | None:
-    """``torch.matmul``'s result sizes; None when a rank is unknown or the ranks are invalid."""
-    if a is None or b is None or not a or not b:
-        return None
-    if len(a) == 1 and len(b) == 1:
-        return ()
-    if len(a) == 2 and len(b) == 2:
-        return (a[0], b[1])
-    if len(a) == 1 and len(b) == 2:
-        return (b[1],)
-    if len(a) == 2 and len(b) == 1:
-        return (a[0],)
-    # Batched: a vector operand gets a dimension of 1 that the result drops again.
-    left = (1,) + a if len(a) == 1 else a
-    right = b + (1,) if len(b) == 1 else b
-    batch = broadcast(left[:-2], right[:-2])
-    if batch is None:
-        return None
-    rows = () if len(a) == 1 else (left[-2],)
-    cols = () if len(b) == 1 else (right[-1],)
-    return batch + rows + cols
-
-
-@shape_rule("aten::matmul")
-def _matmul(args: NodeArgs) -> RuleResult:
-    a, b = args.tensor(0), args.tensor(1)
-    if a is None or b is None:
-        return None
-    return [fresh(_product_dtype(a, b), matmul_sizes(a.sizes, b.sizes), device_of(a, b))]
-
-
-def _ranked(t: TensorType, rank: int) -> bool:
-    return t.sizes is not None and len(t.sizes) == rank
-
-
-@shape_rule("aten::mm", "aten::bmm", "aten::mv", "aten::dot", "aten::vdot")
-def _mm(args: NodeArgs) -> RuleResult:
-    a, b = args.tensor(0), args.tensor(1)
-    if a is None or b is None:
-        return None
-    kind = args.node.kind()
-    dtype = _out_dtype(args, 2, _product_dtype(a, b))
-    sizes: Sizes | None = None
-    if kind == "aten::mm" and _ranked(a, 2) and _ranked(b, 2):
-        sizes = (a.sizes[0], b.sizes[1])  # type: ignore[index]
-    elif kind == "aten::bmm" and _ranked(a, 3) and _ranked(b, 3):
-        batch = a.sizes[0] if a.sizes[0] is not None else b.sizes[0]  # type: ignore[index]
-        sizes = (batch, a.sizes[1], b.sizes[2])  # type: ignore[index]
-    elif kind == "aten::mv" and _ranked(a, 2):
-        sizes = (a.sizes[0],)  # type: ignore[index]
-    elif kind in ("aten::dot", "aten::vdot"):
-        sizes = ()
-    else:
-        sizes = {"aten::mm": (None, None), "aten::bmm": (None,) * 3, "aten::mv": (None,)}[kind]
-    return [fresh(dtype, sizes, device_of(a, b))]
-
-
-@shape_rule("aten::addmm")
-def _addmm(args: NodeArgs) -> RuleResult:
-    self, m1, m2 = args.tensor(0), args.tensor(1), args.tensor(2)
-    if self is None or m1 is None or m2 is None:
-        return None
-    rows = m1.sizes[0] if _ranked(m1, 2) else None  # type: ignore[index]
-    cols = m2.sizes[1] if _ranked(m2, 2) else None  # type: ignore[index]
-    dtype = _product_dtype(self, m1, m2)
-    if len(args) == 6:  # addmm.dtype(self, mat1, mat2, out_dtype, beta, alpha)
-        dtype = _out_dtype(args, 3, dtype)
-    return [fresh(dtype, (rows, cols), device_of(m1, m2, self))]
-
-
-@shape_rule("aten::linear")
-def _linear(args: NodeArgs) -> RuleResult:
-    x, weight, bias = args.tensor(0), args.tensor(1), args.tensor(2)
-    if x is None or weight is None:
-        return None
-    dtype = _product_dtype(x, weight, bias)
-    if x.sizes is None or weight.sizes is None or not x.sizes or len(weight.sizes) not in (1, 2):
-        return [fresh(dtype, None, device_of(x, weight))]
-    out = (weight.sizes[0],) if len(weight.sizes) == 2 else ()
-    return [fresh(dtype, x.sizes[:-1] + out, device_of(x, weight))]
 
 
 @shape_rule("aten::layer_norm", "aten::group_norm")

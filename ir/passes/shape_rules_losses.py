@@ -1,5 +1,5 @@
 """Shape rules for the losses (mse_loss, the nll_loss family, cross_entropy_loss and
-their backward ops) and for baddbmm and bilinear.
+their backward ops).
 
 A loss with ``reduction`` none (0) keeps one value per sample: the broadcast
 shape for mse_loss, the target's shape for nll_loss (the input's without its
@@ -78,32 +78,3 @@ def _cross_entropy_loss(args: NodeArgs) -> RuleResult:
     if self is None:
         return None
     return [_reduced(self, args, 3, _without_class_dim(self))]
-
-
-# -- baddbmm, bilinear ----------------------------------------------------------------------------
-@shape_rule("aten::baddbmm")
-def _baddbmm(args: NodeArgs) -> RuleResult:
-    self, batch1, batch2 = args.tensor(0), args.tensor(1), args.tensor(2)
-    if self is None or batch1 is None or batch2 is None:
-        return None
-    sizes = None
-    if batch1.sizes is not None and batch2.sizes is not None and len(batch1.sizes) == len(batch2.sizes) == 3:
-        sizes = (batch1.sizes[0], batch1.sizes[1], batch2.sizes[2])
-    dtype = batch1.scalar_type
-    if len(args) > 3 and str(args.type(3)) == "int":  # baddbmm.dtype(..., out_dtype)
-        from gradview.ops.dtype_rules import scalar_type_name
-
-        index = args.int_value(3)
-        dtype = scalar_type_name(index) if index is not None else None
-    return [fresh(dtype, sizes, batch1.device)]
-
-
-@shape_rule("aten::bilinear")
-def _bilinear(args: NodeArgs) -> RuleResult:
-    input1, weight = args.tensor(0), args.tensor(2)
-    if input1 is None or weight is None:
-        return None
-    sizes = None
-    if input1.sizes is not None and weight.sizes is not None and len(weight.sizes) == 3:
-        sizes = input1.sizes[:-1] + (weight.sizes[0],)
-    return [fresh(weight.scalar_type, sizes, input1.device)]

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.kernels import get_backend, kernel_for
+from gradview.kernels import get_backend
 from gradview.kernels.registry import KernelError
+from gradview.ops import kernel_for
 
 
 def _run(backend: str, name: str, *args: object) -> np.ndarray:

@@ -18,7 +18,8 @@ import pytest
 import torch
 
 from gradview.ir import parse_ir, schemas_for
-from gradview.kernels import KERNELS, KernelError, get_backend
+from gradview.kernels import KernelError, get_backend
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 from tests.kernels import oracle
 from tests.kernels.oracle import check_op, op_graph, random_array, torch_call

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from .finite_differences import check_finite_differences
-from .formula_case_tools import check_formula
-from .ir_builder import T, const, graph
+from tests.autodiff.finite_differences import check_finite_differences
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, const, graph
 
 
 def _shape(fn, *shapes: tuple[int, ...]) -> tuple[int, ...]:  # noqa: ANN001 - a torch function
