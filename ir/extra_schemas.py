@@ -85,13 +85,9 @@ NN_SCHEMAS: tuple[str, ...] = (
     "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
 )
 
-# The backward kernels the recurrent and attention formulas emit (autodiff/formulas/recurrent.py,
-# attention.py): each recomputes its forward from the inputs and returns every input's gradient.
-RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = (
-    "gradview::scaled_dot_product_attention_backward(Tensor grad, Tensor query, Tensor key, Tensor value, "
-    "Tensor? attn_mask, bool is_causal, float? scale, bool enable_gqa, bool[4] output_mask) "
-    "-> (Tensor?, Tensor?, Tensor?, Tensor?)",
-)
+# Empty: the recurrent and attention backward kernels' schemas are declared in gradview.ops.recurrent
+# and gradview.ops.attention (kept until operators.py stops importing this name).
+RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = ()
 
 # Helpers of the reduction, view, indexing and loss formulas, and the forward
 # half of nll_loss that PyTorch's JIT formula calls (it returns the total

@@ -39,7 +39,7 @@ import numpy
 
 from .elementwise import gelu, relu
 from .nn import native_layer_norm
-from .registry import KernelError, register
+from .registry import KernelError
 from .shapes import check_expandable
 
 __all__ = [
@@ -162,7 +162,6 @@ def _attention(
     return _safe_softmax(xp, scores), key, value, repeat, scale
 
 
-@register("aten::scaled_dot_product_attention")
 def scaled_dot_product_attention(
     xp: Any,
     query: Any,
@@ -194,7 +193,6 @@ def _ungroup(xp: Any, grad: Any, repeat: int) -> Any:
     return grouped.sum(axis=-3)
 
 
-@register("gradview::scaled_dot_product_attention_backward")
 def scaled_dot_product_attention_backward(
     xp: Any,
     grad: Any,
@@ -291,7 +289,6 @@ def _check_mha(
         raise KernelError(f"{op}: embed_dim {embed_dim} must divide evenly by num_heads {num_head}")
 
 
-@register("aten::_native_multi_head_attention")
 def native_multi_head_attention(
     xp: Any,
     query: Any,
@@ -333,7 +330,6 @@ def native_multi_head_attention(
     return out, (probs.sum(axis=1) / num_head if average_attn_weights else probs)
 
 
-@register("aten::_transformer_encoder_layer_fwd")
 def transformer_encoder_layer_fwd(
     xp: Any,
     src: Any,

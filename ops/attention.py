@@ -1,1 +1,166 @@
-"""(being moved here from kernels/, ir/passes/shape_rules_*.py and autodiff/formulas/)"""
+"""Attention: ``scaled_dot_product_attention``, and the fused fast paths
+``_native_multi_head_attention`` and ``_transformer_encoder_layer_fwd``.
+
+``scaled_dot_product_attention(query [..., L, E], key [..., S, E],
+value [..., S, Ev], attn_mask, dropout_p, is_causal, scale=, enable_gqa=)``
+is ``softmax(query @ key^T * scale + mask) @ value``: ``[..., L, Ev]`` with
+the batch dims of the three broadcast (a query with more heads than key and
+value under ``enable_gqa`` sets the heads), a new contiguous tensor.
+
+Its gradient. PyTorch's CPU autograd differentiates its math path through
+that decomposition; the formula emits one backward kernel
+(``gradview::scaled_dot_product_attention_backward``, the lines are in
+kernels/attention.py) that recomputes the attention weights from the inputs
+and returns the gradients of query, key, value and of a float mask (a float
+``attn_mask`` is added to the scores, so it gets the scores' gradient, summed
+over the dims it was broadcast along; a boolean mask gets none). An
+``output_mask`` says which of the four to compute, from the inputs'
+``requires_grad``.
+
+``_native_multi_head_attention`` and ``_transformer_encoder_layer_fwd`` are
+the fused kernels the scripted ``MultiheadAttention`` and
+``TransformerEncoderLayer`` call when no gradient is needed (they check
+``torch.is_grad_enabled()`` and the parameters' ``requires_grad`` first).
+PyTorch implements no derivative for them, and neither does gradview. The
+first returns ``[B, L, E]`` like its query and the attention weights: ``[B,
+L, L]`` averaged over heads, ``[B, heads, L, L]`` per head, and an undefined
+tensor without ``need_weights`` (no type is said for it); the second keeps
+its input's sizes.
+"""
+
+from __future__ import annotations
+
+from gradview.ir import Node, Value
+from gradview.ir.types import Type
+from gradview.kernels import attention as kernels
+
+from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult, Sizes, broadcast, device_of, fresh
+from .static_info import input_at, is_none, needs_grad, none_grads
+
+__all__: list[str] = []
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
+
+
+# -- aten::scaled_dot_product_attention ------------------------------------------------------
+kernel("aten::scaled_dot_product_attention")(kernels.scaled_dot_product_attention)
+
+
+@shape_rule("aten::scaled_dot_product_attention")
+def _sdpa(args: NodeArgs) -> RuleResult:
+    query, key, value = args.tensor(0), args.tensor(1), args.tensor(2)
+    if query is None or key is None or value is None:
+        return None
+    sizes: Sizes | None = None
+    if query.sizes is not None and key.sizes is not None and value.sizes is not None:
+        if min(len(query.sizes), len(key.sizes), len(value.sizes)) < 2:
+            return None
+        batch = broadcast(query.sizes[:-2], key.sizes[:-2], value.sizes[:-2])
+        if batch is None and args.value(7, None) is True:
+            # Grouped-query attention: key and value heads repeat to the query's.
+            batch = query.sizes[:-2]
+        if batch is not None:
+            sizes = batch + (query.sizes[-2], value.sizes[-1])
+    return [fresh(query.scalar_type, sizes, device_of(query, key, value))]
+
+
+def _argument(node: Node, index: int, default: object) -> Value | object:
+    """Input ``index``, or its default where hand-written IR leaves a trailing one out."""
+    value = input_at(node, index)
+    return default if value is None else value
+
+
+@formula("aten::scaled_dot_product_attention")
+def _sdpa_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    grad = grads[0]
+    if grad.node.kind() == "prim::AutogradZero":
+        return none_grads(node)
+    query, key, value = node.inputs()[:3]
+    mask = input_at(node, 3)
+    mask = None if mask is None or is_none(mask) else mask
+    wanted = [
+        needs_grad(query),
+        needs_grad(key),
+        needs_grad(value),
+        mask is not None and needs_grad(mask),
+    ]
+    if not any(wanted):
+        return none_grads(node)
+    outs = emit.op(
+        "gradview::scaled_dot_product_attention_backward",
+        grad,
+        query,
+        key,
+        value,
+        mask,
+        _argument(node, 5, False),
+        _argument(node, 6, None),
+        _argument(node, 7, False),
+        wanted,
+    )
+    return none_grads(
+        node, *(out if want else None for out, want in zip(outs, wanted, strict=True))
+    )
+
+
+# -- gradview::scaled_dot_product_attention_backward -----------------------------------------
+schema(
+    "gradview::scaled_dot_product_attention_backward(Tensor grad, Tensor query, Tensor key, Tensor value, "
+    "Tensor? attn_mask, bool is_causal, float? scale, bool enable_gqa, bool[4] output_mask) "
+    "-> (Tensor?, Tensor?, Tensor?, Tensor?)"
+)
+kernel("gradview::scaled_dot_product_attention_backward")(
+    kernels.scaled_dot_product_attention_backward
+)
+
+
+@shape_rule("gradview::scaled_dot_product_attention_backward")
+def _sdpa_backward(args: NodeArgs) -> RuleResult:
+    """Four ``Tensor?`` gradients (None where output_mask says no): their declared optional
+    types stay, as for any optional result."""
+    return [None, None, None, None]
+
+
+no_gradient(
+    "gradview::scaled_dot_product_attention_backward",
+    reason="a backward kernel of scaled_dot_product_attention: gradview does not "
+    "differentiate backward graphs again",
+)
+
+
+# -- aten::_native_multi_head_attention, _transformer_encoder_layer_fwd: fused fast paths ------
+kernel("aten::_native_multi_head_attention")(kernels.native_multi_head_attention)
+kernel("aten::_transformer_encoder_layer_fwd")(kernels.transformer_encoder_layer_fwd)
+
+
+@shape_rule("aten::_native_multi_head_attention")
+def _native_mha(args: NodeArgs) -> RuleResult:
+    query = args.tensor(0)
+    if query is None:
+        return None
+    out = fresh(query.scalar_type, query.sizes, query.device)
+    need, average, heads = args.value(10, True), args.value(11, True), args.int_value(4)
+    weights: Type | None = None
+    if need is True and isinstance(average, bool):
+        batch = query.sizes[0] if query.sizes is not None and len(query.sizes) == 3 else None
+        length = query.sizes[1] if query.sizes is not None and len(query.sizes) == 3 else None
+        sizes: Sizes = (batch, length, length) if average else (batch, heads, length, length)
+        weights = fresh(query.scalar_type, sizes, query.device)
+    return [out, weights]
+
+
+@shape_rule("aten::_transformer_encoder_layer_fwd")
+def _encoder_layer(args: NodeArgs) -> RuleResult:
+    src = args.tensor(0)
+    return None if src is None else [fresh(src.scalar_type, src.sizes, src.device)]
+
+
+no_gradient(
+    "aten::_native_multi_head_attention",
+    "aten::_transformer_encoder_layer_fwd",
+    reason="PyTorch implements no derivative for this fused fast path (its autograd raises "
+    "'derivative for ... is not implemented'); torch calls it only when no gradient is needed",
+)

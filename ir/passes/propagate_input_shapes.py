@@ -60,7 +60,6 @@ from ..graph import Block, Graph
 from ..node import Node, Value
 from ..types import TENSOR, IntType, ListType, OptionalType, TensorType, TupleType, Type
 from . import (  # noqa: F401 - the op families' shape rules, until each moves into gradview.ops
-    shape_rules_attention,
     shape_rules_catalog,
     shape_rules_linalg,
     shape_rules_losses,

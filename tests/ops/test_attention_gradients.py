@@ -1,4 +1,4 @@
-"""Gradient formula of scaled_dot_product_attention (autodiff/formulas/attention.py), and the
+"""Gradient formula of scaled_dot_product_attention (gradview.ops.attention), and the
 explicit no-gradient of the fused fast paths.
 
 Each graph is differentiated with gradview's formulas; f's output and df's vjps for query, key,
@@ -14,12 +14,11 @@ import pytest
 import torch
 
 from gradview.autodiff import differentiate
-from gradview.autodiff.formulas import NO_GRADIENT, no_gradient_reason
 from gradview.ir import parse_ir
-
-from .formula_case_tools import check_formula
-from .ir_builder import T, const, graph
-from .oracle import run_gradient
+from gradview.ops import NO_GRADIENT, no_gradient_reason
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, const, graph
+from tests.autodiff.oracle import run_gradient
 
 Q, K, V = (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 6)
 OUT = (2, 2, 3, 6)
