@@ -17,12 +17,14 @@ from typing import Any
 from .dtypes import is_integral, to_dtype
 from .elementwise import promote
 from .reductions import wrap_dim
-from .registry import KernelError, register, register_fast_path
+from .registry import KernelError
 
 __all__ = [
     "sum_to_size",
     "grad_sum_to_size",
+    "fast_grad_sum_to_size",
     "size_if_not_equal",
+    "fast_size_if_not_equal",
     "autograd_add",
     "autograd_any_non_zero",
     "autograd_all_zero",
@@ -61,12 +63,10 @@ def _sum_to(xp: Any, op: str, self: Any, size: Any) -> Any:
     return total.reshape(target)
 
 
-@register("aten::sum_to_size")
 def sum_to_size(xp: Any, self: Any, size: Any) -> Any:
     return _sum_to(xp, "sum_to_size", self, size)
 
 
-@register("aten::_grad_sum_to_size")
 def grad_sum_to_size(xp: Any, self: Any, size: Any) -> Any:
     """``self`` unchanged when ``size`` is None, else ``sum_to_size(self, size)``."""
     if size is None:
@@ -74,8 +74,7 @@ def grad_sum_to_size(xp: Any, self: Any, size: Any) -> Any:
     return _sum_to(xp, "_grad_sum_to_size", self, size)
 
 
-@register_fast_path("aten::_grad_sum_to_size")
-def _fast_grad_sum_to_size(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_grad_sum_to_size(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     """Most calls get None (no broadcasting happened): return the gradient
     without entering the general kernel."""
 
@@ -87,8 +86,7 @@ def _fast_grad_sum_to_size(xp: Any, name: str, dtypes: list[Any], constants: lis
     return grad_sum_to_size_or_same, (0, 1)
 
 
-@register_fast_path("aten::_size_if_not_equal")
-def _fast_size_if_not_equal(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_size_if_not_equal(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     return _size_if_not_equal, (0, 1)
 
 
@@ -97,13 +95,11 @@ def _size_if_not_equal(self_size: Any, other_size: Any) -> list[int] | None:
     return None if first == list(other_size) else first
 
 
-@register("aten::_size_if_not_equal")
 def size_if_not_equal(xp: Any, self_size: Any, other_size: Any) -> list[int] | None:
     """None when the two sizes are equal, else the first."""
     return _size_if_not_equal(self_size, other_size)
 
 
-@register("prim::AutogradAdd")
 def autograd_add(xp: Any, a: Any, b: Any) -> Any:
     """a + b, where an undefined gradient (None) adds nothing. The gradients of a
     list or tuple value are lists or tuples: they add element by element."""
@@ -133,22 +129,18 @@ def _defined(values: tuple[Any, ...]) -> list[bool]:
     return flags
 
 
-@register("prim::AutogradAnyNonZero")
 def autograd_any_non_zero(xp: Any, *values: Any) -> bool:
     return any(_defined(values))
 
 
-@register("prim::AutogradAllZero")
 def autograd_all_zero(xp: Any, *values: Any) -> bool:
     return not any(_defined(values))
 
 
-@register("prim::AutogradAllNonZero")
 def autograd_all_non_zero(xp: Any, *values: Any) -> bool:
     return all(_defined(values))
 
 
-@register("prim::BroadcastSizes")
 def broadcast_sizes(xp: Any, *sizes: Any) -> list[int]:
     """The shape that tensors of ``sizes`` broadcast to (PyTorch's rule)."""
     result: list[int] = []
@@ -175,7 +167,6 @@ def _chunk_split(op: str, length: int, chunks: int) -> int:
     return (length + chunks - 1) // chunks
 
 
-@register("prim::ConstantChunk")
 def constant_chunk(xp: Any, self: Any, *, chunks: int, dim: int) -> Any:
     """``torch.chunk(self, chunks, dim)`` as separate outputs.
 
@@ -201,7 +192,6 @@ def constant_chunk(xp: Any, self: Any, *, chunks: int, dim: int) -> Any:
     return pieces[0] if chunks == 1 else tuple(pieces)
 
 
-@register("prim::ChunkSizes")
 def chunk_sizes(xp: Any, size: Any, *, chunks: int, dim: int) -> tuple[list[int], list[int]]:
     """(the size of each regular chunk, the size of the last chunk) of a tensor of ``size``."""
     shape = list(size)

@@ -15,7 +15,7 @@ records for a composite op):
 * **Reading a part and reshaping.** ``narrow(dim, start, length)`` is a slice:
   ``slice_backward`` puts the gradient back at ``[start, start + length)``.
   ``view_as`` reshapes the gradient to the input's size (``other`` only lends
-  its size). ``sum_to_size`` sums, so its adjoint expands back.
+  its size).
 * **Repeating and broadcasting.** ``repeat`` tiles the input: the gradient is
   reshaped so each repeat count gets a dim of its own, and summed over those
   (PyTorch's ``repeat_backward``). ``broadcast_tensors`` expands each tensor:
@@ -160,7 +160,7 @@ def cumsum(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, emit.op("aten::add", after, g, 1))
 
 
-# -- narrow, view_as, sum_to_size ------------------------------------------------------------
+# -- narrow, view_as --------------------------------------------------------------------------
 def _narrow_start(emit: Emitter, node: Node, size: Value) -> Value | int:
     """``start`` made non-negative (narrow counts a negative start from the end)."""
     start, dim = node.inputs()[2], node.inputs()[1]
@@ -203,14 +203,6 @@ def view_as(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     if not saved:
         return none_grads(node)
     return none_grads(node, emit.op("aten::reshape", grads[0], saved["self_size"]))
-
-
-@formula("aten::sum_to_size", forward=_save_self_size)
-def sum_to_size(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """A sum's adjoint: expand the gradient back to the input's size."""
-    if not saved:
-        return none_grads(node)
-    return none_grads(node, emit.op("aten::expand", grads[0], saved["self_size"], False))
 
 
 # -- repeat ----------------------------------------------------------------------------------

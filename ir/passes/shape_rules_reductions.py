@@ -228,18 +228,3 @@ def _softmax_backward(args: NodeArgs) -> RuleResult:
     if grad is None:
         return None
     return [fresh(_dtype_or(args, 3, grad.scalar_type), grad.sizes, grad.device)]
-
-
-@shape_rule("aten::_grad_sum_to_size", "aten::sum_to_size")
-def _sum_to_size(args: NodeArgs) -> RuleResult:
-    self = args.tensor(0)
-    if self is None:
-        return None
-    if args.is_none(1):  # _grad_sum_to_size(self, None) is self
-        return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
-    target = args.int_list(1)
-    if target is None:
-        return [make_tensor(self.scalar_type, None, None, self.device)]
-    if self.sizes is not None and tuple(target) == self.sizes:
-        return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
-    return [fresh(self.scalar_type, tuple(target), self.device)]
