@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import SCALAR_TYPES, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 
-__all__: list[str] = []
+__all__ = ["autocast_to_reduced_precision", "autocast_to_full_precision"]
 
 _FLOAT = to_dtype("Float")
 _HALF = to_dtype("Half")
@@ -40,7 +40,6 @@ def _enabled(xp: Any, cuda_enabled: bool, cpu_enabled: bool) -> bool:
     return bool(cuda_enabled) if _on_cuda(xp) else bool(cpu_enabled)
 
 
-@register("aten::_autocast_to_reduced_precision")
 def autocast_to_reduced_precision(
     xp: Any, self: Any, cuda_enabled: bool, cpu_enabled: bool, cuda_dtype: Any, cpu_dtype: Any,
 ) -> Any:
@@ -54,7 +53,6 @@ def autocast_to_reduced_precision(
     return self.astype(to_dtype(target))
 
 
-@register("aten::_autocast_to_full_precision")
 def autocast_to_full_precision(xp: Any, self: Any, cuda_enabled: bool, cpu_enabled: bool) -> Any:
     if self.dtype != _HALF or not _enabled(xp, cuda_enabled, cpu_enabled):
         return self

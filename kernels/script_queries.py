@@ -11,9 +11,11 @@ import warnings
 from typing import Any
 
 from .dtypes import dtype_name
-from .registry import KernelError, register
+from .registry import KernelError
 
-__all__: list[str] = []
+__all__ = [
+    "scalar_implicit", "float_implicit", "int_implicit", "warn", "is_nested", "device_type",
+]
 
 
 def _zero_dim(a: Any) -> Any:
@@ -22,18 +24,15 @@ def _zero_dim(a: Any) -> Any:
     return a.item()
 
 
-@register("aten::ScalarImplicit")
 def scalar_implicit(xp: Any, a: Any) -> Any:
     """A 0-dim tensor as a Python number of its kind (bool, int or float)."""
     return _zero_dim(a)
 
 
-@register("aten::FloatImplicit")
 def float_implicit(xp: Any, a: Any) -> float:
     return float(_zero_dim(a))
 
 
-@register("aten::IntImplicit")
 def int_implicit(xp: Any, a: Any) -> int:
     value = _zero_dim(a)  # PyTorch checks the dimension first
     if a.dtype.kind not in "iu":  # bool is not integral here, as in PyTorch
@@ -41,19 +40,16 @@ def int_implicit(xp: Any, a: Any) -> int:
     return int(value)
 
 
-@register("aten::warn")
 def warn(xp: Any, message: str, stacklevel: int = 2) -> None:
     """TorchScript's ``warnings.warn(message)``: a UserWarning, as PyTorch gives."""
     warnings.warn(message, UserWarning, stacklevel=2)
 
 
-@register("prim::is_nested")
 def is_nested(xp: Any, a: Any) -> bool:
     """NumPy and CuPy arrays are never nested tensors."""
     return False
 
 
-@register("prim::type")
 def device_type(xp: Any, device: Any) -> str:
     """The type of a device (``"cpu"`` of ``"cpu"``, ``"cuda"`` of ``"cuda:0"``)."""
     return str(device).split(":", 1)[0]

@@ -1,10 +1,6 @@
-"""Shape rules for the ops the op catalogue found without one: the autocast casts
-and the backward helpers gradient formulas emit.
+"""Shape rules for the ops the op catalogue found without one: the backward helpers
+gradient formulas emit.
 
-* ``_autocast_to_reduced_precision``/``_autocast_to_full_precision`` return
-  their input unchanged unless autocast is on for the tensor's device and its
-  dtype is eligible (float32 for the reduced cast, float16 for the full one);
-  a cast result is laid out like its input, as ``to`` lays it out.
 * A backward helper returns the gradient of an input it differentiates, so its
   result has that input's size (given as an ``int[]`` argument, or taken from
   the input's type) and the incoming gradient's dtype: ``select_backward`` and
@@ -21,7 +17,6 @@ the sizes and dtype are given.
 
 from __future__ import annotations
 
-from gradview.ops.dtype_rules import scalar_type_name
 from gradview.ops.registry import shape_rule
 from gradview.ops.shape_toolkit import (
     ElementList,
@@ -30,48 +25,12 @@ from gradview.ops.shape_toolkit import (
     Sizes,
     device_of,
     fresh,
-    layout_of,
     make_tensor,
 )
-from gradview.ops.tensor_layout import preserve_strides
 
 from ..types import NoneType, TensorType, Type
 
 __all__: list[str] = []
-
-
-# -- autocast casts --------------------------------------------------------------------------
-def _autocast(args: NodeArgs, eligible: str, target: str | None) -> RuleResult:
-    self = args.tensor(0)
-    if self is None:
-        return None
-    cuda, cpu = args.value(1, None), args.value(2, None)
-    if self.device is not None:
-        enabled = cuda if self.device.startswith("cuda") else cpu
-    else:
-        enabled = cuda if cuda == cpu else None
-    if self.scalar_type is not None and self.scalar_type != eligible or enabled is False:
-        return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
-    if enabled is None or self.scalar_type is None:
-        return [make_tensor(None, self.sizes, None, self.device)]
-    layout = layout_of(self)
-    strides = preserve_strides(*layout) if layout is not None else None
-    return [make_tensor(target, self.sizes, strides, self.device)]
-
-
-@shape_rule("aten::_autocast_to_reduced_precision")
-def _autocast_to_reduced_precision(args: NodeArgs) -> RuleResult:
-    self = args.tensor(0)
-    on_cuda = self is not None and self.device is not None and self.device.startswith("cuda")
-    index = args.int_value(3 if on_cuda else 4)
-    if self is not None and self.device is None and args.int_value(3) != args.int_value(4):
-        index = None
-    return _autocast(args, "Float", scalar_type_name(index) if index is not None else None)
-
-
-@shape_rule("aten::_autocast_to_full_precision")
-def _autocast_to_full_precision(args: NodeArgs) -> RuleResult:
-    return _autocast(args, "Half", "Float")
 
 
 # -- gradients into zeros of the input's size ------------------------------------------------

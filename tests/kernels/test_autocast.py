@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradview.kernels import KERNELS
 from gradview.kernels import autocast as module
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle

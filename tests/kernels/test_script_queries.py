@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.kernels import KernelError, kernel_for
+from gradview.kernels import KernelError
+from gradview.ops import kernel_for
 
 
 @pytest.mark.parametrize("name", ["ScalarImplicit", "FloatImplicit", "IntImplicit"])

@@ -1,4 +1,4 @@
-"""Shape rules of the autocast casts and the backward helpers (shape_rules_catalog.py).
+"""Shape rules of the backward helpers (shape_rules_catalog.py).
 
 PyTorch's own ops are traced (every value typed by PyTorch), their types reset,
 and ``propagate_input_shapes`` must find them again; running each graph must give
@@ -53,18 +53,6 @@ TRACED: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
             A.value_selecting_reduction_backward(g.unsqueeze(1), 1, i.unsqueeze(1), [3, 4], True),
         ),
         (_x(3), torch.tensor([0, 3, 1])),
-    ),
-    "autocast": (
-        lambda x, h, d: (
-            A._autocast_to_reduced_precision(x, True, True, torch.half, torch.half),
-            A._autocast_to_reduced_precision(x.t(), False, True, torch.half, torch.half),
-            A._autocast_to_reduced_precision(x, True, False, torch.half, torch.half),
-            A._autocast_to_reduced_precision(d, True, True, torch.half, torch.half),
-            A._autocast_to_full_precision(h, True, True),
-            A._autocast_to_full_precision(h, True, False),
-            A._autocast_to_full_precision(x, True, True),
-        ),
-        (_x(2, 3, dtype=torch.float), _x(2, 3, dtype=torch.half), _x(2, 3)),
     ),
 }
 
