@@ -1,8 +1,9 @@
 """In-place variants of the elementwise ops (``x.add_(y)``, ``x.relu_()``...): they
 write their result into ``self`` and return ``self``, the same array object.
 
-Each computes what its out-of-place op computes (that op's kernel, by schema
-name) and writes it back under PyTorch's rules for in-place results:
+Each computes what its out-of-place op computes (that op's kernel, which
+gradview.ops.inplace hands to :func:`in_place`) and writes it back under
+PyTorch's rules for in-place results:
 
 * the result keeps ``self``'s shape: another operand may broadcast *to*
   ``self`` but may not grow it (``zeros(2).add_(ones(3, 2))`` is refused:
@@ -29,9 +30,12 @@ from typing import Any
 import numpy
 
 from .dtypes import dtype_name, is_floating, is_integral, to_dtype
-from .registry import KERNELS, KernelError, register
+from .nn import dropout
+from .registry import Kernel, KernelError
 
-__all__: list[str] = []
+__all__ = [
+    "write_back", "in_place", "arith_in_place", "dropout_", "zero_", "fill_scalar", "fill_tensor", "copy_",
+]
 
 _BOOL = to_dtype("Bool")
 
@@ -65,24 +69,15 @@ def write_back(xp: Any, op: str, self: Any, result: Any) -> Any:
     return self
 
 
-def _in_place(name: str, out_of_place: str) -> None:
-    """Register ``aten::<name>`` as ``out_of_place`` written back into ``self``."""
+def in_place(name: str, out_of_place: Kernel) -> Kernel:
+    """The in-place kernel ``name`` (``"relu_"``, for messages): ``out_of_place``'s result
+    written back into ``self``."""
 
     def kernel(xp: Any, self: Any, *args: Any) -> Any:
-        return write_back(xp, name, self, KERNELS[out_of_place](xp, self, *args))
+        return write_back(xp, name, self, out_of_place(xp, self, *args))
 
     kernel.__name__ = name.replace(".", "_")
-    register(f"aten::{name}")(kernel)
-
-
-for _name, _op in (
-    ("mul_.Scalar", "mul.Scalar"), ("div_.Scalar", "div.Scalar"), ("div_.Tensor_mode", "div.Tensor_mode"),
-    ("div_.Scalar_mode", "div.Scalar_mode"), ("relu_", "relu"), ("sigmoid_", "sigmoid"), ("tanh_", "tanh"),
-    ("exp_", "exp"), ("neg_", "neg"), ("hardswish_", "hardswish"), ("silu_", "silu"), ("elu_", "elu"),
-    ("leaky_relu_", "leaky_relu"), ("hardtanh_", "hardtanh"), ("masked_fill_.Scalar", "masked_fill.Scalar"),
-    ("masked_fill_.Tensor", "masked_fill.Tensor"), ("clamp_", "clamp"), ("clamp_.Tensor", "clamp.Tensor"),
-):
-    _in_place(_name, f"aten::{_op}")
+    return kernel
 
 
 # -- arithmetic with an ``out=self`` fast path --------------------------------------------------------
@@ -97,34 +92,27 @@ def _fits(xp: Any, self: Any, other: Any) -> bool:
         return False
 
 
-def _arith(name: str, ufunc: str, out_of_place: str, floats_only: bool = False) -> None:
+def arith_in_place(name: str, ufunc: str, out_of_place: Kernel, floats_only: bool = False) -> Kernel:
+    """Like :func:`in_place`, but runs ``xp.<ufunc>(self, other, out=self)`` when ``other``
+    fits ``self`` and ``alpha`` is 1 (only for float ``self`` when ``floats_only``)."""
+
     def kernel(xp: Any, self: Any, other: Any, *alpha: Any) -> Any:
         plain = not alpha or (type(alpha[0]) in (int, float) and alpha[0] == 1)
         if plain and _fits(xp, self, other) and (is_floating(self.dtype) or not floats_only):
             _writable(name, self)
             return getattr(xp, ufunc)(self, other, out=self)
-        return write_back(xp, name, self, KERNELS[out_of_place](xp, self, other, *alpha))
+        return write_back(xp, name, self, out_of_place(xp, self, other, *alpha))
 
     kernel.__name__ = name.replace(".", "_")
-    register(f"aten::{name}")(kernel)
-
-
-_arith("add_.Tensor", "add", "aten::add.Tensor")
-_arith("add_.Scalar", "add", "aten::add.Scalar")
-_arith("sub_.Tensor", "subtract", "aten::sub.Tensor")
-_arith("sub_.Scalar", "subtract", "aten::sub.Scalar")
-_arith("mul_.Tensor", "multiply", "aten::mul.Tensor")
-_arith("div_.Tensor", "true_divide", "aten::div.Tensor", floats_only=True)
+    return kernel
 
 
 # -- dropout, zero, fill, copy -------------------------------------------------------------------------
-@register("aten::dropout_")
 def dropout_(xp: Any, self: Any, p: float, train: bool) -> Any:
-    result = KERNELS["aten::dropout"](xp, self, p, train)
+    result = dropout(xp, self, p, train)
     return self if result is self else write_back(xp, "dropout_", self, result)
 
 
-@register("aten::zero_")
 def zero_(xp: Any, self: Any) -> Any:
     _writable("zero_", self)
     self[...] = 0
@@ -149,14 +137,12 @@ def _checked(op: str, value: Any, dtype: Any) -> Any:
     return numpy.asarray(value, dtype=dtype)[()]
 
 
-@register("aten::fill_.Scalar")
 def fill_scalar(xp: Any, self: Any, value: Any) -> Any:
     _writable("fill_", self)
     self.fill(_checked("fill_", value, self.dtype))
     return self
 
 
-@register("aten::fill_.Tensor")
 def fill_tensor(xp: Any, self: Any, value: Any) -> Any:
     if value.ndim != 0:
         raise KernelError(
@@ -165,7 +151,6 @@ def fill_tensor(xp: Any, self: Any, value: Any) -> Any:
     return fill_scalar(xp, self, value.item())
 
 
-@register("aten::copy_")
 def copy_(xp: Any, self: Any, src: Any, non_blocking: bool = False) -> Any:
     """``self[...] = src``: any dtype converts, ``src`` broadcasts to ``self``'s shape."""
     _writable("copy_", self)

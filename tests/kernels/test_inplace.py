@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradview.kernels import KERNELS
 from gradview.kernels import inplace as module
 from gradview.kernels.backend import get_backend
+from gradview.ops import KERNELS
 from gradview.runtime import run_graph
 
 from . import oracle
