@@ -44,12 +44,6 @@ BACKWARD_HELPER_SCHEMAS: tuple[str, ...] = (
     "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
     "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "
     "SymInt step) -> Tensor",
-    "gradview::split_with_sizes_backward(Tensor?[] grads, int[] split_sizes, int dim, int[] sizes) -> Tensor",
-    "gradview::split_backward(Tensor?[] grads, int split_size, int dim, int[] sizes) -> Tensor",
-    "gradview::chunk_backward(Tensor?[] grads, int chunks, int dim, int[] sizes) -> Tensor",
-    "gradview::unbind_backward(Tensor?[] grads, int dim, int[] sizes) -> Tensor",
-    "gradview::sizes_along(Tensor[] tensors, int dim) -> int[]",
-    "gradview::invert_permutation(int[] dims) -> int[]",
     "aten::value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, "
     "bool keepdim) -> Tensor",
     "aten::logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
@@ -95,10 +89,6 @@ RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = ()
 REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
     "gradview::keepdim_size(int[] sizes, int[]? dim) -> int[]",
     "gradview::reduced_numel(int[] sizes, int[]? dim) -> int",
-    "gradview::index_backward(Tensor grad, int[] self_size, Tensor?[] indices) -> Tensor",
-    "gradview::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, str indexing) -> Tensor?[]",
-    "gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor",
-    "gradview::cat_backward(Tensor grad, int[] lengths, int dim) -> Tensor[]",
     "gradview::cross_entropy_loss_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, "
     "int reduction, int ignore_index, float label_smoothing, bool[2] output_mask) -> (Tensor, Tensor)",
     "gradview::nll_loss_nd_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, int reduction, "
@@ -109,8 +99,6 @@ REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
     "-> (Tensor output, Tensor total_weight)",
 )
 
-# The helper of broadcast_tensors' gradient (autodiff/formulas/catalog_gaps.py):
-# each gradient summed back to its tensor's size.
-CATALOG_GAP_SCHEMAS: tuple[str, ...] = (
-    "gradview::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor?[]",
-)
+# Empty: broadcast_tensors_backward's schema is declared in gradview.ops.views
+# (kept until operators.py stops importing this name).
+CATALOG_GAP_SCHEMAS: tuple[str, ...] = ()

@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .autodiff_ops import _sum_to
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__ = ["broadcast_tensors_backward"]
 
 
-@register("gradview::broadcast_tensors_backward")
 def broadcast_tensors_backward(xp: Any, grads: Sequence[Any], tensors: Sequence[Any]) -> list[Any]:
     if len(grads) != len(tensors):
         raise KernelError(

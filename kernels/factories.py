@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__: list[str] = []
 
@@ -57,7 +57,6 @@ def _number(op: str, name: str, value: Any) -> Any:
 
 
 # -- zeros, ones, full -------------------------------------------------------------------
-@register("aten::zeros")
 def zeros(
     xp: Any, size: Sequence[int], dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None,
@@ -66,7 +65,6 @@ def zeros(
     return xp.zeros(_size("zeros", size), dtype=out)
 
 
-@register("aten::ones")
 def ones(
     xp: Any, size: Sequence[int], dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None,
@@ -75,7 +73,6 @@ def ones(
     return xp.ones(_size("ones", size), dtype=out)
 
 
-@register("aten::full")
 def full(
     xp: Any, size: Sequence[int], fill_value: Any, dtype: int | None = None, layout: Any = None,
     device: Any = None, pin_memory: Any = None,
@@ -89,7 +86,6 @@ def full(
 
 
 # -- arange -------------------------------------------------------------------------------
-@register("aten::arange")
 def arange(
     xp: Any, end: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None,
@@ -97,7 +93,6 @@ def arange(
     return _arange(xp, 0, end, 1, dtype)
 
 
-@register("aten::arange.start")
 def arange_start(
     xp: Any, start: Any, end: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None,
@@ -105,7 +100,6 @@ def arange_start(
     return _arange(xp, start, end, 1, dtype)
 
 
-@register("aten::arange.start_step")
 def arange_start_step(
     xp: Any, start: Any, end: Any, step: Any = 1, dtype: int | None = None, layout: Any = None,
     device: Any = None, pin_memory: Any = None,
@@ -160,7 +154,6 @@ def _random_dtype(op: str, self: Any, dtype: int | None) -> Any:
     return out
 
 
-@register("aten::rand_like")
 def rand_like(
     xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,
@@ -172,7 +165,6 @@ def rand_like(
     return xp.minimum(values, below_one).astype(out, copy=False)
 
 
-@register("aten::randn_like")
 def randn_like(
     xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,

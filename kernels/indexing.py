@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__ = ["index", "index_backward", "nonzero"]
 
@@ -60,13 +60,11 @@ def _index_tuple(xp: Any, op: str, shape: Sequence[int], indices: Sequence[Any])
     return tuple(parts)
 
 
-@register("aten::index.Tensor", "aten::index.Tensor_hacked_twin")
 def index(xp: Any, self: Any, indices: Sequence[Any]) -> Any:
     result = self[_index_tuple(xp, "index", self.shape, indices)]
     return xp.asarray(result).copy()
 
 
-@register("gradview::index_backward")
 def index_backward(xp: Any, grad: Any, self_size: Sequence[int], indices: Sequence[Any]) -> Any:
     """``zeros(self_size).index_put_(indices, grad, accumulate=True)``."""
     out = xp.zeros(tuple(int(s) for s in self_size), dtype=grad.dtype)
@@ -81,7 +79,6 @@ def index_backward(xp: Any, grad: Any, self_size: Sequence[int], indices: Sequen
     return out
 
 
-@register("aten::nonzero")
 def nonzero(xp: Any, self: Any) -> Any:
     """The indices of the non-zero elements, one row each (shape ``[count, rank]``)."""
     long = to_dtype("Long")
@@ -95,7 +92,6 @@ def _not_found(item: Any) -> KernelError:
     return KernelError(f"'{item}' is not in list")
 
 
-@register("aten::index.list_int", "aten::index.list_float", "aten::index.list_bool", "aten::index.list_str")
 def index_list(xp: Any, self: list[Any], el: Any) -> int:
     for position, item in enumerate(self):
         if item == el:
@@ -103,7 +99,6 @@ def index_list(xp: Any, self: list[Any], el: Any) -> int:
     raise _not_found(el)
 
 
-@register("aten::index.list_Tensor")
 def index_list_tensor(xp: Any, self: list[Any], el: Any) -> int:
     """Elements compare with ``==``, which must give one element, as in TorchScript."""
     for position, item in enumerate(self):
@@ -115,7 +110,6 @@ def index_list_tensor(xp: Any, self: list[Any], el: Any) -> int:
     raise KernelError("index: the tensor is not in list")
 
 
-@register("aten::index.str")
 def index_str(xp: Any, self: str, substr: str, start: int = 0, end: int = -1) -> int:
     """TorchScript's ``str.index``: a negative ``end`` counts from one past the end
     (so the default -1 is the whole string); raises when not found."""

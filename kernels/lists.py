@@ -22,9 +22,9 @@ Strings are sequences of characters, as in Python: TorchScript's ``len``,
 indexing and slicing count UTF-8 bytes, so they agree on ASCII text only.
 
 Ops without a schema in :mod:`gradview.ir.builtin_schemas` (``prim::*``,
-and list methods such as ``aten::append``) are registered under their bare
-kind, the key the interpreter looks up; list methods are also registered
-under TorchScript's overload name (``aten::append.t``) for when their schema
+and list methods such as ``aten::append``) are bound (in ``gradview.ops.containers``)
+under their bare kind, the key the interpreter looks up; list methods are also
+bound under TorchScript's overload name (``aten::append.t``) for when their schema
 is added.
 """
 
@@ -37,26 +37,23 @@ from typing import Any
 import numpy
 
 from .dtypes import dtype_name, scalar_type_index
-from .registry import KernelError, register
+from .registry import KernelError
 from .scalar_math import _I64_MIN, _INF, _is_int, _item, _wrap, _wrap32
 
 __all__ = ["format_value"]
 
 
 # -- lists and strings ----------------------------------------------------------------
-@register("aten::len.t", "aten::len.any", "aten::len.str")
 def len_(xp: Any, a: Any) -> int:
     return len(a)
 
 
-@register("aten::len.Tensor")
 def len_tensor(xp: Any, a: Any) -> int:
     if a.ndim == 0:
         raise KernelError("len() of a 0-d tensor")
     return int(a.shape[0])
 
 
-@register("aten::__getitem__.t", "aten::select.t")
 def getitem(xp: Any, a: list[Any], index: int) -> Any:
     try:
         return a[index]
@@ -64,7 +61,6 @@ def getitem(xp: Any, a: list[Any], index: int) -> Any:
         raise KernelError(f"list index {index} is out of range for a list of length {len(a)}") from None
 
 
-@register("aten::__getitem__.str")
 def getitem_str(xp: Any, a: str, index: int) -> str:
     try:
         return a[index]
@@ -72,37 +68,30 @@ def getitem_str(xp: Any, a: str, index: int) -> str:
         raise KernelError(f"string index {index} is out of range for a string of length {len(a)}") from None
 
 
-@register("aten::__contains__.int_list", "aten::__contains__.str_list", "aten::__contains__.float_list")
 def contains(xp: Any, a: list[Any], item: Any) -> bool:
     return any(x == item for x in a)  # no identity shortcut: nan is never found
 
 
-@register("aten::list.t")
 def list_(xp: Any, a: list[Any]) -> list[Any]:
     return list(a)
 
 
-@register("aten::list")
 def list_str(xp: Any, a: str) -> list[str]:
     return list(a)
 
 
-@register("aten::add.t")
 def add_list(xp: Any, a: list[Any], b: list[Any]) -> list[Any]:
     return a + b
 
 
-@register("aten::add.str")
 def add_str(xp: Any, a: str, b: str) -> str:
     return a + b
 
 
-@register("aten::mul.left_t")
 def mul_list(xp: Any, a: list[Any], n: int) -> list[Any]:
     return a * n
 
 
-@register("aten::mul.right_")
 def mul_list_right(xp: Any, n: int, a: list[Any]) -> list[Any]:
     return a * n
 
@@ -113,12 +102,10 @@ def _slice(a: Any, start: int | None, end: int | None, step: int) -> Any:
     return a[start:end:step]
 
 
-@register("aten::slice.t")
 def slice_list(xp: Any, a: list[Any], start: int | None = None, end: int | None = None, step: int = 1) -> list[Any]:
     return _slice(a, start, end, step)
 
 
-@register("aten::slice.str")
 def slice_str(xp: Any, a: str, start: int | None = None, end: int | None = None, step: int = 1) -> str:
     return _slice(a, start, end, step)
 
@@ -127,7 +114,6 @@ _WHITESPACE = " \t\n\r\v\f"
 _WHITESPACE_RUN = re.compile(f"[{re.escape(_WHITESPACE)}]+")
 
 
-@register("aten::split.str")
 def split_str(xp: Any, a: str, separator: str | None = None, max: int = -1) -> list[str]:  # noqa: A002 - schema name
     if separator is None:
         # TorchScript splits on every run of blanks and ignores ``max`` here.
@@ -138,44 +124,37 @@ def split_str(xp: Any, a: str, separator: str | None = None, max: int = -1) -> l
     return a.split(separator, max)
 
 
-@register("aten::sum.int")
 def sum_int(xp: Any, a: list[int]) -> int:
     # PyTorch accumulates in a C++ int: the sum wraps at 32 bits.
     return _wrap32(sum(a))
 
 
-@register("aten::sum.float")
 def sum_float(xp: Any, a: list[float]) -> float:
     return float(sum(a, 0.0))
 
 
-@register("aten::sum.bool")
 def sum_bool(xp: Any, a: list[bool]) -> int:
     return int(sum(a))
 
 
-@register("aten::__range_length")
 def range_length(xp: Any, lo: int, hi: int, step: int) -> int:
     if step == 0:
         raise KernelError("range() arg 3 must not be zero")
     return len(range(lo, hi, step))
 
 
-@register("aten::__derive_index")
 def derive_index(xp: Any, index: int, start: int, step: int) -> int:
     return _wrap(start + index * step)
 
 
 # List methods: no schemas in builtin_schemas.py, so the interpreter looks
 # them up by kind; the ``.t`` names are TorchScript's overloads.
-@register("aten::append", "aten::append.t")
 def append(xp: Any, a: list[Any], item: Any) -> list[Any]:
     """Appends in place (other values holding the list see it) and returns the list."""
     a.append(item)
     return a
 
 
-@register("aten::_set_item", "aten::_set_item.t")
 def set_item(xp: Any, a: list[Any], index: int, item: Any) -> list[Any]:
     try:
         a[index] = item
@@ -184,17 +163,14 @@ def set_item(xp: Any, a: list[Any], index: int, item: Any) -> list[Any]:
     return a
 
 
-@register("aten::extend", "aten::extend.t")
 def extend(xp: Any, a: list[Any], other: list[Any]) -> None:
     a.extend(list(other))  # list(): extending a list with itself doubles it once
 
 
-@register("aten::insert", "aten::insert.t")
 def insert(xp: Any, a: list[Any], index: int, item: Any) -> None:
     a.insert(index, item)
 
 
-@register("aten::pop", "aten::pop.t")
 def pop(xp: Any, a: list[Any], index: int = -1) -> Any:
     if not a:
         raise KernelError("pop from empty list")
@@ -204,22 +180,18 @@ def pop(xp: Any, a: list[Any], index: int = -1) -> Any:
         raise KernelError(f"pop index {index} is out of range for a list of length {len(a)}") from None
 
 
-@register("aten::clear", "aten::clear.t")
 def clear(xp: Any, a: list[Any]) -> None:
     a.clear()
 
 
-@register("aten::reverse", "aten::reverse.t")
 def reverse(xp: Any, a: list[Any]) -> None:
     a.reverse()
 
 
-@register("aten::copy", "aten::copy.t")
 def copy(xp: Any, a: list[Any]) -> list[Any]:
     return list(a)
 
 
-@register("aten::join")
 def join(xp: Any, separator: str, values: list[str]) -> str:
     return separator.join(values)
 
@@ -260,7 +232,6 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-@register("aten::format")
 def format_(xp: Any, template: str, *args: Any) -> str:
     """TorchScript's ``str.format``: each ``{}`` takes the next argument, other
     braces stay as they are, and unused arguments are ignored."""
@@ -274,12 +245,10 @@ def format_(xp: Any, template: str, *args: Any) -> str:
     return "".join(out)
 
 
-@register("aten::str")
 def str_(xp: Any, value: Any) -> str:
     return format_value(value)
 
 
-@register("prim::Print")
 def print_(xp: Any, *values: Any) -> None:
     print(" ".join(format_value(v) for v in values))
 
@@ -292,32 +261,26 @@ def _device(value: Any) -> str:
     return f"cuda:{device.id}"  # a CuPy device
 
 
-@register("prim::device")
 def device(xp: Any, a: Any) -> str:
     return _device(a)
 
 
-@register("prim::is_cuda")
 def is_cuda(xp: Any, a: Any) -> bool:
     return _device(a).startswith("cuda")
 
 
-@register("prim::dtype")
 def dtype(xp: Any, a: Any) -> int:
     return scalar_type_index(a.dtype)
 
 
-@register("prim::requires_grad")
 def requires_grad(xp: Any, a: Any) -> bool:
     return bool(getattr(a, "requires_grad", False))
 
 
-@register("prim::shape")
 def shape(xp: Any, a: Any) -> list[int]:
     return [int(s) for s in a.shape]
 
 
-@register("prim::NumToTensor")
 def num_to_tensor(xp: Any, a: Any) -> Any:
     """A 0-d array: bool -> bool, int -> int64, float -> float64 (as PyTorch wraps numbers)."""
     if isinstance(a, bool | numpy.bool_):
@@ -327,13 +290,11 @@ def num_to_tensor(xp: Any, a: Any) -> Any:
     return xp.asarray(a, dtype=xp.float64)
 
 
-@register("prim::ImplicitTensorToNum")
 def implicit_tensor_to_num(xp: Any, a: Any) -> Any:
     """A one-element tensor's value: int, float or bool by its dtype."""
     return _item(a)
 
 
-@register("prim::Uninitialized")
 def uninitialized(xp: Any) -> None:
     return None
 
@@ -367,11 +328,10 @@ def _extreme(name: str, pick_first: Callable[[Any, Any], bool], pick: Callable[[
 
 # min/max of two values: ``a < b ? a : b`` / ``a > b ? a : b``; of one list:
 # the first element unless a later one is strictly smaller / larger.
-register("prim::min")(_extreme("min", lambda a, b: _list_less(a, b) if isinstance(a, list) else a < b, min))
-register("prim::max")(_extreme("max", lambda a, b: _list_less(b, a) if isinstance(a, list) else a > b, max))
+prim_min = _extreme("min", lambda a, b: _list_less(a, b) if isinstance(a, list) else a < b, min)
+prim_max = _extreme("max", lambda a, b: _list_less(b, a) if isinstance(a, list) else a > b, max)
 
 
-@register("prim::abs")
 def abs_(xp: Any, a: Any) -> Any:
     if hasattr(a, "dtype") and not isinstance(a, numpy.generic):
         return xp.absolute(a)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import result_dtype, to_dtype
-from .registry import KernelError, register, register_fast_path
+from .registry import KernelError
 
 __all__ = ["wrap_dim", "broadcast_shapes", "check_expandable", "infer_size"]
 
@@ -123,7 +123,6 @@ def _cast(x: Any, dtype: Any) -> Any:
 
 
 # -- views and reshapes ------------------------------------------------------------
-@register("aten::view")
 def view(xp: Any, self: Any, size: Sequence[int]) -> Any:
     if isinstance(size, int):
         # PyTorch never passes a bare int as view's SymInt[] (its matcher takes
@@ -133,21 +132,18 @@ def view(xp: Any, self: Any, size: Sequence[int]) -> Any:
     return xp.reshape(self, infer_size("view", size, int(self.size)))
 
 
-@register("aten::reshape")
 def reshape(xp: Any, self: Any, shape: Sequence[int]) -> Any:
     if isinstance(shape, int):
         shape = [shape]
     return xp.reshape(self, infer_size("reshape", shape, int(self.size)))
 
 
-@register("aten::_unsafe_view")
 def unsafe_view(xp: Any, self: Any, size: Sequence[int]) -> Any:
     if isinstance(size, int):
         size = [size]
     return xp.reshape(self, infer_size("_unsafe_view", size, int(self.size)))
 
 
-@register("aten::view.dtype")
 def view_dtype(xp: Any, self: Any, dtype: int) -> Any:
     target = to_dtype(dtype)
     old, new = self.dtype.itemsize, target.itemsize
@@ -167,7 +163,6 @@ def view_dtype(xp: Any, self: Any, dtype: int) -> Any:
     return source.view(target)
 
 
-@register("aten::expand")
 def expand(xp: Any, self: Any, size: Sequence[int], implicit: bool = False) -> Any:
     if isinstance(size, int):
         size = [size]
@@ -198,8 +193,7 @@ def expand(xp: Any, self: Any, size: Sequence[int], implicit: bool = False) -> A
     return xp.broadcast_to(self, tuple(target))
 
 
-@register_fast_path("aten::expand")
-def _fast_expand(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_expand(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     """Sizes without -1 go straight to ``broadcast_to`` (mean's and sum's
     backward expand a gradient this way); a bad size fails there and the
     general kernel then words the error."""
@@ -212,12 +206,10 @@ def _fast_expand(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) ->
     return broadcast, (0, 1)
 
 
-@register("aten::expand_as")
 def expand_as(xp: Any, self: Any, other: Any) -> Any:
     return expand(xp, self, _shape(other))
 
 
-@register("aten::broadcast_tensors")
 def broadcast_tensors(xp: Any, tensors: Sequence[Any]) -> list[Any]:
     if not tensors:
         return []
@@ -225,17 +217,14 @@ def broadcast_tensors(xp: Any, tensors: Sequence[Any]) -> list[Any]:
     return [t if tuple(t.shape) == shape else xp.broadcast_to(t, shape) for t in tensors]
 
 
-@register("aten::squeeze")
 def squeeze(xp: Any, self: Any) -> Any:
     return xp.reshape(self, tuple(s for s in self.shape if s != 1))
 
 
-@register("aten::squeeze.dim")
 def squeeze_dim(xp: Any, self: Any, dim: int) -> Any:
     return squeeze_dims(xp, self, [dim])
 
 
-@register("aten::squeeze.dims")
 def squeeze_dims(xp: Any, self: Any, dim: Sequence[int]) -> Any:
     if isinstance(dim, int):
         dim = [dim]
@@ -251,12 +240,10 @@ def squeeze_dims(xp: Any, self: Any, dim: Sequence[int]) -> Any:
     return xp.reshape(self, shape)
 
 
-@register("aten::unsqueeze")
 def unsqueeze(xp: Any, self: Any, dim: int) -> Any:
     return xp.expand_dims(self, wrap_dim("unsqueeze", dim, self.ndim + 1))
 
 
-@register("aten::flatten.using_ints")
 def flatten(xp: Any, self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     start = wrap_dim("flatten", start_dim, self.ndim)
     end = wrap_dim("flatten", end_dim, self.ndim)
@@ -273,7 +260,6 @@ def flatten(xp: Any, self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     return xp.reshape(self, (*shape[:start], middle, *shape[end + 1 :]))
 
 
-@register("aten::t")
 def t(xp: Any, self: Any) -> Any:
     if self.ndim > 2:
         raise KernelError(f"t: expects a tensor of rank <= 2, got shape {_shape(self)} (rank {self.ndim})")
@@ -284,13 +270,11 @@ def _transpose_2d(x: Any) -> Any:
     return x.T if x.ndim == 2 else t(None, x)
 
 
-@register_fast_path("aten::t")
-def _fast_t(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_t(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     """``.T`` on a matrix (the common case: every matmul's backward transposes)."""
     return _transpose_2d, (0,)
 
 
-@register("aten::transpose.int")
 def transpose(xp: Any, self: Any, dim0: int, dim1: int) -> Any:
     a = wrap_dim("transpose", dim0, self.ndim)
     b = wrap_dim("transpose", dim1, self.ndim)
@@ -299,7 +283,6 @@ def transpose(xp: Any, self: Any, dim0: int, dim1: int) -> Any:
     return xp.swapaxes(self, a, b)
 
 
-@register("aten::permute")
 def permute(xp: Any, self: Any, dims: Sequence[int]) -> Any:
     if isinstance(dims, int):
         dims = [dims]
@@ -315,7 +298,6 @@ def permute(xp: Any, self: Any, dims: Sequence[int]) -> Any:
 
 
 # -- joining and splitting ----------------------------------------------------------
-@register("aten::cat")
 def cat(xp: Any, tensors: Sequence[Any], dim: int = 0) -> Any:
     if not tensors:
         raise KernelError("cat: expected a non-empty list of tensors")
@@ -344,7 +326,6 @@ def cat(xp: Any, tensors: Sequence[Any], dim: int = 0) -> Any:
     return xp.concatenate([_cast(x, dtype) for _, x in kept], axis=d)
 
 
-@register("aten::stack")
 def stack(xp: Any, tensors: Sequence[Any], dim: int = 0) -> Any:
     if not tensors:
         raise KernelError("stack: expected a non-empty list of tensors")
@@ -369,7 +350,6 @@ def _split_sizes(xp: Any, self: Any, sizes: Sequence[int], d: int) -> list[Any]:
     return pieces
 
 
-@register("aten::split.Tensor")
 def split(xp: Any, self: Any, split_size: int, dim: int = 0) -> list[Any]:
     if self.ndim == 0:
         raise KernelError("split: expects a tensor of rank >= 1, got a 0-d tensor")
@@ -385,7 +365,6 @@ def split(xp: Any, self: Any, split_size: int, dim: int = 0) -> list[Any]:
     return _split_sizes(xp, self, sizes, d)
 
 
-@register("aten::split.sizes", "aten::split", "aten::split_with_sizes")
 def split_with_sizes(xp: Any, self: Any, split_sizes: Sequence[int], dim: int = 0) -> list[Any]:
     if isinstance(split_sizes, int):
         split_sizes = [split_sizes]
@@ -404,7 +383,6 @@ def split_with_sizes(xp: Any, self: Any, split_sizes: Sequence[int], dim: int = 
     return _split_sizes(xp, self, sizes, d)
 
 
-@register("aten::chunk")
 def chunk(xp: Any, self: Any, chunks: int, dim: int = 0) -> list[Any]:
     if self.ndim == 0:
         raise KernelError("chunk: expects a tensor of rank >= 1, got a 0-d tensor")
@@ -418,13 +396,11 @@ def chunk(xp: Any, self: Any, chunks: int, dim: int = 0) -> list[Any]:
     return split(xp, self, split_size, d)
 
 
-@register("aten::unbind.int")
 def unbind(xp: Any, self: Any, dim: int = 0) -> list[Any]:
     d = wrap_dim("unbind", dim, self.ndim, scalar_ok=False)
     return [self[_index(d, i)] for i in range(int(self.shape[d]))]
 
 
-@register("aten::narrow")
 def narrow(xp: Any, self: Any, dim: int, start: int, length: int) -> Any:
     if self.ndim == 0:
         raise KernelError("narrow: cannot be applied to a 0-d tensor")
@@ -448,7 +424,6 @@ def narrow(xp: Any, self: Any, dim: int, start: int, length: int) -> Any:
     return self[_index(d, slice(start, start + length))]
 
 
-@register("aten::narrow.Tensor")
 def narrow_tensor(xp: Any, self: Any, dim: int, start: Any, length: int) -> Any:
     if start.ndim != 0 or start.dtype.kind not in "iu":
         raise KernelError(
@@ -457,7 +432,6 @@ def narrow_tensor(xp: Any, self: Any, dim: int, start: Any, length: int) -> Any:
     return narrow(xp, self, dim, int(start), length)
 
 
-@register("aten::select.int")
 def select(xp: Any, self: Any, dim: int, index: int) -> Any:
     if self.ndim == 0:
         raise KernelError("select: cannot be applied to a 0-d tensor")
@@ -470,7 +444,6 @@ def select(xp: Any, self: Any, dim: int, index: int) -> Any:
     return self[_index(d, index + length if index < 0 else index)]
 
 
-@register("aten::slice.Tensor")
 def slice_(
     xp: Any, self: Any, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
 ) -> Any:
@@ -487,7 +460,6 @@ def slice_(
     return self[_index(d, slice(lo, hi, step))]
 
 
-@register("aten::repeat")
 def repeat(xp: Any, self: Any, repeats: Sequence[int]) -> Any:
     if isinstance(repeats, int):
         repeats = [repeats]
@@ -504,29 +476,24 @@ def repeat(xp: Any, self: Any, repeats: Sequence[int]) -> Any:
     return xp.tile(padded, tuple(counts)) if counts else padded.copy()
 
 
-@register("aten::view_as")
 def view_as(xp: Any, self: Any, other: Any) -> Any:
     return view(xp, self, _shape(other))
 
 
 # -- sizes ---------------------------------------------------------------------------
-@register("aten::size")
 def size(xp: Any, self: Any) -> list[int]:
     return _shape(self)
 
 
-@register("aten::size.int")
 def size_int(xp: Any, self: Any, dim: int) -> int:
     return int(self.shape[wrap_dim("size", dim, self.ndim, scalar_ok=False)])
 
 
-@register("aten::numel")
 def numel(xp: Any, self: Any) -> int:
     return int(self.size)
 
 
-@register_fast_path("aten::size", "aten::numel")
-def _fast_sizes(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_sizes(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     """Sizes need no array namespace: skip the kernel's ``xp`` argument
     (autodiff graphs ask for many sizes, so this is a hot call)."""
     return (_shape if name == "aten::size" else _numel), (0,)
@@ -536,11 +503,9 @@ def _numel(x: Any) -> int:
     return int(x.size)
 
 
-@register("aten::dim")
 def dim(xp: Any, self: Any) -> int:
     return int(self.ndim)
 
 
-@register("aten::is_floating_point")
 def is_floating_point(xp: Any, self: Any) -> bool:
     return self.dtype.kind == "f"

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 from .shapes import (
     chunk,
     permute,
@@ -43,38 +43,31 @@ __all__ = ["unflatten", "meshgrid", "pad", "pad_backward", "meshgrid_backward", 
 
 
 # -- copies of views -----------------------------------------------------------------------
-@register("aten::permute_copy")
 def permute_copy(xp: Any, self: Any, dims: Sequence[int]) -> Any:
     return permute(xp, self, dims).copy()
 
 
-@register("aten::squeeze_copy")
 def squeeze_copy(xp: Any, self: Any) -> Any:
     return squeeze(xp, self).copy()
 
 
-@register("aten::squeeze_copy.dim")
 def squeeze_copy_dim(xp: Any, self: Any, dim: int) -> Any:
     return squeeze_dim(xp, self, dim).copy()
 
 
-@register("aten::squeeze_copy.dims")
 def squeeze_copy_dims(xp: Any, self: Any, dim: Sequence[int]) -> Any:
     return squeeze_dims(xp, self, dim).copy()
 
 
-@register("aten::t_copy")
 def t_copy(xp: Any, self: Any) -> Any:
     return t(xp, self).copy()
 
 
-@register("aten::unsqueeze_copy")
 def unsqueeze_copy(xp: Any, self: Any, dim: int) -> Any:
     return unsqueeze(xp, self, dim).copy()
 
 
 # -- unflatten, unsafe splits --------------------------------------------------------------
-@register("aten::unflatten.int")
 def unflatten(xp: Any, self: Any, dim: int, sizes: Sequence[int]) -> Any:
     d = wrap_dim("unflatten", dim, self.ndim, scalar_ok=False)
     sizes = [int(s) for s in sizes]
@@ -96,12 +89,10 @@ def unflatten(xp: Any, self: Any, dim: int, sizes: Sequence[int]) -> Any:
     return xp.reshape(self, tuple(self.shape[:d]) + tuple(sizes) + tuple(self.shape[d + 1:]))
 
 
-@register("aten::unsafe_chunk")
 def unsafe_chunk(xp: Any, self: Any, chunks: int, dim: int = 0) -> list[Any]:
     return chunk(xp, self, chunks, dim)
 
 
-@register("aten::unsafe_split.Tensor")
 def unsafe_split(xp: Any, self: Any, split_size: int, dim: int = 0) -> list[Any]:
     return split(xp, self, split_size, dim)
 
@@ -119,12 +110,10 @@ def _check_indexing(indexing: str) -> None:
         raise KernelError(f'meshgrid: indexing must be "ij" or "xy", got "{indexing}"')
 
 
-@register("aten::meshgrid")
 def meshgrid(xp: Any, tensors: Sequence[Any]) -> list[Any]:
     return meshgrid_indexing(xp, tensors, "ij")
 
 
-@register("aten::meshgrid.indexing")
 def meshgrid_indexing(xp: Any, tensors: Sequence[Any], indexing: str) -> list[Any]:
     _check_indexing(indexing)
     if not tensors:
@@ -147,7 +136,6 @@ def meshgrid_indexing(xp: Any, tensors: Sequence[Any], indexing: str) -> list[An
     return grids
 
 
-@register("gradview::meshgrid_backward")
 def meshgrid_backward(xp: Any, grads: Sequence[Any], tensors: Sequence[Any], indexing: str) -> list[Any]:
     """Each input's gradient: its grid's gradient summed over every other dim, in the
     input's shape (None where the grid got no gradient)."""
@@ -219,7 +207,6 @@ def _source_positions(xp: Any, size: int, before: int, after: int, mode: str) ->
     return xp.clip(p, 0, max(size - 1, 0)), valid
 
 
-@register("aten::pad")
 def pad(xp: Any, self: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
     plan = _pad_plan("pad", self.shape, pad, mode)
     if mode != "constant" and value is not None:
@@ -247,7 +234,6 @@ def pad(xp: Any, self: Any, pad: Sequence[int], mode: str = "constant", value: f
     return out.astype(self.dtype, copy=out is self)
 
 
-@register("gradview::pad_backward")
 def pad_backward(xp: Any, grad: Any, self_size: Sequence[int], pad: Sequence[int], mode: str) -> Any:
     """The transposed index map of each padded dim: every input position receives the sum
     of the gradients of the output positions that read it."""
@@ -264,7 +250,6 @@ def pad_backward(xp: Any, grad: Any, self_size: Sequence[int], pad: Sequence[int
 
 
 # -- _dim_arange -------------------------------------------------------------------------------
-@register("aten::_dim_arange")
 def dim_arange(xp: Any, like: Any, dim: int) -> Any:
     """``arange(like.size(dim))`` as int64 (what tracing records for ``arange(x.size(d))``)."""
     d = wrap_dim("_dim_arange", dim, like.ndim, scalar_ok=False)
@@ -272,7 +257,6 @@ def dim_arange(xp: Any, like: Any, dim: int) -> Any:
 
 
 # -- cat's backward ------------------------------------------------------------------------
-@register("gradview::cat_backward")
 def cat_backward(xp: Any, grad: Any, lengths: Sequence[int], dim: int) -> list[Any]:
     """``grad`` split along ``dim`` into pieces of ``lengths``; a length of -1 marks a
     1-D tensor of size 0 that ``cat`` skipped, whose gradient is an empty 1-D tensor

@@ -1,21 +1,20 @@
 """Tuple prims that need a kernel: ``prim::TupleSlice``.
 
 (TupleConstruct, TupleUnpack and TupleIndex compile to plain Python in the
-interpreter.) TupleSlice has no schema; it is registered under its kind and
-gets its bounds either as the ``beg``/``end`` attributes, which the
-interpreter passes as keyword arguments, or as two int inputs.
+interpreter.) TupleSlice has no schema; it is bound under its kind (in
+``gradview.ops.containers``) and gets its bounds either as the ``beg``/``end``
+attributes, which the interpreter passes as keyword arguments, or as two int inputs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__: list[str] = []
 
 
-@register("prim::TupleSlice")
 def tuple_slice(xp: Any, tup: Any, *bounds: Any, beg: Any = None, end: Any = None) -> tuple[Any, ...]:
     """``tup[beg:end]`` as a tuple (Python's slice rules for out-of-range bounds)."""
     if bounds:

@@ -15,8 +15,8 @@
 * ``gradview::invert_permutation(dims)``: the permutation that undoes
   ``permute(dims)``.
 
-The ``gradview::`` ops have no PyTorch counterpart; their schemas are
-registered here, next to the kernels.
+The ``gradview::`` ops have no PyTorch counterpart; their schemas are declared in
+``gradview.ops.views`` and ``gradview.ops.concat_split``, next to their bindings.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import result_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 from .shapes import wrap_dim
 
 __all__ = ["INT64_MAX"]
@@ -47,7 +47,6 @@ def _index(axis: int, item: Any) -> tuple[Any, ...]:
 
 
 # -- select and slice ---------------------------------------------------------------
-@register("aten::select_backward")
 def select_backward(xp: Any, grad_output: Any, input_sizes: Sequence[int], dim: int, index: int) -> Any:
     shape = _sizes("select_backward", input_sizes)
     axis = wrap_dim("select_backward", dim, len(shape), scalar_ok=False)
@@ -66,7 +65,6 @@ def select_backward(xp: Any, grad_output: Any, input_sizes: Sequence[int], dim: 
     return out
 
 
-@register("aten::slice_backward")
 def slice_backward(
     xp: Any, grad_output: Any, input_sizes: Sequence[int], dim: int, start: int, end: int, step: int
 ) -> Any:
@@ -126,7 +124,6 @@ def _regular_lengths(length: int, split_size: int, count: int) -> list[int]:
     return [split_size] * (count - 1) + [length - split_size * (count - 1)]
 
 
-@register("gradview::split_with_sizes_backward")
 def split_with_sizes_backward(
     xp: Any, grads: Sequence[Any], split_sizes: Sequence[int], dim: int, sizes: Sequence[int]
 ) -> Any:
@@ -134,7 +131,6 @@ def split_with_sizes_backward(
     return _join(xp, "split_with_sizes_backward", grads, lengths, dim, sizes)
 
 
-@register("gradview::split_backward")
 def split_backward(xp: Any, grads: Sequence[Any], split_size: int, dim: int, sizes: Sequence[int]) -> Any:
     shape = _sizes("split_backward", sizes)
     axis = wrap_dim("split_backward", dim, len(shape), scalar_ok=False)
@@ -142,7 +138,6 @@ def split_backward(xp: Any, grads: Sequence[Any], split_size: int, dim: int, siz
     return _join(xp, "split_backward", grads, lengths, dim, sizes)
 
 
-@register("gradview::chunk_backward")
 def chunk_backward(xp: Any, grads: Sequence[Any], chunks: int, dim: int, sizes: Sequence[int]) -> Any:
     if chunks <= 0:
         raise KernelError(f"chunk_backward: chunks must be positive, got {chunks}")
@@ -153,7 +148,6 @@ def chunk_backward(xp: Any, grads: Sequence[Any], chunks: int, dim: int, sizes: 
     return _join(xp, "chunk_backward", grads, lengths, dim, sizes)
 
 
-@register("gradview::unbind_backward")
 def unbind_backward(xp: Any, grads: Sequence[Any], dim: int, sizes: Sequence[int]) -> Any:
     shape = _sizes("unbind_backward", sizes)
     axis = wrap_dim("unbind_backward", dim, len(shape), scalar_ok=False)
@@ -170,14 +164,12 @@ def unbind_backward(xp: Any, grads: Sequence[Any], dim: int, sizes: Sequence[int
 
 
 # -- helpers on sizes ------------------------------------------------------------------
-@register("gradview::sizes_along")
 def sizes_along(xp: Any, tensors: Sequence[Any], dim: int) -> list[int]:
     """Each tensor's size in ``dim``; -1 for a 1-D tensor of size 0, which ``cat``
     skips whatever ``dim`` is (PyTorch's legacy rule): see ``cat_backward``."""
     return [-1 if t.shape == (0,) else int(t.shape[wrap_dim("sizes_along", dim, t.ndim)]) for t in tensors]
 
 
-@register("gradview::invert_permutation")
 def invert_permutation(xp: Any, dims: Sequence[int]) -> list[int]:
     rank = len(dims)
     wrapped = [d + rank if d < 0 else d for d in dims]

@@ -12,14 +12,6 @@ records for a composite op):
   ``i`` gets the sum of the gradients of outputs ``i..n-1``: a cumulative sum
   taken from the end, here ``sum(g) - cumsum(g) + g`` (no flip kernel). With a
   ``dtype=`` the gradient is first cast back to the input's dtype.
-* **Reading a part and reshaping.** ``narrow(dim, start, length)`` is a slice:
-  ``slice_backward`` puts the gradient back at ``[start, start + length)``.
-  ``view_as`` reshapes the gradient to the input's size (``other`` only lends
-  its size).
-* **Repeating and broadcasting.** ``repeat`` tiles the input: the gradient is
-  reshaped so each repeat count gets a dim of its own, and summed over those
-  (PyTorch's ``repeat_backward``). ``broadcast_tensors`` expands each tensor:
-  each gradient is summed back to its tensor's size.
 * **Casts.** Every ``to`` overload and the autocast casts (identity unless
   autocast is on for the device and the dtype is eligible) send the gradient
   back in the input's dtype, as ``_to_copy``'s backward does.
@@ -31,8 +23,7 @@ from __future__ import annotations
 
 import math
 
-from gradview.ir import IntType, ListType, Node, OptionalType, TensorType, Value
-from gradview.ops.emit_util import emit_if
+from gradview.ir import Node, Value
 from gradview.ops.registry import Emitter, formula
 from gradview.ops.static_info import (
     NOT_CONSTANT,
@@ -40,7 +31,6 @@ from gradview.ops.static_info import (
     const,
     dtype_index,
     dtype_of,
-    fail,
     input_at,
     int_list,
     needs_grad,
@@ -50,7 +40,6 @@ from gradview.ops.static_info import (
     reduction_supported,
     restore_reduced_dims,
     size_of,
-    wrap_dim,
 )
 
 Saved = dict[str, Value]
@@ -160,102 +149,6 @@ def cumsum(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, emit.op("aten::add", after, g, 1))
 
 
-# -- narrow, view_as --------------------------------------------------------------------------
-def _narrow_start(emit: Emitter, node: Node, size: Value) -> Value | int:
-    """``start`` made non-negative (narrow counts a negative start from the end)."""
-    start, dim = node.inputs()[2], node.inputs()[1]
-    if isinstance(start.type(), TensorType):
-        start = emit.op("aten::Int", start, types=[IntType()])
-    known_start, known_dim, rank = const(start), const(dim), rank_of(node.inputs()[0])
-    if isinstance(known_start, int) and known_start >= 0:
-        return known_start
-    if isinstance(known_start, int) and isinstance(known_dim, int) and rank is not None:
-        length = const(size)
-        if isinstance(length, list):
-            return known_start + length[wrap_dim(known_dim, rank)]
-    dim_size = emit.op("aten::__getitem__", size, dim, types=[IntType()])
-    return emit_if(
-        emit,
-        emit.op("aten::lt", start, 0),
-        lambda: emit.op("aten::add", start, dim_size),
-        lambda: start,
-        IntType(),
-    )
-
-
-@formula("aten::narrow", "aten::narrow.Tensor", forward=_save_self_size)
-def narrow(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """A slice ``[start, start + length)`` along dim: ``slice_backward`` of the gradient."""
-    if not saved:
-        return none_grads(node)
-    size, dim, length = saved["self_size"], node.inputs()[1], node.inputs()[3]
-    start = _narrow_start(emit, node, size)
-    known_length = const(length)
-    if isinstance(start, int) and isinstance(known_length, int):
-        end: Value | int = start + known_length
-    else:
-        end = emit.op("aten::add", start, length)
-    return none_grads(node, emit.op("aten::slice_backward", grads[0], size, dim, start, end, 1))
-
-
-@formula("aten::view_as", forward=_save_self_size)
-def view_as(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    if not saved:
-        return none_grads(node)
-    return none_grads(node, emit.op("aten::reshape", grads[0], saved["self_size"]))
-
-
-# -- repeat ----------------------------------------------------------------------------------
-def _repeat_supported(node: Node) -> bool:
-    repeats = const(node.inputs()[1])
-    rank = rank_of(node.inputs()[0])
-    return isinstance(repeats, list) and rank is not None and len(repeats) >= rank
-
-
-@formula("aten::repeat", forward=_save_self_size, supports=_repeat_supported)
-def repeat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """``x.repeat(r)`` lays out ``r[i]`` copies of ``x`` along dim ``i`` (new leading dims
-    for extra counts). Reshaping the gradient to ``[r0, s0, r1, s1, ...]`` gives each
-    count a dim of its own; summing over those (and the leading dims) adds up the copies."""
-    if not saved:
-        return none_grads(node)
-    repeats, rank = const(node.inputs()[1]), rank_of(node.inputs()[0])
-    if not isinstance(repeats, list) or rank is None:
-        fail(node, "the gradient of repeat needs constant repeats and the input's rank")
-    grad, size = grads[0], saved["self_size"]
-    leading = len(repeats) - rank
-    if leading:
-        grad = emit.op("aten::sum", grad, list(range(leading)), False, None)
-    known = const(size)
-    shape: list[Value | int] = []
-    summed: list[int] = []
-    for i in range(rank):
-        if isinstance(known, list):
-            length: Value | int = known[i]
-        else:
-            length = emit.op("aten::__getitem__", size, i, types=[IntType()])
-        if repeats[leading + i] != 1:
-            summed.append(len(shape))
-            shape.append(repeats[leading + i])
-        shape.append(length)
-    if not summed:
-        return none_grads(node, grad)
-    grad = emit.op("aten::reshape", grad, int_list(emit, shape))
-    return none_grads(node, emit.op("aten::sum", grad, summed, False, None))
-
-
-# -- broadcast_tensors -----------------------------------------------------------------------
-@formula("aten::broadcast_tensors")
-def broadcast_tensors(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """Each tensor was expanded to the common shape: sum its gradient back to its size."""
-    if grads[0].node.kind() == "prim::AutogradZero" or not needs_grad(node.inputs()[0]):
-        return [None]
-    grad = grads[0]
-    if not isinstance(grad.type(), ListType):  # a sum of list gradients is typed Tensor
-        grad = emit.op("prim::unchecked_cast", grad, types=[ListType(OptionalType(TensorType()))])
-    return [emit.op("gradview::broadcast_tensors_backward", grad, node.inputs()[0])]
-
-
 # -- casts -----------------------------------------------------------------------------------
 def _save_self_dtype(emit: Emitter, node: Node) -> Saved:
     """The input's dtype, unless the types say the result has it already."""
@@ -297,5 +190,3 @@ def square(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     if not needs_grad(x):
         return none_grads(node)
     return [emit.op("aten::mul", grads[0], emit.op("aten::mul", x, 2.0))]
-
-

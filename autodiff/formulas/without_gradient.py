@@ -42,11 +42,6 @@ no_gradient(
     reason="its values do not depend on the input's values (only its shape and dtype), "
     "so PyTorch's result does not require grad",
 )
-no_gradient(
-    "aten::view.dtype",
-    reason="it reinterprets the input's bits as another dtype; "
-    "PyTorch marks its result not differentiable",
-)
 
 # -- backward kernels -------------------------------------------------------------------------
 # The kernels gradient formulas emit. PyTorch differentiates most of them
@@ -62,12 +57,8 @@ no_gradient(
     "aten::hardswish_backward", "aten::hardsigmoid_backward", "aten::silu_backward",
     "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
     "aten::native_batch_norm_backward", "aten::native_layer_norm_backward",
-    "aten::select_backward", "aten::slice_backward", "aten::value_selecting_reduction_backward",
-    "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
-    "gradview::unbind_backward",
-    "gradview::index_backward", "gradview::meshgrid_backward", "gradview::pad_backward",
-    "gradview::cat_backward", "gradview::cross_entropy_loss_backward",
+    "aten::value_selecting_reduction_backward",
+    "gradview::cross_entropy_loss_backward",
     "gradview::nll_loss_nd_backward",
-    "gradview::broadcast_tensors_backward",
     reason=_BACKWARD_KERNEL,
 )

@@ -66,8 +66,6 @@ from . import (  # noqa: F401 - the op families' shape rules, until each moves i
     shape_rules_nn,
     shape_rules_pointwise,
     shape_rules_reductions,
-    shape_rules_views,
-    shape_rules_views_extra,
 )
 from .known_values import known_result, list_is_stable
 

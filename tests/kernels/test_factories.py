@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradview.kernels import KERNELS
 from gradview.kernels import factories as module
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle

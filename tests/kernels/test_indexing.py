@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from gradview.ir import Graph, ListType, OptionalType, StringType, TensorType
-from gradview.kernels import KERNELS
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 from tests.kernels import oracle
 from tests.kernels.oracle import Typed, check_op, random_array, tensor_type

@@ -24,10 +24,10 @@ import pytest
 import torch
 
 from gradview.ir import BoolType, FloatType, IntType, ListType, OptionalType, TensorType, parse_ir
-from gradview.kernels import KERNELS
 from gradview.kernels import lists as lists_module
 from gradview.kernels import scalar_math as scalar_math_module
 from gradview.kernels.dtypes import scalar_type_index
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError
 
 from .scalar_oracle import (

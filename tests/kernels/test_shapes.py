@@ -20,7 +20,8 @@ import torch
 
 from gradview.ir import TensorType, parse_ir, schemas_for
 from gradview.ir.types import ScalarTypeType
-from gradview.kernels import KERNELS, KernelError
+from gradview.kernels import KernelError
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError
 from tests.kernels.oracle import check_op, torch_call
 from tests.kernels.shape_kernel_oracle import (

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from gradview.ir import parse_ir
-from gradview.kernels import KERNELS, KernelError
+from gradview.kernels import KernelError
+from gradview.ops import KERNELS
 from gradview.runtime import run_graph
 
 from . import oracle

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.kernels import KERNELS, KernelError
+from gradview.kernels import KernelError
 from gradview.kernels.backend import get_backend
 from gradview.kernels.view_backward import INT64_MAX
+from gradview.ops import KERNELS
 from tests.kernels import oracle
 from tests.kernels.oracle import check_op
 

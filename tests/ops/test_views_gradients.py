@@ -11,9 +11,8 @@ import pytest
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
-
-from .finite_differences import check_finite_differences
-from .formula_case_tools import check_formula, tensor_type
+from tests.autodiff.finite_differences import check_finite_differences
+from tests.autodiff.formula_case_tools import check_formula, tensor_type
 
 T34 = tensor_type(3, 4)
 

@@ -1,0 +1,458 @@
+"""Joining and splitting tensors: cat, stack, split, chunk, unbind, meshgrid and pad.
+
+``cat`` and ``stack`` allocate fresh contiguous results; ``chunk``, ``split``
+and ``unbind`` return lists of views whose element types are known one by one
+when the split dimension's size is; ``meshgrid`` returns one expanded view per
+input; ``pad`` returns a fresh tensor. The kernels are in ``kernels/shapes.py``,
+``kernels/shapes_extra.py`` and ``kernels/view_backward.py``.
+
+**Gradients: joining and splitting are each other's adjoints.** ``cat`` is
+undone by ``split`` at the inputs' lengths (saved in the forward: constants
+when the types fix them) and ``stack`` by ``unbind``; ``meshgrid``'s grids,
+which repeat each input along the other dims, are summed back. The other way
+round, ``chunk``, ``split`` and ``unbind`` join their pieces' gradients back
+with ``gradview::*_backward`` kernels, which count an undefined piece (a piece
+nobody used: ``AutogradZero``, None at run time) as zeros of its size: that is
+why they take the input's size, and why an unused chunk needs no special case.
+``pad`` reads one input position (or none, for constant padding) per output
+position, so its gradient is summed back per input position.
+"""
+
+from __future__ import annotations
+
+from gradview.ir import (
+    NOT_CONSTANT,
+    ListType,
+    Node,
+    OptionalType,
+    TensorType,
+    Value,
+    constant_value,
+)
+from gradview.ir.types import Type
+from gradview.kernels import shapes as kernels
+from gradview.kernels import shapes_extra as extra_kernels
+from gradview.kernels import view_backward as backward_kernels
+
+from .containers import is_undefined
+from .dtype_rules import Operand, result_type
+from .emit_util import arg, grad_list, size_of, static_sizes
+from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
+from .shape_toolkit import (
+    ElementList,
+    NodeArgs,
+    RuleResult,
+    device_of,
+    fresh,
+    join_all,
+    layout_of,
+    make_tensor,
+    wrap_dim,
+)
+from .tensor_layout import contiguous_strides
+from .views import drop_dims, per_input, tensor_elements
+
+__all__: list[str] = []
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
+
+_BACKWARD_KERNEL = (
+    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
+)
+
+
+def _as_list(emit: Emitter, grad: Value) -> Value:
+    """``grad`` typed as a ``Tensor?[]``: a sum of two list gradients (``prim::AutogradAdd``)
+    is typed ``Tensor``, which the list-taking kernels' schemas would not accept."""
+    if isinstance(grad.type(), ListType):
+        return grad
+    return emit.op("prim::unchecked_cast", grad, types=[ListType(OptionalType(TensorType()))])
+
+
+def _dim(node: Node, index: int) -> Value | int:
+    """The ``dim`` input, 0 when hand-written IR leaves it out."""
+    inputs = node.inputs()
+    return inputs[index] if index < len(inputs) else 0
+
+
+def _save_self_size(emit: Emitter, node: Node) -> Saved:
+    return {"self_size": size_of(emit, node.inputs()[0])}
+
+
+# -- aten::cat, concat, concatenate ----------------------------------------------------------
+kernel("aten::cat")(kernels.cat)
+
+
+def _list_dtype(tensors: list[TensorType]) -> str | None:
+    return result_type([Operand(t.scalar_type, 0) for t in tensors])
+
+
+@shape_rule("aten::cat", "aten::concat", "aten::concatenate")
+def _cat(args: NodeArgs) -> RuleResult:
+    tensors = tensor_elements(args)
+    if not tensors:
+        return None
+    dtype, device = _list_dtype(tensors), device_of(*tensors)
+    # Legacy rule: 1-d empty tensors are skipped, whatever the others' rank.
+    ranked = [t for t in tensors if not (t.sizes is not None and t.sizes == (0,))]
+    if not ranked:
+        return [fresh(dtype, (0,), device)]
+    ranks = {t.rank for t in ranked}
+    if None in ranks or len(ranks) != 1:
+        return [fresh(dtype, None, device)]
+    rank = ranks.pop()
+    dim = wrap_dim(args.int_value(1), rank)
+    if dim is None:
+        return [fresh(dtype, (None,) * rank, device)]  # type: ignore[operator]
+    sizes: list[int | None] = []
+    for d in range(rank):  # type: ignore[arg-type]
+        column = [t.sizes[d] for t in ranked]  # type: ignore[index]
+        if d == dim:
+            sizes.append(None if None in column else sum(column))  # type: ignore[arg-type]
+        else:
+            known = [s for s in column if s is not None]
+            sizes.append(known[0] if known else None)
+    return [fresh(dtype, tuple(sizes), device)]
+
+
+def _cat_lengths(emit: Emitter, node: Node) -> Saved:
+    """Each input's length along ``dim``: a constant when every input type fixes it."""
+    tensors = node.inputs()[0]
+    dim = arg(node, 1, 0)
+    producer = tensors.node
+    if producer.kind() == "prim::ListConstruct" and dim is not NOT_CONSTANT:
+        sizes = [static_sizes(v) for v in producer.inputs()]
+        if sizes and all(s == [0] or (s is not None and -len(s) <= dim < len(s)) for s in sizes):
+            # -1: a 1-D tensor of size 0, which cat skips (see cat_backward)
+            return {"lengths": emit.const([-1 if s == [0] else s[dim] for s in sizes])}  # type: ignore[index]
+    return {"lengths": emit.op("gradview::sizes_along", tensors, _dim(node, 1))}
+
+
+@formula("aten::cat", forward=_cat_lengths)
+def cat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``split`` at the inputs' lengths; ``gradview::cat_backward`` when a length is known
+    only at run time or marks a skipped empty tensor, whose gradient is then an empty
+    1-D tensor as in eager autograd."""
+    lengths = saved["lengths"]
+    known = constant_value(lengths)
+    if known is not NOT_CONSTANT and -1 not in known:
+        return grad_list(node, emit.op("aten::split", grads[0], lengths, _dim(node, 1)))
+    return grad_list(node, emit.op("gradview::cat_backward", grads[0], lengths, _dim(node, 1)))
+
+
+# gradview::sizes_along(tensors, dim): each tensor's length in dim, when the types don't say.
+schema("gradview::sizes_along(Tensor[] tensors, int dim) -> int[]")
+kernel("gradview::sizes_along")(backward_kernels.sizes_along)
+
+# gradview::cat_backward: the gradient split at the lengths (-1: a skipped empty 1-D tensor).
+schema("gradview::cat_backward(Tensor grad, int[] lengths, int dim) -> Tensor[]")
+kernel("gradview::cat_backward")(extra_kernels.cat_backward)
+no_gradient("gradview::cat_backward", reason=_BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::cat_backward")
+def _cat_backward(args: NodeArgs) -> RuleResult:
+    """One piece of the gradient per length (``-1``: a skipped empty 1-D tensor, shape ``[0]``)."""
+    grad, lengths, dim = args.tensor(0), args.int_list(1), args.int_value(2)
+    if grad is None or lengths is None:
+        return None
+    sizes = grad.sizes
+    axis = None if dim is None or sizes is None else dim + len(sizes) if dim < 0 else dim
+    pieces: list[Type] = []
+    for length in lengths:
+        if length == -1:
+            pieces.append(fresh(grad.scalar_type, (0,), grad.device))
+        elif sizes is None or axis is None or not 0 <= axis < len(sizes):
+            pieces.append(make_tensor(grad.scalar_type, None, None, grad.device))
+        else:
+            piece = tuple(length if i == axis else s for i, s in enumerate(sizes))
+            pieces.append(make_tensor(grad.scalar_type, piece, None, grad.device))
+    return [ElementList(tuple(pieces))]
+
+
+# -- aten::stack -----------------------------------------------------------------------------
+kernel("aten::stack")(kernels.stack)
+
+
+@shape_rule("aten::stack")
+def _stack(args: NodeArgs) -> RuleResult:
+    tensors = tensor_elements(args)
+    if not tensors:
+        return None
+    dtype, device = _list_dtype(tensors), device_of(*tensors)
+    shape = join_all([TensorType(None, t.sizes) for t in tensors])
+    sizes = shape.sizes if isinstance(shape, TensorType) else None
+    if sizes is None:
+        return [fresh(dtype, None, device)]
+    dim = wrap_dim(args.int_value(1), len(sizes) + 1)
+    if dim is None:
+        return [fresh(dtype, (None,) * (len(sizes) + 1), device)]
+    return [fresh(dtype, sizes[:dim] + (len(tensors),) + sizes[dim:], device)]
+
+
+@formula("aten::stack")
+def stack(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return grad_list(node, emit.op("aten::unbind", grads[0], _dim(node, 1)))
+
+
+# -- aten::split, chunk, unbind and the unsafe_ variants --------------------------------------
+kernel("aten::split.Tensor")(kernels.split)
+kernel("aten::split.sizes", "aten::split", "aten::split_with_sizes")(kernels.split_with_sizes)
+kernel("aten::chunk")(kernels.chunk)
+kernel("aten::unbind.int")(kernels.unbind)
+kernel("aten::unsafe_chunk")(extra_kernels.unsafe_chunk)
+kernel("aten::unsafe_split.Tensor")(extra_kernels.unsafe_split)
+
+
+def _pieces(self: TensorType, dim: int, lengths: list[int]) -> ElementList:
+    layout = layout_of(self)
+    pieces: list[Type] = []
+    for length in lengths:
+        sizes = self.sizes[:dim] + (length,) + self.sizes[dim + 1:]  # type: ignore[index]
+        pieces.append(make_tensor(self.scalar_type, sizes, layout[1] if layout else None, self.device))
+    return ElementList(tuple(pieces))
+
+
+def _split_unknown(self: TensorType, dim: int | None) -> RuleResult:
+    """A list of pieces whose count is unknown: the element type keeps what is certain."""
+    if self.sizes is None or dim is None:
+        elem = make_tensor(self.scalar_type, None if self.sizes is None else (None,) * len(self.sizes), None, self.device)
+    else:
+        elem = make_tensor(self.scalar_type, self.sizes[:dim] + (None,) + self.sizes[dim + 1:], None, self.device)
+    return [ListType(elem)]
+
+
+@shape_rule("aten::chunk", "aten::unsafe_chunk")
+def _chunk(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dim = wrap_dim(args.int_value(2), self.rank)
+    chunks = args.int_value(1)
+    size = self.sizes[dim] if self.sizes is not None and dim is not None else None
+    if size is None or chunks is None or chunks <= 0:
+        return _split_unknown(self, dim)
+    step = -(-size // chunks)
+    return _split_by(self, dim, step, size)  # type: ignore[arg-type]
+
+
+def _split_by(self: TensorType, dim: int, step: int, size: int) -> RuleResult:
+    if step <= 0:
+        return [ElementList((TensorType(self.scalar_type, self.sizes, self.strides, None, self.device),))]
+    count = max(-(-size // step), 1)
+    lengths = [step] * (count - 1) + [size - step * (count - 1)]
+    return [_pieces(self, dim, lengths)]
+
+
+@shape_rule("aten::split", "aten::split_with_sizes", "aten::unsafe_split",
+               "aten::unsafe_split_with_sizes")
+def _split(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dim = wrap_dim(args.int_value(2), self.rank)
+    size = self.sizes[dim] if self.sizes is not None and dim is not None else None
+    if str(args.type(1)) == "int":
+        step = args.int_value(1)
+        if size is None or step is None:
+            return _split_unknown(self, dim)
+        return _split_by(self, dim, step, size)  # type: ignore[arg-type]
+    lengths = args.int_list(1)
+    if lengths is None or dim is None or None in lengths:
+        return _split_unknown(self, dim)
+    return [_pieces(self, dim, lengths)]  # type: ignore[arg-type]
+
+
+@shape_rule("aten::unbind")
+def _unbind(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dim = wrap_dim(args.int_value(1), self.rank)
+    if self.sizes is None or dim is None or self.sizes[dim] is None:
+        elem = make_tensor(self.scalar_type, None if self.rank is None else (None,) * (self.rank - 1), None, self.device)
+        return [ListType(elem)]
+    piece = drop_dims(self, {dim})
+    return [ElementList((piece,) * self.sizes[dim])]  # type: ignore[operator]
+
+
+def _joined(kernel: str, *args_before_dim: int):  # noqa: ANN202 - a backward factory
+    """Backward calling ``kernel(grads, <inputs at args_before_dim>, dim, self_size)``."""
+
+    def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+        if is_undefined(grads[0]):
+            return grad_list(node)
+        extra = [node.inputs()[i] for i in args_before_dim]
+        dim = _dim(node, 1 + len(args_before_dim))
+        grad = emit.op(kernel, _as_list(emit, grads[0]), *extra, dim, saved["self_size"])
+        return grad_list(node, grad)
+
+    return backward
+
+
+formula("aten::chunk", "aten::unsafe_chunk", forward=_save_self_size)(_joined("gradview::chunk_backward", 1))
+formula("aten::split.Tensor", "aten::unsafe_split.Tensor", forward=_save_self_size)(
+    _joined("gradview::split_backward", 1)
+)
+formula("aten::split.sizes", "aten::split", "aten::split_with_sizes", forward=_save_self_size)(
+    _joined("gradview::split_with_sizes_backward", 1)
+)
+formula("aten::unbind.int", forward=_save_self_size)(_joined("gradview::unbind_backward"))
+
+
+@formula("prim::ConstantChunk", forward=_save_self_size)
+def constant_chunk(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``prim::ConstantChunk[chunks, dim]`` has one output per chunk; an unused chunk's
+    gradient is undefined, so the pieces are joined with ``chunk_backward``, not ``cat``.
+    (reverse.py still special-cases this kind with a plain ``cat``; see the module notes.)"""
+    if all(is_undefined(g) for g in grads):
+        return [None]
+    pieces = emit.op("prim::ListConstruct", *grads, types=[ListType(TensorType())])
+    chunks, dim = node.i("chunks"), node.i("dim")
+    return [emit.op("gradview::chunk_backward", pieces, chunks, dim, saved["self_size"])]
+
+
+# The pieces' gradients joined back (cat, or stack for unbind) into a fresh tensor of ``sizes``.
+schema(
+    "gradview::split_with_sizes_backward(Tensor?[] grads, int[] split_sizes, int dim, int[] sizes) -> Tensor",
+    "gradview::split_backward(Tensor?[] grads, int split_size, int dim, int[] sizes) -> Tensor",
+    "gradview::chunk_backward(Tensor?[] grads, int chunks, int dim, int[] sizes) -> Tensor",
+    "gradview::unbind_backward(Tensor?[] grads, int dim, int[] sizes) -> Tensor",
+)
+kernel("gradview::split_with_sizes_backward")(backward_kernels.split_with_sizes_backward)
+kernel("gradview::split_backward")(backward_kernels.split_backward)
+kernel("gradview::chunk_backward")(backward_kernels.chunk_backward)
+kernel("gradview::unbind_backward")(backward_kernels.unbind_backward)
+no_gradient(
+    "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
+    "gradview::unbind_backward",
+    reason=_BACKWARD_KERNEL,
+)
+
+
+def _first_tensor(types: tuple[Type, ...] | None) -> TensorType | None:
+    for t in types or ():
+        if isinstance(t, TensorType):
+            return t
+    return None
+
+
+@shape_rule(
+    "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
+    "gradview::unbind_backward",
+)
+def _joined_pieces(args: NodeArgs) -> RuleResult:
+    """The pieces' gradients joined into a fresh tensor of ``sizes`` (the last argument)."""
+    piece = _first_tensor(args.elements(0))
+    values = args.int_list(len(args) - 1)
+    sizes = tuple(values) if values is not None else None
+    if piece is None and sizes is None:
+        return None
+    return [fresh(piece.scalar_type if piece else None, sizes, piece.device if piece else None)]
+
+
+# -- aten::meshgrid --------------------------------------------------------------------------
+kernel("aten::meshgrid")(extra_kernels.meshgrid)
+kernel("aten::meshgrid.indexing")(extra_kernels.meshgrid_indexing)
+
+
+@shape_rule("aten::meshgrid")
+def _meshgrid(args: NodeArgs) -> RuleResult:
+    elements = args.elements(0)
+    if elements is None or not all(isinstance(e, TensorType) and e.sizes is not None for e in elements):
+        return None
+    count = len(elements)
+    indexing = args.value(1, "ij") if len(args) > 1 else "ij"
+    if indexing not in ("ij", "xy"):
+        return None
+    position = list(range(count))
+    if indexing == "xy" and count >= 2:
+        position[0], position[1] = 1, 0
+    lengths = [1 if not e.sizes else e.sizes[0] for e in elements]  # type: ignore[union-attr]
+    shape: list[int | None] = [None] * count
+    for index, length in enumerate(lengths):
+        shape[position[index]] = length
+    grids = []
+    for index, element in enumerate(elements):
+        assert isinstance(element, TensorType)
+        layout = layout_of(element)
+        strides = None
+        if layout is not None and None not in shape:
+            view = [1] * count
+            view[position[index]] = lengths[index]  # type: ignore[call-overload]
+            own = contiguous_strides(tuple(view))  # type: ignore[arg-type]
+            if element.sizes:
+                own = own[:position[index]] + (layout[1][0],) + own[position[index] + 1:]
+            strides = tuple(s if view[d] == shape[d] else 0 for d, s in enumerate(own))
+        grids.append(make_tensor(element.scalar_type, tuple(shape), strides, element.device))
+    return [ElementList(tuple(grids))]
+
+
+@formula("aten::meshgrid", "aten::meshgrid.indexing")
+def meshgrid(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Grid ``i`` repeats input ``i`` along every other dim: its gradient is summed over
+    them (``gradview::meshgrid_backward``; a grid without a gradient gives None)."""
+    if is_undefined(grads[0]):
+        return grad_list(node)
+    indexing = node.inputs()[1] if len(node.inputs()) > 1 else "ij"
+    tensors = node.inputs()[0]
+    return grad_list(node, emit.op("gradview::meshgrid_backward", _as_list(emit, grads[0]), tensors, indexing))
+
+
+# gradview::meshgrid_backward: each grid's gradient summed over the other dims.
+schema("gradview::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, str indexing) -> Tensor?[]")
+kernel("gradview::meshgrid_backward")(extra_kernels.meshgrid_backward)
+no_gradient("gradview::meshgrid_backward", reason=_BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::meshgrid_backward")
+def _meshgrid_backward(args: NodeArgs) -> RuleResult:
+    return per_input(args.elements(0), args.elements(1))
+
+
+# -- aten::pad -------------------------------------------------------------------------------
+kernel("aten::pad")(extra_kernels.pad)
+
+
+@shape_rule("aten::pad")
+def _pad(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    pad = args.int_list(1)
+    if self.sizes is None or pad is None or len(pad) % 2 or len(pad) // 2 > len(self.sizes):
+        rank = None if self.sizes is None else len(self.sizes)
+        return [fresh(self.scalar_type, None if rank is None else (None,) * rank, self.device)]
+    sizes = list(self.sizes)
+    for pair in range(len(pad) // 2):
+        axis = len(sizes) - 1 - pair
+        before, after = pad[2 * pair], pad[2 * pair + 1]
+        known = sizes[axis] is not None and before is not None and after is not None
+        sizes[axis] = sizes[axis] + before + after if known else None  # type: ignore[operator]
+    return [fresh(self.scalar_type, tuple(sizes), self.device)]
+
+
+@formula("aten::pad", forward=_save_self_size)
+def pad(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Each output position read one input position (or none: constant padding), so the
+    input gets the sum of the gradients that read it (``gradview::pad_backward``)."""
+    inputs = node.inputs()
+    mode = inputs[2] if len(inputs) > 2 else "constant"
+    return grad_list(node, emit.op("gradview::pad_backward", grads[0], saved["self_size"], inputs[1], mode))
+
+
+# gradview::pad_backward: the transposed index map of each padded dim (a sum per input position).
+schema("gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor")
+kernel("gradview::pad_backward")(extra_kernels.pad_backward)
+no_gradient("gradview::pad_backward", reason=_BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::pad_backward")
+def _pad_backward(args: NodeArgs) -> RuleResult:
+    grad = args.tensor(0)
+    if grad is None:
+        return None
+    values = args.int_list(1)
+    return [make_tensor(grad.scalar_type, tuple(values) if values is not None else None, None, grad.device)]
