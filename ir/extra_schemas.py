@@ -87,12 +87,6 @@ RECURRENT_ATTENTION_SCHEMAS: tuple[str, ...] = ()
 # half of nll_loss that PyTorch's JIT formula calls (it returns the total
 # weight its backward needs).
 REDUCTION_VIEW_LOSS_SCHEMAS: tuple[str, ...] = (
-    "gradview::keepdim_size(int[] sizes, int[]? dim) -> int[]",
-    "gradview::reduced_numel(int[] sizes, int[]? dim) -> int",
-    "gradview::cross_entropy_loss_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, "
-    "int reduction, int ignore_index, float label_smoothing, bool[2] output_mask) -> (Tensor, Tensor)",
-    "gradview::nll_loss_nd_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, int reduction, "
-    "int ignore_index) -> Tensor",
     "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
     "-> (Tensor output, Tensor total_weight)",
     "aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "

@@ -159,7 +159,6 @@ def _softmax_backward(
     return result.reshape(output.shape).astype(dtype, copy=False)
 
 
-@register("aten::_softmax_backward_data")
 def softmax_backward_data(xp: Any, grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
     return _softmax_backward(
         "_softmax_backward_data", grad_output, output, dim, input_dtype,
@@ -167,7 +166,6 @@ def softmax_backward_data(xp: Any, grad_output: Any, output: Any, dim: int, inpu
     )
 
 
-@register("aten::_log_softmax_backward_data")
 def log_softmax_backward_data(xp: Any, grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
     return _softmax_backward(
         "_log_softmax_backward_data", grad_output, output, dim, input_dtype,

@@ -31,7 +31,7 @@ from typing import Any
 import numpy
 
 from .dtypes import is_floating, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 from .shapes import broadcast_shapes
 
 __all__ = ["mse_loss", "nll_loss_nd", "cross_entropy_loss"]
@@ -55,7 +55,6 @@ def _reduce(xp: Any, losses: Any, reduction: int) -> Any:
 
 
 # -- mse_loss ---------------------------------------------------------------------------------
-@register("aten::mse_loss")
 def mse_loss(xp: Any, self: Any, target: Any, reduction: int = _MEAN) -> Any:
     _check_reduction("mse_loss", reduction)
     broadcast_shapes("mse_loss", self.shape, target.shape)
@@ -63,7 +62,6 @@ def mse_loss(xp: Any, self: Any, target: Any, reduction: int = _MEAN) -> Any:
     return _reduce(xp, diff * diff, reduction)
 
 
-@register("aten::mse_loss_backward")
 def mse_loss_backward(xp: Any, grad_output: Any, self: Any, target: Any, reduction: int) -> Any:
     """``2 (self - target) grad`` (divided by self's element count for mean), broadcast."""
     _check_reduction("mse_loss_backward", reduction)
@@ -129,29 +127,24 @@ def _nll_forward(
         return xp.asarray(total / total_weight).astype(self.dtype), total_weight
 
 
-@register("aten::nll_loss_forward")
 def nll_loss_forward(xp: Any, self: Any, target: Any, weight: Any, reduction: int, ignore_index: int) -> tuple[Any, Any]:
     _check_nll("nll_loss", self, target, weight, reduction, (1, 2))
     return _nll_forward(xp, "nll_loss", self, target, weight, reduction, ignore_index)
 
 
-@register("aten::nll_loss2d_forward")
 def nll_loss2d_forward(xp: Any, self: Any, target: Any, weight: Any, reduction: int, ignore_index: int) -> tuple[Any, Any]:
     _check_nll("nll_loss2d", self, target, weight, reduction, (4,))
     return _nll_forward(xp, "nll_loss2d", self, target, weight, reduction, ignore_index)
 
 
-@register("aten::nll_loss")
 def nll_loss(xp: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN, ignore_index: int = -100) -> Any:
     return nll_loss_forward(xp, self, target, weight, reduction, ignore_index)[0]
 
 
-@register("aten::nll_loss2d")
 def nll_loss2d(xp: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN, ignore_index: int = -100) -> Any:
     return nll_loss2d_forward(xp, self, target, weight, reduction, ignore_index)[0]
 
 
-@register("aten::nll_loss_nd")
 def nll_loss_nd(xp: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN, ignore_index: int = -100) -> Any:
     _check_nll("nll_loss_nd", self, target, weight, reduction, None)
     return _nll_forward(xp, "nll_loss_nd", self, target, weight, reduction, ignore_index)[0]
@@ -187,7 +180,6 @@ def _one_hot(xp: Any, safe: Any, classes: int, d: int) -> Any:
     return xp.expand_dims(safe, d) == xp.arange(classes).reshape(shape)
 
 
-@register("aten::nll_loss_backward")
 def nll_loss_backward(
     xp: Any, grad_output: Any, self: Any, target: Any, weight: Any, reduction: int, ignore_index: int, total_weight: Any
 ) -> Any:
@@ -195,7 +187,6 @@ def nll_loss_backward(
     return _nll_backward(xp, "nll_loss_backward", grad_output, self, target, weight, reduction, ignore_index, total_weight)
 
 
-@register("aten::nll_loss2d_backward")
 def nll_loss2d_backward(
     xp: Any, grad_output: Any, self: Any, target: Any, weight: Any, reduction: int, ignore_index: int, total_weight: Any
 ) -> Any:
@@ -205,7 +196,6 @@ def nll_loss2d_backward(
     )
 
 
-@register("gradview::nll_loss_nd_backward")
 def nll_loss_nd_backward(
     xp: Any, grad_output: Any, self: Any, target: Any, weight: Any, reduction: int, ignore_index: int
 ) -> Any:
@@ -254,7 +244,6 @@ def _check_cross_entropy(self: Any, target: Any, weight: Any, reduction: int, ig
     return False
 
 
-@register("aten::cross_entropy_loss")
 def cross_entropy_loss(
     xp: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN, ignore_index: int = -100,
     label_smoothing: float = 0.0,
@@ -289,7 +278,6 @@ def cross_entropy_loss(
     return xp.asarray(result).astype(self.dtype, copy=False)
 
 
-@register("gradview::cross_entropy_loss_backward")
 def cross_entropy_loss_backward(
     xp: Any, grad: Any, self: Any, target: Any, weight: Any, reduction: int, ignore_index: int,
     label_smoothing: float, output_mask: Any,

@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from .dtypes import is_floating, is_integral, to_dtype
-from .registry import KernelError, register, register_fast_path
+from .registry import KernelError
 
 __all__ = [
     "wrap_dim",
@@ -121,12 +121,10 @@ def _sum_like_dtype(self: Any, dtype: Any) -> Any:
     return self.dtype
 
 
-@register("aten::sum")
 def sum_(xp: Any, self: Any, dtype: Any = None) -> Any:
     return sum_dim(xp, self, None, False, dtype)
 
 
-@register("aten::sum.dim_IntList")
 def sum_dim(xp: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = None) -> Any:
     axes = reduce_axes("sum", dim, self.ndim)
     out = _sum_like_dtype(self, dtype)
@@ -134,12 +132,10 @@ def sum_dim(xp: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = No
     return _result(xp, xp.sum(x, axis=axes, dtype=_accumulator(out), keepdims=keepdim), out)
 
 
-@register("aten::mean")
 def mean(xp: Any, self: Any, dtype: Any = None) -> Any:
     return mean_dim(xp, self, None, False, dtype)
 
 
-@register("aten::mean.dim")
 def mean_dim(xp: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = None) -> Any:
     axes = reduce_axes("mean", dim, self.ndim)
     if dtype is not None:
@@ -161,8 +157,7 @@ def mean_dim(xp: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = N
     return _result(xp, total / count, out)
 
 
-@register_fast_path("aten::mean")
-def _fast_mean(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_mean(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     """The mean of a whole Float or Double tensor (a loss): one sum, one division."""
     if dtypes[0] not in ("Float", "Double") or constants[1] is not None:
         return None
@@ -175,14 +170,12 @@ def _fast_mean(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> A
     return mean_all, (0,)
 
 
-@register("aten::prod")
 def prod(xp: Any, self: Any, dtype: Any = None) -> Any:
     out = _sum_like_dtype(self, dtype)
     x = self.astype(out, copy=False)
     return _result(xp, xp.prod(x, dtype=_accumulator(out)), out)
 
 
-@register("aten::prod.dim_int")
 def prod_dim(xp: Any, self: Any, dim: int, keepdim: bool = False, dtype: Any = None) -> Any:
     axis = wrap_dim("prod", dim, self.ndim)
     out = _sum_like_dtype(self, dtype)
@@ -201,12 +194,10 @@ def _full_extreme(xp: Any, op: str, self: Any, fn: Any) -> Any:
     return _result(xp, fn(self), self.dtype)
 
 
-@register("aten::max")
 def max_(xp: Any, self: Any) -> Any:
     return _full_extreme(xp, "max", self, xp.max)
 
 
-@register("aten::min")
 def min_(xp: Any, self: Any) -> Any:
     return _full_extreme(xp, "min", self, xp.min)
 
@@ -225,12 +216,10 @@ def _extreme_dim(xp: Any, op: str, self: Any, dim: int, keepdim: bool, argfn: An
     return values, index.astype(to_dtype("Long"), copy=False)
 
 
-@register("aten::max.dim")
 def max_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
     return _extreme_dim(xp, "max", self, dim, keepdim, xp.argmax)
 
 
-@register("aten::min.dim")
 def min_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
     return _extreme_dim(xp, "min", self, dim, keepdim, xp.argmin)
 
@@ -259,12 +248,10 @@ def _amax_amin(xp: Any, op: str, self: Any, dim: Any, keepdim: bool, fn: Any) ->
     return _result(xp, fn(self, axis=axes, keepdims=keepdim), self.dtype)
 
 
-@register("aten::amax")
 def amax(xp: Any, self: Any, dim: Any = (), keepdim: bool = False) -> Any:
     return _amax_amin(xp, "amax", self, dim, keepdim, xp.max)
 
 
-@register("aten::amin")
 def amin(xp: Any, self: Any, dim: Any = (), keepdim: bool = False) -> Any:
     return _amax_amin(xp, "amin", self, dim, keepdim, xp.min)
 
@@ -288,12 +275,10 @@ def _arg_extreme(xp: Any, op: str, self: Any, dim: Any, keepdim: bool, fn: Any) 
     return index.astype(long, copy=False)
 
 
-@register("aten::argmax")
 def argmax(xp: Any, self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     return _arg_extreme(xp, "argmax", self, dim, keepdim, xp.argmax)
 
 
-@register("aten::argmin")
 def argmin(xp: Any, self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     return _arg_extreme(xp, "argmin", self, dim, keepdim, xp.argmin)
 
@@ -304,7 +289,6 @@ def _cpu_accumulator(dtype: Any) -> Any:
     return to_dtype("Double") if dtype in (to_dtype("Half"), to_dtype("Float")) else dtype
 
 
-@register("aten::cumsum")
 def cumsum(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
     axis = wrap_dim("cumsum", dim, self.ndim)
     out = _sum_like_dtype(self, dtype)
@@ -335,32 +319,26 @@ def _variance(xp: Any, op: str, self: Any, dim: Any, correction: Any, keepdim: b
     return _result(xp, value, real)
 
 
-@register("aten::std")
 def std(xp: Any, self: Any, unbiased: bool = True) -> Any:
     return _variance(xp, "std", self, None, 1 if unbiased else 0, False, root=True)
 
 
-@register("aten::std.dim")
 def std_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
     return _variance(xp, "std", self, dim, 1 if unbiased else 0, keepdim, root=True)
 
 
-@register("aten::std.correction")
 def std_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
     return _variance(xp, "std", self, dim, correction, keepdim, root=True)
 
 
-@register("aten::var")
 def var(xp: Any, self: Any, unbiased: bool = True) -> Any:
     return _variance(xp, "var", self, None, 1 if unbiased else 0, False, root=False)
 
 
-@register("aten::var.dim")
 def var_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
     return _variance(xp, "var", self, dim, 1 if unbiased else 0, keepdim, root=False)
 
 
-@register("aten::var.correction")
 def var_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
     return _variance(xp, "var", self, dim, correction, keepdim, root=False)
 
@@ -400,22 +378,18 @@ def _norm(xp: Any, self: Any, p: Any, dim: Any, keepdim: bool, dtype: Any) -> An
     return _result(xp, value, out)
 
 
-@register("aten::norm.Scalar")
 def norm(xp: Any, self: Any, p: Any = 2) -> Any:
     return _norm(xp, self, p, None, False, None)
 
 
-@register("aten::norm.ScalarOpt_dim")
 def norm_dim(xp: Any, self: Any, p: Any, dim: Any, keepdim: bool = False) -> Any:
     return _norm(xp, self, p, dim, keepdim, None)
 
 
-@register("aten::norm.ScalarOpt_dim_dtype")
 def norm_dim_dtype(xp: Any, self: Any, p: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
     return _norm(xp, self, p, dim, keepdim, dtype)
 
 
-@register("aten::norm.ScalarOpt_dtype")
 def norm_dtype(xp: Any, self: Any, p: Any, dtype: Any) -> Any:
     return _norm(xp, self, p, None, False, dtype)
 
@@ -442,12 +416,10 @@ def _softmax(xp: Any, op: str, x: Any, dim: int, log: bool, out: Any = None) -> 
     return result.reshape(x.shape).astype(out, copy=False)
 
 
-@register("aten::softmax.int")
 def softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
     return _softmax(xp, "softmax", _softmax_input("softmax", self, dtype), dim, log=False)
 
 
-@register("aten::log_softmax.int")
 def log_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
     return _softmax(xp, "log_softmax", _softmax_input("log_softmax", self, dtype), dim, log=True)
 
@@ -462,13 +434,11 @@ def _half_to_float(op: str, self: Any, half_to_float: bool) -> Any:
     return to_dtype("Float")
 
 
-@register("aten::_softmax")
 def softmax_(xp: Any, self: Any, dim: int, half_to_float: bool) -> Any:
     out = _half_to_float("_softmax", self, half_to_float)
     return _softmax(xp, "_softmax", _softmax_input("_softmax", self, None), dim, log=False, out=out)
 
 
-@register("aten::_log_softmax")
 def log_softmax_(xp: Any, self: Any, dim: int, half_to_float: bool) -> Any:
     out = _half_to_float("_log_softmax", self, half_to_float)
     return _softmax(xp, "_log_softmax", _softmax_input("_log_softmax", self, None), dim, log=True, out=out)
@@ -507,7 +477,6 @@ def _take_first(xp: Any, order: Any, count: int, axis: int) -> Any:
     return order[tuple(index)]
 
 
-@register("aten::sort")
 def sort(xp: Any, self: Any, dim: int = -1, descending: bool = False) -> tuple[Any, Any]:
     axis = wrap_dim("sort", dim, self.ndim)
     x = _as_1d(self)
@@ -516,13 +485,11 @@ def sort(xp: Any, self: Any, dim: int = -1, descending: bool = False) -> tuple[A
     return values.reshape(self.shape), order.reshape(self.shape).astype(to_dtype("Long"), copy=False)
 
 
-@register("aten::sort.stable")
 def sort_stable(xp: Any, self: Any, stable: Any, dim: int = -1, descending: bool = False) -> tuple[Any, Any]:
     # Every gradview sort is stable, so ``stable`` changes nothing.
     return sort(xp, self, dim, descending)
 
 
-@register("aten::topk")
 def topk(xp: Any, self: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Any, Any]:  # noqa: A002 - schema name
     """The ``k`` largest (or smallest) values along ``dim`` and their indices.
 
@@ -542,7 +509,6 @@ def topk(xp: Any, self: Any, k: int, dim: int = -1, largest: bool = True, sorted
     return values, order.astype(to_dtype("Long"), copy=False)
 
 
-@register("aten::kthvalue")
 def kthvalue(xp: Any, self: Any, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Any, Any]:
     """The k-th smallest value (k counts from 1) along ``dim`` and its index."""
     axis = wrap_dim("kthvalue", dim, self.ndim)

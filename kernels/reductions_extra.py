@@ -28,7 +28,7 @@ import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
 from .reductions import reduce_axes, softmax
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__ = ["logsumexp", "nanmean", "any_", "all_", "safe_softmax", "keepdim_size", "reduced_numel"]
 
@@ -43,7 +43,6 @@ def _dims_given(dim: Any) -> bool:
 
 
 # -- logsumexp ------------------------------------------------------------------------
-@register("aten::logsumexp")
 def logsumexp(xp: Any, self: Any, dim: Any, keepdim: bool = False) -> Any:
     if not _dims_given(dim) and self.ndim > 0 and not keepdim:
         raise KernelError(
@@ -70,7 +69,6 @@ def logsumexp(xp: Any, self: Any, dim: Any, keepdim: bool = False) -> Any:
 
 
 # -- nanmean --------------------------------------------------------------------------
-@register("aten::nanmean")
 def nanmean(xp: Any, self: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
     if not is_floating(self.dtype):
         raise KernelError(f"nanmean: expected a floating point input, got {self.dtype}")
@@ -95,39 +93,32 @@ def _logical(xp: Any, op: str, self: Any, dim: Any, keepdim: bool, fn: Any) -> A
     return xp.asarray(fn(truth, axis=axes, keepdims=keepdim)).astype(out, copy=False)
 
 
-@register("aten::any")
 def any_(xp: Any, self: Any) -> Any:
     return _logical(xp, "any", self, None, False, xp.any)
 
 
-@register("aten::any.dim", "aten::any.dims")
 def any_dim(xp: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Any:
     return _logical(xp, "any", self, dim, keepdim, xp.any)
 
 
-@register("aten::all")
 def all_(xp: Any, self: Any) -> Any:
     return _logical(xp, "all", self, None, False, xp.all)
 
 
-@register("aten::all.dim", "aten::all.dims")
 def all_dim(xp: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Any:
     return _logical(xp, "all", self, dim, keepdim, xp.all)
 
 
 # -- any, all on Python lists (TorchScript's builtins) ---------------------------------------
-@register("aten::any.str", "aten::any.int", "aten::any.float", "aten::any.bool")
 def any_list(xp: Any, self: list[Any]) -> bool:
     return any(bool(item) for item in self)
 
 
-@register("aten::all.int", "aten::all.float", "aten::all.bool")
 def all_list(xp: Any, self: list[Any]) -> bool:
     return all(bool(item) for item in self)
 
 
 # -- _safe_softmax ----------------------------------------------------------------------
-@register("aten::_safe_softmax")
 def safe_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
     out = softmax(xp, self, dim, dtype)
     if self.size == 0:
@@ -141,7 +132,6 @@ def safe_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
 
 
 # -- backward helper -----------------------------------------------------------------------
-@register("gradview::keepdim_size")
 def keepdim_size(xp: Any, sizes: list[int], dim: Any) -> list[int]:
     """``sizes`` with the reduced dims set to 1 (None or [] reduce every dim): the shape
     of a reduction's result with ``keepdim=True``. Reshaping a reduction's gradient to it
@@ -152,7 +142,6 @@ def keepdim_size(xp: Any, sizes: list[int], dim: Any) -> list[int]:
     return [1 if axis in axes else int(size) for axis, size in enumerate(sizes)]
 
 
-@register("gradview::reduced_numel")
 def reduced_numel(xp: Any, sizes: list[int], dim: Any) -> int:
     """How many input elements each result element of a reduction over ``dim`` combines
     (None or [] is every dim): the divisor of ``mean``'s gradient."""

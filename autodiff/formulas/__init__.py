@@ -17,7 +17,6 @@ from gradview.ops.registry import (  # noqa: I001 - the registry first, then the
 
 from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
 from . import pointwise_extra  # noqa: E402,F401,I001 - imported for its registrations
-from . import reductions  # noqa: E402,F401,I001 - imported for its registrations
 from . import nn  # noqa: E402,F401,I001 - imported for its registrations
 from . import convolution, pooling, embedding, normalization  # noqa: E402,F401,I001 - conv, pools, embeddings, norms (issue 10)
 from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations

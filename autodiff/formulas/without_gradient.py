@@ -29,10 +29,6 @@ no_gradient(
     "which cannot require grad",
 )
 no_gradient(
-    "aten::argmax", "aten::argmin",
-    reason="it returns indices (integers), which carry no gradient",
-)
-no_gradient(
     "aten::where",
     reason="where(condition) returns the indices of the true elements (integers), "
     "which carry no gradient",
@@ -59,6 +55,5 @@ no_gradient(
     "aten::native_batch_norm_backward", "aten::native_layer_norm_backward",
     "aten::value_selecting_reduction_backward",
     "gradview::cross_entropy_loss_backward",
-    "gradview::nll_loss_nd_backward",
     reason=_BACKWARD_KERNEL,
 )

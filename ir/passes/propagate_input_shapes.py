@@ -62,10 +62,8 @@ from ..types import TENSOR, IntType, ListType, OptionalType, TensorType, TupleTy
 from . import (  # noqa: F401 - the op families' shape rules, until each moves into gradview.ops
     shape_rules_catalog,
     shape_rules_linalg,
-    shape_rules_losses,
     shape_rules_nn,
     shape_rules_pointwise,
-    shape_rules_reductions,
 )
 from .known_values import known_result, list_is_stable
 

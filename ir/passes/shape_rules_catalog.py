@@ -48,7 +48,6 @@ def _grad_shaped(grad_index: int, size_index: int, contiguous: bool = True):  # 
     return rule
 
 
-shape_rule("aten::value_selecting_reduction_backward")(_grad_shaped(0, 3))
 
 
 # -- shaped like the inputs they differentiate ---------------------------------------------------

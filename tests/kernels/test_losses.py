@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.kernels import KERNELS
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 from tests.kernels.oracle import check_op, op_graph, random_array, torch_call
 

@@ -12,13 +12,12 @@ import pytest
 import torch
 
 from gradview.autodiff import DifferentiationError, differentiate
-from gradview.autodiff.formulas import NO_GRADIENT
 from gradview.ir import parse_ir
-
-from .formula_case_tools import check_formula
-from .ir_builder import T, graph
-from .ir_builder import const as _const
-from .oracle import check_gradient
+from gradview.ops import NO_GRADIENT
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, graph
+from tests.autodiff.ir_builder import const as _const
+from tests.autodiff.oracle import check_gradient
 
 X = (2, 3, 4)
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from .formula_case_tools import check_formula, tensor_type
-from .oracle import check_gradient
+from tests.autodiff.formula_case_tools import check_formula, tensor_type
+from tests.autodiff.oracle import check_gradient
 
 X = (3, 4, 5)
 

@@ -1,10 +1,19 @@
-"""Gradient formulas of the statistics reductions: var, std, logsumexp and nanmean;
-any/all have none (their results are bools).
+"""The statistics reductions: var, std, logsumexp and nanmean; any and all (whose
+results are bools, so they have no gradient).
 
-All of them put the reduced dims back into the gradient first, as the
-reductions in reductions.py do (``restore_dims``: constant ``unsqueeze``s, or a
-reshape to the run-time keepdim size when the dims are a graph input), then
-multiply by the elementwise derivative, which broadcasting spreads:
+Kernels (``kernels/reductions.py``, ``kernels/reductions_extra.py``): ``std``/``var``
+need floating inputs and divide by ``max(0, N - correction)``; ``logsumexp``
+shifts by each slice's maximum so that ``exp`` never overflows; ``nanmean`` is
+``nansum / (number of non-NaN elements)``; ``any``/``all`` count NaN as true.
+
+Shapes are the reductions' (reductions.py): the reduced dims dropped, or kept as
+size 1 with ``keepdim=True``. ``logsumexp`` of integers gives the default float
+dtype, ``any``/``all`` give bool (uint8 for uint8 inputs).
+
+Gradients put the reduced dims back into the gradient first, as the reductions
+do (``restore_dims``: constant ``unsqueeze``s, or a reshape to the run-time
+keepdim size when the dims are a graph input), then multiply by the
+elementwise derivative, which broadcasting spreads:
 
 * ``var``: ``d var / d x_i = 2 (x_i - mean) / (N - correction)``, with ``N`` the
   number of elements per result element. PyTorch's eager ``var_backward`` has
@@ -29,9 +38,24 @@ from __future__ import annotations
 import math
 
 from gradview.ir import Node, OptionalType, TensorType, Value
-from gradview.ops.emit_util import emit_if
-from gradview.ops.registry import Emitter, formula, no_gradient
-from gradview.ops.static_info import (
+from gradview.kernels import reductions as kernels
+from gradview.kernels import reductions_extra as extra_kernels
+
+from .dtype_rules import to_float
+from .emit_util import emit_if
+from .reductions import (
+    dims_argument,
+    keepdim_argument,
+    keepdim_size,
+    reduced_type,
+    reduction_shapes,
+    restore_dims,
+    restored_at_compile_time,
+    sum_shapes,
+)
+from .registry import Emitter, formula, kernel, no_gradient, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult, fresh
+from .static_info import (
     NOT_CONSTANT,
     cast_back,
     const,
@@ -48,8 +72,6 @@ from gradview.ops.static_info import (
     wrap_dim,
 )
 
-from .reductions import keepdim_size, restore_dims, restored_at_compile_time
-
 Saved = dict[str, Value]
 Grads = list[Value]
 Result = list[Value | None]
@@ -59,8 +81,8 @@ __all__ = ["var", "std", "logsumexp", "nanmean"]
 
 def _arg(node: Node, name: str) -> Value | None:
     """The input bound to the schema argument ``name`` (None when absent)."""
-    schema = node.maybe_schema()
-    index = schema.argument_index(name) if schema is not None else None
+    node_schema = node.maybe_schema()
+    index = node_schema.argument_index(name) if node_schema is not None else None
     return input_at(node, index) if index is not None else None
 
 
@@ -71,9 +93,26 @@ def _dims_forward(emit: Emitter, node: Node) -> Saved:
     return {"keep_size": keepdim_size(emit, node, emit.size(node.inputs()[0]))}
 
 
-# -- var, std ------------------------------------------------------------------------------
+# -- aten::var, std ---------------------------------------------------------------------------
 _VAR = ("aten::var", "aten::var.dim", "aten::var.correction")
 _STD = ("aten::std", "aten::std.dim", "aten::std.correction")
+kernel("aten::var")(kernels.var)
+kernel("aten::var.dim")(kernels.var_dim)
+kernel("aten::var.correction")(kernels.var_correction)
+kernel("aten::std")(kernels.std)
+kernel("aten::std.dim")(kernels.std_dim)
+kernel("aten::std.correction")(kernels.std_correction)
+
+
+@shape_rule("aten::var", "aten::std")
+def _var_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    if len(args) <= 2:  # var(self, unbiased)
+        return [reduced_type(self, None, False, self.scalar_type)]
+    # var.dim(self, dim, unbiased, keepdim), var.correction(self, dim, *, correction, keepdim)
+    return [reduced_type(self, dims_argument(args, 1), keepdim_argument(args, 3), self.scalar_type)]
 
 
 def _correction(node: Node) -> float | int | None:
@@ -204,7 +243,19 @@ def std(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, _var_grad(emit, node, scaled))
 
 
-# -- logsumexp -------------------------------------------------------------------------------
+# -- aten::logsumexp --------------------------------------------------------------------------
+kernel("aten::logsumexp")(extra_kernels.logsumexp)
+
+
+@shape_rule("aten::logsumexp")
+def _logsumexp_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dtype = self.scalar_type
+    return reduction_shapes(args, dtype and to_float(dtype))
+
+
 @formula("aten::logsumexp", forward=_dims_forward)
 def logsumexp(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """``grad * exp(x - result)``, the reduced dims put back in both."""
@@ -216,7 +267,11 @@ def logsumexp(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, emit.op("aten::mul", g, emit.op("aten::exp", emit.op("aten::sub", x, result))))
 
 
-# -- nanmean ----------------------------------------------------------------------------------
+# -- aten::nanmean (its shape rule is sum's) ---------------------------------------------------
+kernel("aten::nanmean")(extra_kernels.nanmean)
+shape_rule("aten::nanmean")(sum_shapes)
+
+
 def _nanmean_forward(emit: Emitter, node: Node) -> Saved:
     x = node.inputs()[0]
     if not needs_grad(x):
@@ -245,7 +300,13 @@ def nanmean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, emit.op("aten::mul", spread, present))
 
 
-# -- any, all ---------------------------------------------------------------------------------
+# -- aten::any, all (on tensors, and TorchScript's builtins on lists) --------------------------
+kernel("aten::any")(extra_kernels.any_)
+kernel("aten::any.dim", "aten::any.dims")(extra_kernels.any_dim)
+kernel("aten::all")(extra_kernels.all_)
+kernel("aten::all.dim", "aten::all.dims")(extra_kernels.all_dim)
+kernel("aten::any.str", "aten::any.int", "aten::any.float", "aten::any.bool")(extra_kernels.any_list)
+kernel("aten::all.int", "aten::all.float", "aten::all.bool")(extra_kernels.all_list)
 no_gradient(
     "aten::any", "aten::any.dim", "aten::any.dims", "aten::all", "aten::all.dim", "aten::all.dims",
     "aten::any.str", "aten::any.int", "aten::any.float", "aten::any.bool",
@@ -253,3 +314,13 @@ no_gradient(
     reason="any/all: their results are booleans, which carry no gradient",
 )
 
+
+@shape_rule("aten::any", "aten::all")
+def _any_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dtype = "Byte" if self.scalar_type == "Byte" else "Bool"
+    if args.value(1, None) == []:  # any.dims(self, []) reduces nothing
+        return [fresh(dtype, self.sizes, self.device)]
+    return reduction_shapes(args, dtype)

@@ -9,9 +9,8 @@ import torch
 
 from gradview.autodiff import DifferentiationError, differentiate
 from gradview.ir import parse_ir
-
-from .formula_case_tools import check_formula, tensor_type
-from .oracle import check_gradient
+from tests.autodiff.formula_case_tools import check_formula, tensor_type
+from tests.autodiff.oracle import check_gradient
 
 RNG = np.random.default_rng(0)
 

@@ -13,10 +13,9 @@ import torch
 
 from gradview.autodiff import DifferentiationError, differentiate
 from gradview.ir import parse_ir
-
-from .formula_case_tools import check_formula
-from .ir_builder import T, const, graph
-from .oracle import check_gradient, run_gradient
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, const, graph
+from tests.autodiff.oracle import check_gradient, run_gradient
 
 X = (2, 3, 4)
 DIMS = [[1], [-1], [0, 2], [-1, 0], None]
