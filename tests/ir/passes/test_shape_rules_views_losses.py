@@ -1,5 +1,4 @@
-"""Shape rules of the copies of views, unflatten, meshgrid, pad, advanced indexing,
-nonzero and _dim_arange (the losses' are in tests/ops/test_losses_shapes.py):
+"""Shape rules of the statistics reductions, the losses, baddbmm and bilinear:
 traced graphs (every value typed by PyTorch) have their types reset, then
 ``propagate_input_shapes`` must find PyTorch's dtypes, sizes and strides again,
 and running the graph must give arrays of the inferred types."""
@@ -33,16 +32,18 @@ def _x(*shape: int) -> torch.Tensor:
 
 
 CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
-    "copies": (lambda x: (A.permute_copy(x, [2, 0, 1]), A.squeeze_copy(x), A.squeeze_copy(x, 1),
-                          A.squeeze_copy(x, [1, 0]), A.unsqueeze_copy(x, -1), A.t_copy(x[0])), (_x(2, 1, 4),)),
-    "unflatten": (lambda x: (x.unflatten(1, (3, -1)), x.t().unflatten(0, (2, 3))), (_x(2, 6),)),
-    "meshgrid": (lambda a, b, c: torch.meshgrid(a, b, c, indexing="ij") + torch.meshgrid(a, b, indexing="xy"),
-                 (_x(2), _x(), _x(3))),
-    "pad": (lambda x: (F.pad(x, (1, 2)), F.pad(x, (1, 2, -1, 1), value=2.0), F.pad(x, (1, 1, 2, 0), mode="reflect"),
-                       F.pad(x, (2, 1), mode="replicate"), F.pad(x, (1, 2, 1, 1), mode="circular")), (_x(2, 3, 4),)),
-    "index": (lambda x, i: (x[:, i], x[i, :, i], x[:, None, i], x[i.view(2, 1), :, i], x[..., i]),
-              (_x(4, 3, 5), torch.tensor([0, 2]))),
-    "dim_arange": (lambda x: A._dim_arange(x, 1) + A._dim_arange(x, -1), (_x(3, 3),)),
+    "statistics": (lambda x: (torch.logsumexp(x, [1]), torch.logsumexp(x, [0, 2], True), torch.nanmean(x, 1),
+                              x.std(1), x.var([0, 1], correction=2, keepdim=True), torch.any(x > 0, 1),
+                              torch.all(x > 0), A._safe_softmax(x, -1)), (_x(2, 3, 4),)),
+    "losses": (lambda x, t, p, w: (F.mse_loss(x, p, reduction="none"), F.mse_loss(x, p),
+                                  F.nll_loss(x, t, w, reduction="none"), F.nll_loss(x, t, reduction="sum"),
+                                  F.cross_entropy(x, t, label_smoothing=0.1), F.cross_entropy(x, p, reduction="none"),
+                                  A.nll_loss_forward(x, t, None, 1, -100)),
+               (_x(5, 4), torch.tensor([0, 3, 1, 1, 2]), torch.rand(5, 4, dtype=torch.double), torch.rand(4, dtype=torch.double))),
+    "nll_nd": (lambda x, t: (A.nll_loss_nd(x, t, None, 0, -100), A.nll_loss2d(x.unsqueeze(-1), t.unsqueeze(-1), None, 0, -100)),
+               (_x(2, 3, 4), torch.zeros(2, 4, dtype=torch.long))),
+    "products": (lambda s, a, b, x1, x2, w: (torch.baddbmm(s, a, b, beta=0.5), F.bilinear(x1, x2, w)),
+                 (_x(3, 4), _x(2, 3, 5), _x(2, 5, 4), _x(6, 3), _x(6, 2), _x(4, 3, 2))),
 }
 
 
@@ -56,14 +57,3 @@ def test_traced_types_are_found_again(case: str) -> None:
     assert type_mismatches(reference, graph) == []
     arrays = [t.numpy() for t in inputs]
     assert run_and_compare_types(graph, arrays) > 0
-
-
-def test_data_dependent_sizes_stay_unknown() -> None:
-    """nonzero's count and a mask's selection depend on the values: PyTorch's trace
-    records the sizes it saw, gradview infers the rank, the known sizes and the dtype."""
-    inputs = (_x(4, 3, 5), torch.rand(4, 3) > 0.5)
-    _, graph = reset_copy(traced_text(lambda x, m: (torch.nonzero(x > 0), x[m], x[:, m[0]]), inputs))
-    propagate_input_shapes(graph)
-    types = [str(v.type()) for v in graph.outputs()[0].node.inputs()]
-    assert types == ["Long(*, 3, device=cpu)", "Double(*, 5, device=cpu)", "Double(4, *, 5, device=cpu)"]
-    assert run_and_compare_types(graph, [t.numpy() for t in inputs]) > 0
