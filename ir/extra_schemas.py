@@ -64,16 +64,6 @@ NN_SCHEMAS: tuple[str, ...] = (
     "Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
     "aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, "
     "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
-    # The backward of conv1d/conv2d/_convolution_mode (unbatched inputs, 'same' padding).
-    "gradview::conv_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, "
-    "SymInt[] padding, SymInt[] dilation, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-    "gradview::conv_backward.padding(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, "
-    "str padding, SymInt[] dilation, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-    # conv1d/2d/3d by the weight's rank: the forward that backward's own backward convolves with.
-    "gradview::conv(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
-    "SymInt[] dilation, SymInt groups) -> Tensor",
-    "gradview::conv.padding(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, "
-    "SymInt[] dilation, SymInt groups) -> Tensor",
     # max_pool2d_with_indices_backward's gradient (PyTorch's max_pool_double_backward).
     "gradview::max_pool2d_double_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, "
     "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",

@@ -32,9 +32,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 
-__all__ = ["convolution", "convolution_backward", "conv_nd"]
+__all__ = [
+    "conv",
+    "conv1d",
+    "conv2d",
+    "conv_backward",
+    "conv_nd",
+    "convolution",
+    "convolution_backward",
+    "convolution_mode",
+    "slow_conv2d_backward",
+    "slow_conv2d_forward",
+    "traced_convolution",
+]
 
 _SPATIAL = "xyz"  # einsum letters of output positions
 _TAPS = "ijk"  # einsum letters of kernel taps
@@ -228,7 +240,6 @@ def conv_nd(xp: Any, input: Any, weight: Any, bias: Any, geometry: _Geometry) ->
 
 
 # -- forward schemas ---------------------------------------------------------------------------------
-@register("aten::convolution")
 def convolution(
     xp: Any, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
     transposed: bool, output_padding: Any, groups: int, op: str = "convolution",
@@ -238,8 +249,7 @@ def convolution(
     return conv_nd(xp, input, weight, bias, geometry)
 
 
-@register("aten::_convolution", "aten::_convolution.deprecated")
-def _convolution(
+def traced_convolution(
     xp: Any, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, transposed: bool,
     output_padding: Any, groups: int, benchmark: bool, deterministic: bool, cudnn_enabled: bool,
     allow_tf32: bool = True,
@@ -296,7 +306,6 @@ def _conv_mode(
     return out[0] if unbatched else out
 
 
-@register("aten::conv1d", "aten::conv1d.padding")
 def conv1d(
     xp: Any, input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
     groups: int = 1,
@@ -304,7 +313,6 @@ def conv1d(
     return _conv_mode(xp, "conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-@register("aten::conv2d", "aten::conv2d.padding")
 def conv2d(
     xp: Any, input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
     groups: int = 1,
@@ -312,16 +320,14 @@ def conv2d(
     return _conv_mode(xp, "conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-@register("aten::_convolution_mode")
-def _convolution_mode(
+def convolution_mode(
     xp: Any, input: Any, weight: Any, bias: Any, stride: Any, padding: str, dilation: Any, groups: int
 ) -> Any:
     """What tracing records for a convolution with padding='same'/'valid' (batched input only)."""
     return _conv_mode(xp, "_convolution_mode", input, weight, bias, stride, padding, dilation, groups)
 
 
-@register("aten::_slow_conv2d_forward")
-def _slow_conv2d_forward(
+def slow_conv2d_forward(
     xp: Any, self: Any, weight: Any, kernel_size: Any, bias: Any, stride: Any, padding: Any
 ) -> Any:
     """PyTorch's CPU conv2d kernel (no dilation, no groups), which its JIT differentiates."""
@@ -341,7 +347,6 @@ def _check_slow(op: str, input: Any, weight: Any, kernel_size: Any) -> None:
 
 
 # -- backward ------------------------------------------------------------------------------------------
-@register("aten::convolution_backward")
 def convolution_backward(
     xp: Any, grad_output: Any, input: Any, weight: Any, bias_sizes: Any, stride: Any, padding: Any,
     dilation: Any, transposed: bool, output_padding: Any, groups: int, output_mask: Any,
@@ -379,8 +384,7 @@ def convolution_backward(
     return grad_input, grad_weight, grad_bias
 
 
-@register("aten::_slow_conv2d_backward.output_mask")
-def _slow_conv2d_backward(
+def slow_conv2d_backward(
     xp: Any, grad_output: Any, self: Any, weight: Any, kernel_size: Any, stride: Any, padding: Any,
     output_mask: Any,
 ) -> tuple[Any, Any, Any]:
@@ -392,7 +396,6 @@ def _slow_conv2d_backward(
     )
 
 
-@register("gradview::conv_backward", "gradview::conv_backward.padding")
 def conv_backward(
     xp: Any, grad_output: Any, input: Any, weight: Any, stride: Any, padding: Any, dilation: Any, groups: int,
     output_mask: Any,
@@ -421,7 +424,6 @@ def conv_backward(
     return grad_input, grad_weight, grad_bias
 
 
-@register("gradview::conv", "gradview::conv.padding")
 def conv(
     xp: Any, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int
 ) -> Any:

@@ -66,7 +66,6 @@ def _layer_norm_axes(op: str, input: Any, normalized_shape: Any) -> tuple[tuple[
     return tuple(range(input.ndim - k, input.ndim)), shape
 
 
-@register("aten::native_layer_norm")
 def native_layer_norm(
     xp: Any, input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float
 ) -> tuple[Any, Any, Any]:
@@ -88,7 +87,6 @@ def native_layer_norm(
     return out.astype(dtype, copy=False), mean.astype(dtype, copy=False), rstd.astype(dtype, copy=False)
 
 
-@register("aten::layer_norm")
 def layer_norm(
     xp: Any,
     input: Any,
@@ -101,7 +99,6 @@ def layer_norm(
     return native_layer_norm(xp, input, normalized_shape, weight, bias, eps)[0]
 
 
-@register("aten::native_layer_norm_backward")
 def native_layer_norm_backward(
     xp: Any,
     grad_out: Any,
@@ -153,7 +150,6 @@ def _batch_axes(op: str, input: Any) -> tuple[tuple[int, ...], tuple[int, ...], 
     return axes, (1, channels) + (1,) * (input.ndim - 2), channels
 
 
-@register("aten::native_batch_norm")
 def native_batch_norm(
     xp: Any,
     input: Any,
@@ -237,7 +233,6 @@ def _quiet(xp: Any) -> Any:
     return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
 
 
-@register("aten::batch_norm")
 def batch_norm(
     xp: Any,
     input: Any,
@@ -253,7 +248,6 @@ def batch_norm(
     return native_batch_norm(xp, input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
-@register("aten::native_batch_norm_backward")
 def native_batch_norm_backward(
     xp: Any,
     grad_out: Any,
@@ -307,7 +301,6 @@ def native_batch_norm_backward(
 
 
 # -- dropout ---------------------------------------------------------------------
-@register("aten::dropout")
 def dropout(xp: Any, input: Any, p: float, train: bool) -> Any:
     """Identity unless ``train``; then each element is kept with probability
     1 - p and scaled by 1/(1 - p) (p=1 gives zeros), from one draw of ``xp.random``."""

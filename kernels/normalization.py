@@ -25,9 +25,16 @@ from typing import Any
 
 from .dtypes import is_floating, to_dtype
 from .nn import native_batch_norm
-from .registry import KernelError, register
+from .registry import KernelError
 
-__all__ = ["group_norm", "native_group_norm", "native_group_norm_backward"]
+__all__ = [
+    "group_norm",
+    "native_group_norm",
+    "native_group_norm_backward",
+    "native_batch_norm_legit",
+    "native_batch_norm_legit_no_stats",
+    "native_batch_norm_legit_no_training",
+]
 
 
 def _compute_dtype(dtype: Any) -> Any:
@@ -58,7 +65,6 @@ def _check_affine(op: str, input: Any, c: int, *tensors: tuple[str, Any]) -> Non
             )
 
 
-@register("aten::native_group_norm")
 def native_group_norm(
     xp: Any, input: Any, weight: Any, bias: Any, N: int, C: int, HxW: int, group: int, eps: float
 ) -> tuple[Any, Any, Any]:
@@ -84,7 +90,6 @@ def native_group_norm(
     )
 
 
-@register("aten::group_norm")
 def group_norm(
     xp: Any, input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5,
     cudnn_enabled: bool = True,
@@ -98,7 +103,6 @@ def group_norm(
     return native_group_norm(xp, input, weight, bias, n, c, hxw, num_groups, eps)[0]
 
 
-@register("aten::native_group_norm_backward")
 def native_group_norm_backward(
     xp: Any, grad_out: Any, input: Any, mean: Any, rstd: Any, weight: Any, N: int, C: int, HxW: int,
     group: int, output_mask: Any,
@@ -131,7 +135,6 @@ def native_group_norm_backward(
 
 
 # -- batch norm, the _legit forms -------------------------------------------------------------------
-@register("aten::_native_batch_norm_legit")
 def native_batch_norm_legit(
     xp: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
     momentum: float, eps: float,
@@ -140,7 +143,6 @@ def native_batch_norm_legit(
     return native_batch_norm(xp, input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
-@register("aten::_native_batch_norm_legit.no_stats")
 def native_batch_norm_legit_no_stats(
     xp: Any, input: Any, weight: Any, bias: Any, training: bool, momentum: float, eps: float
 ) -> tuple[Any, Any, Any]:
@@ -150,7 +152,6 @@ def native_batch_norm_legit_no_stats(
     return native_batch_norm(xp, input, weight, bias, None, None, True, momentum, eps)
 
 
-@register("aten::_native_batch_norm_legit_no_training")
 def native_batch_norm_legit_no_training(
     xp: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, momentum: float, eps: float
 ) -> tuple[Any, Any, Any]:

@@ -1,78 +1,12 @@
-"""Shape rules for normalization layers and 2-d pooling (the matrix products'
-rules are in gradview.ops.linalg).
-
-The normalizations allocate contiguous results.
-"""
+"""Shape rules for 2-d pooling (the matrix products' rules are in gradview.ops.linalg,
+the normalizations' in gradview.ops.normalization)."""
 
 from __future__ import annotations
 
 from gradview.ops.registry import shape_rule
-from gradview.ops.shape_toolkit import (
-    NodeArgs,
-    RuleResult,
-    Sizes,
-    fresh,
-    layout_of,
-    make_tensor,
-)
-from gradview.ops.tensor_layout import suggested_strides
-
-from ..types import TensorType
+from gradview.ops.shape_toolkit import NodeArgs, RuleResult, Sizes, fresh
 
 __all__: list[str] = []
-
-
-@shape_rule("aten::layer_norm", "aten::group_norm")
-def _normalized(args: NodeArgs) -> RuleResult:
-    x = args.tensor(0)
-    if x is None:
-        return None
-    return [fresh(x.scalar_type, x.sizes, x.device)]
-
-
-def _like_suggested(x: TensorType) -> TensorType:
-    """A result allocated as ``empty_like(x, x.suggest_memory_format())`` (batch norm's)."""
-    layout = layout_of(x)
-    strides = None
-    if layout is not None:
-        # An empty input comes back as input.clone(), keeping its strides.
-        strides = layout[1] if 0 in layout[0] else suggested_strides(*layout)
-    return make_tensor(x.scalar_type, x.sizes, strides, x.device)
-
-
-@shape_rule("aten::batch_norm", "aten::instance_norm")
-def _batch_norm(args: NodeArgs) -> RuleResult:
-    x = args.tensor(0)
-    return None if x is None else [_like_suggested(x)]
-
-
-@shape_rule("aten::native_layer_norm")
-def _native_layer_norm(args: NodeArgs) -> RuleResult:
-    x = args.tensor(0)
-    if x is None:
-        return None
-    normalized = args.int_list(1)
-    out = fresh(x.scalar_type, x.sizes, x.device)
-    stats_sizes: Sizes | None = None
-    if x.sizes is not None and normalized is not None and len(normalized) <= len(x.sizes):
-        axis = len(x.sizes) - len(normalized)
-        stats_sizes = x.sizes[:axis] + (1,) * len(normalized)
-    stats = fresh(x.scalar_type, stats_sizes, x.device)
-    return [out, stats, stats]
-
-
-@shape_rule("aten::native_batch_norm")
-def _native_batch_norm(args: NodeArgs) -> RuleResult:
-    x = args.tensor(0)
-    if x is None:
-        return None
-    out = _like_suggested(x)
-    channels = x.sizes[1] if x.sizes is not None and len(x.sizes) > 1 else None
-    training = args.value(5, None)
-    # Saved statistics exist only in training mode; in eval mode they are empty.
-    length = channels if training is True else 0 if training is False else None
-    stats = fresh(x.scalar_type, (length,), x.device)
-    return [out, stats, stats]
 
 
 def _pooled_size(size: int | None, kernel: int, stride: int, pad: int, dilation: int,

@@ -1,10 +1,8 @@
-"""Acceptance 2 for the normalization formulas (softmax, log_softmax, their
-``_softmax`` forms, layer_norm, native_layer_norm, batch_norm,
-native_batch_norm): each graph is checked against torch (torch's Gradient
-lists and capture count where torch 2.13 differentiates the op: all but
-native_layer_norm and the _softmax forms, and
-torch.autograd's numbers) and against finite differences in float64, with
-and without weight and bias, in training and evaluation mode."""
+"""Acceptance 2 for the softmax formulas (softmax, log_softmax and their ``_softmax``
+forms; the normalizations' tests are in tests/ops/test_normalization_gradients.py): each
+graph is checked against torch (torch's Gradient lists and capture count where torch 2.13
+differentiates the op: all but the _softmax forms, and torch.autograd's numbers) and
+against finite differences in float64."""
 
 from __future__ import annotations
 
@@ -60,100 +58,3 @@ def test_underscore_softmax_of_an_untyped_tensor(op: str) -> None:
     grad = check_formula(text, torch_lists=False, inputs=[np.random.default_rng(1).standard_normal(X)])
     assert grad.captured_count == 1
 
-
-# -- layer norm -----------------------------------------------------------------------------
-LAYER_SHAPES = [((2, 3, 4), [4]), ((2, 3, 4), [3, 4]), ((5, 4), [4])]
-AFFINE = ["weight+bias", "weight", "bias", "none"]
-
-
-def _layer_norm(shape: tuple[int, ...], normalized: list[int], affine: str, native: bool) -> str:
-    types = {"x": T(*shape)}
-    if "weight" in affine:
-        types["w"] = T(*normalized)
-    if "bias" in affine:
-        types["b"] = T(*normalized)
-    args = f"%x, %ns, {'%w' if 'weight' in affine else '%none'}, {'%b' if 'bias' in affine else '%none'}, %e"
-    body = [const("ns", normalized), const("e", 1e-5), const("c", True), const("none", None)]
-    if native:
-        stat = T(*shape[: len(shape) - len(normalized)], *[1] * len(normalized))
-        body.append(f"%y : {T(*shape)}, %m : {stat}, %r : {stat} = aten::native_layer_norm({args})")
-    else:
-        body.append(f"%y : {T(*shape)} = aten::layer_norm({args}, %c)")
-    return graph(types, body, ["y"])
-
-
-@pytest.mark.parametrize(("shape", "normalized"), LAYER_SHAPES, ids=str)
-@pytest.mark.parametrize("affine", AFFINE)
-def test_layer_norm(shape: tuple[int, ...], normalized: list[int], affine: str) -> None:
-    grad = check_formula(_layer_norm(shape, normalized, affine, native=False))
-    # mean and rstd are recomputed from the input: only the input (and weight) are captured.
-    assert grad.captured_count == (2 if "weight" in affine else 1)
-
-
-@pytest.mark.parametrize(("shape", "normalized"), LAYER_SHAPES, ids=str)
-@pytest.mark.parametrize("affine", AFFINE)
-def test_native_layer_norm(shape: tuple[int, ...], normalized: list[int], affine: str) -> None:
-    grad = check_formula(_layer_norm(shape, normalized, affine, native=True), torch_lists=False)
-    assert grad.captured_count == (4 if "weight" in affine else 3)  # input, weight, mean, rstd
-
-
-def test_layer_norm_weight_gradient_only() -> None:
-    text = _layer_norm((2, 3, 4), [4], "weight+bias", native=False).replace(
-        "%x : Double(2, 3, 4, requires_grad=1", "%x : Double(2, 3, 4, requires_grad=0"
-    )
-    check_formula(text)
-
-
-# -- batch norm -----------------------------------------------------------------------------
-def _batch_norm(shape: tuple[int, ...], training: bool, affine: str, native: bool) -> str:
-    channels = shape[1]
-    types = {"x": T(*shape)}
-    if "weight" in affine:
-        types["w"] = T(channels)
-    if "bias" in affine:
-        types["b"] = T(channels)
-    # torch.autograd refuses running statistics that require grad: detach them.
-    types |= {"rm_in": T(channels, grad=False), "rv_in": T(channels, grad=False)}
-    body = [
-        f"%rm : {T(channels, grad=False)} = aten::detach(%rm_in)",
-        f"%rv : {T(channels, grad=False)} = aten::detach(%rv_in)",
-        const("t", training), const("mo", 0.1), const("e", 1e-5), const("none", None),
-    ]
-    args = f"%x, {'%w' if 'weight' in affine else '%none'}, {'%b' if 'bias' in affine else '%none'}, %rm, %rv, %t, %mo, %e"
-    if native:
-        stat = T(channels if training else 0)
-        body.append(f"%y : {T(*shape)}, %m : {stat}, %s : {stat} = aten::native_batch_norm({args})")
-    else:
-        body.append(f"%y : {T(*shape)} = aten::batch_norm({args}, %t)")
-    return graph(types, body, ["y"])
-
-
-@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (2, 3, 2, 2)], ids=str)
-@pytest.mark.parametrize("training", [True, False])
-@pytest.mark.parametrize("affine", ["weight+bias", "weight", "none"])
-@pytest.mark.parametrize("native", [False, True])
-def test_batch_norm(shape: tuple[int, ...], training: bool, affine: str, native: bool) -> None:
-    grad = check_formula(_batch_norm(shape, training, affine, native))
-    weight = "weight" in affine
-    if training:
-        # batch_norm recomputes the batch statistics, native_batch_norm captures them.
-        assert grad.captured_count == (1 + weight + 2 * native)
-    else:
-        assert grad.captured_count == 3 + weight  # input, (weight,) running mean and var
-
-
-@pytest.mark.parametrize("native", ["layer", "batch"])
-def test_statistics_outputs_are_not_differentiable(native: str) -> None:
-    """Only mean/rstd (save_mean/save_invstd) used: no gradient reaches the input, as in PyTorch."""
-    if native == "layer":
-        stat = T(3, 1)
-        body = [const("ns", [4]), const("e", 1e-5), const("n", None)]
-        body.append(f"%y : {T(3, 4)}, %m : {stat}, %r : {stat} = aten::native_layer_norm(%x, %ns, %n, %n, %e)")
-    else:
-        stat = T(4)
-        body = [const("t", True), const("mo", 0.1), const("e", 1e-5), const("n", None)]
-        body.append(f"%y : {T(3, 4)}, %m : {stat}, %r : {stat} = aten::native_batch_norm(%x, %n, %n, %n, %n, %t, %mo, %e)")
-    grad = differentiate(parse_ir(graph({"x": T(3, 4)}, body, ["m"])), mode="extended")
-    stat_shape = (3, 1) if native == "layer" else (4,)
-    _, vjps = run_gradient(grad, [np.ones((3, 4))], [np.ones(stat_shape)])
-    assert all(v is None or not np.any(v) for v in vjps)

@@ -1,8 +1,10 @@
-"""Gradient formulas of group norm and of batch norm's _native_batch_norm_legit forms
-(autodiff/formulas/normalization.py), and batch norm with a training flag known only at run
-time (autodiff/formulas/nn.py), against torch.autograd and finite differences in float64, with
-and without weight and bias. Batch norm in training updates its running statistics once, in
-the forward: the backward's recomputation leaves them alone.
+"""Gradient formulas of the normalizations (gradview.ops.normalization) against torch and
+finite differences in float64, with and without weight and bias, in training and evaluation
+mode: layer_norm, native_layer_norm, batch_norm and native_batch_norm (torch's Gradient lists
+and capture count where torch 2.13 differentiates the op: all but native_layer_norm, and
+torch.autograd's numbers); group norm and batch norm's _native_batch_norm_legit forms; batch
+norm with a training flag known only at run time. Batch norm in training updates its running
+statistics once, in the forward: the backward's recomputation leaves them alone.
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ import pytest
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
-
-from .finite_differences import check_finite_differences
-from .formula_case_tools import check_formula, make_inputs
-from .ir_builder import T, const, graph
-from .oracle import run_gradient
+from tests.autodiff.finite_differences import check_finite_differences
+from tests.autodiff.formula_case_tools import check_formula, make_inputs
+from tests.autodiff.ir_builder import T, const, graph
+from tests.autodiff.oracle import run_gradient
 
 AFFINE = ["weight+bias", "weight", "bias", "none"]
 
@@ -134,3 +135,100 @@ def test_running_statistics_update_once(op: str, training: str) -> None:
     run_gradient(grad, inputs, [np.ones((4, 3))])
     np.testing.assert_allclose(rm, 0.25 * x.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(rv, 0.75 + 0.25 * x.var(axis=0, ddof=1), rtol=1e-12)
+
+
+# -- layer norm -----------------------------------------------------------------------------
+LAYER_SHAPES = [((2, 3, 4), [4]), ((2, 3, 4), [3, 4]), ((5, 4), [4])]
+
+
+def _layer_norm(shape: tuple[int, ...], normalized: list[int], affine: str, native: bool) -> str:
+    types = {"x": T(*shape)}
+    if "weight" in affine:
+        types["w"] = T(*normalized)
+    if "bias" in affine:
+        types["b"] = T(*normalized)
+    args = f"%x, %ns, {'%w' if 'weight' in affine else '%none'}, {'%b' if 'bias' in affine else '%none'}, %e"
+    body = [const("ns", normalized), const("e", 1e-5), const("c", True), const("none", None)]
+    if native:
+        stat = T(*shape[: len(shape) - len(normalized)], *[1] * len(normalized))
+        body.append(f"%y : {T(*shape)}, %m : {stat}, %r : {stat} = aten::native_layer_norm({args})")
+    else:
+        body.append(f"%y : {T(*shape)} = aten::layer_norm({args}, %c)")
+    return graph(types, body, ["y"])
+
+
+@pytest.mark.parametrize(("shape", "normalized"), LAYER_SHAPES, ids=str)
+@pytest.mark.parametrize("affine", AFFINE)
+def test_layer_norm(shape: tuple[int, ...], normalized: list[int], affine: str) -> None:
+    grad = check_formula(_layer_norm(shape, normalized, affine, native=False))
+    # mean and rstd are recomputed from the input: only the input (and weight) are captured.
+    assert grad.captured_count == (2 if "weight" in affine else 1)
+
+
+@pytest.mark.parametrize(("shape", "normalized"), LAYER_SHAPES, ids=str)
+@pytest.mark.parametrize("affine", AFFINE)
+def test_native_layer_norm(shape: tuple[int, ...], normalized: list[int], affine: str) -> None:
+    grad = check_formula(_layer_norm(shape, normalized, affine, native=True), torch_lists=False)
+    assert grad.captured_count == (4 if "weight" in affine else 3)  # input, weight, mean, rstd
+
+
+def test_layer_norm_weight_gradient_only() -> None:
+    text = _layer_norm((2, 3, 4), [4], "weight+bias", native=False).replace(
+        "%x : Double(2, 3, 4, requires_grad=1", "%x : Double(2, 3, 4, requires_grad=0"
+    )
+    check_formula(text)
+
+
+# -- batch norm -----------------------------------------------------------------------------
+def _batch_norm(shape: tuple[int, ...], training: bool, affine: str, native: bool) -> str:
+    channels = shape[1]
+    types = {"x": T(*shape)}
+    if "weight" in affine:
+        types["w"] = T(channels)
+    if "bias" in affine:
+        types["b"] = T(channels)
+    # torch.autograd refuses running statistics that require grad: detach them.
+    types |= {"rm_in": T(channels, grad=False), "rv_in": T(channels, grad=False)}
+    body = [
+        f"%rm : {T(channels, grad=False)} = aten::detach(%rm_in)",
+        f"%rv : {T(channels, grad=False)} = aten::detach(%rv_in)",
+        const("t", training), const("mo", 0.1), const("e", 1e-5), const("none", None),
+    ]
+    args = f"%x, {'%w' if 'weight' in affine else '%none'}, {'%b' if 'bias' in affine else '%none'}, %rm, %rv, %t, %mo, %e"
+    if native:
+        stat = T(channels if training else 0)
+        body.append(f"%y : {T(*shape)}, %m : {stat}, %s : {stat} = aten::native_batch_norm({args})")
+    else:
+        body.append(f"%y : {T(*shape)} = aten::batch_norm({args}, %t)")
+    return graph(types, body, ["y"])
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (2, 3, 2, 2)], ids=str)
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", ["weight+bias", "weight", "none"])
+@pytest.mark.parametrize("native", [False, True])
+def test_batch_norm(shape: tuple[int, ...], training: bool, affine: str, native: bool) -> None:
+    grad = check_formula(_batch_norm(shape, training, affine, native))
+    weight = "weight" in affine
+    if training:
+        # batch_norm recomputes the batch statistics, native_batch_norm captures them.
+        assert grad.captured_count == (1 + weight + 2 * native)
+    else:
+        assert grad.captured_count == 3 + weight  # input, (weight,) running mean and var
+
+
+@pytest.mark.parametrize("native", ["layer", "batch"])
+def test_statistics_outputs_are_not_differentiable(native: str) -> None:
+    """Only mean/rstd (save_mean/save_invstd) used: no gradient reaches the input, as in PyTorch."""
+    if native == "layer":
+        stat = T(3, 1)
+        body = [const("ns", [4]), const("e", 1e-5), const("n", None)]
+        body.append(f"%y : {T(3, 4)}, %m : {stat}, %r : {stat} = aten::native_layer_norm(%x, %ns, %n, %n, %e)")
+    else:
+        stat = T(4)
+        body = [const("t", True), const("mo", 0.1), const("e", 1e-5), const("n", None)]
+        body.append(f"%y : {T(3, 4)}, %m : {stat}, %r : {stat} = aten::native_batch_norm(%x, %n, %n, %n, %n, %t, %mo, %e)")
+    grad = differentiate(parse_ir(graph({"x": T(3, 4)}, body, ["m"])), mode="extended")
+    stat_shape = (3, 1) if native == "layer" else (4,)
+    _, vjps = run_gradient(grad, [np.ones((3, 4))], [np.ones(stat_shape)])
+    assert all(v is None or not np.any(v) for v in vjps)

@@ -1,4 +1,4 @@
-"""Gradient formulas of the convolutions (autodiff/formulas/convolution.py): each graph is checked
+"""Gradient formulas of the convolutions (gradview.ops.convolution): each graph is checked
 against torch.autograd (and torch's Gradient lists for _slow_conv2d_forward, the form PyTorch's
 JIT differentiates) and against finite differences in float64, over strides, paddings
 ('same'/'valid' too), dilations, groups, transposed forms, unbatched inputs, with and without
@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from .formula_case_tools import check_formula
-from .ir_builder import T, const, graph
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, const, graph
 
 # output_mask [True, True, True] (torch's parser reads a bool list constant as a generic list).
 _ALL = [const("tr", True), "%m : bool[] = prim::ListConstruct(%tr, %tr, %tr)"]
