@@ -17,14 +17,11 @@ from gradview.ir import Node, Value
 from gradview.ops.registry import Emitter, formula
 from gradview.ops.static_info import (
     cast_back,
-    const,
     dtype_index,
     dtype_of,
     input_at,
-    int_list,
     needs_grad,
     none_grads,
-    rank_of,
     size_of,
 )
 

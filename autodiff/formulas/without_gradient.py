@@ -52,7 +52,5 @@ no_gradient(
     "aten::leaky_relu_backward", "aten::hardtanh_backward", "aten::hardshrink_backward",
     "aten::hardswish_backward", "aten::hardsigmoid_backward", "aten::silu_backward",
     "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
-    "aten::value_selecting_reduction_backward",
-    "gradview::cross_entropy_loss_backward",
     reason=_BACKWARD_KERNEL,
 )

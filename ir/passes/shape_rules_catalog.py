@@ -13,7 +13,6 @@ the sizes and dtype are given.
 
 from __future__ import annotations
 
-from gradview.ops.registry import shape_rule
 from gradview.ops.shape_toolkit import (
     NodeArgs,
     RuleResult,
@@ -22,7 +21,6 @@ from gradview.ops.shape_toolkit import (
     make_tensor,
 )
 
-from ..types import TensorType
 
 __all__: list[str] = []
 
@@ -46,27 +44,3 @@ def _grad_shaped(grad_index: int, size_index: int, contiguous: bool = True):  # 
         return [make_tensor(grad.scalar_type, sizes, None, grad.device)]
 
     return rule
-
-
-
-
-# -- shaped like the inputs they differentiate ---------------------------------------------------
-def _like(grad: TensorType, t: TensorType | None) -> TensorType:
-    return fresh(grad.scalar_type, t.sizes if t is not None else None, grad.device)
-
-
-@shape_rule("gradview::nll_loss_nd_backward")
-def _nll_loss_nd_backward(args: NodeArgs) -> RuleResult:
-    grad = args.tensor(0)
-    return None if grad is None else [_like(grad, args.tensor(1))]
-
-
-@shape_rule("gradview::cross_entropy_loss_backward")
-def _cross_entropy_loss_backward(args: NodeArgs) -> RuleResult:
-    """(d self, d target): the second only for probability targets (output_mask[1])."""
-    grad = args.tensor(0)
-    if grad is None:
-        return None
-    mask = args.value(7, None)
-    wants_target = isinstance(mask, (list, tuple)) and len(mask) == 2 and mask[1] is True
-    return [_like(grad, args.tensor(1)), _like(grad, args.tensor(2)) if wants_target else None]
