@@ -22,9 +22,10 @@ Reverse-mode autodiff needs a few ops of its own besides each op's formula
   ``dim`` attributes, passed as keyword arguments) split a tensor or its size.
 
 The schema-less prims are keyed by kind and keep the types they are
-created with (they have no shape rule). ``_grad_sum_to_size``'s own gradient
-and ``ConstantChunk``'s are declared with the formulas that emit them
-(ops/pointwise.py, ops/concat_split.py).
+created with (they have no shape rule). The gradients of ``_grad_sum_to_size``
+and ``ConstantChunk`` are declared next to the ops whose formulas rely on
+them: broadcasting arithmetic (ops/pointwise.py) and ``chunk``
+(ops/concat_split.py).
 """
 
 from __future__ import annotations
