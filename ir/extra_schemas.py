@@ -64,9 +64,6 @@ NN_SCHEMAS: tuple[str, ...] = (
     "Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
     "aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, "
     "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
-    # max_pool2d_with_indices_backward's gradient (PyTorch's max_pool_double_backward).
-    "gradview::max_pool2d_double_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, "
-    "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
 )
 
 # Empty: the recurrent and attention backward kernels' schemas are declared in gradview.ops.recurrent

@@ -30,9 +30,18 @@ import math
 from typing import Any
 
 from .dtypes import is_floating, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 
-__all__ = ["embedding", "embedding_dense_backward", "embedding_bag", "embedding_bag_dense_backward"]
+__all__ = [
+    "embedding",
+    "embedding_backward",
+    "embedding_dense_backward",
+    "embedding_bag",
+    "embedding_bag_internal",
+    "embedding_bag_backward",
+    "embedding_bag_dense_backward",
+    "embedding_bag_per_sample_weights_backward",
+]
 
 _INDEX_DTYPES = ("Long", "Int")
 
@@ -58,7 +67,6 @@ def _no_sparse(op: str, sparse: bool) -> None:
 
 
 # -- embedding -------------------------------------------------------------------------------------
-@register("aten::embedding")
 def embedding(
     xp: Any, weight: Any, indices: Any, padding_idx: int = -1, scale_grad_by_freq: bool = False,
     sparse: bool = False,
@@ -72,7 +80,6 @@ def embedding(
     return xp.take(weight, indices.reshape(-1), axis=0).reshape(*indices.shape, weight.shape[1])
 
 
-@register("aten::embedding_dense_backward")
 def embedding_dense_backward(
     xp: Any, grad_output: Any, indices: Any, num_weights: int, padding_idx: int, scale_grad_by_freq: bool
 ) -> Any:
@@ -97,7 +104,6 @@ def embedding_dense_backward(
     return grad.astype(dtype, copy=False)
 
 
-@register("aten::embedding_backward")
 def embedding_backward(
     xp: Any, grad: Any, indices: Any, num_weights: int, padding_idx: int, scale_grad_by_freq: bool, sparse: bool
 ) -> Any:
@@ -210,8 +216,7 @@ def _embedding_bag_impl(
     )
 
 
-@register("aten::_embedding_bag")
-def _embedding_bag(
+def embedding_bag_internal(
     xp: Any, weight: Any, indices: Any, offsets: Any, scale_grad_by_freq: bool = False, mode: int = 0,
     sparse: bool = False, per_sample_weights: Any = None, include_last_offset: bool = False, padding_idx: int = -1,
 ) -> tuple[Any, Any, Any, Any]:
@@ -228,7 +233,6 @@ def _embedding_bag(
     return out, offset2bag, bag_size, max_indices
 
 
-@register("aten::embedding_bag", "aten::embedding_bag.padding_idx")
 def embedding_bag(
     xp: Any, weight: Any, indices: Any, offsets: Any, scale_grad_by_freq: bool = False, mode: int = 0,
     sparse: bool = False, per_sample_weights: Any = None, include_last_offset: bool = False,
@@ -251,7 +255,7 @@ def embedding_bag(
         )
     elif padding_idx < 0:
         padding_idx += rows
-    out, offset2bag, bag_size, max_indices = _embedding_bag(
+    out, offset2bag, bag_size, max_indices = embedding_bag_internal(
         xp, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset,
         padding_idx,
     )
@@ -260,7 +264,6 @@ def embedding_bag(
     return out, offset2bag, bag_size, max_indices
 
 
-@register("aten::_embedding_bag_dense_backward")
 def embedding_bag_dense_backward(
     xp: Any, grad: Any, indices: Any, offset2bag: Any, bag_size: Any, maximum_indices: Any, num_weights: int,
     scale_grad_by_freq: bool, mode: int, per_sample_weights: Any, padding_idx: int = -1,
@@ -321,7 +324,6 @@ def _rebuilt_offset2bag(xp: Any, op: str, indices: Any, offsets: Any, offset2bag
     return xp.cumsum(marks)[: indices.size]
 
 
-@register("aten::_embedding_bag_backward")
 def embedding_bag_backward(
     xp: Any, grad: Any, indices: Any, offsets: Any, offset2bag: Any, bag_size: Any, maximum_indices: Any,
     num_weights: int, scale_grad_by_freq: bool, mode: int, sparse: bool, per_sample_weights: Any,
@@ -336,7 +338,6 @@ def embedding_bag_backward(
     )
 
 
-@register("aten::_embedding_bag_per_sample_weights_backward")
 def embedding_bag_per_sample_weights_backward(
     xp: Any, grad: Any, weight: Any, indices: Any, offsets: Any, offset2bag: Any, mode: int, padding_idx: int = -1
 ) -> Any:

@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from .dtypes import is_floating, to_dtype
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__ = [
     "layer_norm",
@@ -408,7 +408,6 @@ def _max_pool2d(
     return values, indices
 
 
-@register("aten::max_pool2d_with_indices")
 def max_pool2d_with_indices(
     xp: Any,
     self: Any,
@@ -422,7 +421,6 @@ def max_pool2d_with_indices(
     return _max_pool2d(xp, "max_pool2d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@register("aten::max_pool2d")
 def max_pool2d(
     xp: Any,
     self: Any,
@@ -435,7 +433,6 @@ def max_pool2d(
     return _max_pool2d(xp, "max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
-@register("aten::max_pool2d_with_indices_backward")
 def max_pool2d_with_indices_backward(
     xp: Any,
     grad_output: Any,

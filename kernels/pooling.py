@@ -22,7 +22,7 @@ from typing import Any
 
 from .dtypes import is_floating, to_dtype
 from .nn import _pool_geometry
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__ = [
     "avg_pool2d",
@@ -30,6 +30,7 @@ __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool2d_backward",
+    "max_pool2d_double_backward",
 ]
 
 
@@ -88,7 +89,6 @@ def _padded_extent(size: int, out: int, kernel: int, stride: int, pad: int) -> i
     return max(size + pad, (out - 1) * stride + kernel)
 
 
-@register("aten::avg_pool2d")
 def avg_pool2d(
     xp: Any, self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, ceil_mode: bool = False,
     count_include_pad: bool = True, divisor_override: Any = None,
@@ -109,7 +109,6 @@ def avg_pool2d(
     return xp.ascontiguousarray(out).astype(dtype, copy=False)
 
 
-@register("aten::avg_pool2d_backward")
 def avg_pool2d_backward(
     xp: Any, grad_output: Any, self: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
     count_include_pad: bool, divisor_override: Any,
@@ -172,7 +171,6 @@ def _adaptive_2d(xp: Any, x: Any, sizes: list[int]) -> Any:
     return total / (n_h[:, None] * n_w[None, :])
 
 
-@register("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d")
 def adaptive_avg_pool2d(xp: Any, self: Any, output_size: Any) -> Any:
     sizes = _check_adaptive("adaptive_avg_pool2d", self, output_size, 2)
     dtype = self.dtype
@@ -180,7 +178,6 @@ def adaptive_avg_pool2d(xp: Any, self: Any, output_size: Any) -> Any:
     return xp.ascontiguousarray(out).astype(dtype, copy=False)
 
 
-@register("aten::adaptive_avg_pool1d")
 def adaptive_avg_pool1d(xp: Any, self: Any, output_size: Any) -> Any:
     """(N, C, L) or (C, L): the 2-d pooling of a height-1 input, as PyTorch computes it."""
     sizes = _check_adaptive("adaptive_avg_pool1d", self, output_size, 1)
@@ -190,7 +187,6 @@ def adaptive_avg_pool1d(xp: Any, self: Any, output_size: Any) -> Any:
     return xp.ascontiguousarray(out).astype(dtype, copy=False)
 
 
-@register("aten::_adaptive_avg_pool2d_backward")
 def adaptive_avg_pool2d_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     """Spread each output gradient evenly over its window; the output size is grad_output's."""
     op = "_adaptive_avg_pool2d_backward"
@@ -209,7 +205,6 @@ def adaptive_avg_pool2d_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     return xp.ascontiguousarray(grad).astype(dtype, copy=False)
 
 
-@register("gradview::max_pool2d_double_backward")
 def max_pool2d_double_backward(
     xp: Any, grad: Any, self: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool,
     indices: Any,

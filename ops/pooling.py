@@ -1,1 +1,257 @@
-"""(being moved here from kernels/, ir/passes/shape_rules_*.py and autodiff/formulas/)"""
+"""Pooling: max and average pooling over 2-d windows, and adaptive average pooling.
+
+A pool slides a window over the last two dims and reduces each window to one
+value: its maximum (``max_pool2d``) or its mean (``avg_pool2d``). The output
+size per dim is ``(S + 2p - d(k - 1) - 1) // s + 1`` (rounded up with
+``ceil_mode``, without a last window that would start in the padding). The
+*adaptive* pools choose the windows themselves so that the output has
+``output_size``: output cell ``i`` averages input rows ``floor(i * H / OH)`` to
+``ceil((i + 1) * H / OH)``.
+
+**Gradients.** Average pooling is linear: each output is a weighted sum of the
+inputs in its window, so the gradient spreads each output gradient back over
+the window with the same weights. The backward kernels need the input only
+for its shape (PyTorch's formulas capture the input all the same):
+
+* ``avg_pool2d`` -> ``avg_pool2d_backward(g, x, kernel, stride, padding,
+  ceil_mode, count_include_pad, divisor_override)``;
+* ``adaptive_avg_pool2d`` (and ``_adaptive_avg_pool2d``) ->
+  ``_adaptive_avg_pool2d_backward(g, x)``;
+* ``adaptive_avg_pool1d`` is the 2-d pool of a height-1 input, as
+  TorchScript writes its gradient: ``unsqueeze(-2)`` the gradient and the
+  input, pool back, ``squeeze(-2)``.
+
+Max pooling routes each output gradient to the one input element that won
+its window: ``max_pool2d_with_indices`` returns the winners' flat positions
+(``indices``) and ``max_pool2d_with_indices_backward`` scatter-adds the
+gradient there.
+
+The backward kernels are linear in the incoming gradient too, so their own
+gradient (double backward) is the forward pool again; the input they take
+for its shape gets zeros, as in PyTorch. The max-pool backward's gradient
+reads the incoming gradient at the windows' maxima (a gradview helper,
+PyTorch's ``max_pool_double_backward``).
+"""
+
+from __future__ import annotations
+
+from gradview.ir import Node, Value
+from gradview.kernels import nn as nn_kernels
+from gradview.kernels import pooling as pool_kernels
+
+from .nn import like_input
+from .registry import Emitter, formula, kernel, schema, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult, Sizes, fresh
+from .static_info import NOT_CONSTANT, const, full_size, input_at, needs_grad, none_grads
+
+__all__: list[str] = []
+
+Saved = dict[str, Value]
+Grads = list[Value]
+
+
+# -- shared by the formulas ------------------------------------------------------------------------
+def _absent(grad: Value) -> bool:
+    return grad.node.kind() == "prim::AutogradZero"
+
+
+def _args(node: Node, first: int, defaults: list[object]) -> list[object]:
+    """Inputs ``first``... with the schema's defaults for left-out ones; constant
+    lists (even when built by ListConstruct) become constants in the backward."""
+    args: list[object] = []
+    for index, default in enumerate(defaults, start=first):
+        value = input_at(node, index)
+        if value is None:
+            args.append(default)
+        else:
+            known = const(value)
+            args.append(value if known is NOT_CONSTANT else known)
+    return args
+
+
+def _zeros_like(emit: Emitter, x: Value) -> Value:
+    return emit.op("aten::zeros_like", x, None, None, None, None, None)
+
+
+# -- aten::max_pool2d, max_pool2d_with_indices, avg_pool2d: the output sizes -----------------------
+# The gradients of max_pool2d and max_pool2d_with_indices went to ops/indexing.py with the
+# selection formulas (to be brought here, next to their kernels).
+kernel("aten::max_pool2d")(nn_kernels.max_pool2d)
+kernel("aten::max_pool2d_with_indices")(nn_kernels.max_pool2d_with_indices)
+kernel("aten::avg_pool2d")(pool_kernels.avg_pool2d)
+
+
+def _pooled_size(size: int | None, kernel: int, stride: int, pad: int, dilation: int,
+                 ceil_mode: bool) -> int | None:
+    if size is None:
+        return None
+    span = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+@shape_rule("aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d")
+def _max_pool2d(args: NodeArgs) -> RuleResult:
+    x = args.tensor(0)
+    if x is None:
+        return None
+    kind = args.node.kind()
+    kernel, stride, padding = args.int_list(1), args.int_list(2), args.int_list(3)
+    # avg_pool2d(self, kernel, stride, padding, ceil_mode, ...) has no dilation.
+    dilation = [1] if kind == "aten::avg_pool2d" else args.int_list(4)
+    ceil_mode = args.value(4 if kind == "aten::avg_pool2d" else 5, None)
+    sizes: Sizes | None = None
+    lists = (kernel, stride, padding, dilation)
+    if x.sizes is not None and len(x.sizes) in (3, 4):
+        sizes = x.sizes[:-2] + (None, None)
+        if all(v is not None and None not in v for v in lists) and isinstance(ceil_mode, bool):
+            k, s, p, d = ([v[0], v[-1]] for v in lists)  # type: ignore[index]
+            if not stride:
+                s = k
+            sizes = x.sizes[:-2] + tuple(
+                _pooled_size(x.sizes[-2 + i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(2)
+            )
+    out = fresh(x.scalar_type, sizes, x.device)
+    if kind == "aten::max_pool2d_with_indices":
+        return [out, fresh("Long", sizes, x.device)]
+    return [out]
+
+
+# avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)
+_AVG_DEFAULTS: list[object] = [None, [], [0, 0], False, True, None]
+
+
+@formula("aten::avg_pool2d")
+def avg_pool2d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    args = _args(node, 1, _AVG_DEFAULTS)
+    return none_grads(node, emit.op("aten::avg_pool2d_backward", grads[0], x, *args))
+
+
+# -- aten::adaptive_avg_pool2d, _adaptive_avg_pool2d, adaptive_avg_pool1d --------------------------
+kernel("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d")(pool_kernels.adaptive_avg_pool2d)
+kernel("aten::adaptive_avg_pool1d")(pool_kernels.adaptive_avg_pool1d)
+
+
+@shape_rule("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d")
+def _adaptive_pool(args: NodeArgs) -> RuleResult:
+    x = args.tensor(0)
+    if x is None:
+        return None
+    pooled = 1 if args.node.kind() == "aten::adaptive_avg_pool1d" else 2
+    out = args.int_list(1)
+    sizes: Sizes | None = None
+    if x.sizes is not None and len(x.sizes) > pooled:
+        known = out if out is not None and len(out) == pooled else [None] * pooled
+        sizes = x.sizes[:-pooled] + tuple(known)
+    return [like_input(x, sizes)]
+
+
+@formula("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d")
+def adaptive_avg_pool2d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    return none_grads(node, emit.op("aten::_adaptive_avg_pool2d_backward", grads[0], x))
+
+
+@formula("aten::adaptive_avg_pool1d")
+def adaptive_avg_pool1d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    grad = emit.op("aten::_adaptive_avg_pool2d_backward", emit.op("aten::unsqueeze", grads[0], -2),
+                   emit.op("aten::unsqueeze", x, -2))
+    return none_grads(node, emit.op("aten::squeeze", grad, -2))
+
+
+# -- the backward kernels, and their gradients (double backward) -----------------------------------
+kernel("aten::avg_pool2d_backward")(pool_kernels.avg_pool2d_backward)
+kernel("aten::_adaptive_avg_pool2d_backward")(pool_kernels.adaptive_avg_pool2d_backward)
+kernel("aten::max_pool2d_with_indices_backward")(nn_kernels.max_pool2d_with_indices_backward)
+
+
+@shape_rule(
+    "aten::_adaptive_avg_pool2d_backward", "aten::avg_pool2d_backward", "aten::max_pool2d_with_indices_backward"
+)
+def _pool_backward(args: NodeArgs) -> RuleResult:
+    """The gradient has the pooled input's sizes (input 1) and grad_output's dtype."""
+    grad, x = args.tensor(0), args.tensor(1)
+    if x is None:
+        return None
+    return [like_input(x, x.sizes, grad.scalar_type if grad is not None else None)]
+
+
+@formula("aten::avg_pool2d_backward")
+def avg_pool2d_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    """(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)."""
+    g, x = node.inputs()[:2]
+    result: list[Value | None] = [None] * len(node.inputs())
+    if _absent(grads[0]):
+        return result
+    if needs_grad(g):
+        result[0] = emit.op("aten::avg_pool2d", grads[0], *_args(node, 2, _AVG_DEFAULTS))
+    if needs_grad(x):
+        result[1] = _zeros_like(emit, x)
+    return result
+
+
+@formula("aten::_adaptive_avg_pool2d_backward")
+def adaptive_avg_pool2d_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    """(grad_output, self): pool the gradient to grad_output's last two sizes."""
+    g, x = node.inputs()[:2]
+    result: list[Value | None] = [None] * len(node.inputs())
+    if _absent(grads[0]):
+        return result
+    if needs_grad(g):
+        sizes = full_size(g)
+        if sizes is not None:
+            output_size: Value | list[int] = sizes[-2:]
+        else:
+            size = emit.size(g)
+            output_size = emit.op("aten::slice", size, -2, None, 1)
+        result[0] = emit.op("aten::_adaptive_avg_pool2d", grads[0], output_size)
+    if needs_grad(x):
+        result[1] = _zeros_like(emit, x)
+    return result
+
+
+# -- gradview::max_pool2d_double_backward ----------------------------------------------------------
+# max_pool2d_with_indices_backward's gradient (PyTorch's max_pool_double_backward).
+schema(
+    "gradview::max_pool2d_double_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, "
+    "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+)
+kernel("gradview::max_pool2d_double_backward")(pool_kernels.max_pool2d_double_backward)
+
+
+@shape_rule("gradview::max_pool2d_double_backward")
+def _max_pool_double_backward(args: NodeArgs) -> RuleResult:
+    """The pooled output's sizes (those of ``indices``), grad's dtype."""
+    grad, indices = args.tensor(0), args.tensor(7)
+    if grad is None or indices is None:
+        return None
+    return [like_input(indices, indices.sizes, grad.scalar_type)]
+
+
+@formula("aten::max_pool2d_with_indices_backward", "gradview::max_pool2d_double_backward")
+def max_pool2d_with_indices_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    """(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices): the backward
+    scatters grad to the windows' maxima and gradview's helper reads it back from there; each
+    is the other's gradient (both linear in grad), and ``self`` (read for its shape) gets zeros."""
+    g, x = node.inputs()[:2]
+    result: list[Value | None] = [None] * len(node.inputs())
+    if _absent(grads[0]):
+        return result
+    if needs_grad(g):
+        other = "gradview::max_pool2d_double_backward"
+        if node.kind() == other:
+            other = "aten::max_pool2d_with_indices_backward"
+        result[0] = emit.op(other, grads[0], *node.inputs()[1:])
+    if needs_grad(x):
+        result[1] = _zeros_like(emit, x)
+    return result

@@ -80,6 +80,56 @@ def _softmax_shapes(args: NodeArgs) -> RuleResult:
     return [fresh(dtype, self.sizes, self.device)]
 
 
+_HALF = 5  # ScalarType::Half
+
+
+def _converts_dtype(node: Node) -> bool:
+    """softmax.int(self, dim, dtype) with a dtype: the result's dtype may differ from self's."""
+    return node.kind() in ("aten::softmax", "aten::log_softmax") and not is_none(input_at(node, 2))
+
+
+def _half_to_float(node: Node) -> object:
+    """_softmax(self, dim, half_to_float): True, False, or NOT_CONSTANT (False for softmax.int)."""
+    return const(node.inputs()[2]) if node.kind().startswith("aten::_") else False
+
+
+def _softmax_forward(emit: Emitter, node: Node) -> Saved:
+    """Save self's dtype (an int) only when neither its type nor the result tells it."""
+    x = node.inputs()[0]
+    unknown = _converts_dtype(node) or _half_to_float(node) is NOT_CONSTANT
+    if needs_grad(x) and dtype_index(x) is None and unknown:
+        return {"self_dtype": dtype_of(emit, x)}
+    return {}
+
+
+def _softmax_grad(emit: Emitter, node: Node, saved: Saved, grad: Value, backward: str) -> list[Value | None]:
+    x, dim = node.inputs()[0], node.inputs()[1]
+    if not needs_grad(x):
+        return none_grads(node)
+    result = node.output()
+    # The backward kernels take self's dtype: from its type, from the forward,
+    # Half for half_to_float, else the result's (which is then the same).
+    x_dtype: int | Value | None = dtype_index(x)
+    if x_dtype is None:
+        x_dtype = saved.get("self_dtype")
+    if x_dtype is None:
+        x_dtype = _HALF if _half_to_float(node) is True else dtype_of(emit, result)
+    grad = emit.op(backward, grad, result, dim, x_dtype)
+    if _converts_dtype(node):
+        grad = cast_back(emit, grad, x_dtype)
+    return none_grads(node, grad)
+
+
+@formula("aten::softmax.int", "aten::_softmax", forward=_softmax_forward)
+def softmax(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    return _softmax_grad(emit, node, saved, grads[0], "aten::_softmax_backward_data")
+
+
+@formula("aten::log_softmax.int", "aten::_log_softmax", forward=_softmax_forward)
+def log_softmax(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    return _softmax_grad(emit, node, saved, grads[0], "aten::_log_softmax_backward_data")
+
+
 def _safe_softmax_forward(emit: Emitter, node: Node) -> Saved:
     """Self's dtype (an int), from its type or at run time, when a dtype= may change it."""
     x = node.inputs()[0]

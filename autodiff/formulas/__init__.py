@@ -17,8 +17,6 @@ from gradview.ops.registry import (  # noqa: I001 - the registry first, then the
 
 from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
 from . import pointwise_extra  # noqa: E402,F401,I001 - imported for its registrations
-from . import nn  # noqa: E402,F401,I001 - imported for its registrations
-from . import pooling, embedding  # noqa: E402,F401,I001 - conv, pools, embeddings, norms (issue 10)
 from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations
 from . import catalog_gaps  # noqa: E402,F401,I001 - the op catalogue's gaps (issue 10)
 from . import pointwise_math, activations, inplace  # noqa: E402,F401,I001 - pointwise family (issue 10); inplace last

@@ -1,5 +1,5 @@
 """Acceptance 2 for the softmax formulas (softmax, log_softmax and their ``_softmax``
-forms; the normalizations' tests are in tests/ops/test_normalization_gradients.py): each
+forms, gradview.ops.softmax): each
 graph is checked against torch (torch's Gradient lists and capture count where torch 2.13
 differentiates the op: all but the _softmax forms, and torch.autograd's numbers) and
 against finite differences in float64."""
@@ -11,10 +11,9 @@ import pytest
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
-
-from .formula_case_tools import check_formula
-from .ir_builder import T, const, graph
-from .oracle import check_gradient, run_gradient
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, const, graph
+from tests.autodiff.oracle import check_gradient, run_gradient
 
 X = (2, 3, 4)
 

@@ -1,4 +1,4 @@
-"""Gradient formulas of average pooling (autodiff/formulas/pooling.py): avg_pool2d and the adaptive
+"""Gradient formulas of average pooling (gradview.ops.pooling): avg_pool2d and the adaptive
 pools (forms PyTorch's JIT differentiates, so torch's Gradient lists are compared too) and their
 backward kernels (double backward), against torch.autograd and finite differences in float64,
 over kernel sizes, strides, paddings, ceil_mode, count_include_pad and divisor_override.
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from .finite_differences import check_finite_differences
-from .formula_case_tools import check_formula, make_inputs
-from .ir_builder import T, const, graph
+from tests.autodiff.finite_differences import check_finite_differences
+from tests.autodiff.formula_case_tools import check_formula, make_inputs
+from tests.autodiff.ir_builder import T, const, graph
 
 A = torch.ops.aten
 

@@ -1,4 +1,4 @@
-"""Gradient formulas of the embedding lookups (autodiff/formulas/embedding.py): embedding (the
+"""Gradient formulas of the embedding lookups (gradview.ops.embedding): embedding (the
 form PyTorch's JIT differentiates: torch's Gradient lists are compared too), embedding_bag in its
 three overloads and modes with per_sample_weights, and the dense backward's own gradient, against
 torch.autograd and finite differences in float64. The embedding_bag backward kernels have no
@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 
 from gradview.autodiff import differentiate
-from gradview.autodiff.formulas import NO_GRADIENT
 from gradview.ir import parse_ir
-
-from .formula_case_tools import check_formula
-from .ir_builder import T, const, graph
+from gradview.ops import NO_GRADIENT
+from tests.autodiff.formula_case_tools import check_formula
+from tests.autodiff.ir_builder import T, const, graph
 
 ROWS, DIM = 7, 3
 INDICES = np.array([[1, 2, 4], [4, 6, 1]])
