@@ -21,7 +21,7 @@ from .dtypes import is_floating, to_dtype
 from .elementwise import erf, promote
 from .nn import _check_floating
 from .reductions import wrap_dim
-from .registry import KernelError, register, register_fast_path
+from .registry import FastPath, KernelError
 
 __all__: list[str] = []
 
@@ -41,7 +41,6 @@ def _elementwise_in_place(g: Any, y: Any) -> bool:
     return getattr(g, "shape", None) == getattr(y, "shape", None) and getattr(y, "ndim", 0) > 0
 
 
-@register("aten::tanh_backward")
 def tanh_backward(xp: Any, grad_output: Any, output: Any) -> Any:
     """grad * (1 - y^2)."""
     dtype, g, y = _floating_pair(xp, "tanh_backward", grad_output, output)
@@ -56,7 +55,6 @@ def _tanh_backward_same_dtype(xp: Any, g: Any, y: Any) -> Any:
     return xp.multiply(result, g, out=result)
 
 
-@register("aten::sigmoid_backward")
 def sigmoid_backward(xp: Any, grad_output: Any, output: Any) -> Any:
     """grad * (1 - y) * y."""
     dtype, g, y = _floating_pair(xp, "sigmoid_backward", grad_output, output)
@@ -71,36 +69,34 @@ def _sigmoid_backward_same_dtype(xp: Any, g: Any, y: Any) -> Any:
     return xp.multiply(result, g, out=result)
 
 
-_SAME_DTYPE_BACKWARDS = {
-    "aten::tanh_backward": _tanh_backward_same_dtype,
-    "aten::sigmoid_backward": _sigmoid_backward_same_dtype,
-}
-
-
-@register_fast_path(*_SAME_DTYPE_BACKWARDS)
-def _fast_activation_backward(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def _same_dtype_fast_path(formula: Callable[[Any, Any, Any], Any]) -> FastPath:
     """Both operands statically of one float dtype: no promotion to work out."""
-    if dtypes[0] not in _FLOAT_NAMES or dtypes[0] != dtypes[1]:
-        return None
-    formula = _SAME_DTYPE_BACKWARDS[name]
 
-    def backward(grad_output: Any, output: Any) -> Any:
-        return formula(xp, grad_output, output)
+    def fast(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+        if dtypes[0] not in _FLOAT_NAMES or dtypes[0] != dtypes[1]:
+            return None
 
-    return backward, (0, 1)
+        def backward(grad_output: Any, output: Any) -> Any:
+            return formula(xp, grad_output, output)
+
+        return backward, (0, 1)
+
+    return fast
+
+
+fast_tanh_backward = _same_dtype_fast_path(_tanh_backward_same_dtype)
+fast_sigmoid_backward = _same_dtype_fast_path(_sigmoid_backward_same_dtype)
 
 
 _FLOAT_NAMES = frozenset({"Float", "Double", "Half"})
 
 
-@register("aten::threshold_backward")
 def threshold_backward(xp: Any, grad_output: Any, self: Any, threshold: Any) -> Any:
     """grad where self > threshold, else 0 (relu's backward with threshold 0)."""
     dtype, (g, x) = promote(xp, grad_output, self)
     return xp.where(x <= threshold, xp.zeros((), dtype=dtype), g).astype(dtype, copy=False)
 
 
-@register("aten::leaky_relu_backward")
 def leaky_relu_backward(xp: Any, grad_output: Any, self: Any, negative_slope: Any, self_is_result: bool) -> Any:
     if self_is_result and negative_slope < 0:
         raise KernelError(
@@ -115,7 +111,6 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@register("aten::gelu_backward")
 def gelu_backward(xp: Any, grad_output: Any, self: Any, approximate: str = "none") -> Any:
     dtype, g, x = _floating_pair(xp, "gelu_backward", grad_output, self)
     if approximate == "tanh":

@@ -47,7 +47,7 @@ import numpy
 from .dtypes import is_floating, is_integral, to_dtype
 from .elementwise import promote
 from .pointwise_math import logit_bounds
-from .registry import KernelError, register
+from .registry import KernelError
 
 __all__: list[str] = []
 
@@ -87,7 +87,6 @@ def _in_dtype(xp: Any, value: Any, dtype: Any) -> Any:
 
 
 # -- forward ------------------------------------------------------------------------------------
-@register("aten::hardtanh")
 def hardtanh(xp: Any, self: Any, min_val: Any = -1, max_val: Any = 1) -> Any:
     if self.dtype == _BOOL:
         raise KernelError("hardtanh: bool inputs are not supported (PyTorch refuses them too)")
@@ -96,25 +95,21 @@ def hardtanh(xp: Any, self: Any, min_val: Any = -1, max_val: Any = 1) -> Any:
     return xp.minimum(xp.maximum(self, lo), hi).astype(self.dtype, copy=False)
 
 
-@register("aten::relu6")
 def relu6(xp: Any, self: Any) -> Any:
     return hardtanh(xp, self, 0, 6)
 
 
-@register("aten::hardshrink")
 def hardshrink(xp: Any, self: Any, lambd: Any = 0.5) -> Any:
     x = _floating("hardshrink", self)
     inside = xp.logical_and(x >= -lambd, x <= lambd)
     return xp.where(inside, xp.zeros((), x.dtype), x).astype(self.dtype, copy=False)
 
 
-@register("aten::hardswish")
 def hardswish(xp: Any, self: Any) -> Any:
     x = _floating("hardswish", self)
     return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(self.dtype, copy=False)
 
 
-@register("aten::hardsigmoid")
 def hardsigmoid(xp: Any, self: Any) -> Any:
     x = _floating("hardsigmoid", self)
     return (xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(self.dtype, copy=False)
@@ -125,14 +120,12 @@ def _sigmoid(xp: Any, x: Any) -> Any:
         return 1 / (1 + xp.exp(-x))
 
 
-@register("aten::silu")
 def silu(xp: Any, self: Any) -> Any:
     x = _floating("silu", self)
     with numpy.errstate(over="ignore"):
         return (x / (1 + xp.exp(-x))).astype(self.dtype, copy=False)
 
 
-@register("aten::softplus")
 def softplus(xp: Any, self: Any, beta: Any = 1, threshold: Any = 20) -> Any:
     x = _floating("softplus", self)
     scaled = x * beta
@@ -141,7 +134,6 @@ def softplus(xp: Any, self: Any, beta: Any = 1, threshold: Any = 20) -> Any:
     return xp.where(scaled > threshold, x, smooth).astype(self.dtype, copy=False)
 
 
-@register("aten::elu")
 def elu(xp: Any, self: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> Any:
     x = _floating("elu", self)
     with numpy.errstate(over="ignore", invalid="ignore"):
@@ -149,7 +141,6 @@ def elu(xp: Any, self: Any, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1
     return xp.where(x <= 0, negative, x * scale).astype(self.dtype, copy=False)
 
 
-@register("aten::threshold")
 def threshold(xp: Any, self: Any, threshold: Any, value: Any) -> Any:
     if self.dtype == _BOOL:
         raise KernelError("threshold: bool tensors are not supported (PyTorch refuses them too)")
@@ -162,21 +153,18 @@ def _zero(xp: Any, x: Any) -> Any:
     return xp.zeros((), dtype=x.dtype)
 
 
-@register("aten::hardtanh_backward")
 def hardtanh_backward(xp: Any, grad_output: Any, self: Any, min_val: Any, max_val: Any) -> Any:
     dtype, g, x = _floating_pair("hardtanh_backward", xp, grad_output, self)
     outside = xp.logical_or(x <= min_val, x >= max_val)
     return xp.where(outside, _zero(xp, g), g).astype(dtype, copy=False)
 
 
-@register("aten::hardshrink_backward")
 def hardshrink_backward(xp: Any, grad_out: Any, self: Any, lambd: Any) -> Any:
     dtype, g, x = _floating_pair("hardshrink_backward", xp, grad_out, self)
     inside = xp.logical_and(x >= -lambd, x <= lambd)
     return xp.where(inside, _zero(xp, g), g).astype(dtype, copy=False)
 
 
-@register("aten::hardswish_backward")
 def hardswish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     dtype, g, x = _floating_pair("hardswish_backward", xp, grad_output, self)
     middle = g * (x / 3 + 0.5)
@@ -184,21 +172,18 @@ def hardswish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     return result.astype(dtype, copy=False)
 
 
-@register("aten::hardsigmoid_backward")
 def hardsigmoid_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     dtype, g, x = _floating_pair("hardsigmoid_backward", xp, grad_output, self)
     inside = xp.logical_and(x > -3, x < 3)
     return xp.where(inside, g * (1.0 / 6), _zero(xp, g)).astype(dtype, copy=False)
 
 
-@register("aten::silu_backward")
 def silu_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     dtype, g, x = _floating_pair("silu_backward", xp, grad_output, self)
     s = _sigmoid(xp, x)
     return (g * s * (1 + x * (1 - s))).astype(dtype, copy=False)
 
 
-@register("aten::softplus_backward")
 def softplus_backward(xp: Any, grad_output: Any, self: Any, beta: Any, threshold: Any) -> Any:
     dtype, g, x = _floating_pair("softplus_backward", xp, grad_output, self)
     scaled = x * beta
@@ -208,7 +193,6 @@ def softplus_backward(xp: Any, grad_output: Any, self: Any, beta: Any, threshold
     return xp.where(scaled > threshold, g, smooth).astype(dtype, copy=False)
 
 
-@register("aten::elu_backward")
 def elu_backward(
     xp: Any, grad_output: Any, alpha: Any, scale: Any, input_scale: Any, is_result: bool, self_or_result: Any
 ) -> Any:
@@ -227,7 +211,6 @@ def elu_backward(
     return xp.where(y <= 0, negative, positive).astype(dtype, copy=False)
 
 
-@register("aten::logit_backward")
 def logit_backward(xp: Any, grad_output: Any, self: Any, eps: float | None = None) -> Any:
     dtype, g, x = _floating_pair("logit_backward", xp, grad_output, self)
     with numpy.errstate(divide="ignore", invalid="ignore"):

@@ -16,24 +16,20 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import to_dtype
-from .registry import register
 from .shapes import _cast
 
-__all__: list[str] = []
+__all__: list[str] = []  # the kernels are bound to their ops in gradview.ops.casts
 
 
 # -- copies, casts, *_like -----------------------------------------------------------
-@register("aten::contiguous")
 def contiguous(xp: Any, self: Any, memory_format: int = 0) -> Any:
     return self if self.flags.c_contiguous else self.copy(order="C")
 
 
-@register("aten::clone")
 def clone(xp: Any, self: Any, memory_format: int | None = None) -> Any:
     return self.copy()
 
 
-@register("aten::detach")
 def detach(xp: Any, self: Any) -> Any:
     """A new array object on the same memory: the runtime maps arrays to tensors by
     identity, and detach's result must be a tensor of its own, cut from autograd."""
@@ -44,12 +40,10 @@ def _dtype_or(self: Any, dtype: int | None) -> Any:
     return self.dtype if dtype is None else to_dtype(dtype)
 
 
-@register("aten::type_as")
 def type_as(xp: Any, self: Any, other: Any) -> Any:
     return _cast(self, other.dtype)
 
 
-@register("aten::zeros_like", "aten::empty_like")
 def zeros_like(
     xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,
@@ -57,7 +51,6 @@ def zeros_like(
     return xp.zeros(self.shape, dtype=_dtype_or(self, dtype))
 
 
-@register("aten::ones_like")
 def ones_like(
     xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,
@@ -65,7 +58,6 @@ def ones_like(
     return xp.ones(self.shape, dtype=_dtype_or(self, dtype))
 
 
-@register("aten::full_like")
 def full_like(
     xp: Any, self: Any, fill_value: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,
@@ -73,7 +65,6 @@ def full_like(
     return xp.full(self.shape, fill_value, dtype=_dtype_or(self, dtype))
 
 
-@register("aten::to.dtype")
 def to_dtype_(
     xp: Any, self: Any, dtype: int, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
 ) -> Any:
@@ -81,14 +72,12 @@ def to_dtype_(
     return self.astype(target) if copy else _cast(self, target)
 
 
-@register("aten::to.other")
 def to_other(
     xp: Any, self: Any, other: Any, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
 ) -> Any:
     return self.astype(other.dtype) if copy else _cast(self, other.dtype)
 
 
-@register("aten::to.device")
 def to_device(
     xp: Any, self: Any, device: Any, dtype: int, non_blocking: bool = False, copy: bool = False,
     memory_format: Any = None,
@@ -96,7 +85,6 @@ def to_device(
     return to_dtype_(xp, self, dtype, non_blocking, copy)
 
 
-@register("aten::to.prim_Device")
 def to_prim_device(
     xp: Any, self: Any, device: Any, dtype: int | None = None, non_blocking: bool = False, copy: bool = False
 ) -> Any:
@@ -104,13 +92,11 @@ def to_prim_device(
     return self.astype(target) if copy else _cast(self, target)
 
 
-@register("aten::to.prim_dtype")
 def to_prim_dtype(
     xp: Any, self: Any, dtype: int | None = None, non_blocking: bool = False, copy: bool = False
 ) -> Any:
     return to_prim_device(xp, self, None, dtype, non_blocking, copy)
 
 
-@register("aten::to.prim_other")
 def to_prim_other(xp: Any, self: Any, non_blocking: bool = False, copy: bool = False) -> Any:
     return self.copy() if copy else self

@@ -13,16 +13,9 @@ from typing import Any
 import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype
-from .registry import (
-    GUARD_FLOAT,
-    GUARD_SAME_NUMERIC,
-    UNKNOWN_DTYPE,
-    KernelError,
-    register,
-    register_fast_path,
-)
+from .registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, FastPath, Kernel, KernelError
 
-__all__ = ["erf", "as_tensor", "promote"]
+__all__ = ["erf", "as_tensor", "promote"]  # the kernels are bound to their ops in gradview.ops.pointwise
 
 
 def as_tensor(xp: Any, value: Any, dtype: Any) -> Any:
@@ -87,19 +80,16 @@ def _with_alpha(xp: Any, ufunc: Any, self: Any, other: Any, alpha: Any) -> Any:
     return ufunc(a, b).astype(dtype, copy=False)
 
 
-@register("aten::add.Tensor", "aten::add.Scalar")
 def add(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
     return _with_alpha(xp, xp.add, self, other, alpha)
 
 
-@register("aten::sub.Tensor", "aten::sub.Scalar")
 def sub(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
     if getattr(self, "dtype", None) == xp.bool_ or getattr(other, "dtype", None) == xp.bool_:
         raise KernelError("subtraction of bool tensors is not supported; use logical_xor or ~")
     return _with_alpha(xp, xp.subtract, self, other, alpha)
 
 
-@register("aten::mul.Tensor", "aten::mul.Scalar")
 def mul(xp: Any, self: Any, other: Any) -> Any:
     if getattr(self, "dtype", 0) == getattr(other, "dtype", 1):
         if self.dtype == xp.bool_:
@@ -111,7 +101,6 @@ def mul(xp: Any, self: Any, other: Any) -> Any:
     return xp.multiply(a, b).astype(dtype, copy=False)
 
 
-@register("aten::div.Tensor", "aten::div.Scalar")
 def div(xp: Any, self: Any, other: Any) -> Any:
     dtype = result_dtype(self, other)
     if not is_floating(dtype):
@@ -120,7 +109,6 @@ def div(xp: Any, self: Any, other: Any) -> Any:
     return xp.true_divide(a, b).astype(dtype, copy=False)
 
 
-@register("aten::div.Tensor_mode", "aten::div.Scalar_mode")
 def div_mode(xp: Any, self: Any, other: Any, rounding_mode: str | None) -> Any:
     if rounding_mode is None:
         return div(xp, self, other)
@@ -164,38 +152,36 @@ def _int_trunc_div(xp: Any, a: Any, b: Any) -> Any:
 
 
 # -- unary ------------------------------------------------------------------------
-@register("aten::neg")
 def neg(xp: Any, self: Any) -> Any:
     if self.dtype == xp.bool_:
         raise KernelError("negation of a bool tensor is not supported; use logical_not")
     return xp.negative(self)
 
 
-@register("aten::abs")
 def abs_(xp: Any, self: Any) -> Any:
     if self.dtype == xp.bool_:
         raise KernelError("abs of a bool tensor is not supported")
     return xp.absolute(self)
 
 
-def _unary_float(name: str, fn: Any) -> None:
+def _unary_float(name: str, fn: Any) -> Kernel:
     def kernel(xp: Any, self: Any) -> Any:
         x = _float_operand(xp, self)
         return fn(xp, x).astype(x.dtype, copy=False)
 
     kernel.__name__ = name
-    register(f"aten::{name}")(kernel)
+    return kernel
 
 
-_unary_float("exp", lambda xp, x: xp.exp(x))
-_unary_float("log", lambda xp, x: xp.log(x))
-_unary_float("sin", lambda xp, x: xp.sin(x))
-_unary_float("cos", lambda xp, x: xp.cos(x))
-_unary_float("tanh", lambda xp, x: xp.tanh(x))
-_unary_float("sqrt", lambda xp, x: xp.sqrt(x))
-_unary_float("rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)))
-_unary_float("sigmoid", lambda xp, x: _sigmoid(xp, x))
-_unary_float("erf", lambda xp, x: erf(xp, x))
+exp = _unary_float("exp", lambda xp, x: xp.exp(x))
+log = _unary_float("log", lambda xp, x: xp.log(x))
+sin = _unary_float("sin", lambda xp, x: xp.sin(x))
+cos = _unary_float("cos", lambda xp, x: xp.cos(x))
+tanh = _unary_float("tanh", lambda xp, x: xp.tanh(x))
+sqrt = _unary_float("sqrt", lambda xp, x: xp.sqrt(x))
+rsqrt = _unary_float("rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)))
+sigmoid = _unary_float("sigmoid", lambda xp, x: _sigmoid(xp, x))
+erf_kernel = _unary_float("erf", lambda xp, x: erf(xp, x))  # erf itself is the array helper below
 
 
 def _sigmoid(xp: Any, x: Any) -> Any:
@@ -210,8 +196,7 @@ def _sigmoid(xp: Any, x: Any) -> Any:
         return xp.reciprocal(result, out=result)
 
 
-@register_fast_path("aten::sigmoid")
-def _fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     def sigmoid(x: Any) -> Any:
         return _sigmoid(xp, x)
 
@@ -222,21 +207,18 @@ def _fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -
     return None
 
 
-@register("aten::relu")
 def relu(xp: Any, self: Any) -> Any:
     if self.dtype == xp.bool_:
         raise KernelError("relu of a bool tensor is not supported")
     return xp.maximum(self, xp.zeros((), dtype=self.dtype))
 
 
-@register("aten::leaky_relu")
 def leaky_relu(xp: Any, self: Any, negative_slope: Any = 0.01) -> Any:
     if not is_floating(self.dtype):
         raise KernelError(f"leaky_relu needs a floating-point tensor, got {self.dtype}")
     return xp.where(self > 0, self, self * negative_slope).astype(self.dtype, copy=False)
 
 
-@register("aten::gelu")
 def gelu(xp: Any, self: Any, approximate: str = "none") -> Any:
     if not is_floating(self.dtype):
         raise KernelError(f"gelu needs a floating-point tensor, got {self.dtype}")
@@ -280,7 +262,6 @@ def erf(xp: Any, x: Any) -> Any:
     return xp.copysign(magnitude, x).astype(getattr(x, "dtype", xp.float64), copy=False)
 
 
-@register("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")
 def pow_(xp: Any, self: Any, exponent: Any) -> Any:
     dtype, (base, power) = promote(xp, self, exponent)
     if isinstance(power, int | float) and power == 2:
@@ -312,19 +293,16 @@ def _int_power_negative(xp: Any, base: Any, power: Any) -> Any:
 
 
 # -- binary max/min, clamp, where ------------------------------------------------
-@register("aten::maximum", "aten::max.other")
 def maximum(xp: Any, self: Any, other: Any) -> Any:
     dtype, (a, b) = promote(xp, self, other)
     return xp.maximum(a, b).astype(dtype, copy=False)
 
 
-@register("aten::minimum", "aten::min.other")
 def minimum(xp: Any, self: Any, other: Any) -> Any:
     dtype, (a, b) = promote(xp, self, other)
     return xp.minimum(a, b).astype(dtype, copy=False)
 
 
-@register("aten::clamp", "aten::clamp.Tensor")
 def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - schema names
     if min is None and max is None:
         raise KernelError("clamp needs at least one of min and max")
@@ -340,17 +318,14 @@ def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # noqa:
     return out.astype(dtype, copy=False)
 
 
-@register("aten::clamp_min")
 def clamp_min(xp: Any, self: Any, min: Any) -> Any:  # noqa: A002
     return clamp(xp, self, min, None)
 
 
-@register("aten::clamp_max")
 def clamp_max(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002
     return clamp(xp, self, None, max)
 
 
-@register("aten::where.self", "aten::where.ScalarOther", "aten::where.ScalarSelf", "aten::where.Scalar")
 def where(xp: Any, condition: Any, self: Any, other: Any) -> Any:
     if condition.dtype != xp.bool_:
         raise KernelError(f"where expects a bool condition, got {condition.dtype}")
@@ -358,7 +333,6 @@ def where(xp: Any, condition: Any, self: Any, other: Any) -> Any:
     return xp.where(condition, a, b).astype(dtype, copy=False)
 
 
-@register("aten::sign")
 def sign(xp: Any, self: Any) -> Any:
     if self.dtype == xp.bool_:
         return self.copy()
@@ -369,18 +343,21 @@ def sign(xp: Any, self: Any) -> Any:
 
 
 # -- comparisons -------------------------------------------------------------------
-def _comparison(name: str, fn_name: str) -> None:
+def _comparison(name: str, fn_name: str) -> Kernel:
     def kernel(xp: Any, self: Any, other: Any) -> Any:
         _, (a, b) = promote(xp, self, other)
         return getattr(xp, fn_name)(a, b)
 
     kernel.__name__ = name
-    register(f"aten::{name}.Tensor", f"aten::{name}.Scalar")(kernel)
+    return kernel
 
 
-for _name, _fn in (("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"), ("lt", "less"),
-                   ("ge", "greater_equal"), ("le", "less_equal")):
-    _comparison(_name, _fn)
+eq = _comparison("eq", "equal")
+ne = _comparison("ne", "not_equal")
+gt = _comparison("gt", "greater")
+lt = _comparison("lt", "less")
+ge = _comparison("ge", "greater_equal")
+le = _comparison("le", "less_equal")
 
 
 # -- compile-time fast paths ----------------------------------------------------------
@@ -405,36 +382,44 @@ def _same_dtype_call(fn: Any, dtypes: list[Any]) -> Any:
     return None
 
 
-@register_fast_path("aten::add.Tensor", "aten::sub.Tensor")
-def _fast_add_sub(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
-    if not _is_one(constants[2]):
-        return None
-    return _same_dtype_call(xp.add if name == "aten::add.Tensor" else xp.subtract, dtypes)
+def alpha_one_fast_path(ufunc: str) -> FastPath:
+    """add/sub with ``alpha=1`` of two same-dtype operands: the ufunc ``xp.<ufunc>`` itself."""
+
+    def fast(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+        if not _is_one(constants[2]):
+            return None
+        return _same_dtype_call(getattr(xp, ufunc), dtypes)
+
+    fast.__name__ = f"fast_{ufunc}"
+    return fast
 
 
-_SAME_DTYPE_UFUNCS = {
-    "aten::mul.Tensor": "multiply", "aten::maximum": "maximum", "aten::max.other": "maximum",
-    "aten::minimum": "minimum", "aten::min.other": "minimum",
-}
+def same_dtype_fast_path(ufunc: str) -> FastPath:
+    """A binary op of two same-dtype operands: the ufunc ``xp.<ufunc>`` itself."""
+
+    def fast(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+        return _same_dtype_call(getattr(xp, ufunc), dtypes)
+
+    fast.__name__ = f"fast_{ufunc}"
+    return fast
 
 
-@register_fast_path(*_SAME_DTYPE_UFUNCS)
-def _fast_same_dtype_binary(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
-    return _same_dtype_call(getattr(xp, _SAME_DTYPE_UFUNCS[name]), dtypes)
-
-
-@register_fast_path("aten::div.Tensor")
-def _fast_div(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+def fast_div(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     if dtypes[0] in _FLOATS and dtypes[0] == dtypes[1]:
         return xp.true_divide, (0, 1)
     return None
 
 
-@register_fast_path("aten::exp", "aten::log", "aten::sin", "aten::cos", "aten::tanh", "aten::sqrt")
-def _fast_unary_float(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
-    fn = getattr(xp, name.removeprefix("aten::"))
-    if dtypes[0] in _FLOATS:
-        return fn, (0,)
-    if dtypes[0] == UNKNOWN_DTYPE:
-        return fn, (0,), GUARD_FLOAT
-    return None
+def unary_float_fast_path(ufunc: str) -> FastPath:
+    """A math function of a floating-point tensor: the ufunc ``xp.<ufunc>`` itself."""
+
+    def fast(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+        fn = getattr(xp, ufunc)
+        if dtypes[0] in _FLOATS:
+            return fn, (0,)
+        if dtypes[0] == UNKNOWN_DTYPE:
+            return fn, (0,), GUARD_FLOAT
+        return None
+
+    fast.__name__ = f"fast_{ufunc}"
+    return fast

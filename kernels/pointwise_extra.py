@@ -40,7 +40,7 @@ from typing import Any
 
 from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype, to_dtype
 from .elementwise import as_tensor, promote
-from .registry import KERNELS, KernelError, register
+from .registry import KERNELS, Kernel, KernelError
 from .shapes import broadcast_shapes
 
 __all__: list[str] = []
@@ -62,7 +62,7 @@ def _delegate(qualified: str, xp: Any, *args: Any) -> Any:
 
 
 # -- bitwise and, or, xor -----------------------------------------------------------------
-def _bitwise(name: str, ufunc: str) -> None:
+def _bitwise(name: str, ufunc: str) -> Kernel:
     def kernel(xp: Any, self: Any, other: Any) -> Any:
         dtype, (a, b) = promote(xp, self, other)
         if is_floating(dtype):
@@ -73,11 +73,12 @@ def _bitwise(name: str, ufunc: str) -> None:
         return getattr(xp, ufunc)(a, b).astype(dtype, copy=False)
 
     kernel.__name__ = name.strip("_")
-    register(f"aten::{name}.Tensor", f"aten::{name}.Scalar")(kernel)
+    return kernel
 
 
-for _name, _ufunc in (("__and__", "bitwise_and"), ("__or__", "bitwise_or"), ("__xor__", "bitwise_xor")):
-    _bitwise(_name, _ufunc)
+and_ = _bitwise("__and__", "bitwise_and")
+or_ = _bitwise("__or__", "bitwise_or")
+xor = _bitwise("__xor__", "bitwise_xor")
 
 
 def _describe(value: Any) -> str:
@@ -88,7 +89,6 @@ def _describe(value: Any) -> str:
 
 
 # -- remainder, floor_divide ---------------------------------------------------------------
-@register("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor")
 def remainder(xp: Any, self: Any, other: Any) -> Any:
     dtype, (a, b) = promote(xp, self, other)
     if dtype == _BOOL:
@@ -105,26 +105,23 @@ def remainder(xp: Any, self: Any, other: Any) -> Any:
     return xp.remainder(a, b).astype(dtype, copy=False)
 
 
-@register("aten::floor_divide", "aten::floor_divide.Scalar")
 def floor_divide(xp: Any, self: Any, other: Any) -> Any:
     # PyTorch's floor_divide is div(rounding_mode="floor"): same dtypes, same errors.
     return _delegate("aten::div.Tensor_mode", xp, self, other, "floor")
 
 
 # -- one-sided clamps with tensor bounds ------------------------------------------------------
-@register("aten::clamp_min.Tensor")
 def clamp_min_tensor(xp: Any, self: Any, min: Any) -> Any:  # noqa: A002 - schema name
     return _delegate("aten::clamp.Tensor", xp, self, min, None)
 
 
-@register("aten::clamp_max.Tensor")
 def clamp_max_tensor(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002 - schema name
     return _delegate("aten::clamp.Tensor", xp, self, None, max)
 
 
 # -- unary math -------------------------------------------------------------------------------
-def _unary_float(name: str, fn: Any) -> None:
-    """Register ``aten::<name>``: bool and integer inputs compute in the default float."""
+def _unary_float(name: str, fn: Any) -> Kernel:
+    """A unary kernel: bool and integer inputs compute in the default float."""
 
     def kernel(xp: Any, self: Any) -> Any:
         out = self.dtype if is_floating(self.dtype) else DEFAULT_FLOAT
@@ -132,16 +129,15 @@ def _unary_float(name: str, fn: Any) -> None:
         return fn(xp, x).astype(out, copy=False)
 
     kernel.__name__ = name
-    register(f"aten::{name}")(kernel)
+    return kernel
 
 
-_unary_float("log1p", lambda xp, x: xp.log1p(x))
-_unary_float("expm1", lambda xp, x: xp.expm1(x))
-_unary_float("exp2", lambda xp, x: xp.exp2(x))
-_unary_float("reciprocal", lambda xp, x: xp.reciprocal(x))
+log1p = _unary_float("log1p", lambda xp, x: xp.log1p(x))
+expm1 = _unary_float("expm1", lambda xp, x: xp.expm1(x))
+exp2 = _unary_float("exp2", lambda xp, x: xp.exp2(x))
+reciprocal = _unary_float("reciprocal", lambda xp, x: xp.reciprocal(x))
 
 
-@register("aten::square")
 def square(xp: Any, self: Any) -> Any:
     # pow(self, 2): a bool tensor meets the int 2 and becomes int64.
     out = result_dtype(self, 2)
@@ -170,7 +166,6 @@ def _lerp(xp: Any, self: Any, end: Any, weight: Any, dtype: Any) -> Any:
     return xp.where(small, start + w * diff, stop - diff * (1 - w)).astype(dtype, copy=False)
 
 
-@register("aten::lerp.Scalar")
 def lerp_scalar(xp: Any, self: Any, end: Any, weight: Any) -> Any:
     _check_end(self, end)
     if isinstance(weight, complex):
@@ -178,7 +173,6 @@ def lerp_scalar(xp: Any, self: Any, end: Any, weight: Any) -> Any:
     return _lerp(xp, self, end, float(weight), self.dtype)
 
 
-@register("aten::lerp.Tensor")
 def lerp_tensor(xp: Any, self: Any, end: Any, weight: Any) -> Any:
     _check_end(self, end)
     if weight.ndim == 0:
@@ -193,7 +187,6 @@ def lerp_tensor(xp: Any, self: Any, end: Any, weight: Any) -> Any:
 
 
 # -- addcmul ------------------------------------------------------------------------------
-@register("aten::addcmul")
 def addcmul(xp: Any, self: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> Any:
     dtype = result_dtype(self, tensor1, tensor2)
     if dtype == _BOOL:
@@ -215,12 +208,10 @@ def _masked_fill(xp: Any, self: Any, mask: Any, value: Any) -> Any:
     return xp.where(mask, fill, self).astype(self.dtype, copy=False)
 
 
-@register("aten::masked_fill.Scalar")
 def masked_fill_scalar(xp: Any, self: Any, mask: Any, value: Any) -> Any:
     return _masked_fill(xp, self, mask, value)
 
 
-@register("aten::masked_fill.Tensor")
 def masked_fill_tensor(xp: Any, self: Any, mask: Any, value: Any) -> Any:
     if value.ndim != 0:
         raise KernelError(
@@ -230,7 +221,6 @@ def masked_fill_tensor(xp: Any, self: Any, mask: Any, value: Any) -> Any:
 
 
 # -- where(condition) ---------------------------------------------------------------------
-@register("aten::where")
 def where_nonzero(xp: Any, condition: Any) -> list[Any]:
     """``torch.where(condition)``: one int64 index array per dim of the nonzero
     elements (NumPy's ``nonzero``); a 0-d condition counts as one element."""

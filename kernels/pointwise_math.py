@@ -41,10 +41,10 @@ import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
 from .elementwise import erf, promote
-from .registry import KERNELS, KernelError, register
+from .registry import KERNELS, Kernel, KernelError
 from .scalar_math import _fmod, _ieee, _single, _wrap32
 
-__all__ = ["erfc", "logit_bounds"]
+__all__ = ["erfc", "logit_bounds"]  # the kernels are bound to their ops in gradview.ops.pointwise_math
 
 _HALF = to_dtype("Half")
 _FLOAT = to_dtype("Float")
@@ -95,7 +95,7 @@ def erfc(xp: Any, x: Any) -> Any:
 
 
 # -- unary functions that compute in floating point ---------------------------------------------
-def _unary_float(name: str, fn: Callable[[Any, Any], Any]) -> None:
+def _unary_float(name: str, fn: Callable[[Any, Any], Any]) -> Kernel:
     def kernel(xp: Any, self: Any) -> Any:
         out = _float_result(self)
         x = self.astype(_opmath(out), copy=False)
@@ -103,18 +103,18 @@ def _unary_float(name: str, fn: Callable[[Any, Any], Any]) -> None:
             return fn(xp, x).astype(out, copy=False)
 
     kernel.__name__ = name
-    register(f"aten::{name}")(kernel)
+    return kernel
 
 
-_unary_float("acos", lambda xp, x: xp.arccos(x))
-_unary_float("asin", lambda xp, x: xp.arcsin(x))
-_unary_float("atan", lambda xp, x: xp.arctan(x))
-_unary_float("cosh", lambda xp, x: xp.cosh(x))
-_unary_float("sinh", lambda xp, x: xp.sinh(x))
-_unary_float("tan", lambda xp, x: xp.tan(x))
-_unary_float("erfc", lambda xp, x: erfc(xp, x).astype(x.dtype, copy=False))
-_unary_float("log10", lambda xp, x: xp.log10(x))
-_unary_float("log2", lambda xp, x: xp.log2(x))
+acos = _unary_float("acos", lambda xp, x: xp.arccos(x))
+asin = _unary_float("asin", lambda xp, x: xp.arcsin(x))
+atan = _unary_float("atan", lambda xp, x: xp.arctan(x))
+cosh = _unary_float("cosh", lambda xp, x: xp.cosh(x))
+sinh = _unary_float("sinh", lambda xp, x: xp.sinh(x))
+tan = _unary_float("tan", lambda xp, x: xp.tan(x))
+erfc_kernel = _unary_float("erfc", lambda xp, x: erfc(xp, x).astype(x.dtype, copy=False))  # erfc: the helper
+log10 = _unary_float("log10", lambda xp, x: xp.log10(x))
+log2 = _unary_float("log2", lambda xp, x: xp.log2(x))
 
 
 def logit_bounds(xp: Any, eps: float, dtype: Any, compute: Any) -> tuple[Any, Any]:
@@ -124,7 +124,6 @@ def logit_bounds(xp: Any, eps: float, dtype: Any, compute: Any) -> tuple[Any, An
     return xp.asarray(lo.astype(compute)), xp.asarray(hi.astype(compute))
 
 
-@register("aten::logit")
 def logit(xp: Any, self: Any, eps: float | None = None) -> Any:
     out = _float_result(self)
     compute = _opmath(out)
@@ -138,7 +137,7 @@ def logit(xp: Any, self: Any, eps: float | None = None) -> Any:
 
 
 # -- rounding ----------------------------------------------------------------------------------
-def _rounding(name: str, fn: Callable[[Any, Any], Any]) -> None:
+def _rounding(name: str, fn: Callable[[Any, Any], Any]) -> Kernel:
     def kernel(xp: Any, self: Any) -> Any:
         if self.dtype == _BOOL:
             raise _refuse(name, self.dtype)
@@ -147,16 +146,15 @@ def _rounding(name: str, fn: Callable[[Any, Any], Any]) -> None:
         return fn(xp, self).astype(self.dtype, copy=False)
 
     kernel.__name__ = name
-    register(f"aten::{name}")(kernel)
+    return kernel
 
 
-_rounding("ceil", lambda xp, x: xp.ceil(x))
-_rounding("floor", lambda xp, x: xp.floor(x))
-_rounding("round", lambda xp, x: xp.rint(x))  # half to even, like C's nearbyint
-_rounding("trunc", lambda xp, x: xp.trunc(x))
+ceil = _rounding("ceil", lambda xp, x: xp.ceil(x))
+floor = _rounding("floor", lambda xp, x: xp.floor(x))
+round_ = _rounding("round", lambda xp, x: xp.rint(x))  # half to even, like C's nearbyint
+trunc = _rounding("trunc", lambda xp, x: xp.trunc(x))
 
 
-@register("aten::round.decimals")
 def round_decimals(xp: Any, self: Any, decimals: int) -> Any:
     if not is_floating(self.dtype):
         raise _refuse("round(decimals=...)", self.dtype)
@@ -168,7 +166,6 @@ def round_decimals(xp: Any, self: Any, decimals: int) -> Any:
     return result.astype(self.dtype, copy=False)
 
 
-@register("aten::frac")
 def frac(xp: Any, self: Any) -> Any:
     if not is_floating(self.dtype):
         raise _refuse("frac", self.dtype)
@@ -177,13 +174,11 @@ def frac(xp: Any, self: Any) -> Any:
 
 
 # -- rsub, fmod, atan2 ------------------------------------------------------------------------
-@register("aten::rsub.Tensor", "aten::rsub.Scalar")
 def rsub(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
     """``other - alpha * self``: sub with the operands swapped (same dtypes, same errors)."""
     return KERNELS["aten::sub.Tensor"](xp, other, self, alpha)
 
 
-@register("aten::fmod.Tensor", "aten::fmod.Scalar")
 def fmod(xp: Any, self: Any, other: Any) -> Any:
     dtype, (a, b) = promote(xp, self, other)
     if dtype == _BOOL:
@@ -199,7 +194,6 @@ def fmod(xp: Any, self: Any, other: Any) -> Any:
     return xp.fmod(a, b).astype(dtype, copy=False)
 
 
-@register("aten::atan2")
 def atan2(xp: Any, self: Any, other: Any) -> Any:
     dtype, (a, b) = promote(xp, self, other)
     out = dtype if is_floating(dtype) else DEFAULT_FLOAT
@@ -220,7 +214,9 @@ _SCALAR_MATH: dict[str, Callable[[float], float]] = {
 }
 
 
-def _scalar_math(name: str, fn: Callable[[float], float]) -> None:
+def _scalar_math(name: str, fn: Callable[[float], float]) -> tuple[Kernel, Kernel]:
+    """The kernels of ``<name>.int``/``.float`` (double precision) and ``.Scalar`` (single)."""
+
     def double(xp: Any, a: Any) -> float:
         return fn(float(a))
 
@@ -228,15 +224,16 @@ def _scalar_math(name: str, fn: Callable[[float], float]) -> None:
         return _single(fn(float(a)))
 
     double.__name__, single.__name__ = name, f"{name}_scalar"
-    register(f"aten::{name}.int", f"aten::{name}.float")(double)
-    register(f"aten::{name}.Scalar")(single)
+    return double, single
 
 
-for _name, _fn in _SCALAR_MATH.items():
-    _scalar_math(_name, _fn)
+# function name -> (kernel of its .int and .float overloads, kernel of its .Scalar overload)
+NUMBER_MATH: dict[str, tuple[Kernel, Kernel]] = {
+    name: _scalar_math(name, fn) for name, fn in _SCALAR_MATH.items()
+}
 
 
-def _whole(name: str, fn: Callable[[float], int]) -> None:
+def _whole(name: str, fn: Callable[[float], int]) -> tuple[Kernel, Kernel, Kernel]:
     """``ceil``/``floor`` of a number, computed on a double: an int64, refusing
     results that do not fit one (C++'s cast is undefined behaviour there).
     The ``.Scalar`` overload then casts to a 32-bit C++ ``int``, as TorchScript's
@@ -256,38 +253,29 @@ def _whole(name: str, fn: Callable[[float], int]) -> None:
         return _wrap32(on_float(xp, a))
 
     on_int.__name__, on_float.__name__, on_scalar.__name__ = f"{name}_int", f"{name}_float", f"{name}_scalar"
-    register(f"aten::{name}.int")(on_int)
-    register(f"aten::{name}.float")(on_float)
-    register(f"aten::{name}.Scalar")(on_scalar)
+    return on_int, on_float, on_scalar
 
 
-_whole("ceil", math.ceil)
-_whole("floor", math.floor)
+ceil_int, ceil_float, ceil_scalar = _whole("ceil", math.ceil)
+floor_int, floor_float, floor_scalar = _whole("floor", math.floor)
 
 
 def _round_half_even(a: float) -> float:
     return float(numpy.rint(numpy.float64(a)))  # keeps inf, NaN and the sign of zero
 
 
-@register("aten::round.int", "aten::round.float")
 def round_number(xp: Any, a: Any) -> float:
     return _round_half_even(float(a))
 
 
-@register("aten::round.Scalar")
 def round_scalar(xp: Any, a: Any) -> float:
     return _single(_round_half_even(float(a)))
 
 
-@register("aten::fmod.int", "aten::fmod.float", "aten::fmod.int_float", "aten::fmod.float_int", "aten::fmod")
 def fmod_number(xp: Any, a: Any, b: Any) -> float:
     """C's fmod on doubles: NaN for a zero divisor or an infinite dividend."""
     return _fmod(float(a), float(b))
 
 
-@register(
-    "aten::atan2.int", "aten::atan2.float", "aten::atan2.int_float", "aten::atan2.float_int",
-    "aten::atan2.Scalar_Scalar",
-)
 def atan2_number(xp: Any, a: Any, b: Any) -> float:
     return math.atan2(float(a), float(b))

@@ -1,1 +1,215 @@
-"""(being moved here from kernels/, ir/passes/shape_rules_*.py and autodiff/formulas/)"""
+"""Copies, dtype casts and ``*_like`` constructors: contiguous, clone, detach,
+type_as, the ``to`` overloads, zeros_like / empty_like / ones_like / full_like.
+
+A cast changes how each element is stored, not which element it is, so its
+gradient is the incoming gradient converted back to the input's dtype (what
+``_to_copy``'s backward does in PyTorch): a no-op when the cast changed
+nothing. A copy (``contiguous``, ``clone``) passes the gradient through.
+``detach`` cuts the graph on purpose, and the ``*_like`` constructors read
+only their input's shape and dtype, never its values: no gradient flows
+through them.
+
+Shapes: converting to the dtype and device a tensor already has, without
+``copy=True``, returns the tensor itself (its type, strides included); a real
+conversion allocates a tensor laid out like ``empty_like(preserve_format)``.
+"""
+
+from __future__ import annotations
+
+from gradview.ir import Node, TensorType, Value
+from gradview.kernels import casts
+
+from .emit_util import grad_list
+from .gradients import Emitter
+from .pointwise import device_arg, dtype_arg
+from .registry import formula, kernel, no_gradient, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult, fresh, layout_of, make_tensor
+from .static_info import cast_back, dtype_index, dtype_of, needs_grad, none_grads
+from .tensor_layout import contiguous_strides, is_contiguous, preserve_strides
+
+__all__: list[str] = []
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
+
+# Memory formats as ``memory_format=`` arguments carry them.
+_CONTIGUOUS_FORMAT = 0
+
+
+def _same_as(t: TensorType) -> TensorType:
+    """The input's own type (the op returns the input, or an alias of it)."""
+    return TensorType(t.scalar_type, t.sizes, t.strides, None, t.device)
+
+
+def _like(self: TensorType, dtype: str | None, device: str | None, memory_format: object) -> TensorType:
+    layout = layout_of(self)
+    strides = None
+    if layout is not None:
+        if memory_format == _CONTIGUOUS_FORMAT:
+            strides = contiguous_strides(layout[0])
+        else:
+            strides = preserve_strides(*layout)
+    return make_tensor(dtype, self.sizes, strides, device)
+
+
+def _converted(self: TensorType, dtype: str | None, device: str | None, memory_format: object,
+               copy: object = False) -> TensorType:
+    """A copy of ``self`` with another dtype/device, laid out like ``empty_like(preserve)``.
+
+    Converting to the same dtype and device without ``copy=True`` returns ``self``.
+    """
+    if dtype == self.scalar_type and device == self.device and copy is False and memory_format is None:
+        return _same_as(self)
+    return _like(self, dtype, device, memory_format)
+
+
+def _never_in_subgraphs(node: Node) -> bool:
+    """No gradient flows through these: as in TorchScript, the slicer leaves them
+    out of differentiable graphs; ``differentiate`` still copes when one requires grad."""
+    return False
+
+
+@formula("aten::detach", "aten::zeros_like", "aten::ones_like", supports=_never_in_subgraphs)
+def _no_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return grad_list(node)
+
+
+# -- aten::detach (and the identity-like alias, lift_fresh) -------------------------------------
+kernel("aten::detach")(casts.detach)
+
+
+@shape_rule("aten::detach", "aten::alias", "aten::lift_fresh")
+def _identity_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    return None if self is None else [_same_as(self)]
+
+
+# -- aten::contiguous, clone -----------------------------------------------------------------------
+kernel("aten::contiguous")(casts.contiguous)
+kernel("aten::clone")(casts.clone)
+
+
+@shape_rule("aten::contiguous")
+def _contiguous_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    layout = layout_of(self)
+    if layout is not None and is_contiguous(*layout):
+        return [make_tensor(self.scalar_type, self.sizes, layout[1], self.device)]
+    return [fresh(self.scalar_type, self.sizes, self.device)]
+
+
+@shape_rule("aten::clone")
+def _clone_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    return [_like(self, self.scalar_type, self.device, args.value(1, None))]
+
+
+# -- aten::to (every overload) ---------------------------------------------------------------------
+kernel("aten::to.dtype")(casts.to_dtype_)
+kernel("aten::to.other")(casts.to_other)
+kernel("aten::to.device")(casts.to_device)
+kernel("aten::to.prim_Device")(casts.to_prim_device)
+kernel("aten::to.prim_dtype")(casts.to_prim_dtype)
+kernel("aten::to.prim_other")(casts.to_prim_other)
+
+
+@shape_rule("aten::to")
+def _to_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    first = str(args.type(1)) if len(args) > 1 else "bool"
+    dtype, device = self.scalar_type, self.device
+    if first == "Device" or (first == "NoneType" and len(args) == 5):
+        # to.device(self, device, dtype, non_blocking, copy, memory_format) or
+        # to.prim_Device(self, device?, dtype?, non_blocking, copy)
+        device = device_arg(args, 1, device)
+        dtype = dtype_arg(args, 2, dtype)
+        copy_index, format_index = 4, 5
+    elif args.tensor(1) is not None:  # to.other
+        other = args.tensor(1)
+        dtype, device = other.scalar_type, other.device  # type: ignore[union-attr]
+        copy_index, format_index = 3, 4
+    elif first == "bool":  # to.prim_other(self, non_blocking, copy): no memory_format
+        copy_index, format_index = 2, len(args)
+    else:  # to.dtype / to.prim_dtype
+        dtype = dtype_arg(args, 1, dtype)
+        copy_index, format_index = 3, 4
+    copy = args.value(copy_index, False)
+    memory_format = args.value(format_index, None)
+    return [_converted(self, dtype, device, memory_format, copy)]
+
+
+def _save_self_dtype(emit: Emitter, node: Node) -> Saved:
+    """The input's dtype, unless the types say the result has it already."""
+    self_ = node.inputs()[0]
+    if not needs_grad(self_):
+        return {}
+    known_in, known_out = dtype_index(self_), dtype_index(node.outputs()[0])
+    if known_in is not None and known_in == known_out:
+        return {"self_dtype": None}  # type: ignore[dict-item]
+    return {"self_dtype": emit.const(known_in) if known_in is not None else dtype_of(emit, self_)}
+
+
+# The autocast casts (kernels and shape rules with the autocast ops) are identities unless
+# autocast is on for the device and the dtype is eligible: the same gradient as ``to``.
+@formula(
+    "aten::to.dtype", "aten::to.device", "aten::to.other", "aten::to.prim_Device",
+    "aten::to.prim_dtype", "aten::to.prim_other",
+    "aten::_autocast_to_full_precision", "aten::_autocast_to_reduced_precision",
+    forward=_save_self_dtype,
+)
+def _to_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """The gradient goes back in the input's dtype (a no-op when the cast changed nothing)."""
+    if not saved:
+        return none_grads(node)
+    return none_grads(node, cast_back(emit, grads[0], saved["self_dtype"]))
+
+
+# -- aten::type_as ---------------------------------------------------------------------------------
+kernel("aten::type_as")(casts.type_as)
+
+
+@shape_rule("aten::type_as")
+def _type_as_shapes(args: NodeArgs) -> RuleResult:
+    self, other = args.tensor(0), args.tensor(1)
+    if self is None or other is None:
+        return None
+    # self.to(other.options()): other's dtype and device
+    return [_converted(self, other.scalar_type, other.device or self.device, None)]
+
+
+@formula("aten::type_as")
+def _type_as_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """The gradient converted back to the input's dtype."""
+    return [emit.op("aten::type_as", grads[0], node.inputs()[0]), None]
+
+
+# -- aten::zeros_like, ones_like, empty_like, full_like (rand_like, randn_like) ------------------------
+kernel("aten::zeros_like", "aten::empty_like")(casts.zeros_like)
+kernel("aten::ones_like")(casts.ones_like)
+kernel("aten::full_like")(casts.full_like)
+
+
+@shape_rule("aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::rand_like",
+            "aten::randn_like", "aten::full_like")
+def _factory_like_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    shift = 1 if args.node.kind() == "aten::full_like" else 0
+    dtype = dtype_arg(args, 1 + shift, self.scalar_type)
+    device = device_arg(args, 3 + shift, self.device)
+    return [_like(self, dtype, device, args.value(5 + shift, None))]
+
+
+no_gradient(
+    "aten::empty_like", "aten::rand_like", "aten::randn_like", "aten::full_like",
+    reason="its values do not depend on the input's values (only its shape and dtype), "
+    "so PyTorch's result does not require grad",
+)

@@ -1,1 +1,589 @@
-"""(being moved here from kernels/, ir/passes/shape_rules_*.py and autodiff/formulas/)"""
+"""Elementwise ops: arithmetic, the basic math functions, powers and comparisons
+(clamp, where and max/min of two tensors are in :mod:`.pointwise_extra`).
+
+An elementwise op computes each output element from the elements at the same
+place in its inputs, after broadcasting them to a common shape. That makes
+their gradients local too: ``d out[i] / d in[i]`` is the derivative of a
+scalar function, so the backward multiplies the incoming gradient by it
+elementwise (``exp' = exp``, ``sin' = cos``...). Three rules of thumb:
+
+* **Broadcasting.** An operand that was broadcast (``[3]`` added to
+  ``[2, 3]``) was read by several outputs, so its gradient is the *sum* of
+  theirs: the forward saves each operand's size when it differs from the
+  result's (``_size_if_not_equal``), and the backward sums the gradient back
+  down to it (``_grad_sum_to_size``). Sizes known at compile time fold to
+  constants, and nothing is captured for them.
+* **Saved values.** A unary op captures the one value its derivative needs:
+  the result where it suffices (tanh, sigmoid, exp, sqrt), the input otherwise.
+* **Zero gradients.** ``sign`` and rounded division are flat almost
+  everywhere: their gradients are zeros, not nothing (PyTorch's convention).
+
+Shapes: results broadcast their tensor inputs and take the promoted dtype of
+all inputs, Python numbers included (see :mod:`.dtype_rules`):
+``add(Long(3), 1.5)`` is ``Float(3)``. Ops that compute in floating point
+(``sin``, true ``div``) turn integer results into the default float;
+comparisons give ``Bool``. The shape rules here also cover the activations
+(relu, gelu...), the backward kernels autodiff emits, the in-place variants,
+dropout and the tensor factories, whose results follow the same rules.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gradview.ir import NOT_CONSTANT, Node, TensorType, Value
+from gradview.ir.constants import constant_value
+from gradview.kernels import elementwise
+
+from .dtype_rules import DEFAULT_FLOAT, scalar_type_name, to_float
+from .emit_util import arg, emit_if, size_of, where_zero
+from .gradients import Emitter
+from .registry import fast_path, formula, kernel, no_gradient, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult, fresh, pointwise
+
+__all__ = ["tensor_inputs", "save_tensor_sizes", "sum_to", "dtype_arg", "device_arg"]
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
+
+UNARY_SAME = (
+    "aten::abs", "aten::neg", "aten::relu", "aten::sign", "aten::floor", "aten::ceil",
+    "aten::round", "aten::trunc", "aten::frac", "aten::bitwise_not", "aten::leaky_relu",
+    "aten::gelu", "aten::hardtanh", "aten::elu", "aten::silu", "aten::relu6", "aten::softplus",
+    "aten::celu", "aten::selu", "aten::hardswish", "aten::hardsigmoid", "aten::mish",
+    "aten::threshold", "aten::positive", "aten::sgn", "aten::nan_to_num", "aten::hardshrink",
+)
+UNARY_FLOAT = (
+    "aten::sin", "aten::cos", "aten::tan", "aten::asin", "aten::acos", "aten::atan",
+    "aten::sinh", "aten::cosh", "aten::tanh", "aten::asinh", "aten::acosh", "aten::atanh",
+    "aten::exp", "aten::exp2", "aten::expm1", "aten::log", "aten::log2", "aten::log10",
+    "aten::log1p", "aten::sqrt", "aten::rsqrt", "aten::sigmoid", "aten::erf", "aten::erfc",
+    "aten::erfinv", "aten::lgamma", "aten::digamma", "aten::reciprocal", "aten::logit",
+    "aten::i0", "aten::sinc", "aten::log_sigmoid",
+)
+UNARY_BOOL = ("aten::isnan", "aten::isinf", "aten::isfinite", "aten::logical_not", "aten::signbit")
+BINARY = (
+    "aten::add", "aten::sub", "aten::rsub", "aten::mul", "aten::maximum", "aten::minimum",
+    "aten::fmax", "aten::fmin", "aten::remainder", "aten::fmod", "aten::floor_divide",
+    "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", "aten::__and__",
+    "aten::__or__", "aten::__xor__", "aten::pow", "aten::heaviside", "aten::xlogy",
+)
+BINARY_FLOAT = ("aten::true_divide", "aten::atan2", "aten::copysign", "aten::hypot")
+COMPARISONS = (
+    "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge",
+    "aten::logical_and", "aten::logical_or", "aten::logical_xor",
+)
+# Backward kernels autodiff emits: broadcast of their tensor inputs, promoted dtype.
+BACKWARD = (
+    "aten::tanh_backward", "aten::sigmoid_backward", "aten::threshold_backward",
+    "aten::gelu_backward", "aten::leaky_relu_backward", "aten::hardtanh_backward",
+    "aten::hardshrink_backward", "aten::hardswish_backward", "aten::hardsigmoid_backward",
+    "aten::silu_backward", "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
+)
+
+
+def tensor_inputs(args: NodeArgs) -> list[int]:
+    """The positions of the node's tensor inputs."""
+    return [i for i in range(len(args)) if args.tensor(i) is not None]
+
+
+# -- shape rules shared by whole families of elementwise ops -----------------------------------
+@shape_rule(*UNARY_SAME)
+def _unary_same(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    return [pointwise(args, [0], self.scalar_type)]
+
+
+@shape_rule(*UNARY_FLOAT)
+def _unary_float(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dtype = self.scalar_type and to_float(self.scalar_type)
+    return [pointwise(args, [0], dtype, common=dtype)]
+
+
+@shape_rule(*UNARY_BOOL)
+def _unary_bool(args: NodeArgs) -> RuleResult:
+    if args.tensor(0) is None:
+        return None
+    return [pointwise(args, [0], "Bool")]
+
+
+@shape_rule(*BINARY, *BACKWARD)
+def _binary(args: NodeArgs) -> RuleResult:
+    tensors = tensor_inputs(args)
+    if not tensors:
+        return None  # int/float arithmetic on Python numbers
+    kind = args.node.kind()
+    operands = [0, 1] if kind not in BACKWARD else tensors
+    dtype = args.promoted(operands)
+    if kind == "aten::pow" and args.tensor(0) is None:
+        # pow(Scalar, Tensor) allocates a contiguous result rather than iterating.
+        result = pointwise(args, tensors, dtype)
+        return [fresh(result.scalar_type, result.sizes, result.device)]
+    # pow(Tensor, Scalar) is a unary kernel: its exponent is not iterated over.
+    numbers = [0] if kind == "aten::pow" else operands
+    return [pointwise(args, tensors, dtype, numbers, common=dtype)]
+
+
+@shape_rule(*BINARY_FLOAT)
+def _binary_float(args: NodeArgs) -> RuleResult:
+    tensors = tensor_inputs(args)
+    if not tensors:
+        return None
+    dtype = args.promoted([0, 1])
+    dtype = dtype and to_float(dtype)
+    return [pointwise(args, tensors, dtype, [0, 1], common=dtype)]
+
+
+# -- gradients of broadcasting ops ---------------------------------------------------------------
+def _broadcast_sizes(emit: Emitter, node: Node) -> Saved:
+    """A forward saving each tensor operand's size where it differs from the result's."""
+    result = node.outputs()[0]
+    return {
+        name: emit.size_if_not_equal(value, result)
+        for name, value in zip(("self_size", "other_size"), node.inputs()[:2], strict=False)
+        if value.type().is_tensor()
+    }
+
+
+def save_tensor_sizes(*names: str):  # noqa: ANN201 - a forward factory
+    """A forward saving ``_size_if_not_equal`` of the named tensor inputs (by position;
+    "" skips an input), whether or not they require grad."""
+
+    def forward(emit: Emitter, node: Node) -> Saved:
+        result = node.output()
+        saved = {}
+        for name, value in zip(names, node.inputs(), strict=False):
+            if name and isinstance(value.type(), TensorType):
+                saved[name] = emit.size_if_not_equal(value, result)
+        return saved
+
+    return forward
+
+
+def sum_to(emit: Emitter, saved: Saved, name: str, grad: Value) -> Value:
+    """``grad`` summed down to the size saved as ``name`` (as it is when none was saved)."""
+    size = saved.get(name)
+    return emit.sum_to(grad, size) if size is not None else grad
+
+
+def _save_self_size(emit: Emitter, node: Node) -> Saved:
+    return {"self_size": size_of(emit, node.inputs()[0])}
+
+
+@formula("aten::_grad_sum_to_size", forward=_save_self_size)
+def _grad_sum_to_size_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """A sum's adjoint is an expand: back to the input's size (a no-op when nothing was summed)."""
+    return [emit.op("aten::expand", grads[0], saved["self_size"]), None]
+
+
+# -- aten::add, sub ----------------------------------------------------------------------------
+kernel("aten::add.Tensor", "aten::add.Scalar")(elementwise.add)
+kernel("aten::sub.Tensor", "aten::sub.Scalar")(elementwise.sub)
+fast_path("aten::add.Tensor")(elementwise.alpha_one_fast_path("add"))
+fast_path("aten::sub.Tensor")(elementwise.alpha_one_fast_path("subtract"))
+
+
+def _times_alpha(emit: Emitter, g: Value, alpha: Value) -> Value:
+    """``g * alpha``, skipped when alpha is the constant 1 (a whole-tensor multiply saved)."""
+    value = constant_value(alpha)
+    if type(value) in (int, float) and value == 1:
+        return g
+    return emit.op("aten::mul", g, alpha)
+
+
+@formula("aten::add.Tensor", forward=_broadcast_sizes)
+def _add_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    grad_other = sum_to(emit, saved, "other_size", _times_alpha(emit, g, node.inputs()[2]))
+    return [sum_to(emit, saved, "self_size", g), grad_other, None]
+
+
+@formula("aten::sub.Tensor", forward=_broadcast_sizes)
+def _sub_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    grad_other = sum_to(emit, saved, "other_size", emit.op("aten::neg", _times_alpha(emit, g, node.inputs()[2])))
+    return [sum_to(emit, saved, "self_size", g), grad_other, None]
+
+
+@formula("aten::add.Scalar", "aten::sub.Scalar")
+def _add_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [grads[0], None, None]
+
+
+# -- aten::mul -----------------------------------------------------------------------------------
+kernel("aten::mul.Tensor", "aten::mul.Scalar")(elementwise.mul)
+fast_path("aten::mul.Tensor")(elementwise.same_dtype_fast_path("multiply"))
+
+
+@formula("aten::mul.Tensor", forward=_broadcast_sizes)
+def _mul_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    self_, other = node.inputs()
+    return [
+        sum_to(emit, saved, "self_size", emit.op("aten::mul", g, other)),
+        sum_to(emit, saved, "other_size", emit.op("aten::mul", g, self_)),
+    ]
+
+
+@formula("aten::mul.Scalar")
+def _mul_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], node.inputs()[1]), None]
+
+
+# -- aten::div -----------------------------------------------------------------------------------
+kernel("aten::div.Tensor", "aten::div.Scalar")(elementwise.div)
+kernel("aten::div.Tensor_mode", "aten::div.Scalar_mode")(elementwise.div_mode)
+fast_path("aten::div.Tensor")(elementwise.fast_div)
+
+_UNKNOWN = object()
+
+
+@shape_rule("aten::div")
+def _div_shapes(args: NodeArgs) -> RuleResult:
+    tensors = tensor_inputs(args)
+    if not tensors:
+        return None
+    dtype = args.promoted([0, 1])
+    # div(..., rounding_mode="trunc"/"floor") keeps integers; true division makes floats.
+    if len(args) < 3 or args.value(2, _UNKNOWN) is None:
+        dtype = dtype and to_float(dtype)
+    elif args.value(2, _UNKNOWN) is _UNKNOWN:
+        dtype = None
+    return [pointwise(args, tensors, dtype, [0, 1], common=dtype)]
+
+
+@formula("aten::div.Tensor", forward=_broadcast_sizes)
+def _div_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    self_, other = node.inputs()[:2]
+    grad_self = emit.op("aten::div", g, other)
+    # d(a/b)/db = -a / b^2 = -(g * a) / (b * b)
+    grad_other = emit.op("aten::neg", emit.op("aten::div", emit.op("aten::mul", grad_self, self_), other))
+    return [sum_to(emit, saved, "self_size", grad_self), sum_to(emit, saved, "other_size", grad_other)]
+
+
+@formula("aten::div.Scalar")
+def _div_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::div", grads[0], node.inputs()[1]), None]
+
+
+@formula("aten::div.Tensor_mode", "aten::div.Scalar_mode", forward=_broadcast_sizes)
+def _div_mode_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Rounded division (``trunc``/``floor``) is flat between its jumps: a zero
+    gradient for each tensor operand, as in PyTorch (``zeros_like``). Without
+    a rounding mode it is plain division; a mode known only at run time
+    chooses between the two with a ``prim::If``."""
+    mode = constant_value(node.inputs()[2])
+    if mode is None:
+        return [*_plain_div(emit, node, saved, grads), None]
+    tensors = node.inputs()[:2]
+    zeros = [emit.op("aten::zeros_like", t) if t.type().is_tensor() and t.requires_grad() else None for t in tensors]
+    if mode is not NOT_CONSTANT:
+        return [*zeros, None]
+    # Build the plain-division gradients inside each If's branch, so nothing runs when unused.
+    is_none_ = emit.op("aten::__is__", node.inputs()[2], None)
+    chosen: list[Value | None] = []
+    for index, zero in enumerate(zeros):
+        if zero is None:
+            chosen.append(None)
+            continue
+        plain = lambda index=index: _plain_div(emit, node, saved, grads)[index]  # noqa: E731
+        chosen.append(emit_if(emit, is_none_, plain, lambda zero=zero: zero, TensorType()))
+    return [*chosen, None]
+
+
+def _plain_div(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if node.inputs()[1].type().is_tensor():
+        return _div_tensor_gradient(emit, node, saved, grads)
+    return [emit.op("aten::div", grads[0], node.inputs()[1]), None]
+
+
+# -- aten::neg, abs, sign --------------------------------------------------------------------------
+kernel("aten::neg")(elementwise.neg)
+kernel("aten::abs")(elementwise.abs_)
+kernel("aten::sign")(elementwise.sign)
+
+
+@formula("aten::neg")
+def _neg_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::neg", grads[0])]
+
+
+@formula("aten::abs")
+def _abs_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], emit.op("aten::sign", node.input()))]
+
+
+@formula("aten::sign")
+def _sign_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """sign is flat almost everywhere: its gradient is zeros."""
+    return [emit.op("aten::zeros_like", grads[0])]
+
+
+# -- aten::exp, log, sin, cos, tanh, sqrt, rsqrt, sigmoid, erf --------------------------------------
+kernel("aten::exp")(elementwise.exp)
+kernel("aten::log")(elementwise.log)
+kernel("aten::sin")(elementwise.sin)
+kernel("aten::cos")(elementwise.cos)
+kernel("aten::tanh")(elementwise.tanh)
+kernel("aten::sqrt")(elementwise.sqrt)
+kernel("aten::rsqrt")(elementwise.rsqrt)
+kernel("aten::sigmoid")(elementwise.sigmoid)
+kernel("aten::erf")(elementwise.erf_kernel)
+fast_path("aten::sigmoid")(elementwise.fast_sigmoid)
+for _name in ("exp", "log", "sin", "cos", "tanh", "sqrt"):
+    fast_path(f"aten::{_name}")(elementwise.unary_float_fast_path(_name))
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+@formula("aten::exp")
+def _exp_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], node.output())]
+
+
+@formula("aten::log")
+def _log_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::div", grads[0], node.input())]
+
+
+@formula("aten::sin")
+def _sin_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], emit.op("aten::cos", node.input()))]
+
+
+@formula("aten::cos")
+def _cos_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], emit.op("aten::neg", emit.op("aten::sin", node.input())))]
+
+
+@formula("aten::tanh")
+def _tanh_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """d tanh(x)/dx = 1 - tanh(x)^2: ATen's ``tanh_backward(grad, result)`` in one op."""
+    return [emit.op("aten::tanh_backward", grads[0], node.output())]
+
+
+@formula("aten::sigmoid")
+def _sigmoid_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """d sigmoid(x)/dx = s(1 - s): ATen's ``sigmoid_backward(grad, result)`` in one op."""
+    return [emit.op("aten::sigmoid_backward", grads[0], node.output())]
+
+
+@formula("aten::sqrt")
+def _sqrt_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::div", grads[0], emit.op("aten::mul", node.output(), 2))]
+
+
+@formula("aten::rsqrt")
+def _rsqrt_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    y = node.output()
+    cube = emit.op("aten::mul", emit.op("aten::mul", y, y), y)
+    return [emit.op("aten::mul", grads[0], emit.op("aten::mul", cube, -0.5))]
+
+
+@formula("aten::erf")
+def _erf_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """erf' = 2/sqrt(pi) * exp(-x^2)."""
+    x = node.input()
+    bell = emit.op("aten::exp", emit.op("aten::mul", emit.op("aten::neg", x), x))
+    return [emit.op("aten::mul", grads[0], emit.op("aten::mul", bell, _TWO_OVER_SQRT_PI))]
+
+
+# -- aten::pow ---------------------------------------------------------------------------------------
+# d(x^e)/dx = e * x^(e-1) and d(b^y)/dy = b^y * log(b). An exponent of 0 gives a zero
+# gradient (not 0 * x^-1, which is NaN at x = 0), as TorchScript's formula does; a constant
+# exponent decides that at compile time, a run-time one with a prim::If.
+kernel("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")(elementwise.pow_)
+
+
+@formula("aten::pow.Tensor_Scalar")
+def _pow_tensor_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    self_, exponent = node.inputs()
+    e = arg(node, 1)
+    if e is NOT_CONSTANT:
+        e_float = emit.op("aten::Float", exponent)
+
+        def general() -> Value:
+            power = emit.op("aten::pow", self_, emit.op("aten::sub", e_float, 1.0))
+            return emit.op("aten::mul", emit.op("aten::mul", g, e_float), power)
+
+        is_zero = emit.op("aten::eq", e_float, 0.0)
+        return [emit_if(emit, is_zero, lambda: emit.op("aten::zeros_like", g), general, TensorType()), None]
+    if e == 0:
+        return [emit.op("aten::zeros_like", g), None]
+    if e == 1:
+        return [g, None]
+    power = self_ if e == 2 else emit.op("aten::pow", self_, e - 1)
+    return [emit.op("aten::mul", emit.op("aten::mul", g, e), power), None]
+
+
+@formula("aten::pow.Tensor_Tensor", forward=save_tensor_sizes("self_size", "exponent_size"))
+def _pow_tensor_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    self_, exponent = node.inputs()
+    grad_self = grad_exponent = None
+    if self_.requires_grad():
+        power = emit.op("aten::pow", self_, emit.op("aten::sub", exponent, 1))
+        scaled = emit.op("aten::mul", emit.op("aten::mul", g, exponent), power)
+        flat = emit.op("aten::eq", exponent, 0.0)  # x^0 is constant: no gradient, even at x = 0
+        grad_self = sum_to(emit, saved, "self_size", where_zero(emit, flat, scaled, keep=False))
+    if exponent.requires_grad():
+        # Recomputing x^y costs one op and captures nothing new (x and y are captured anyway).
+        result = emit.op("aten::pow", self_, exponent)
+        grown = emit.op("aten::mul", emit.op("aten::mul", g, result), emit.op("aten::log", self_))
+        grad_exponent = sum_to(emit, saved, "exponent_size", grown)
+    return [grad_self, grad_exponent]
+
+
+@formula("aten::pow.Scalar")
+def _pow_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    base = arg(node, 0)
+    if base is NOT_CONSTANT:
+        log_base = emit.op("aten::log", emit.op("aten::Float", node.inputs()[0]))
+    else:
+        log_base = math.log(base) if base > 0 else (-math.inf if base == 0 else math.nan)
+    return [None, emit.op("aten::mul", emit.op("aten::mul", g, node.output()), log_base)]
+
+
+# -- comparisons: eq, ne, gt, lt, ge, le -----------------------------------------------------------------
+for _name, _kernel in (
+    ("eq", elementwise.eq), ("ne", elementwise.ne), ("gt", elementwise.gt),
+    ("lt", elementwise.lt), ("ge", elementwise.ge), ("le", elementwise.le),
+):
+    kernel(f"aten::{_name}.Tensor", f"aten::{_name}.Scalar")(_kernel)
+
+
+@shape_rule(*COMPARISONS)
+def _comparison_shapes(args: NodeArgs) -> RuleResult:
+    tensors = tensor_inputs(args)
+    if not tensors:
+        return None
+    return [pointwise(args, tensors, "Bool", [0, 1], common=args.promoted([0, 1]))]
+
+
+no_gradient(
+    *(f"aten::{op}.{o}" for op in ("eq", "ne", "lt", "le", "gt", "ge") for o in ("Tensor", "Scalar")),
+    reason="a comparison: its result is bool, which cannot require grad "
+    "(PyTorch's result does not either)",
+)
+
+
+# -- in-place elementwise ops ------------------------------------------------------------------------------
+# They return ``self`` itself: its dtype, sizes and strides (the other operands may only
+# broadcast to it, and the result is cast back to its dtype).
+IN_PLACE = (
+    "aten::add_", "aten::sub_", "aten::mul_", "aten::div_", "aten::relu_", "aten::sigmoid_", "aten::tanh_",
+    "aten::exp_", "aten::neg_", "aten::clamp_", "aten::zero_", "aten::fill_", "aten::copy_", "aten::hardswish_",
+    "aten::silu_", "aten::elu_", "aten::leaky_relu_", "aten::hardtanh_", "aten::masked_fill_", "aten::dropout_",
+)
+
+
+@shape_rule(*IN_PLACE)
+def _in_place_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None  # add_.t and mul_.t mutate lists
+    return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
+
+
+# -- aten::dropout, feature_dropout, alpha_dropout ----------------------------------------------------------
+@shape_rule("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")
+def _dropout_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    if args.value(2, None) is False:
+        return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]  # eval mode: the input
+    return [pointwise(args, [0], self.scalar_type)]
+
+
+def _dropout_forward(emit: Emitter, node: Node) -> Saved:
+    """Training-mode dropout needs the same random mask in the backward as in the forward,
+    so the forward *replaces* how the output is computed: it draws a scaled mask once
+    (``dropout`` of a tensor of ones: 0 or 1/(1-p)), multiplies, and points the node's
+    users at that product; the backward multiplies the gradient by the saved mask."""
+    self_, p, train = node.inputs()
+    mask = emit.op("aten::dropout", emit.op("aten::ones_like", self_), p, train)
+    result = emit.op("aten::mul", self_, mask)
+    result.set_type(node.output().type())
+    node.output().replace_all_uses_with(result)
+    return {"mask": mask}
+
+
+@formula("aten::dropout", forward=_dropout_forward)
+def _dropout_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], saved["mask"]), None, None]
+
+
+# -- tensor factories -----------------------------------------------------------------------------------------
+def dtype_arg(args: NodeArgs, i: int, default: str | None) -> str | None:
+    """A ``ScalarType? dtype`` argument: None keeps ``default``; unknown gives None."""
+    if args.is_none(i) or i >= len(args):
+        return default
+    index = args.int_value(i)
+    return scalar_type_name(index) if index is not None else None
+
+
+def device_arg(args: NodeArgs, i: int, default: str | None) -> str | None:
+    """A ``Device? device`` argument: None keeps ``default``; unknown gives None."""
+    if args.is_none(i) or i >= len(args):
+        return default
+    device = args.value(i, None)
+    return device if isinstance(device, str) else None
+
+
+@shape_rule("prim::NumToTensor", "aten::scalar_tensor")
+def _num_to_tensor_shapes(args: NodeArgs) -> RuleResult:
+    dtype = {"int": "Long", "float": "Double", "bool": "Bool"}.get(str(args.type(0)))
+    if args.node.kind() == "aten::scalar_tensor":
+        dtype = dtype_arg(args, 1, DEFAULT_FLOAT)
+    return [fresh(dtype, (), "cpu")]
+
+
+_FILL_DTYPES = {"int": "Long", "float": DEFAULT_FLOAT, "bool": "Bool"}
+
+
+@shape_rule("aten::zeros", "aten::ones", "aten::empty", "aten::rand", "aten::randn", "aten::full")
+def _factory_shapes(args: NodeArgs) -> RuleResult:
+    sizes = args.int_list(0)
+    if sizes is None and str(args.type(0)) not in ("int[]", "SymInt[]"):
+        return None
+    shift = 1 if args.node.kind() == "aten::full" else 0
+    default = _FILL_DTYPES.get(str(args.type(1))) if shift else DEFAULT_FLOAT
+    dtype = dtype_arg(args, 1 + shift, default)
+    device = device_arg(args, 3 + shift, "cpu")
+    return [fresh(dtype, tuple(sizes) if sizes is not None else None, device)]
+
+
+@shape_rule("aten::arange")
+def _arange_shapes(args: NodeArgs) -> RuleResult:
+    # arange(end, dtype, layout, device, pin), arange.start(start, end, ...),
+    # arange.start_step(start, end, step, ...): count the leading numbers.
+    numbers = 0
+    while numbers < min(len(args), 3) and str(args.type(numbers)) in ("int", "float", "Scalar"):
+        numbers += 1
+    if numbers == 0:
+        return None
+    kinds = {str(args.type(i)) for i in range(numbers)}
+    default = "Long" if kinds == {"int"} else DEFAULT_FLOAT if "Scalar" not in kinds else None
+    dtype = dtype_arg(args, numbers, default)
+    device = device_arg(args, numbers + 2, "cpu")
+    bounds = [args.value(i, None) for i in range(numbers)]
+    length = None
+    if all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
+        if numbers == 1:
+            bounds = [0, bounds[0], 1]
+        elif numbers == 2:
+            bounds.append(1)
+        start, end, step = bounds
+        if step != 0:
+            length = max(0, math.ceil((end - start) / step))
+    return [fresh(dtype, (length,), device)]

@@ -15,11 +15,9 @@ from gradview.ops.registry import (  # noqa: I001 - the registry first, then the
     no_gradient_reason,
 )
 
-from . import pointwise  # noqa: E402,F401,I001 - imported for its registrations
-from . import pointwise_extra  # noqa: E402,F401,I001 - imported for its registrations
 from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations
 from . import catalog_gaps  # noqa: E402,F401,I001 - the op catalogue's gaps (issue 10)
-from . import pointwise_math, activations, inplace  # noqa: E402,F401,I001 - pointwise family (issue 10); inplace last
+from . import inplace  # noqa: E402,F401,I001 - pointwise family (issue 10); inplace last
 
 __all__ = [
     "FORMULAS", "NO_GRADIENT", "Emitter", "Formula", "formula", "formula_for", "no_gradient", "no_gradient_reason",

@@ -61,7 +61,6 @@ from ..node import Node, Value
 from ..types import TENSOR, IntType, ListType, OptionalType, TensorType, TupleType, Type
 from . import (  # noqa: F401 - the op families' shape rules, until each moves into gradview.ops
     shape_rules_catalog,
-    shape_rules_pointwise,
 )
 from .known_values import known_result, list_is_stable
 

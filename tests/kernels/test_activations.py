@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradview.kernels import KERNELS
 from gradview.kernels import activations as module
+from gradview.ops import KERNELS
 
 from .oracle import Case, check_op, rand, seeded_rng
 from .test_pointwise_extra import SINGLE, UNARY_SHAPES, bools, check_raises, ints

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.kernels import KERNELS
 from gradview.kernels import elementwise as elementwise_module
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradview.kernels import KERNELS
 from gradview.kernels import pointwise_extra as module
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.kernels import KERNELS
 from gradview.kernels import pointwise_math as module
+from gradview.ops import KERNELS
 
 from .oracle import Case, check_op, rand, seeded_rng
 from .scalar_oracle import SPECIAL_FLOATS, S, check_table

@@ -37,7 +37,7 @@ from gradview.ir import (
     Type,
     parse_ir,
 )
-from gradview.kernels import KERNELS
+from gradview.ops import KERNELS
 
 from .scalar_oracle import (
     INF,

@@ -15,11 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradview.autodiff.formulas import NO_GRADIENT
-
-from .formula_case_tools import check_formula, tensor_type
-from .oracle import check_gradient
-from .test_formulas_pointwise import BROADCASTS, _const, binary, unary
+from gradview.ops import NO_GRADIENT
+from tests.autodiff.formula_case_tools import check_formula, tensor_type
+from tests.autodiff.oracle import check_gradient
+from tests.ops.test_pointwise_gradients import BROADCASTS, _const, binary, unary
 
 T34 = tensor_type(3, 4)
 
@@ -240,8 +239,8 @@ FAMILY = [
 
 @pytest.mark.parametrize("op", FAMILY)
 def test_every_tensor_overload_has_a_formula_or_a_reason(op: str) -> None:
-    from gradview.autodiff.formulas import FORMULAS
     from gradview.ir import schemas_for
+    from gradview.ops import FORMULAS
 
     overloads = [s.qualified_name for s in schemas_for(f"aten::{op}") if any(a.type.is_tensor() for a in s.arguments)]
     assert overloads, op

@@ -17,8 +17,12 @@ import pytest
 import torch
 
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
-
-from .shape_oracle import reset_copy, run_and_compare_types, traced_text, type_mismatches
+from tests.ir.passes.shape_oracle import (
+    reset_copy,
+    run_and_compare_types,
+    traced_text,
+    type_mismatches,
+)
 
 A = torch.ops.aten
 

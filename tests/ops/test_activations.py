@@ -24,11 +24,10 @@ import torch
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
-
-from .finite_differences import check_finite_differences
-from .formula_case_tools import check_formula, tensor_type
-from .oracle import check_gradient, run_gradient
-from .test_formulas_pointwise import _const, unary
+from tests.autodiff.finite_differences import check_finite_differences
+from tests.autodiff.formula_case_tools import check_formula, tensor_type
+from tests.autodiff.oracle import check_gradient, run_gradient
+from tests.ops.test_pointwise_gradients import _const, unary
 
 T34 = tensor_type(3, 4)
 

@@ -12,10 +12,9 @@ import pytest
 
 from gradview.autodiff import differentiate
 from gradview.ir import parse_ir
-
-from .finite_differences import check_finite_differences
-from .formula_case_tools import check_formula, tensor_type
-from .oracle import check_gradient
+from tests.autodiff.finite_differences import check_finite_differences
+from tests.autodiff.formula_case_tools import check_formula, tensor_type
+from tests.autodiff.oracle import check_gradient
 
 T34 = tensor_type(3, 4)
 T4 = tensor_type(4)
@@ -279,7 +278,7 @@ def test_dropout_backward_uses_the_forward_mask(seed: int) -> None:
 def test_dropout_mask_and_output_agree() -> None:
     grad = differentiate(parse_ir(DROPOUT), mode="extended")
     x = np.random.default_rng(0).uniform(0.5, 1.5, (3, 4))
-    from .oracle import run_gradient
+    from tests.autodiff.oracle import run_gradient
 
     np.random.seed(7)
     (y, d), (dx, dw) = run_gradient(grad, [x, np.ones(4)], [np.zeros((3, 4)), np.ones((3, 4))])
@@ -292,8 +291,8 @@ def test_dropout_mask_and_output_agree() -> None:
 @pytest.mark.parametrize("mode", ["None", '"trunc"', '"floor"'])
 def test_div_with_rounding_mode(mode: str) -> None:
     """Plain division when the mode is None; no gradient through rounded division."""
-    from .finite_differences import check_finite_differences
-    from .oracle import check_gradient, random_inputs
+    from tests.autodiff.finite_differences import check_finite_differences
+    from tests.autodiff.oracle import check_gradient, random_inputs
 
     mode_line = "prim::Constant()" if mode == "None" else f"prim::Constant[value={mode}]()"
     mode_type = "NoneType" if mode == "None" else "str"
