@@ -103,8 +103,11 @@ class FunctionSchema:
         text = f"{self.qualified_name}({', '.join(parts)}) -> "
         if self.is_varret:
             return text + "..."
-        if len(self.returns) == 1 and not self.returns[0].name:
-            return text + str(self.returns[0])
+        if len(self.returns) == 1:
+            # As torch prints it: one result goes without parentheses, unless its
+            # type starts with one (``-> ((str, t)[])``), which would read as a tuple.
+            single = str(self.returns[0])
+            return text + (f"({single})" if single.startswith("(") else single)
         return text + "(" + ", ".join(str(r) for r in self.returns) + ")"
 
 
@@ -305,6 +308,19 @@ class _SchemaReader:
         return FunctionSchema(name, overload, tuple(arguments), tuple(returns), is_vararg, is_varret)
 
 
+def _unescape(body: str) -> str:
+    """A string default's value: TorchScript's escapes (``\\"``, ``\\'``, ``\\\\``, ``\\n``) undone."""
+    out: list[str] = []
+    chars = iter(body)
+    for ch in chars:
+        if ch == "\\":
+            nxt = next(chars, "")
+            out.append({"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}.get(nxt, nxt))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _parse_default(text: str, type_: Type) -> Any:
     if text == "None":
         return None
@@ -312,8 +328,8 @@ def _parse_default(text: str, type_: Type) -> Any:
         return True
     if text == "False":
         return False
-    if text.startswith('"'):
-        return text[1:-1]
+    if text.startswith(('"', "'")):
+        return _unescape(text[1:-1])
     if text.startswith("["):
         items = [t.strip() for t in text[1:-1].split(",") if t.strip()]
         return [_parse_default(t, type_) for t in items]
