@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy
 
-from .registry import KernelError, register
+from .registry import Kernel, KernelError
 
-__all__: list[str] = []
+__all__: list[str] = []  # the kernels are bound to their ops in gradview.ops.scalar_math
 
 _I64_MIN = -(1 << 63)
 _I64_MAX = (1 << 63) - 1
@@ -158,13 +158,10 @@ def _float_remainder(a: float, b: float) -> float:
 
 
 def _binary_family(
-    name: str,
-    int_fn: Callable[[int, int], Any],
-    float_fn: Callable[[float, float], float],
-    overloads: tuple[str, ...] = ("int", "float", "int_float", "float_int", ""),
-) -> None:
-    """Register ``aten::<name>`` for ints (``int_fn``), floats and mixes (``float_fn``)
-    and Scalars (ints when both are ints, else floats)."""
+    name: str, int_fn: Callable[[int, int], Any], float_fn: Callable[[float, float], float]
+) -> tuple[Kernel, Kernel, Kernel]:
+    """The kernels of ``<name>`` for ints (``int_fn``), for floats and int/float mixes
+    (``float_fn``) and for Scalars (ints when both are ints, else floats)."""
 
     def on_ints(xp: Any, a: int, b: int) -> Any:
         return int_fn(a, b)
@@ -179,30 +176,28 @@ def _binary_family(
 
     for fn in (on_ints, on_floats, on_scalars):
         fn.__name__ = f"{name}_{fn.__name__}"
-    keys = {"int": on_ints, "float": on_floats, "int_float": on_floats, "float_int": on_floats, "": on_scalars}
-    for overload in overloads:
-        register(f"aten::{name}.{overload}" if overload else f"aten::{name}")(keys[overload])
+    return on_ints, on_floats, on_scalars
 
 
-_binary_family("add", lambda a, b: _wrap(a + b), lambda a, b: a + b)
-_binary_family("sub", lambda a, b: _wrap(a - b), lambda a, b: a - b)
-_binary_family("mul", lambda a, b: _wrap(a * b), lambda a, b: a * b)
-_binary_family("floordiv", _int_floordiv, _float_floordiv)
-_binary_family("remainder", _int_remainder, _float_remainder)
+# name -> (kernel on ints, on floats and int/float mixes, on Scalars)
+ARITHMETIC: dict[str, tuple[Kernel, Kernel, Kernel]] = {
+    "add": _binary_family("add", lambda a, b: _wrap(a + b), lambda a, b: a + b),
+    "sub": _binary_family("sub", lambda a, b: _wrap(a - b), lambda a, b: a - b),
+    "mul": _binary_family("mul", lambda a, b: _wrap(a * b), lambda a, b: a * b),
+    "floordiv": _binary_family("floordiv", _int_floordiv, _float_floordiv),
+    "remainder": _binary_family("remainder", _int_remainder, _float_remainder),
+}
 
 
-@register("aten::div.int", "aten::div.float", "aten::div")
 def div(xp: Any, a: Any, b: Any) -> float:
     """True division, always a float (C++ divides doubles)."""
     return _fdiv(a, b)
 
 
-@register("aten::pow.int", "aten::pow.float", "aten::pow.int_float", "aten::pow.float_int")
 def pow_(xp: Any, a: Any, b: Any) -> float:
     return _fpow(a, b)
 
 
-@register("aten::pow.Scalar_Scalar")
 def pow_scalar(xp: Any, a: Any, b: Any) -> float:
     """Plain C pow: unlike the typed overloads, ``0 ** -1`` is inf, not an error."""
     if float(a) == 0.0 and float(b) < 0.0:
@@ -211,7 +206,6 @@ def pow_scalar(xp: Any, a: Any, b: Any) -> float:
     return _fpow(a, b)
 
 
-@register("aten::pow.int_to_int")
 def pow_int_to_int(xp: Any, a: int, b: int) -> Any:
     if b < 0:
         # No int result; PyTorch gives the float power (and raises for 0).
@@ -219,17 +213,14 @@ def pow_int_to_int(xp: Any, a: int, b: int) -> Any:
     return _wrap(pow(a, b, _U64))
 
 
-@register("aten::neg.int")
 def neg_int(xp: Any, a: int) -> int:
     return _wrap(-a)
 
 
-@register("aten::neg.float")
 def neg_float(xp: Any, a: float) -> float:
     return -a
 
 
-@register("aten::neg.Scalar")
 def neg_scalar(xp: Any, a: Any) -> Any:
     # DEFINE_UNARY_OP casts int results to C++ int and float ones to float.
     return _wrap32(-a) if _is_int(a) else _single(-a)
@@ -251,7 +242,9 @@ _UNARY_MATH = {
 }
 
 
-def _unary_math(name: str, fn: Callable[[float], float]) -> None:
+def _unary_math(name: str, fn: Callable[[float], float]) -> tuple[Kernel, Kernel]:
+    """The kernels of ``<name>.int``/``.float`` (double precision) and ``.Scalar`` (single)."""
+
     def double(xp: Any, a: Any) -> float:
         return fn(float(a))
 
@@ -260,18 +253,13 @@ def _unary_math(name: str, fn: Callable[[float], float]) -> None:
 
     double.__name__ = name
     single.__name__ = f"{name}_scalar"
-    register(f"aten::{name}.int", f"aten::{name}.float")(double)
-    register(f"aten::{name}.Scalar")(single)
+    return double, single
 
 
-for _name, _fn in _UNARY_MATH.items():
-    _unary_math(_name, _fn)
+# name -> (kernel of its .int and .float overloads, kernel of its .Scalar overload)
+MATH: dict[str, tuple[Kernel, Kernel]] = {name: _unary_math(name, fn) for name, fn in _UNARY_MATH.items()}
 
 
-@register(
-    "aten::log.int_int", "aten::log.float_float", "aten::log.int_float", "aten::log.float_int",
-    "aten::log.Scalar_Scalar",
-)
 def log_base(xp: Any, a: Any, b: Any) -> float:
     """``log(a) / log(b)``."""
     return _fdiv(_log(a), _log(b))
@@ -288,7 +276,9 @@ _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-def _comparison(name: str, op: Callable[[Any, Any], bool]) -> None:
+def _comparison(name: str, op: Callable[[Any, Any], bool]) -> tuple[Kernel, Kernel, Kernel]:
+    """The kernels of ``<name>`` on one type, on int/float mixes and on Scalars."""
+
     def same(xp: Any, a: Any, b: Any) -> bool:
         return bool(op(a, b))
 
@@ -301,21 +291,19 @@ def _comparison(name: str, op: Callable[[Any, Any], bool]) -> None:
         return bool(op(float(a), float(b)))
 
     same.__name__, mixed.__name__, scalars.__name__ = name, f"{name}_mixed", f"{name}_scalar"
-    register(f"aten::{name}.int", f"aten::{name}.float", f"aten::{name}.str")(same)
-    register(f"aten::{name}.int_float", f"aten::{name}.float_int")(mixed)
-    register(f"aten::{name}")(scalars)
+    return same, mixed, scalars
 
 
-for _name, _op in _COMPARISONS.items():
-    _comparison(_name, _op)
+# name -> (kernel on two values of one type, on int/float mixes, on Scalars)
+COMPARISONS: dict[str, tuple[Kernel, Kernel, Kernel]] = {
+    name: _comparison(name, op) for name, op in _COMPARISONS.items()
+}
 
 
-@register("aten::eq.bool", "aten::eq.device")
 def eq_same(xp: Any, a: Any, b: Any) -> bool:
     return a == b
 
 
-@register("aten::ne.bool", "aten::ne.device")
 def ne_same(xp: Any, a: Any, b: Any) -> bool:
     return a != b
 
@@ -339,43 +327,35 @@ def _tensor_list_eq(xp: Any, a: list[Any], b: list[Any]) -> bool:
     return True
 
 
-@register("aten::eq.int_list", "aten::eq.float_list", "aten::eq.bool_list", "aten::eq.str_list")
 def eq_list(xp: Any, a: list[Any], b: list[Any]) -> bool:
     return _list_eq(a, b)
 
 
-@register("aten::ne.int_list", "aten::ne.float_list", "aten::ne.bool_list", "aten::ne.str_list")
 def ne_list(xp: Any, a: list[Any], b: list[Any]) -> bool:
     return not _list_eq(a, b)
 
 
-@register("aten::eq.Tensor_list")
 def eq_tensor_list(xp: Any, a: list[Any], b: list[Any]) -> bool:
     return _tensor_list_eq(xp, a, b)
 
 
-@register("aten::ne.Tensor_list")
 def ne_tensor_list(xp: Any, a: list[Any], b: list[Any]) -> bool:
     return not _tensor_list_eq(xp, a, b)
 
 
 # -- logic -----------------------------------------------------------------------
-@register("aten::__not__")
 def not_(xp: Any, a: bool) -> bool:
     return not a
 
 
-@register("aten::__and__.bool", "aten::__and__.int")
 def and_(xp: Any, a: Any, b: Any) -> Any:
     return a & b
 
 
-@register("aten::__or__.bool", "aten::__or__.int")
 def or_(xp: Any, a: Any, b: Any) -> Any:
     return a | b
 
 
-@register("aten::__xor__.bool", "aten::__xor__.int")
 def xor(xp: Any, a: Any, b: Any) -> Any:
     return a ^ b
 
@@ -390,12 +370,10 @@ def _same_identity(a: Any, b: Any) -> bool:
     return a is b
 
 
-@register("aten::__is__")
 def is_(xp: Any, a: Any, b: Any) -> bool:
     return _same_identity(a, b)
 
 
-@register("aten::__isnot__")
 def isnot(xp: Any, a: Any, b: Any) -> bool:
     return not _same_identity(a, b)
 
@@ -408,23 +386,19 @@ def _item(x: Any) -> Any:
     return x.item()
 
 
-@register("aten::Int.Tensor")
 def int_tensor(xp: Any, a: Any) -> int:
     value = _item(a)
     return _float_to_int(value) if isinstance(value, float) else int(value)
 
 
-@register("aten::Int.bool")
 def int_bool(xp: Any, a: bool) -> int:
     return int(a)
 
 
-@register("aten::Int.float")
 def int_float(xp: Any, a: float) -> int:
     return _float_to_int(a)
 
 
-@register("aten::Int.Scalar")
 def int_scalar(xp: Any, a: Any) -> int:
     return int(a) if _is_int(a) else _float_to_int(a)
 
@@ -432,7 +406,6 @@ def int_scalar(xp: Any, a: Any) -> int:
 _INT_LITERAL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
 
 
-@register("aten::Int.str")
 def int_str(xp: Any, a: str) -> int:
     """``std::stoll`` that must consume the whole string (leading blanks allowed)."""
     if _INT_LITERAL.fullmatch(a) is None:
@@ -452,7 +425,6 @@ _FLOAT_LITERAL = re.compile(
 )
 
 
-@register("aten::Float.str")
 def float_str(xp: Any, a: str) -> float:
     """``std::stod`` that must consume the whole string: decimal, hex, inf, nan."""
     match = _FLOAT_LITERAL.fullmatch(a)
@@ -473,21 +445,17 @@ def float_str(xp: Any, a: str) -> float:
     return value
 
 
-@register("aten::Float.Tensor")
 def float_tensor(xp: Any, a: Any) -> float:
     return float(_item(a))
 
 
-@register("aten::Float.Scalar", "aten::Float.int", "aten::Float.bool")
 def float_(xp: Any, a: Any) -> float:
     return float(a)
 
 
-@register("aten::Bool.Tensor")
 def bool_tensor(xp: Any, a: Any) -> bool:
     return bool(_item(a))
 
 
-@register("aten::Bool.int", "aten::Bool.float")
 def bool_(xp: Any, a: Any) -> bool:
     return bool(a)
