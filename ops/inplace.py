@@ -7,16 +7,41 @@ in-place results (kernels/inplace.py): the result keeps ``self``'s shape
 and dtype, and a cast PyTorch refuses (a float result into an int tensor)
 is refused. ``zero_``, ``fill_``, ``copy_`` and ``dropout_`` have kernels of
 their own.
+
+Gradients. Since an in-place op computes the same math as its out-of-place
+op, its gradient is that op's forward/backward pair, registered under the
+in-place name: ``add_.Tensor`` shares ``add.Tensor``'s. This module is
+imported after every other family for that reason. elu_, leaky_relu_ and
+hardtanh_ read the result instead of the overwritten input, as PyTorch's
+formulas for them do (ops/activations.py). The ops that overwrite ``self``
+with something new get their own: ``zero_`` and ``fill_`` send ``self`` a
+zero gradient (a 0-d ``fill_`` value collects the sum of the gradient),
+``copy_`` sends ``src`` the gradient, summed to its size and converted to
+its dtype.
+
+What an in-place op means under autograd (``self``'s old value is gone, other
+aliases see the new one) is the executor's business: these formulas only say
+how the gradient flows through the one node. The formulas listed in
+``READS_SELF`` read ``self``, so they need the value ``self`` had *before*
+the node ran (PyTorch's autograd keeps that copy too); the others read only
+the result, the other operands, or nothing. PyTorch's in-place ops are never
+in a differentiable graph (autodiff/differentiable.py), so these run only in
+eager autograd. Their shape rule (``self``'s type) is in ops/pointwise.py.
 """
 
 from __future__ import annotations
 
+from gradview.ir import Node, TensorType, Value
 from gradview.kernels import inplace as kernels
 from gradview.kernels.registry import Kernel
 
-from .registry import kernel, kernel_for
+from .registry import FORMULAS, Emitter, formula, kernel, kernel_for
 
-__all__: list[str] = []
+__all__ = ["SAME_AS", "READS_SELF"]
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
 
 
 def _out_of_place(name: str) -> Kernel:
@@ -60,9 +85,89 @@ for _inplace, (_ufunc, _outplace, _floats_only) in ARITHMETIC.items():
         )
     )
 
-# -- dropout_, zero_, fill_, copy_: kernels of their own -----------------------------------------------
-kernel("aten::dropout_")(kernels.dropout_)
+# -- their gradients: the out-of-place op's formula ------------------------------------------------
+# elu_, leaky_relu_ and hardtanh_ have formulas of their own (ops/activations.py).
+_OWN_FORMULA = frozenset({"aten::elu_", "aten::leaky_relu_", "aten::hardtanh_"})
+# In-place overload -> the out-of-place overload whose formula it shares.
+SAME_AS = {
+    inplace: outplace
+    for inplace, outplace in (
+        *((name, arithmetic[1]) for name, arithmetic in ARITHMETIC.items()),
+        *WRITTEN_BACK.items(),
+    )
+    if inplace not in _OWN_FORMULA
+}
+
+# In-place overloads whose backward reads ``self`` (the value before the op wrote it).
+READS_SELF = frozenset({
+    "aten::mul_.Tensor", "aten::div_.Tensor", "aten::div_.Tensor_mode", "aten::silu_", "aten::hardswish_",
+    "aten::clamp_", "aten::clamp_.Tensor",
+})
+
+for _inplace, _outplace in SAME_AS.items():
+    _shared = FORMULAS[_outplace]
+    formula(_inplace, forward=_shared.forward, supports=_shared.supports)(_shared.backward)
+
+
+# -- aten::zero_, fill_: self is overwritten -------------------------------------------------------
 kernel("aten::zero_")(kernels.zero_)
 kernel("aten::fill_.Scalar")(kernels.fill_scalar)
 kernel("aten::fill_.Tensor")(kernels.fill_tensor)
+
+
+@formula("aten::zero_", "aten::fill_.Scalar")
+def _overwritten_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Every element of ``self`` was replaced: its old values get a zero gradient."""
+    return [emit.op("aten::zeros_like", grads[0])] + [None] * (len(node.inputs()) - 1)
+
+
+@formula("aten::fill_.Tensor")
+def _fill_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    value = node.inputs()[1]
+    grad_value = emit.op("aten::sum", grads[0], None) if value.requires_grad() else None
+    return [emit.op("aten::zeros_like", grads[0]), grad_value]
+
+
+# -- aten::copy_ ----------------------------------------------------------------------------------
 kernel("aten::copy_")(kernels.copy_)
+
+
+def _copy_forward(emit: Emitter, node: Node) -> Saved:
+    src = node.inputs()[1]
+    if not src.requires_grad():
+        return {}
+    return {"src_size": emit.size_if_not_equal(src, node.output())}
+
+
+@formula("aten::copy_", forward=_copy_forward)
+def _copy_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``self[...] = src``: ``src`` broadcast and converted, so its gradient is summed and converted back."""
+    (g,) = grads
+    src = node.inputs()[1]
+    grad_src = None
+    if src.requires_grad():
+        grad_src = emit.op("aten::type_as", emit.sum_to(g, saved["src_size"]), src)
+    return [emit.op("aten::zeros_like", g), grad_src] + [None] * (len(node.inputs()) - 2)
+
+
+# -- aten::dropout_ --------------------------------------------------------------------------------
+kernel("aten::dropout_")(kernels.dropout_)
+
+
+def _dropout_forward(emit: Emitter, node: Node) -> Saved:
+    """Draw the mask once and apply it in place: ``dropout_(x, p, train)`` becomes
+    ``dropout_(x, p, False)`` (nothing) then ``x.mul_(dropout(ones_like(x), p, train))``,
+    so ``self``, its aliases and the result all hold the masked values the backward uses."""
+    self_, p, train = node.inputs()
+    mask = emit.op("aten::dropout", emit.op("aten::ones_like", self_), p, train)
+    result = emit.op("aten::mul_", self_, mask)
+    result.set_type(node.output().type() if isinstance(node.output().type(), TensorType) else TensorType())
+    node.output().replace_all_uses_with(result)
+    with emit.graph.insert_point(node):  # defined before the node that uses it
+        node.replace_input(2, emit.const(False))
+    return {"mask": mask}
+
+
+@formula("aten::dropout_", forward=_dropout_forward)
+def _dropout_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], saved["mask"]), None, None]

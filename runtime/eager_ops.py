@@ -21,9 +21,9 @@ from typing import Any
 
 from gradview.autodiff import AutodiffMode, DifferentiationError, differentiate
 from gradview.autodiff.formulas import formula_for, no_gradient_reason
-from gradview.autodiff.formulas.inplace import READS_SELF
 from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, Value, node_summary
 from gradview.ir.types import TypeVar
+from gradview.ops.inplace import READS_SELF
 
 from .autograd.function import FunctionNode, attach
 from .autograd.grad_mode import is_grad_enabled

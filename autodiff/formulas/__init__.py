@@ -17,7 +17,6 @@ from gradview.ops.registry import (  # noqa: I001 - the registry first, then the
 
 from . import without_gradient  # noqa: E402,F401,I001 - imported for its registrations
 from . import catalog_gaps  # noqa: E402,F401,I001 - the op catalogue's gaps (issue 10)
-from . import inplace  # noqa: E402,F401,I001 - pointwise family (issue 10); inplace last
 
 __all__ = [
     "FORMULAS", "NO_GRADIENT", "Emitter", "Formula", "formula", "formula_for", "no_gradient", "no_gradient_reason",

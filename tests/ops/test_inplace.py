@@ -1,5 +1,5 @@
-"""The gradient formulas of the in-place ops (autodiff/formulas/inplace.py and the
-result-reading elu_/leaky_relu_/hardtanh_ in activations.py).
+"""The gradient formulas of the in-place ops (gradview.ops.inplace and the
+result-reading elu_/leaky_relu_/hardtanh_ in gradview.ops.activations).
 
 * Shared formulas: every in-place overload in SAME_AS has exactly its
   out-of-place overload's forward and backward (the same math, which the
@@ -22,12 +22,11 @@ import numpy as np
 import pytest
 
 from gradview.autodiff import differentiate
-from gradview.autodiff.formulas import FORMULAS
-from gradview.autodiff.formulas.inplace import READS_SELF, SAME_AS
 from gradview.ir import constant_value, parse_ir
-
-from .finite_differences import check_finite_differences
-from .formula_case_tools import check_formula, tensor_type
+from gradview.ops import FORMULAS
+from gradview.ops.inplace import READS_SELF, SAME_AS
+from tests.autodiff.finite_differences import check_finite_differences
+from tests.autodiff.formula_case_tools import check_formula, tensor_type
 
 T34 = tensor_type(3, 4)
 T4 = tensor_type(4)
