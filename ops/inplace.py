@@ -26,7 +26,7 @@ how the gradient flows through the one node. The formulas listed in
 the node ran (PyTorch's autograd keeps that copy too); the others read only
 the result, the other operands, or nothing. PyTorch's in-place ops are never
 in a differentiable graph (autodiff/differentiable.py), so these run only in
-eager autograd. Their shape rule (``self``'s type) is in ops/pointwise.py.
+eager autograd.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from gradview.ir import Node, TensorType, Value
 from gradview.kernels import inplace as kernels
 from gradview.kernels.registry import Kernel
 
-from .registry import FORMULAS, Emitter, formula, kernel, kernel_for
+from .registry import FORMULAS, Emitter, formula, kernel, kernel_for, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult
 
 __all__ = ["SAME_AS", "READS_SELF"]
 
@@ -50,6 +51,24 @@ def _out_of_place(name: str) -> Kernel:
     if found is None:
         raise ValueError(f"in-place kernels: the out-of-place kernel {name} is not registered")
     return found
+
+
+# -- the shape rule of every in-place op ----------------------------------------------------------
+# They return ``self`` itself: its dtype, sizes and strides (the other operands may only
+# broadcast to it, and the result is cast back to its dtype).
+IN_PLACE = (
+    "aten::add_", "aten::sub_", "aten::mul_", "aten::div_", "aten::relu_", "aten::sigmoid_", "aten::tanh_",
+    "aten::exp_", "aten::neg_", "aten::clamp_", "aten::zero_", "aten::fill_", "aten::copy_", "aten::hardswish_",
+    "aten::silu_", "aten::elu_", "aten::leaky_relu_", "aten::hardtanh_", "aten::masked_fill_", "aten::dropout_",
+)
+
+
+@shape_rule(*IN_PLACE)
+def _in_place_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None  # add_.t and mul_.t mutate lists
+    return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
 
 
 # -- the elementwise ops: the out-of-place kernel, written back into self ---------------------------

@@ -23,8 +23,8 @@ all inputs, Python numbers included (see :mod:`.dtype_rules`):
 ``add(Long(3), 1.5)`` is ``Float(3)``. Ops that compute in floating point
 (``sin``, true ``div``) turn integer results into the default float;
 comparisons give ``Bool``. The shape rules here also cover the activations
-(relu, gelu...), the backward kernels autodiff emits, the in-place variants,
-dropout and the tensor factories, whose results follow the same rules.
+(relu, gelu...), the backward kernels autodiff emits, dropout and the tensor
+factories, whose results follow the same rules.
 """
 
 from __future__ import annotations
@@ -474,24 +474,6 @@ no_gradient(
     reason="a comparison: its result is bool, which cannot require grad "
     "(PyTorch's result does not either)",
 )
-
-
-# -- in-place elementwise ops ------------------------------------------------------------------------------
-# They return ``self`` itself: its dtype, sizes and strides (the other operands may only
-# broadcast to it, and the result is cast back to its dtype).
-IN_PLACE = (
-    "aten::add_", "aten::sub_", "aten::mul_", "aten::div_", "aten::relu_", "aten::sigmoid_", "aten::tanh_",
-    "aten::exp_", "aten::neg_", "aten::clamp_", "aten::zero_", "aten::fill_", "aten::copy_", "aten::hardswish_",
-    "aten::silu_", "aten::elu_", "aten::leaky_relu_", "aten::hardtanh_", "aten::masked_fill_", "aten::dropout_",
-)
-
-
-@shape_rule(*IN_PLACE)
-def _in_place_shapes(args: NodeArgs) -> RuleResult:
-    self = args.tensor(0)
-    if self is None:
-        return None  # add_.t and mul_.t mutate lists
-    return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]
 
 
 # -- aten::dropout, feature_dropout, alpha_dropout ----------------------------------------------------------
