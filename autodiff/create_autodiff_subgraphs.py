@@ -71,10 +71,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradview.ir import Block, Graph, Node, TensorType, Value
+from gradview.ops import formula_for, no_gradient_reason
 
 from .autodiff_mode import AutodiffMode, autodiff_mode
 from .differentiable import is_differentiable
-from .formulas import formula_for, no_gradient_reason
 from .subgraph_cse import eliminate_common_subexpression_like_torch
 from .subgraph_utils import (
     PROFILE_KINDS,

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from gradview.ir import Graph, Node
 from gradview.ir.constants import NOT_CONSTANT, constant_value
+from gradview.ops import formula_for
 
 from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode
-from .formulas import formula_for
 from .torch_differentiable import TORCH_DIFFERENTIABLE
 
 __all__ = ["is_differentiable", "is_differentiable_graph", "need_trim_grad", "TRIM_GRAD_OPS"]

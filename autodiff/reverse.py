@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradview.ir import Block, Graph, Node, TensorType, Value, node_summary
+from gradview.ops import Emitter, formula_for
 from gradview.ops.errors import DifferentiationError
 
 from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode
 from .differentiable import is_differentiable, need_trim_grad
-from .formulas import Emitter, formula_for
 from .gradient import Gradient
 
 __all__ = ["ReverseDetails", "add_reverse_inline", "output_requires_grad", "DifferentiationError"]

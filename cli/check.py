@@ -7,6 +7,8 @@ import sys
 from typing import Any
 
 from gradview.ir import Graph, IRParseError, IRVerifyError, is_known_op, lint, parse_ir
+from gradview.ir.passes.op_eval import kernel_key, node_kernel
+from gradview.runtime.interpreter import STRUCTURAL_HANDLERS
 
 __all__ = ["register", "run", "summarize"]
 
@@ -21,7 +23,8 @@ def register(commands: Any) -> None:
     parser.add_argument("file", metavar="FILE", help="a .ir file, or - to read standard input")
     parser.add_argument("--print", dest="print_graph", action="store_true", help="print the parsed graph")
     parser.add_argument(
-        "--strict", action="store_true", help="fail when the graph uses operators gradview does not know"
+        "--strict", action="store_true",
+        help="fail when the graph uses operators gradview does not know or cannot run"
     )
     parser.set_defaults(run=run)
 
@@ -33,10 +36,12 @@ def read_text(path: str) -> str:
         return handle.read()
 
 
-def summarize(graph: Graph) -> tuple[str, list[str]]:
-    """A one-line description of ``graph`` and the operators the registry does not know."""
+def summarize(graph: Graph) -> tuple[str, list[str], list[str]]:
+    """A one-line description of ``graph``, the operators the IR does not know, and the
+    overloads it knows (PyTorch has them) that gradview has no kernel for."""
     nodes = blocks = subgraphs = 0
     unknown: dict[str, None] = {}
+    cannot_run: dict[str, None] = {}
     pending = [graph]
     while pending:
         current = pending.pop()
@@ -45,6 +50,8 @@ def summarize(graph: Graph) -> tuple[str, list[str]]:
             blocks += len(node._blocks)
             if not is_known_op(node.kind()):
                 unknown[node.kind()] = None
+            elif _runs_through_a_kernel(node.kind()) and node_kernel(node) is None:
+                cannot_run[kernel_key(node) or node.kind()] = None
             for name in node.attributeNames():
                 if node.kindOf(name) == "g":
                     subgraphs += 1
@@ -56,7 +63,16 @@ def summarize(graph: Graph) -> tuple[str, list[str]]:
         _count(subgraphs, "subgraph"),
         _count(len(graph.outputs()), "output"),
     ]
-    return ", ".join(parts), list(unknown)
+    return ", ".join(parts), list(unknown), list(cannot_run)
+
+
+def _runs_through_a_kernel(kind: str) -> bool:
+    return kind.startswith(("aten::", "gradview::")) and kind not in STRUCTURAL_HANDLERS
+
+
+def _listed(names: list[str], one: str, many: str) -> str:
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return f"; {len(names)} {one if len(names) == 1 else many}: {shown}"
 
 
 def _count(number: int, noun: str) -> str:
@@ -81,14 +97,14 @@ def run(args: argparse.Namespace) -> int:
     except IRVerifyError as exc:
         print(f"{shown}: invalid graph: {exc}", file=sys.stderr)
         return 1
-    summary, unknown = summarize(graph)
+    summary, unknown, cannot_run = summarize(graph)
     if args.print_graph:
         sys.stdout.write(str(graph))
     note = ""
     if unknown:
-        note = f"; {len(unknown)} unknown operator{'s' if len(unknown) > 1 else ''}: {', '.join(unknown[:5])}"
-        if len(unknown) > 5:
-            note += ", ..."
-    status = "error" if (unknown and args.strict) else "ok"
+        note += _listed(unknown, "unknown operator", "unknown operators")
+    if cannot_run:
+        note += _listed(cannot_run, "operator gradview has no kernel for", "operators gradview has no kernels for")
+    status = "error" if ((unknown or cannot_run) and args.strict) else "ok"
     print(f"{shown}: {status}: {summary}{note}")
     return 1 if status == "error" else 0

@@ -3,23 +3,18 @@
 A node such as ``aten::add(%a, %b, %one)`` names an operator, not an
 overload; :func:`resolve_schema` picks the first registered overload whose
 arguments accept the node's input types, as TorchScript's matcher does.
+
+The registry knows every ``aten::`` signature PyTorch has (``builtin_schemas``,
+parsed per operator on first use), so a graph PyTorch prints always parses
+with its schemas; whether gradview can run or differentiate an op is the op
+library's business (``gradview.ops``), which also adds gradview's own ops.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from .builtin_schemas import BUILTIN_SCHEMAS
-from .extra_schemas import (
-    BACKWARD_HELPER_SCHEMAS,
-    CATALOG_GAP_SCHEMAS,
-    INPLACE_SCHEMAS,
-    LIST_SCHEMAS,
-    NN_SCHEMAS,
-    RECURRENT_ATTENTION_SCHEMAS,
-    REDUCTION_VIEW_LOSS_SCHEMAS,
-)
 from .schema import NO_DEFAULT, Argument, FunctionSchema, parse_schema
 from .types import (
     AnyType,
@@ -47,7 +42,7 @@ __all__ = [
     "all_schemas",
 ]
 
-_REGISTRY: dict[str, list[FunctionSchema]] = defaultdict(list)
+_REGISTRY: dict[str, list[FunctionSchema]] = {}
 _REGISTERED: set[str] = set()
 # (kind, input types) -> the overload they resolve to; cleared when one is added.
 _RESOLVED: dict[tuple[str, tuple[Type, ...]], FunctionSchema | None] = {}
@@ -79,30 +74,43 @@ PRIM_OPS = frozenset({
 def register_schema(text: str) -> FunctionSchema:
     """Add a schema to the registry (idempotent) and return it parsed."""
     schema = parse_schema(text)
+    _load_builtin(schema.name)  # PyTorch's own overloads of the name come first
     if text not in _REGISTERED:
         _REGISTERED.add(text)
-        _REGISTRY[schema.name].append(schema)
+        _REGISTRY.setdefault(schema.name, []).append(schema)
         _RESOLVED.clear()  # a new overload may change earlier resolutions
     return schema
 
 
-for _text in (*BUILTIN_SCHEMAS, *INPLACE_SCHEMAS, *LIST_SCHEMAS, *BACKWARD_HELPER_SCHEMAS, *NN_SCHEMAS,
-              *RECURRENT_ATTENTION_SCHEMAS, *REDUCTION_VIEW_LOSS_SCHEMAS, *CATALOG_GAP_SCHEMAS):
-    register_schema(_text)
+def _load_builtin(kind: str) -> None:
+    """Parse PyTorch's overloads of ``kind`` into the registry, once."""
+    texts = BUILTIN_SCHEMAS.get(kind)
+    if texts is None or kind in _REGISTRY:
+        return
+    overloads = _REGISTRY.setdefault(kind, [])
+    for text in texts:
+        _REGISTERED.add(text)
+        overloads.append(parse_schema(text))
+    _RESOLVED.clear()
 
 
 def all_schemas() -> list[FunctionSchema]:
     """Every registered overload of every operator, in registration order per operator."""
+    for kind in BUILTIN_SCHEMAS:
+        _load_builtin(kind)
     return [schema for overloads in _REGISTRY.values() for schema in overloads]
 
 
 def schemas_for(kind: str) -> list[FunctionSchema]:
     """Every registered overload of ``kind`` (``"aten::add"``), in resolution order."""
+    if kind not in _REGISTRY:
+        _load_builtin(kind)
     return list(_REGISTRY.get(kind, ()))
 
 
 def is_known_op(kind: str) -> bool:
-    return kind in _REGISTRY or kind in PRIM_OPS
+    """Does the IR know the operator: one of PyTorch's, gradview's own, or a structural prim?"""
+    return kind in _REGISTRY or kind in BUILTIN_SCHEMAS or kind in PRIM_OPS
 
 
 _INT_ENUMS = frozenset({"ScalarType", "Layout", "MemoryFormat", "QScheme"})
@@ -182,6 +190,9 @@ def _single_int_for_fixed_list(arg: Argument, actual: Type) -> bool:
 def resolve_schema(node: Node) -> FunctionSchema | None:
     """The first overload of ``node.kind()`` that accepts the node's input types."""
     candidates = _REGISTRY.get(node.kind())
+    if candidates is None:
+        _load_builtin(node.kind())
+        candidates = _REGISTRY.get(node.kind())
     if not candidates:
         return None
     input_types = [v.type() for v in node._inputs]

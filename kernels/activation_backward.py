@@ -20,8 +20,8 @@ from typing import Any
 from .dtypes import is_floating, to_dtype
 from .elementwise import erf, promote
 from .nn import _check_floating
+from .protocol import FastPath, KernelError
 from .reductions import wrap_dim
-from .registry import FastPath, KernelError
 
 __all__: list[str] = []
 

@@ -47,7 +47,7 @@ import numpy
 from .dtypes import is_floating, is_integral, to_dtype
 from .elementwise import promote
 from .pointwise_math import logit_bounds
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__: list[str] = []
 

@@ -39,7 +39,7 @@ import numpy
 
 from .elementwise import gelu, relu
 from .nn import native_layer_norm
-from .registry import KernelError
+from .protocol import KernelError
 from .shapes import check_expandable
 
 __all__ = [

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import SCALAR_TYPES, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = ["autocast_to_reduced_precision", "autocast_to_full_precision"]
 

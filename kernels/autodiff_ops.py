@@ -16,8 +16,8 @@ from typing import Any
 
 from .dtypes import is_integral, to_dtype
 from .elementwise import promote
+from .protocol import KernelError
 from .reductions import wrap_dim
-from .registry import KernelError
 
 __all__ = [
     "sum_to_size",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .autodiff_ops import _sum_to
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = ["broadcast_tensors_backward"]
 

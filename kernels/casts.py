@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import to_dtype
+from .protocol import KernelError
 from .shapes import _cast
 
 __all__: list[str] = []  # the kernels are bound to their ops in gradview.ops.casts
@@ -96,6 +97,16 @@ def to_prim_dtype(
     xp: Any, self: Any, dtype: int | None = None, non_blocking: bool = False, copy: bool = False
 ) -> Any:
     return to_prim_device(xp, self, None, dtype, non_blocking, copy)
+
+
+def to_dtype_layout(
+    xp: Any, self: Any, dtype: int | None = None, layout: int | None = None, device: Any = None,
+    pin_memory: bool | None = None, non_blocking: bool = False, copy: bool = False, memory_format: Any = None,
+) -> Any:
+    """``x.to(dtype=..., device=...)`` written with keywords: ``layout`` may only be strided."""
+    if layout not in (None, 0):  # torch.strided is layout 0
+        raise KernelError(f"to: only the strided layout is supported, got layout {layout}")
+    return to_prim_device(xp, self, device, dtype, non_blocking, copy)
 
 
 def to_prim_other(xp: Any, self: Any, non_blocking: bool = False, copy: bool = False) -> Any:

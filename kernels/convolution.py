@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = [
     "conv",

@@ -13,7 +13,7 @@ from typing import Any
 import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype
-from .registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, FastPath, Kernel, KernelError
+from .protocol import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, FastPath, Kernel, KernelError
 
 __all__ = ["erf", "as_tensor", "promote"]  # the kernels are bound to their ops in gradview.ops.pointwise
 

@@ -30,7 +30,7 @@ import math
 from typing import Any
 
 from .dtypes import is_floating, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = [
     "embedding",

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__: list[str] = []
 

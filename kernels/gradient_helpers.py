@@ -22,8 +22,8 @@ from typing import Any
 
 from .autodiff_ops import _sum_to
 from .dtypes import to_dtype
+from .protocol import KernelError
 from .reductions import wrap_dim
-from .registry import KernelError
 
 __all__ = ["value_selecting_reduction_backward", "matmul_grad_self", "matmul_grad_other"]
 

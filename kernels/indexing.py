@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = ["index", "index_backward", "nonzero"]
 

@@ -31,7 +31,7 @@ import numpy
 
 from .dtypes import dtype_name, is_floating, is_integral, to_dtype
 from .nn import dropout
-from .registry import Kernel, KernelError
+from .protocol import Kernel, KernelError
 
 __all__ = [
     "write_back", "in_place", "arith_in_place", "dropout_", "zero_", "fill_scalar", "fill_tensor", "copy_",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 from .shapes import broadcast_shapes, check_expandable
 
 __all__ = [

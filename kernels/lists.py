@@ -37,7 +37,7 @@ from typing import Any
 import numpy
 
 from .dtypes import dtype_name, scalar_type_index
-from .registry import KernelError
+from .protocol import KernelError
 from .scalar_math import _I64_MIN, _INF, _is_int, _item, _wrap, _wrap32
 
 __all__ = ["format_value"]
@@ -147,8 +147,7 @@ def derive_index(xp: Any, index: int, start: int, step: int) -> int:
     return _wrap(start + index * step)
 
 
-# List methods: no schemas in builtin_schemas.py, so the interpreter looks
-# them up by kind; the ``.t`` names are TorchScript's overloads.
+# List methods (TorchScript's ``.t`` overloads): they mutate the list in place.
 def append(xp: Any, a: list[Any], item: Any) -> list[Any]:
     """Appends in place (other values holding the list see it) and returns the list."""
     a.append(item)

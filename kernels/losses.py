@@ -31,7 +31,7 @@ from typing import Any
 import numpy
 
 from .dtypes import is_floating, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 from .shapes import broadcast_shapes
 
 __all__ = ["mse_loss", "nll_loss_nd", "cross_entropy_loss"]

@@ -25,7 +25,7 @@ from typing import Any
 
 from .dtypes import is_floating, to_dtype
 from .nn import native_batch_norm
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = [
     "group_norm",

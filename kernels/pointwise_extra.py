@@ -39,8 +39,8 @@ from __future__ import annotations
 from typing import Any
 
 from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype, to_dtype
-from .elementwise import as_tensor, promote
-from .registry import KERNELS, Kernel, KernelError
+from .elementwise import as_tensor, clamp, div_mode, promote
+from .protocol import Kernel, KernelError
 from .shapes import broadcast_shapes
 
 __all__: list[str] = []
@@ -54,11 +54,6 @@ _LONG = to_dtype("Long")
 def _opmath(dtype: Any) -> Any:
     """The dtype PyTorch's CPU kernels compute a ``dtype`` op in (float16 -> float32)."""
     return _FLOAT if dtype == _HALF else dtype
-
-
-def _delegate(qualified: str, xp: Any, *args: Any) -> Any:
-    """Call another registered kernel (by its schema name, the stable contract)."""
-    return KERNELS[qualified](xp, *args)
 
 
 # -- bitwise and, or, xor -----------------------------------------------------------------
@@ -107,16 +102,16 @@ def remainder(xp: Any, self: Any, other: Any) -> Any:
 
 def floor_divide(xp: Any, self: Any, other: Any) -> Any:
     # PyTorch's floor_divide is div(rounding_mode="floor"): same dtypes, same errors.
-    return _delegate("aten::div.Tensor_mode", xp, self, other, "floor")
+    return div_mode(xp, self, other, "floor")
 
 
 # -- one-sided clamps with tensor bounds ------------------------------------------------------
 def clamp_min_tensor(xp: Any, self: Any, min: Any) -> Any:  # noqa: A002 - schema name
-    return _delegate("aten::clamp.Tensor", xp, self, min, None)
+    return clamp(xp, self, min, None)
 
 
 def clamp_max_tensor(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002 - schema name
-    return _delegate("aten::clamp.Tensor", xp, self, None, max)
+    return clamp(xp, self, None, max)
 
 
 # -- unary math -------------------------------------------------------------------------------

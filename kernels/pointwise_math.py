@@ -40,8 +40,8 @@ from typing import Any
 import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
-from .elementwise import erf, promote
-from .registry import KERNELS, Kernel, KernelError
+from .elementwise import erf, promote, sub
+from .protocol import Kernel, KernelError
 from .scalar_math import _fmod, _ieee, _single, _wrap32
 
 __all__ = ["erfc", "logit_bounds"]  # the kernels are bound to their ops in gradview.ops.pointwise_math
@@ -176,7 +176,7 @@ def frac(xp: Any, self: Any) -> Any:
 # -- rsub, fmod, atan2 ------------------------------------------------------------------------
 def rsub(xp: Any, self: Any, other: Any, alpha: Any = 1) -> Any:
     """``other - alpha * self``: sub with the operands swapped (same dtypes, same errors)."""
-    return KERNELS["aten::sub.Tensor"](xp, other, self, alpha)
+    return sub(xp, other, self, alpha)
 
 
 def fmod(xp: Any, self: Any, other: Any) -> Any:

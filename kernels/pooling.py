@@ -5,10 +5,11 @@
   size clipped to the padded input (``count_include_pad``), or the number of
   real input elements in it, or ``divisor_override``. Integer inputs divide
   with truncation toward zero, as PyTorch's integer kernels do.
-* **adaptive_avg_pool1d/2d** average output cell ``i`` over input rows
+* **adaptive_avg_pool1d/2d/3d** average output cell ``i`` over input rows
   ``floor(i * H / OH)`` to ``ceil((i + 1) * H / OH)``: windows of unequal
   sizes, so they are written as a 0/1 membership matrix per spatial dim and
-  the pooling is ``M_h @ x @ M_w^T`` divided by the window sizes.
+  the pooling is ``M_h @ x @ M_w^T`` divided by the window sizes (3d: one
+  dim at a time).
 * The backward kernels spread each output gradient, divided the same way,
   back over its window (membership matrices again, or one strided add per
   kernel tap).
@@ -22,7 +23,7 @@ from typing import Any
 
 from .dtypes import is_floating, to_dtype
 from .nn import _pool_geometry
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = [
     "avg_pool2d",
@@ -30,6 +31,8 @@ __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool3d",
+    "adaptive_avg_pool3d_backward",
     "max_pool2d_double_backward",
 ]
 
@@ -159,7 +162,8 @@ def _check_adaptive(op: str, input: Any, output_size: Any, dims: int) -> list[in
             f"{op}: expected input to have non-zero size for non-batch dimensions, but input has sizes {list(input.shape)}"
         )
     if not is_floating(input.dtype):
-        raise KernelError(f'{op}: "adaptive_avg_pool2d" is not implemented for {input.dtype} tensors')
+        name = "adaptive_avg_pool3d" if dims == 3 else "adaptive_avg_pool2d"
+        raise KernelError(f'{op}: "{name}" is not implemented for {input.dtype} tensors')
     return sizes
 
 
@@ -203,6 +207,44 @@ def adaptive_avg_pool2d_backward(xp: Any, grad_output: Any, self: Any) -> Any:
     share = g / (n_h[:, None] * n_w[None, :])
     grad = xp.einsum("ih,...ij,jw->...hw", m_h, share, m_w, optimize=True)
     return xp.ascontiguousarray(grad).astype(dtype, copy=False)
+
+
+def _adaptive_3d(xp: Any, x: Any, sizes: list[int]) -> Any:
+    """Adaptive average of the last three dims of x (float) to ``sizes``: one dim at a time
+    (contract it with its window membership, divide by the window sizes)."""
+    for offset, out in enumerate(sizes):
+        axis = x.ndim - 3 + offset
+        member, counts = _membership(xp, x.shape[axis], out, x.dtype)
+        pooled = xp.moveaxis(xp.tensordot(x, member, axes=([axis], [1])), -1, axis)
+        x = pooled / counts.reshape((-1,) + (1,) * (2 - offset))
+    return x
+
+
+def adaptive_avg_pool3d(xp: Any, self: Any, output_size: Any) -> Any:
+    """(N, C, D, H, W) or (C, D, H, W): output cell (i, j, k) averages its window of each dim."""
+    sizes = _check_adaptive("adaptive_avg_pool3d", self, output_size, 3)
+    dtype = self.dtype
+    out = _adaptive_3d(xp, self.astype(_compute_dtype(dtype), copy=False), sizes)
+    return xp.ascontiguousarray(out).astype(dtype, copy=False)
+
+
+def adaptive_avg_pool3d_backward(xp: Any, grad_output: Any, self: Any) -> Any:
+    """Spread each output gradient evenly over its window; the output size is grad_output's."""
+    op = "_adaptive_avg_pool3d_backward"
+    if grad_output.ndim != self.ndim or tuple(grad_output.shape[:-3]) != tuple(self.shape[:-3]):
+        raise KernelError(
+            f"{op}: expected grad_output with the input's leading dims {list(self.shape[:-3])}, "
+            f"got {list(grad_output.shape)}"
+        )
+    _check_adaptive(op, self, list(grad_output.shape[-3:]), 3)
+    dtype = grad_output.dtype
+    g = grad_output.astype(_compute_dtype(dtype), copy=False)
+    for offset in range(3):
+        axis = g.ndim - 3 + offset
+        member, counts = _membership(xp, self.shape[axis], g.shape[axis], g.dtype)
+        share = g / counts.reshape((-1,) + (1,) * (2 - offset))
+        g = xp.moveaxis(xp.tensordot(share, member, axes=([axis], [0])), -1, axis)
+    return xp.ascontiguousarray(g).astype(dtype, copy=False)
 
 
 def max_pool2d_double_backward(

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .protocol import KernelError
 from .recurrent_cells import GRU, LSTM, Cell, CellGrads, CellWeights, cast, compute_dtype
 from .recurrent_layers import run_backward, run_forward
-from .registry import KernelError
 
 __all__ = [
     "lstm_cell", "gru_cell", "lstm_cell_backward", "gru_cell_backward",

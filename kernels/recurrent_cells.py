@@ -31,7 +31,7 @@ from typing import Any
 
 from .dtypes import is_floating, to_dtype
 from .elementwise import _sigmoid
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = ["CellWeights", "CellGrads", "Cell", "LSTM", "GRU", "compute_dtype", "cast"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .protocol import KernelError
 from .recurrent_cells import Cell, CellGrads, CellWeights, cast, compute_dtype
-from .registry import KernelError
 
 __all__ = ["run_forward", "run_backward"]
 

@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from .dtypes import is_floating, is_integral, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = [
     "wrap_dim",

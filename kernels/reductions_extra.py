@@ -27,8 +27,8 @@ from typing import Any
 import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
+from .protocol import KernelError
 from .reductions import reduce_axes, softmax
-from .registry import KernelError
 
 __all__ = ["logsumexp", "nanmean", "any_", "all_", "safe_softmax", "keepdim_size", "reduced_numel"]
 

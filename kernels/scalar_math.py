@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy
 
-from .registry import Kernel, KernelError
+from .protocol import Kernel, KernelError
 
 __all__: list[str] = []  # the kernels are bound to their ops in gradview.ops.scalar_math
 

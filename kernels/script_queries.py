@@ -11,7 +11,7 @@ import warnings
 from typing import Any
 
 from .dtypes import dtype_name
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = [
     "scalar_implicit", "float_implicit", "int_implicit", "warn", "is_nested", "device_type",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import result_dtype, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__ = ["wrap_dim", "broadcast_shapes", "check_expandable", "infer_size"]
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import is_integral, to_dtype
-from .registry import KernelError
+from .protocol import KernelError
 from .shapes import (
     chunk,
     permute,

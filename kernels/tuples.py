@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .registry import KernelError
+from .protocol import KernelError
 
 __all__: list[str] = []
 

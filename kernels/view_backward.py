@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import result_dtype
-from .registry import KernelError
+from .protocol import KernelError
 from .shapes import wrap_dim
 
 __all__ = ["INT64_MAX"]

@@ -44,7 +44,8 @@ from gradview.kernels import activation_backward, activations, elementwise
 
 from .emit_util import grad_list
 from .gradients import Emitter
-from .registry import fast_path, formula, kernel, no_gradient
+from .pointwise import backward_shapes, unary_same_shapes
+from .registry import fast_path, formula, kernel, no_gradient, shape_rule
 
 __all__: list[str] = []
 
@@ -70,6 +71,7 @@ def _through(kernel: str, *defaults: object):  # noqa: ANN202 - a backward facto
 
 
 # -- aten::relu, leaky_relu, gelu ------------------------------------------------------------------
+shape_rule("aten::relu", "aten::leaky_relu", "aten::gelu")(unary_same_shapes)
 kernel("aten::relu")(elementwise.relu)
 kernel("aten::leaky_relu")(elementwise.leaky_relu)
 kernel("aten::gelu")(elementwise.gelu)
@@ -95,6 +97,7 @@ def _leaky_relu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) 
 
 
 # -- aten::hardtanh, relu6 ---------------------------------------------------------------------------
+shape_rule("aten::hardtanh", "aten::relu6")(unary_same_shapes)
 kernel("aten::hardtanh")(activations.hardtanh)
 kernel("aten::relu6")(activations.relu6)
 formula("aten::hardtanh")(_through("aten::hardtanh_backward", -1, 1))
@@ -107,6 +110,9 @@ def _relu6_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Re
 
 
 # -- aten::hardshrink, hardswish, hardsigmoid, silu, softplus, threshold ------------------------------
+shape_rule(
+    "aten::hardshrink", "aten::hardswish", "aten::hardsigmoid", "aten::silu", "aten::softplus", "aten::threshold",
+)(unary_same_shapes)
 kernel("aten::hardshrink")(activations.hardshrink)
 kernel("aten::hardswish")(activations.hardswish)
 kernel("aten::hardsigmoid")(activations.hardsigmoid)
@@ -123,6 +129,7 @@ formula("aten::threshold")(_through("aten::threshold_backward", None))
 
 # -- aten::elu -----------------------------------------------------------------------------------------
 kernel("aten::elu")(activations.elu)
+shape_rule("aten::elu")(unary_same_shapes)
 
 
 @formula("aten::elu")
@@ -132,30 +139,13 @@ def _elu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resu
     return grad_list(node, grad)
 
 
-# -- in-place variants whose PyTorch formula reads the result ------------------------------------------
-# The input is overwritten, so these differentiate through the output (derivatives.yaml's
-# elu_, leaky_relu_ and hardtanh_ entries): the same numbers where the forward is invertible.
-@formula("aten::elu_")
-def _elu__gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """From the result: ``g i (y + a s)`` below 0. PyTorch (and elu_backward) refuse a negative alpha."""
-    alpha, scale, input_scale = (_input(node, i, 1) for i in (1, 2, 3))
-    grad = emit.op("aten::elu_backward", grads[0], alpha, scale, input_scale, True, node.output())
-    return grad_list(node, grad)
-
-
-@formula("aten::leaky_relu_")
-def _leaky_relu__gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    slope = _input(node, 1, 0.01)
-    return grad_list(node, emit.op("aten::leaky_relu_backward", grads[0], node.output(), slope, True))
-
-
-@formula("aten::hardtanh_")
-def _hardtanh__gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    low, high = _input(node, 1, -1), _input(node, 2, 1)
-    return grad_list(node, emit.op("aten::hardtanh_backward", grads[0], node.output(), low, high))
-
-
 # -- the backward kernels ----------------------------------------------------------------------------------
+shape_rule(
+    "aten::tanh_backward", "aten::sigmoid_backward", "aten::threshold_backward", "aten::gelu_backward",
+    "aten::leaky_relu_backward", "aten::hardtanh_backward", "aten::hardshrink_backward",
+    "aten::hardswish_backward", "aten::hardsigmoid_backward", "aten::silu_backward",
+    "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
+)(backward_shapes)
 kernel("aten::tanh_backward")(activation_backward.tanh_backward)
 kernel("aten::sigmoid_backward")(activation_backward.sigmoid_backward)
 fast_path("aten::tanh_backward")(activation_backward.fast_tanh_backward)

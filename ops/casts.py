@@ -17,17 +17,17 @@ conversion allocates a tensor laid out like ``empty_like(preserve_format)``.
 from __future__ import annotations
 
 from gradview.ir import Node, TensorType, Value
-from gradview.kernels import casts
+from gradview.kernels import casts, factories
 
 from .emit_util import grad_list
+from .factories import device_arg, dtype_arg
 from .gradients import Emitter
-from .pointwise import device_arg, dtype_arg
 from .registry import formula, kernel, no_gradient, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh, layout_of, make_tensor
 from .static_info import cast_back, dtype_index, dtype_of, needs_grad, none_grads
 from .tensor_layout import contiguous_strides, is_contiguous, preserve_strides
 
-__all__: list[str] = []
+__all__ = ["save_self_dtype", "to_gradient"]
 
 Saved = dict[str, Value]
 Grads = list[Value]
@@ -109,6 +109,12 @@ def _clone_shapes(args: NodeArgs) -> RuleResult:
     return [_like(self, self.scalar_type, self.device, args.value(1, None))]
 
 
+@formula("aten::contiguous", "aten::clone")
+def _copy_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """A copy passes the gradient through unchanged."""
+    return grad_list(node, grads[0])
+
+
 # -- aten::to (every overload) ---------------------------------------------------------------------
 kernel("aten::to.dtype")(casts.to_dtype_)
 kernel("aten::to.other")(casts.to_other)
@@ -116,6 +122,7 @@ kernel("aten::to.device")(casts.to_device)
 kernel("aten::to.prim_Device")(casts.to_prim_device)
 kernel("aten::to.prim_dtype")(casts.to_prim_dtype)
 kernel("aten::to.prim_other")(casts.to_prim_other)
+kernel("aten::to.dtype_layout")(casts.to_dtype_layout)
 
 
 @shape_rule("aten::to")
@@ -125,7 +132,11 @@ def _to_shapes(args: NodeArgs) -> RuleResult:
         return None
     first = str(args.type(1)) if len(args) > 1 else "bool"
     dtype, device = self.scalar_type, self.device
-    if first == "Device" or (first == "NoneType" and len(args) == 5):
+    if len(args) == 8:
+        # to.dtype_layout(self, dtype?, layout?, device?, pin_memory?, non_blocking, copy, memory_format)
+        dtype, device = dtype_arg(args, 1, dtype), device_arg(args, 3, device)
+        copy_index, format_index = 6, 7
+    elif first == "Device" or (first == "NoneType" and len(args) == 5):
         # to.device(self, device, dtype, non_blocking, copy, memory_format) or
         # to.prim_Device(self, device?, dtype?, non_blocking, copy)
         device = device_arg(args, 1, device)
@@ -145,7 +156,7 @@ def _to_shapes(args: NodeArgs) -> RuleResult:
     return [_converted(self, dtype, device, memory_format, copy)]
 
 
-def _save_self_dtype(emit: Emitter, node: Node) -> Saved:
+def save_self_dtype(emit: Emitter, node: Node) -> Saved:
     """The input's dtype, unless the types say the result has it already."""
     self_ = node.inputs()[0]
     if not needs_grad(self_):
@@ -156,15 +167,12 @@ def _save_self_dtype(emit: Emitter, node: Node) -> Saved:
     return {"self_dtype": emit.const(known_in) if known_in is not None else dtype_of(emit, self_)}
 
 
-# The autocast casts (kernels and shape rules with the autocast ops) are identities unless
-# autocast is on for the device and the dtype is eligible: the same gradient as ``to``.
 @formula(
     "aten::to.dtype", "aten::to.device", "aten::to.other", "aten::to.prim_Device",
-    "aten::to.prim_dtype", "aten::to.prim_other",
-    "aten::_autocast_to_full_precision", "aten::_autocast_to_reduced_precision",
-    forward=_save_self_dtype,
+    "aten::to.prim_dtype", "aten::to.prim_other", "aten::to.dtype_layout",
+    forward=save_self_dtype,
 )
-def _to_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+def to_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """The gradient goes back in the input's dtype (a no-op when the cast changed nothing)."""
     if not saved:
         return none_grads(node)
@@ -190,10 +198,13 @@ def _type_as_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
     return [emit.op("aten::type_as", grads[0], node.inputs()[0]), None]
 
 
-# -- aten::zeros_like, ones_like, empty_like, full_like (rand_like, randn_like) ------------------------
+# -- aten::zeros_like, ones_like, empty_like, full_like, rand_like, randn_like --------------------------
 kernel("aten::zeros_like", "aten::empty_like")(casts.zeros_like)
 kernel("aten::ones_like")(casts.ones_like)
 kernel("aten::full_like")(casts.full_like)
+# rand_like and randn_like draw from xp.random (never PyTorch's generator: values differ).
+kernel("aten::rand_like")(factories.rand_like)
+kernel("aten::randn_like")(factories.randn_like)
 
 
 @shape_rule("aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::rand_like",

@@ -30,6 +30,7 @@ from gradview.ir import (
     constant_value,
 )
 from gradview.ir.types import Type
+from gradview.kernels import autodiff_ops as autodiff_kernels
 from gradview.kernels import shapes as kernels
 from gradview.kernels import shapes_extra as extra_kernels
 from gradview.kernels import view_backward as backward_kernels
@@ -300,6 +301,9 @@ formula("aten::split.sizes", "aten::split", "aten::split_with_sizes", forward=_s
     _joined("gradview::split_with_sizes_backward", 1)
 )
 formula("aten::unbind.int", forward=_save_self_size)(_joined("gradview::unbind_backward"))
+
+
+kernel("prim::ConstantChunk")(autodiff_kernels.constant_chunk)
 
 
 @formula("prim::ConstantChunk", forward=_save_self_size)

@@ -130,14 +130,14 @@ kernel("aten::__range_length")(lists.range_length)
 kernel("aten::__derive_index")(lists.derive_index)
 
 # -- list methods (they mutate the list in place, as TorchScript's do) -----------------------
-kernel("aten::append", "aten::append.t")(lists.append)
-kernel("aten::_set_item", "aten::_set_item.t")(lists.set_item)
-kernel("aten::extend", "aten::extend.t")(lists.extend)
-kernel("aten::insert", "aten::insert.t")(lists.insert)
-kernel("aten::pop", "aten::pop.t")(lists.pop)
-kernel("aten::clear", "aten::clear.t")(lists.clear)
-kernel("aten::reverse", "aten::reverse.t")(lists.reverse)
-kernel("aten::copy", "aten::copy.t")(lists.copy)
+kernel("aten::append.t")(lists.append)
+kernel("aten::_set_item.t")(lists.set_item)
+kernel("aten::extend.t")(lists.extend)
+kernel("aten::insert.t")(lists.insert)
+kernel("aten::pop.t")(lists.pop)
+kernel("aten::clear.t")(lists.clear)
+kernel("aten::reverse.t")(lists.reverse)
+kernel("aten::copy.t")(lists.copy)
 
 # -- tuples ----------------------------------------------------------------------------------
 kernel("prim::TupleSlice")(tuples.tuple_slice)

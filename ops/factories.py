@@ -1,25 +1,93 @@
-"""Tensor factories: ``zeros``, ``ones``, ``full``, ``arange``, ``rand_like`` and ``randn_like``.
+"""Tensor factories: ``zeros``, ``ones``, ``full`` and ``arange``.
 
 A factory makes a tensor from sizes and numbers, not from another tensor's
-values, so it has no gradient: ``zeros``/``ones``/``full``/``arange`` take no
-tensor input at all, and ``rand_like``/``randn_like`` read only their input's
-shape and dtype (their no-gradient reason is declared with the other ``*_like``
-ops in :mod:`gradview.ops.casts`).
+values, so it has no gradient: it takes no tensor input at all. (The ``*_like``
+factories, ``rand_like`` included, read only their input's shape and dtype;
+they are in :mod:`gradview.ops.casts`.)
 
 The kernels (``kernels/factories.py``) follow PyTorch's dtype inference:
 ``zeros``/``ones`` give the default float, ``full`` takes its fill value's kind,
-``arange`` gives int64 when start, end and step are all ints. Their shape rules
-are in :mod:`gradview.ops.pointwise`, next to the dtype and device argument
-helpers they share with the casts.
+``arange`` gives int64 when start, end and step are all ints; the shape rules
+below say the same from the types. ``dtype_arg`` and ``device_arg`` read the
+optional dtype and device arguments every factory (and ``*_like`` op) takes.
 """
 
 from __future__ import annotations
 
+import math
+
 from gradview.kernels import factories as kernels
 
-from .registry import kernel
+from .dtype_rules import DEFAULT_FLOAT, scalar_type_name
+from .registry import kernel, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult, fresh
 
-__all__: list[str] = []
+__all__ = ["dtype_arg", "device_arg"]
+
+def dtype_arg(args: NodeArgs, i: int, default: str | None) -> str | None:
+    """A ``ScalarType? dtype`` argument: None keeps ``default``; unknown gives None."""
+    if args.is_none(i) or i >= len(args):
+        return default
+    index = args.int_value(i)
+    return scalar_type_name(index) if index is not None else None
+
+
+def device_arg(args: NodeArgs, i: int, default: str | None) -> str | None:
+    """A ``Device? device`` argument: None keeps ``default``; unknown gives None."""
+    if args.is_none(i) or i >= len(args):
+        return default
+    device = args.value(i, None)
+    return device if isinstance(device, str) else None
+
+
+@shape_rule("prim::NumToTensor", "aten::scalar_tensor")
+def _num_to_tensor_shapes(args: NodeArgs) -> RuleResult:
+    dtype = {"int": "Long", "float": "Double", "bool": "Bool"}.get(str(args.type(0)))
+    if args.node.kind() == "aten::scalar_tensor":
+        dtype = dtype_arg(args, 1, DEFAULT_FLOAT)
+    return [fresh(dtype, (), "cpu")]
+
+
+_FILL_DTYPES = {"int": "Long", "float": DEFAULT_FLOAT, "bool": "Bool"}
+
+
+@shape_rule("aten::zeros", "aten::ones", "aten::empty", "aten::rand", "aten::randn", "aten::full")
+def _factory_shapes(args: NodeArgs) -> RuleResult:
+    sizes = args.int_list(0)
+    if sizes is None and str(args.type(0)) not in ("int[]", "SymInt[]"):
+        return None
+    shift = 1 if args.node.kind() == "aten::full" else 0
+    default = _FILL_DTYPES.get(str(args.type(1))) if shift else DEFAULT_FLOAT
+    dtype = dtype_arg(args, 1 + shift, default)
+    device = device_arg(args, 3 + shift, "cpu")
+    return [fresh(dtype, tuple(sizes) if sizes is not None else None, device)]
+
+
+@shape_rule("aten::arange")
+def _arange_shapes(args: NodeArgs) -> RuleResult:
+    # arange(end, dtype, layout, device, pin), arange.start(start, end, ...),
+    # arange.start_step(start, end, step, ...): count the leading numbers.
+    numbers = 0
+    while numbers < min(len(args), 3) and str(args.type(numbers)) in ("int", "float", "Scalar"):
+        numbers += 1
+    if numbers == 0:
+        return None
+    kinds = {str(args.type(i)) for i in range(numbers)}
+    default = "Long" if kinds == {"int"} else DEFAULT_FLOAT if "Scalar" not in kinds else None
+    dtype = dtype_arg(args, numbers, default)
+    device = device_arg(args, numbers + 2, "cpu")
+    bounds = [args.value(i, None) for i in range(numbers)]
+    length = None
+    if all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
+        if numbers == 1:
+            bounds = [0, bounds[0], 1]
+        elif numbers == 2:
+            bounds.append(1)
+        start, end, step = bounds
+        if step != 0:
+            length = max(0, math.ceil((end - start) / step))
+    return [fresh(dtype, (length,), device)]
+
 
 # -- aten::zeros, ones, full -----------------------------------------------------------------
 kernel("aten::zeros")(kernels.zeros)
@@ -30,7 +98,3 @@ kernel("aten::full")(kernels.full)
 kernel("aten::arange")(kernels.arange)
 kernel("aten::arange.start")(kernels.arange_start)
 kernel("aten::arange.start_step")(kernels.arange_start_step)
-
-# -- aten::rand_like, randn_like (values from xp.random, never PyTorch's) --------------------
-kernel("aten::rand_like")(kernels.rand_like)
-kernel("aten::randn_like")(kernels.randn_like)

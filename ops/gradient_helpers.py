@@ -22,10 +22,7 @@ Reverse-mode autodiff needs a few ops of its own besides each op's formula
   ``dim`` attributes, passed as keyword arguments) split a tensor or its size.
 
 The schema-less prims are keyed by kind and keep the types they are
-created with (they have no shape rule). The gradients of ``_grad_sum_to_size``
-and ``ConstantChunk`` are declared next to the ops whose formulas rely on
-them: broadcasting arithmetic (ops/pointwise.py) and ``chunk``
-(ops/concat_split.py).
+created with (they have no shape rule).
 """
 
 from __future__ import annotations
@@ -81,6 +78,16 @@ def _sum_to_size_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads)
     return none_grads(node, emit.op("aten::expand", grads[0], saved["self_size"], False))
 
 
+def _save_input_size(emit: Emitter, node: Node) -> Saved:
+    return {"self_size": size_of(emit, node.inputs()[0])}
+
+
+@formula("aten::_grad_sum_to_size", forward=_save_input_size)
+def _grad_sum_to_size_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """A sum's adjoint is an expand: back to the input's size (a no-op when nothing was summed)."""
+    return [emit.op("aten::expand", grads[0], saved["self_size"]), None]
+
+
 # -- prim::AutogradAdd: accumulating gradients ---------------------------------------------------
 kernel("prim::AutogradAdd")(kernels.autograd_add)
 
@@ -91,5 +98,5 @@ kernel("prim::AutogradAllNonZero")(kernels.autograd_all_non_zero)
 
 # -- prim::BroadcastSizes, ConstantChunk, ChunkSizes: sizes and chunks of fused graphs -------------
 kernel("prim::BroadcastSizes")(kernels.broadcast_sizes)
-kernel("prim::ConstantChunk")(kernels.constant_chunk)
 kernel("prim::ChunkSizes")(kernels.chunk_sizes)
+# prim::ConstantChunk, a chunk with constant arguments, is with chunk in ops/concat_split.py.

@@ -7,8 +7,8 @@ that return positions (``nonzero``, ``_dim_arange``, ``list.index``).
   it covers: NumPy's rule, which is PyTorch's. Its kernel is in
   ``kernels/indexing.py``.
 * ``max``/``min`` (whole tensor or along a dim), ``topk``, ``kthvalue`` and max
-  pooling *select* elements: their kernels and shape rules are with the
-  reductions and the pooling ops; their gradients are here.
+  pooling select elements too; they live with the reductions and the pooling
+  ops, and their gradients follow the same idea as ``index``'s.
 
 **Gradients.** Reading elements copies them to the output, so the backward
 routes each output gradient back to the element it was read from, and every
@@ -20,18 +20,9 @@ other element gets 0:
   ``index_backward``, here the kernel ``gradview::index_backward``. It needs the
   input's size (a constant when the type knows it) and the indices, never the
   input itself.
-* ops that return indices say which element was selected: ``max.dim``,
-  ``min.dim``, ``kthvalue`` and ``topk`` scatter the gradient into a zero tensor
-  of the input's size at those indices
-  (``aten::value_selecting_reduction_backward``, PyTorch's own backward of
-  them), and ``max_pool2d_with_indices`` hands its indices to
-  ``max_pool2d_with_indices_backward``. Their indices output carries no
-  gradient, and the backward captures the indices, not the input;
-* ``max(x)``/``min(x)`` over the whole tensor return no index, and PyTorch
-  splits the gradient *evenly* among ties: each element equal to the result
-  gets ``g / count`` (``evenly_distribute_backward``);
-* ``max_pool2d`` returns no indices either: its backward recomputes them from
-  the input (``max_pool2d_with_indices``), so it captures only the input.
+* ops that return indices say which element was selected (``max.dim``,
+  ``topk``, ``max_pool2d_with_indices``): their backward scatters the gradient
+  into zeros at those indices (ops/reductions.py, ops/pooling.py).
 
 ``nonzero`` and ``_dim_arange`` return integer tensors: TorchScript's symbolic
 script still lists them, with a backward returning no gradient, so that they
@@ -57,7 +48,7 @@ from .shape_toolkit import (
     make_tensor,
     wrap_dim,
 )
-from .static_info import NOT_CONSTANT, const, fail, input_at, needs_grad, none_grads, size_of
+from .static_info import needs_grad, size_of
 from .tensor_layout import contiguous_strides
 
 __all__: list[str] = []
@@ -198,89 +189,3 @@ no_gradient(
     "aten::index.list_Tensor", "aten::index.list_str",
     reason="list.index/str.index: their result is a position (an int), which carries no gradient",
 )
-
-
-# -- gradients of max, min, topk, kthvalue (kernels and shape rules with the reductions) -----
-def _scatter_back(emit: Emitter, node: Node, saved: Saved, grad: Value, dim: Value | int, keepdim: Value | bool) -> list[Value | None]:
-    if not saved:
-        return none_grads(node)
-    indices = node.outputs()[1]
-    return none_grads(
-        node, emit.op("aten::value_selecting_reduction_backward", grad, dim, indices, saved["self_size"], keepdim)
-    )
-
-
-@formula("aten::max.dim", "aten::min.dim", forward=_save_self_size)
-def max_dim(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    keepdim = input_at(node, 2)
-    return _scatter_back(emit, node, saved, grads[0], node.inputs()[1], False if keepdim is None else keepdim)
-
-
-@formula("aten::kthvalue", forward=_save_self_size)
-def kthvalue(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    # kthvalue(self, k, dim=-1, keepdim=False)
-    dim, keepdim = input_at(node, 2), input_at(node, 3)
-    return _scatter_back(
-        emit, node, saved, grads[0], -1 if dim is None else dim, False if keepdim is None else keepdim
-    )
-
-
-@formula("aten::topk", forward=_save_self_size)
-def topk(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    # topk(self, k, dim=-1, largest=True, sorted=True): the k values keep the dim.
-    dim = input_at(node, 2)
-    return _scatter_back(emit, node, saved, grads[0], -1 if dim is None else dim, True)
-
-
-@formula("aten::max", "aten::min")
-def max_all(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    """``g / count`` to each element equal to the result (NaN counts as equal to a NaN result)."""
-    x, result = node.inputs()[0], node.output()
-    if not needs_grad(x):
-        return none_grads(node)
-    hits = emit.op("aten::eq", x, result)
-    # A NaN result: the NaNs are the maxima. isnan(v) is v != v.
-    nan_result = emit.op("aten::ne", result, result)
-    nans = emit.op("aten::mul", emit.op("aten::ne", x, x), nan_result)
-    mask = emit.op("aten::add", emit.op("aten::type_as", hits, x), emit.op("aten::type_as", nans, x), 1)
-    share = emit.op("aten::div", grads[0], emit.op("aten::sum", mask, None))
-    return none_grads(node, emit.op("aten::mul", mask, share))
-
-
-# -- gradients of max pooling (kernels and shape rules with the pooling ops) -----------------
-def _pool_args(node: Node) -> list[Value | int | bool | list[int]]:
-    """kernel_size, stride, padding, dilation, ceil_mode, with the schema's defaults."""
-    defaults: list[object] = [None, [], [0, 0], [1, 1], False]
-    args: list[Value | int | bool | list[int]] = []
-    for index, default in enumerate(defaults, start=1):
-        value = input_at(node, index)
-        if value is None:
-            if default is None:
-                fail(node, "max_pool2d needs a kernel_size")
-            args.append(default)  # type: ignore[arg-type]
-        else:
-            # A list built by prim::ListConstruct of constants becomes a constant
-            # (constants are copied into the backward, values would be captured).
-            known = const(value)
-            args.append(value if known is NOT_CONSTANT else known)
-    return args
-
-
-@formula("aten::max_pool2d_with_indices")
-def max_pool2d_with_indices(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    x = node.inputs()[0]
-    if not needs_grad(x):
-        return none_grads(node)
-    indices = node.outputs()[1]
-    grad = emit.op("aten::max_pool2d_with_indices_backward", grads[0], x, *_pool_args(node), indices)
-    return none_grads(node, grad)
-
-
-@formula("aten::max_pool2d")
-def max_pool2d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    x = node.inputs()[0]
-    if not needs_grad(x):
-        return none_grads(node)
-    args = _pool_args(node)
-    _, indices = emit.op("aten::max_pool2d_with_indices", x, *args)
-    return none_grads(node, emit.op("aten::max_pool2d_with_indices_backward", grads[0], x, *args, indices))

@@ -13,7 +13,7 @@ op, its gradient is that op's forward/backward pair, registered under the
 in-place name: ``add_.Tensor`` shares ``add.Tensor``'s. This module is
 imported after every other family for that reason. elu_, leaky_relu_ and
 hardtanh_ read the result instead of the overwritten input, as PyTorch's
-formulas for them do (ops/activations.py). The ops that overwrite ``self``
+formulas for them do. The ops that overwrite ``self``
 with something new get their own: ``zero_`` and ``fill_`` send ``self`` a
 zero gradient (a 0-d ``fill_`` value collects the sum of the gradient),
 ``copy_`` sends ``src`` the gradient, summed to its size and converted to
@@ -33,8 +33,9 @@ from __future__ import annotations
 
 from gradview.ir import Node, TensorType, Value
 from gradview.kernels import inplace as kernels
-from gradview.kernels.registry import Kernel
+from gradview.kernels.protocol import Kernel
 
+from .emit_util import grad_list
 from .registry import FORMULAS, Emitter, formula, kernel, kernel_for, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult
 
@@ -43,6 +44,12 @@ __all__ = ["SAME_AS", "READS_SELF"]
 Saved = dict[str, Value]
 Grads = list[Value]
 Result = list[Value | None]
+
+
+def _input_or(node: Node, index: int, default: object) -> object:
+    """Input ``index`` as a Value, or ``default`` where hand-written IR left it out."""
+    inputs = node.inputs()
+    return inputs[index] if index < len(inputs) else default
 
 
 def _out_of_place(name: str) -> Kernel:
@@ -105,7 +112,7 @@ for _inplace, (_ufunc, _outplace, _floats_only) in ARITHMETIC.items():
     )
 
 # -- their gradients: the out-of-place op's formula ------------------------------------------------
-# elu_, leaky_relu_ and hardtanh_ have formulas of their own (ops/activations.py).
+# elu_, leaky_relu_ and hardtanh_ have formulas of their own (below: they read the result).
 _OWN_FORMULA = frozenset({"aten::elu_", "aten::leaky_relu_", "aten::hardtanh_"})
 # In-place overload -> the out-of-place overload whose formula it shares.
 SAME_AS = {
@@ -128,6 +135,29 @@ for _inplace, _outplace in SAME_AS.items():
     formula(_inplace, forward=_shared.forward, supports=_shared.supports)(_shared.backward)
 
 
+# -- in-place variants whose PyTorch formula reads the result ------------------------------------------
+# The input is overwritten, so these differentiate through the output (derivatives.yaml's
+# elu_, leaky_relu_ and hardtanh_ entries): the same numbers where the forward is invertible.
+@formula("aten::elu_")
+def _elu__gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """From the result: ``g i (y + a s)`` below 0. PyTorch (and elu_backward) refuse a negative alpha."""
+    alpha, scale, input_scale = (_input_or(node, i, 1) for i in (1, 2, 3))
+    grad = emit.op("aten::elu_backward", grads[0], alpha, scale, input_scale, True, node.output())
+    return grad_list(node, grad)
+
+
+@formula("aten::leaky_relu_")
+def _leaky_relu__gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    slope = _input_or(node, 1, 0.01)
+    return grad_list(node, emit.op("aten::leaky_relu_backward", grads[0], node.output(), slope, True))
+
+
+@formula("aten::hardtanh_")
+def _hardtanh__gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    low, high = _input_or(node, 1, -1), _input_or(node, 2, 1)
+    return grad_list(node, emit.op("aten::hardtanh_backward", grads[0], node.output(), low, high))
+
+
 # -- aten::zero_, fill_: self is overwritten -------------------------------------------------------
 kernel("aten::zero_")(kernels.zero_)
 kernel("aten::fill_.Scalar")(kernels.fill_scalar)
@@ -148,7 +178,7 @@ def _fill_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads)
 
 
 # -- aten::copy_ ----------------------------------------------------------------------------------
-kernel("aten::copy_")(kernels.copy_)
+kernel("aten::copy_", "aten::copy_.Tensor")(kernels.copy_)
 
 
 def _copy_forward(emit: Emitter, node: Node) -> Saved:
@@ -158,7 +188,7 @@ def _copy_forward(emit: Emitter, node: Node) -> Saved:
     return {"src_size": emit.size_if_not_equal(src, node.output())}
 
 
-@formula("aten::copy_", forward=_copy_forward)
+@formula("aten::copy_", "aten::copy_.Tensor", forward=_copy_forward)
 def _copy_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """``self[...] = src``: ``src`` broadcast and converted, so its gradient is summed and converted back."""
     (g,) = grads

@@ -179,7 +179,7 @@ def mse_loss_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
 
 
 # -- aten::nll_loss, nll_loss2d, nll_loss_forward, nll_loss2d_forward -------------------------
-# (the _forward ops' schemas, which PyTorch's JIT formula calls, are in ir/extra_schemas.py)
+# (the _forward ops, which PyTorch's JIT formula calls, have their schemas in the IR's catalogue)
 kernel("aten::nll_loss")(kernels.nll_loss)
 kernel("aten::nll_loss2d")(kernels.nll_loss2d)
 kernel("aten::nll_loss_forward")(kernels.nll_loss_forward)

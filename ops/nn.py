@@ -23,14 +23,29 @@ it. In evaluation (``train=False``) dropout is the identity.
 
 from __future__ import annotations
 
+from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
 from gradview.kernels import nn as nn_kernels
 
-from .registry import kernel
-from .shape_toolkit import NodeArgs, RuleResult, Sizes, all_known, fresh, layout_of, make_tensor
+from .gradients import Emitter
+from .registry import formula, kernel, shape_rule
+from .shape_toolkit import (
+    NodeArgs,
+    RuleResult,
+    Sizes,
+    all_known,
+    fresh,
+    layout_of,
+    make_tensor,
+    pointwise,
+)
 from .tensor_layout import _channels_last_strides, is_channels_last, is_contiguous
 
 __all__ = ["like_input", "backward_results", "dim_size"]
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
 
 
 # -- shared by the layers' shape rules ---------------------------------------------------------------
@@ -63,7 +78,34 @@ def dim_size(t: TensorType | None, index: int) -> int | None:
     return t.sizes[index]
 
 
-# -- aten::dropout ---------------------------------------------------------------------------------------
-# Its shape rule and gradient formula went to ops/pointwise.py with the pointwise family
-# (to be brought here, next to the kernel); aten::dropout_ is in ops/inplace.py.
+# -- aten::dropout (aten::dropout_ is in ops/inplace.py) -----------------------------------------------
 kernel("aten::dropout")(nn_kernels.dropout)
+
+
+@shape_rule("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")
+def _dropout_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    if args.value(2, None) is False:
+        return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]  # eval mode: the input
+    return [pointwise(args, [0], self.scalar_type)]
+
+
+def _dropout_forward(emit: Emitter, node: Node) -> Saved:
+    """Training-mode dropout needs the same random mask in the backward as in the forward,
+    so the forward *replaces* how the output is computed: it draws a scaled mask once
+    (``dropout`` of a tensor of ones: 0 or 1/(1-p)), multiplies, and points the node's
+    users at that product; the backward multiplies the gradient by the saved mask."""
+    self_, p, train = node.inputs()
+    mask = emit.op("aten::dropout", emit.op("aten::ones_like", self_), p, train)
+    result = emit.op("aten::mul", self_, mask)
+    result.set_type(node.output().type())
+    node.output().replace_all_uses_with(result)
+    return {"mask": mask}
+
+
+@formula("aten::dropout", forward=_dropout_forward)
+def _dropout_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::mul", grads[0], saved["mask"]), None, None]
+

@@ -35,51 +35,43 @@ from gradview.ir import NOT_CONSTANT, Node, TensorType, Value
 from gradview.ir.constants import constant_value
 from gradview.kernels import elementwise
 
-from .dtype_rules import DEFAULT_FLOAT, scalar_type_name, to_float
-from .emit_util import arg, emit_if, size_of, where_zero
+from .dtype_rules import to_float
+from .emit_util import arg, emit_if, where_zero
 from .gradients import Emitter
 from .registry import fast_path, formula, kernel, no_gradient, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh, pointwise
 
-__all__ = ["tensor_inputs", "save_tensor_sizes", "sum_to", "dtype_arg", "device_arg"]
+__all__ = [
+    "tensor_inputs", "save_tensor_sizes", "sum_to", "unary_same_shapes", "unary_float_shapes",
+    "binary_shapes", "binary_float_shapes", "backward_shapes",
+]
 
 Saved = dict[str, Value]
 Grads = list[Value]
 Result = list[Value | None]
 
+# Kinds whose results follow one elementwise rule. Each family module registers its
+# own ops with these rules (activations, pointwise_math, ...); the kinds listed here
+# are this module's, and the elementwise ops gradview has no kernel for (their
+# shapes are still worth knowing in a printed graph).
 UNARY_SAME = (
-    "aten::abs", "aten::neg", "aten::relu", "aten::sign", "aten::floor", "aten::ceil",
-    "aten::round", "aten::trunc", "aten::frac", "aten::bitwise_not", "aten::leaky_relu",
-    "aten::gelu", "aten::hardtanh", "aten::elu", "aten::silu", "aten::relu6", "aten::softplus",
-    "aten::celu", "aten::selu", "aten::hardswish", "aten::hardsigmoid", "aten::mish",
-    "aten::threshold", "aten::positive", "aten::sgn", "aten::nan_to_num", "aten::hardshrink",
+    "aten::abs", "aten::neg", "aten::sign", "aten::bitwise_not", "aten::celu", "aten::selu",
+    "aten::mish", "aten::positive", "aten::sgn", "aten::nan_to_num",
 )
 UNARY_FLOAT = (
-    "aten::sin", "aten::cos", "aten::tan", "aten::asin", "aten::acos", "aten::atan",
-    "aten::sinh", "aten::cosh", "aten::tanh", "aten::asinh", "aten::acosh", "aten::atanh",
-    "aten::exp", "aten::exp2", "aten::expm1", "aten::log", "aten::log2", "aten::log10",
-    "aten::log1p", "aten::sqrt", "aten::rsqrt", "aten::sigmoid", "aten::erf", "aten::erfc",
-    "aten::erfinv", "aten::lgamma", "aten::digamma", "aten::reciprocal", "aten::logit",
-    "aten::i0", "aten::sinc", "aten::log_sigmoid",
+    "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
+    "aten::sigmoid", "aten::erf", "aten::asinh", "aten::acosh", "aten::atanh", "aten::erfinv",
+    "aten::lgamma", "aten::digamma", "aten::i0", "aten::sinc", "aten::log_sigmoid",
 )
 UNARY_BOOL = ("aten::isnan", "aten::isinf", "aten::isfinite", "aten::logical_not", "aten::signbit")
 BINARY = (
-    "aten::add", "aten::sub", "aten::rsub", "aten::mul", "aten::maximum", "aten::minimum",
-    "aten::fmax", "aten::fmin", "aten::remainder", "aten::fmod", "aten::floor_divide",
-    "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", "aten::__and__",
-    "aten::__or__", "aten::__xor__", "aten::pow", "aten::heaviside", "aten::xlogy",
+    "aten::add", "aten::sub", "aten::mul", "aten::pow", "aten::fmax", "aten::fmin",
+    "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", "aten::heaviside", "aten::xlogy",
 )
-BINARY_FLOAT = ("aten::true_divide", "aten::atan2", "aten::copysign", "aten::hypot")
+BINARY_FLOAT = ("aten::true_divide", "aten::copysign", "aten::hypot")
 COMPARISONS = (
     "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge",
     "aten::logical_and", "aten::logical_or", "aten::logical_xor",
-)
-# Backward kernels autodiff emits: broadcast of their tensor inputs, promoted dtype.
-BACKWARD = (
-    "aten::tanh_backward", "aten::sigmoid_backward", "aten::threshold_backward",
-    "aten::gelu_backward", "aten::leaky_relu_backward", "aten::hardtanh_backward",
-    "aten::hardshrink_backward", "aten::hardswish_backward", "aten::hardsigmoid_backward",
-    "aten::silu_backward", "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
 )
 
 
@@ -90,7 +82,8 @@ def tensor_inputs(args: NodeArgs) -> list[int]:
 
 # -- shape rules shared by whole families of elementwise ops -----------------------------------
 @shape_rule(*UNARY_SAME)
-def _unary_same(args: NodeArgs) -> RuleResult:
+def unary_same_shapes(args: NodeArgs) -> RuleResult:
+    """The input's dtype and sizes (``relu``, ``floor``)."""
     self = args.tensor(0)
     if self is None:
         return None
@@ -98,7 +91,8 @@ def _unary_same(args: NodeArgs) -> RuleResult:
 
 
 @shape_rule(*UNARY_FLOAT)
-def _unary_float(args: NodeArgs) -> RuleResult:
+def unary_float_shapes(args: NodeArgs) -> RuleResult:
+    """The input's sizes, in a floating dtype (``sin`` of an int tensor is float)."""
     self = args.tensor(0)
     if self is None:
         return None
@@ -113,13 +107,23 @@ def _unary_bool(args: NodeArgs) -> RuleResult:
     return [pointwise(args, [0], "Bool")]
 
 
-@shape_rule(*BINARY, *BACKWARD)
-def _binary(args: NodeArgs) -> RuleResult:
+@shape_rule(*BINARY)
+def binary_shapes(args: NodeArgs) -> RuleResult:
+    """Broadcast sizes, the promoted dtype of the two operands (``add``, ``maximum``)."""
+    return _elementwise(args, backward=False)
+
+
+def backward_shapes(args: NodeArgs) -> RuleResult:
+    """A backward kernel (``tanh_backward``): its tensor inputs broadcast, promoted dtype."""
+    return _elementwise(args, backward=True)
+
+
+def _elementwise(args: NodeArgs, backward: bool) -> RuleResult:
     tensors = tensor_inputs(args)
     if not tensors:
         return None  # int/float arithmetic on Python numbers
     kind = args.node.kind()
-    operands = [0, 1] if kind not in BACKWARD else tensors
+    operands = tensors if backward else [0, 1]
     dtype = args.promoted(operands)
     if kind == "aten::pow" and args.tensor(0) is None:
         # pow(Scalar, Tensor) allocates a contiguous result rather than iterating.
@@ -131,7 +135,8 @@ def _binary(args: NodeArgs) -> RuleResult:
 
 
 @shape_rule(*BINARY_FLOAT)
-def _binary_float(args: NodeArgs) -> RuleResult:
+def binary_float_shapes(args: NodeArgs) -> RuleResult:
+    """Broadcast sizes, the operands' promoted dtype made floating (``atan2``)."""
     tensors = tensor_inputs(args)
     if not tensors:
         return None
@@ -170,16 +175,6 @@ def sum_to(emit: Emitter, saved: Saved, name: str, grad: Value) -> Value:
     """``grad`` summed down to the size saved as ``name`` (as it is when none was saved)."""
     size = saved.get(name)
     return emit.sum_to(grad, size) if size is not None else grad
-
-
-def _save_self_size(emit: Emitter, node: Node) -> Saved:
-    return {"self_size": size_of(emit, node.inputs()[0])}
-
-
-@formula("aten::_grad_sum_to_size", forward=_save_self_size)
-def _grad_sum_to_size_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """A sum's adjoint is an expand: back to the input's size (a no-op when nothing was summed)."""
-    return [emit.op("aten::expand", grads[0], saved["self_size"]), None]
 
 
 # -- aten::add, sub ----------------------------------------------------------------------------
@@ -474,98 +469,3 @@ no_gradient(
     reason="a comparison: its result is bool, which cannot require grad "
     "(PyTorch's result does not either)",
 )
-
-
-# -- aten::dropout, feature_dropout, alpha_dropout ----------------------------------------------------------
-@shape_rule("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")
-def _dropout_shapes(args: NodeArgs) -> RuleResult:
-    self = args.tensor(0)
-    if self is None:
-        return None
-    if args.value(2, None) is False:
-        return [TensorType(self.scalar_type, self.sizes, self.strides, None, self.device)]  # eval mode: the input
-    return [pointwise(args, [0], self.scalar_type)]
-
-
-def _dropout_forward(emit: Emitter, node: Node) -> Saved:
-    """Training-mode dropout needs the same random mask in the backward as in the forward,
-    so the forward *replaces* how the output is computed: it draws a scaled mask once
-    (``dropout`` of a tensor of ones: 0 or 1/(1-p)), multiplies, and points the node's
-    users at that product; the backward multiplies the gradient by the saved mask."""
-    self_, p, train = node.inputs()
-    mask = emit.op("aten::dropout", emit.op("aten::ones_like", self_), p, train)
-    result = emit.op("aten::mul", self_, mask)
-    result.set_type(node.output().type())
-    node.output().replace_all_uses_with(result)
-    return {"mask": mask}
-
-
-@formula("aten::dropout", forward=_dropout_forward)
-def _dropout_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    return [emit.op("aten::mul", grads[0], saved["mask"]), None, None]
-
-
-# -- tensor factories -----------------------------------------------------------------------------------------
-def dtype_arg(args: NodeArgs, i: int, default: str | None) -> str | None:
-    """A ``ScalarType? dtype`` argument: None keeps ``default``; unknown gives None."""
-    if args.is_none(i) or i >= len(args):
-        return default
-    index = args.int_value(i)
-    return scalar_type_name(index) if index is not None else None
-
-
-def device_arg(args: NodeArgs, i: int, default: str | None) -> str | None:
-    """A ``Device? device`` argument: None keeps ``default``; unknown gives None."""
-    if args.is_none(i) or i >= len(args):
-        return default
-    device = args.value(i, None)
-    return device if isinstance(device, str) else None
-
-
-@shape_rule("prim::NumToTensor", "aten::scalar_tensor")
-def _num_to_tensor_shapes(args: NodeArgs) -> RuleResult:
-    dtype = {"int": "Long", "float": "Double", "bool": "Bool"}.get(str(args.type(0)))
-    if args.node.kind() == "aten::scalar_tensor":
-        dtype = dtype_arg(args, 1, DEFAULT_FLOAT)
-    return [fresh(dtype, (), "cpu")]
-
-
-_FILL_DTYPES = {"int": "Long", "float": DEFAULT_FLOAT, "bool": "Bool"}
-
-
-@shape_rule("aten::zeros", "aten::ones", "aten::empty", "aten::rand", "aten::randn", "aten::full")
-def _factory_shapes(args: NodeArgs) -> RuleResult:
-    sizes = args.int_list(0)
-    if sizes is None and str(args.type(0)) not in ("int[]", "SymInt[]"):
-        return None
-    shift = 1 if args.node.kind() == "aten::full" else 0
-    default = _FILL_DTYPES.get(str(args.type(1))) if shift else DEFAULT_FLOAT
-    dtype = dtype_arg(args, 1 + shift, default)
-    device = device_arg(args, 3 + shift, "cpu")
-    return [fresh(dtype, tuple(sizes) if sizes is not None else None, device)]
-
-
-@shape_rule("aten::arange")
-def _arange_shapes(args: NodeArgs) -> RuleResult:
-    # arange(end, dtype, layout, device, pin), arange.start(start, end, ...),
-    # arange.start_step(start, end, step, ...): count the leading numbers.
-    numbers = 0
-    while numbers < min(len(args), 3) and str(args.type(numbers)) in ("int", "float", "Scalar"):
-        numbers += 1
-    if numbers == 0:
-        return None
-    kinds = {str(args.type(i)) for i in range(numbers)}
-    default = "Long" if kinds == {"int"} else DEFAULT_FLOAT if "Scalar" not in kinds else None
-    dtype = dtype_arg(args, numbers, default)
-    device = device_arg(args, numbers + 2, "cpu")
-    bounds = [args.value(i, None) for i in range(numbers)]
-    length = None
-    if all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
-        if numbers == 1:
-            bounds = [0, bounds[0], 1]
-        elif numbers == 2:
-            bounds.append(1)
-        start, end, step = bounds
-        if step != 0:
-            length = max(0, math.ceil((end - start) / step))
-    return [fresh(dtype, (length,), device)]

@@ -31,13 +31,13 @@ from gradview.kernels import elementwise, pointwise_extra
 
 from .emit_util import grad_list, is_none, where_zero
 from .gradients import Emitter
-from .pointwise import save_tensor_sizes, sum_to, tensor_inputs
+from .pointwise import binary_shapes, save_tensor_sizes, sum_to, tensor_inputs
 from .pointwise_math import constant_of, input_or, save_needed_sizes, times
 from .registry import fast_path, formula, kernel, no_gradient, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, broadcast, fresh, pointwise
 from .static_info import needs_grad, none_grads
 
-__all__: list[str] = []
+__all__ = ["extremum"]
 
 Saved = dict[str, Value]
 Grads = list[Value]
@@ -185,17 +185,15 @@ no_gradient(
 )
 
 
-# -- aten::maximum, minimum, max.other, min.other ---------------------------------------------------------
-kernel("aten::maximum", "aten::max.other")(elementwise.maximum)
-kernel("aten::minimum", "aten::min.other")(elementwise.minimum)
-for _name, _ufunc in (
-    ("aten::maximum", "maximum"), ("aten::max.other", "maximum"),
-    ("aten::minimum", "minimum"), ("aten::min.other", "minimum"),
-):
-    fast_path(_name)(elementwise.same_dtype_fast_path(_ufunc))
+# -- aten::maximum, minimum (max.other and min.other, the same, are with max and min) ---------------------------------------------------------
+shape_rule("aten::maximum", "aten::minimum")(binary_shapes)
+kernel("aten::maximum")(elementwise.maximum)
+kernel("aten::minimum")(elementwise.minimum)
+fast_path("aten::maximum")(elementwise.same_dtype_fast_path("maximum"))
+fast_path("aten::minimum")(elementwise.same_dtype_fast_path("minimum"))
 
 
-def _extremum(loses_self: str, loses_other: str):  # noqa: ANN202 - a backward factory
+def extremum(loses_self: str, loses_other: str):  # noqa: ANN202 - a backward factory
     """max/min of two tensors: the larger (smaller) side takes the gradient, a tie halves it."""
 
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
@@ -214,13 +212,12 @@ def _extremum(loses_self: str, loses_other: str):  # noqa: ANN202 - a backward f
     return backward
 
 
-for _name in ("aten::max.other", "aten::maximum"):
-    formula(_name, forward=save_tensor_sizes("self_size", "other_size"))(_extremum("lt", "gt"))
-for _name in ("aten::min.other", "aten::minimum"):
-    formula(_name, forward=save_tensor_sizes("self_size", "other_size"))(_extremum("gt", "lt"))
+formula("aten::maximum", forward=save_tensor_sizes("self_size", "other_size"))(extremum("lt", "gt"))
+formula("aten::minimum", forward=save_tensor_sizes("self_size", "other_size"))(extremum("gt", "lt"))
 
 
 # -- aten::__and__, __or__, __xor__ ------------------------------------------------------------------
+shape_rule("aten::__and__", "aten::__or__", "aten::__xor__")(binary_shapes)
 kernel("aten::__and__.Tensor", "aten::__and__.Scalar")(pointwise_extra.and_)
 kernel("aten::__or__.Tensor", "aten::__or__.Scalar")(pointwise_extra.or_)
 kernel("aten::__xor__.Tensor", "aten::__xor__.Scalar")(pointwise_extra.xor)
@@ -232,6 +229,7 @@ no_gradient(
 
 
 # -- aten::floor_divide ---------------------------------------------------------------------------------
+shape_rule("aten::floor_divide")(binary_shapes)
 kernel("aten::floor_divide", "aten::floor_divide.Scalar")(pointwise_extra.floor_divide)
 no_gradient(
     "aten::floor_divide", "aten::floor_divide.Scalar",

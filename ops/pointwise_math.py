@@ -37,8 +37,14 @@ from gradview.kernels import pointwise_extra, pointwise_math
 
 from .emit_util import grad_list
 from .gradients import Emitter
-from .pointwise import sum_to
-from .registry import formula, kernel, no_gradient
+from .pointwise import (
+    binary_float_shapes,
+    binary_shapes,
+    sum_to,
+    unary_float_shapes,
+    unary_same_shapes,
+)
+from .registry import formula, kernel, no_gradient, shape_rule
 from .static_info import needs_grad, none_grads
 
 __all__ = ["save_needed_sizes", "input_or", "times", "constant_of"]
@@ -84,6 +90,7 @@ def times(emit: Emitter, g: Value, factor: object) -> Value:
 
 
 # -- aten::acos, asin, atan, cosh, sinh, tan ------------------------------------------------------------
+shape_rule("aten::acos", "aten::asin", "aten::atan", "aten::cosh", "aten::sinh", "aten::tan")(unary_float_shapes)
 kernel("aten::acos")(pointwise_math.acos)
 kernel("aten::asin")(pointwise_math.asin)
 kernel("aten::atan")(pointwise_math.atan)
@@ -133,6 +140,7 @@ def _tan_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resu
 
 
 # -- aten::erfc ------------------------------------------------------------------------------------------
+shape_rule("aten::erfc")(unary_float_shapes)
 kernel("aten::erfc")(pointwise_math.erfc_kernel)
 
 
@@ -144,6 +152,9 @@ def _erfc_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Res
 
 
 # -- aten::log10, log2, log1p, expm1, exp2, reciprocal ------------------------------------------------------
+shape_rule("aten::log10", "aten::log2", "aten::log1p", "aten::expm1", "aten::exp2", "aten::reciprocal")(
+    unary_float_shapes
+)
 kernel("aten::log10")(pointwise_math.log10)
 kernel("aten::log2")(pointwise_math.log2)
 kernel("aten::log1p")(pointwise_extra.log1p)
@@ -189,6 +200,7 @@ def _reciprocal_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) 
 
 
 # -- aten::logit --------------------------------------------------------------------------------------------
+shape_rule("aten::logit")(unary_float_shapes)
 kernel("aten::logit")(pointwise_math.logit)
 
 
@@ -199,6 +211,7 @@ def _logit_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Re
 
 
 # -- aten::ceil, floor, round, trunc, frac ----------------------------------------------------------------------
+shape_rule("aten::ceil", "aten::floor", "aten::round", "aten::trunc", "aten::frac")(unary_same_shapes)
 kernel("aten::ceil")(pointwise_math.ceil)
 kernel("aten::floor")(pointwise_math.floor)
 kernel("aten::round")(pointwise_math.round_)
@@ -218,6 +231,7 @@ def _frac_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Res
 
 
 # -- aten::rsub ------------------------------------------------------------------------------------------------
+shape_rule("aten::rsub")(binary_shapes)
 kernel("aten::rsub.Tensor", "aten::rsub.Scalar")(pointwise_math.rsub)
 
 
@@ -241,6 +255,7 @@ def _rsub_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads)
 
 
 # -- aten::fmod, remainder -----------------------------------------------------------------------------------------
+shape_rule("aten::fmod", "aten::remainder")(binary_shapes)
 kernel("aten::fmod.Tensor", "aten::fmod.Scalar")(pointwise_math.fmod)
 kernel("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor")(
     pointwise_extra.remainder
@@ -280,6 +295,7 @@ no_gradient(
 
 
 # -- aten::atan2 ------------------------------------------------------------------------------------------------------
+shape_rule("aten::atan2")(binary_float_shapes)
 kernel("aten::atan2")(pointwise_math.atan2)
 
 

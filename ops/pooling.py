@@ -42,7 +42,7 @@ from gradview.kernels import pooling as pool_kernels
 from .nn import like_input
 from .registry import Emitter, formula, kernel, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, fresh
-from .static_info import NOT_CONSTANT, const, full_size, input_at, needs_grad, none_grads
+from .static_info import NOT_CONSTANT, const, fail, full_size, input_at, needs_grad, none_grads
 
 __all__: list[str] = []
 
@@ -74,8 +74,6 @@ def _zeros_like(emit: Emitter, x: Value) -> Value:
 
 
 # -- aten::max_pool2d, max_pool2d_with_indices, avg_pool2d: the output sizes -----------------------
-# The gradients of max_pool2d and max_pool2d_with_indices went to ops/indexing.py with the
-# selection formulas (to be brought here, next to their kernels).
 kernel("aten::max_pool2d")(nn_kernels.max_pool2d)
 kernel("aten::max_pool2d_with_indices")(nn_kernels.max_pool2d_with_indices)
 kernel("aten::avg_pool2d")(pool_kernels.avg_pool2d)
@@ -132,17 +130,63 @@ def avg_pool2d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Va
     return none_grads(node, emit.op("aten::avg_pool2d_backward", grads[0], x, *args))
 
 
-# -- aten::adaptive_avg_pool2d, _adaptive_avg_pool2d, adaptive_avg_pool1d --------------------------
+# -- the gradients of max_pool2d and max_pool2d_with_indices: through the indices of the maxima --
+# max_pool2d_with_indices hands its indices to max_pool2d_with_indices_backward; max_pool2d
+# returns none, so its backward recomputes them from the input (it captures only the input).
+def _pool_args(node: Node) -> list[Value | int | bool | list[int]]:
+    """kernel_size, stride, padding, dilation, ceil_mode, with the schema's defaults."""
+    defaults: list[object] = [None, [], [0, 0], [1, 1], False]
+    args: list[Value | int | bool | list[int]] = []
+    for index, default in enumerate(defaults, start=1):
+        value = input_at(node, index)
+        if value is None:
+            if default is None:
+                fail(node, "max_pool2d needs a kernel_size")
+            args.append(default)  # type: ignore[arg-type]
+        else:
+            # A list built by prim::ListConstruct of constants becomes a constant
+            # (constants are copied into the backward, values would be captured).
+            known = const(value)
+            args.append(value if known is NOT_CONSTANT else known)
+    return args
+
+
+@formula("aten::max_pool2d_with_indices")
+def max_pool2d_with_indices(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x):
+        return none_grads(node)
+    indices = node.outputs()[1]
+    grad = emit.op("aten::max_pool2d_with_indices_backward", grads[0], x, *_pool_args(node), indices)
+    return none_grads(node, grad)
+
+
+@formula("aten::max_pool2d")
+def max_pool2d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x):
+        return none_grads(node)
+    args = _pool_args(node)
+    _, indices = emit.op("aten::max_pool2d_with_indices", x, *args)
+    return none_grads(node, emit.op("aten::max_pool2d_with_indices_backward", grads[0], x, *args, indices))
+
+
+# -- aten::adaptive_avg_pool1d/2d/3d, _adaptive_avg_pool2d/3d ---------------------------------------
 kernel("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d")(pool_kernels.adaptive_avg_pool2d)
 kernel("aten::adaptive_avg_pool1d")(pool_kernels.adaptive_avg_pool1d)
+kernel("aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d")(pool_kernels.adaptive_avg_pool3d)
+_POOLED_DIMS = {"aten::adaptive_avg_pool1d": 1, "aten::adaptive_avg_pool3d": 3, "aten::_adaptive_avg_pool3d": 3}
 
 
-@shape_rule("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d")
+@shape_rule(
+    "aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool1d",
+    "aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d",
+)
 def _adaptive_pool(args: NodeArgs) -> RuleResult:
     x = args.tensor(0)
     if x is None:
         return None
-    pooled = 1 if args.node.kind() == "aten::adaptive_avg_pool1d" else 2
+    pooled = _POOLED_DIMS.get(args.node.kind(), 2)
     out = args.int_list(1)
     sizes: Sizes | None = None
     if x.sizes is not None and len(x.sizes) > pooled:
@@ -159,6 +203,14 @@ def adaptive_avg_pool2d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -
     return none_grads(node, emit.op("aten::_adaptive_avg_pool2d_backward", grads[0], x))
 
 
+@formula("aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d")
+def adaptive_avg_pool3d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    return none_grads(node, emit.op("aten::_adaptive_avg_pool3d_backward", grads[0], x))
+
+
 @formula("aten::adaptive_avg_pool1d")
 def adaptive_avg_pool1d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     x = node.inputs()[0]
@@ -172,11 +224,13 @@ def adaptive_avg_pool1d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -
 # -- the backward kernels, and their gradients (double backward) -----------------------------------
 kernel("aten::avg_pool2d_backward")(pool_kernels.avg_pool2d_backward)
 kernel("aten::_adaptive_avg_pool2d_backward")(pool_kernels.adaptive_avg_pool2d_backward)
+kernel("aten::_adaptive_avg_pool3d_backward")(pool_kernels.adaptive_avg_pool3d_backward)
 kernel("aten::max_pool2d_with_indices_backward")(nn_kernels.max_pool2d_with_indices_backward)
 
 
 @shape_rule(
-    "aten::_adaptive_avg_pool2d_backward", "aten::avg_pool2d_backward", "aten::max_pool2d_with_indices_backward"
+    "aten::_adaptive_avg_pool2d_backward", "aten::_adaptive_avg_pool3d_backward", "aten::avg_pool2d_backward",
+    "aten::max_pool2d_with_indices_backward",
 )
 def _pool_backward(args: NodeArgs) -> RuleResult:
     """The gradient has the pooled input's sizes (input 1) and grad_output's dtype."""
@@ -200,24 +254,31 @@ def avg_pool2d_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -
     return result
 
 
-@formula("aten::_adaptive_avg_pool2d_backward")
-def adaptive_avg_pool2d_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    """(grad_output, self): pool the gradient to grad_output's last two sizes."""
-    g, x = node.inputs()[:2]
-    result: list[Value | None] = [None] * len(node.inputs())
-    if _absent(grads[0]):
+def _adaptive_pool_backward(pool: str, dims: int):  # noqa: ANN202 - a backward factory
+    """(grad_output, self): pool the gradient to grad_output's last ``dims`` sizes."""
+
+    def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+        g, x = node.inputs()[:2]
+        result: list[Value | None] = [None] * len(node.inputs())
+        if _absent(grads[0]):
+            return result
+        if needs_grad(g):
+            sizes = full_size(g)
+            if sizes is not None:
+                output_size: Value | list[int] = sizes[-dims:]
+            else:
+                size = emit.size(g)
+                output_size = emit.op("aten::slice", size, -dims, None, 1)
+            result[0] = emit.op(pool, grads[0], output_size)
+        if needs_grad(x):
+            result[1] = _zeros_like(emit, x)
         return result
-    if needs_grad(g):
-        sizes = full_size(g)
-        if sizes is not None:
-            output_size: Value | list[int] = sizes[-2:]
-        else:
-            size = emit.size(g)
-            output_size = emit.op("aten::slice", size, -2, None, 1)
-        result[0] = emit.op("aten::_adaptive_avg_pool2d", grads[0], output_size)
-    if needs_grad(x):
-        result[1] = _zeros_like(emit, x)
-    return result
+
+    return backward
+
+
+formula("aten::_adaptive_avg_pool2d_backward")(_adaptive_pool_backward("aten::_adaptive_avg_pool2d", 2))
+formula("aten::_adaptive_avg_pool3d_backward")(_adaptive_pool_backward("aten::_adaptive_avg_pool3d", 3))
 
 
 # -- gradview::max_pool2d_double_backward ----------------------------------------------------------

@@ -37,8 +37,14 @@ returned indices (``value_selecting_reduction_backward`` with the dim kept);
 ``amax``/``amin`` split each output gradient *evenly* among the elements equal
 to the result in the reduced slice (PyTorch's ``scale_grad_by_count``); output
 ``j`` of ``cumsum`` adds inputs ``0..j``, so input ``i`` gets the sum of the
-gradients of outputs ``i..n-1``. (The gradients of ``max``, ``min``, ``topk``
-and ``kthvalue`` are in indexing.py, with the other index-selecting ops.)
+gradients of outputs ``i..n-1``. Ops that return indices say which element
+was selected: ``max.dim``, ``min.dim``, ``kthvalue`` and ``topk`` scatter the
+gradient into a zero tensor of the input's size at those indices (PyTorch's
+``value_selecting_reduction_backward``); the indices output carries no
+gradient, and the backward captures the indices, not the input. ``max(x)`` and
+``min(x)`` over the whole tensor return no index, and PyTorch splits the
+gradient *evenly* among ties: each element equal to the result gets
+``g / count`` (``evenly_distribute_backward``).
 """
 
 from __future__ import annotations
@@ -47,11 +53,14 @@ import math
 
 from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
+from gradview.kernels import elementwise
 from gradview.kernels import gradient_helpers as helper_kernels
 from gradview.kernels import reductions as kernels
 from gradview.kernels import reductions_extra as extra_kernels
 
 from .dtype_rules import is_integral, scalar_type_name
+from .pointwise import save_tensor_sizes
+from .pointwise_extra import extremum
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh, layout_of, make_tensor, pointwise
 from .shape_toolkit import wrap_dim as wrap_shape_dim
@@ -442,11 +451,18 @@ def _extreme_norm_grad(emit: Emitter, node: Node, x: Value, n: Value, g: Value) 
     return emit.op("aten::mul", emit.op("aten::sign", x), share)
 
 
-# -- aten::max, min (their gradients are in indexing.py) ---------------------------------------
+# -- aten::max, min, max.dim, min.dim (max.other and min.other, elementwise, share the kind) ----
 kernel("aten::max")(kernels.max_)
 kernel("aten::min")(kernels.min_)
 kernel("aten::max.dim")(kernels.max_dim)
 kernel("aten::min.dim")(kernels.min_dim)
+# max.other and min.other are elementwise (maximum and minimum under another name).
+kernel("aten::max.other")(elementwise.maximum)
+kernel("aten::min.other")(elementwise.minimum)
+fast_path("aten::max.other")(elementwise.same_dtype_fast_path("maximum"))
+fast_path("aten::min.other")(elementwise.same_dtype_fast_path("minimum"))
+formula("aten::max.other", forward=save_tensor_sizes("self_size", "other_size"))(extremum("lt", "gt"))
+formula("aten::min.other", forward=save_tensor_sizes("self_size", "other_size"))(extremum("gt", "lt"))
 
 
 @shape_rule("aten::max", "aten::min")
@@ -459,6 +475,57 @@ def _max_shapes(args: NodeArgs) -> RuleResult:
     if args.tensor(1) is not None:  # max.other: elementwise
         return [pointwise(args, [0, 1], args.promoted([0, 1]))]
     return _values_and_indices(self, [args.int_value(1)], keepdim_argument(args, 2))
+
+
+def _save_self_size_for_selection(emit: Emitter, node: Node) -> dict[str, Value]:
+    self_ = node.inputs()[0]
+    return {"self_size": size_of(emit, self_)} if needs_grad(self_) else {}
+
+
+def _scatter_back(emit: Emitter, node: Node, saved: Saved, grad: Value, dim: Value | int, keepdim: Value | bool) -> list[Value | None]:
+    if not saved:
+        return none_grads(node)
+    indices = node.outputs()[1]
+    return none_grads(
+        node, emit.op("aten::value_selecting_reduction_backward", grad, dim, indices, saved["self_size"], keepdim)
+    )
+
+
+@formula("aten::max.dim", "aten::min.dim", forward=_save_self_size_for_selection)
+def max_dim(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    keepdim = input_at(node, 2)
+    return _scatter_back(emit, node, saved, grads[0], node.inputs()[1], False if keepdim is None else keepdim)
+
+
+@formula("aten::kthvalue", forward=_save_self_size_for_selection)
+def kthvalue(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    # kthvalue(self, k, dim=-1, keepdim=False)
+    dim, keepdim = input_at(node, 2), input_at(node, 3)
+    return _scatter_back(
+        emit, node, saved, grads[0], -1 if dim is None else dim, False if keepdim is None else keepdim
+    )
+
+
+@formula("aten::topk", forward=_save_self_size_for_selection)
+def topk(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    # topk(self, k, dim=-1, largest=True, sorted=True): the k values keep the dim.
+    dim = input_at(node, 2)
+    return _scatter_back(emit, node, saved, grads[0], -1 if dim is None else dim, True)
+
+
+@formula("aten::max", "aten::min")
+def max_all(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    """``g / count`` to each element equal to the result (NaN counts as equal to a NaN result)."""
+    x, result = node.inputs()[0], node.output()
+    if not needs_grad(x):
+        return none_grads(node)
+    hits = emit.op("aten::eq", x, result)
+    # A NaN result: the NaNs are the maxima. isnan(v) is v != v.
+    nan_result = emit.op("aten::ne", result, result)
+    nans = emit.op("aten::mul", emit.op("aten::ne", x, x), nan_result)
+    mask = emit.op("aten::add", emit.op("aten::type_as", hits, x), emit.op("aten::type_as", nans, x), 1)
+    share = emit.op("aten::div", grads[0], emit.op("aten::sum", mask, None))
+    return none_grads(node, emit.op("aten::mul", mask, share))
 
 
 # -- aten::amax, amin --------------------------------------------------------------------------
@@ -654,7 +721,3 @@ def cumsum(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     total = emit.op("aten::sum", g, dims, True, None)
     after = emit.op("aten::sub", total, emit.op("aten::cumsum", g, dim, None), 1)
     return none_grads(node, emit.op("aten::add", after, g, 1))
-
-
-# The statistics reductions, until ops/__init__.py lists them (they build on the helpers above).
-from . import statistics  # noqa: E402,F401,I001

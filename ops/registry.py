@@ -20,12 +20,13 @@ the runtime read them through the lookups at the bottom of this module.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gradview.ir import Node
 from gradview.ir.operators import register_schema
-from gradview.kernels.registry import FAST_PATHS, KERNELS, FastPath, Kernel
+from gradview.kernels.protocol import FastPath, Kernel
 
 from .gradients import Backward, Emitter, Formula, Forward, Supports
 
@@ -38,6 +39,8 @@ __all__ = [
     "kernel_for", "fast_path_for", "shape_rule_for", "formula_for", "no_gradient_reason",
 ]
 
+KERNELS: dict[str, Kernel] = {}
+FAST_PATHS: dict[str, FastPath] = {}
 SHAPE_RULES: dict[str, ShapeRule] = {}
 FORMULAS: dict[str, Formula] = {}
 # Overloads that deliberately have no gradient formula, with PyTorch's reason:
@@ -48,10 +51,23 @@ FORMULAS: dict[str, Formula] = {}
 # the node, when a backward pass reaches such a node.
 NO_GRADIENT: dict[str, str] = {}
 GRADVIEW_SCHEMAS: list[str] = []
+# Which module declared each fact: DECLARED_IN["kernel"]["aten::mm"] == "gradview.ops.linalg".
+# The op library test reads it to check an op's facts sit in one module.
+DECLARED_IN: dict[str, dict[str, str]] = {
+    fact: {} for fact in ("kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema")
+}
+
+
+def _declared(fact: str, names: tuple[str, ...], depth: int = 2) -> None:
+    """Remember the module whose body made the declaration (``depth`` frames up)."""
+    module = sys._getframe(depth).f_globals.get("__name__", "?")
+    for name in names:
+        DECLARED_IN[fact][name] = module
 
 
 def kernel(*names: str) -> Callable[[Kernel], Kernel]:
     """Run overloads ``names`` (``"aten::add.Tensor"``) with the decorated array function."""
+    _declared("kernel", names)
 
     def bind(fn: Kernel) -> Kernel:
         for name in names:
@@ -64,7 +80,8 @@ def kernel(*names: str) -> Callable[[Kernel], Kernel]:
 
 
 def fast_path(*names: str) -> Callable[[FastPath], FastPath]:
-    """Add a compile-time specialization for overloads ``names`` (see kernels.registry)."""
+    """Add a compile-time specialization for overloads ``names`` (see kernels.protocol)."""
+    _declared("fast_path", names)
 
     def bind(fn: FastPath) -> FastPath:
         for name in names:
@@ -78,6 +95,7 @@ def fast_path(*names: str) -> Callable[[FastPath], FastPath]:
 
 def shape_rule(*kinds: str) -> Callable[[ShapeRule], ShapeRule]:
     """Register a shape rule for node kinds such as ``"aten::mm"``."""
+    _declared("shape_rule", kinds)
 
     def bind(fn: ShapeRule) -> ShapeRule:
         for kind in kinds:
@@ -93,6 +111,7 @@ def formula(
     *names: str, forward: Forward | None = None, supports: Supports | None = None
 ) -> Callable[[Backward], Backward]:
     """Register ``backward`` (and optional ``forward`` and ``supports``) for overloads ``names``."""
+    _declared("formula", names)
 
     def bind(backward: Backward) -> Backward:
         for name in names:
@@ -106,6 +125,7 @@ def formula(
 
 def no_gradient(*names: str, reason: str) -> None:
     """Declare that overloads ``names`` have no gradient, and why (in plain words)."""
+    _declared("no_gradient", names)
     for name in names:
         if name in FORMULAS or name in NO_GRADIENT:
             raise ValueError(f"{name} already has a gradient formula or a no-gradient entry")
@@ -115,6 +135,7 @@ def no_gradient(*names: str, reason: str) -> None:
 def schema(*texts: str) -> None:
     """Add the signatures of ops of gradview's own (``gradview::...``) to the IR."""
     for text in texts:
+        _declared("schema", (text[: text.index("(")],))
         if not text.startswith("gradview::"):
             raise ValueError(f"only gradview's own ops declare a schema here; PyTorch's are in the IR: {text}")
         register_schema(text)

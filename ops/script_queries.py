@@ -22,8 +22,9 @@ from __future__ import annotations
 from gradview.ir.types import TensorType
 from gradview.kernels import autocast, script_queries
 
+from .casts import save_self_dtype, to_gradient
 from .dtype_rules import scalar_type_name
-from .registry import kernel, shape_rule
+from .registry import formula, kernel, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, layout_of, make_tensor
 from .tensor_layout import preserve_strides
 
@@ -79,3 +80,10 @@ def _autocast_to_reduced_precision(args: NodeArgs) -> RuleResult:
 @shape_rule("aten::_autocast_to_full_precision")
 def _autocast_to_full_precision(args: NodeArgs) -> RuleResult:
     return _autocast(args, "Half", "Float")
+
+
+# Identities unless autocast is on for the device and the dtype is eligible: ``to``'s gradient,
+# which casts the gradient back to the input's dtype.
+formula("aten::_autocast_to_full_precision", "aten::_autocast_to_reduced_precision", forward=save_self_dtype)(
+    to_gradient
+)

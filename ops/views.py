@@ -727,12 +727,6 @@ def repeat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, emit.op("aten::sum", grad, summed, False, None))
 
 
-# -- aten::contiguous, clone (kernels and shape rules with the casts) ------------------------
-@formula("aten::contiguous", "aten::clone")
-def copy(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    return grad_list(node, grads[0])
-
-
 # -- sizes: aten::size, numel, dim, is_floating_point (ints and bools: no gradient) ----------
 kernel("aten::size")(kernels.size)
 kernel("aten::size.int")(kernels.size_int)
@@ -740,8 +734,3 @@ kernel("aten::numel")(kernels.numel)
 fast_path("aten::size", "aten::numel")(kernels.fast_sizes)
 kernel("aten::dim")(kernels.dim)
 kernel("aten::is_floating_point")(kernels.is_floating_point)
-
-
-# Joining and splitting live in their own module; imported here (last: it uses this module's
-# helpers) until ops/__init__.py lists it.
-from . import concat_split  # noqa: E402,F401,I001 - imported for its declarations

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradview.autodiff import AutodiffMode, DifferentiationError, differentiate
-from gradview.autodiff.formulas import formula_for, no_gradient_reason
 from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, Value, node_summary
 from gradview.ir.types import TypeVar
+from gradview.ops import formula_for, no_gradient_reason
 from gradview.ops.inplace import READS_SELF
 
 from .autograd.function import FunctionNode, attach

@@ -26,7 +26,7 @@ from gradview.ir.constants import constant_value, missing_tensor_data
 from gradview.ir.passes.op_eval import kernel_key, node_kernel
 from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
-from gradview.kernels.registry import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE
+from gradview.kernels.protocol import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE
 from gradview.ops import fast_path_for
 
 from .autograd.grad_mode import is_grad_enabled
@@ -292,7 +292,7 @@ class _CodeWriter:
             )
         kernel = node_kernel(node)
         if kernel is None:
-            raise GraphCompileError(f"unknown operator {key}: `{node_summary(node)}`")
+            raise GraphCompileError(f"unknown operator {key} (gradview has no kernel for it): `{node_summary(node)}`")
         fn = self.global_("k", kernel)
         args = ["xp"] + [self.name(v) for v in node.inputs()] + self.omitted_defaults(node)
         fast = self.fast_path(node)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy
 
 from gradview.ops import KERNELS
+
 from .autograd.function import FunctionNode, attach
 from .autograd.grad_mode import is_grad_enabled
 

@@ -31,14 +31,13 @@ Accepted: the same graph with ``%x : Float(3, requires_grad=0)``, or with
 
 from __future__ import annotations
 
-from ..extra_schemas import INPLACE_SCHEMAS
 from ..graph import Graph
 from ..node import Node, Value
 from ..operators import schemas_for
 from ..printer import node_summary
 from ..types import TensorType
 
-__all__ = ["check_inplace", "InplaceError", "INPLACE_SCHEMAS"]
+__all__ = ["check_inplace", "InplaceError"]
 
 
 

@@ -59,14 +59,9 @@ from ..constants import NOT_CONSTANT, constant_value
 from ..graph import Block, Graph
 from ..node import Node, Value
 from ..types import TENSOR, IntType, ListType, OptionalType, TensorType, TupleType, Type
-from . import (  # noqa: F401 - the op families' shape rules, until each moves into gradview.ops
-    shape_rules_catalog,
-)
 from .known_values import known_result, list_is_stable
 
 __all__ = ["propagate_input_shapes"]
-
-
 
 
 def propagate_input_shapes(graph: Graph) -> bool:

@@ -1,5 +1,5 @@
 """One sample call per overload that has a gradient formula or a declared
-no-gradient and returns a tensor (test_op_catalog.py runs each through the
+no-gradient and returns a tensor (tests/ops/test_catalog.py runs each through the
 executor and compares with PyTorch).
 
 A sample lists the call's arguments in schema order (``kw`` holds keyword-only
@@ -139,6 +139,7 @@ add("to.other", S(f(3, 4), np.zeros(2, dtype=np.float32)))
 add("to.prim_Device", S(f(3, 4), "cpu", F32))
 add("to.prim_dtype", S(f(3, 4), F32))
 add("to.prim_other", S(f(3, 4), False, False))
+add("to.dtype_layout", S(f(3, 4), F32, None, "cpu", None, False, False, None))
 
 # -- in place (run on a clone of the input, as PyTorch requires of a leaf) ----------------------
 add("add_.Tensor sub_.Tensor", S(f(3, 4), f(4), alpha=2))
@@ -153,7 +154,8 @@ add("clamp_", S(f(3, 4), -0.5, 0.5))
 add("clamp_.Tensor", S(f(3, 4), f(4) * 0.5 - 0.3, f(3, 1) * 0.5 + 0.3))
 add("fill_.Scalar", S(f(3, 4), 2.0))
 add("fill_.Tensor", S(f(3, 4), np.array(2.5)))
-add("copy_", S(f(3, 4), f(4)))
+add("copy_", S(f(3, 4), f(4), False))
+add("copy_.Tensor", S(f(3, 4), f(4)))
 add("elu_", S(f(3, 4), 1.2, 0.9, 1.1))
 add("leaky_relu_", S(f(3, 4), 0.2))
 add("hardtanh_", S(f(3, 4), -0.5, 0.5))
@@ -359,6 +361,9 @@ add("avg_pool2d_backward", S(f(2, 3, 3, 4), _pool_x, [3, 2], [2, 1], [1, 0], Fal
 add("adaptive_avg_pool2d _adaptive_avg_pool2d", S(_pool_x, [2, 3]))
 add("adaptive_avg_pool1d", S(f(2, 3, 7), [3]))
 add("_adaptive_avg_pool2d_backward", S(f(2, 3, 2, 3), _pool_x))
+_pool3d_x = f(2, 2, 5, 4, 6)
+add("adaptive_avg_pool3d _adaptive_avg_pool3d", S(_pool3d_x, [2, 3, 4]))
+add("_adaptive_avg_pool3d_backward", S(f(2, 2, 2, 3, 4), _pool3d_x))
 
 # -- normalization ----------------------------------------------------------------------------
 _bn_x = f(4, 3, 2)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gradview.ir import Graph, ListType, TensorType, Type, schemas_for
+from gradview.ir import FunctionSchema, Graph, ListType, TensorType, Type, schemas_for
 from gradview.kernels.dtypes import dtype_name
 from gradview.runtime import run_graph
 
@@ -25,6 +25,21 @@ __all__ = ["check_op", "op_graph", "torch_call", "random_array", "tensor_type", 
 
 # The backend check_op runs gradview on; tests/kernels/conftest.py switches it.
 BACKEND = "numpy"
+
+
+# Argument types of overloads gradview does not run (named dims, generators, complex
+# numbers, dicts, storages, streams): PyTorch has them, the IR reads them, no kernel.
+_UNRUN_TYPES = ("Dimname", "Generator", "complex", "Dict(", "Storage", "Stream", "AnyEnumType")
+
+
+def functional_overloads(name: str) -> list[FunctionSchema]:
+    """The overloads of ``name`` gradview runs: not out= or in-place (nothing written),
+    no argument type from ``_UNRUN_TYPES``."""
+    return [
+        schema for schema in schemas_for(name)
+        if not any(a.is_write for a in schema.arguments)
+        and not any(kind in a.type_text for a in schema.arguments for kind in _UNRUN_TYPES)
+    ]
 
 
 def random_array(

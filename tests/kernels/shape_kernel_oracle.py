@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 from gradview.ir import Graph, ListType, schemas_for
-from gradview.kernels import KERNELS, get_backend
+from gradview.kernels import get_backend
+from gradview.ops import KERNELS
 from gradview.runtime import run_graph
 from tests.kernels import oracle
 from tests.kernels.oracle import Typed, check_op, op_graph, random_array, torch_call

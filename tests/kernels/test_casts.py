@@ -59,6 +59,10 @@ CASES: list[Case] = [
     ("to.prim_dtype", "aten::to.prim_dtype", lambda r: [rand(r, (2, 3)), 6, False, False]),
     ("to.prim_dtype-keep", "aten::to.prim_dtype", lambda r: [rand(r, (2, 3), I64), None, False, False]),
     ("to.prim_other", "aten::to.prim_other", lambda r: [rand(r, (2, 3)), False, False]),
+    ("to.dtype_layout", "aten::to.dtype_layout",
+     lambda r: [rand(r, (2, 3)), 6, None, DEVICE, None, False, False, None]),
+    ("to.dtype_layout-keep", "aten::to.dtype_layout",
+     lambda r: [rand(r, (2, 3), I64), None, None, None, None, False, True, None]),
     # *_like
     ("zeros_like", "aten::zeros_like", lambda r: [rand(r, (2, 3)), None, None, None, None, None]),
     ("zeros_like-dtype", "aten::zeros_like", lambda r: [rand(r, (2, 3)), 4, None, None, None, None]),

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gradview.kernels import get_backend
-from gradview.kernels.registry import KernelError
+from gradview.kernels.protocol import KernelError
 from gradview.ops import kernel_for
 
 

@@ -142,16 +142,19 @@ def _fill_copy() -> dict[str, list[Case]]:
         Case([rand(rng, (3, 4)), np.array(1.5)]), Case([ints(rng, (3,)), np.array(2.7)]),
         Case([rand(rng, (3,)), np.array(True)]), Case([rand(rng, (3,)), np.array([1.0])], raises=True),
     ]
-    copy_cases = [
+    # copy_(self, src, non_blocking); copy_.Tensor(self, other) is the same copy.
+    copy_tensor = [
         Case([rand(rng, (3, 4)), rand(rng, (3, 4))]), Case([rand(rng, (3, 4)), rand(rng, (4,))]),
         Case([ints(rng, (3,)), np.array([2.7, -2.7, 0.5])]), Case([rand(rng, (3,), dtype=np.float32), ints(rng, (3,))]),
-        Case([bools(rng, (3,)), rand(rng, (3,))]), Case([rand(rng, (3, 4)), rand(rng, (3, 4)), True]),
-        Case([rand(rng, (2,)), rand(rng, (3, 2))], raises=True),
+        Case([bools(rng, (3,)), rand(rng, (3,))]), Case([rand(rng, (2,)), rand(rng, (3, 2))], raises=True),
     ]
+    copy_cases = [Case([*case.args, False], raises=case.raises) for case in copy_tensor]
+    copy_cases.append(Case([rand(rng, (3, 4)), rand(rng, (3, 4)), True]))
     zero = [Case([rand(rng, (3, 4))]), Case([ints(rng, (3,))]), Case([bools(rng, (2,))]), Case([rand(rng, ())])]
     dropout = [Case([rand(rng, (3, 4)), 0.5, False]), Case([rand(rng, (3,)), 0.0, True]),
                Case([rand(rng, (3,)), 1.0, True]), Case([rand(rng, (3,)), 1.5, False], raises=True)]
     return {"aten::fill_.Scalar": fill, "aten::fill_.Tensor": fill_tensor, "aten::copy_": copy_cases,
+            "aten::copy_.Tensor": copy_tensor,
             "aten::zero_": zero, "aten::dropout_": dropout}
 
 

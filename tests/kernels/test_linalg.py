@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.ir import parse_ir, schemas_for
+from gradview.ir import parse_ir
 from gradview.kernels import KernelError, get_backend
 from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, op_graph, random_array, torch_call
+from tests.kernels.oracle import check_op, functional_overloads, op_graph, random_array, torch_call
 
 SEEDS = (0, 1, 2)
 F64, F32, I64, BOOL = "float64", "float32", "int64", "bool"
@@ -165,7 +165,7 @@ def test_matches_pytorch_float32(
 def test_every_overload_has_a_kernel_and_a_case() -> None:
     tested = {q for _, q, _ in CASES + F32_CASES} | {"aten::mm.dtype", "aten::bmm.dtype", "aten::addmm.dtype"}
     for name in ("aten::mm", "aten::bmm", "aten::mv", "aten::dot", "aten::matmul", "aten::addmm", "aten::linear"):
-        for schema in schemas_for(name):
+        for schema in functional_overloads(name):
             assert schema.qualified_name in KERNELS, schema.qualified_name
             assert schema.qualified_name in tested, schema.qualified_name
 

@@ -300,23 +300,13 @@ BY_GRAPH_TESTS = {
     "aten::list.t", "aten::add.t", "aten::mul.left_t", "aten::mul.right_", "aten::slice.t",
     "prim::device", "prim::is_cuda", "prim::dtype", "prim::requires_grad", "prim::shape",
     "prim::NumToTensor", "prim::ImplicitTensorToNum", "prim::Uninitialized", "prim::abs",
-    "prim::Print", "aten::pop", "aten::append",
+    "prim::Print", "aten::pop.t", "aten::append.t",
     # Called directly by test_scalar_math.py (the resolver prefers an earlier overload).
     "aten::Float.int", "aten::len.any", "aten::pow.int_to_int",
 }
-# Keys of list methods under TorchScript's overload names: no schema names them
-# yet, so nodes use the bare kind (the same kernel).
-NOT_YET_REACHABLE = {
-    "aten::append.t", "aten::_set_item.t", "aten::extend.t", "aten::insert.t", "aten::pop.t",
-    "aten::clear.t", "aten::reverse.t", "aten::copy.t",
-}
-
-
 def test_every_scalar_kernel_is_checked() -> None:
     modules = {lists_module.__name__, scalar_math_module.__name__}
     registered = {key for key, fn in KERNELS.items() if fn.__module__ in modules}
     scripted = [fn for fn, _ in SCRIPTED_CASES + SCALAR_MATH_SCRIPTED_CASES] + [printing]
-    covered = {graph_key(q) for q in CASES | SCALAR_MATH_CASES} | BY_GRAPH_TESTS | NOT_YET_REACHABLE | scripted_keys(scripted)
+    covered = {graph_key(q) for q in CASES | SCALAR_MATH_CASES} | BY_GRAPH_TESTS | scripted_keys(scripted)
     assert registered - covered == set()
-    for key in NOT_YET_REACHABLE:
-        assert KERNELS[key] is KERNELS[key.removesuffix(".t")]

@@ -118,6 +118,24 @@ def test_adaptive_avg_pool1d(length: int, out: int, batched: bool) -> None:
     _check("aten::adaptive_avg_pool1d", [x, [out]])
 
 
+@pytest.mark.parametrize(("size", "out"), [((5, 4, 6), [2, 3, 4]), ((3, 3, 3), [1, 1, 1]), ((2, 5, 3), [4, 5, 7])], ids=str)
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_adaptive_avg_pool3d(size: tuple[int, int, int], out: list[int], batched: bool, dtype: type) -> None:
+    x = _x(sum(out), ((2, 3) if batched else (3,)) + size, dtype)
+    for op in ("aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d"):
+        _check(op, [x, out])
+    grad = _x(1, x.shape[:-3] + tuple(out), dtype)
+    _check("aten::_adaptive_avg_pool3d_backward", [grad, x])
+
+
+def test_adaptive_avg_pool3d_refusals() -> None:
+    x = _x(0, (1, 2, 3, 5, 5))
+    _refuses("aten::adaptive_avg_pool3d", [x, [2, 2]])
+    _refuses("aten::adaptive_avg_pool3d", [x[0, 0], [2, 2, 2]])  # 3-d input
+    _refuses("aten::adaptive_avg_pool3d", [x.astype(np.int64), [2, 2, 2]])
+
+
 def test_adaptive_pool_half_and_empty() -> None:
     check_op("aten::adaptive_avg_pool2d", [_x(0, (2, 3, 5, 5), np.float16), [2, 3]], rtol=1e-2, atol=1e-3)
     _check("aten::adaptive_avg_pool2d", [_x(0, (0, 3, 5, 5)), [2, 3]])  # no batch

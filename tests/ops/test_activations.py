@@ -1,4 +1,4 @@
-"""The gradient formulas of autodiff/formulas/activations.py against torch.
+"""The gradient formulas of gradview.ops.activations against torch.
 
 Smooth regions: check_formula (torch.autograd's numbers to 1e-7, the
 Gradient's lists against ``torch._C._jit_differentiate`` where torch 2.13

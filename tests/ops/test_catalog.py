@@ -1,10 +1,8 @@
-"""The op catalogue, walked op by op (issue 10, acceptance 4).
+"""The op library's catalogue, op by op, against PyTorch (issue 10, acceptance 4).
 
-* Every registered overload has a kernel, a shape rule when it returns a
-  tensor, and a gradient: a formula, an explicit no-gradient with PyTorch's
-  reason, or nothing to differentiate (no tensor in or out). None is missing,
-  and every op PyTorch's JIT differentiates has a formula where its result can
-  require grad.
+* Every op PyTorch's JIT differentiates is in the library, with a formula
+  where its result can require grad. (That every op has a kernel, a shape rule
+  and a gradient or a reason is tests/ops/test_op_library.py.)
 * Every overload with a formula or a declared no-gradient that returns a
   tensor runs once (op_gradient_samples.py) through GraphExecutor with its float
   inputs requiring grad, and behaves as ``torch.ops.aten.<op>.<overload>`` under
@@ -25,17 +23,17 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from gradview.autodiff.formulas import NO_GRADIENT
-from gradview.autodiff.op_catalog import Gradient, OpFacts, op_catalog
+from gradview.autodiff.torch_differentiable import TORCH_DIFFERENTIABLE
 from gradview.ir import DeviceType, FunctionSchema, Graph, ListType, OptionalType, TensorType
 from gradview.ir.schema import NO_DEFAULT
+from gradview.ops import NO_GRADIENT
+from gradview.ops.catalog import Gradient, OpFacts, op_catalog
 from gradview.runtime import Tensor
 from gradview.runtime.autograd import grad
 from gradview.runtime.eager_ops import NotDifferentiableError
 from gradview.runtime.executor import GraphExecutor
 
-from ..kernels.test_coverage import ALLOW_LIST
-from .op_gradient_samples import SAMPLES, Sample
+from ..autodiff.op_gradient_samples import SAMPLES, Sample
 
 CATALOG: dict[str, OpFacts] = {facts.name: facts for facts in op_catalog()}
 NEEDS_SAMPLE = sorted(
@@ -64,29 +62,15 @@ _TORCH_DTYPES = {
 }
 
 
-# -- the catalogue ----------------------------------------------------------------------------
-def test_every_op_has_a_kernel_a_shape_rule_and_a_gradient_or_a_reason() -> None:
-    problems = []
-    for name, facts in CATALOG.items():
-        if not facts.has_kernel and name not in ALLOW_LIST:
-            problems.append(f"{name}: no kernel")
-        if facts.returns_tensor and not facts.has_shape_rule:
-            problems.append(f"{name}: no shape rule")
-        if facts.gradient == Gradient.MISSING:
-            problems.append(f"{name}: no gradient formula and no declared no-gradient")
-        if (
-            facts.gradient == Gradient.NONE_DECLARED
-            and not (facts.no_gradient_reason or "").strip()
-        ):
-            problems.append(f"{name}: a no-gradient entry without a reason")
-    assert not problems, "\n".join(problems)
-
-
+# -- the catalogue (what each op has: tests/ops/test_op_library.py) -------------------------------
 def test_ops_torch_differentiates_have_formulas_unless_their_results_cannot_require_grad() -> None:
-    """The exceptions are checked against PyTorch by the sample test: their results never
-    require grad there (``lt.Scalar`` and the other comparisons)."""
+    """Every overload PyTorch's JIT differentiates is in the library. The exceptions are
+    checked against PyTorch by the sample test: their results never require grad there
+    (``lt.Scalar`` and the other comparisons)."""
+    # prim::AutogradZero is the undefined gradient itself, built into autodiff.
+    assert sorted(set(TORCH_DIFFERENTIABLE) - set(CATALOG) - {"prim::AutogradZero"}) == []
     without = sorted(
-        n for n, f in CATALOG.items() if f.torch_differentiates and f.gradient != Gradient.FORMULA
+        n for n in TORCH_DIFFERENTIABLE if n in CATALOG and CATALOG[n].gradient != Gradient.FORMULA
     )
     assert all(CATALOG[n].gradient == Gradient.NONE_DECLARED and n in SAMPLES for n in without), (
         without
@@ -338,7 +322,7 @@ def test_the_op_differentiates_as_pytorch_does(name: str) -> None:
     differentiable = [o for o in theirs if _requires(o)]
     if not differentiable:
         return
-    assert facts.torch_differentiates is False or facts.gradient == Gradient.FORMULA, (
+    assert name not in TORCH_DIFFERENTIABLE or facts.gradient == Gradient.FORMULA, (
         f"{name}: PyTorch's JIT differentiates it, its result requires grad: it needs a formula"
     )
     rng = np.random.default_rng(7)

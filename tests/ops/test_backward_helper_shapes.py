@@ -1,4 +1,4 @@
-"""Shape rules of the backward helpers (shape_rules_catalog.py).
+"""Shape rules of the backward helpers (each declared in its op family, gradview.ops).
 
 PyTorch's own ops are traced (every value typed by PyTorch), their types reset,
 and ``propagate_input_shapes`` must find them again; running each graph must give
@@ -18,7 +18,7 @@ import torch
 from gradview.ir import TensorType, parse_ir
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
 
-from .shape_oracle import (
+from ..ir.passes.shape_oracle import (
     agrees_where_known,
     reset_copy,
     run_and_compare_types,
