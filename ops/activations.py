@@ -43,7 +43,7 @@ from gradview.ir import Node, Value
 from gradview.kernels import activation_backward, activations, elementwise
 
 from .emit_util import grad_list
-from .gradients import Emitter
+from .gradients import BACKWARD_KERNEL, Emitter
 from .pointwise import backward_shapes, unary_same_shapes
 from .registry import fast_path, formula, kernel, no_gradient, shape_rule
 
@@ -171,5 +171,5 @@ no_gradient(
     "aten::leaky_relu_backward", "aten::hardtanh_backward", "aten::hardshrink_backward",
     "aten::hardswish_backward", "aten::hardsigmoid_backward", "aten::silu_backward",
     "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
-    reason="a backward kernel: gradview does not differentiate it again (no double backward through it yet)",
+    reason=BACKWARD_KERNEL,
 )

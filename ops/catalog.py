@@ -88,3 +88,28 @@ def op_facts(name: str) -> OpFacts:
 def op_catalog() -> list[OpFacts]:
     """The facts of every overload the library declares."""
     return [op_facts(name) for name in library_ops()]
+
+
+def _print_table(only_lacking: bool) -> None:
+    for facts in op_catalog():
+        # Schema-less prims without a kernel (prim::ListConstruct...) the interpreter runs itself.
+        runs = facts.has_kernel or facts.schema is None
+        lacking = not runs or (facts.returns_tensor and not facts.has_shape_rule) or (
+            facts.gradient == Gradient.MISSING
+        )
+        if only_lacking and not lacking:
+            continue
+        module = ", ".join(sorted(m.removeprefix("gradview.ops.") for m in facts.modules)) or "-"
+        print(
+            f"{facts.name:48} {module:16} kernel={'yes' if facts.has_kernel else ('-' if runs else 'NO'):3} "
+            f"shape={'yes' if facts.has_shape_rule else ('NO' if facts.returns_tensor else '-'):3} "
+            f"gradient={facts.gradient.value}"
+        )
+
+
+if __name__ == "__main__":  # python -m gradview.ops.catalog [--lacking]
+    import sys
+
+    import gradview.ops  # noqa: F401 - fills the tables
+
+    _print_table("--lacking" in sys.argv[1:])

@@ -38,6 +38,7 @@ from gradview.kernels import view_backward as backward_kernels
 from .containers import is_undefined
 from .dtype_rules import Operand, result_type
 from .emit_util import arg, grad_list, size_of, static_sizes
+from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import (
     ElementList,
@@ -59,9 +60,6 @@ Saved = dict[str, Value]
 Grads = list[Value]
 Result = list[Value | None]
 
-_BACKWARD_KERNEL = (
-    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
-)
 
 
 def _as_list(emit: Emitter, grad: Value) -> Value:
@@ -150,7 +148,7 @@ kernel("gradview::sizes_along")(backward_kernels.sizes_along)
 # gradview::cat_backward: the gradient split at the lengths (-1: a skipped empty 1-D tensor).
 schema("gradview::cat_backward(Tensor grad, int[] lengths, int dim) -> Tensor[]")
 kernel("gradview::cat_backward")(extra_kernels.cat_backward)
-no_gradient("gradview::cat_backward", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::cat_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::cat_backward")
@@ -332,7 +330,7 @@ kernel("gradview::unbind_backward")(backward_kernels.unbind_backward)
 no_gradient(
     "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
     "gradview::unbind_backward",
-    reason=_BACKWARD_KERNEL,
+    reason=BACKWARD_KERNEL,
 )
 
 
@@ -408,7 +406,7 @@ def meshgrid(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # gradview::meshgrid_backward: each grid's gradient summed over the other dims.
 schema("gradview::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, str indexing) -> Tensor?[]")
 kernel("gradview::meshgrid_backward")(extra_kernels.meshgrid_backward)
-no_gradient("gradview::meshgrid_backward", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::meshgrid_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::meshgrid_backward")
@@ -450,7 +448,7 @@ def pad(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # gradview::pad_backward: the transposed index map of each padded dim (a sum per input position).
 schema("gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor")
 kernel("gradview::pad_backward")(extra_kernels.pad_backward)
-no_gradient("gradview::pad_backward", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::pad_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::pad_backward")

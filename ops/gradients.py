@@ -25,7 +25,7 @@ from typing import Any
 
 from gradview.ir import Graph, Node, Value
 
-__all__ = ["Emitter", "Formula", "Forward", "Backward", "Supports"]
+__all__ = ["Emitter", "Formula", "Forward", "Backward", "Supports", "BACKWARD_KERNEL"]
 
 
 class Emitter:
@@ -52,6 +52,13 @@ class Emitter:
         """Undo broadcasting: sum ``grad`` down to ``size`` (a no-op when size is None)."""
         return self.op("aten::_grad_sum_to_size", grad, size)
 
+
+# The no-gradient reason of the backward kernels formulas emit (tanh_backward, ...):
+# PyTorch differentiates most of them again (double backward); gradview does not yet,
+# and says so, naming the node, when a backward pass reaches one.
+BACKWARD_KERNEL = (
+    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
+)
 
 Forward = Callable[[Emitter, Node], dict[str, Value]]
 Backward = Callable[[Emitter, Node, dict[str, Value], list[Value]], list[Value | None]]

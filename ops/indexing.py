@@ -37,6 +37,7 @@ from gradview.kernels import indexing as kernels
 from gradview.kernels import shapes_extra as extra_kernels
 
 from .emit_util import grad_list
+from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import (
     NodeArgs,
@@ -133,7 +134,7 @@ schema("gradview::index_backward(Tensor grad, int[] self_size, Tensor?[] indices
 kernel("gradview::index_backward")(kernels.index_backward)
 no_gradient(
     "gradview::index_backward",
-    reason="a backward kernel: gradview does not differentiate it again (no double backward through it yet)",
+    reason=BACKWARD_KERNEL,
 )
 
 

@@ -57,6 +57,7 @@ from gradview.kernels import linalg as kernels
 from gradview.kernels import linalg_extra as extra_kernels
 
 from .dtype_rules import DIM, Operand, result_type, scalar_type_name
+from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, broadcast, device_of, fresh, make_tensor
 from .static_info import (
@@ -80,9 +81,6 @@ Saved = dict[str, Value]
 Grads = list[Value]
 Result = list[Value | None]
 
-_BACKWARD_KERNEL = (
-    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
-)
 _CUDA_ONLY_OUT_DTYPE = (
     "a CUDA-only out_dtype overload: PyTorch implements no derivative for it "
     "(its autograd raises 'derivative for aten::mm is not implemented')"
@@ -313,7 +311,7 @@ schema("gradview::matmul_grad_self(Tensor grad, Tensor other, int[] self_size) -
 schema("gradview::matmul_grad_other(Tensor grad, Tensor self, int[] other_size) -> Tensor")
 kernel("gradview::matmul_grad_self")(helper_kernels.matmul_grad_self)
 kernel("gradview::matmul_grad_other")(helper_kernels.matmul_grad_other)
-no_gradient("gradview::matmul_grad_self", "gradview::matmul_grad_other", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::matmul_grad_self", "gradview::matmul_grad_other", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::matmul_grad_self", "gradview::matmul_grad_other")
@@ -542,7 +540,7 @@ schema(
     "bool[4] output_mask) -> (Tensor, Tensor, Tensor, Tensor)"
 )
 kernel("gradview::bilinear_backward")(extra_kernels.bilinear_backward)
-no_gradient("gradview::bilinear_backward", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::bilinear_backward", reason=BACKWARD_KERNEL)
 
 
 def _like(grad: TensorType, t: TensorType | None) -> TensorType:

@@ -37,6 +37,7 @@ from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
 from gradview.kernels import losses as kernels
 
+from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, broadcast, fresh
 from .static_info import (
@@ -56,9 +57,6 @@ Grads = list[Value]
 Result = list[Value | None]
 
 _NONE, _MEAN = 0, 1
-_BACKWARD_KERNEL = (
-    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
-)
 
 
 # -- shared by the shape rules -----------------------------------------------------------------
@@ -289,7 +287,7 @@ schema(
     "int ignore_index) -> Tensor"
 )
 kernel("gradview::nll_loss_nd_backward")(kernels.nll_loss_nd_backward)
-no_gradient("gradview::nll_loss_nd_backward", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::nll_loss_nd_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::nll_loss_nd_backward")
@@ -334,7 +332,7 @@ schema(
     "int reduction, int ignore_index, float label_smoothing, bool[2] output_mask) -> (Tensor, Tensor)"
 )
 kernel("gradview::cross_entropy_loss_backward")(kernels.cross_entropy_loss_backward)
-no_gradient("gradview::cross_entropy_loss_backward", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::cross_entropy_loss_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::cross_entropy_loss_backward")

@@ -53,6 +53,7 @@ from gradview.ir.types import IntType, TensorType
 from gradview.kernels import nn as nn_kernels
 from gradview.kernels import normalization as norm_kernels
 
+from .gradients import BACKWARD_KERNEL
 from .nn import backward_results, dim_size, like_input
 from .registry import Emitter, formula, kernel, no_gradient, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, fresh, layout_of, make_tensor
@@ -66,9 +67,6 @@ Grads = list[Value]
 
 # The backward kernels: PyTorch differentiates them again (double backward); gradview
 # does not yet, and says so when a backward pass reaches one.
-_BACKWARD_KERNEL = (
-    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
-)
 
 
 # -- shared by the norms' gradients ----------------------------------------------------------------
@@ -167,7 +165,7 @@ def _native_layer_norm_backward(args: NodeArgs) -> RuleResult:
     return backward_results(args, 7, like_input(x, x.sizes, grad.scalar_type), affine, affine)
 
 
-no_gradient("aten::native_layer_norm_backward", reason=_BACKWARD_KERNEL)
+no_gradient("aten::native_layer_norm_backward", reason=BACKWARD_KERNEL)
 
 
 # -- aten::batch_norm, native_batch_norm, native_batch_norm_backward -------------------------------
@@ -257,7 +255,7 @@ def _native_batch_norm_backward(args: NodeArgs) -> RuleResult:
     return backward_results(args, 9, like_input(x, x.sizes, grad.scalar_type), affine, affine)
 
 
-no_gradient("aten::native_batch_norm_backward", reason=_BACKWARD_KERNEL)
+no_gradient("aten::native_batch_norm_backward", reason=BACKWARD_KERNEL)
 
 
 # -- aten::_native_batch_norm_legit (.no_stats), _native_batch_norm_legit_no_training --------------

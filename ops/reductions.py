@@ -59,6 +59,7 @@ from gradview.kernels import reductions as kernels
 from gradview.kernels import reductions_extra as extra_kernels
 
 from .dtype_rules import is_integral, scalar_type_name
+from .gradients import BACKWARD_KERNEL
 from .pointwise import save_tensor_sizes
 from .pointwise_extra import extremum
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
@@ -95,9 +96,6 @@ Saved = dict[str, Value]
 Grads = list[Value]
 Result = list[Value | None]
 
-_BACKWARD_KERNEL = (
-    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
-)
 
 
 # -- shared by the shape rules -----------------------------------------------------------------
@@ -667,7 +665,7 @@ def sort(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # PyTorch's backward of the reductions that pick one element per slice (max.dim, topk,
 # sort...): zeros of ``sizes`` with the gradient written at ``indices`` along ``dim``.
 kernel("aten::value_selecting_reduction_backward")(helper_kernels.value_selecting_reduction_backward)
-no_gradient("aten::value_selecting_reduction_backward", reason=_BACKWARD_KERNEL)
+no_gradient("aten::value_selecting_reduction_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("aten::value_selecting_reduction_backward")

@@ -1,4 +1,4 @@
-"""The per-op shape rules behind :func:`propagate_input_shapes`, and their toolkit.
+"""What the per-op shape rules behind ``propagate_input_shapes`` are, and their toolkit.
 
 A *shape rule* looks at the types (and, where they are constants, the
 values) of a node's inputs and returns the types of its outputs: for
@@ -8,8 +8,9 @@ plain name (``aten::add`` covers ``add.Tensor`` and ``add.Scalar``); a rule
 looks at its inputs to tell overloads apart and returns None when it cannot
 say anything, which leaves the node's declared types alone.
 
-The rules themselves live in one module per op family (pointwise, views and
-lists, reductions and linear algebra); this module holds what they share:
+Each rule is declared with its op, in the op family's module of
+``gradview.ops`` (``ops/linalg.py`` for ``aten::mm``); this module holds what
+they share:
 :class:`NodeArgs` (the rule's view of its inputs), broadcasting, dimension
 wrapping, joins of types, and helpers that build result types with strides.
 """

@@ -43,6 +43,7 @@ from gradview.kernels.view_backward import INT64_MAX
 
 from .containers import list_item
 from .emit_util import arg, emit_if, grad_list
+from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import (
     ElementList,
@@ -68,9 +69,6 @@ Saved = dict[str, Value]
 Grads = list[Value]
 Result = list[Value | None]
 
-_BACKWARD_KERNEL = (
-    "a backward kernel: gradview does not differentiate it again (no double backward through it yet)"
-)
 
 
 def _save_self_size(emit: Emitter, node: Node) -> Saved:
@@ -496,7 +494,7 @@ def broadcast_tensors(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
 # needs one op because the list's length may be known only at run time.
 schema("gradview::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor?[]")
 kernel("gradview::broadcast_tensors_backward")(broadcast_kernels.broadcast_tensors_backward)
-no_gradient("gradview::broadcast_tensors_backward", reason=_BACKWARD_KERNEL)
+no_gradient("gradview::broadcast_tensors_backward", reason=BACKWARD_KERNEL)
 
 
 def per_input(grads: tuple[Type, ...] | None, tensors: tuple[Type, ...] | None) -> RuleResult:
@@ -662,7 +660,7 @@ def narrow(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # with the gradient written where select/slice read from; contiguous, in the gradient's dtype.
 kernel("aten::select_backward")(backward_kernels.select_backward)
 kernel("aten::slice_backward")(backward_kernels.slice_backward)
-no_gradient("aten::select_backward", "aten::slice_backward", reason=_BACKWARD_KERNEL)
+no_gradient("aten::select_backward", "aten::slice_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("aten::select_backward", "aten::slice_backward")
