@@ -83,6 +83,21 @@ class CompiledGraph:
         _LIVE[self.filename] = self
 
     def __call__(self, *inputs: Any) -> list[Any]:
+        """The user's edge: host inputs are moved onto the backend, results come back to the host."""
+        if self.backend.name != "numpy":
+            inputs = tuple(self.backend.to_device(v) for v in inputs)
+        return self.backend.results_to_host(self._run(inputs))
+
+    def call_on_device(self, *inputs: Any) -> list[Any]:
+        """Run on inputs already on the backend; results stay the backend's arrays.
+
+        This is the call used inside the runtime (a DifferentiableGraph's
+        forward, the backward graph): arrays cross between host and device only
+        at the user's edge (``__call__``, ``run_graph``, ``GraphExecutor.run``).
+        """
+        return list(self._run(inputs))
+
+    def _run(self, inputs: Sequence[Any]) -> Sequence[Any]:
         if len(inputs) != len(self.input_types):
             names = ", ".join("%" + v.debugName() for v in self.graph.inputs())
             raise GraphRuntimeError(
@@ -90,17 +105,15 @@ class CompiledGraph:
             )
         if self.check_inputs:
             self._check(inputs)
-        args = [self.backend.to_device(v) for v in inputs] if self.backend.name != "numpy" else inputs
         try:
             # PyTorch computes log(0) = -inf and 0/0 = nan without a word;
             # NumPy would warn: keep quiet like PyTorch.
             with numpy.errstate(all="ignore"):
-                results = self._fn(*args)
+                return self._fn(*inputs)
         except GraphRuntimeError:
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised with the node named
             raise self._explain(exc) from exc
-        return self.backend.results_to_host(results)
 
     def _explain(self, exc: Exception) -> GraphRuntimeError:
         """Name the innermost node of any gradview graph that was running."""

@@ -224,3 +224,28 @@ def test_size_and_gradient_helpers_agree_with_torchscript(dtype: str) -> None:
     for mine, reference in zip(ours[4:], theirs[4:], strict=True):
         np.testing.assert_allclose(mine, reference.numpy(), rtol=1e-12)
     assert ours[5] is not None and np.shares_memory(ours[5], a)  # None size: the gradient passes through
+
+
+def test_call_on_device_keeps_the_backend_arrays() -> None:
+    """``call_on_device`` neither moves inputs in nor results out; ``__call__`` does both."""
+    from dataclasses import dataclass
+
+    from gradview.kernels import Backend
+
+    @dataclass(frozen=True)
+    class NoCrossing(Backend):
+        def to_device(self, value: object) -> object:
+            raise AssertionError("to_device called inside the runtime")
+
+        def to_host(self, value: object) -> object:
+            raise AssertionError("to_host called inside the runtime")
+
+        def results_to_host(self, results: object) -> list:
+            raise AssertionError("results_to_host called inside the runtime")
+
+    graph = parse_ir("graph(%x : Tensor):\n  %y : Tensor = aten::sin(%x)\n  return (%y)\n")
+    compiled = compile_graph(graph, NoCrossing("nocrossing", np))
+    (result,) = compiled.call_on_device(X)
+    np.testing.assert_allclose(result, torch.sin(torch.from_numpy(X)).numpy(), rtol=1e-7)
+    with pytest.raises(AssertionError, match="inside the runtime"):
+        compiled(X)
