@@ -160,7 +160,7 @@ class Tensor:
         """``autograd.backward(self, gradient, ...)``."""
         from .autograd import backward  # noqa: PLC0415
 
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ----- differentiable operations ---------------------------------------------
     def _kernel(self, name: str, *args: Any) -> Any:

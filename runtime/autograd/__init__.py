@@ -7,10 +7,14 @@ with the same defaults, validation and error messages as PyTorch.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from . import function
+from .checks import as_tuple as _as_tuple
+from .checks import check_counts as _check_counts
+from .checks import make_grads as _make_grads
 from .engine import run_backward
 from .function import AccumulateGrad, FunctionNode, Node, attach, tensor_class
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -27,65 +31,8 @@ __all__ = [
     "is_grad_enabled",
     "no_grad",
     "set_grad_enabled",
+    "variable",
 ]
-
-
-def _as_tuple(values: Any, length: int | None = None) -> tuple[Any, ...]:
-    if values is None:
-        return (None,) * (length or 0)
-    if isinstance(values, tensor_class()):
-        return (values,)
-    return tuple(values)
-
-
-def _make_grads(
-    outputs: Sequence[Any], grads: Sequence[Any], is_grads_batched: bool
-) -> tuple[Any, ...]:
-    """Check given gradients against their outputs; make implicit ones for scalars."""
-    tensor = tensor_class()
-    new_grads = []
-    for index, (out, grad) in enumerate(zip(outputs, grads, strict=False)):
-        if isinstance(grad, tensor):
-            out_shape = tuple(out.shape)
-            grad_shape = tuple(grad.shape[1:]) if is_grads_batched else tuple(grad.shape)
-            if out_shape != grad_shape:
-                if is_grads_batched:
-                    raise RuntimeError(
-                        "If `is_grads_batched=True`, we interpret the first dimension of each "
-                        "grad_output as the batch dimension. The sizes of the remaining "
-                        "dimensions are expected to match the shape of corresponding output, "
-                        f"but a mismatch was detected: grad_output[{index}] has a shape of "
-                        f"{grad_shape} and output[{index}] has a shape of {out_shape}. If you "
-                        "only want some tensors in `grad_output` to be considered batched, "
-                        "consider using vmap."
-                    )
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{index}] has a shape of {grad_shape} and "
-                    f"output[{index}] has a shape of {out_shape}."
-                )
-            new_grads.append(grad)
-        elif grad is None:
-            if out.requires_grad:
-                if out.data.size != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if out.data.dtype.kind not in "f":
-                    raise RuntimeError(
-                        "grad can be implicitly created only for real scalar outputs but got "
-                        f"{out.data.dtype}"
-                    )
-                new_grads.append(tensor(out.xp.ones_like(out.data)))
-            else:
-                new_grads.append(None)
-        else:
-            raise TypeError(
-                f"gradients can be either Tensors or None, but got {type(grad).__name__}"
-            )
-    return tuple(new_grads)
-
-
-def _check_counts(outputs: Sequence[Any], grads: Sequence[Any]) -> None:
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
 
 
 def backward(
@@ -93,6 +40,7 @@ def backward(
     grad_tensors: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    grad_variables: Any = None,
     inputs: Any = None,
 ) -> None:
     """Add the gradients of ``tensors`` (weighted by ``grad_tensors``) into leaves' ``.grad``.
@@ -100,8 +48,21 @@ def backward(
     ``grad_tensors`` may be omitted (or None per tensor) only for scalar outputs.
     ``retain_graph`` defaults to ``create_graph``; without it the graph's saved
     values are freed. ``inputs`` restricts accumulation to those tensors.
+    ``grad_variables`` is the deprecated old name of ``grad_tensors`` (a FutureWarning).
     """
     tensor = tensor_class()
+    if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
+        grad_tensors = grad_variables
     if inputs is not None and not isinstance(inputs, tensor) and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     outputs = _as_tuple(tensors)
@@ -125,6 +86,7 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
@@ -135,7 +97,8 @@ def grad(
     or zeros with ``materialize_grads`` (requiring grad under ``create_graph``, as
     PyTorch 2.13 does). With ``is_grads_batched`` the first
     dimension of every ``grad_outputs`` tensor is a batch of vectors, and each
-    result gets that batch dimension in front.
+    result gets that batch dimension in front. ``only_inputs`` is deprecated and
+    ignored (False warns), as in PyTorch.
     """
     tensor = tensor_class()
     if materialize_grads and allow_unused is False:
@@ -149,6 +112,14 @@ def grad(
     t_inputs = _as_tuple(inputs)
     if len(t_inputs) == 0:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     grads = _make_grads(
         t_outputs, _as_tuple(grad_outputs, len(t_outputs)), is_grads_batched=is_grads_batched
     )
@@ -205,3 +176,12 @@ def _batched_vjp(
         zeros = inp.xp.zeros_like(inp.data)
         stacked.append(tensor(inp.xp.stack([zeros if c is None else c.data for c in column])))
     return tuple(stacked)
+
+
+def variable(*args: Any, **kwargs: Any) -> Any:
+    """Removed long ago in PyTorch (``torch.autograd.variable``); raises its error."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")
+
+
+# PyTorch hangs its Variable class on the function; a gradview Tensor plays that part.
+variable.Variable = tensor_class()  # type: ignore[attr-defined]
