@@ -41,19 +41,13 @@ def check_counts(outputs: Sequence[Any], grads: Sequence[Any]) -> None:
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
 
 
-def _position(values: Sequence[Any], value: Any) -> int:
-    """Where PyTorch's message says ``value`` sits: its first occurrence (``tuple.index``)."""
-    return next(i for i, v in enumerate(values) if v is value)
-
-
-def _check_given(
-    outputs: Sequence[Any], grads: Sequence[Any], out: Any, grad: Any, is_grads_batched: bool
-) -> None:
+def _check_given(index: int, out: Any, grad: Any, is_grads_batched: bool) -> None:
     out_shape = tuple(out.shape)
     grad_shape = tuple(grad.shape[1:]) if is_grads_batched else tuple(grad.shape)
     if grad_shape != out_shape:
-        where = f"grad_output[{_position(grads, grad)}]"
-        output = f"output[{_position(outputs, out)}]"
+        # (torch finds the index with tuple.index, which fails past the first
+        # position with "Boolean value of Tensor ... is ambiguous"; this says where.)
+        where, output = f"grad_output[{index}]", f"output[{index}]"
         if is_grads_batched:
             # PyTorch prints the batched gradient's shape after dropping the batch
             # dimension twice (it slices grad[0] and then drops its first dimension).
@@ -72,8 +66,8 @@ def _check_given(
     if (out.dtype.kind == "c") != (grad.dtype.kind == "c"):
         raise RuntimeError(
             "For complex Tensors, both grad_output and output are required to have the same "
-            f"dtype. Mismatch in dtype: grad_output[{_position(grads, grad)}] has a dtype of "
-            f"{torch_dtype(grad.dtype)} and output[{_position(outputs, out)}] has a dtype of "
+            f"dtype. Mismatch in dtype: grad_output[{index}] has a dtype of "
+            f"{torch_dtype(grad.dtype)} and output[{index}] has a dtype of "
             f"{torch_dtype(out.dtype)}."
         )
 
@@ -84,9 +78,9 @@ def make_grads(
     """Check given gradients against their outputs; make implicit ones for scalars."""
     tensor = tensor_class()
     new_grads = []
-    for out, grad in zip(outputs, grads, strict=False):
+    for index, (out, grad) in enumerate(zip(outputs, grads, strict=False)):
         if isinstance(grad, tensor):
-            _check_given(outputs, grads, out, grad, is_grads_batched)
+            _check_given(index, out, grad, is_grads_batched)
             new_grads.append(grad)
         elif grad is None:
             if out.requires_grad:
