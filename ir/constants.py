@@ -176,7 +176,7 @@ def attach_tensor_data(node: Node, data: Any) -> None:
     if kind is AttributeKind.ts:
         arrays = list(data)
         tensors = [TensorConstant(None, tuple(a.shape), "Float", data=a) for a in arrays]
-        node._attrs["value"] = (AttributeKind.ts, tensors)
+        node._set_attr("value", AttributeKind.ts, tensors)
         return
     if kind is not AttributeKind.t:
         raise ValueError(f"attach_tensor_data needs a tensor constant, this one holds a {kind} value")
@@ -186,7 +186,6 @@ def attach_tensor_data(node: Node, data: Any) -> None:
         s is not None for s in declared.sizes
     ) and tuple(declared.sizes) != shape:
         raise ValueError(f"attach_tensor_data: data of shape {list(shape)} for a constant typed {declared}")
-    node._attrs["value"] = (
-        AttributeKind.t,
-        TensorConstant(raw.values, shape, raw.scalar_type, raw.device, raw.text, data),
+    node._set_attr(
+        "value", AttributeKind.t, TensorConstant(raw.values, shape, raw.scalar_type, raw.device, raw.text, data)
     )

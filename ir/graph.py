@@ -285,11 +285,20 @@ class Graph:
 
     ``str(graph)`` prints TorchScript's textual IR; :func:`gradview.ir.parse_ir`
     reads it back.
+
+    ``version`` counts the edits made to the graph's own blocks (nodes inserted,
+    moved or destroyed; inputs, outputs, uses, kinds, types or attributes
+    changed), so that what was derived from the graph can be reused while it is
+    unchanged: ``derived`` is where other layers keep such things (the
+    runtime's compiled functions), checked against ``version`` before reuse.
+    Subgraphs held in attributes are graphs of their own, with their own version.
     """
 
-    __slots__ = ("block", "_next_unique", "_names", "_name_suffixes", "_insert")
+    __slots__ = ("block", "_next_unique", "_names", "_name_suffixes", "_insert", "_version", "derived")
 
     def __init__(self) -> None:
+        self._version = 0
+        self.derived: dict[Any, Any] = {}
         self._next_unique = 0
         self._names: dict[str, Value] = {}
         self._name_suffixes: dict[str, int] = {}
@@ -334,6 +343,11 @@ class Graph:
         name = value._debug_name
         if name is not None and self._names.get(name) is value:
             del self._names[name]
+
+    @property
+    def version(self) -> int:
+        """Bumped by every edit of this graph (O(1) per edit; see the class docstring)."""
+        return self._version
 
     def value_by_name(self, name: str) -> Value | None:
         """The value whose debug name is ``name`` (without the ``%``), if any."""

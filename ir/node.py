@@ -80,6 +80,8 @@ class Value:
         return self._type
 
     def set_type(self, type_: Type) -> Value:
+        if type_ is not self._type and type_ != self._type:
+            self.node.graph._version += 1  # see Graph.version
         self._type = type_
         return self
 
@@ -176,6 +178,7 @@ class Node:
     def set_kind(self, kind: str) -> None:
         self._kind = kind
         self._schema = False
+        self.graph._version += 1  # see Graph.version
 
     def inputs(self) -> list[Value]:
         return list(self._inputs)
@@ -230,11 +233,13 @@ class Node:
         del old._uses[(self, i)]
         self._inputs[i] = value
         value._uses[(self, i)] = None
+        self.graph._version += 1  # see Graph.version
         return old
 
     def add_input(self, value: Value) -> Value:
         self._inputs.append(value)
         value._uses[(self, len(self._inputs) - 1)] = None
+        self.graph._version += 1  # see Graph.version
         return value
 
     addInput = add_input  # noqa: N815
@@ -247,6 +252,7 @@ class Node:
             later._uses[(self, j + 1)] = None
         self._inputs.insert(i, value)
         value._uses[(self, i)] = None
+        self.graph._version += 1  # see Graph.version
         return value
 
     def replace_input(self, i: int, value: Value) -> Value:
@@ -270,6 +276,7 @@ class Node:
             del later._uses[(self, j)]
             later._uses[(self, j - 1)] = None
         del self._inputs[i]
+        self.graph._version += 1  # see Graph.version
 
     removeInput = remove_input  # noqa: N815
 
@@ -277,6 +284,7 @@ class Node:
         for i, value in enumerate(self._inputs):
             del value._uses[(self, i)]
         self._inputs.clear()
+        self.graph._version += 1  # see Graph.version
 
     removeAllInputs = remove_all_inputs  # noqa: N815
 
@@ -284,6 +292,7 @@ class Node:
     def add_output(self, type_: Type = TENSOR) -> Value:
         value = Value(self, len(self._outputs), type_)
         self._outputs.append(value)
+        self.graph._version += 1  # see Graph.version
         return value
 
     addOutput = add_output  # noqa: N815
@@ -293,6 +302,7 @@ class Node:
         self._outputs.insert(i, value)
         for j in range(i + 1, len(self._outputs)):
             self._outputs[j].offset = j
+        self.graph._version += 1  # see Graph.version
         return value
 
     def erase_output(self, i: int) -> None:
@@ -305,6 +315,7 @@ class Node:
         del self._outputs[i]
         for j in range(i, len(self._outputs)):
             self._outputs[j].offset = j
+        self.graph._version += 1  # see Graph.version
 
     eraseOutput = erase_output  # noqa: N815
 
@@ -319,6 +330,7 @@ class Node:
 
         block = Block(self.graph, self)
         self._blocks.append(block)
+        self.graph._version += 1  # see Graph.version
         return block
 
     addBlock = add_block  # noqa: N815
@@ -326,6 +338,7 @@ class Node:
     def erase_block(self, i: int) -> None:
         block = self._blocks.pop(i)
         block._destroy()
+        self.graph._version += 1  # see Graph.version
 
     # -- position in the block -----------------------------------------------
     def _link_between(self, prev: Node, next_: Node, block: Block) -> None:
@@ -338,6 +351,7 @@ class Node:
         next_.prev = self
         self.owning_block = block
         block._assign_position(self)
+        self.graph._version += 1  # see Graph.version
 
     def insert_before(self, other: Node) -> Node:
         """Put this (unlinked) node right before ``other``: ``a other`` becomes ``a self other``."""
@@ -372,6 +386,7 @@ class Node:
         self.next.prev = self.prev
         self.prev = self.next = None
         self.owning_block = None
+        self.graph._version += 1  # see Graph.version
 
     def _check_move(self, other: Node, sentinel: str) -> None:
         """Refuse a move before unlinking, so a bad move leaves the graph as it was."""
@@ -493,6 +508,7 @@ class Node:
     # -- attributes ----------------------------------------------------------
     def _set_attr(self, name: str, kind: AttributeKind, value: Any) -> Node:
         self._attrs[name] = (kind, value)
+        self.graph._version += 1  # see Graph.version
         return self
 
     def _get_attr(self, name: str, kind: AttributeKind) -> Any:
@@ -529,12 +545,14 @@ class Node:
 
     def remove_attribute(self, name: str) -> None:
         del self._attrs[name]
+        self.graph._version += 1  # see Graph.version
 
     def copy_attributes(self, other: Node, deep_graphs: bool = False) -> Node:
         self._attrs = {
             name: (kind, copy_attribute_value(kind, value, deep_graphs))
             for name, (kind, value) in other._attrs.items()
         }
+        self.graph._version += 1  # see Graph.version
         return self
 
     def i(self, name: str) -> int:

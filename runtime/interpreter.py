@@ -66,8 +66,13 @@ class CompiledGraph:
         self.backend = backend
         self.check_inputs = check_inputs
         self.filename = f"<gradview graph {next(_COUNTER)}>"
+        # The version of every graph compiled into this one (subgraphs are graphs
+        # of their own), read before compiling: any edit since makes it stale.
+        self.versions: list[tuple[Graph, int]] = [(graph, graph.version)]
         writer = _CodeWriter(graph, backend, self.filename, node_ops)
         self.source = writer.generate()
+        for sub in writer.subgraphs:
+            self.versions.extend(sub.versions)
         self.line_nodes = writer.line_nodes
         self.fast_path_kernels = writer.fast_path_kernels
         self.register_names = writer.names
@@ -81,6 +86,10 @@ class CompiledGraph:
         self.input_types = [v.type() for v in graph.inputs()]
         self._check = _InputCheck(graph)
         _LIVE[self.filename] = self
+
+    def is_current(self) -> bool:
+        """Whether no graph compiled into this function was edited since (O(subgraphs))."""
+        return all(graph.version == version for graph, version in self.versions)
 
     def __call__(self, *inputs: Any) -> list[Any]:
         """The user's edge: host inputs are moved onto the backend, results come back to the host."""
@@ -234,6 +243,7 @@ class _CodeWriter:
         self.reuse = BufferReuse()
         self.array_type: str | None = None
         self.constants = 0
+        self.subgraphs: list[CompiledGraph] = []
 
     # -- names ---------------------------------------------------------------
     def name(self, value: Value) -> str:
@@ -599,6 +609,7 @@ def _autograd_zero(writer: _CodeWriter, node: Node, indent: int) -> None:
 
 def _subgraph_call(writer: _CodeWriter, node: Node, indent: int) -> None:
     sub = CompiledGraph(node.g("Subgraph"), writer.backend, check_inputs=False)
+    writer.subgraphs.append(sub)
     fn = writer.global_("g", sub._fn)
     args = ", ".join(writer.name(v) for v in node.inputs())
     n_out = len(node.outputs())
@@ -660,11 +671,26 @@ def compile_graph(
     return CompiledGraph(graph, chosen, check_inputs, node_ops)
 
 
-def run_graph(graph: Graph, inputs: Sequence[Any], backend: str = "numpy") -> list[Any]:
+def run_graph(graph: Graph, inputs: Sequence[Any], backend: str | Backend = "numpy") -> list[Any]:
     """Run ``graph`` on positional ``inputs`` and return its outputs as a list.
 
     Tensors are arrays (NumPy; CuPy inputs are accepted with ``backend="cupy"``,
     and NumPy inputs are moved to the GPU and results back), scalars and lists
     are Python values, ``None`` is an undefined tensor or a None optional.
+
+    The compiled function is kept on the graph (``graph.derived``) and reused
+    while the graph is unchanged: every edit bumps ``graph.version``, and a
+    changed version (of the graph or of a subgraph compiled into it) recompiles.
+    So calling ``run_graph`` in a loop costs what ``compile_graph`` once costs.
     """
-    return compile_graph(graph, backend)(*inputs)
+    chosen = backend if isinstance(backend, Backend) else get_backend(backend)
+    key = (_RUN_GRAPH_KEY, chosen)
+    compiled = graph.derived.get(key)
+    if compiled is None or not compiled.is_current():
+        compiled = CompiledGraph(graph, chosen)
+        graph.derived[key] = compiled
+    return compiled(*inputs)
+
+
+# Names run_graph's entries in ``Graph.derived`` (one compiled function per backend).
+_RUN_GRAPH_KEY = "gradview.runtime.run_graph"
