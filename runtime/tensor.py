@@ -22,7 +22,7 @@ from gradview.ops import KERNELS
 from .autograd.function import FunctionNode, attach
 from .autograd.grad_mode import is_grad_enabled
 
-__all__ = ["Tensor"]
+__all__ = ["Tensor", "stack"]
 
 
 def _array_module(array: Any) -> Any:
@@ -326,6 +326,19 @@ class Tensor:
             "ExpandBackward0", out, [self], lambda g: [g.sum_to_size(original)], saves_state=False
         )
 
+    def select(self, dim: int, index: int) -> Tensor:
+        """``index`` along dimension ``dim``, which disappears (``x.select(dim, index)``)."""
+        shape = self.shape
+        dim %= len(shape)
+        index %= shape[dim]
+        return _op(
+            "SelectBackward0",
+            self.xp.take(self._data, index, axis=dim),
+            [self],
+            lambda g: [_select_backward(g, shape, dim, index)],
+            saves_state=False,
+        )
+
     def to(self, dtype: Any) -> Tensor:
         """A copy converted to ``dtype`` (a NumPy dtype)."""
         original = self.dtype
@@ -336,6 +349,32 @@ class Tensor:
             lambda g: [g.to(original)],
             saves_state=False,
         )
+
+
+def stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Tensors of one shape stacked along a new first dimension (``torch.stack(..., 0)``)."""
+    first = tensors[0]
+    array = first.xp.stack([t.data for t in tensors])
+    return _op(
+        "StackBackward0",
+        array,
+        list(tensors),
+        lambda g: [g.select(0, i) for i in range(len(tensors))],
+        saves_state=False,
+    )
+
+
+def _select_backward(grad: Tensor, shape: tuple[int, ...], dim: int, index: int) -> Tensor:
+    """Zeros of ``shape`` holding ``grad`` at ``index`` along ``dim``: select's gradient."""
+    array = grad.xp.zeros(shape, dtype=grad.dtype)
+    array[(slice(None),) * dim + (index,)] = grad.data
+    return _op(
+        "SelectBackwardBackward0",
+        array,
+        [grad],
+        lambda g: [g.select(dim, index)],
+        saves_state=False,
+    )
 
 
 def _records(inputs: Sequence[Any]) -> bool:

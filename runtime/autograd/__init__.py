@@ -155,26 +155,35 @@ def grad(
 def _batched_vjp(
     vjp: Any, grads: Sequence[Any], inputs: Sequence[Any], retain_graph: bool, create_graph: bool
 ) -> tuple[Any, ...]:
-    """One backward pass per row of the batched grad_outputs; results stacked on dim 0."""
+    """One backward pass per row of the batched grad_outputs; results stacked on dim 0.
+
+    Under ``create_graph`` the rows are differentiable and so is the stacking
+    (recorded even inside ``no_grad``, as the engine records the rows), so the
+    batched result requires grad exactly when PyTorch's vmapped one does.
+    """
+    from ..tensor import stack  # noqa: PLC0415 - tensor.py imports this package
+
     tensor = tensor_class()
-    if create_graph:
-        raise NotImplementedError("is_grads_batched=True with create_graph=True is not supported")
-    sizes = {g.shape[0] for g in grads if g is not None}
-    if len(sizes) > 1:
-        raise RuntimeError(f"is_grads_batched: grad_outputs have different batch sizes {sizes}")
-    batch = sizes.pop() if sizes else 1
+    sizes = [g.shape[0] for g in grads if g is not None]
+    if len(set(sizes)) > 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+            f"{sizes} for the mapped dimension"
+        )
+    batch = sizes[0] if sizes else 1
     rows = []
     for row in range(batch):
-        vectors = [None if g is None else tensor(g.data[row]) for g in grads]
+        vectors = [None if g is None else g.select(0, row) for g in grads]
         rows.append(vjp(vectors, retain_graph or row < batch - 1))
     stacked = []
-    for index, inp in enumerate(inputs):
-        column = [r[index] for r in rows]
-        if all(c is None for c in column):
-            stacked.append(None)
-            continue
-        zeros = inp.xp.zeros_like(inp.data)
-        stacked.append(tensor(inp.xp.stack([zeros if c is None else c.data for c in column])))
+    with set_grad_enabled(create_graph):
+        for index, inp in enumerate(inputs):
+            column = [r[index] for r in rows]
+            if all(c is None for c in column):
+                stacked.append(None)
+                continue
+            zeros = tensor(inp.xp.zeros_like(inp.data))
+            stacked.append(stack([zeros if c is None else c for c in column]))
     return tuple(stacked)
 
 

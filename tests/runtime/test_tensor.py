@@ -8,6 +8,7 @@ import torch
 
 from gradview.runtime import Tensor
 from gradview.runtime.autograd import no_grad
+from gradview.runtime.tensor import stack
 
 RNG = np.random.default_rng(0)
 
@@ -24,6 +25,10 @@ def positive(*shape: int) -> np.ndarray:
 
 def signed(*shape: int) -> np.ndarray:
     return RNG.normal(size=shape)
+
+
+def _stack(like):
+    return torch.stack if isinstance(like, torch.Tensor) else stack
 
 
 # (name, function written once for both libraries, input arrays)
@@ -55,6 +60,8 @@ CASES = [
     ("exp", lambda a: a.exp(), (signed(4),)),
     ("log", lambda a: a.log(), (positive(4),)),
     ("t", lambda a: a.t(), (signed(2, 3),)),
+    ("select", lambda a: a.select(1, 2) * a.select(0, -1).sum(), (signed(2, 3, 4),)),
+    ("stack", lambda a, b: _stack(a)([a, b * a, b]).tanh(), (signed(2, 3), signed(2, 3))),
     (
         "composite",
         lambda a, b: ((a @ b).tanh() * 2 - (a.sigmoid() / (b.t().exp() + 1)).t()).mean(),
