@@ -23,6 +23,7 @@ DifferentiableGraph fed by another one is chained in the tape.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -124,7 +125,7 @@ class DifferentiableGraphOp:
 
     def __init__(
         self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: Any = "backward",
-        name: str | None = None,
+        name: str | None = None, autodiff_subgraph_inlining: bool = True,
     ) -> None:
         from .executor import GraphExecutor  # noqa: PLC0415 - the executor builds these ops
         from .interpreter import compile_graph  # noqa: PLC0415
@@ -132,9 +133,14 @@ class DifferentiableGraphOp:
         assert gradient.df is not None
         self.gradient = gradient
         self.forward = compile_graph(gradient.f, backend, check_inputs=False)
+        self.xp = self.forward.backend.xp
         # df gets its own executor (and plan cache): the first backward compiles
-        # it, specialized on which incoming gradients are undefined.
-        self.backward_executor = GraphExecutor(gradient.df, backend=backend, trace=trace, which=which)
+        # it, specialized on which incoming gradients are undefined (and, under
+        # create_graph, on which of them require grad).
+        self.backward_executor = GraphExecutor(
+            gradient.df, backend=backend, trace=trace, which=which,
+            autodiff_subgraph_inlining=autodiff_subgraph_inlining,
+        )
         self.registry: TensorRegistry | None = None
         # Who saved the values, for the in-place error message.
         self.name = name or "a DifferentiableGraph"
@@ -144,10 +150,15 @@ class DifferentiableGraphOp:
         self._flat = all(
             isinstance(f_inputs[i].type(), TensorType) for i in gradient.df_output_vjps
         ) and all(isinstance(f_outputs[i].type(), TensorType) for i in gradient.df_input_vjps)
+        # A captured output that df also takes a vjp for is one of the backward
+        # node's outputs: under create_graph it is handed to df as that output
+        # (PyTorch's SavedVariable with is_output), so gradients reach it.
+        vjp_position = {index: p for p, index in enumerate(gradient.df_input_vjps)}
+        self._captured_output_nr = [vjp_position.get(i) for i in gradient.df_input_captured_outputs]
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         grad = self.gradient
-        outputs = self.forward(*inputs)
+        outputs = self.forward.call_on_device(*inputs)
         real = list(outputs[: grad.f_real_outputs])
         registry = self.registry
         if registry is None or not is_grad_enabled():
@@ -162,10 +173,16 @@ class DifferentiableGraphOp:
         edges = [registry.tensor_of(a) if _is_array(a) else None for a in edge_arrays]
         if not any(t is not None and t.requires_grad for t in edges):
             return real
-        captured = [inputs[i] for i in grad.df_input_captured_inputs] + [
-            outputs[i] for i in grad.df_input_captured_outputs
+        captured_inputs = [inputs[i] for i in grad.df_input_captured_inputs]
+        captured_outputs = [outputs[i] for i in grad.df_input_captured_outputs]
+        captured = captured_inputs + captured_outputs
+        # The Tensors behind the captured inputs, for a create_graph backward
+        # (the arrays' own autograd history; None: a constant).
+        input_tensors = [registry.tensor_of(a) if _is_array(a) else None for a in captured_inputs]
+        edge_inputs = [
+            t if t is not None else Tensor(a) if _is_array(a) else None
+            for t, a in zip(edges, edge_arrays, strict=True)
         ]
-        edge_inputs = [t if t is not None else Tensor(a) if _is_array(a) else None for t, a in zip(edges, edge_arrays, strict=True)]
         shapes = [getattr(a, "shape", None) for a in edge_arrays]
         dtypes = [getattr(a, "dtype", None) for a in edge_arrays]
         if self._flat:
@@ -173,37 +190,111 @@ class DifferentiableGraphOp:
             out_counts: list[int | None] = [None] * len(out_arrays)
         else:
             out_arrays, out_counts = _flatten([outputs[i] for i in grad.df_input_vjps])
-        backward_executor = self.backward_executor
-
-        flat = self._flat
         saved = registry.save(captured)
-        saver = self.name
-
-        def backward_fn(grad_outputs: list[Any]) -> list[Any]:
-            if saved is not None and saved.modified_by is not None:
-                raise RuntimeError(MODIFIED_MESSAGE.format(writer=saved.modified_by, saver=saver))
-            if flat:
-                given = [*grad_outputs, *captured]
-            else:
-                given = _restore(list(grad_outputs), out_counts, out_arrays) + captured
-            (packed,) = backward_executor.run(given, grad_enabled=False)
-            results = list(packed) if isinstance(packed, tuple | list) else [packed]
-            if not flat:
-                results, _ = _flatten(results, edge_counts)
-            results = [
-                r if r is not None or shape is None else numpy.zeros(shape, dtype=dtype)
-                for r, shape, dtype in zip(results, shapes, dtypes, strict=True)
-            ]
-            _mark_fresh(results, given)
-            return results
-
-        node = FunctionNode("DifferentiableGraphBackward", backward_fn, [t for t in edge_inputs])
-        out_tensors = [Tensor(a) if _is_array(a) else Tensor(_placeholder(a)) for a in out_arrays]
+        node = FunctionNode("DifferentiableGraphBackward", _no_backward, edge_inputs, differentiable=True)
+        node.backward_fn = _Backward(
+            self, weakref.ref(node), saved, captured, input_tensors, out_counts, out_arrays,
+            edge_counts, shapes, dtypes,
+        )
+        out_tensors = [Tensor(a) if _is_array(a) else Tensor(_placeholder(self.xp)) for a in out_arrays]
         attach(node, out_tensors)
         for tensor, array in zip(out_tensors, out_arrays, strict=True):
             if _is_array(array):
                 registry.add(tensor)
         return real
+
+
+def _no_backward(_grads: list[Any]) -> list[Any]:  # replaced right after the node is built
+    raise AssertionError("unreachable")
+
+
+class _Backward:
+    """DifferentiableGraphBackward's function: runs df on the incoming gradients
+    and the captured values.
+
+    Without create_graph, df runs on arrays with grad mode off. With it (the
+    engine turns grad mode on), df runs through its executor on Tensors: the
+    incoming gradients keep their history, captured inputs are the forward's
+    Tensors and captured outputs with a vjp are this node's own outputs, so the
+    gradients df computes are themselves differentiable (double backward).
+    """
+
+    __slots__ = (
+        "op", "node", "saved", "captured", "input_tensors", "out_counts", "out_arrays",
+        "edge_counts", "shapes", "dtypes",
+    )
+
+    def __init__(
+        self, op: DifferentiableGraphOp, node: weakref.ref[FunctionNode], saved: SavedValues | None,
+        captured: list[Any], input_tensors: list[Tensor | None], out_counts: list[int | None],
+        out_arrays: list[Any], edge_counts: list[int | None], shapes: list[Any], dtypes: list[Any],
+    ) -> None:
+        self.op, self.node, self.saved, self.captured = op, node, saved, captured
+        self.input_tensors, self.out_counts, self.out_arrays = input_tensors, out_counts, out_arrays
+        self.edge_counts, self.shapes, self.dtypes = edge_counts, shapes, dtypes
+
+    def __call__(self, grad_outputs: list[Any]) -> list[Any]:
+        op = self.op
+        saved = self.saved
+        if saved is not None and saved.modified_by is not None:
+            raise RuntimeError(MODIFIED_MESSAGE.format(writer=saved.modified_by, saver=op.name))
+        if is_grad_enabled():
+            return self._recording(grad_outputs)
+        grads = [None if g is None else g.data for g in grad_outputs]
+        if op._flat:
+            given = [*grads, *self.captured]
+        else:
+            given = _restore(grads, self.out_counts, self.out_arrays, op.xp) + self.captured
+        results = self._unpack(op.backward_executor.run_on_device(given, grad_enabled=False))
+        results = [
+            r.data if isinstance(r, Tensor) else r if r is not None or shape is None
+            else op.xp.zeros(shape, dtype=dtype)
+            for r, shape, dtype in zip(results, self.shapes, self.dtypes, strict=True)
+        ]
+        _mark_fresh(results, given)
+        return [None if r is None else Tensor(r) for r in results]
+
+    def _recording(self, grad_outputs: list[Any]) -> list[Any]:
+        """The create_graph backward: df recorded by autograd as it runs."""
+        op = self.op
+        node = self.node()
+        gradient = op.gradient
+        n_inputs = len(gradient.df_input_captured_inputs)
+        captured: list[Any] = []
+        for index, value in enumerate(self.captured):
+            if not _is_array(value):
+                captured.append(value)
+            elif index < n_inputs:
+                tensor = self.input_tensors[index]
+                captured.append(tensor if tensor is not None else Tensor(value))
+            else:
+                captured.append(self._own_output(node, index - n_inputs, value))
+        if op._flat:
+            given = [*grad_outputs, *captured]
+        else:
+            given = _restore(list(grad_outputs), self.out_counts, self.out_arrays, op.xp, Tensor) + captured
+        results = self._unpack(op.backward_executor.run_on_device(given, grad_enabled=True))
+        return [
+            r if r is not None or shape is None else Tensor(op.xp.zeros(shape, dtype=dtype))
+            for r, shape, dtype in zip(results, self.shapes, self.dtypes, strict=True)
+        ]
+
+    def _own_output(self, node: FunctionNode | None, k: int, array: Any) -> Tensor:
+        """Captured output ``k`` as a Tensor; the node's own output when df takes its vjp."""
+        tensor = Tensor(array)
+        output_nr = self.op._captured_output_nr[k]
+        if node is not None and output_nr is not None and self.out_counts[output_nr] is None:
+            slots: list[Any] = [None] * node.num_outputs
+            slots[output_nr] = tensor
+            attach(node, slots)
+        return tensor
+
+    def _unpack(self, packed_outputs: list[Any]) -> list[Any]:
+        (packed,) = packed_outputs
+        results = list(packed) if isinstance(packed, tuple | list) else [packed]
+        if not self.op._flat:
+            results, _ = _flatten(results, self.edge_counts)
+        return results
 
 
 def _flatten(values: list[Any], counts: list[int | None] | None = None) -> tuple[list[Any], list[int | None]]:
@@ -226,7 +317,9 @@ def _flatten(values: list[Any], counts: list[int | None] | None = None) -> tuple
     return flat, found
 
 
-def _restore(flat: list[Any], counts: list[int | None], originals: list[Any]) -> list[Any]:
+def _restore(
+    flat: list[Any], counts: list[int | None], originals: list[Any], xp: Any, wrap: Any = None
+) -> list[Any]:
     """Regroup flat per-element gradients into lists where the values were lists;
     undefined elements of a list become zeros like the element (df's list ops
     expect every element)."""
@@ -244,7 +337,8 @@ def _restore(flat: list[Any], counts: list[int | None], originals: list[Any]) ->
             restored.append(None)
         else:
             restored.append([
-                item if item is not None else numpy.zeros_like(ref) for item, ref in zip(items, like, strict=True)
+                item if item is not None else _zeros_like(ref, xp, wrap)
+                for item, ref in zip(items, like, strict=True)
             ])
     return restored
 
@@ -264,5 +358,10 @@ def _is_array(value: Any) -> bool:
     return hasattr(value, "shape") and hasattr(value, "dtype")
 
 
-def _placeholder(value: Any) -> Any:
-    return numpy.zeros(())
+def _placeholder(xp: Any) -> Any:
+    return xp.zeros(())
+
+
+def _zeros_like(ref: Any, xp: Any, wrap: Any) -> Any:
+    zeros = xp.zeros(ref.shape, dtype=ref.dtype)
+    return zeros if wrap is None else wrap(zeros)

@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy
+
 from gradview.autodiff import (
     AutodiffMode,
     Gradient,
@@ -49,6 +51,7 @@ from gradview.ir.passes import (
     run_optimization,
     run_required_passes,
 )
+from gradview.kernels.backend import get_backend
 
 from .argument_spec import ArgumentSpec, SpecKey, specialize_types
 from .autograd.grad_mode import is_grad_enabled
@@ -166,6 +169,36 @@ def pack_gradient(gradient: Gradient, node: Node) -> None:
     node.is__("df_output_vjps", gradient.df_output_vjps)
 
 
+class _MovedTensor:
+    """A Tensor whose host array was moved onto the device at ``run``'s edge:
+    the device copy stands for the Tensor in this run."""
+
+    __slots__ = ("array", "tensor")
+
+    def __init__(self, tensor: Tensor, array: Any) -> None:
+        self.tensor = tensor
+        self.array = array
+
+    @property
+    def data(self) -> Any:  # what the ArgumentSpec reads
+        return self.array
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.tensor.requires_grad
+
+
+def _register(registry: TensorRegistry, value: Any) -> Any:
+    """The array that runs for ``value``, registered as standing for its Tensor."""
+    if isinstance(value, Tensor):
+        registry.add(value)
+        return value.data
+    if isinstance(value, _MovedTensor):
+        registry.alias(value.array, value.tensor)
+        return value.array
+    return value
+
+
 class GraphExecutor:
     """Runs ``graph`` through a cache of plans specialized on the inputs' ArgumentSpec."""
 
@@ -188,6 +221,8 @@ class GraphExecutor:
         self.trace = trace
         self.autodiff_subgraph_inlining = autodiff_subgraph_inlining
         self.backend = backend
+        self._backend = get_backend(backend)
+        self._xp = self._backend.xp
         self.plan_cache: dict[ArgumentSpec, ExecutionPlan] = {}
         self._spec_key = SpecKey(graph)
         self._plan_by_key: dict[tuple[Any, ...], ExecutionPlan] = {}
@@ -199,28 +234,53 @@ class GraphExecutor:
     # -- running --------------------------------------------------------------
     def run(self, inputs: Sequence[Any], grad_enabled: bool | None = None) -> list[Any]:
         """Run on Tensors or Python values; tensor outputs come back as Tensors,
-        connected to autograd when they require grad."""
+        connected to autograd when they require grad.
+
+        This is the user's edge: host arrays handed in (bare, in lists, or as a
+        Tensor's data) move onto the backend here; the Tensors that come out keep
+        the backend's arrays (``Tensor.numpy()`` brings them to the host).
+        """
+        if self._xp is not numpy:
+            inputs = [self._onto_device(value) for value in inputs]
+        return self.run_on_device(inputs, grad_enabled)
+
+    def _onto_device(self, value: Any) -> Any:
+        if isinstance(value, Tensor):
+            if isinstance(value.data, numpy.ndarray):  # the array moves, the Tensor stays the edge
+                return _MovedTensor(value, self._backend.to_device(value.data))
+            return value
+        if isinstance(value, list | tuple):
+            return type(value)(self._onto_device(item) for item in value)
+        return self._backend.to_device(value)
+
+    def run_on_device(self, inputs: Sequence[Any], grad_enabled: bool | None = None) -> list[Any]:
+        """``run`` on values already on the backend (the runtime's own calls: a
+        backward graph run by DifferentiableGraphBackward); nothing is moved."""
         grad_enabled = is_grad_enabled() if grad_enabled is None else grad_enabled
         plan = self.plan_for(inputs, grad_enabled)
         self._last = plan
         registry: TensorRegistry | None = None
         arrays = []
         for value in inputs:
-            if isinstance(value, Tensor):
+            if isinstance(value, Tensor | _MovedTensor):
                 if registry is None:
                     registry = TensorRegistry(plan.writes_in_place)
-                registry.add(value)
-                arrays.append(value.data)
+                arrays.append(_register(registry, value))
+            elif isinstance(value, list) and any(isinstance(v, Tensor | _MovedTensor) for v in value):
+                # A Tensor[] input: its elements keep their autograd identity.
+                if registry is None:
+                    registry = TensorRegistry(plan.writes_in_place)
+                arrays.append([_register(registry, item) for item in value])
             else:
                 arrays.append(value)
         if not plan.ops:  # nothing hooks into autograd (a backward graph, say)
-            return [self._as_tensor(value, registry) for value in plan.code(*arrays)]
+            return [self._as_tensor(value, registry) for value in plan.code.call_on_device(*arrays)]
         if registry is None:
             registry = TensorRegistry(plan.writes_in_place)
         for op in plan.ops:
             op.registry = registry
         try:
-            outputs = plan.code(*arrays)
+            outputs = plan.code.call_on_device(*arrays)
         finally:
             for op in plan.ops:
                 op.registry = None

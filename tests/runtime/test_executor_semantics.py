@@ -1,0 +1,210 @@
+"""GraphExecutor + autograd behave as torch 2.13's executor and eager autograd do
+(issue 11, point 1): values, ``requires_grad`` and second derivatives, on the
+cases a new user tried and found wrong.
+
+Each case runs twice through one executor (the second run takes the cached
+plan) and is compared with eager torch on the same float64 inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from gradview.ir import parse_ir
+from gradview.runtime import Tensor, autograd, script
+from gradview.runtime.executor import GraphExecutor
+
+
+def _np(t: Any) -> np.ndarray:
+    return np.asarray(t.detach().numpy())
+
+
+def _close(ours: Any, theirs: torch.Tensor) -> None:
+    np.testing.assert_allclose(_np(ours), theirs.detach().numpy(), rtol=1e-7, atol=1e-12)
+
+
+def _grads_match(
+    fn: Callable[..., Any], executor: GraphExecutor, values: list[np.ndarray], wants: list[bool],
+) -> None:
+    """grad of sum(outputs) through the executor (twice) equals eager torch's."""
+    t_in = [torch.tensor(v, requires_grad=w) for v, w in zip(values, wants, strict=True)]
+    t_out = fn(*t_in)
+    t_outs = t_out if isinstance(t_out, tuple) else (t_out,)
+    t_leaves = [t for t in t_in if t.requires_grad]
+    expected = torch.autograd.grad(sum(o.sum() for o in t_outs), t_leaves, allow_unused=True)
+    for _ in range(2):
+        g_in = [Tensor(v.copy(), requires_grad=w) for v, w in zip(values, wants, strict=True)]
+        outs = executor.run(g_in)
+        outs = list(outs[0]) if isinstance(outs[0], tuple) else outs
+        for ours, theirs in zip(outs, t_outs, strict=True):
+            _close(ours, theirs)
+            assert ours.requires_grad == theirs.requires_grad
+        leaves = [t for t in g_in if t.requires_grad]
+        total = outs[0].sum()
+        for extra in outs[1:]:
+            total = total + extra.sum()
+        got = autograd.grad(total, leaves, allow_unused=True)
+        for ours, theirs in zip(got, expected, strict=True):
+            assert (ours is None) == (theirs is None)
+            if theirs is not None:
+                _close(ours, theirs)
+
+
+def _lerp_addcmul_max(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    m = torch.addcmul(torch.lerp(a, b, w), b, c, value=0.5)
+    return torch.max(m, c)
+
+
+def _lerp_addcmul_max_ties(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    # max(m, m * 1.0): every element ties, and eager autograd splits the gradient in half
+    m = torch.addcmul(torch.lerp(a, c, w), a, c, value=2.0)
+    return torch.max(m, m * 1.0)
+
+
+@pytest.mark.parametrize("fn", [_lerp_addcmul_max, _lerp_addcmul_max_ties])
+@pytest.mark.parametrize("broadcast", [False, True])
+def test_lerp_addcmul_binary_max_gradients_equal_eager(fn: Callable[..., Any], broadcast: bool) -> None:
+    shapes = [(3, 4), (4,), (1, 4), (3, 1)] if broadcast else [(3, 4)] * 4
+    rng = np.random.default_rng(0)
+    values = [np.round(rng.standard_normal(s) * 2) / 2 for s in shapes]  # ties in max, too
+    executor = GraphExecutor(parse_ir(str(torch.jit.script(fn).graph)))
+    _grads_match(fn, executor, values, [True] * 4)
+    kinds = [n.kind() for n in executor.last_executed_optimized_graph().nodes()]
+    assert "prim::DifferentiableGraph" in kinds
+
+
+CHUNK_SIN_MUL = """graph(%x : Tensor):
+  %a : Tensor, %b : Tensor = prim::ConstantChunk[chunks=2, dim=0](%x)
+  %s : Tensor = aten::sin(%a)
+  %y : Tensor = aten::mul(%s, %b)
+  return (%y)
+"""
+
+
+@pytest.mark.parametrize("inlining", [True, False])
+def test_constant_chunk_sin_mul_requires_grad(inlining: bool) -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        a, b = x.chunk(2, 0)
+        return a.sin() * b
+
+    values = [np.random.default_rng(1).standard_normal((4, 3))]
+    executor = GraphExecutor(parse_ir(CHUNK_SIN_MUL), autodiff_subgraph_inlining=inlining)
+    _grads_match(fn, executor, values, [True])
+
+
+def _tuple_of_two(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    a, b = torch.chunk(x, 2, 0)
+    s = torch.sin(a) * b
+    return s * y, torch.tanh(s)
+
+
+def _tuple_of_plain_ops(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return x.sin(), x * 2
+
+
+@pytest.mark.parametrize("fn", [_tuple_of_two, _tuple_of_plain_ops])
+def test_scripted_tuple_results_are_tensors_connected_to_autograd(fn: Callable[..., Any]) -> None:
+    compiled = script(fn)
+    rng = np.random.default_rng(2)
+    values = [rng.standard_normal((4, 3)), rng.standard_normal((2, 3))][: fn.__code__.co_argcount]
+    t_in = [torch.tensor(v, requires_grad=i == 0) for i, v in enumerate(values)]
+    t_out = fn(*t_in)
+    (expected,) = torch.autograd.grad([o.sum() for o in t_out], [t_in[0]])
+    for _ in range(2):
+        g_in = [Tensor(v.copy(), requires_grad=i == 0) for i, v in enumerate(values)]
+        out = compiled(*g_in)
+        assert isinstance(out, tuple) and all(isinstance(o, Tensor) for o in out)
+        assert [o.requires_grad for o in out] == [o.requires_grad for o in t_out]
+        (got,) = autograd.grad([o.sum() for o in out], [g_in[0]])
+        _close(got, expected)
+    assert "prim::TupleConstruct" in [n.kind() for n in compiled.executor.last_executed_optimized_graph().nodes()]
+
+
+def _sin_x_x(x: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) * x * x
+
+
+def _polynomial(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.exp(x * w + b).sin() * x.sum() - w * w * b
+
+
+def _looped(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    y = x * w
+    for _ in range(3):
+        y = torch.sin(y) * x
+    return y.exp()
+
+
+@pytest.mark.parametrize(("fn", "shapes"), [
+    (_sin_x_x, [(3,)]),
+    (_polynomial, [(4, 3), (4, 3), (3,)]),
+    (_looped, [(2, 3), (2, 3)]),
+])
+def test_create_graph_through_differentiable_graphs_gives_torch_second_derivatives(
+    fn: Callable[..., Any], shapes: list[tuple[int, ...]],
+) -> None:
+    """grad(..., create_graph=True) records df's run: the first gradient
+    requires grad, and the gradient of its sum equals eager torch's."""
+    rng = np.random.default_rng(3)
+    values = [rng.standard_normal(s) for s in shapes]
+    t_in = [torch.tensor(v, requires_grad=True) for v in values]
+    t_first = torch.autograd.grad(fn(*t_in).sum(), t_in, create_graph=True)
+    t_second = torch.autograd.grad(sum(g.pow(2).sum() for g in t_first), t_in)
+    executor = GraphExecutor(parse_ir(str(torch.jit.script(fn).graph)))
+    for _ in range(2):
+        g_in = [Tensor(v.copy(), requires_grad=True) for v in values]
+        (out,) = executor.run(g_in)
+        first = autograd.grad(out.sum(), g_in, create_graph=True)
+        for ours, theirs in zip(first, t_first, strict=True):
+            _close(ours, theirs)
+            assert ours.requires_grad
+        total = (first[0] * first[0]).sum()
+        for g in first[1:]:
+            total = total + (g * g).sum()
+        second = autograd.grad(total, g_in)
+        for ours, theirs in zip(second, t_second, strict=True):
+            _close(ours, theirs)
+    kinds = [n.kind() for n in executor.last_executed_optimized_graph().nodes()]
+    assert "prim::DifferentiableGraph" in kinds or "prim::Loop" in kinds
+
+
+def test_create_graph_value_of_the_issue() -> None:
+    """The issue's numbers: for sin(x) * x * x at x = (0.5, -1, 2)."""
+    x = Tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    (y,) = GraphExecutor(parse_ir(str(torch.jit.script(_sin_x_x).graph))).run([x])
+    (g,) = autograd.grad(y.sum(), [x], create_graph=True)
+    assert g.requires_grad
+    (gg,) = autograd.grad(g.sum(), [x])
+    t_x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (t_g,) = torch.autograd.grad(_sin_x_x(t_x).sum(), t_x, create_graph=True)
+    (t_gg,) = torch.autograd.grad(t_g.sum(), t_x)
+    _close(gg, t_gg)
+
+
+def test_without_create_graph_the_gradient_is_a_constant() -> None:
+    x = Tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    (y,) = GraphExecutor(parse_ir(str(torch.jit.script(_sin_x_x).graph))).run([x])
+    (g,) = autograd.grad(y.sum(), [x])
+    assert not g.requires_grad and g.grad_fn is None
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"):
+        autograd.grad(g.sum(), [x])
+
+
+def test_create_graph_through_a_backward_kernel_refuses_naming_it() -> None:
+    """tanh's gradient is the kernel tanh_backward, which gradview does not
+    differentiate again: the second backward raises naming it (torch gives a
+    number; gradview must not give a wrong one)."""
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x) * x
+
+    x = Tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    (y,) = GraphExecutor(parse_ir(str(torch.jit.script(fn).graph))).run([x])
+    (g,) = autograd.grad(y.sum(), [x], create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(RuntimeError, match="cannot differentiate `.*aten::tanh_backward"):
+        autograd.grad(g.sum(), [x])
