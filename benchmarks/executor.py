@@ -1,12 +1,25 @@
-"""One MLP training step through GraphExecutor, against hand-written NumPy,
-PyTorch eager and torch.jit.script, single-threaded, in one run.
+"""One training step through GraphExecutor, against hand-written NumPy, PyTorch
+eager and torch.jit.script, single-threaded, float64, every contender in one run.
 
-MLP: batch 64, 256-256-256-1, tanh, tanh, sigmoid, mean squared error; a
-step is forward, backward and an SGD update. Prints microseconds per step
-and the ratios. Targets: at most 1.2x the NumPy time, faster than TorchScript.
-Each contender is timed in fresh processes of its own (see main).
+Three models; a step is forward, backward and an SGD update:
 
-    .venv/bin/python benchmarks/executor.py [--steps N]
+- mlp: batch 64, 256-256-256-1, tanh, tanh, sigmoid, mean squared error.
+  Targets: gradview faster than torch.jit.script, and at most 1.1x the
+  hand-written NumPy step with freed memory kept for reuse.
+- lstm: two stacked nn.LSTMCell (256 -> 256 -> 256), batch 64, one time step,
+  mean squared error of the top hidden state (figures only).
+- conv: Conv2d(3, 16, 3) ReLU MaxPool2d Conv2d(16, 32, 3) ReLU MaxPool2d
+  Linear(2048, 10), cross-entropy, batch 32 of 3x32x32 (figures only: NumPy
+  has no fast convolution).
+
+gradview runs the lstm and conv modules through ``from_torch`` (traced) and
+GraphExecutor. Each contender is timed in fresh processes of its own, the
+contenders taking turns, under the settings a user gets: gradview's runtime
+keeps freed memory for reuse when it loads (gradview.runtime.allocator);
+"gradview, allocator left alone" sets GRADVIEW_KEEP_FREED_MEMORY=0 to show
+what that buys; NumPy runs under glibc's default and with the same setting.
+
+    .venv/bin/python benchmarks/executor.py [--models mlp,lstm,conv] [--processes N]
 """
 
 from __future__ import annotations
@@ -21,18 +34,20 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from timing import best_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
-from gradview.ir import parse_ir  # noqa: E402
-from gradview.runtime import Tensor  # noqa: E402
-from gradview.runtime.executor import GraphExecutor  # noqa: E402
+# Nothing from gradview is imported at module level: importing gradview.runtime
+# changes the allocator, and the NumPy and torch contenders must run without it.
 
-SIZES = [(256, 256), (256,), (256, 256), (256,), (256, 1), (1,)]
 LR = 1e-3
-LOSS_GRAPH = """graph(%x : Tensor, %target : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %b2 : Tensor,
+MLP_SIZES = [(256, 256), (256,), (256, 256), (256,), (256, 1), (1,)]
+MLP_GRAPH = """graph(%x : Tensor, %target : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %b2 : Tensor,
       %w3 : Tensor, %b3 : Tensor):
   %one : int = prim::Constant[value=1]()
   %none : NoneType = prim::Constant()
@@ -51,8 +66,83 @@ LOSS_GRAPH = """graph(%x : Tensor, %target : Tensor, %w1 : Tensor, %b1 : Tensor,
   return (%loss)
 """
 
+# (label, how it runs, extra environment) per contender; "how" is the step builder's key.
+NUMPY_DEFAULT = "NumPy by hand, glibc's default allocator"
+NUMPY_KEPT = "NumPy by hand, freed memory kept"
+GRADVIEW = "gradview executor"
+GRADVIEW_ALONE = "gradview, allocator left alone"
+EAGER = "PyTorch eager"
+SCRIPT = "torch.jit.script"
+CONTENDERS: dict[str, tuple[str, dict[str, str]]] = {
+    NUMPY_DEFAULT: ("numpy", {}),
+    NUMPY_KEPT: ("numpy-kept", {}),
+    GRADVIEW: ("gradview", {}),
+    GRADVIEW_ALONE: ("gradview", {"GRADVIEW_KEEP_FREED_MEMORY": "0"}),
+    EAGER: ("eager", {}),
+    SCRIPT: ("script", {}),
+}
+MODELS: dict[str, list[str]] = {
+    "mlp": [NUMPY_DEFAULT, NUMPY_KEPT, GRADVIEW, GRADVIEW_ALONE, EAGER, SCRIPT],
+    "lstm": [GRADVIEW, EAGER, SCRIPT],
+    "conv": [GRADVIEW, EAGER, SCRIPT],
+}
+TITLES = {
+    "mlp": "MLP, batch 64, 256-256-256-1",
+    "lstm": "2-layer LSTM cell, batch 64, 256-256-256, one time step",
+    "conv": "conv net, batch 32, 3x32x32, conv16-pool-conv32-pool-linear10",
+}
 
-def numpy_step(x: np.ndarray, target: np.ndarray, params: list[np.ndarray]) -> float:
+
+# -- the models in PyTorch (for eager, script, and from_torch) ---------------------------------
+def torch_model(model: str) -> tuple[Any, tuple[Any, ...]]:
+    """A seeded float64 module whose forward returns the loss, and its inputs."""
+    import torch  # noqa: PLC0415
+    from torch import nn  # noqa: PLC0415
+
+    class TwoLayerLSTMCell(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cell1 = nn.LSTMCell(256, 256)
+            self.cell2 = nn.LSTMCell(256, 256)
+
+        def forward(self, x, h1, c1, h2, c2, target):  # noqa: ANN001, ANN202, PLR0913
+            h1, c1 = self.cell1(x, (h1, c1))
+            h2, c2 = self.cell2(h1, (h2, c2))
+            return nn.functional.mse_loss(h2, target)
+
+    class ConvNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+            self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+            self.fc = nn.Linear(32 * 8 * 8, 10)
+
+        def forward(self, x, target):  # noqa: ANN001, ANN202
+            x = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
+            x = nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
+            return nn.functional.cross_entropy(self.fc(torch.flatten(x, 1)), target)
+
+    torch.manual_seed(0)
+    if model == "lstm":
+        randn = [torch.randn(64, 256, dtype=torch.float64) for _ in range(6)]
+        return TwoLayerLSTMCell().double(), tuple(randn)
+    x = torch.randn(32, 3, 32, 32, dtype=torch.float64)
+    return ConvNet().double(), (x, torch.randint(0, 10, (32,)))
+
+
+def export_for_gradview(model: str, folder: Path) -> None:
+    """from_torch once in the parent: the gradview processes then never import torch."""
+    from gradview.ir import from_torch  # noqa: PLC0415
+
+    module, inputs = torch_model(model)
+    graph, values = from_torch(module, inputs, how="trace")
+    (folder / f"{model}.ir").write_text(str(graph))
+    np.savez(folder / f"{model}.npz", *[np.asarray(v) for v in values])
+    (folder / f"{model}.json").write_text(json.dumps({"inputs": len(inputs)}))
+
+
+# -- the steps -----------------------------------------------------------------------------------
+def numpy_mlp_step(x: np.ndarray, target: np.ndarray, params: list[np.ndarray]) -> float:
     w1, b1, w2, b2, w3, b3 = params
     h1 = np.tanh(x @ w1 + b1)
     h2 = np.tanh(h1 @ w2 + b2)
@@ -71,120 +161,160 @@ def numpy_step(x: np.ndarray, target: np.ndarray, params: list[np.ndarray]) -> f
     return loss
 
 
-def contender(name: str) -> Callable[[], object]:
-    """One training step of contender ``name`` on the shared seeded problem."""
+def mlp_problem() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 256))
     target = rng.uniform(size=(64, 1))
-    init = [rng.standard_normal(s) * 0.05 for s in SIZES]
-    if name == "numpy":
-        np_params = [p.copy() for p in init]
-        return lambda: numpy_step(x, target, np_params)
-    if name == "gradview":
-        executor = GraphExecutor(parse_ir(LOSS_GRAPH))
-        params = [Tensor(p.copy(), requires_grad=True) for p in init]
-        tx, tt = Tensor(x), Tensor(target)
+    return x, target, [rng.standard_normal(s) * 0.05 for s in MLP_SIZES]
 
-        def gradview_step() -> None:
-            (loss,) = executor.run([tx, tt, *params])
-            loss.backward()
-            for p in params:  # optimizer.step()
-                p.data -= LR * p.grad.data
-            for p in params:  # optimizer.zero_grad(set_to_none=True)
-                p.grad = None
 
-        return gradview_step
-    import torch
+def gradview_step(graph_text: str, values: list[Any], n_inputs: int) -> Callable[[], None]:
+    """run, backward, SGD on every parameter (the graph inputs after the first ``n_inputs``)."""
+    from gradview.ir import parse_ir  # noqa: PLC0415
+    from gradview.runtime import Tensor  # noqa: PLC0415
+    from gradview.runtime.executor import GraphExecutor  # noqa: PLC0415
 
-    torch.set_num_threads(1)
-    t_params = [torch.tensor(p.copy(), requires_grad=True) for p in init]
-    t_x, t_target = torch.tensor(x), torch.tensor(target)
+    executor = GraphExecutor(parse_ir(graph_text))
+    tensors = [Tensor(np.array(v), requires_grad=i >= n_inputs) for i, v in enumerate(values)]
+    params = tensors[n_inputs:]
 
-    def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN202, PLR0913
-        h1 = torch.tanh(x @ w1 + b1)
-        h2 = torch.tanh(h1 @ w2 + b2)
-        y = torch.sigmoid(h2 @ w3 + b3)
-        return ((y - target) * (y - target)).mean()
-
-    fn = torch.jit.script(mlp_loss) if name == "script" else mlp_loss
-
-    def torch_step() -> None:
-        loss = fn(t_x, t_target, *t_params)
+    def step() -> None:
+        (loss,) = executor.run(tensors)
         loss.backward()
-        with torch.no_grad():
-            for p in t_params:
-                p -= LR * p.grad
-        for p in t_params:
+        for p in params:  # optimizer.step()
+            p.data -= LR * p.grad.data
+        for p in params:  # optimizer.zero_grad(set_to_none=True)
             p.grad = None
 
-    return torch_step
+    return step
 
 
-def run_one(name: str, steps: int, rounds: int) -> float:
-    """Seconds per step of ``name``, the best of ``rounds`` rounds, in this process."""
-    step = contender(name)
+def torch_step(fn: Any, inputs: tuple[Any, ...], params: list[Any]) -> Callable[[], None]:
+    import torch  # noqa: PLC0415
+
+    def step() -> None:
+        loss = fn(*inputs)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= LR * p.grad
+        for p in params:
+            p.grad = None
+
+    return step
+
+
+def contender(model: str, how: str, folder: Path) -> Callable[[], object]:
+    """One training step of ``how`` on ``model``'s seeded problem."""
+    if how in ("numpy", "numpy-kept"):
+        if how == "numpy-kept":
+            from gradview.runtime.allocator import keep_freed_memory  # noqa: PLC0415
+
+            keep_freed_memory()
+        x, target, params = mlp_problem()
+        return lambda: numpy_mlp_step(x, target, params)
+    if how == "gradview":
+        if model == "mlp":
+            x, target, params = mlp_problem()
+            return gradview_step(MLP_GRAPH, [x, target, *params], 2)
+        with np.load(folder / f"{model}.npz") as saved:
+            values = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        n_inputs = json.loads((folder / f"{model}.json").read_text())["inputs"]
+        return gradview_step((folder / f"{model}.ir").read_text(), values, n_inputs)
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(1)
+    if model == "mlp":
+        x, target, init = mlp_problem()
+        params = [torch.tensor(p, requires_grad=True) for p in init]
+
+        def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN202, PLR0913
+            h1 = torch.tanh(x @ w1 + b1)
+            h2 = torch.tanh(h1 @ w2 + b2)
+            y = torch.sigmoid(h2 @ w3 + b3)
+            return ((y - target) * (y - target)).mean()
+
+        fn = torch.jit.script(mlp_loss) if how == "script" else mlp_loss
+        return torch_step(fn, (torch.tensor(x), torch.tensor(target), *params), params)
+    module, inputs = torch_model(model)
+    fn = torch.jit.script(module) if how == "script" else module
+    return torch_step(fn, inputs, list(module.parameters()))
+
+
+def run_one(model: str, how: str, folder: Path, steps: int, rounds: int) -> float:
+    """Seconds per step, the best of ``rounds`` rounds, in this process."""
+    step = contender(model, how, folder)
     for _ in range(3):
         step()  # warm-up: plans compile, scripted functions optimize
     return best_time(step, repeat=rounds, number=steps)
 
 
+def time_all(models: list[str], args: argparse.Namespace, folder: Path) -> dict[str, dict[str, float]]:
+    """The best time of every contender of every model, fresh processes taking turns."""
+    best = {model: dict.fromkeys(MODELS[model], float("inf")) for model in models}
+    for _ in range(args.processes):
+        for model in models:
+            steps = args.steps if model != "conv" else max(1, args.steps // 3)
+            for label in MODELS[model]:
+                how, extra = CONTENDERS[label]
+                command = [sys.executable, __file__, "--one", f"{model}:{how}", "--folder", str(folder),
+                           "--steps", str(steps), "--rounds", str(args.rounds)]
+                env = {**os.environ, **extra}
+                done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+                if done.returncode != 0:
+                    raise SystemExit(f"{model} / {label} failed:\n{done.stderr}")
+                seconds = json.loads(done.stdout.strip().splitlines()[-1])
+                best[model][label] = min(best[model][label], seconds)
+    return best
+
+
+def report(models: list[str], best: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
+    print(f"one training step, single thread, float64; best of {args.processes} fresh processes "
+          f"x {args.rounds} rounds (conv: a third of the steps per round)")
+    for model in models:
+        times = best[model]
+        print(f"\n{TITLES[model]}")
+        for label, seconds in times.items():
+            print(f"  {label:<42}: {seconds * 1e6:9.0f} us")
+        ours = times[GRADVIEW]
+        line = f"  gradview / torch.jit.script = {ours / times[SCRIPT]:.2f}"
+        line += f"   gradview / PyTorch eager = {ours / times[EAGER]:.2f}"
+        if model == "mlp":
+            print(line + "   (target < 1)")
+            print(f"  gradview / NumPy with memory kept = {ours / times[NUMPY_KEPT]:.2f} (target <= 1.1)"
+                  f"   gradview / NumPy default = {ours / times[NUMPY_DEFAULT]:.2f}"
+                  f"   keeping memory: gradview {times[GRADVIEW_ALONE] / ours:.2f}x faster")
+        else:
+            print(line)
+
+
 def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("--models", default="mlp,lstm,conv", help="comma-separated: mlp, lstm, conv")
     cli.add_argument("--steps", type=int, default=30, help="steps per round")
     cli.add_argument("--rounds", type=int, default=5, help="rounds per process")
-    cli.add_argument("--processes", type=int, default=4, help="fresh processes per contender, taking turns")
-    cli.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)  # internal: time one contender
-    cli.add_argument("--keep-freed", action="store_true", help=argparse.SUPPRESS)  # internal: see below
+    cli.add_argument("--processes", type=int, default=3, help="fresh processes per contender, taking turns")
+    cli.add_argument("--one", metavar="MODEL:HOW", help=argparse.SUPPRESS)  # internal: time one contender
+    cli.add_argument("--folder", help=argparse.SUPPRESS)  # internal: where the exported graphs are
     args = cli.parse_args()
     if args.one:
-        if args.keep_freed:
-            keep_freed_memory()
-        print(json.dumps(run_one(args.one, args.steps, args.rounds)))
+        model, how = args.one.split(":")
+        print(json.dumps(run_one(model, how, Path(args.folder), args.steps, args.rounds)))
         return
-    names = ["numpy", "gradview"]
+    models = [m for m in args.models.split(",") if m]
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        cli.error(f"unknown model(s) {unknown}; choose from {list(MODELS)}")
     try:
-        import torch  # noqa: F401 - only to learn whether the PyTorch contenders can run
+        import torch  # noqa: F401 - the comparison needs PyTorch
     except ImportError:
-        pass
-    else:
-        names += ["eager", "script"]
-    # Each contender runs in fresh processes of its own, the contenders taking
-    # turns: timing them in one process measured the heap each left to the
-    # next (and whatever importing torch does to it) as much as the steps.
-    # Two allocator settings: glibc's default, which hands big freed blocks
-    # back to the kernel (a step then pays page faults for fresh memory), and
-    # one that keeps freed memory for reuse. Merely importing torch made the
-    # NumPy step 1.5x faster, and keeping freed memory has the same effect.
-    for keep_freed in (False, True):
-        best = dict.fromkeys(names, float("inf"))
-        for _ in range(args.processes):
-            for name in names:
-                command = [sys.executable, __file__, "--one", name, "--steps", str(args.steps), "--rounds", str(args.rounds)]
-                if keep_freed:
-                    command.append("--keep-freed")
-                done = subprocess.run(command, capture_output=True, text=True, check=True)
-                best[name] = min(best[name], json.loads(done.stdout.strip().splitlines()[-1]))
-        ours, ours_numpy = best["gradview"], best["numpy"]
-        setting = "freed memory kept for reuse" if keep_freed else "glibc's default allocator"
-        print(f"one training step, MLP batch 64, 256-256-256-1, single thread, {setting} "
-              f"(best of {args.processes} fresh processes x {args.rounds} rounds of {args.steps} steps)")
-        print(f"  hand-written NumPy : {ours_numpy * 1e6:8.0f} us")
-        print(f"  gradview executor  : {ours * 1e6:8.0f} us   {ours / ours_numpy:.2f}x NumPy (target <= 1.2x)")
-        if "eager" in best:
-            eager, scripted = best["eager"], best["script"]
-            print(f"  PyTorch eager      : {eager * 1e6:8.0f} us   gradview is {eager / ours:.2f}x its speed")
-            print(f"  torch.jit.script   : {scripted * 1e6:8.0f} us   gradview is {scripted / ours:.2f}x its speed"
-                  " (target > 1)")
-
-
-def keep_freed_memory() -> None:
-    """Ask glibc to keep freed blocks for reuse instead of returning them to the kernel."""
-    import ctypes  # noqa: PLC0415
-
-    libc = ctypes.CDLL("libc.so.6")
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    libc.mallopt(m_mmap_threshold, 64 << 20)
-    libc.mallopt(m_trim_threshold, 256 << 20)
+        raise SystemExit("benchmarks/executor.py compares with PyTorch: pip install torch") from None
+    with tempfile.TemporaryDirectory(prefix="gradview-bench-") as name:
+        folder = Path(name)
+        for model in models:
+            if model != "mlp":
+                export_for_gradview(model, folder)
+        report(models, time_all(models, args, folder), args)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 """gradview.runtime: run graphs on NumPy or CuPy."""
 
+# First: keep freed memory for reuse (glibc's malloc), as PyTorch's process does;
+# GRADVIEW_KEEP_FREED_MEMORY=0 leaves the allocator alone (see allocator.py).
+from . import allocator  # noqa: F401
 from .interpreter import (
     CompiledGraph,
     GraphCompileError,
