@@ -51,6 +51,7 @@ from gradview.ir.passes import (
     run_optimization,
     run_required_passes,
 )
+from gradview.ir.types import AnyType, TypeVar
 from gradview.kernels.backend import get_backend
 
 from .argument_spec import ArgumentSpec, SpecKey, specialize_types
@@ -129,6 +130,11 @@ def _generic_autodiff_recorder(trace: Any, index: int) -> Callable[..., None]:
             trace.record(name, gradient.df, which=("backward", index), changed=changed, seconds=0.0, annotations={})
 
     return record
+
+
+def _may_hold_tensor(type_: Any) -> bool:
+    """Whether a value of this type can be (or hold) a tensor that requires grad."""
+    return type_.contains_tensor() or isinstance(type_, AnyType | TypeVar)
 
 
 def needs_gradient(graph: Graph, grad_enabled: bool = True) -> bool:
@@ -273,7 +279,7 @@ class GraphExecutor:
                 arrays.append([_register(registry, item) for item in value])
             else:
                 arrays.append(value)
-        if not plan.ops:  # nothing hooks into autograd (a backward graph, say)
+        if not plan.ops or not grad_enabled:  # nothing hooks into autograd (a backward graph, say)
             return [self._as_tensor(value, registry) for value in plan.code.call_on_device(*arrays)]
         if registry is None:
             registry = TensorRegistry(plan.writes_in_place)
@@ -317,11 +323,36 @@ class GraphExecutor:
         return plan
 
     def get_or_compile_fallback(self) -> ExecutionPlan:
-        """The unoptimized plan: only the passes every graph needs before running."""
+        """The unoptimized plan: only the passes every graph needs before running.
+
+        As torch's fallback plan, it still records eager autograd: every node
+        that may produce a tensor runs through its own singleton
+        DifferentiableGraph (or refuses its backward naming the node), and
+        records a backward node when one of its inputs requires grad.
+        """
         if self.fallback is None:
             graph = self.graph.copy()
             run_required_passes(graph)
-            self.fallback = ExecutionPlan(graph, compile_graph(graph, self.backend), None)
+            ops: list[Any] = []
+            writes_in_place = [False]
+
+            def node_op(node: Node) -> Any:
+                if (
+                    node.kind() in STRUCTURAL_HANDLERS
+                    or passes_values_through(node)
+                    or not any(_may_hold_tensor(v.type()) for v in node.outputs())
+                ):
+                    return None
+                op: Any = inplace_op_for(node, self.backend, True)
+                if op is not None:
+                    writes_in_place[0] = True
+                else:
+                    op = eager_op_for(node, self.backend)
+                ops.append(op)
+                return op
+
+            code = compile_graph(graph, self.backend, node_ops=node_op)
+            self.fallback = ExecutionPlan(graph, code, None, ops=ops, writes_in_place=writes_in_place[0])
         return self.fallback
 
     # -- compiling --------------------------------------------------------------

@@ -208,3 +208,57 @@ def test_create_graph_through_a_backward_kernel_refuses_naming_it() -> None:
     assert g.requires_grad
     with pytest.raises(RuntimeError, match="cannot differentiate `.*aten::tanh_backward"):
         autograd.grad(g.sum(), [x])
+
+
+def _inplace_and_loop(x: torch.Tensor, w: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    y = x * w
+    y.mul_(w)
+    for _ in range(n):
+        y = torch.sin(y) + x
+    return y.exp(), torch.tanh(w)
+
+
+@pytest.mark.parametrize("fn", [_lerp_addcmul_max, _sin_x_x, _polynomial, _inplace_and_loop])
+def test_fallback_plan_records_eager_autograd(fn: Callable[..., Any]) -> None:
+    """GraphExecutor(graph, optimize=False) runs torch's fallback plan (no
+    specialization, no DifferentiableGraph) and still records autograd, as
+    torch's does under ``torch.jit.optimized_execution(False)``."""
+    scripted = torch.jit.script(fn)
+    rng = np.random.default_rng(4)
+    count = len(list(scripted.graph.inputs()))
+    values: list[Any] = [rng.standard_normal((2, 3)) for _ in range(count)]
+    if fn is _inplace_and_loop:
+        values[2] = 2
+    wants = [isinstance(v, np.ndarray) and (i != 0 or count == 1) for i, v in enumerate(values)]
+    t_in = [torch.tensor(v, requires_grad=w) if isinstance(v, np.ndarray) else v for v, w in zip(values, wants, strict=True)]
+    with torch.jit.optimized_execution(False):
+        t_out = scripted(*t_in)
+    t_outs = t_out if isinstance(t_out, tuple) else (t_out,)
+    t_leaves = [t for t in t_in if isinstance(t, torch.Tensor) and t.requires_grad]
+    expected = torch.autograd.grad(sum(o.sum() for o in t_outs), t_leaves)
+    executor = GraphExecutor(parse_ir(str(scripted.graph)), optimize=False)
+    for _ in range(2):
+        g_in = [
+            Tensor(v.copy(), requires_grad=w) if isinstance(v, np.ndarray) else v
+            for v, w in zip(values, wants, strict=True)
+        ]
+        (out,) = executor.run(g_in)
+        outs = out if isinstance(out, tuple) else (out,)
+        assert [o.requires_grad for o in outs] == [o.requires_grad for o in t_outs]
+        total = outs[0].sum()
+        for extra in outs[1:]:
+            total = total + extra.sum()
+        got = autograd.grad(total, [t for t in g_in if isinstance(t, Tensor) and t.requires_grad])
+        for ours, theirs in zip(got, expected, strict=True):
+            _close(ours, theirs)
+    assert executor.fallback is not None and executor.plan_cache == {}
+    assert "prim::DifferentiableGraph" not in [n.kind() for n in executor.fallback.graph.nodes()]
+
+
+def test_fallback_plan_without_grad_inputs_records_nothing() -> None:
+    executor = GraphExecutor(parse_ir(str(torch.jit.script(_sin_x_x).graph)), optimize=False)
+    (y,) = executor.run([Tensor(np.ones(3))])
+    assert not y.requires_grad and y.grad_fn is None
+    with autograd.no_grad():
+        (y,) = executor.run([Tensor(np.ones(3), requires_grad=True)])
+    assert not y.requires_grad and y.grad_fn is None
