@@ -1,4 +1,4 @@
-"""Array backends: NumPy on the CPU, CuPy on a GPU.
+"""Array backends: NumPy on the CPU, CuPy on a GPU (and, for tests, the marker backend).
 
 Kernels only ever call ``xp.<function>``; this module is the one place that
 imports CuPy, and only when the cupy backend is asked for.
@@ -61,12 +61,19 @@ _CACHE: dict[str, Backend] = {"numpy": _NUMPY}
 
 
 def get_backend(name: str = "numpy") -> Backend:
-    """The backend called ``name`` ("numpy" or "cupy")."""
+    """The backend called ``name``: "numpy", "cupy", or "marker" (a test backend:
+    NumPy arrays behind a device boundary, see marker_backend.py)."""
     backend = _CACHE.get(name)
     if backend is not None:
         return backend
+    if name == "marker":
+        # NumPy behind a device boundary, for tests: arrays crossing mid-graph raise.
+        from .marker_backend import marker_backend  # noqa: PLC0415 - tests only
+
+        _CACHE[name] = marker_backend()
+        return _CACHE[name]
     if name != "cupy":
-        raise ValueError(f"unknown backend {name!r}: use 'numpy' or 'cupy'")
+        raise ValueError(f"unknown backend {name!r}: use 'numpy', 'cupy' or 'marker' (tests)")
     try:
         import cupy  # noqa: PLC0415 - optional, GPU machines only
     except ImportError as exc:

@@ -515,8 +515,8 @@ def _known_numel(value: Value) -> int | None:
 
 def _tensor_constant(backend: Backend, value: TensorConstant) -> Any:
     xp = backend.xp
-    if value.values is None:  # data attached by a frontend (attach_tensor_data)
-        return xp.asarray(value.data)
+    if value.values is None:  # data attached by a frontend (attach_tensor_data): uploaded once, here
+        return backend.to_device(value.data)
     return xp.asarray(value.values, dtype=to_dtype(value.scalar_type)).reshape(value.sizes)
 
 
