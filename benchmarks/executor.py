@@ -31,16 +31,17 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_name] = "1"
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from timing import best_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 # Nothing from gradview is imported at module level: importing gradview.runtime
 # changes the allocator, and the NumPy and torch contenders must run without it.
@@ -241,17 +242,32 @@ def contender(model: str, how: str, folder: Path) -> Callable[[], object]:
     return torch_step(fn, inputs, list(module.parameters()))
 
 
-def run_one(model: str, how: str, folder: Path, steps: int, rounds: int) -> float:
-    """Seconds per step, the best of ``rounds`` rounds, in this process."""
+def run_one(model: str, how: str, folder: Path, steps: int, rounds: int) -> dict[str, float]:
+    """Seconds per step in this process, wall-clock and CPU time, each the best of ``rounds``.
+
+    The same rule as timing.best_time (garbage collected before each round,
+    the best round kept), with the process's CPU time read alongside: on a
+    machine other jobs share, wall-clock time counts the time the step waited
+    for a core, CPU time does not.
+    """
     step = contender(model, how, folder)
     for _ in range(3):
         step()  # warm-up: plans compile, scripted functions optimize
-    return best_time(step, repeat=rounds, number=steps)
+    wall = cpu = float("inf")
+    for _ in range(rounds):
+        gc.collect()
+        wall_start, cpu_start = time.perf_counter(), time.process_time()
+        for _ in range(steps):
+            step()
+        wall = min(wall, (time.perf_counter() - wall_start) / steps)
+        cpu = min(cpu, (time.process_time() - cpu_start) / steps)
+    return {"wall": wall, "cpu": cpu}
 
 
-def time_all(models: list[str], args: argparse.Namespace, folder: Path) -> dict[str, dict[str, float]]:
-    """The best time of every contender of every model, fresh processes taking turns."""
-    best = {model: dict.fromkeys(MODELS[model], float("inf")) for model in models}
+def time_all(models: list[str], args: argparse.Namespace, folder: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """The best wall and CPU time of every contender of every model, fresh processes taking turns."""
+    inf = float("inf")
+    best = {model: {label: {"wall": inf, "cpu": inf} for label in MODELS[model]} for model in models}
     for _ in range(args.processes):
         for model in models:
             steps = args.steps if model != "conv" else max(1, args.steps // 3)
@@ -259,33 +275,34 @@ def time_all(models: list[str], args: argparse.Namespace, folder: Path) -> dict[
                 how, extra = CONTENDERS[label]
                 command = [sys.executable, __file__, "--one", f"{model}:{how}", "--folder", str(folder),
                            "--steps", str(steps), "--rounds", str(args.rounds)]
-                env = {**os.environ, **extra}
-                done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+                done = subprocess.run(command, capture_output=True, text=True, check=False, env={**os.environ, **extra})
                 if done.returncode != 0:
                     raise SystemExit(f"{model} / {label} failed:\n{done.stderr}")
                 seconds = json.loads(done.stdout.strip().splitlines()[-1])
-                best[model][label] = min(best[model][label], seconds)
+                for clock in ("wall", "cpu"):
+                    best[model][label][clock] = min(best[model][label][clock], seconds[clock])
     return best
 
 
-def report(models: list[str], best: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
+def report(models: list[str], best: dict[str, dict[str, dict[str, float]]], args: argparse.Namespace) -> None:
     print(f"one training step, single thread, float64; best of {args.processes} fresh processes "
-          f"x {args.rounds} rounds (conv: a third of the steps per round)")
+          f"x {args.rounds} rounds (conv: a third of the steps per round); wall-clock and CPU time")
+
+    def ratio(name: str, label: str, other: str, target: str = "") -> str:
+        values = [times[label][clock] / times[other][clock] for clock in ("wall", "cpu")]
+        return f"  {name:<44}: {values[0]:6.2f}  {values[1]:6.2f}{target}"
+
     for model in models:
         times = best[model]
-        print(f"\n{TITLES[model]}")
+        print(f"\n{TITLES[model]}\n  {'':<44}   wall us    cpu us")
         for label, seconds in times.items():
-            print(f"  {label:<42}: {seconds * 1e6:9.0f} us")
-        ours = times[GRADVIEW]
-        line = f"  gradview / torch.jit.script = {ours / times[SCRIPT]:.2f}"
-        line += f"   gradview / PyTorch eager = {ours / times[EAGER]:.2f}"
+            print(f"  {label:<44}: {seconds['wall'] * 1e6:8.0f}  {seconds['cpu'] * 1e6:8.0f}")
+        print(ratio("gradview / torch.jit.script", GRADVIEW, SCRIPT, "   (MLP target < 1)" if model == "mlp" else ""))
+        print(ratio("gradview / PyTorch eager", GRADVIEW, EAGER))
         if model == "mlp":
-            print(line + "   (target < 1)")
-            print(f"  gradview / NumPy with memory kept = {ours / times[NUMPY_KEPT]:.2f} (target <= 1.1)"
-                  f"   gradview / NumPy default = {ours / times[NUMPY_DEFAULT]:.2f}"
-                  f"   keeping memory: gradview {times[GRADVIEW_ALONE] / ours:.2f}x faster")
-        else:
-            print(line)
+            print(ratio("gradview / NumPy with memory kept", GRADVIEW, NUMPY_KEPT, "   (target <= 1.1)"))
+            print(ratio("gradview / NumPy, glibc's default", GRADVIEW, NUMPY_DEFAULT))
+            print(ratio("gradview allocator left alone / gradview", GRADVIEW_ALONE, GRADVIEW))
 
 
 def main() -> None:
@@ -309,12 +326,16 @@ def main() -> None:
         import torch  # noqa: F401 - the comparison needs PyTorch
     except ImportError:
         raise SystemExit("benchmarks/executor.py compares with PyTorch: pip install torch") from None
+    start_load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="gradview-bench-") as name:
         folder = Path(name)
         for model in models:
             if model != "mlp":
                 export_for_gradview(model, folder)
-        report(models, time_all(models, args, folder), args)
+        best = time_all(models, args, folder)
+    report(models, best, args)
+    load = ", ".join(f"{a:.2f}/{b:.2f}" for a, b in zip(start_load, os.getloadavg(), strict=True))
+    print(f"\nload average (1, 5, 15 min) at start/end: {load} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
