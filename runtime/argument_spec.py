@@ -1,8 +1,11 @@
 """ArgumentSpec: what a graph executor specializes a graph on.
 
 For every input the executor notes the facts that change how the graph should
-be optimized: for a tensor whether it is defined, whether it requires grad,
-its dtype and its rank; for anything else just its kind. Two calls with the
+be optimized: for a tensor (or an optional tensor, ``Tensor?``) whether it is
+defined, whether it requires grad, its dtype and its rank; for anything else
+just its kind. As in TorchScript's ArgumentSpecCreator, the tensors inside a
+list (``Tensor[]``) are not specialized: the list's type stays as declared, so
+its elements may require grad and the graph is differentiated for them. Two calls with the
 same spec reuse one compiled plan; a new spec compiles a new one. Sizes are
 deliberately left out (TorchScript does the same), so a batch of 64 and a
 batch of 65 share a plan.
@@ -14,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from gradview.ir import Graph, TensorType
+from gradview.ir import Graph, NoneType, OptionalType, TensorType, Type
 from gradview.kernels.dtypes import dtype_name
 
-__all__ = ["ArgumentSpec", "SpecKey", "TensorSpec", "specialize_types"]
+__all__ = ["ArgumentSpec", "SpecKey", "TensorSpec", "is_specialized_tensor", "specialize_types"]
 
 
 class TensorSpec(NamedTuple):
@@ -51,12 +54,12 @@ class ArgumentSpec:
             raise TypeError(f"the graph takes {len(params)} inputs ({names}), got {len(inputs)}")
         specs: list[TensorSpec | str] = []
         for index, (value, given) in enumerate(zip(params, inputs, strict=True)):
-            if not isinstance(value.type(), TensorType):
+            if not is_specialized_tensor(value.type()):
                 specs.append(type(given).__name__)
                 continue
             if given is not None and not hasattr(given, "dtype") and not hasattr(given, "requires_grad"):
                 raise TypeError(
-                    f"expected a value of type 'Tensor' for input {index} (%{value.debugName()}) "
+                    f"expected a value of type '{value.type()}' for input {index} (%{value.debugName()}) "
                     f"but instead found type '{type(given).__name__}'"
                 )
             specs.append(_tensor_spec(given, grad_enabled))
@@ -75,7 +78,7 @@ class SpecKey:
     """
 
     def __init__(self, graph: Graph) -> None:
-        self.tensor_inputs = [isinstance(value.type(), TensorType) for value in graph.inputs()]
+        self.tensor_inputs = [is_specialized_tensor(value.type()) for value in graph.inputs()]
 
     def of(self, inputs: Sequence[Any], grad_enabled: bool) -> tuple[Any, ...]:
         if len(inputs) != len(self.tensor_inputs):
@@ -90,6 +93,13 @@ class SpecKey:
             array = given if requires_grad is None else given.data
             key.append((getattr(array, "dtype", None), getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
         return tuple(key)
+
+
+def is_specialized_tensor(type_: Type) -> bool:
+    """Inputs the spec records tensor facts for: ``Tensor`` and ``Tensor?``."""
+    if isinstance(type_, OptionalType):
+        type_ = type_.elem
+    return isinstance(type_, TensorType)
 
 
 def _tensor_spec(value: Any, grad_enabled: bool) -> TensorSpec:
@@ -114,12 +124,14 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def specialize_types(graph: Graph, spec: ArgumentSpec) -> None:
-    """Give the graph's inputs the dtype, rank, requires_grad (and undefinedness) of ``spec``."""
+    """Give the graph's inputs the dtype, rank, requires_grad (and undefinedness) of ``spec``;
+    a ``Tensor?`` input becomes a Tensor when given one and NoneType when given None."""
     for value, arg in zip(graph.inputs(), spec.args, strict=True):
         if not isinstance(arg, TensorSpec):
             continue
         if not arg.defined:
-            value.set_type(TensorType(undefined=True))
+            optional = isinstance(value.type(), OptionalType)
+            value.set_type(NoneType() if optional else TensorType(undefined=True))
             continue
         sizes = tuple(None for _ in range(arg.rank)) if arg.rank is not None else None
         value.set_type(TensorType(arg.dtype, sizes, None, arg.requires_grad, "cpu", undefined=False))

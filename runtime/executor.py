@@ -37,7 +37,7 @@ from gradview.autodiff import (
     inline_autodiff_subgraphs,
     specialize_autograd_zero,
 )
-from gradview.ir import Graph, Node, TensorType
+from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, TupleType
 from gradview.ir.passes import (
     constant_pooling,
     constant_propagation,
@@ -138,10 +138,27 @@ def _may_hold_tensor(type_: Any) -> bool:
 
 
 def needs_gradient(graph: Graph, grad_enabled: bool = True) -> bool:
-    """TorchScript's needsGradient: grad mode is on and some input requires grad."""
+    """TorchScript's needsGradient: grad mode is on and some input requires grad.
+
+    As TorchScript's ``Type::requires_grad``, a tensor whose requires_grad is
+    unknown counts as requiring it, and a container counts when a tensor it
+    holds does: the elements of a ``Tensor[]`` input are not specialized, so
+    such a graph is always differentiated (the DifferentiableGraphs record
+    nothing at run time when no element requires grad).
+    """
     if not grad_enabled:
         return False
-    return any(isinstance(v.type(), TensorType) and v.type().requires_grad for v in graph.inputs())
+    return any(_may_require_grad(v.type()) for v in graph.inputs())
+
+
+def _may_require_grad(type_: Any) -> bool:
+    if isinstance(type_, TensorType):
+        return type_.requires_grad_or_true and not type_.undefined
+    if isinstance(type_, ListType | OptionalType):
+        return _may_require_grad(type_.elem)
+    if isinstance(type_, TupleType):
+        return any(_may_require_grad(t) for t in type_.elems)
+    return False
 
 
 def _gradient_of(node: Node) -> Gradient:

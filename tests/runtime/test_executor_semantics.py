@@ -262,3 +262,72 @@ def test_fallback_plan_without_grad_inputs_records_nothing() -> None:
     with autograd.no_grad():
         (y,) = executor.run([Tensor(np.ones(3), requires_grad=True)])
     assert not y.requires_grad and y.grad_fn is None
+
+
+def _cat_sin(xs: list[torch.Tensor]) -> torch.Tensor:
+    return torch.cat(xs).sin() * 2
+
+
+def _optional_weight(x: torch.Tensor, y: torch.Tensor | None) -> torch.Tensor:
+    if y is not None:
+        return (x * y.sin()).exp()
+    return x * 2
+
+
+def test_tensor_list_input_keeps_its_tensors_and_builds_a_differentiable_graph() -> None:
+    """run([[a, b]]): the Tensors in the list keep their autograd identity, and
+    (as TorchScript, which does not specialize list elements) the graph is
+    differentiated whether or not an element requires grad."""
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((1, 3))
+    executor = GraphExecutor(parse_ir(str(torch.jit.script(_cat_sin).graph)))
+    t_a = torch.tensor(a, requires_grad=True)
+    t_out = _cat_sin([t_a, torch.tensor(b)])
+    (expected,) = torch.autograd.grad(t_out.sum(), t_a)
+    for _ in range(2):
+        g_a = Tensor(a.copy(), requires_grad=True)
+        (out,) = executor.run([[g_a, Tensor(b)]])
+        _close(out, t_out)
+        assert out.requires_grad
+        (got,) = autograd.grad(out.sum(), [g_a])
+        _close(got, expected)
+    for given in ([Tensor(a), Tensor(b)], [a, b]):
+        (out,) = executor.run([given])
+        _close(out, t_out)
+        # torch's legacy executor marks this output requires_grad=True although
+        # nothing in the list requires grad (its DifferentiableGraphOp sets it
+        # on every floating output); gradview follows eager autograd here.
+        assert not out.requires_grad
+    assert executor.cache_misses == 1
+    kinds = [n.kind() for n in executor.last_executed_optimized_graph().nodes()]
+    assert kinds == ["prim::DifferentiableGraph"]
+
+
+@pytest.mark.parametrize(("wants", "given"), [
+    ((False, True), True), ((True, False), True), ((False, False), True), ((True, True), True),
+    ((True, False), False), ((False, False), False),
+])
+def test_optional_tensor_input_is_specialized_and_differentiated(wants: tuple[bool, bool], given: bool) -> None:
+    """A ``Tensor?`` input counts in the ArgumentSpec: alone requiring grad, it
+    makes the output require grad, with torch's gradient."""
+    rng = np.random.default_rng(6)
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    t_x = torch.tensor(x, requires_grad=wants[0])
+    t_y = torch.tensor(y, requires_grad=wants[1]) if given else None
+    t_out = _optional_weight(t_x, t_y)
+    leaves = [t for t in (t_x, t_y) if t is not None and t.requires_grad]
+    expected = torch.autograd.grad(t_out.sum(), leaves) if leaves else ()
+    executor = GraphExecutor(parse_ir(str(torch.jit.script(_optional_weight).graph)))
+    for _ in range(2):
+        g_x = Tensor(x.copy(), requires_grad=wants[0])
+        g_y = Tensor(y.copy(), requires_grad=wants[1]) if given else None
+        (out,) = executor.run([g_x, g_y])
+        _close(out, t_out)
+        assert out.requires_grad == t_out.requires_grad
+        ours = [t for t in (g_x, g_y) if t is not None and t.requires_grad]
+        if ours:
+            for got, theirs in zip(autograd.grad(out.sum(), ours), expected, strict=True):
+                _close(got, theirs)
+    assert executor.cache_misses == 1
+    spec = next(iter(executor.plan_cache))
+    assert str(spec.args[1]) == ("undefined" if not given else f"Double(rank 2{', requires_grad' * wants[1]})")
