@@ -204,6 +204,17 @@ class DifferentiableGraphOp:
         return real
 
 
+def _on_device(tensor: Tensor, array: Any) -> Tensor:
+    """``tensor``'s device copy ``array`` as a Tensor with its autograd identity
+    (an identity backward node: gradients reach ``tensor`` as device arrays, as
+    they do without create_graph)."""
+    moved = Tensor(array)
+    if tensor.requires_grad:
+        node = FunctionNode("ToDeviceBackward", list, [tensor], differentiable=True, saves_state=False)
+        attach(node, [moved])
+    return moved
+
+
 def _no_backward(_grads: list[Any]) -> list[Any]:  # replaced right after the node is built
     raise AssertionError("unreachable")
 
@@ -266,7 +277,12 @@ class _Backward:
                 captured.append(value)
             elif index < n_inputs:
                 tensor = self.input_tensors[index]
-                captured.append(tensor if tensor is not None else Tensor(value))
+                if tensor is None:
+                    captured.append(Tensor(value))
+                elif tensor.data is not value:  # a host Tensor moved onto the device at run's edge
+                    captured.append(_on_device(tensor, value))
+                else:
+                    captured.append(tensor)
             else:
                 captured.append(self._own_output(node, index - n_inputs, value))
         if op._flat:

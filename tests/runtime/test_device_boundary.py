@@ -284,13 +284,6 @@ SIN_X_X = """graph(%x : Tensor):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=GraphRuntimeError,
-    reason="crossing: with create_graph=True the backward graph's DifferentiableGraphOp gets the user's "
-    "host leaf (runtime/differentiable_graph_op.py:161, the moved input of executor.py:255 is not what "
-    "autograd saves); remove this mark when the runtime saves the device array",
-)
 def test_double_backward_through_a_differentiable_graph_keeps_the_backend_arrays() -> None:
     data = np.array([1.0, -0.5, 2.0])
     x = Tensor(data.copy(), requires_grad=True)
