@@ -72,7 +72,8 @@ class TensorRegistry:
     computing a gradient from the overwritten numbers.
     """
 
-    def __init__(self, track_writes: bool = False) -> None:
+    def __init__(self, track_writes: bool = False, xp: Any = numpy) -> None:
+        self.xp = xp  # the backend's array module (asked whether two arrays share memory)
         self._by_id: dict[int, tuple[Tensor, Any]] = {}  # id(array) -> (tensor, array)
         # memory owner id -> (record, saved array) for every array a backward node keeps
         self._saved: dict[int, list[tuple[SavedValues, Any]]] | None = {} if track_writes else None
@@ -105,18 +106,21 @@ class TensorRegistry:
         if self._saved is None or not _is_array(array):
             return
         for record, saved in self._saved.get(id(memory_base(array)), ()):
-            if record.modified_by is None and _overlap(array, saved):
+            if record.modified_by is None and _overlap(array, saved, self.xp):
                 record.modified_by = writer
 
 
-def _overlap(a: Any, b: Any) -> bool:
-    """Do two arrays of one buffer share an element? (Exact for NumPy; CuPy arrays
-    that share a buffer are assumed to overlap.)"""
+def _overlap(a: Any, b: Any, xp: Any) -> bool:
+    """Do two arrays of one buffer share an element? (Asked of the backend's
+    ``shares_memory``; a backend without one is assumed to say yes.)"""
     if a is b:
         return True
+    shares_memory = getattr(xp, "shares_memory", None)
+    if shares_memory is None:
+        return True
     try:
-        return bool(numpy.shares_memory(a, b))
-    except TypeError:
+        return bool(shares_memory(a, b))
+    except (TypeError, ValueError):
         return True
 
 

@@ -227,7 +227,7 @@ class PlainNodeOp:
         self.forward = compile_graph(graph, backend, check_inputs=False)
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
-        return self.forward(*[inputs[i] for i in self.positions])
+        return self.forward.call_on_device(*[inputs[i] for i in self.positions])
 
 
 class RefusingNodeOp(PlainNodeOp):
@@ -241,7 +241,7 @@ class RefusingNodeOp(PlainNodeOp):
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         args = [inputs[i] for i in self.positions]
-        outputs = list(self.forward(*args))
+        outputs = self.forward.call_on_device(*args)
         registry = self.registry
         if registry is None or not is_grad_enabled():
             return outputs
@@ -258,28 +258,6 @@ class RefusingNodeOp(PlainNodeOp):
         # Only floating-point results can require grad (as in PyTorch).
         results = _arrays_in(outputs)
         out_tensors = [Tensor(a) if getattr(a.dtype, "kind", "") in "fc" else None for a in results]
-        if not any(t is not None for t in out_tensors):
-            return outputs
-        node = FunctionNode("NotDifferentiableBackward", backward_fn, edges, saves_state=False)
-        attach(node, out_tensors)
-        for tensor in out_tensors:
-            if tensor is not None:
-                registry.add(tensor)
-        return outputs
-        edges = [registry.tensor_of(a) for a in args if hasattr(a, "shape")]
-        edges = [t for t in edges if t is not None and t.requires_grad]
-        if not edges:
-            return outputs
-        message = self.message
-
-        def backward_fn(_grads: list[Any]) -> list[Any]:
-            raise NotDifferentiableError(message)
-
-        # Only floating-point results can require grad (as in PyTorch).
-        out_tensors = [
-            Tensor(a) if hasattr(a, "dtype") and getattr(a.dtype, "kind", "") in "fc" and hasattr(a, "shape") else None
-            for a in outputs
-        ]
         if not any(t is not None for t in out_tensors):
             return outputs
         node = FunctionNode("NotDifferentiableBackward", backward_fn, edges, saves_state=False)

@@ -287,19 +287,19 @@ class GraphExecutor:
         for value in inputs:
             if isinstance(value, Tensor | _MovedTensor):
                 if registry is None:
-                    registry = TensorRegistry(plan.writes_in_place)
+                    registry = TensorRegistry(plan.writes_in_place, self._xp)
                 arrays.append(_register(registry, value))
             elif isinstance(value, list) and any(isinstance(v, Tensor | _MovedTensor) for v in value):
                 # A Tensor[] input: its elements keep their autograd identity.
                 if registry is None:
-                    registry = TensorRegistry(plan.writes_in_place)
+                    registry = TensorRegistry(plan.writes_in_place, self._xp)
                 arrays.append([_register(registry, item) for item in value])
             else:
                 arrays.append(value)
         if not plan.ops or not grad_enabled:  # nothing hooks into autograd (a backward graph, say)
             return [self._as_tensor(value, registry) for value in plan.code.call_on_device(*arrays)]
         if registry is None:
-            registry = TensorRegistry(plan.writes_in_place)
+            registry = TensorRegistry(plan.writes_in_place, self._xp)
         for op in plan.ops:
             op.registry = registry
         try:
