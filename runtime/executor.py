@@ -61,7 +61,9 @@ from .eager_ops import eager_op_for, inplace_op_for, passes_values_through
 from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
 from .tensor import Tensor
 
-__all__ = ["GraphExecutor", "ExecutionPlan", "pack_gradient", "AUTODIFF_SUBGRAPH_NODE_THRESHOLD"]
+__all__ = [
+    "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "ExecutionPlan", "GraphExecutor", "GraphExecutorState", "pack_gradient",
+]
 
 # TorchScript's defaults: a DifferentiableGraph needs at least two nodes, and
 # after differentiation groups smaller than five are inlined back.
@@ -71,7 +73,8 @@ AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = 5
 
 @dataclass
 class ExecutionPlan:
-    """An optimized graph for one ArgumentSpec, compiled to run."""
+    """An optimized graph for one ArgumentSpec, compiled to run (torch's
+    ExecutionPlan: ``graph`` and ``code``)."""
 
     graph: Graph
     code: CompiledGraph
@@ -80,6 +83,22 @@ class ExecutionPlan:
     ops: list[Any] = field(default_factory=list)
     # Some node writes in place: runs track which memory backward nodes saved.
     writes_in_place: bool = False
+
+    def grad_executor_states(self) -> list[GraphExecutorState]:
+        """The states of the backward executors of this plan's DifferentiableGraphs,
+        in node order (torch's ``Code.grad_executor_states()``)."""
+        return [op.backward_executor.debug_state() for op in self.ops if isinstance(op, DifferentiableGraphOp)]
+
+
+@dataclass
+class GraphExecutorState:
+    """What ``GraphExecutor.debug_state()`` returns, as torch's GraphExecutorState:
+    the executor's graph, its plans by ArgumentSpec, and the fallback plan
+    (whose graph is None until an ``optimize=False`` run compiles it)."""
+
+    graph: Graph
+    execution_plans: dict[ArgumentSpec, ExecutionPlan]
+    fallback: ExecutionPlan
 
 
 class _Steps:
@@ -493,11 +512,19 @@ class GraphExecutor:
     def last_executed_optimized_graph(self) -> Graph | None:
         return self._last.graph if self._last is not None else None
 
-    def debug_state(self) -> dict[str, Any]:
-        """Every cached plan by its spec, with the fallback, like GraphExecutor::getDebugState."""
-        return {
-            "plans": {str(spec): plan.graph for spec, plan in self.plan_cache.items()},
-            "fallback": self.fallback.graph if self.fallback is not None else None,
-            "cache_hits": self.cache_hits,
-            "cache_misses": self.cache_misses,
-        }
+    def graph_for(self, inputs: Sequence[Any], grad_enabled: bool | None = None) -> Graph:
+        """The optimized graph of the plan these inputs run (compiled if new, not
+        run), as TorchScript's ``GraphExecutor::graphFor`` and, for a function
+        with one plan, ``ScriptFunction.graph_for``: each DifferentiableGraph
+        node's ``Subgraph`` is its forward graph f."""
+        grad_enabled = is_grad_enabled() if grad_enabled is None else grad_enabled
+        return self.plan_for(inputs, grad_enabled).graph
+
+    def debug_state(self) -> GraphExecutorState:
+        """Every cached plan by its ArgumentSpec, and the fallback plan, shaped as
+        torch's ``GraphExecutorState`` (``get_debug_state()``)."""
+        # Before a fallback is compiled torch shows an empty plan (graph None).
+        fallback = self.fallback if self.fallback is not None else ExecutionPlan(None, None, None)  # type: ignore[arg-type]
+        return GraphExecutorState(self.graph, dict(self.plan_cache), fallback)
+
+    get_debug_state = debug_state  # torch's name on a ScriptFunction

@@ -55,7 +55,7 @@ def test_plan_cache_hits_on_the_same_spec_and_misses_on_a_new_one() -> None:
     assert (executor.cache_misses, executor.cache_hits) == (1, 1)
     executor.run(inputs(2, requires_grad=False))
     assert (executor.cache_misses, executor.cache_hits) == (2, 1)
-    assert len(executor.debug_state()["plans"]) == 2
+    assert len(executor.debug_state().execution_plans) == 2
 
 
 def test_argument_spec_records_defined_requires_grad_dtype_and_rank() -> None:

@@ -331,3 +331,69 @@ def test_optional_tensor_input_is_specialized_and_differentiated(wants: tuple[bo
     assert executor.cache_misses == 1
     spec = next(iter(executor.plan_cache))
     assert str(spec.args[1]) == ("undefined" if not given else f"Double(rank 2{', requires_grad' * wants[1]})")
+
+
+def _sin_w_x_exp(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return (torch.sin(x) * w * x).exp()
+
+
+def _kinds(graph: Any) -> list[str]:
+    return [n.kind() for n in graph.nodes() if n.kind() != "prim::Constant"]
+
+
+@pytest.fixture
+def legacy_executor() -> Any:
+    """torch's legacy GraphExecutor (the one gradview reproduces), restored afterwards."""
+    old = torch._C._jit_set_profiling_executor(False)
+    yield
+    torch._C._jit_set_profiling_executor(old)
+
+
+def test_debug_state_and_graph_for_are_shaped_as_torchs(legacy_executor: Any) -> None:
+    scripted = torch.jit.script(_sin_w_x_exp)
+    executor = GraphExecutor(parse_ir(str(scripted.graph)))
+    before, t_before = executor.debug_state(), scripted.get_debug_state()
+    assert before.execution_plans == {} and len(t_before.execution_plans) == 0
+    assert before.fallback.graph is None and t_before.fallback.graph is None
+    data = [np.linspace(-1, 1, 3), np.linspace(0.5, 2, 3)]
+    t_x, t_w = torch.tensor(data[0], requires_grad=True), torch.tensor(data[1])
+    x, w = Tensor(data[0].copy(), requires_grad=True), Tensor(data[1].copy())
+    scripted(t_x, t_w).sum().backward()
+    executor.run([x, w])[0].sum().backward()
+    scripted(t_x.detach(), t_w)
+    executor.run([x.detach(), w])
+    t_state, state = scripted.get_debug_state(), executor.debug_state()
+    assert str(state.graph) == str(executor.graph)
+    assert len(state.execution_plans) == len(t_state.execution_plans) == 2
+    ours = sorted(_kinds(plan.graph) for plan in state.execution_plans.values())
+    theirs = sorted(_kinds(plan.graph) for plan in t_state.execution_plans.values())
+    assert ours == theirs
+    # Each DifferentiableGraph's backward executor compiled one plan in the backward pass.
+    t_grad_states = [s for p in t_state.execution_plans.values() for s in p.code.grad_executor_states()]
+    grad_states = [s for p in state.execution_plans.values() for s in p.grad_executor_states()]
+    assert [len(s.execution_plans) for s in grad_states] == [len(s.execution_plans) for s in t_grad_states] == [1]
+    # graph_for: the plan of these inputs, DifferentiableGraph nodes holding f.
+    t_graph = scripted.graph_for(t_x, t_w)  # (torch's: with two plans, it runs and takes the last)
+    graph = executor.graph_for([x, w])
+    assert _kinds(graph) == _kinds(t_graph) == ["prim::DifferentiableGraph"]
+    (node,) = graph.nodes()
+    (t_node,) = t_graph.nodes()
+    assert _kinds(node.g("Subgraph")) == _kinds(t_node.g("Subgraph"))
+    assert _kinds(executor.graph_for([x.detach(), w])) == ["aten::sin", "aten::mul", "aten::mul", "aten::exp"]
+    assert executor.cache_misses == 2
+
+
+def _cos_w_x(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.cos(x) * w * x
+
+
+def test_debug_state_shows_the_fallback_once_compiled(legacy_executor: Any) -> None:
+    scripted = torch.jit.script(_cos_w_x)
+    executor = GraphExecutor(parse_ir(str(scripted.graph)), optimize=False)
+    x, w = Tensor(np.ones(3), requires_grad=True), Tensor(np.ones(3))
+    executor.run([x, w])
+    with torch.jit.optimized_execution(False):
+        scripted(torch.ones(3, requires_grad=True), torch.ones(3))
+    state, t_state = executor.debug_state(), scripted.get_debug_state()
+    assert state.execution_plans == {} and len(t_state.execution_plans) == 0
+    assert _kinds(state.fallback.graph) == _kinds(t_state.fallback.graph)
