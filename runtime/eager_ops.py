@@ -90,9 +90,10 @@ def _has_type_var(type_: Any) -> bool:
     return False
 
 
-def eager_op_for(node: Node, backend: str) -> EagerNodeOp | RefusingNodeOp:
+def eager_op_for(node: Node, backend: str, inlining: bool = True) -> EagerNodeOp | RefusingNodeOp:
     """The op that runs ``node`` with eager autograd (differentiated with every
-    formula gradview has), or refuses its backward."""
+    formula gradview has), or refuses its backward. ``inlining`` is the
+    executor's autodiff-subgraph inlining switch, handed to the backward executor."""
     reason = _missing_gradient(node)
     if reason is None:
         graph, positions = singleton_graph(node)
@@ -101,7 +102,10 @@ def eager_op_for(node: Node, backend: str) -> EagerNodeOp | RefusingNodeOp:
         except DifferentiationError as exc:
             reason = str(exc)
         else:
-            return EagerNodeOp(DifferentiableGraphOp(gradient, backend, name=f"`{node_summary(node)}`"), positions)
+            op = DifferentiableGraphOp(
+                gradient, backend, name=f"`{node_summary(node)}`", autodiff_subgraph_inlining=inlining
+            )
+            return EagerNodeOp(op, positions)
     return RefusingNodeOp(node, reason, backend)
 
 
@@ -158,7 +162,9 @@ class InplaceNodeOp:
         return self.inner(*inputs)
 
 
-def inplace_op_for(node: Node, backend: str, with_autograd: bool) -> InplaceNodeOp | None:
+def inplace_op_for(
+    node: Node, backend: str, with_autograd: bool, inlining: bool = True
+) -> InplaceNodeOp | None:
     """The op for an in-place node, or None when the node writes nothing."""
     schema = node.maybe_schema()
     if schema is None or not schema.is_mutable:
@@ -174,9 +180,9 @@ def inplace_op_for(node: Node, backend: str, with_autograd: bool) -> InplaceNode
     if not with_autograd:
         inner = PlainNodeOp(node, backend)
     elif schema.qualified_name in READS_SELF and written == [0]:
-        inner = _OldSelfOp(node, backend)
+        inner = _OldSelfOp(node, backend, inlining)
     else:
-        inner = eager_op_for(node, backend)
+        inner = eager_op_for(node, backend, inlining)
     return InplaceNodeOp(node, inner, written)
 
 
@@ -187,7 +193,7 @@ class _OldSelfOp(_ThroughGraphOp):
     (``mul``) with autograd on a private copy of ``self``, then writes the
     result into ``self``'s memory, which then stands for the result."""
 
-    def __init__(self, node: Node, backend: str) -> None:
+    def __init__(self, node: Node, backend: str, inlining: bool = True) -> None:
         graph, self.positions = singleton_graph(node)
         inner = next(n for n in graph.nodes() if n.kind() == node.kind())
         twin = graph.create(node.kind().rstrip("_"), list(inner.inputs()), len(inner.outputs()))
@@ -196,7 +202,9 @@ class _OldSelfOp(_ThroughGraphOp):
         inner.output().replace_all_uses_with(twin.output())
         inner.destroy()
         gradient = differentiate(graph, mode=AutodiffMode.EXTENDED)
-        self.op = DifferentiableGraphOp(gradient, backend, name=f"`{node_summary(node)}`")
+        self.op = DifferentiableGraphOp(
+            gradient, backend, name=f"`{node_summary(node)}`", autodiff_subgraph_inlining=inlining
+        )
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         registry = self.op.registry

@@ -379,11 +379,11 @@ class GraphExecutor:
                     or not any(_may_hold_tensor(v.type()) for v in node.outputs())
                 ):
                     return None
-                op: Any = inplace_op_for(node, self.backend, True)
+                op: Any = inplace_op_for(node, self.backend, True, self.autodiff_subgraph_inlining)
                 if op is not None:
                     writes_in_place[0] = True
                 else:
-                    op = eager_op_for(node, self.backend)
+                    op = eager_op_for(node, self.backend, self.autodiff_subgraph_inlining)
                 ops.append(op)
                 return op
 
@@ -456,8 +456,10 @@ class GraphExecutor:
             if node.kind() == "prim::DifferentiableGraph" and node.hasAttribute("ReverseSubgraph"):
                 # Its df's executor is traced under the same k as f and df.
                 k = dg_number.get(node, len(ops))
+                # The inlining switch reaches df's executor, as TorchScript's global one does.
                 op = DifferentiableGraphOp(
-                    _gradient_of(node), self.backend, trace=self.trace, which=("backward executor", k)
+                    _gradient_of(node), self.backend, trace=self.trace, which=("backward executor", k),
+                    autodiff_subgraph_inlining=self.autodiff_subgraph_inlining,
                 )
                 ops.append(op)
                 return op
@@ -468,7 +470,7 @@ class GraphExecutor:
             )
             if gradients_needed:
                 # An in-place write must tell the backward nodes that saved the memory.
-                inplace = inplace_op_for(node, self.backend, with_autograd)
+                inplace = inplace_op_for(node, self.backend, with_autograd, self.autodiff_subgraph_inlining)
                 if inplace is not None:
                     ops.append(inplace)
                     writes_in_place[0] = True
@@ -478,7 +480,7 @@ class GraphExecutor:
                 # back, an op PyTorch leaves to autograd): run it with autograd,
                 # as TorchScript's eager fallback does; without a gradient, its
                 # backward raises naming the node.
-                eager = eager_op_for(node, self.backend)
+                eager = eager_op_for(node, self.backend, self.autodiff_subgraph_inlining)
                 ops.append(eager)
                 return eager
             return None

@@ -397,3 +397,56 @@ def test_debug_state_shows_the_fallback_once_compiled(legacy_executor: Any) -> N
     state, t_state = executor.debug_state(), scripted.get_debug_state()
     assert state.execution_plans == {} and len(t_state.execution_plans) == 0
     assert _kinds(state.fallback.graph) == _kinds(t_state.fallback.graph)
+
+
+def _sin_times(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) * w
+
+
+def _backward_plan_kinds(states: list[Any]) -> list[list[str]]:
+    return [_kinds(plan.graph) for state in states for plan in state.execution_plans.values()]
+
+
+def test_autodiff_subgraph_inlining_switch_reaches_the_backward_executors(legacy_executor: Any) -> None:
+    """With inlining off, the backward executors (which a create_graph backward
+    runs with gradients) keep single-node DifferentiableGraphs as torch's do
+    under ``_debug_set_autodiff_subgraph_inlining(False)``."""
+    data = [np.linspace(-1, 1, 3), np.linspace(0.5, 2, 3)]
+    torch._C._debug_set_autodiff_subgraph_inlining(False)
+    try:
+        scripted = torch.jit.script(_sin_times)
+        t_in = [torch.tensor(v, requires_grad=True) for v in data]
+        torch.autograd.grad(scripted(*t_in).sum(), t_in[0], create_graph=True)
+    finally:
+        torch._C._debug_set_autodiff_subgraph_inlining(True)  # torch's default (it has no getter)
+    (t_plan,) = scripted.get_debug_state().execution_plans.values()
+    executor = GraphExecutor(parse_ir(str(scripted.graph)), autodiff_subgraph_inlining=False)
+    g_in = [Tensor(v.copy(), requires_grad=True) for v in data]
+    (out,) = executor.run(g_in)
+    autograd.grad(out.sum(), [g_in[0]], create_graph=True)
+    (plan,) = executor.debug_state().execution_plans.values()
+    assert _kinds(plan.graph) == _kinds(t_plan.graph) == ["prim::DifferentiableGraph"]
+    ours = _backward_plan_kinds(plan.grad_executor_states())
+    theirs = _backward_plan_kinds(t_plan.code.grad_executor_states())
+    assert ours == theirs == [["prim::DifferentiableGraph", "prim::DifferentiableGraph", "prim::TupleConstruct"]]
+    assert all(not op.backward_executor.autodiff_subgraph_inlining for op in plan.ops)
+
+
+def test_inlining_switch_reaches_the_eager_ops_backward_executors() -> None:
+    executor = GraphExecutor(parse_ir(LOOPED_SIN), autodiff_subgraph_inlining=False)
+    x = Tensor(np.linspace(-1, 1, 3), requires_grad=True)
+    executor.run([x, 2])
+    (plan,) = executor.debug_state().execution_plans.values()
+    inner = [getattr(op, "op", op) for op in plan.ops]
+    assert inner and all(not op.backward_executor.autodiff_subgraph_inlining for op in inner)
+
+
+LOOPED_SIN = """graph(%x : Tensor, %n : int):
+  %true : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %v : Tensor):
+      %s : Tensor = aten::sin(%v)
+      %m : Tensor = aten::mul(%s, %x)
+      -> (%true, %m)
+  return (%y)
+"""
