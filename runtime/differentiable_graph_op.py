@@ -36,7 +36,9 @@ from .autograd.function import FunctionNode, attach, mark_owned
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
-__all__ = ["DifferentiableGraphOp", "MODIFIED_MESSAGE", "SavedValues", "TensorRegistry", "memory_base"]
+__all__ = [
+    "MODIFIED_MESSAGE", "DifferentiableGraphOp", "SavedValues", "TensorRegistry", "arrays_not_scalars", "memory_base",
+]
 
 
 MODIFIED_MESSAGE = (
@@ -162,8 +164,8 @@ class DifferentiableGraphOp:
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         grad = self.gradient
-        outputs = self.forward.call_on_device(*inputs)
-        real = list(outputs[: grad.f_real_outputs])
+        outputs = arrays_not_scalars(self.forward.call_on_device(*inputs))
+        real = outputs[: grad.f_real_outputs]
         registry = self.registry
         if registry is None or not is_grad_enabled():
             return real
@@ -217,6 +219,15 @@ def _on_device(tensor: Tensor, array: Any) -> Tensor:
         node = FunctionNode("ToDeviceBackward", list, [tensor], differentiable=True, saves_state=False)
         attach(node, [moved])
     return moved
+
+
+def arrays_not_scalars(values: list[Any]) -> list[Any]:
+    """NumPy kernels may return a 0-d result as a NumPy scalar; autograd tracks
+    arrays by identity, so it becomes a 0-d array once, here (CuPy has no scalars)."""
+    for index, value in enumerate(values):
+        if isinstance(value, numpy.generic):
+            values[index] = numpy.asarray(value)
+    return values
 
 
 def _no_backward(_grads: list[Any]) -> list[Any]:  # replaced right after the node is built

@@ -27,7 +27,7 @@ from gradview.ops.inplace import READS_SELF
 
 from .autograd.function import FunctionNode, attach
 from .autograd.grad_mode import is_grad_enabled
-from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
+from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry, arrays_not_scalars
 from .tensor import Tensor
 
 __all__ = [
@@ -249,7 +249,7 @@ class RefusingNodeOp(PlainNodeOp):
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         args = [inputs[i] for i in self.positions]
-        outputs = self.forward.call_on_device(*args)
+        outputs = arrays_not_scalars(self.forward.call_on_device(*args))
         registry = self.registry
         if registry is None or not is_grad_enabled():
             return outputs

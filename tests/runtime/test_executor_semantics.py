@@ -450,3 +450,15 @@ LOOPED_SIN = """graph(%x : Tensor, %n : int):
       -> (%true, %m)
   return (%y)
 """
+
+
+def test_zero_dim_results_stay_connected_to_autograd() -> None:
+    """A NumPy kernel's 0-d result can be a NumPy scalar; it still gets its grad_fn."""
+    text = "graph(%x : Tensor):\n  %y : Tensor = aten::acos(%x)\n  return (%y)\n"
+    for optimize in (True, False):
+        x = Tensor(np.array(-0.5), requires_grad=True)
+        (y,) = GraphExecutor(parse_ir(text), optimize=optimize).run([x])
+        assert y.requires_grad
+        (g,) = autograd.grad(y, [x])
+        t_x = torch.tensor(-0.5, dtype=torch.float64, requires_grad=True)
+        _close(g, torch.autograd.grad(torch.acos(t_x), t_x)[0])
