@@ -26,13 +26,16 @@ __all__ = ["Tensor", "stack"]
 
 
 def _array_module(array: Any) -> Any:
+    """The array namespace of ``array``: NumPy, CuPy, or whatever the array says it
+    belongs to (``__array_namespace__``, as any other backend's arrays answer)."""
     if isinstance(array, numpy.ndarray):
         return numpy
     if type(array).__module__.split(".")[0] == "cupy":
         import cupy  # noqa: PLC0415 - only when given a CuPy array
 
         return cupy
-    return numpy
+    namespace = getattr(array, "__array_namespace__", None)
+    return namespace() if namespace is not None else numpy
 
 
 def _raw(value: Any) -> Any:

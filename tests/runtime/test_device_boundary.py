@@ -22,7 +22,6 @@ from gradview.ir.constants import attach_tensor_data
 from gradview.kernels import get_backend
 from gradview.kernels.marker_backend import DeviceArray, DeviceBoundaryError
 from gradview.runtime import GraphRuntimeError, Tensor, compile_graph, run_graph
-from gradview.runtime import tensor as tensor_module
 from gradview.runtime.autograd import grad
 from gradview.runtime.executor import GraphExecutor
 
@@ -34,23 +33,6 @@ from .test_executor_trace import LOOP_AND_IF
 MARKER = get_backend("marker")
 xp = MARKER.xp
 HOST = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
-
-
-@pytest.fixture(autouse=True)
-def _tensors_ask_their_arrays_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """runtime/tensor.py's ``_array_module`` knows NumPy and CuPy by name only, so a
-    Tensor holding a marker array would run its kernels with ``xp=numpy`` (and fail
-    loudly at the first ``numpy.asarray``). Until it asks ``__array_namespace__``
-    (as CuPy's and NumPy's arrays answer; reported to runtime/tensor.py's owner),
-    the tests ask it here."""
-    original = tensor_module._array_module
-
-    def array_module(array: Any) -> Any:
-        if type(array) is DeviceArray:
-            return array.__array_namespace__()
-        return original(array)
-
-    monkeypatch.setattr(tensor_module, "_array_module", array_module)
 
 
 # -- the marker backend itself -----------------------------------------------------
