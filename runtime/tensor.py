@@ -38,6 +38,26 @@ def _array_module(array: Any) -> Any:
     return namespace() if namespace is not None else numpy
 
 
+def _device_name(xp: Any) -> str:
+    return "cpu" if xp is numpy else "cuda:0"
+
+
+def _on_device(xp: Any, array: Any) -> Any:
+    """An operand of an op running on ``xp``'s device (not the host's). PyTorch refuses a
+    tensor on another device, but copies a 0-d CPU tensor (a number) over, and so does this."""
+    if not hasattr(array, "shape") or isinstance(array, numpy.generic):
+        return array  # Python numbers and NumPy scalars go with any device
+    other = _array_module(array)
+    if other is xp:
+        return array
+    if other is numpy and array.ndim == 0:
+        return xp.asarray(array.item(), dtype=array.dtype)  # a number, made on the device
+    raise RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{_device_name(xp)} and {_device_name(other)}!"
+    )
+
+
 def _raw(value: Any) -> Any:
     return value.data if isinstance(value, Tensor) else value
 
@@ -167,7 +187,10 @@ class Tensor:
 
     # ----- differentiable operations ---------------------------------------------
     def _kernel(self, name: str, *args: Any) -> Any:
-        return KERNELS[name](self.xp, *(_raw(a) for a in args))
+        raws = [_raw(a) for a in args]
+        if self.xp is not numpy or not all(type(r) is numpy.ndarray or not hasattr(r, "shape") for r in raws):
+            raws = [_on_device(self.xp, raw) for raw in raws]
+        return KERNELS[name](self.xp, *raws)
 
     def __add__(self, other: Any) -> Tensor:
         return _op(

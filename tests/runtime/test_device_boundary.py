@@ -279,3 +279,21 @@ def test_double_backward_through_a_differentiable_graph_keeps_the_backend_arrays
     (t_ggx,) = torch.autograd.grad(t_gx.sum(), [t_x])
     np.testing.assert_allclose(gx.detach().numpy(), t_gx.detach().numpy(), rtol=1e-7)
     np.testing.assert_allclose(ggx.numpy(), t_ggx.numpy(), rtol=1e-7)
+
+
+# -- mixing devices in eager Tensor ops ----------------------------------------------------
+def test_a_device_tensor_and_a_host_tensor_are_refused_as_pytorch_refuses_them() -> None:
+    """torch: "Expected all tensors to be on the same device, but found at least two devices,
+    cuda:0 and cpu!" (its RuntimeError for a CUDA tensor times a CPU tensor)."""
+    on_device = Tensor(MARKER.to_device(HOST), requires_grad=True)
+    on_host = Tensor(HOST.copy())
+    expected = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    with pytest.raises(RuntimeError) as caught:
+        _ = on_device * on_host
+    assert str(caught.value) == expected
+    with pytest.raises(RuntimeError, match="cpu and cuda:0!"):
+        _ = on_host + on_device
+    # A host number (a 0-d array) goes with any device, as a CPU scalar tensor does in torch.
+    scaled = on_device * Tensor(np.array(2.0))
+    assert type(scaled.data) is DeviceArray
+    np.testing.assert_allclose(MARKER.to_host(scaled.data), HOST * 2.0, rtol=1e-15)
