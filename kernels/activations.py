@@ -83,7 +83,7 @@ def _in_dtype(xp: Any, value: Any, dtype: Any) -> Any:
         if not numpy.isfinite(value):
             raise KernelError(f"value {value} cannot be converted to type {dtype} without overflow")
         value = int(value)
-    return xp.asarray(numpy.asarray(value).astype(dtype))
+    return xp.asarray(numpy.asarray(value).astype(dtype).item(), dtype=dtype)  # made on the backend
 
 
 # -- forward ------------------------------------------------------------------------------------

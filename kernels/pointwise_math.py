@@ -121,7 +121,9 @@ def logit_bounds(xp: Any, eps: float, dtype: Any, compute: Any) -> tuple[Any, An
     """``eps`` and ``1 - eps`` in ``dtype`` (as ATen's scalar_t lo/hi), as 0-d arrays of ``compute``."""
     lo = numpy.asarray(eps, dtype=dtype)
     hi = numpy.asarray(1, dtype=dtype) - lo
-    return xp.asarray(lo.astype(compute)), xp.asarray(hi.astype(compute))
+    # Made on the backend from Python numbers (exact: compute is the wider dtype), not uploaded.
+    return (xp.asarray(lo.astype(compute).item(), dtype=compute),
+            xp.asarray(hi.astype(compute).item(), dtype=compute))
 
 
 def logit(xp: Any, self: Any, eps: float | None = None) -> Any:
