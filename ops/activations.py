@@ -31,21 +31,27 @@ at the bounds (``x >= lo``); gradview follows eager autograd, which PyTorch
 runs when it does not differentiate symbolically, and which its module
 gradients use.
 
-The backward kernels themselves (``tanh_backward``, ``gelu_backward``...)
-have no gradient here: gradview does not differentiate a gradient again.
+The backward kernels themselves (``tanh_backward``, ``gelu_backward``...) are
+differentiated again as derivatives.yaml does (double backward), except
+``hardsigmoid_backward``, ``silu_backward`` and ``logit_backward``, which
+PyTorch does not differentiate either.
 Shapes: the activations keep their input's dtype and the backward kernels
 broadcast their tensor inputs (the shared rules in :mod:`.pointwise`).
 """
 
 from __future__ import annotations
 
-from gradview.ir import Node, Value
+import math
+from collections.abc import Callable
+
+from gradview.ir import NOT_CONSTANT, Node, TensorType, Value, constant_value
 from gradview.kernels import activation_backward, activations, elementwise
 
-from .emit_util import grad_list
-from .gradients import BACKWARD_KERNEL, Emitter
+from .emit_util import emit_if, grad_list
+from .gradients import Emitter
 from .pointwise import backward_shapes, unary_same_shapes
 from .registry import fast_path, formula, kernel, no_gradient, shape_rule
+from .static_info import needs_grad
 
 __all__: list[str] = []
 
@@ -162,14 +168,161 @@ kernel("aten::softplus_backward")(activations.softplus_backward)
 kernel("aten::elu_backward")(activations.elu_backward)
 kernel("aten::logit_backward")(activations.logit_backward)
 
-# PyTorch differentiates most of them again (double backward); gradview does not yet,
-# and says so when a backward pass reaches one (a gradient of a gradient computed
-# through the executor).
-no_gradient(
-    "aten::tanh_backward", "aten::sigmoid_backward", "aten::threshold_backward",
-    "aten::gelu_backward",
-    "aten::leaky_relu_backward", "aten::hardtanh_backward", "aten::hardshrink_backward",
-    "aten::hardswish_backward", "aten::hardsigmoid_backward", "aten::silu_backward",
-    "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
-    reason=BACKWARD_KERNEL,
-)
+# -- their gradients (double backward) -------------------------------------------------------------
+# Each backward kernel is linear in its incoming gradient ``g``, so its gradient with respect
+# to ``g`` is the same kernel applied to the new incoming gradient ``v``; with respect to the
+# saved input or output it is ``v g`` times the activation's second derivative, which is zero
+# for the piecewise-linear ones (derivatives.yaml's ``zeros_like(grad)``). The formulas are
+# derivatives.yaml's and FunctionsManual.cpp's, built from differentiable ops, so a third
+# derivative goes through them too.
+def _broadcast_sizes(emit: Emitter, node: Node) -> Saved:
+    """The sizes of the two tensor operands where the result broadcast them."""
+    result, saved = node.output(), {}
+    for index, value in enumerate(node.inputs()):
+        if isinstance(value.type(), TensorType) and needs_grad(value):
+            saved[f"size{index}"] = emit.size_if_not_equal(value, result)
+    return saved
+
+
+def _to(emit: Emitter, saved: Saved, index: int, grad: Value) -> Value:
+    """``grad`` summed down to input ``index``'s size (when the forward broadcast it)."""
+    size = saved.get(f"size{index}")
+    return emit.sum_to(grad, size) if size is not None else grad
+
+
+def _double_backward(
+    kernel: str, grad_index: int, self_index: int,
+    second: Callable[[Emitter, Node, Value, Value, Value], Value] | None,
+):  # noqa: ANN202 - a backward factory
+    """The gradient of ``kernel(..., g at grad_index, ..., x at self_index, ...)``: the kernel
+    itself on ``v`` for ``g``; ``second(emit, node, v, g, x)`` for ``x`` (zeros where None)."""
+
+    def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+        inputs = node.inputs()
+        g, x, v = inputs[grad_index], inputs[self_index], grads[0]
+        result: Result = [None] * len(inputs)
+        if needs_grad(g):
+            args = [v if i == grad_index else value for i, value in enumerate(inputs)]
+            if kernel == "aten::leaky_relu_backward":  # the double backward is out of place
+                args[3] = emit.const(False)
+            result[grad_index] = _to(emit, saved, grad_index, emit.op(kernel, *args))
+        if needs_grad(x):
+            if second is None:
+                result[self_index] = emit.op("aten::zeros_like", x)
+            else:
+                result[self_index] = _to(emit, saved, self_index, second(emit, node, v, g, x))
+        return result
+
+    return backward
+
+
+def _tanh_second(emit: Emitter, node: Node, v: Value, g: Value, y: Value) -> Value:
+    """d/dy of ``g (1 - y^2)``: ``-2 y g``."""
+    return emit.op("aten::mul", v, emit.op("aten::mul", emit.op("aten::mul", y, g), -2.0))
+
+
+def _sigmoid_second(emit: Emitter, node: Node, v: Value, g: Value, y: Value) -> Value:
+    """d/dy of ``g (1 - y) y``: ``g (1 - 2 y)``."""
+    slope = emit.op("aten::add", emit.op("aten::mul", y, -2.0), 1.0)
+    return emit.op("aten::mul", emit.op("aten::mul", v, g), slope)
+
+
+def _hardswish_second(emit: Emitter, node: Node, v: Value, g: Value, x: Value) -> Value:
+    """``v g / 3`` strictly inside (-3, 3), where the slope ``x/3 + 1/2`` varies."""
+    scaled = emit.op("aten::div", emit.op("aten::mul", v, g), 3.0)
+    below = emit.op("aten::where", emit.op("aten::lt", x, 3.0), scaled, 0.0)
+    return emit.op("aten::where", emit.op("aten::gt", x, -3.0), below, 0.0)
+
+
+def _softplus_second(emit: Emitter, node: Node, v: Value, g: Value, x: Value) -> Value:
+    """softplus_double_backward: ``v g beta s (1 - s)``, ``s = sigmoid(beta x)``, below the threshold."""
+    beta, threshold = _input(node, 2, 1), _input(node, 3, 20)
+    scaled = emit.op("aten::mul", x, beta)
+    slope = emit.op("aten::sigmoid_backward", emit.op("aten::mul", v, g), emit.op("aten::sigmoid", scaled))
+    below = emit.op("aten::type_as", emit.op("aten::lt", scaled, threshold), v)
+    return emit.op("aten::mul", emit.op("aten::mul", slope, below), beta)
+
+
+def _elu_second(emit: Emitter, node: Node, v: Value, g: Value, x: Value) -> Value:
+    """elu_double_backward: the lower branch's slope differentiated once more, below 0."""
+    alpha, scale, input_scale, is_result = node.inputs()[1:5]
+    vg = emit.op("aten::mul", emit.op("aten::mul", v, g), input_scale)
+    negative = emit.op("aten::type_as", emit.op("aten::lt", x, 0), v)
+
+    def of_result() -> Value:  # d/dy of g * input_scale * (y + alpha * scale)
+        return emit.op("aten::mul", vg, negative)
+
+    def of_input() -> Value:
+        lower = emit.op("aten::elu_backward", vg, alpha, scale, input_scale, False, x)
+        return emit.op("aten::mul", lower, negative)
+
+    flag = constant_value(is_result)
+    if isinstance(flag, bool):
+        return of_result() if flag else of_input()
+    return emit_if(emit, is_result, of_result, of_input, TensorType())
+
+
+_BETA = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_BETA = math.sqrt(2.0 / math.pi)
+_KAPPA = 0.044715
+
+
+def _gelu_second(emit: Emitter, node: Node, v: Value, g: Value, x: Value) -> Value:
+    """gelu_double_backward: ``v g gelu''(x)``, exact or tanh-approximated."""
+    op = emit.op
+
+    def exact() -> Value:  # gelu'' = 2 pdf - x^2 pdf, pdf the standard normal density
+        square = op("aten::mul", x, x)
+        pdf = op("aten::mul", op("aten::exp", op("aten::mul", square, -0.5)), _BETA)
+        return op("aten::sub", op("aten::mul", pdf, 2.0), op("aten::mul", square, pdf))
+
+    def tanh() -> Value:
+        # gelu = f (1 + t), f = x/2, t = tanh(u), u = beta (x + kappa x^3), h = u' = beta (1 + 3 kappa x^2):
+        # gelu'' = (1 - t^2) h + f (1 - t^2) (u'' - 2 t h^2), u'' = 6 kappa beta x.
+        square = op("aten::mul", x, x)
+        inner = op("aten::mul", op("aten::add", x, op("aten::mul", op("aten::mul", square, x), _KAPPA)), _TANH_BETA)
+        t = op("aten::tanh", inner)
+        sech2 = op("aten::add", op("aten::mul", op("aten::mul", t, t), -1.0), 1.0)
+        h = op("aten::mul", op("aten::add", op("aten::mul", square, 3 * _KAPPA), 1.0), _TANH_BETA)
+        h2 = op("aten::mul", op("aten::mul", op("aten::mul", t, h), h), -2.0)
+        curve = op("aten::add", op("aten::mul", x, 6 * _KAPPA * _TANH_BETA), h2)
+        f = op("aten::mul", x, 0.5)
+        return op("aten::mul", sech2, op("aten::add", h, op("aten::mul", f, curve)))
+
+    approximate = _input(node, 2, "none")
+    mode = approximate if isinstance(approximate, str) else constant_value(approximate)
+    if mode is NOT_CONSTANT:
+        slope = emit_if(emit, op("aten::eq", approximate, "tanh"), tanh, exact, TensorType())
+    else:
+        slope = tanh() if mode == "tanh" else exact()
+    return op("aten::mul", op("aten::mul", v, g), slope)
+
+
+def _declare_double_backward(
+    kernel: str, second: Callable[[Emitter, Node, Value, Value, Value], Value] | None,
+    grad_index: int = 0, self_index: int = 1,
+) -> None:
+    formula(kernel, forward=_broadcast_sizes)(_double_backward(kernel, grad_index, self_index, second))
+
+
+_declare_double_backward("aten::tanh_backward", _tanh_second)
+_declare_double_backward("aten::sigmoid_backward", _sigmoid_second)
+_declare_double_backward("aten::gelu_backward", _gelu_second)
+_declare_double_backward("aten::hardswish_backward", _hardswish_second)
+_declare_double_backward("aten::softplus_backward", _softplus_second)
+_declare_double_backward("aten::elu_backward", _elu_second, self_index=5)
+# Piecewise linear: flat slopes, so zeros for the saved input (derivatives.yaml's zeros_like).
+for _name in (
+    "aten::threshold_backward", "aten::leaky_relu_backward", "aten::hardtanh_backward",
+    "aten::hardshrink_backward",
+):
+    _declare_double_backward(_name, None)
+
+# PyTorch has no derivative for these three (its eager silu and logit differentiate
+# through composite formulas under grad mode instead): the second backward is refused, as there.
+for _name in ("aten::hardsigmoid_backward", "aten::silu_backward", "aten::logit_backward"):
+    no_gradient(
+        _name,
+        reason=f"PyTorch has no derivative for this backward kernel (its autograd raises "
+        f"'derivative for {_name} is not implemented')",
+    )
