@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .function import AccumulateGrad, Node, accumulate_grad, gradient_edge
+import numpy
+
+from .function import AccumulateGrad, Node, accumulate_grad, gradient_edge, tensor_class
 from .grad_mode import set_grad_enabled
 
 __all__ = ["run_backward", "topological_order"]
@@ -77,6 +79,21 @@ def _validate(node: Node, index: int, grad: Any) -> Any:
     return grad
 
 
+def _device_name(xp: Any) -> str:
+    return "cpu" if xp is numpy else "cuda:0"
+
+
+def _root_on_device(index: int, tensor: Any, grad: Any) -> Any:
+    """A root's gradient on another device than its output, as PyTorch's engine takes
+    it (validate_outputs): a 0-d one (a number) is copied over, any other is refused."""
+    if grad.data.ndim == 0:
+        return tensor_class()(tensor.xp.asarray(grad.item(), dtype=grad.dtype))
+    raise RuntimeError(
+        f"invalid gradient at index {index} - expected device {_device_name(tensor.xp)} "
+        f"but got {_device_name(grad.xp)}"
+    )
+
+
 def run_backward(
     roots: Sequence[tuple[Any, Any]],
     *,
@@ -99,6 +116,8 @@ def run_backward(
             raise RuntimeError(
                 f"element {index} of tensors does not require grad and does not have a grad_fn"
             )
+        if grad is not None and grad.xp is not tensor.xp:
+            grad = _root_on_device(index, tensor, grad)
         root_edges.append((gradient_edge(tensor), grad))
 
     # Where gradients are captured: node -> [(its output_nr, index into inputs)].
