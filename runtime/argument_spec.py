@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 from gradview.ir import Graph, NoneType, OptionalType, TensorType, Type
 from gradview.kernels.dtypes import dtype_name
 
+from .tensor import Tensor
+
 __all__ = ["ArgumentSpec", "SpecKey", "TensorSpec", "is_specialized_tensor", "specialize_types"]
 
 
@@ -85,13 +87,17 @@ class SpecKey:
             # ArgumentSpec.of (on the miss) raises the clear error for a wrong count.
             return (len(inputs),)
         key: list[Any] = [grad_enabled]
+        append = key.append
         for is_tensor, given in zip(self.tensor_inputs, inputs, strict=True):
             if not is_tensor or given is None:
-                key.append(type(given))
-                continue
-            requires_grad = getattr(given, "requires_grad", None)
-            array = given if requires_grad is None else given.data
-            key.append((getattr(array, "dtype", None), getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
+                append(type(given))
+            elif type(given) is Tensor:  # the common case, read without properties
+                array = given._data
+                append((array.dtype, array.ndim, given._requires_grad and grad_enabled))
+            else:
+                requires_grad = getattr(given, "requires_grad", None)
+                array = given if requires_grad is None else given.data
+                append((getattr(array, "dtype", None), getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
         return tuple(key)
 
 

@@ -32,7 +32,7 @@ import numpy
 from gradview.autodiff import Gradient
 from gradview.ir import TensorType
 
-from .autograd.function import FunctionNode, attach, mark_owned
+from .autograd.function import FunctionNode, attach, owned_tensor
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
@@ -266,19 +266,20 @@ class _Backward:
             raise RuntimeError(MODIFIED_MESSAGE.format(writer=saved.modified_by, saver=op.name))
         if is_grad_enabled():
             return self._recording(grad_outputs)
-        grads = [None if g is None else g.data for g in grad_outputs]
+        grads = [None if g is None else g._data for g in grad_outputs]
         if op._flat:
             given = [*grads, *self.captured]
         else:
             given = _restore(grads, self.out_counts, self.out_arrays, op.xp) + self.captured
-        results = self._unpack(op.backward_executor.run_on_device(given, grad_enabled=False))
-        results = [
-            r.data if isinstance(r, Tensor) else r if r is not None or shape is None
-            else op.xp.zeros(shape, dtype=dtype)
-            for r, shape, dtype in zip(results, self.shapes, self.dtypes, strict=True)
-        ]
-        _mark_fresh(results, given)
-        return [None if r is None else Tensor(r) for r in results]
+        # Arrays in, arrays out: df's results are not wrapped in Tensors to be unwrapped here.
+        results = self._unpack(op.backward_executor.run_arrays(given, grad_enabled=False))
+        for index, (r, shape, dtype) in enumerate(zip(results, self.shapes, self.dtypes, strict=True)):
+            if r is None:
+                if shape is not None:  # an undefined gradient for an edge that needs one
+                    results[index] = op.xp.zeros(shape, dtype=dtype)
+            elif type(r) is not numpy.ndarray and isinstance(r, numpy.generic):
+                results[index] = numpy.asarray(r)  # a NumPy scalar: autograd wants a 0-d array
+        return _hand_over(results, given)
 
     def _recording(self, grad_outputs: list[Any]) -> list[Any]:
         """The create_graph backward: df recorded by autograd as it runs."""
@@ -374,15 +375,21 @@ def _restore(
     return restored
 
 
-def _mark_fresh(results: list[Any], given: list[Any]) -> None:
-    """Hand over the results df created itself: not one of its inputs (an
-    identity gradient passes its input through), not a view, not repeated."""
+def _hand_over(results: list[Any], given: list[Any]) -> list[Any]:
+    """The results as Tensors; those df created itself (not one of its inputs, as
+    an identity gradient passes its input through, not a view, not repeated) are
+    handed over as owned, so accumulating them into an empty .grad keeps the array."""
     seen = {id(v) for v in given}
+    tensors: list[Any] = []
     for result in results:
-        if result is None or id(result) in seen or getattr(result, "base", 0) is not None:
-            continue
-        seen.add(id(result))
-        mark_owned(result)
+        if result is None:
+            tensors.append(None)
+        elif id(result) in seen or getattr(result, "base", 0) is not None:
+            tensors.append(Tensor(result))
+        else:
+            seen.add(id(result))
+            tensors.append(owned_tensor(result))
+    return tensors
 
 
 def _is_array(value: Any) -> bool:

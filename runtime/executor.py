@@ -56,6 +56,7 @@ from gradview.kernels.backend import get_backend
 
 from .argument_spec import ArgumentSpec, SpecKey, specialize_types
 from .autograd.grad_mode import is_grad_enabled
+from .device_copy import to_backend
 from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
 from .eager_ops import eager_op_for, inplace_op_for, passes_values_through
 from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
@@ -241,6 +242,15 @@ def _register(registry: TensorRegistry, value: Any) -> Any:
     return value
 
 
+def _unwrap(value: Any) -> Any:
+    """A Tensor's array; lists and tuples of them element by element."""
+    if isinstance(value, Tensor):
+        return value.data
+    if isinstance(value, list | tuple):
+        return type(value)(_unwrap(item) for item in value)
+    return value
+
+
 class GraphExecutor:
     """Runs ``graph`` through a cache of plans specialized on the inputs' ArgumentSpec."""
 
@@ -268,6 +278,9 @@ class GraphExecutor:
         self.plan_cache: dict[ArgumentSpec, ExecutionPlan] = {}
         self._spec_key = SpecKey(graph)
         self._plan_by_key: dict[tuple[Any, ...], ExecutionPlan] = {}
+        # Which inputs may be lists holding Tensors (Tensor[], Any): only those are
+        # searched for Tensors on every run (an int[] input is not).
+        self._list_may_hold_tensors = [_may_hold_tensor(v.type()) for v in graph.inputs()]
         self.fallback: ExecutionPlan | None = None
         self.cache_hits = 0
         self.cache_misses = 0
@@ -283,16 +296,20 @@ class GraphExecutor:
         the backend's arrays (``Tensor.numpy()`` brings them to the host).
         """
         if self._xp is not numpy:
-            inputs = [self._onto_device(value) for value in inputs]
+            grad_enabled = is_grad_enabled() if grad_enabled is None else grad_enabled
+            inputs = [self._onto_device(value, grad_enabled) for value in inputs]
         return self.run_on_device(inputs, grad_enabled)
 
-    def _onto_device(self, value: Any) -> Any:
+    def _onto_device(self, value: Any, grad_enabled: bool) -> Any:
         if isinstance(value, Tensor):
-            if isinstance(value.data, numpy.ndarray):  # the array moves, the Tensor stays the edge
-                return _MovedTensor(value, self._backend.to_device(value.data))
+            if isinstance(value.data, numpy.ndarray):
+                if value.requires_grad and grad_enabled:
+                    # A recorded copy, as torch's x.to("cuda"): gradients go back to the host leaf.
+                    return to_backend(value, self._backend)
+                return _MovedTensor(value, self._backend.to_device(value.data))  # the Tensor stays the edge
             return value
         if isinstance(value, list | tuple):
-            return type(value)(self._onto_device(item) for item in value)
+            return type(value)(self._onto_device(item, grad_enabled) for item in value)
         return self._backend.to_device(value)
 
     def run_on_device(self, inputs: Sequence[Any], grad_enabled: bool | None = None) -> list[Any]:
@@ -302,19 +319,28 @@ class GraphExecutor:
         plan = self.plan_for(inputs, grad_enabled)
         self._last = plan
         registry: TensorRegistry | None = None
-        arrays = []
-        for value in inputs:
-            if isinstance(value, Tensor | _MovedTensor):
+        arrays = list(inputs)
+        lists = self._list_may_hold_tensors
+        for index, value in enumerate(arrays):
+            if type(value) is Tensor:  # the common case, first: a Tensor stands for its array
                 if registry is None:
                     registry = TensorRegistry(plan.writes_in_place, self._xp)
-                arrays.append(_register(registry, value))
-            elif isinstance(value, list) and any(isinstance(v, Tensor | _MovedTensor) for v in value):
+                data = value._data
+                registry._by_id[id(data)] = (value, data)
+                arrays[index] = data
+            elif isinstance(value, Tensor | _MovedTensor):
+                if registry is None:
+                    registry = TensorRegistry(plan.writes_in_place, self._xp)
+                arrays[index] = _register(registry, value)
+            elif (
+                isinstance(value, list)
+                and (index >= len(lists) or lists[index])
+                and any(isinstance(v, Tensor | _MovedTensor) for v in value)
+            ):
                 # A Tensor[] input: its elements keep their autograd identity.
                 if registry is None:
                     registry = TensorRegistry(plan.writes_in_place, self._xp)
-                arrays.append([_register(registry, item) for item in value])
-            else:
-                arrays.append(value)
+                arrays[index] = [_register(registry, item) for item in value]
         if not plan.ops or not grad_enabled:  # nothing hooks into autograd (a backward graph, say)
             return [self._as_tensor(value, registry) for value in plan.code.call_on_device(*arrays)]
         if registry is None:
@@ -328,8 +354,22 @@ class GraphExecutor:
                 op.registry = None
         return [self._as_tensor(value, registry) for value in outputs]
 
+    def run_arrays(self, inputs: Sequence[Any], grad_enabled: bool = False) -> list[Any]:
+        """The runtime's raw call (DifferentiableGraphBackward without create_graph):
+        ``inputs`` are the backend's arrays and plain values, never Tensors, and the
+        plan's outputs come back as they are, not wrapped in Tensors (NumPy scalars
+        included). A plan that records autograd runs through ``run_on_device``."""
+        plan = self.plan_for(inputs, grad_enabled)
+        if plan.ops and grad_enabled:
+            return [_unwrap(value) for value in self.run_on_device(inputs, grad_enabled)]
+        self._last = plan
+        return plan.code.call_on_device(*inputs)
+
     @staticmethod
     def _as_tensor(value: Any, registry: TensorRegistry | None) -> Any:
+        if type(value) is numpy.ndarray:  # the common case, first
+            found = registry.tensor_of(value) if registry is not None else None
+            return found if found is not None else Tensor(value)
         if isinstance(value, list | tuple):  # tensors in a returned list or tuple keep their history
             return type(value)(GraphExecutor._as_tensor(item, registry) for item in value)
         if not (hasattr(value, "shape") and hasattr(value, "dtype")):
@@ -487,7 +527,10 @@ class GraphExecutor:
 
         gradients_needed = needs_gradient(self.graph_for_spec(spec), spec.grad_enabled)
 
-        code = compile_graph(graph, self.backend, node_ops=node_op)
+        # No input check at run time: the plan is only run on inputs whose
+        # ArgumentSpec key (dtype and rank of every tensor) matched, which is
+        # all the check would test of them.
+        code = compile_graph(graph, self.backend, check_inputs=False, node_ops=node_op)
         return ExecutionPlan(graph, code, spec, gradients, ops, writes_in_place=writes_in_place[0])
 
     def _differentiate_node(self, node: Node, index: int, steps: _Steps) -> Gradient:

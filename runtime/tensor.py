@@ -66,6 +66,9 @@ class Tensor:
     """An array with autograd metadata (``requires_grad``, ``grad``, ``grad_fn``)."""
 
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
+    # True on a backward function's fresh gradient whose array nothing else holds
+    # (autograd.function.owned_tensor): the first .grad it reaches keeps the array.
+    _owns_data = False
 
     def __init__(self, array: Any, requires_grad: bool = False) -> None:
         if type(array) is numpy.ndarray:  # the common case, checked first: autograd makes many

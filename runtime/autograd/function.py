@@ -41,9 +41,7 @@ pass.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,7 +54,7 @@ __all__ = [
     "Node",
     "attach",
     "gradient_edge",
-    "mark_owned",
+    "owned_tensor",
     "take_owned",
 ]
 
@@ -140,23 +138,21 @@ class AccumulateGrad(Node):
         return []
 
 
-_OWNED: dict[int, weakref.ref[Any]] = {}
+def owned_tensor(array: Any) -> Any:
+    """A Tensor of ``array`` that nothing else references (a fresh result of a
+    backward function): accumulating it into an empty ``.grad`` may keep the
+    array instead of copying it, once (the flag is taken by the first taker)."""
+    tensor = tensor_class()(array)
+    tensor._owns_data = True
+    return tensor
 
 
-def mark_owned(array: Any) -> None:
-    """Declare that nothing else references ``array`` (a fresh result of a
-    backward function), so accumulating it into an empty ``.grad`` may keep it
-    instead of copying."""
-    if len(_OWNED) > 4096:  # gradients that went to inner nodes, long gone
-        for key in [k for k, ref in _OWNED.items() if ref() is None]:
-            del _OWNED[key]
-    with contextlib.suppress(TypeError):  # not weak-referenceable: it will be copied
-        _OWNED[id(array)] = weakref.ref(array)
-
-
-def take_owned(array: Any) -> bool:
-    ref = _OWNED.pop(id(array), None)
-    return ref is not None and ref() is array
+def take_owned(tensor: Any) -> bool:
+    """Whether ``tensor``'s array was handed over (see owned_tensor); it is not any more."""
+    if tensor._owns_data:
+        tensor._owns_data = False
+        return True
+    return False
 
 
 def accumulate_grad(variable: Any, grad: Any) -> None:
@@ -167,10 +163,10 @@ def accumulate_grad(variable: Any, grad: Any) -> None:
         variable.grad = grad if variable.grad is None else variable.grad + grad
         return
     if variable.grad is None:
-        data = grad.data
-        # A gradient its producer handed over (see mark_owned) becomes .grad
+        data = grad._data
+        # A gradient its producer handed over (see owned_tensor) becomes .grad
         # as it is, like PyTorch's AccumulateGrad stealing an unshared buffer.
-        if take_owned(data):
+        if take_owned(grad):
             variable.grad = Tensor(data)
         else:
             variable.grad = Tensor(data.copy() if hasattr(data, "copy") else data)
