@@ -311,7 +311,36 @@ schema("gradview::matmul_grad_self(Tensor grad, Tensor other, int[] self_size) -
 schema("gradview::matmul_grad_other(Tensor grad, Tensor self, int[] other_size) -> Tensor")
 kernel("gradview::matmul_grad_self")(helper_kernels.matmul_grad_self)
 kernel("gradview::matmul_grad_other")(helper_kernels.matmul_grad_other)
-no_gradient("gradview::matmul_grad_self", "gradview::matmul_grad_other", reason=BACKWARD_KERNEL)
+
+
+# Their own gradients (double backward): each is bilinear, the vjp of ``a @ b`` for one
+# operand, so by <v, vjp_a(g, b)> = <g, v @ b> the gradient for ``g`` is a matmul and the
+# gradient for the other operand is the other helper (whatever the ranks).
+def _save_operand_size(emit: Emitter, node: Node) -> Saved:
+    operand = node.inputs()[1]
+    return {"size": size_of(emit, operand)} if needs_grad(operand) else {}
+
+
+@formula("gradview::matmul_grad_self", forward=_save_operand_size)
+def matmul_grad_self(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    g, b, _ = node.inputs()
+    (v,) = grads  # the size of self
+    return [
+        _if_needed(g, lambda: emit.op("aten::matmul", v, b)),
+        _if_needed(b, lambda: emit.op("gradview::matmul_grad_other", g, v, saved["size"])),
+        None,
+    ]
+
+
+@formula("gradview::matmul_grad_other", forward=_save_operand_size)
+def matmul_grad_other(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    g, a, _ = node.inputs()
+    (v,) = grads  # the size of other
+    return [
+        _if_needed(g, lambda: emit.op("aten::matmul", a, v)),
+        _if_needed(a, lambda: emit.op("gradview::matmul_grad_self", g, v, saved["size"])),
+        None,
+    ]
 
 
 @shape_rule("gradview::matmul_grad_self", "gradview::matmul_grad_other")

@@ -660,7 +660,20 @@ def narrow(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # with the gradient written where select/slice read from; contiguous, in the gradient's dtype.
 kernel("aten::select_backward")(backward_kernels.select_backward)
 kernel("aten::slice_backward")(backward_kernels.slice_backward)
-no_gradient("aten::select_backward", "aten::slice_backward", reason=BACKWARD_KERNEL)
+
+
+# Both are linear in the gradient, and read back the part they wrote: their own gradient
+# is select/slice of the incoming one (derivatives.yaml), so double backward goes through.
+@formula("aten::select_backward")
+def select_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, _, dim, index = node.inputs()
+    return grad_list(node, emit.op("aten::select", grads[0], dim, index))
+
+
+@formula("aten::slice_backward")
+def slice_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, _, dim, start, end, step = node.inputs()
+    return grad_list(node, emit.op("aten::slice", grads[0], dim, start, end, step))
 
 
 @shape_rule("aten::select_backward", "aten::slice_backward")

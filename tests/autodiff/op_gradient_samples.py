@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F  # noqa: N812
 
-__all__ = ["SAMPLES", "Sample"]
+__all__ = ["SAMPLES", "Sample", "matmul_grad_other", "matmul_grad_self"]
 
 _rng = np.random.default_rng(20240610)
 F64, F32, I64 = 7, 6, 4
@@ -246,8 +246,22 @@ add("gradview::split_with_sizes_backward", S([f(1, 3), None], [1, 4], 0, [5, 3])
 add("gradview::split_backward", S([f(2, 3), None, f(1, 3)], 2, 0, [5, 3]))
 add("gradview::chunk_backward", S([f(3, 3), None], 2, 0, [5, 3]))
 add("gradview::unbind_backward", S([f(3), None], 0, [2, 3]))
-add("gradview::matmul_grad_self", S(f(2, 5), f(3, 5), [2, 3]))
-add("gradview::matmul_grad_other", S(f(2, 5), f(2, 3), [3, 5]))
+
+
+def matmul_grad_self(grad: torch.Tensor, other: torch.Tensor, self_size: list[int]) -> torch.Tensor:
+    """matmul's vjp for self, as a differentiable PyTorch program."""
+    self = torch.zeros(self_size, dtype=grad.dtype, requires_grad=True)
+    return torch.autograd.grad(torch.matmul(self, other), self, grad, create_graph=True)[0]
+
+
+def matmul_grad_other(grad: torch.Tensor, self: torch.Tensor, other_size: list[int]) -> torch.Tensor:
+    """matmul's vjp for other, likewise."""
+    other = torch.zeros(other_size, dtype=grad.dtype, requires_grad=True)
+    return torch.autograd.grad(torch.matmul(self, other), other, grad, create_graph=True)[0]
+
+
+add("gradview::matmul_grad_self", S(f(2, 5), f(3, 5), [2, 3], torch=matmul_grad_self))
+add("gradview::matmul_grad_other", S(f(2, 5), f(2, 3), [3, 5], torch=matmul_grad_other))
 add("gradview::index_backward", S(f(3, 3), [4, 3], [ints(0, 2, 2), None]))
 add("gradview::meshgrid_backward", S([f(2, 3), None], [f(2), f(3)], "ij"))
 add("gradview::pad_backward", S(f(2, 6), [2, 3], [1, 2], "reflect"))

@@ -24,6 +24,8 @@ from gradview.ir import parse_ir
 from gradview.runtime import Tensor, autograd
 from gradview.runtime.executor import GraphExecutor
 
+from ..autodiff.op_gradient_samples import matmul_grad_other, matmul_grad_self
+
 Fn = Callable[..., torch.Tensor]
 
 
@@ -68,16 +70,16 @@ def _ours_double(executor: GraphExecutor, values: list[np.ndarray], v: np.ndarra
     return first, second
 
 
-def _check(fn: Fn, shapes: list[tuple[int, ...]], make: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
-           | None = None) -> None:
+def _check(fn: Fn, shapes: list[tuple[int, ...]], ir: str | None = None) -> None:
+    """Double backward of ``fn`` (scripted, or the graph ``ir`` when given) against torch."""
     rng = np.random.default_rng(11)
-    draw = make or (lambda r, s: r.uniform(-2.5, 2.5, s))
-    values = [draw(rng, s) for s in shapes]
+    values = [rng.uniform(-2.5, 2.5, s) for s in shapes]
     out_shape = tuple(fn(*[torch.tensor(a) for a in values]).shape)
     v = rng.standard_normal(out_shape)
     w = [rng.standard_normal(s) for s in shapes]
     t_first, t_second = _torch_double(fn, values, v, w)
-    executor = GraphExecutor(parse_ir(str(torch.jit.script(fn).inlined_graph)))
+    graph = parse_ir(ir if ir is not None else str(torch.jit.script(fn).inlined_graph))
+    executor = GraphExecutor(graph)
     for run in range(2):  # the second run takes the cached plan
         first, second = _ours_double(executor, values, v, w)
         for i, (ours, theirs) in enumerate(zip(first, t_first, strict=True)):
@@ -149,13 +151,21 @@ def _log_softmax(x: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(x, 0)
 
 
+def _select(x: torch.Tensor) -> torch.Tensor:
+    return x[1] * x[2]
+
+
+def _slice(x: torch.Tensor) -> torch.Tensor:
+    return x[:, 1:4:2] * x[:, 0:2] + x.narrow(1, 2, 2) ** 2
+
+
 def _mlp(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.tanh(torch.sigmoid(x @ w) * 2.0).sum(1)
 
 
 @pytest.mark.parametrize("fn", [
     _tanh, _sigmoid, _relu, _threshold, _leaky_relu, _gelu, _gelu_tanh, _hardtanh, _relu6,
-    _hardshrink, _hardswish, _softplus, _elu, _softmax, _log_softmax,
+    _hardshrink, _hardswish, _softplus, _elu, _softmax, _log_softmax, _select, _slice,
 ])
 def test_double_backward_of_an_activation_equals_torch(fn: Fn) -> None:
     _check(fn, [(3, 4)])
@@ -263,3 +273,31 @@ def test_backward_kernels_torch_does_not_differentiate_are_refused_as_torch_refu
     (out,) = GraphExecutor(parse_ir(str(torch.jit.script(fn).inlined_graph))).run(ours)
     with pytest.raises(RuntimeError, match=name):
         autograd.grad([out.sum()], ours)
+
+
+# -- matmul's gradients for operands of unknown rank (gradview's own helpers) ------------------
+def _matmul_grad_ir(helper: str, size: list[int]) -> str:
+    items = "\n".join(f"  %s{i} : int = prim::Constant[value={n}]()" for i, n in enumerate(size))
+    names = ", ".join(f"%s{i}" for i in range(len(size)))
+    return f"""graph(%g : Tensor, %b : Tensor):
+{items}
+  %size : int[] = prim::ListConstruct({names})
+  %r : Tensor = gradview::{helper}(%g, %b, %size)
+  return (%r)
+"""
+
+
+@pytest.mark.parametrize(("helper", "shapes", "size"), [
+    ("matmul_grad_self", [(2, 5), (3, 5)], [2, 3]),
+    ("matmul_grad_self", [(4, 2, 5), (3, 5)], [4, 2, 3]),
+    ("matmul_grad_self", [(5,), (3, 5)], [3]),
+    ("matmul_grad_self", [(4,), (5,)], [4, 5]),
+    ("matmul_grad_other", [(2, 5), (2, 3)], [3, 5]),
+    ("matmul_grad_other", [(4, 2, 5), (4, 2, 3)], [3, 5]),
+    ("matmul_grad_other", [(2,), (2, 3)], [3]),
+])
+def test_double_backward_of_matmul_helpers_equals_torch(
+    helper: str, shapes: list[tuple[int, ...]], size: list[int],
+) -> None:
+    oracle = matmul_grad_self if helper == "matmul_grad_self" else matmul_grad_other
+    _check(lambda g, b: oracle(g, b, size), shapes, ir=_matmul_grad_ir(helper, size))
