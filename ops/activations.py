@@ -7,7 +7,8 @@ gradient times the function's slope at each input. Most activations are
 piecewise, and at the kinks the slope is a convention, not mathematics: each
 formula therefore calls the backward kernel PyTorch's eager autograd calls
 (derivatives.yaml), with the forward's input and Scalar arguments (constants
-or graph values alike), so the gradient at every kink is PyTorch's:
+or graph values alike), so the gradient at every kink is PyTorch's (silu, smooth,
+is written with differentiable ops, as eager autograd writes it under create_graph):
 
 ==============  ===========================================  ===========================
 op              gradient                                     at the kinks
@@ -128,7 +129,17 @@ kernel("aten::threshold")(activations.threshold)
 formula("aten::hardshrink")(_through("aten::hardshrink_backward", 0.5))
 formula("aten::hardswish")(_through("aten::hardswish_backward"))
 formula("aten::hardsigmoid")(_through("aten::hardsigmoid_backward"))
-formula("aten::silu")(_through("aten::silu_backward"))
+
+
+@formula("aten::silu")
+def _silu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``g s (1 + x (1 - s))``, ``s = sigmoid(x)``, from differentiable ops: PyTorch's
+    silu_backward kernel has no derivative, so eager autograd under create_graph uses this
+    composite (infinitely_differentiable_silu_backward), and so does gradview, always."""
+    x = node.inputs()[0]
+    s = emit.op("aten::sigmoid", x)
+    slope = emit.op("aten::add", emit.op("aten::mul", x, emit.op("aten::rsub", s, 1.0)), 1.0)
+    return grad_list(node, emit.op("aten::mul", emit.op("aten::mul", grads[0], s), slope))
 formula("aten::softplus")(_through("aten::softplus_backward", 1, 20))
 formula("aten::threshold")(_through("aten::threshold_backward", None))
 

@@ -143,6 +143,10 @@ def _elu(x: torch.Tensor) -> torch.Tensor:
     return F.elu(x, 1.3)
 
 
+def _silu(x: torch.Tensor) -> torch.Tensor:
+    return F.silu(x) * 1.5
+
+
 def _softmax(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x, 1)
 
@@ -165,7 +169,7 @@ def _mlp(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize("fn", [
     _tanh, _sigmoid, _relu, _threshold, _leaky_relu, _gelu, _gelu_tanh, _hardtanh, _relu6,
-    _hardshrink, _hardswish, _softplus, _elu, _softmax, _log_softmax, _select, _slice,
+    _hardshrink, _hardswish, _softplus, _elu, _silu, _softmax, _log_softmax, _select, _slice,
 ])
 def test_double_backward_of_an_activation_equals_torch(fn: Fn) -> None:
     _check(fn, [(3, 4)])
