@@ -35,12 +35,22 @@ __all__ = [
 ]
 
 
+_LEADING = [tuple(range(n)) for n in range(8)]  # the axes of the first n dimensions
+
+
 def _sum_to(xp: Any, op: str, self: Any, size: Any) -> Any:
     """Sum ``self`` down to ``size``: leading dims go, dims of size 1 stay as 1.
 
     A sum promotes integers and bools to int64; when nothing is summed the
     input comes back unchanged, dtype included.
     """
+    if type(size) is list and size:
+        # The common cases of a backward graph, without the general bookkeeping:
+        # nothing was broadcast, or only leading dimensions were (a bias gradient).
+        shape_tuple = self.shape
+        lead = len(shape_tuple) - len(size)
+        if lead >= 0 and tuple(size) == shape_tuple[lead:] and self.dtype.kind in "fc":
+            return self if lead == 0 else self.sum(axis=_LEADING[lead] if lead < 8 else tuple(range(lead)))
     target = [size] if isinstance(size, int) else list(size)
     shape = list(self.shape)
     if shape == target and target:

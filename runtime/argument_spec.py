@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from numpy import ndarray
+
 from gradview.ir import Graph, NoneType, OptionalType, TensorType, Type
 from gradview.kernels.dtypes import dtype_name
 
@@ -91,7 +93,9 @@ class SpecKey:
         for is_tensor, given in zip(self.tensor_inputs, inputs, strict=True):
             if not is_tensor or given is None:
                 append(type(given))
-            elif type(given) is Tensor:  # the common case, read without properties
+            elif type(given) is ndarray:  # the common cases first, read without properties
+                append((given.dtype, given.ndim, False))
+            elif type(given) is Tensor:
                 array = given._data
                 append((array.dtype, array.ndim, given._requires_grad and grad_enabled))
             else:
