@@ -448,7 +448,14 @@ def pad(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # gradview::pad_backward: the transposed index map of each padded dim (a sum per input position).
 schema("gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor")
 kernel("gradview::pad_backward")(extra_kernels.pad_backward)
-no_gradient("gradview::pad_backward", reason=BACKWARD_KERNEL)
+
+
+@formula("gradview::pad_backward")
+def pad_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Linear in the gradient, the transpose of pad: its own gradient pads again (zeros
+    where constant padding read nothing), as derivatives.yaml's *_pad*d_backward."""
+    _, _, pad_, mode = node.inputs()
+    return grad_list(node, emit.op("aten::pad", grads[0], pad_, mode, None))
 
 
 @shape_rule("gradview::pad_backward")

@@ -37,7 +37,6 @@ from gradview.kernels import indexing as kernels
 from gradview.kernels import shapes_extra as extra_kernels
 
 from .emit_util import grad_list
-from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import (
     NodeArgs,
@@ -132,10 +131,13 @@ def index(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # gradview::index_backward: zeros(self_size).index_put_(indices, grad, accumulate=True).
 schema("gradview::index_backward(Tensor grad, int[] self_size, Tensor?[] indices) -> Tensor")
 kernel("gradview::index_backward")(kernels.index_backward)
-no_gradient(
-    "gradview::index_backward",
-    reason=BACKWARD_KERNEL,
-)
+
+
+@formula("gradview::index_backward")
+def index_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Linear in the gradient, the transpose of index: its own gradient indexes again
+    (derivatives.yaml's index_put's ``values: grad.index(indices)``)."""
+    return grad_list(node, emit.op("aten::index", grads[0], node.inputs()[2]))
 
 
 @shape_rule("gradview::index_backward")

@@ -21,7 +21,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F  # noqa: N812
 
-__all__ = ["SAMPLES", "Sample", "matmul_grad_other", "matmul_grad_self"]
+__all__ = [
+    "SAMPLES", "Sample", "index_backward", "matmul_grad_other", "matmul_grad_self", "pad_backward",
+]
 
 _rng = np.random.default_rng(20240610)
 F64, F32, I64 = 7, 6, 4
@@ -262,9 +264,24 @@ def matmul_grad_other(grad: torch.Tensor, self: torch.Tensor, other_size: list[i
 
 add("gradview::matmul_grad_self", S(f(2, 5), f(3, 5), [2, 3], torch=matmul_grad_self))
 add("gradview::matmul_grad_other", S(f(2, 5), f(2, 3), [3, 5], torch=matmul_grad_other))
-add("gradview::index_backward", S(f(3, 3), [4, 3], [ints(0, 2, 2), None]))
+
+
+def index_backward(grad: torch.Tensor, self_size: list[int], indices: list[Any]) -> torch.Tensor:
+    """index's vjp, as a differentiable PyTorch program."""
+    self = torch.zeros(self_size, dtype=grad.dtype, requires_grad=True)
+    out = torch.ops.aten.index.Tensor(self, indices)
+    return torch.autograd.grad(out, self, grad, create_graph=True)[0]
+
+
+def pad_backward(grad: torch.Tensor, self_size: list[int], pad: list[int], mode: str) -> torch.Tensor:
+    """pad's vjp, likewise."""
+    self = torch.zeros(self_size, dtype=grad.dtype, requires_grad=True)
+    return torch.autograd.grad(F.pad(self, pad, mode), self, grad, create_graph=True)[0]
+
+
+add("gradview::index_backward", S(f(3, 3), [4, 3], [ints(0, 2, 2), None], torch=index_backward))
 add("gradview::meshgrid_backward", S([f(2, 3), None], [f(2), f(3)], "ij"))
-add("gradview::pad_backward", S(f(2, 6), [2, 3], [1, 2], "reflect"))
+add("gradview::pad_backward", S(f(2, 6), [2, 3], [1, 2], "reflect", torch=pad_backward))
 add("gradview::cat_backward", S(f(3, 2), [1, 2], 0))
 add("gradview::broadcast_tensors_backward", S([f(3, 4), None], [f(4), f(3, 1)]))
 

@@ -163,6 +163,10 @@ def _slice(x: torch.Tensor) -> torch.Tensor:
     return x[:, 1:4:2] * x[:, 0:2] + x.narrow(1, 2, 2) ** 2
 
 
+def _pad(x: torch.Tensor) -> torch.Tensor:
+    return F.pad(x, [1, 2], "reflect") ** 2 + F.pad(x, [2, 1]) * 2.0
+
+
 def _mlp(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.tanh(torch.sigmoid(x @ w) * 2.0).sum(1)
 
@@ -170,6 +174,7 @@ def _mlp(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("fn", [
     _tanh, _sigmoid, _relu, _threshold, _leaky_relu, _gelu, _gelu_tanh, _hardtanh, _relu6,
     _hardshrink, _hardswish, _softplus, _elu, _silu, _softmax, _log_softmax, _select, _slice,
+    _pad,
 ])
 def test_double_backward_of_an_activation_equals_torch(fn: Fn) -> None:
     _check(fn, [(3, 4)])
