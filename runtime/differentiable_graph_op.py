@@ -32,7 +32,7 @@ import numpy
 from gradview.autodiff import Gradient
 from gradview.ir import TensorType
 
-from .autograd.function import FunctionNode, attach, owned_tensor
+from .autograd.function import AccumulateGrad, FunctionNode, attach, owned_tensor
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
@@ -176,38 +176,68 @@ class DifferentiableGraphOp:
             edge_counts: list[int | None] = [None] * len(edge_arrays)
         else:
             edge_arrays, edge_counts = _flatten([inputs[i] for i in grad.df_output_vjps])
-        edges = [registry.tensor_of(a) if _is_array(a) else None for a in edge_arrays]
-        if not any(t is not None and t.requires_grad for t in edges):
+        # One pass over the edges builds the backward node's next edges and input
+        # metadata (what FunctionNode.__init__ would work out from Tensors) and the
+        # shapes and dtypes of the zeros an undefined gradient becomes.
+        tensor_of = registry.tensor_of
+        next_edges: list[Any] = []
+        input_meta: list[Any] = []
+        shapes: list[Any] = []
+        dtypes: list[Any] = []
+        needed = False
+        for array in edge_arrays:
+            tensor = tensor_of(array)
+            if tensor is None or not tensor._requires_grad:
+                next_edges.append(_NO_EDGE)
+            else:
+                needed = True
+                if tensor._grad_fn is not None:
+                    next_edges.append((tensor._grad_fn, tensor._output_nr))
+                else:
+                    next_edges.append((AccumulateGrad.of(tensor), 0))
+            shape = getattr(array, "shape", None)
+            dtype = getattr(array, "dtype", None)
+            shapes.append(shape)
+            dtypes.append(dtype)
+            input_meta.append(None if shape is None or dtype is None else (tuple(shape), dtype))
+        if not needed:
             return real
         captured_inputs = [inputs[i] for i in grad.df_input_captured_inputs]
         captured_outputs = [outputs[i] for i in grad.df_input_captured_outputs]
         captured = captured_inputs + captured_outputs
         # The Tensors behind the captured inputs, for a create_graph backward
         # (the arrays' own autograd history; None: a constant).
-        input_tensors = [registry.tensor_of(a) if _is_array(a) else None for a in captured_inputs]
-        edge_inputs = [
-            t if t is not None else Tensor(a) if _is_array(a) else None
-            for t, a in zip(edges, edge_arrays, strict=True)
-        ]
-        shapes = [getattr(a, "shape", None) for a in edge_arrays]
-        dtypes = [getattr(a, "dtype", None) for a in edge_arrays]
+        input_tensors = [tensor_of(a) for a in captured_inputs]
         if self._flat:
             out_arrays = [outputs[i] for i in grad.df_input_vjps]
             out_counts: list[int | None] = [None] * len(out_arrays)
         else:
             out_arrays, out_counts = _flatten([outputs[i] for i in grad.df_input_vjps])
         saved = registry.save(captured)
-        node = FunctionNode("DifferentiableGraphBackward", _no_backward, edge_inputs, differentiable=True)
+        node = FunctionNode.from_edges(
+            "DifferentiableGraphBackward", _no_backward, next_edges, input_meta, differentiable=True
+        )
         node.backward_fn = _Backward(
             self, weakref.ref(node), saved, captured, input_tensors, out_counts, out_arrays,
             edge_counts, shapes, dtypes,
         )
-        out_tensors = [Tensor(a) if _is_array(a) else Tensor(_placeholder(self.xp)) for a in out_arrays]
-        attach(node, out_tensors)
-        for tensor, array in zip(out_tensors, out_arrays, strict=True):
+        # The outputs df takes gradients for become the node's outputs (attach's
+        # work, done here: an edge requires grad and grad mode is on).
+        node.num_outputs = len(out_arrays)
+        by_id = registry._by_id
+        for index, array in enumerate(out_arrays):
             if _is_array(array):
-                registry.add(tensor)
+                tensor = Tensor(array)
+                by_id[id(array)] = (tensor, array)
+            else:
+                tensor = Tensor(_placeholder(self.xp))
+            tensor._grad_fn = node
+            tensor._output_nr = index
+            tensor._requires_grad = True
         return real
+
+
+_NO_EDGE = (None, 0)
 
 
 def _on_device(tensor: Tensor, array: Any) -> Tensor:

@@ -211,6 +211,24 @@ class FunctionNode(Node):
                 self.next_edges.append((None, 0))
                 self.input_meta.append(None)
 
+    @classmethod
+    def from_edges(
+        cls,
+        name: str,
+        backward_fn: Callable[[list[Any]], Sequence[Any]],
+        next_edges: list[Edge],
+        input_meta: list[tuple[tuple[int, ...], Any] | None],
+        *,
+        differentiable: bool = False,
+        saves_state: bool = True,
+    ) -> FunctionNode:
+        """A node whose caller worked out the edges and input metadata itself
+        (one per forward input, as ``__init__`` makes them from the inputs)."""
+        node = cls(name, backward_fn, (), differentiable=differentiable, saves_state=saves_state)
+        node.next_edges = next_edges
+        node.input_meta = input_meta
+        return node
+
     @property
     def requires_grad(self) -> bool:
         """Whether any input needs a gradient (otherwise recording the node is pointless)."""
