@@ -96,7 +96,7 @@ class Tensor:
     @data.setter
     def data(self, array: Any) -> None:
         self._data = array
-        self.xp = _array_module(array)
+        self.xp = numpy if type(array) is numpy.ndarray else _array_module(array)
 
     @property
     def requires_grad(self) -> bool:

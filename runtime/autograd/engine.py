@@ -160,20 +160,33 @@ def run_backward(
             buffer = buffers.pop(node, None)
             if buffer is None:
                 continue
-            for nr, index in captures.get(node, ()):
-                captured[index] = buffer[nr]
-            if not runs[node] or all(g is None for g in buffer):
+            if captures:
+                for nr, index in captures.get(node, ()):
+                    captured[index] = buffer[nr]
+            if not runs[node]:
                 continue
+            for grad in buffer:
+                if grad is not None:
+                    break
+            else:
+                continue  # no gradient reached the node
             outputs = node.apply(buffer)
             if not keep_graph:
                 node.release()
+            metas = node.input_meta
             for index, ((child, nr), grad) in enumerate(
                 zip(node.next_edges, outputs, strict=False)
             ):
                 if child is None or grad is None or not wanted[child]:
                     continue
-                grad = _validate(node, index, grad)
-                child_buffer = buffers.setdefault(child, [None] * child.num_outputs)
+                meta = metas[index] if index < len(metas) else None
+                if meta is not None:
+                    data = grad._data
+                    if data.shape != meta[0] or data.dtype != meta[1]:  # else nothing to check
+                        grad = _validate(node, index, grad)
+                child_buffer = buffers.get(child)
+                if child_buffer is None:
+                    child_buffer = buffers[child] = [None] * child.num_outputs
                 child_buffer[nr] = grad if child_buffer[nr] is None else child_buffer[nr] + grad
         if accumulate:
             for index, tensor in enumerate(inputs or ()):
@@ -181,7 +194,10 @@ def run_backward(
                     accumulate_grad(tensor, captured[index])
             return None
     for index, grad in enumerate(captured):
-        if grad is None and not allow_unused:
+        if grad is not None:
+            if grad._owns_data:
+                grad._owns_data = False  # the caller holds it: no .grad may take its array
+        elif not allow_unused:
             raise RuntimeError(
                 f"The differentiated Tensor at index {index} appears to not have been used in "
                 "the graph. Set allow_unused=True if this is the desired behavior."
