@@ -131,7 +131,7 @@ class DifferentiableGraphOp:
 
     def __init__(
         self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: Any = "backward",
-        name: str | None = None, autodiff_subgraph_inlining: bool = True,
+        name: str | None = None, autodiff_subgraph_inlining: bool = True, nested: bool = False,
     ) -> None:
         from .executor import GraphExecutor  # noqa: PLC0415 - the executor builds these ops
         from .interpreter import compile_graph  # noqa: PLC0415
@@ -139,6 +139,9 @@ class DifferentiableGraphOp:
         assert gradient.df is not None
         self.gradient = gradient
         self.forward = compile_graph(gradient.f, backend, check_inputs=False)
+        # Called only from inside another compiled graph's run (``nested``, as the
+        # executor's plans do): f runs without setting NumPy's error state again.
+        self._run_forward = self.forward.call_nested if nested else self.forward.call_on_device
         self.xp = self.forward.backend.xp
         # df gets its own executor (and plan cache): the first backward compiles
         # it, specialized on which incoming gradients are undefined (and, under
@@ -164,7 +167,7 @@ class DifferentiableGraphOp:
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         grad = self.gradient
-        outputs = arrays_not_scalars(self.forward.call_on_device(*inputs))
+        outputs = arrays_not_scalars(self._run_forward(*inputs))
         real = outputs[: grad.f_real_outputs]
         registry = self.registry
         if registry is None or not is_grad_enabled():

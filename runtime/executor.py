@@ -499,7 +499,7 @@ class GraphExecutor:
                 # The inlining switch reaches df's executor, as TorchScript's global one does.
                 op = DifferentiableGraphOp(
                     _gradient_of(node), self.backend, trace=self.trace, which=("backward executor", k),
-                    autodiff_subgraph_inlining=self.autodiff_subgraph_inlining,
+                    autodiff_subgraph_inlining=self.autodiff_subgraph_inlining, nested=True,
                 )
                 ops.append(op)
                 return op

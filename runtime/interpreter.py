@@ -106,6 +106,13 @@ class CompiledGraph:
         """
         return list(self._run(inputs))
 
+    def call_nested(self, *inputs: Any) -> list[Any]:
+        """``call_on_device`` from a node of another compiled graph while that graph
+        runs (a DifferentiableGraph's forward in the executor's plan): the outer run
+        has set NumPy's error state and, if anything fails, names the innermost
+        graph's node from the traceback, so neither is done again here."""
+        return list(self._fn(*inputs))
+
     def _run(self, inputs: Sequence[Any]) -> Sequence[Any]:
         if len(inputs) != len(self.input_types):
             names = ", ".join("%" + v.debugName() for v in self.graph.inputs())

@@ -255,9 +255,11 @@ def test_the_marker_catches_a_runtime_that_brings_results_to_the_host(monkeypatc
     ``CompiledGraph.__call__``, which brings results to the host mid-graph."""
     from gradview.runtime import interpreter
 
-    monkeypatch.setattr(
-        interpreter.CompiledGraph, "call_on_device", lambda self, *inputs: self.backend.results_to_host(self._run(inputs))
-    )
+    def to_host(self: Any, *inputs: Any) -> list[Any]:
+        return self.backend.results_to_host(self._run(inputs))
+
+    monkeypatch.setattr(interpreter.CompiledGraph, "call_on_device", to_host)
+    monkeypatch.setattr(interpreter.CompiledGraph, "call_nested", to_host)  # f's run inside a plan
     rng = np.random.default_rng(0)
     values = [rng.standard_normal(s) for s in MLP_SHAPES]
     params = [Tensor(v, requires_grad=True) for v in values[2:]]

@@ -147,3 +147,48 @@ def test_run_arrays_returns_the_plans_raw_outputs() -> None:
     assert type(z) is np.ndarray and same is x
     ((tz, _),) = executor.run([x, y])
     np.testing.assert_array_equal(z, tz.data)
+
+
+def test_a_failure_inside_a_differentiable_graph_names_its_node() -> None:
+    """f runs nested in the plan's run (NumPy's error state and the error message are
+    the outer run's): a kernel failing in f still names f's node and its inputs."""
+    graph = parse_ir(
+        """graph(%x : Tensor, %w : Tensor):
+  %s : Tensor = aten::sin(%x)
+  %c : Tensor = aten::cos(%s)
+  %m : Tensor = aten::mm(%c, %w)
+  %t : Tensor = aten::tanh(%m)
+  %y : Tensor = aten::exp(%t)
+  return (%y)
+"""
+    )
+    executor = GraphExecutor(graph)
+    x, w = Tensor(np.ones((2, 3)), requires_grad=True), Tensor(np.ones((4, 5)), requires_grad=True)
+    with pytest.raises(RuntimeError) as caught:
+        executor.run([x, w])
+    assert "prim::DifferentiableGraph" in str(executor.graph_for([x, w]))
+    message = str(caught.value)
+    assert message.startswith("%m") and "aten::mm" in message and "float64[2, 3]" in message, message
+    assert "float64[4, 5]" in message, message
+
+
+def test_a_differentiable_graph_computes_log_of_zero_silently(recwarn: pytest.WarningsRecorder) -> None:
+    """torch gives -inf for log(0) and 0/0 = nan without a warning; so does f, nested."""
+    graph = parse_ir(
+        """graph(%x : Tensor):
+  %l : Tensor = aten::log(%x)
+  %m : Tensor = aten::mul(%l, %x)
+  %s : Tensor = aten::sin(%m)
+  %c : Tensor = aten::cos(%s)
+  %y : Tensor = aten::mul(%c, %l)
+  return (%y)
+"""
+    )
+    x = Tensor(np.array([0.0, 1.0]), requires_grad=True)
+    (y,) = GraphExecutor(graph).run([x])
+    tx = torch.tensor([0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    log = torch.log(tx)
+    expected = torch.cos(torch.sin(log * tx)) * log
+    assert "prim::DifferentiableGraph" in str(GraphExecutor(graph).graph_for([x]))
+    np.testing.assert_array_equal(y.data, expected.detach().numpy())
+    assert y.requires_grad and not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
