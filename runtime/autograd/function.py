@@ -165,9 +165,10 @@ def accumulate_grad(variable: Any, grad: Any) -> None:
     if variable.grad is None:
         data = grad._data
         # A gradient its producer handed over (see owned_tensor) becomes .grad
-        # as it is, like PyTorch's AccumulateGrad stealing an unshared buffer.
+        # as it is, like PyTorch's AccumulateGrad stealing an unshared buffer
+        # (the Tensor too: made by the producer, only the engine's buffer held it).
         if take_owned(grad):
-            variable.grad = Tensor(data)
+            variable.grad = grad
         else:
             variable.grad = Tensor(data.copy() if hasattr(data, "copy") else data)
     elif (
