@@ -21,23 +21,24 @@ __all__ = ["run_backward", "topological_order"]
 
 def topological_order(roots: Sequence[Node]) -> list[Node]:
     """Every node reachable from ``roots``, each before all the nodes it feeds."""
+    # One dict does both jobs: a node is in it once discovered, and its value
+    # counts the edges into it found so far.
     deps: dict[Node, int] = {}
-    seen: dict[Node, None] = {}
     stack: list[Node] = []
     for root in roots:
-        if root not in seen:
-            seen[root] = None
+        if root not in deps:
+            deps[root] = 0
             stack.append(root)
     while stack:
-        node = stack.pop()
-        for child, _ in node.next_edges:
+        for child, _ in stack.pop().next_edges:
             if child is None:
                 continue
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen[child] = None
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
                 stack.append(child)
-    ready = [node for node in seen if deps.get(node, 0) == 0]
+    ready = [node for node, count in deps.items() if count == 0]
     order: list[Node] = []
     while ready:
         node = ready.pop()
@@ -45,8 +46,9 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
         for child, _ in node.next_edges:
             if child is None:
                 continue
-            deps[child] -= 1
-            if deps[child] == 0:
+            count = deps[child] - 1
+            deps[child] = count
+            if count == 0:
                 ready.append(child)
     return order
 
@@ -164,6 +166,10 @@ def run_backward(
                 for nr, index in captures.get(node, ()):
                     captured[index] = buffer[nr]
             if not runs[node]:
+                continue
+            if type(node) is AccumulateGrad:  # a leaf's sink (most nodes of a training step)
+                if buffer[0] is not None:
+                    accumulate_grad(node.variable, buffer[0])
                 continue
             for grad in buffer:
                 if grad is not None:
