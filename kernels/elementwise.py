@@ -410,6 +410,15 @@ def fast_div(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any
     return None
 
 
+def fast_div_scalar(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """A floating-point tensor divided by a Python number (mean's gradient divides by
+    the element count): NumPy keeps the number weak, so the ufunc gives the tensor's
+    dtype, as PyTorch does and as the general kernel computes it."""
+    if dtypes[0] in _FLOATS:
+        return xp.true_divide, (0, 1)
+    return None
+
+
 def unary_float_fast_path(ufunc: str) -> FastPath:
     """A math function of a floating-point tensor: the ufunc ``xp.<ufunc>`` itself."""
 

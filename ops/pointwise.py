@@ -235,6 +235,7 @@ def _mul_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) 
 kernel("aten::div.Tensor", "aten::div.Scalar")(elementwise.div)
 kernel("aten::div.Tensor_mode", "aten::div.Scalar_mode")(elementwise.div_mode)
 fast_path("aten::div.Tensor")(elementwise.fast_div)
+fast_path("aten::div.Scalar")(elementwise.fast_div_scalar)
 
 _UNKNOWN = object()
 

@@ -192,3 +192,24 @@ def test_a_differentiable_graph_computes_log_of_zero_silently(recwarn: pytest.Wa
     assert "prim::DifferentiableGraph" in str(GraphExecutor(graph).graph_for([x]))
     np.testing.assert_array_equal(y.data, expected.detach().numpy())
     assert y.requires_grad and not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(), (3,)])
+@pytest.mark.parametrize("divisor", ["3", "0", "2.5"])
+def test_a_float_tensor_divided_by_a_number_matches_torch(dtype: str, shape: tuple[int, ...], divisor: str) -> None:
+    """aten::div.Scalar's fast path (the ufunc itself once the tensor's dtype is known)
+    gives torch's dtype and values, a 0-d result included."""
+    kind = "int" if "." not in divisor else "float"
+    graph = parse_ir(
+        f"""graph(%x : Tensor):
+  %n : {kind} = prim::Constant[value={divisor}]()
+  %y : Tensor = aten::div(%x, %n)
+  return (%y)
+"""
+    )
+    data = np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape).astype(dtype)
+    (y,) = GraphExecutor(graph).run([Tensor(data)])
+    expected = torch.div(torch.tensor(data), float(divisor) if kind == "float" else int(divisor))
+    assert y.data.dtype == np.dtype(dtype) and y.data.shape == shape
+    np.testing.assert_array_equal(y.data, expected.numpy())
