@@ -306,11 +306,16 @@ class _Backward:
             given = _restore(grads, self.out_counts, self.out_arrays, op.xp) + self.captured
         # Arrays in, arrays out: df's results are not wrapped in Tensors to be unwrapped here.
         results = self._unpack(op.backward_executor.run_arrays(given, grad_enabled=False))
-        for index, (r, shape, dtype) in enumerate(zip(results, self.shapes, self.dtypes, strict=True)):
+        if len(results) != len(self.shapes):
+            raise ValueError(f"df gave {len(results)} gradients for {len(self.shapes)} edges")
+        for index, r in enumerate(results):
+            if type(r) is numpy.ndarray:  # the common case
+                continue
             if r is None:
+                shape = self.shapes[index]
                 if shape is not None:  # an undefined gradient for an edge that needs one
-                    results[index] = op.xp.zeros(shape, dtype=dtype)
-            elif type(r) is not numpy.ndarray and isinstance(r, numpy.generic):
+                    results[index] = op.xp.zeros(shape, dtype=self.dtypes[index])
+            elif isinstance(r, numpy.generic):
                 results[index] = numpy.asarray(r)  # a NumPy scalar: autograd wants a 0-d array
         return _hand_over(results, given)
 
