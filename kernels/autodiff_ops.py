@@ -101,6 +101,8 @@ def fast_size_if_not_equal(xp: Any, name: str, dtypes: list[Any], constants: lis
 
 
 def _size_if_not_equal(self_size: Any, other_size: Any) -> list[int] | None:
+    if type(self_size) is list and type(other_size) is list and self_size == other_size:
+        return None  # the common case (aten::size gives lists): no copies to compare
     first = list(self_size)
     return None if first == list(other_size) else first
 
