@@ -205,6 +205,12 @@ def fast_expand(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> 
     def broadcast(self: Any, size: Any, implicit: bool = False) -> Any:
         if isinstance(size, int) or -1 in size or len(size) < self.ndim:
             return expand(xp, self, size)
+        if type(self) is numpy.ndarray and self.ndim == 0 and min(size, default=0) >= 0:
+            # A 0-d gradient spread over a shape (mean's and sum's backward): the
+            # read-only all-zero-strides view broadcast_to makes, without its nditer.
+            view = numpy.ndarray(tuple(size), self.dtype, self, 0, (0,) * len(size))
+            view.flags.writeable = False
+            return view
         return xp.broadcast_to(self, tuple(size))
 
     return broadcast, (0, 1)

@@ -213,3 +213,23 @@ def test_a_float_tensor_divided_by_a_number_matches_torch(dtype: str, shape: tup
     expected = torch.div(torch.tensor(data), float(divisor) if kind == "float" else int(divisor))
     assert y.data.dtype == np.dtype(dtype) and y.data.shape == shape
     np.testing.assert_array_equal(y.data, expected.numpy())
+
+
+@pytest.mark.parametrize("size", [[4, 3], [0, 2], []])
+def test_a_zero_dimensional_tensor_expanded_matches_torch(size: list[int]) -> None:
+    """aten::expand of a 0-d tensor (mean's gradient) is a zero-strides view made
+    directly: torch's shape and values, and read-only as NumPy's broadcast views are."""
+    graph = parse_ir(
+        f"""graph(%x : Tensor):
+  %s : int[] = prim::Constant[value={size}]()
+  %f : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::expand(%x, %s, %f)
+  return (%y)
+"""
+    )
+    (y,) = GraphExecutor(graph).run([Tensor(np.array(2.5))])
+    expected = torch.tensor(2.5, dtype=torch.float64).expand(size)
+    assert y.shape == tuple(expected.shape)
+    np.testing.assert_array_equal(y.data, expected.numpy())
+    if size:  # (an expand to [] of a 0-d tensor is the tensor itself)
+        assert not y.data.flags.writeable
