@@ -182,27 +182,32 @@ class DifferentiableGraphOp:
         # One pass over the edges builds the backward node's next edges and input
         # metadata (what FunctionNode.__init__ would work out from Tensors) and the
         # shapes and dtypes of the zeros an undefined gradient becomes.
-        tensor_of = registry.tensor_of
+        by_id = registry._by_id  # (registry.tensor_of, inlined: this loop runs every step)
         next_edges: list[Any] = []
         input_meta: list[Any] = []
         shapes: list[Any] = []
         dtypes: list[Any] = []
         needed = False
         for array in edge_arrays:
-            tensor = tensor_of(array)
-            if tensor is None or not tensor._requires_grad:
+            found = by_id.get(id(array))
+            if found is None or found[1] is not array or not found[0]._requires_grad:
                 next_edges.append(_NO_EDGE)
             else:
                 needed = True
+                tensor = found[0]
                 if tensor._grad_fn is not None:
                     next_edges.append((tensor._grad_fn, tensor._output_nr))
                 else:
                     next_edges.append((AccumulateGrad.of(tensor), 0))
-            shape = getattr(array, "shape", None)
-            dtype = getattr(array, "dtype", None)
+            if type(array) is numpy.ndarray:
+                shape, dtype = array.shape, array.dtype
+                input_meta.append((shape, dtype))
+            else:
+                shape = getattr(array, "shape", None)
+                dtype = getattr(array, "dtype", None)
+                input_meta.append(None if shape is None or dtype is None else (tuple(shape), dtype))
             shapes.append(shape)
             dtypes.append(dtype)
-            input_meta.append(None if shape is None or dtype is None else (tuple(shape), dtype))
         if not needed:
             return real
         captured_inputs = [inputs[i] for i in grad.df_input_captured_inputs]
@@ -210,6 +215,7 @@ class DifferentiableGraphOp:
         captured = captured_inputs + captured_outputs
         # The Tensors behind the captured inputs, for a create_graph backward
         # (the arrays' own autograd history; None: a constant).
+        tensor_of = registry.tensor_of
         input_tensors = [tensor_of(a) for a in captured_inputs]
         if self._flat:
             out_arrays = [outputs[i] for i in grad.df_input_vjps]
@@ -227,7 +233,6 @@ class DifferentiableGraphOp:
         # The outputs df takes gradients for become the node's outputs (attach's
         # work, done here: an edge requires grad and grad mode is on).
         node.num_outputs = len(out_arrays)
-        by_id = registry._by_id
         for index, array in enumerate(out_arrays):
             if _is_array(array):
                 tensor = Tensor(array)
