@@ -191,9 +191,14 @@ class Tensor:
     # ----- differentiable operations ---------------------------------------------
     def _kernel(self, name: str, *args: Any) -> Any:
         raws = [_raw(a) for a in args]
-        if self.xp is not numpy or not all(type(r) is numpy.ndarray or not hasattr(r, "shape") for r in raws):
-            raws = [_on_device(self.xp, raw) for raw in raws]
-        return KERNELS[name](self.xp, *raws)
+        xp = self.xp
+        if xp is not numpy or not all(type(r) is numpy.ndarray or not hasattr(r, "shape") for r in raws):
+            if xp is numpy and self._data.ndim == 0:
+                # A 0-d host tensor (a number) goes to the device of the other operand.
+                xp = next((_array_module(r) for r in raws if _array_module(r) is not numpy
+                           and getattr(r, "ndim", 0) > 0), xp)
+            raws = [_on_device(xp, raw) for raw in raws]
+        return KERNELS[name](xp, *raws)
 
     def __add__(self, other: Any) -> Tensor:
         return _op(

@@ -303,7 +303,8 @@ def test_a_device_tensor_and_a_host_tensor_are_refused_as_pytorch_refuses_them()
     assert str(caught.value) == expected
     with pytest.raises(RuntimeError, match="cpu and cuda:0!"):
         _ = on_host + on_device
-    # A host number (a 0-d array) goes with any device, as a CPU scalar tensor does in torch.
-    scaled = on_device * Tensor(np.array(2.0))
-    assert type(scaled.data) is DeviceArray
-    np.testing.assert_allclose(MARKER.to_host(scaled.data), HOST * 2.0, rtol=1e-15)
+    # A host number (a 0-d array) goes with any device, as a CPU scalar tensor does in torch,
+    # on either side of the operator.
+    for scaled in (on_device * Tensor(np.array(2.0)), Tensor(np.array(2.0)) * on_device):
+        assert type(scaled.data) is DeviceArray
+        np.testing.assert_allclose(MARKER.to_host(scaled.data), HOST * 2.0, rtol=1e-15)
