@@ -48,24 +48,8 @@ import numpy as np  # noqa: E402
 
 LR = 1e-3
 MLP_SIZES = [(256, 256), (256,), (256, 256), (256,), (256, 1), (1,)]
-MLP_GRAPH = """graph(%x : Tensor, %target : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %b2 : Tensor,
-      %w3 : Tensor, %b3 : Tensor):
-  %one : int = prim::Constant[value=1]()
-  %none : NoneType = prim::Constant()
-  %m1 : Tensor = aten::matmul(%x, %w1)
-  %a1 : Tensor = aten::add(%m1, %b1, %one)
-  %h1 : Tensor = aten::tanh(%a1)
-  %m2 : Tensor = aten::matmul(%h1, %w2)
-  %a2 : Tensor = aten::add(%m2, %b2, %one)
-  %h2 : Tensor = aten::tanh(%a2)
-  %m3 : Tensor = aten::matmul(%h2, %w3)
-  %a3 : Tensor = aten::add(%m3, %b3, %one)
-  %y : Tensor = aten::sigmoid(%a3)
-  %d : Tensor = aten::sub(%y, %target, %one)
-  %sq : Tensor = aten::mul(%d, %d)
-  %loss : Tensor = aten::mean(%sq, %none)
-  return (%loss)
-"""
+# The training step's loss, shared with scripts/device_check.py.
+MLP_GRAPH = (Path(__file__).resolve().parents[1] / "examples" / "mlp_loss.ir").read_text()
 
 # (label, how it runs, extra environment) per contender; "how" is the step builder's key.
 NUMPY_DEFAULT = "NumPy by hand, glibc's default allocator"

@@ -32,6 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,24 +57,7 @@ MLP = """graph(%x : Double(64, 32), %w1 : Double(32, 32), %b1 : Double(32), %w2 
 """
 
 # The training step's loss, as benchmarks/executor.py's MLP (any dtype, any size).
-MLP_LOSS = """graph(%x : Tensor, %target : Tensor, %w1 : Tensor, %b1 : Tensor, %w2 : Tensor, %b2 : Tensor,
-      %w3 : Tensor, %b3 : Tensor):
-  %one : int = prim::Constant[value=1]()
-  %none : NoneType = prim::Constant()
-  %m1 : Tensor = aten::matmul(%x, %w1)
-  %a1 : Tensor = aten::add(%m1, %b1, %one)
-  %h1 : Tensor = aten::tanh(%a1)
-  %m2 : Tensor = aten::matmul(%h1, %w2)
-  %a2 : Tensor = aten::add(%m2, %b2, %one)
-  %h2 : Tensor = aten::tanh(%a2)
-  %m3 : Tensor = aten::matmul(%h2, %w3)
-  %a3 : Tensor = aten::add(%m3, %b3, %one)
-  %y : Tensor = aten::sigmoid(%a3)
-  %d : Tensor = aten::sub(%y, %target, %one)
-  %sq : Tensor = aten::mul(%d, %d)
-  %loss : Tensor = aten::mean(%sq, %none)
-  return (%loss)
-"""
+MLP_LOSS = (Path(__file__).resolve().parents[1] / "examples" / "mlp_loss.ir").read_text()
 LR = 1e-3
 
 
