@@ -93,11 +93,21 @@ def fast_grad_sum_to_size(xp: Any, name: str, dtypes: list[Any], constants: list
             return self  # nothing was broadcast (sizes equal: the common case after a matmul)
         return _sum_to(xp, "_grad_sum_to_size", self, size)
 
+    # No size (nothing was broadcast) is the common case: no call for it.
+    grad_sum_to_size_or_same.inline = "{0} if {1} is None else {fn}({0}, {1})"  # type: ignore[attr-defined]
     return grad_sum_to_size_or_same, (0, 1)
 
 
 def fast_size_if_not_equal(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
-    return _size_if_not_equal, (0, 1)
+    return _size_if_not_equal_call, (0, 1)
+
+
+def _size_if_not_equal_call(self_size: Any, other_size: Any) -> list[int] | None:
+    return _size_if_not_equal(self_size, other_size)
+
+
+# Equal sizes (aten::size gives lists) are the common case: no call for them.
+_size_if_not_equal_call.inline = "None if {0} == {1} else {fn}({0}, {1})"  # type: ignore[attr-defined]
 
 
 def _size_if_not_equal(self_size: Any, other_size: Any) -> list[int] | None:

@@ -188,17 +188,21 @@ def _sigmoid(xp: Any, x: Any) -> Any:
     # 1 / (1 + exp(-x)) as ATen computes it: exp overflowing to inf for very
     # negative x gives exactly 0, which is the answer, so NumPy's warning is noise.
     with numpy.errstate(over="ignore"):
-        if getattr(x, "ndim", 0) == 0:
-            return 1.0 / (1.0 + xp.exp(-x))
-        result = xp.negative(x)  # one fresh buffer, then in place
-        xp.exp(result, out=result)
-        xp.add(result, 1.0, out=result)
-        return xp.reciprocal(result, out=result)
+        return _sigmoid_unguarded(xp, x)
+
+
+def _sigmoid_unguarded(xp: Any, x: Any) -> Any:
+    if getattr(x, "ndim", 0) == 0:
+        return 1.0 / (1.0 + xp.exp(-x))
+    result = xp.negative(x)  # one fresh buffer, then in place
+    xp.exp(result, out=result)
+    xp.add(result, 1.0, out=result)
+    return xp.reciprocal(result, out=result)
 
 
 def fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
-    def sigmoid(x: Any) -> Any:
-        return _sigmoid(xp, x)
+    def sigmoid(x: Any) -> Any:  # compiled code has NumPy's warnings off already
+        return _sigmoid_unguarded(xp, x)
 
     if dtypes[0] in _FLOATS:
         return sigmoid, (0,)

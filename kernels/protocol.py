@@ -11,6 +11,13 @@ constant), and returns ``(callable, input positions to pass)`` or None. A
 dtype of ``UNKNOWN_DTYPE`` marks a tensor whose dtype the types do not say; a
 fast path may then return a third element, a guard: the call is only taken
 when the run-time dtypes pass it, the general kernel runs otherwise.
+
+Compiled code runs with NumPy's floating-point warnings off (PyTorch computes
+``exp(1000) = inf`` without a word), so a fast path need not set ``errstate``
+itself. A fast path's callable may carry ``inline``, a Python expression the
+compiled code writes in place of the call: ``{0}``, ``{1}``, ... stand for the
+arguments and ``{fn}`` for the callable itself (a hot call that usually has
+nothing to do, as ``_grad_sum_to_size`` with no size, then costs no call).
 """
 
 from __future__ import annotations

@@ -506,7 +506,16 @@ def numel(xp: Any, self: Any) -> int:
 def fast_sizes(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
     """Sizes need no array namespace: skip the kernel's ``xp`` argument
     (autodiff graphs ask for many sizes, so this is a hot call)."""
-    return (_shape if name == "aten::size" else _numel), (0,)
+    if name == "aten::size":
+        return (_numpy_shape if xp is numpy else _shape), (0,)
+    return _numel, (0,)
+
+
+def _numpy_shape(x: Any) -> list[int]:
+    return list(x.shape)  # NumPy's sizes are ints already (the expression below is this)
+
+
+_numpy_shape.inline = "list({0}.shape)"  # type: ignore[attr-defined]
 
 
 def _numel(x: Any) -> int:

@@ -76,32 +76,42 @@ class ArgumentSpec:
 class SpecKey:
     """A cheap hashable stand-in for an ArgumentSpec, computed on every run.
 
-    It holds the same facts in raw form (dtype objects, ranks, flags), so the
-    executor can find a known plan without building TensorSpecs and dtype
-    names; the full ArgumentSpec is only built when the key is new.
+    It holds the facts a plan depends on in raw form (dtype objects, ranks,
+    flags) for the tensor inputs only: plans are specialized on those alone,
+    as TorchScript's ArgumentSpec records tensors only. The executor finds a
+    known plan without building TensorSpecs and dtype names; the full
+    ArgumentSpec is only built when the key is new.
     """
 
     def __init__(self, graph: Graph) -> None:
-        self.tensor_inputs = [is_specialized_tensor(value.type()) for value in graph.inputs()]
+        self.count = len(graph.inputs())
+        self.tensor_positions = [
+            index for index, value in enumerate(graph.inputs()) if is_specialized_tensor(value.type())
+        ]
 
     def of(self, inputs: Sequence[Any], grad_enabled: bool) -> tuple[Any, ...]:
-        if len(inputs) != len(self.tensor_inputs):
+        if len(inputs) != self.count:
             # ArgumentSpec.of (on the miss) raises the clear error for a wrong count.
             return (len(inputs),)
         key: list[Any] = [grad_enabled]
         append = key.append
-        for is_tensor, given in zip(self.tensor_inputs, inputs, strict=True):
-            if not is_tensor or given is None:
-                append(type(given))
-            elif type(given) is ndarray:  # the common cases first, read without properties
+        for index in self.tensor_positions:
+            given = inputs[index]
+            if type(given) is ndarray:  # the common cases first, read without properties
                 append((given.dtype, given.ndim, False))
             elif type(given) is Tensor:
                 array = given._data
                 append((array.dtype, array.ndim, given._requires_grad and grad_enabled))
+            elif given is None:
+                append(None)
             else:
                 requires_grad = getattr(given, "requires_grad", None)
                 array = given if requires_grad is None else given.data
-                append((getattr(array, "dtype", None), getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
+                dtype = getattr(array, "dtype", None)
+                if dtype is None:  # not a tensor: ArgumentSpec.of names the input on the miss
+                    append(type(given))
+                else:
+                    append((dtype, getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
         return tuple(key)
 
 

@@ -23,8 +23,9 @@ DifferentiableGraph fed by another one is chained in the tape.
 
 from __future__ import annotations
 
+import operator
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -164,6 +165,11 @@ class DifferentiableGraphOp:
         # (PyTorch's SavedVariable with is_output), so gradients reach it.
         vjp_position = {index: p for p, index in enumerate(gradient.df_input_vjps)}
         self._captured_output_nr = [vjp_position.get(i) for i in gradient.df_input_captured_outputs]
+        # The per-run selections of the Gradient's index lists, as C-level getters.
+        self._edge_inputs = _gatherer(gradient.df_output_vjps)
+        self._captured_inputs = _gatherer(gradient.df_input_captured_inputs)
+        self._captured_outputs = _gatherer(gradient.df_input_captured_outputs)
+        self._vjp_outputs = _gatherer(gradient.df_input_vjps)
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         grad = self.gradient
@@ -175,18 +181,17 @@ class DifferentiableGraphOp:
         # Tensor lists are flattened into one edge per element and restored
         # around df (DifferentiableGraphBackward's unpack instructions).
         if self._flat:
-            edge_arrays = [inputs[i] for i in grad.df_output_vjps]
+            edge_arrays = self._edge_inputs(inputs)
             edge_counts: list[int | None] = [None] * len(edge_arrays)
         else:
-            edge_arrays, edge_counts = _flatten([inputs[i] for i in grad.df_output_vjps])
+            edge_arrays, edge_counts = _flatten(self._edge_inputs(inputs))
         # One pass over the edges builds the backward node's next edges and input
-        # metadata (what FunctionNode.__init__ would work out from Tensors) and the
-        # shapes and dtypes of the zeros an undefined gradient becomes.
+        # metadata (what FunctionNode.__init__ would work out from Tensors); the
+        # metadata also gives the shape and dtype of the zeros an undefined
+        # gradient becomes.
         by_id = registry._by_id  # (registry.tensor_of, inlined: this loop runs every step)
         next_edges: list[Any] = []
         input_meta: list[Any] = []
-        shapes: list[Any] = []
-        dtypes: list[Any] = []
         needed = False
         for array in edge_arrays:
             found = by_id.get(id(array))
@@ -198,37 +203,34 @@ class DifferentiableGraphOp:
                 if tensor._grad_fn is not None:
                     next_edges.append((tensor._grad_fn, tensor._output_nr))
                 else:
-                    next_edges.append((AccumulateGrad.of(tensor), 0))
+                    next_edges.append((tensor._grad_accumulator or AccumulateGrad.of(tensor), 0))
             if type(array) is numpy.ndarray:
-                shape, dtype = array.shape, array.dtype
-                input_meta.append((shape, dtype))
+                input_meta.append((array.shape, array.dtype))
             else:
                 shape = getattr(array, "shape", None)
                 dtype = getattr(array, "dtype", None)
                 input_meta.append(None if shape is None or dtype is None else (tuple(shape), dtype))
-            shapes.append(shape)
-            dtypes.append(dtype)
         if not needed:
             return real
-        captured_inputs = [inputs[i] for i in grad.df_input_captured_inputs]
-        captured_outputs = [outputs[i] for i in grad.df_input_captured_outputs]
+        captured_inputs = self._captured_inputs(inputs)
+        captured_outputs = self._captured_outputs(outputs)
         captured = captured_inputs + captured_outputs
         # The Tensors behind the captured inputs, for a create_graph backward
         # (the arrays' own autograd history; None: a constant).
         tensor_of = registry.tensor_of
         input_tensors = [tensor_of(a) for a in captured_inputs]
         if self._flat:
-            out_arrays = [outputs[i] for i in grad.df_input_vjps]
+            out_arrays = self._vjp_outputs(outputs)
             out_counts: list[int | None] = [None] * len(out_arrays)
         else:
-            out_arrays, out_counts = _flatten([outputs[i] for i in grad.df_input_vjps])
+            out_arrays, out_counts = _flatten(self._vjp_outputs(outputs))
         saved = registry.save(captured)
         node = FunctionNode.from_edges(
             "DifferentiableGraphBackward", _no_backward, next_edges, input_meta, differentiable=True
         )
         node.backward_fn = _Backward(
             self, weakref.ref(node), saved, captured, input_tensors, out_counts, out_arrays,
-            edge_counts, shapes, dtypes,
+            edge_counts, input_meta,
         )
         # The outputs df takes gradients for become the node's outputs (attach's
         # work, done here: an edge requires grad and grad mode is on).
@@ -248,6 +250,17 @@ class DifferentiableGraphOp:
 _NO_EDGE = (None, 0)
 
 
+def _gatherer(positions: Sequence[int]) -> Callable[[Sequence[Any]], list[Any]]:
+    """``lambda values: [values[i] for i in positions]``, through operator.itemgetter."""
+    if not positions:
+        return lambda values: []
+    if len(positions) == 1:
+        (only,) = positions
+        return lambda values: [values[only]]
+    getter = operator.itemgetter(*positions)
+    return lambda values: list(getter(values))
+
+
 def _on_device(tensor: Tensor, array: Any) -> Tensor:
     """``tensor``'s device copy ``array`` as a Tensor with its autograd identity
     (an identity backward node: gradients reach ``tensor`` as device arrays, as
@@ -262,9 +275,10 @@ def _on_device(tensor: Tensor, array: Any) -> Tensor:
 def arrays_not_scalars(values: list[Any]) -> list[Any]:
     """NumPy kernels may return a 0-d result as a NumPy scalar; autograd tracks
     arrays by identity, so it becomes a 0-d array once, here (CuPy has no scalars)."""
-    for index, value in enumerate(values):
-        if isinstance(value, numpy.generic):
-            values[index] = numpy.asarray(value)
+    if any(issubclass(kind, numpy.generic) for kind in set(map(type, values))):  # (few distinct types)
+        for index, value in enumerate(values):
+            if isinstance(value, numpy.generic):
+                values[index] = numpy.asarray(value)
     return values
 
 
@@ -285,17 +299,18 @@ class _Backward:
 
     __slots__ = (
         "op", "node", "saved", "captured", "input_tensors", "out_counts", "out_arrays",
-        "edge_counts", "shapes", "dtypes",
+        "edge_counts", "input_meta",
     )
 
     def __init__(
         self, op: DifferentiableGraphOp, node: weakref.ref[FunctionNode], saved: SavedValues | None,
         captured: list[Any], input_tensors: list[Tensor | None], out_counts: list[int | None],
-        out_arrays: list[Any], edge_counts: list[int | None], shapes: list[Any], dtypes: list[Any],
+        out_arrays: list[Any], edge_counts: list[int | None], input_meta: list[Any],
     ) -> None:
         self.op, self.node, self.saved, self.captured = op, node, saved, captured
         self.input_tensors, self.out_counts, self.out_arrays = input_tensors, out_counts, out_arrays
-        self.edge_counts, self.shapes, self.dtypes = edge_counts, shapes, dtypes
+        # (shape, dtype) per edge, None for a value that is not an array.
+        self.edge_counts, self.input_meta = edge_counts, input_meta
 
     def __call__(self, grad_outputs: list[Any]) -> list[Any]:
         op = self.op
@@ -311,15 +326,15 @@ class _Backward:
             given = _restore(grads, self.out_counts, self.out_arrays, op.xp) + self.captured
         # Arrays in, arrays out: df's results are not wrapped in Tensors to be unwrapped here.
         results = self._unpack(op.backward_executor.run_arrays(given, grad_enabled=False))
-        if len(results) != len(self.shapes):
-            raise ValueError(f"df gave {len(results)} gradients for {len(self.shapes)} edges")
+        if len(results) != len(self.input_meta):
+            raise ValueError(f"df gave {len(results)} gradients for {len(self.input_meta)} edges")
         for index, r in enumerate(results):
             if type(r) is numpy.ndarray:  # the common case
                 continue
             if r is None:
-                shape = self.shapes[index]
-                if shape is not None:  # an undefined gradient for an edge that needs one
-                    results[index] = op.xp.zeros(shape, dtype=self.dtypes[index])
+                meta = self.input_meta[index]
+                if meta is not None:  # an undefined gradient for an edge that needs one
+                    results[index] = op.xp.zeros(meta[0], dtype=meta[1])
             elif isinstance(r, numpy.generic):
                 results[index] = numpy.asarray(r)  # a NumPy scalar: autograd wants a 0-d array
         return _hand_over(results, given)
@@ -350,8 +365,8 @@ class _Backward:
             given = _restore(list(grad_outputs), self.out_counts, self.out_arrays, op.xp, Tensor) + captured
         results = self._unpack(op.backward_executor.run_on_device(given, grad_enabled=True))
         return [
-            r if r is not None or shape is None else Tensor(op.xp.zeros(shape, dtype=dtype))
-            for r, shape, dtype in zip(results, self.shapes, self.dtypes, strict=True)
+            r if r is not None or meta is None else Tensor(op.xp.zeros(meta[0], dtype=meta[1]))
+            for r, meta in zip(results, self.input_meta, strict=True)
         ]
 
     def _own_output(self, node: FunctionNode | None, k: int, array: Any) -> Tensor:
@@ -422,7 +437,7 @@ def _hand_over(results: list[Any], given: list[Any]) -> list[Any]:
     """The results as Tensors; those df created itself (not one of its inputs, as
     an identity gradient passes its input through, not a view, not repeated) are
     handed over as owned, so accumulating them into an empty .grad keeps the array."""
-    seen = {id(v) for v in given}
+    seen = set(map(id, given))
     tensors: list[Any] = []
     for result in results:
         if result is None:

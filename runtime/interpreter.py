@@ -351,9 +351,13 @@ class _CodeWriter:
         inputs = node.inputs()
         names = [self.name(inputs[i]) for i in positions]
         fn = self.global_("f", call)
+        inline = getattr(call, "inline", None)
+        if inline is not None:  # an expression in place of the call (see kernels/protocol.py)
+            return "(" + inline.format(*names, fn=fn) + ")"
         plain = f"{fn}({', '.join(names)})"
         xp = self.backend.xp
-        is_matmul = call is xp.matmul
+        # A product returns a new array as a ufunc does (``fresh_result``: a wrapper saying so).
+        is_matmul = call is xp.matmul or getattr(call, "fresh_result", False)
         elementwise = (
             not is_matmul and getattr(call, "nout", None) == 1 and getattr(call, "signature", None) is None
         )

@@ -69,9 +69,16 @@ class Tensor:
     # True on a backward function's fresh gradient whose array nothing else holds
     # (autograd.function.owned_tensor): the first .grad it reaches keeps the array.
     _owns_data = False
+    # Autograd metadata of a fresh Tensor, as class defaults (autograd makes many
+    # Tensors per step; an instance gets its own value when one is set).
+    _requires_grad = False
+    _grad_fn: FunctionNode | None = None
+    _output_nr = 0
+    _grad_accumulator: Any = None
+    grad: Tensor | None = None
 
     def __init__(self, array: Any, requires_grad: bool = False) -> None:
-        if type(array) is numpy.ndarray:  # the common case, checked first: autograd makes many
+        if type(array) is numpy.ndarray:  # the common case, checked first
             self.xp = numpy
         else:
             if isinstance(array, Tensor):
@@ -80,11 +87,6 @@ class Tensor:
                 array = numpy.asarray(array)
             self.xp = _array_module(array)
         self._data = array
-        self._requires_grad = False
-        self._grad_fn: FunctionNode | None = None
-        self._output_nr = 0
-        self._grad_accumulator: Any = None
-        self.grad: Tensor | None = None
         if requires_grad:
             self.requires_grad = True
 
