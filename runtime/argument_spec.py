@@ -13,7 +13,9 @@ batch of 65 share a plan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -88,31 +90,48 @@ class SpecKey:
         self.tensor_positions = [
             index for index, value in enumerate(graph.inputs()) if is_specialized_tensor(value.type())
         ]
+        self._select = _selector(self.tensor_positions)
 
     def of(self, inputs: Sequence[Any], grad_enabled: bool) -> tuple[Any, ...]:
         if len(inputs) != self.count:
             # ArgumentSpec.of (on the miss) raises the clear error for a wrong count.
             return (len(inputs),)
+        values = self._select(inputs)
+        kinds = tuple(map(type, values))
+        if _PLAIN_KINDS.issuperset(kinds):
+            # Arrays, Tensors and None (the common case): the facts read in C
+            # loops (map), not a Python loop per input.
+            dtypes = tuple(map(getattr, values, _DTYPE, _NONE))
+            ranks = tuple(map(getattr, values, _NDIM, _NONE))
+            flags = tuple(map(getattr, values, _REQUIRES_GRAD, _FALSE)) if grad_enabled else None
+            return (grad_enabled, kinds, dtypes, ranks, flags)
         key: list[Any] = [grad_enabled]
         append = key.append
-        for index in self.tensor_positions:
-            given = inputs[index]
-            if type(given) is ndarray:  # the common cases first, read without properties
-                append((given.dtype, given.ndim, False))
-            elif type(given) is Tensor:
-                array = given._data
-                append((array.dtype, array.ndim, given._requires_grad and grad_enabled))
-            elif given is None:
-                append(None)
+        for given in values:
+            requires_grad = getattr(given, "requires_grad", None)
+            array = given if requires_grad is None else given.data
+            dtype = getattr(array, "dtype", None)
+            if dtype is None:  # not a tensor: ArgumentSpec.of names the input on the miss
+                append(type(given))
             else:
-                requires_grad = getattr(given, "requires_grad", None)
-                array = given if requires_grad is None else given.data
-                dtype = getattr(array, "dtype", None)
-                if dtype is None:  # not a tensor: ArgumentSpec.of names the input on the miss
-                    append(type(given))
-                else:
-                    append((dtype, getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
+                append((dtype, getattr(array, "ndim", None), bool(requires_grad) and grad_enabled))
         return tuple(key)
+
+
+_PLAIN_KINDS = frozenset({ndarray, Tensor, type(None)})
+# Endless argument streams for map(getattr, values, names, defaults).
+_DTYPE, _NDIM, _REQUIRES_GRAD = itertools.repeat("dtype"), itertools.repeat("ndim"), itertools.repeat("_requires_grad")
+_NONE, _FALSE = itertools.repeat(None), itertools.repeat(False)
+
+
+def _selector(positions: Sequence[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """``lambda values: [values[i] for i in positions]`` as a C-level getter."""
+    if not positions:
+        return lambda values: ()
+    if len(positions) == 1:
+        (only,) = positions
+        return lambda values: (values[only],)
+    return operator.itemgetter(*positions)
 
 
 def is_specialized_tensor(type_: Type) -> bool:

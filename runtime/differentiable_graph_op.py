@@ -185,16 +185,13 @@ class DifferentiableGraphOp:
             edge_counts: list[int | None] = [None] * len(edge_arrays)
         else:
             edge_arrays, edge_counts = _flatten(self._edge_inputs(inputs))
-        # One pass over the edges builds the backward node's next edges and input
-        # metadata (what FunctionNode.__init__ would work out from Tensors); the
-        # metadata also gives the shape and dtype of the zeros an undefined
-        # gradient becomes.
-        by_id = registry._by_id  # (registry.tensor_of, inlined: this loop runs every step)
+        # The backward node's next edges and input metadata (what
+        # FunctionNode.__init__ would work out from Tensors); the metadata also
+        # gives the shape and dtype of the zeros an undefined gradient becomes.
+        by_id = registry._by_id  # (registry.tensor_of, inlined: this runs every step)
         next_edges: list[Any] = []
-        input_meta: list[Any] = []
         needed = False
-        for array in edge_arrays:
-            found = by_id.get(id(array))
+        for array, found in zip(edge_arrays, map(by_id.get, map(id, edge_arrays)), strict=True):
             if found is None or found[1] is not array or not found[0]._requires_grad:
                 next_edges.append(_NO_EDGE)
             else:
@@ -204,14 +201,12 @@ class DifferentiableGraphOp:
                     next_edges.append((tensor._grad_fn, tensor._output_nr))
                 else:
                     next_edges.append((tensor._grad_accumulator or AccumulateGrad.of(tensor), 0))
-            if type(array) is numpy.ndarray:
-                input_meta.append((array.shape, array.dtype))
-            else:
-                shape = getattr(array, "shape", None)
-                dtype = getattr(array, "dtype", None)
-                input_meta.append(None if shape is None or dtype is None else (tuple(shape), dtype))
         if not needed:
             return real
+        if _ARRAYS_ONLY.issuperset(map(type, edge_arrays)):  # the common case, read in C loops
+            input_meta: list[Any] = list(zip(map(_SHAPE, edge_arrays), map(_DTYPE, edge_arrays), strict=True))
+        else:
+            input_meta = [_meta(array) for array in edge_arrays]
         captured_inputs = self._captured_inputs(inputs)
         captured_outputs = self._captured_outputs(outputs)
         captured = captured_inputs + captured_outputs
@@ -248,6 +243,15 @@ class DifferentiableGraphOp:
 
 
 _NO_EDGE = (None, 0)
+_ARRAYS_ONLY = frozenset({numpy.ndarray})
+_SHAPE, _DTYPE = operator.attrgetter("shape"), operator.attrgetter("dtype")
+
+
+def _meta(array: Any) -> tuple[tuple[int, ...], Any] | None:
+    """An edge's (shape, dtype), None for a value that is not an array."""
+    shape = getattr(array, "shape", None)
+    dtype = getattr(array, "dtype", None)
+    return None if shape is None or dtype is None else (tuple(shape), dtype)
 
 
 def _gatherer(positions: Sequence[int]) -> Callable[[Sequence[Any]], list[Any]]:
