@@ -6,7 +6,8 @@ phases, the autodiff passes and ``differentiate``'s named steps. The text is
 the function's docstring followed by its module's (which usually explains
 the idea with an example). A name used twice, like ``EliminateDeadCode``
 (a graph pass, and a step of differentiate on the reverse block), gets both
-texts, each under a heading.
+texts, each under a heading. The text is rewritten for people learning
+autodiff (doc_text.for_people: no return values or argument notes, Markdown).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from gradview.ir.passes import PASSES, eliminate_dead_code
 from gradview.runtime.argument_spec import specialize_types
 from gradview.runtime.executor import pack_gradient
 from gradview.runtime.pass_trace import normalize_pass_name
+
+from .doc_text import for_people
 
 __all__ = ["pass_doc"]
 
@@ -75,10 +78,14 @@ def _sources() -> dict[str, list[tuple[str | None, Callable[..., Any] | str]]]:
 def _text(source: Callable[..., Any] | str) -> str:
     if isinstance(source, str):
         return source
-    parts = [inspect.cleandoc(source.__doc__ or "")]
+    try:
+        parameters = list(inspect.signature(source).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    parts = [for_people(inspect.cleandoc(source.__doc__ or ""), parameters)]
     module = sys.modules.get(source.__module__)
     if module is not None and module.__doc__:
-        parts.append(inspect.cleandoc(module.__doc__))
+        parts.append(for_people(inspect.cleandoc(module.__doc__), parameters))
     return "\n\n".join(part for part in parts if part)
 
 
@@ -96,5 +103,5 @@ def _docs() -> dict[str, str]:
 
 
 def pass_doc(pass_name: str) -> str:
-    """Plain-text explanation of the pass or step called ``pass_name`` ('' if unknown)."""
+    """The explanation of the pass or step called ``pass_name``, as Markdown ('' if unknown)."""
     return _docs().get(normalize_pass_name(pass_name), "")

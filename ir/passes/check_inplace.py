@@ -8,7 +8,7 @@ used in an in-place operation"). This pass checks every node, nested ones
 included, and raises :class:`InplaceError` naming the first node that writes
 to such an input, directly or through a view of it (``aten::t``,
 ``aten::view``... whose schema says the result shares the input's memory).
-It never changes the graph and always returns False.
+It only looks: the graph is never changed.
 
 An input "requires grad" when its type says so or says nothing
 (:meth:`Value.requires_grad`): ``Float(3, requires_grad=0)`` may be written
