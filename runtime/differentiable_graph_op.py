@@ -36,6 +36,7 @@ from gradview.ir import TensorType
 from .autograd.function import AccumulateGrad, FunctionNode, attach, owned_tensor
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
+from .trace_types import GraphName
 
 __all__ = [
     "MODIFIED_MESSAGE", "DifferentiableGraphOp", "SavedValues", "TensorRegistry", "arrays_not_scalars", "memory_base",
@@ -131,7 +132,7 @@ class DifferentiableGraphOp:
     """Callable the interpreter uses for one ``prim::DifferentiableGraph`` node."""
 
     def __init__(
-        self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: Any = "backward",
+        self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: GraphName | None = None,
         name: str | None = None, autodiff_subgraph_inlining: bool = True, nested: bool = False,
     ) -> None:
         from .executor import GraphExecutor  # noqa: PLC0415 - the executor builds these ops
@@ -148,7 +149,8 @@ class DifferentiableGraphOp:
         # it, specialized on which incoming gradients are undefined (and, under
         # create_graph, on which of them require grad).
         self.backward_executor = GraphExecutor(
-            gradient.df, backend=backend, trace=trace, which=which,
+            gradient.df, backend=backend, trace=trace,
+            which=GraphName.backward_executor(0) if which is None else which,
             autodiff_subgraph_inlining=autodiff_subgraph_inlining,
         )
         self.registry: TensorRegistry | None = None

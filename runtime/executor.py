@@ -14,9 +14,10 @@ seeds' pipeline, in order:
     InlineAutodiffSubgraphs; otherwise runNondiffOptimization;
     and a final EliminateDeadCode.
 
-Every step is reported to an optional trace (``trace.record(name, graph,
-which=..., changed=..., seconds=..., annotations=...)``), which is how the
-viewer replays the compilation.
+Every step is reported to an optional trace, a
+:class:`~gradview.runtime.trace_types.Recorder` (``trace.record(name, graph,
+which=GraphName..., changed=..., seconds=..., annotations=...)``), which is how
+the viewer replays the compilation.
 """
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
 from .eager_ops import eager_op_for, inplace_op_for, passes_values_through
 from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
 from .tensor import Tensor
+from .trace_types import (
+    AutodiffSubgraphNotes,
+    AutogradZeroNotes,
+    GraphName,
+    InlinedSubgraphNotes,
+    Recorder,
+)
 
 __all__ = [
     "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "ExecutionPlan", "GraphExecutor", "GraphExecutorState", "pack_gradient",
@@ -105,7 +113,7 @@ class GraphExecutorState:
 class _Steps:
     """Times each compile step and reports it to the trace, if any."""
 
-    def __init__(self, trace: Any, graph_of: Callable[[], Graph], which: Any = "main") -> None:
+    def __init__(self, trace: Recorder | None, graph_of: Callable[[], Graph], which: GraphName) -> None:
         self.trace = trace
         self.graph_of = graph_of
         self.which = which
@@ -114,21 +122,23 @@ class _Steps:
         self,
         name: str,
         step: Callable[[], Any],
-        which: Any = None,
+        which: GraphName | None = None,
         graph: Graph | None = None,
-        annotate: Callable[[Any], dict[str, Any]] | None = None,
+        annotate: Callable[[Any], Any] | None = None,
     ) -> Any:
+        """Run ``step`` and record it; ``annotate(result)`` returns the step's
+        annotation dataclass (:mod:`gradview.runtime.trace_types`)."""
         start = time.perf_counter()
         result = step()
         if self.trace is not None:
             self.trace.record(
                 name, graph if graph is not None else self.graph_of(), which=which or self.which,
                 changed=bool(result) if isinstance(result, bool) else True,
-                seconds=time.perf_counter() - start, annotations=annotate(result) if annotate else {},
+                seconds=time.perf_counter() - start, annotations=annotate(result) if annotate else None,
             )
         return result
 
-    def recorder(self, graph: Graph, which: Any = None) -> Callable[[str, bool], None] | None:
+    def recorder(self, graph: Graph, which: GraphName | None = None) -> Callable[[str, bool], None] | None:
         """A ``record(name, changed)`` callback for the pipelines' inner passes."""
         if self.trace is None:
             return None
@@ -137,19 +147,10 @@ class _Steps:
 
         def record(name: str, changed: bool) -> None:
             now = time.perf_counter()
-            self.trace.record(name, graph, which=which, changed=changed, seconds=now - last[0], annotations={})
+            self.trace.record(name, graph, which=which, changed=changed, seconds=now - last[0])
             last[0] = now
 
         return record
-
-
-def _generic_autodiff_recorder(trace: Any, index: int) -> Callable[..., None]:
-    def record(name: str, gradient: Gradient, _rev: Any, changed: bool) -> None:
-        trace.record(name, gradient.f, which=("forward", index), changed=changed, seconds=0.0, annotations={})
-        if gradient.df is not None:
-            trace.record(name, gradient.df, which=("backward", index), changed=changed, seconds=0.0, annotations={})
-
-    return record
 
 
 def _may_hold_tensor(type_: Any) -> bool:
@@ -258,17 +259,17 @@ class GraphExecutor:
         self,
         graph: Graph,
         optimize: bool = True,
-        trace: Any = None,
+        trace: Recorder | None = None,
         autodiff_subgraph_inlining: bool = True,
         backend: str = "numpy",
-        which: Any = "main",
+        which: GraphName | None = None,
         autodiff: AutodiffMode | str | None = None,
     ) -> None:
         self.graph = graph
         # Which ops CreateAutodiffSubgraphs and differentiate take: PyTorch's
         # (the default) or gradview's extended set.
         self.autodiff = autodiff_mode(autodiff)
-        self.which = which
+        self.which = GraphName.main() if which is None else GraphName.of(which)
         self.optimize = optimize
         self.trace = trace
         self.autodiff_subgraph_inlining = autodiff_subgraph_inlining
@@ -435,9 +436,8 @@ class GraphExecutor:
     def compile_spec(self, spec: ArgumentSpec) -> ExecutionPlan:
         copies: dict[Any, Any] = {}
         graph = self.graph.copy(copies)
-        inherit_ids = getattr(self.trace, "inherit_ids", None)
-        if inherit_ids is not None:
-            inherit_ids(copies)  # the trace shows the working copy as the same nodes
+        if self.trace is not None:
+            self.trace.inherit_ids(copies)  # the trace shows the working copy as the same nodes
         steps = _Steps(self.trace, lambda: graph, self.which)
         steps.run("specializeTypes", lambda: specialize_types(graph, spec))
         steps.run("Inline", lambda: inline(graph))
@@ -446,7 +446,7 @@ class GraphExecutor:
         steps.run(
             "specializeAutogradZero",
             lambda: specialize_autograd_zero(graph, states),
-            annotate=lambda _: {"autograd_zero": dict(states)},
+            annotate=lambda _: AutogradZeroNotes(dict(states)),
         )
         steps.run("LowerSimpleTuples", lambda: lower_simple_tuples(graph))
         steps.run("ConstantPooling", lambda: constant_pooling(graph))
@@ -456,7 +456,7 @@ class GraphExecutor:
         steps.run("PropagateRequiresGrad", lambda: propagate_requires_grad(graph))
         run_optimization(graph, record=steps.recorder(graph))
         gradients: list[Gradient] = []
-        dg_number: dict[Node, int] = {}  # DifferentiableGraph node -> k, as the trace's ("forward", k) names it
+        dg_number: dict[Node, int] = {}  # DifferentiableGraph node -> k, as GraphName.forward(k) names it
         if needs_gradient(graph, spec.grad_enabled):
             node_threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if self.autodiff_subgraph_inlining else 1
             inline_threshold = AUTODIFF_SUBGRAPH_INLINE_THRESHOLD if self.autodiff_subgraph_inlining else 1
@@ -465,11 +465,9 @@ class GraphExecutor:
             diff_nodes = steps.run(
                 "CreateAutodiffSubgraphs",
                 lambda: create_autodiff_subgraphs(graph, node_threshold, excluded=excluded, mode=self.autodiff),
-                annotate=lambda nodes: {
-                    "differentiable_graphs": {node: k for k, node in enumerate(nodes)},
-                    "excluded": excluded,
-                    "autodiff_mode": self.autodiff.value,
-                },
+                annotate=lambda nodes: AutodiffSubgraphNotes(
+                    {node: k for k, node in enumerate(nodes)}, excluded, self.autodiff.value
+                ),
             )
             dg_number.update((node, k) for k, node in enumerate(diff_nodes))
             for index, node in enumerate(diff_nodes):
@@ -479,7 +477,7 @@ class GraphExecutor:
             steps.run(
                 "InlineAutodiffSubgraphs",
                 lambda: inline_autodiff_subgraphs(graph, inline_threshold, inlined=inlined),
-                annotate=lambda _: {"inlined": inlined},
+                annotate=lambda _: InlinedSubgraphNotes(inlined),
             )
         else:
             run_nondiff_optimization(graph, record=steps.recorder(graph))
@@ -498,7 +496,7 @@ class GraphExecutor:
                 k = dg_number.get(node, len(ops))
                 # The inlining switch reaches df's executor, as TorchScript's global one does.
                 op = DifferentiableGraphOp(
-                    _gradient_of(node), self.backend, trace=self.trace, which=("backward executor", k),
+                    _gradient_of(node), self.backend, trace=self.trace, which=GraphName.backward_executor(k),
                     autodiff_subgraph_inlining=self.autodiff_subgraph_inlining, nested=True,
                 )
                 ops.append(op)
@@ -534,11 +532,8 @@ class GraphExecutor:
         return ExecutionPlan(graph, code, spec, gradients, ops, writes_in_place=writes_in_place[0])
 
     def _differentiate_node(self, node: Node, index: int, steps: _Steps) -> Gradient:
-        forward = ("forward", index)
-        record = None
-        if self.trace is not None:
-            make = getattr(self.trace, "autodiff_recorder", None)
-            record = make(index) if make is not None else _generic_autodiff_recorder(self.trace, index)
+        forward = GraphName.forward(index)
+        record = self.trace.autodiff_recorder(index) if self.trace is not None else None
         gradient = differentiate(node.g("Subgraph"), record, mode=self.autodiff)
         f = gradient.f
         steps.run("PropagateInputShapes", lambda: propagate_input_shapes(f), which=forward, graph=f)

@@ -24,19 +24,26 @@ with a graph becomes one step, named after the pass the header says just ran:
 * ``After X, before Y`` / ``After X`` / ``After X: `` / ``After X (end of ...)`` -> ``X``;
 * ``Before X (beginning of F)`` -> ``F`` (the graph as F starts);
 * ``Forward graph:`` / ``Backward graph:`` -> ``Differentiate``, on
-  ``("forward", k)`` / ``("backward", k)``; the dumps between ``Optimizing diff
-  node k`` and ``Finished optimizing diff node k`` show ``("forward", k)``,
-  except the profiling executor's dumps of the whole graph there
-  (``Optimizing diff node k in graph(...)``, ``After guardDifferentiableGraph``);
+  ``GraphName.forward(k)`` / ``GraphName.backward(k)``; the dumps between
+  ``Optimizing diff node k`` and ``Finished optimizing diff node k`` show
+  ``GraphName.forward(k)``, except the profiling executor's dumps of the whole
+  graph there (``Optimizing diff node k in graph(...)``, ``After guardDifferentiableGraph``);
 * ``After compileSpec optimizations:`` -> ``compileSpec``;
 * anything else (``NoOpt Graph:``, ``Profiled Graph:``) -> the header itself.
 
 Messages without a graph (``[UPDATE ...] Node ... will be removed``) are kept in
-the next step's ``annotations["log"]``. ``changed`` is whether the text differs
+the next step's ``annotations[Note.LOG]``. ``changed`` is whether the text differs
 from the previous step of the same graph. Each step's annotations also carry
-the header (``"header"``), the compilation number and the log line; on the
+the header (``Note.HEADER``), the compilation number and the log line; on the
 profiling executor a compilation is one executor (``Running
 ProfilingGraphExecutorImpl 0x...`` names it before each run).
+
+Each graph is named by its role and its compilation: the first compilation's
+graphs are ``main``, ``forward k``, ``backward k``; a later one's carry its
+number (``main (compilation 2)``: on the legacy executor, typically the
+backward graph's own executor). Consecutive dumps of one graph are matched
+structurally (:mod:`gradview.runtime.graph_match`), so a node keeps its id
+from dump to dump and an unchanged dump reads ``+0 -0``.
 """
 
 from __future__ import annotations
@@ -46,7 +53,9 @@ from dataclasses import dataclass
 
 from gradview.ir import Graph, IRParseError, parse_ir
 
-from .pass_trace import PassTrace, TraceFormatError, Which
+from .graph_match import match_graphs
+from .pass_trace import PassTrace, TraceFormatError
+from .trace_types import GraphName, Note
 
 __all__ = ["JitLogError", "LogMessage", "parse_jit_log", "load_jit_log", "split_messages", "pass_name_of"]
 
@@ -156,8 +165,7 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
     compilation = 0
     diff_node: int | None = None
     pending_log: list[str] = []
-    last_text: dict[tuple[int, Which], str] = {}
-    parsed: dict[str, Graph] = {}  # passes that change nothing dump the same text again
+    last: dict[GraphName, tuple[str, Graph]] = {}  # each graph's previous dump: text, parsed
     executors: dict[str, int] = {}  # profiling executor's address -> its compilation number
     running: list[int] = []  # profiling executors whose plan is being made, innermost last
     messages = split_messages(text)
@@ -194,40 +202,43 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
         match = _DIFF_NODE.match(header)
         if match:  # "Optimizing diff node k in graph(...)": the whole graph, before k's turn
             diff_node = int(match[1])
-        which: Which = "main"
+        number = compilation if compilation > 1 else None  # the first compilation's graphs go unnumbered
+        which = GraphName.main(number)
         if header.startswith("Backward graph"):
-            which = ("backward", diff_node or 0)
+            which = GraphName.backward(diff_node or 0, number)
         elif diff_node is not None and not header.startswith(_WHOLE_GRAPH_HEADERS):
-            which = ("forward", diff_node)
-        graph = parsed.get(message.graph)
-        if graph is None:
+            which = GraphName.forward(diff_node, number)
+        previous = last.get(which)
+        if previous is not None and previous[0] == message.graph:
+            graph = previous[1]  # passes that change nothing dump the same text again
+        else:
             try:
-                graph = parsed[message.graph] = parse_ir(message.graph)
+                graph = parse_ir(message.graph)
             except IRParseError as exc:
                 line = message.line + exc.line - (0 if header and not _INLINE_GRAPH.search(header) else 1)
                 raise JitLogError(
                     f"{source}:{line}: cannot parse the graph dumped after {header!r}: {exc.message}"
                 ) from None
-        key = (compilation, which)
-        previous = last_text.get(key)
+            if previous is not None:
+                trace.inherit_ids(match_graphs(previous[1], graph))
         annotations: dict[str, object] = {
-            "header": header,
-            "compilation": compilation,
-            "log_line": message.line,
+            Note.HEADER: header,
+            Note.COMPILATION: compilation,
+            Note.LOG_LINE: message.line,
         }
         if pending_log:
-            annotations["log"] = list(pending_log)
+            annotations[Note.LOG] = list(pending_log)
             pending_log.clear()
         step = trace.record(
             name,
             graph,
             which=which,
-            changed=previous is not None and previous != message.graph,
+            changed=previous is not None and previous[0] != message.graph,
             seconds=0.0,
             annotations=annotations,
         )
         assert step is not None
-        last_text[key] = message.graph
+        last[which] = (message.graph, graph)
         if running and header.startswith(_PLAN_DONE):  # back to the executor that ran this one
             running.pop()
             compilation = running[-1] if running else compilation

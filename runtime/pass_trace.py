@@ -13,13 +13,15 @@ a pass gets a new id. Snapshots are trees of immutable records
 did not change since the trace last saw it is stored once, however many steps
 show it.
 
-``which`` names the graph a step shows: ``"main"``, ``("forward", k)`` or
-``("backward", k)`` for the k-th differentiable subgraph, or any other label.
-A disabled trace (``PassTrace(enabled=False)`` or :data:`NULL_TRACE`) records
+``which`` names the graph a step shows, a :class:`GraphName` (``main``,
+``forward k``, ``backward k`` or ``backward executor k``); ``record`` also takes
+the legacy spellings ``"main"`` and ``("forward", k)``. :class:`PassTrace` is
+the :class:`~gradview.runtime.trace_types.Recorder` the executor and
+``differentiate`` call. A disabled trace (``PassTrace(enabled=False)`` or :data:`NULL_TRACE`) records
 nothing and costs one attribute test per call.
 
 Traces save to and load from versioned JSON (``{"format": "gradview-trace",
-"version": 1, ...}``); a file that is not such a trace raises
+"version": 2, ...}``; version 1 files, with legacy graph names, still load); a file that is not such a trace raises
 :class:`TraceFormatError`, a ``ValueError`` with a one-line message.
 """
 
@@ -36,12 +38,14 @@ from typing import TYPE_CHECKING, Any
 from gradview.ir.attributes import AttributeKind, format_attribute
 
 from .trace_records import BlockRecord, NodeRecord, ValueRecord, print_record, walk_records
+from .trace_types import MAIN_GRAPH, GraphName, Note, notes_dict
 
 if TYPE_CHECKING:
     from gradview.ir import Block, Graph, Node, Value
 
 __all__ = [
     "FORMAT",
+    "GraphName",
     "NULL_TRACE",
     "VERSION",
     "PassTrace",
@@ -49,12 +53,14 @@ __all__ = [
     "TraceFormatError",
     "Which",
     "normalize_pass_name",
+    "which_label",
 ]
 
 FORMAT = "gradview-trace"
-VERSION = 1
+VERSION = 2
+_READS = (1, 2)  # versions this gradview loads
 
-Which = str | tuple[str, int]
+Which = GraphName  # the old name of the type
 
 
 class TraceFormatError(ValueError):
@@ -66,10 +72,9 @@ def normalize_pass_name(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
-def which_label(which: Which) -> str:
-    if isinstance(which, tuple):
-        return f"{which[0]} {which[1]}"
-    return str(which)
+def which_label(which: GraphName | str | tuple[str, int]) -> str:
+    """The printed form of a graph name (``main``, ``forward 0``): what ``==`` headers show."""
+    return str(GraphName.of(which))
 
 
 @dataclass(frozen=True, eq=True)
@@ -78,11 +83,15 @@ class Step:
 
     index: int
     pass_name: str
-    which: Which
+    which: GraphName
     graph: BlockRecord
     changed: bool
     seconds: float
     annotations: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.which, GraphName):  # a legacy spelling ("main", ("forward", k))
+            object.__setattr__(self, "which", GraphName.of(self.which))
 
     def text(self) -> str:
         """The graph in TorchScript's textual IR (parses back with :func:`gradview.ir.parse_ir`)."""
@@ -156,7 +165,7 @@ class PassTrace:
         """The autodiff mode the executor sliced with ("torch" or "extended"), as its
         CreateAutodiffSubgraphs step recorded it; None when no step says (a JIT log)."""
         for step in self.steps:
-            mode = step.annotations.get("autodiff_mode")
+            mode = step.annotations.get(Note.AUTODIFF_MODE)
             if isinstance(mode, str):
                 return mode
         return None
@@ -266,26 +275,27 @@ class PassTrace:
         pass_name: str,
         graph: Graph,
         *,
-        which: Which = "main",
+        which: GraphName | str | tuple[str, int] = MAIN_GRAPH,
         changed: bool = True,
         seconds: float = 0.0,
-        annotations: dict[str, Any] | None = None,
+        annotations: Any = None,
     ) -> Step | None:
-        """Append a snapshot of ``graph`` after ``pass_name``; returns the step (None when disabled)."""
+        """Append a snapshot of ``graph`` after ``pass_name``; returns the step (None when disabled).
+
+        ``annotations`` is a mapping keyed by :class:`Note` or an annotation
+        dataclass (:mod:`gradview.runtime.trace_types`)."""
         if not self.enabled:
             return None
         if len(self._ids) > self._prune_at:
             self._prune()
-        if isinstance(which, list):
-            which = tuple(which)  # type: ignore[assignment]
         step = Step(
             index=len(self.steps),
             pass_name=pass_name,
-            which=which,
+            which=GraphName.of(which),
             graph=self.snapshot(graph),
             changed=bool(changed),
             seconds=float(seconds),
-            annotations=self._plain(annotations) if annotations else {},
+            annotations=self._plain(notes_dict(annotations)) if annotations else {},
         )
         self.steps.append(step)
         return step
@@ -312,7 +322,9 @@ class PassTrace:
                 pass
         return repr(obj)
 
-    def pipeline_recorder(self, graph: Graph, which: Which = "main") -> Callable[[str, bool], None] | None:
+    def pipeline_recorder(
+        self, graph: Graph, which: GraphName = MAIN_GRAPH
+    ) -> Callable[[str, bool], None] | None:
         """A ``record(name, changed)`` callback for the pipelines in :mod:`gradview.ir.passes.pipelines`.
 
         A step's time is the wall time since the previous callback (or since this
@@ -332,8 +344,8 @@ class PassTrace:
     def autodiff_recorder(self, k: int = 0) -> Callable[..., None] | None:
         """A ``record(step_name, gradient, reverse_details, changed)`` callback for ``differentiate``.
 
-        Each call records the forward graph as ``("forward", k)`` and, once it
-        exists, the backward graph as ``("backward", k)``, with the gradient's
+        Each call records the forward graph as ``GraphName.forward(k)`` and, once it
+        exists, the backward graph as ``GraphName.backward(k)``, with the gradient's
         vjp and capture indices as annotations, and ``grad_of``: each
         ``prim::GradOf`` node's id -> the id of the forward node it
         differentiates (df's copies of GradOf nodes keep the reverse block's ids).
@@ -347,14 +359,14 @@ class PassTrace:
 
         def record(name: str, gradient: Any, _rev: Any, changed: bool) -> None:
             seconds = time.perf_counter() - clock[0]
-            notes = {
+            notes: dict[str, Any] = {
                 key: getattr(gradient, key)
                 for key in (
-                    "f_real_outputs",
-                    "df_input_vjps",
-                    "df_input_captured_inputs",
-                    "df_input_captured_outputs",
-                    "df_output_vjps",
+                    Note.F_REAL_OUTPUTS,
+                    Note.DF_INPUT_VJPS,
+                    Note.DF_INPUT_CAPTURED_INPUTS,
+                    Note.DF_INPUT_CAPTURED_OUTPUTS,
+                    Note.DF_OUTPUT_VJPS,
                 )
                 if hasattr(gradient, key)
             }
@@ -362,18 +374,18 @@ class PassTrace:
                 grad_of.clear()
                 grad_of.update(_live_grad_of_links(self, getattr(_rev, "primal_of", {})))
             if grad_of:
-                notes["grad_of"] = dict(grad_of)
-            self.record(name, gradient.f, which=("forward", k), changed=changed, seconds=seconds, annotations=notes)
+                notes[Note.GRAD_OF] = dict(grad_of)
+            self.record(name, gradient.f, which=GraphName.forward(k), changed=changed, seconds=seconds, annotations=notes)
             if getattr(gradient, "df", None) is not None:
                 if _rev is not None and getattr(_rev, "lifted", None):
                     self.inherit_ids(_rev.lifted)  # df's copies keep the reverse block's ids
-                self.record(name, gradient.df, which=("backward", k), changed=changed, seconds=0.0, annotations=notes)
+                self.record(name, gradient.df, which=GraphName.backward(k), changed=changed, seconds=0.0, annotations=notes)
             elif _rev is not None:
                 # Before lambdaLiftReverse the backward pass is the detached
                 # reverse block: show it, with the forward values it reads.
                 view = _ReverseBlockView(_rev.reverse_block)
-                notes = {**notes, "reads_from_forward": [self.id_of(v) for v in view.outside]}
-                self.record(name, view, which=("backward", k), changed=changed, seconds=0.0, annotations=notes)
+                notes = {**notes, Note.READS_FROM_FORWARD: [self.id_of(v) for v in view.outside]}
+                self.record(name, view, which=GraphName.backward(k), changed=changed, seconds=0.0, annotations=notes)
             clock[0] = time.perf_counter()
 
         return record
@@ -386,7 +398,7 @@ class PassTrace:
                 return earlier
         return None
 
-    def select(self, pass_name: str | None = None, which: Which | None = None) -> list[Step]:
+    def select(self, pass_name: str | None = None, which: GraphName | None = None) -> list[Step]:
         """Steps whose pass matches ``pass_name`` (any spelling) and whose graph is ``which``."""
         wanted = normalize_pass_name(pass_name) if pass_name else None
         return [
@@ -432,7 +444,7 @@ class PassTrace:
         steps = [
             {
                 "pass": s.pass_name,
-                "which": list(s.which) if isinstance(s.which, tuple) else s.which,
+                "which": str(s.which),
                 "graph": ref(s.graph),
                 "changed": s.changed,
                 "seconds": s.seconds,
@@ -454,8 +466,10 @@ class PassTrace:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise TraceFormatError(f"{source}: not a gradview trace (no \"format\": \"{FORMAT}\" header)")
         version = data.get("version")
-        if version != VERSION:
-            raise TraceFormatError(f"{source}: unsupported trace version {version!r} (this gradview reads {VERSION})")
+        if version not in _READS:
+            raise TraceFormatError(
+                f"{source}: unsupported trace version {version!r} (this gradview reads {', '.join(map(str, _READS))})"
+            )
         trace = cls()
         try:
             built: list[NodeRecord | BlockRecord] = []
@@ -465,13 +479,10 @@ class PassTrace:
                 graph = built[raw["graph"]] if isinstance(raw["graph"], int) and raw["graph"] >= 0 else None
                 if not isinstance(graph, BlockRecord):
                     raise ValueError(f"step {position} graph is not a graph record")
-                which = raw["which"]
-                if isinstance(which, list):
-                    if len(which) != 2 or not isinstance(which[0], str) or not isinstance(which[1], int):
-                        raise ValueError(f"step {position} has a bad 'which' {which!r}")
-                    which = (which[0], which[1])
-                elif not isinstance(which, str):
-                    raise ValueError(f"step {position} has a bad 'which' {which!r}")
+                try:
+                    which = GraphName.of(raw["which"])
+                except ValueError:
+                    raise ValueError(f"step {position} has a bad 'which' {raw['which']!r}") from None
                 if not isinstance(raw["pass"], str):
                     raise ValueError(f"step {position} pass name is not a string")
                 notes = _decode(raw.get("annotations", {}))

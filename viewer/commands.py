@@ -26,8 +26,8 @@ class GradviewCommands(Provider):
         seen: set[str] = set()
         for step in app.trace:
             label = f"jump to pass {step.pass_name}"
-            if step.which != "main":
-                label += f" [{step.which[0]} {step.which[1]}]" if isinstance(step.which, tuple) else f" [{step.which}]"
+            if not step.which.is_main or step.which.compilation is not None:
+                label += f" [{step.which}]"
             if label in seen:
                 continue
             seen.add(label)

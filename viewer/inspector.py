@@ -131,11 +131,10 @@ def _type_lines(value: ValueRecord) -> Lines:
 
 def _graph_label(step: Step) -> str:
     which = step.which
-    if isinstance(which, tuple):
-        kind, k = which
-        if kind == "backward executor":
-            return f"df of DifferentiableGraph {k}, as its own executor compiles it"
-        return f"{ {'forward': 'f', 'backward': 'df'}.get(kind, kind)} of DifferentiableGraph {k}"
+    if which.is_backward_executor:
+        return f"df of DifferentiableGraph {which.index}, as its own executor compiles it"
+    if not which.is_main:
+        return f"{'f' if which.is_forward else 'df'} of DifferentiableGraph {which.index}"
     return f"the {which} graph"
 
 
@@ -151,10 +150,7 @@ def _place(step: Step, table: _Table, node_id: int) -> str:
 
 def _graph_group(step: Step) -> int | None:
     """The k of the DifferentiableGraph whose f or df ``step`` shows, if it shows one."""
-    which = step.which
-    if isinstance(which, tuple) and which[0] in ("forward", "backward", "backward executor"):
-        return which[1]
-    return None
+    return step.which.index
 
 
 def _group_of(trace: PassTrace, step: Step, table: _Table, node_id: int) -> int | None:
@@ -192,10 +188,10 @@ def _membership(trace: PassTrace, step: Step, table: _Table, node_id: int) -> Li
     if k is None:
         return [("DifferentiableGraph", "not in one: " + _why_outside(trace, step, node_id))]
     which = step.which
-    if not isinstance(which, tuple):
+    if which.is_main:
         where = "its subgraph, which differentiate turns into the forward graph f"
     else:
-        where = "the forward graph f" if which[0] == "forward" else "the backward graph df"
+        where = "the forward graph f" if which.is_forward else "the backward graph df"
     return [("DifferentiableGraph", f"in DifferentiableGraph {k}: {where}")]
 
 

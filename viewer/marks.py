@@ -24,7 +24,7 @@ Marks come from the recorded trace only:
 
 from __future__ import annotations
 
-from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.pass_trace import GraphName, PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, walk_records
 
 from .model import DrawGraph, Mark, Marks, View
@@ -103,7 +103,7 @@ def zero_states(trace: PassTrace, step: Step) -> dict[int, str]:
     but the main one (a backward graph), the latest earlier one of that graph."""
     if "autograd_zero" in step.annotations:
         return step.annotations["autograd_zero"]
-    if step.which == "main":
+    if step.which.is_main:
         return {}
     found = latest_step(trace, step.which, step.index, "autograd_zero")
     return found.annotations["autograd_zero"] if found is not None else {}
@@ -163,7 +163,7 @@ def grad_of_links(trace: PassTrace, index: int) -> dict[int, int]:
     differentiate step recorded them)."""
     links: dict[int, int] = {}
     for k in range(differentiable_graph_count(trace)):
-        step = latest_step(trace, ("forward", k), index, "grad_of")
+        step = latest_step(trace, GraphName.forward(k), index, "grad_of")
         if step is not None:
             links.update(step.annotations["grad_of"])
     return links

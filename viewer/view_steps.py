@@ -2,9 +2,9 @@
 
 A trace interleaves several graphs. Besides the main graph, each
 DifferentiableGraph ``k`` has its forward graph f (steps whose ``which`` is
-``("forward", k)``), its backward graph df as ``differentiate`` writes it
-(``("backward", k)``) and df again as its own executor compiles it at the
-first backward call (``("backward executor", k)``). At step ``i``:
+``GraphName.forward(k)``), its backward graph df as ``differentiate`` writes it
+(``GraphName.backward(k)``) and df again as its own executor compiles it at the
+first backward call (``GraphName.backward_executor(k)``). At step ``i``:
 
 * the forward view shows the latest f recorded at or before ``i``;
 * the backward view shows the latest df, from either source. ``differentiate``
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradview.runtime.pass_trace import PassTrace, Step, Which
+from gradview.runtime.pass_trace import GraphName, PassTrace, Step, Which
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 
 from .model import View
@@ -115,14 +115,18 @@ def _companion(trace: PassTrace, index: int, dg: int) -> int | None:
     if not 0 <= index < len(trace) - 1:
         return None
     here, after = trace[index], trace[index + 1]
-    if here.which == ("forward", dg) and after.which == ("backward", dg) and after.pass_name == here.pass_name:
+    if (
+        here.which == GraphName.forward(dg)
+        and after.which == GraphName.backward(dg)
+        and after.pass_name == here.pass_name
+    ):
         return index + 1
     return None
 
 
 def forward_step(trace: PassTrace, index: int, dg: int) -> Step | None:
     """f of DifferentiableGraph ``dg`` as of step ``index`` (None before differentiate)."""
-    return latest_step(trace, ("forward", dg), index)
+    return latest_step(trace, GraphName.forward(dg), index)
 
 
 def backward_step(trace: PassTrace, index: int, dg: int) -> Step | None:
@@ -134,8 +138,8 @@ def backward_step(trace: PassTrace, index: int, dg: int) -> Step | None:
     found = [
         step
         for step in (
-            latest_step(trace, ("backward", dg), index),
-            latest_step(trace, ("backward executor", dg), index),
+            latest_step(trace, GraphName.backward(dg), index),
+            latest_step(trace, GraphName.backward_executor(dg), index),
         )
         if step is not None
     ]
@@ -163,7 +167,7 @@ def changed_here(trace: PassTrace, index: int, step: Step) -> bool:
     if step.index == index:
         return True
     which = step.which
-    return isinstance(which, tuple) and which[0] == "backward" and _companion(trace, index, which[1]) == step.index
+    return which.is_backward and _companion(trace, index, which.index) == step.index
 
 
 def previous_graph(trace: PassTrace, step: Step) -> BlockRecord | None:
@@ -173,12 +177,12 @@ def previous_graph(trace: PassTrace, step: Step) -> BlockRecord | None:
     if previous is not None:
         return previous.graph
     which = step.which
-    if not (isinstance(which, tuple) and which[0] == "forward"):
+    if not which.is_forward:
         return None
     created = latest_step(trace, None, step.index - 1, _CREATED)
     if created is None:
         return None
-    wanted = {node_id for node_id, k in created.annotations[_CREATED].items() if k == which[1]}
+    wanted = {node_id for node_id, k in created.annotations[_CREATED].items() if k == which.index}
     for node in walk_records(created.graph):
         if node.id in wanted and node.subgraph is not None:
             return node.subgraph
@@ -189,13 +193,13 @@ def gradient_notes(trace: PassTrace, index: int, dg: int) -> dict[str, Any] | No
     """The Gradient fields (and ``grad_of`` links) of DifferentiableGraph ``dg``
     as differentiate last recorded them at or before ``index``."""
     at = _companion(trace, index, dg) or index
-    step = latest_step(trace, ("forward", dg), at, "df_input_vjps")
+    step = latest_step(trace, GraphName.forward(dg), at, "df_input_vjps")
     return dict(step.annotations) if step is not None else None
 
 
 def differentiable_graph_numbers(trace: PassTrace, step: Step) -> dict[int, int]:
     """DifferentiableGraph node id -> k in ``step``'s graph, as CreateAutodiffSubgraphs
-    numbered them (the k of ``("forward", k)``); unrecorded ones by print order."""
+    numbered them (the k of ``GraphName.forward(k)``); unrecorded ones by print order."""
     created = latest_step(trace, step.which, step.index, _CREATED)
     numbers: dict[int, int] = dict(created.annotations[_CREATED]) if created is not None else {}
     fallback = len(numbers)
@@ -209,7 +213,7 @@ def differentiable_graph_numbers(trace: PassTrace, step: Step) -> dict[int, int]
 def differentiable_graph_count(trace: PassTrace) -> int:
     """How many DifferentiableGraphs the trace differentiates or creates."""
     index = _index(trace)
-    numbers = {which[1] for which in index.by_which if isinstance(which, tuple) and which[0] != "backward executor"}
+    numbers = {which.index for which in index.by_which if which.is_forward or which.is_backward}
     for position in index.by_note.get((None, _CREATED), []):
         numbers.update(trace[position].annotations[_CREATED].values())
     return len(numbers)
@@ -228,9 +232,9 @@ def view_unavailable_reason(trace: PassTrace, index: int, view: View, dg: int = 
         return f"there is no DifferentiableGraph {dg}: this trace has {count} (0 to {count - 1})"
     pending = []
     if view in (View.FORWARD, View.JOINT) and forward_step(trace, index, dg) is None:
-        pending.append(("f", _first(trace, ("forward", dg))))
+        pending.append(("f", _first(trace, GraphName.forward(dg))))
     if view in (View.BACKWARD, View.JOINT) and backward_step(trace, index, dg) is None:
-        pending.append(("df", _first(trace, ("backward", dg))))
+        pending.append(("df", _first(trace, GraphName.backward(dg))))
     parts = [
         f"{name} of DifferentiableGraph {dg} is not built yet" + (f" (differentiate writes it at step {at})" if at is not None else "")
         for name, at in pending

@@ -170,7 +170,7 @@ def test_slicing_steps_record_why_nodes_stay_outside() -> None:
 def test_backward_executor_is_named_after_its_differentiable_graph() -> None:
     trace = _outside_trace()
     kept = {k for step in trace.steps if step.which == "main" for k in step.annotations.get("differentiable_graphs", {}).values()}
-    compiled = {step.which[1] for step in trace.steps if isinstance(step.which, tuple) and step.which[0] == "backward executor"}
+    compiled = {step.which.index for step in trace.steps if step.which.is_backward_executor}
     assert compiled and compiled <= kept
     for k in compiled:
         df = [step for step in trace.steps if step.which == ("backward", k)][-1]

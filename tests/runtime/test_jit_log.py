@@ -110,11 +110,11 @@ def test_profiling_executor_log(module_logs: dict[str, str]) -> None:
     for step in trace:
         header = step.annotations["header"]
         if header.startswith(("Optimizing diff node", "After guardDifferentiableGraph")):
-            assert step.which == "main"
+            assert step.which.is_main
         elif header.startswith(("Forward graph", "After UpdateDifferentiableGraphRequiresGrad")):
-            assert step.which[0] == "forward"
+            assert step.which.is_forward
         elif header.startswith("Backward graph"):
-            assert step.which[0] == "backward"
+            assert step.which.is_backward
     # Optional inputs are profiled with a dict attribute, as torch prints it.
     assert 'prim::profile_ivalue[none_counts={"num_none": ' in log
     none_counts = [

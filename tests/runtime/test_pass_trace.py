@@ -164,7 +164,7 @@ def test_save_load_round_trip(tmp_path):
     # Sharing survives the round trip.
     assert loaded[1].graph.nodes[0] is loaded[0].graph.nodes[0]
     data = json.loads(path.read_text())
-    assert data["format"] == "gradview-trace" and data["version"] == 1
+    assert data["format"] == "gradview-trace" and data["version"] == 2
 
 
 @pytest.mark.parametrize(
@@ -172,7 +172,7 @@ def test_save_load_round_trip(tmp_path):
     [
         ("{not json", "invalid JSON"),
         ('{"format": "other"}', "not a gradview trace"),
-        ('{"format": "gradview-trace", "version": 2, "records": [], "steps": []}', "unsupported trace version 2"),
+        ('{"format": "gradview-trace", "version": 3, "records": [], "steps": []}', "unsupported trace version 3"),
         ('{"format": "gradview-trace", "version": 1, "records": []}', "missing field 'steps'"),
         ('{"format": "gradview-trace", "version": 1, "records": [["n", 1]], "steps": []}', "unknown shape"),
         (

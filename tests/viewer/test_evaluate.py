@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradview.ir import IRVerifyError, parse_ir
-from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.pass_trace import GraphName, PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord
 from gradview.viewer import evaluate
 from gradview.viewer.evaluate import (
@@ -268,7 +268,7 @@ def test_steps_that_cannot_run_say_why(mlp_session: Session, mlp_trace: PassTrac
     assert "no example inputs" in run_step(mlp_trace, 0, None).unavailable
     assert "no step" in run_step(mlp_trace, len(mlp_trace), mlp_session.inputs).error
     trace = hand_trace(("Input", MLP_TEXT))
-    trace.record("Other", parse_ir(MLP_TEXT), which="profiling")
+    trace.record("Other", parse_ir(MLP_TEXT), which=GraphName.main(compilation=2))  # a second JIT-log compilation
     assert "cannot tell" in run_step(trace, 1, mlp_session.inputs).unavailable
     orphan = PassTrace()
     orphan.record("Lonely", parse_ir(MLP_TEXT), which=("forward", 0))

@@ -98,7 +98,7 @@ def test_differentiable_graph_is_a_frame_wired_to_the_outer_graph(mlp_trace: Pas
 def test_forward_and_backward_views_show_the_latest_f_and_df(mlp_trace: PassTrace) -> None:
     last = {}
     for step in mlp_trace:
-        if isinstance(step.which, tuple):
+        if not step.which.is_main:
             last[step.which] = step
         forward = draw_step(mlp_trace, step.index, View.FORWARD, ghosts=False)
         f = last.get(("forward", 0))

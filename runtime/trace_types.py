@@ -1,0 +1,267 @@
+"""The typed vocabulary of the pass trace: which graph a step shows, the
+annotation keys, the annotations passes hand back, and the recorder protocol.
+
+The executor, ``differentiate`` and the JIT-log reader speak to a trace only
+through :class:`Recorder`; :class:`gradview.runtime.pass_trace.PassTrace`
+implements it. A step's graph is named by a :class:`GraphName`::
+
+    GraphName.main()                 # the graph being compiled
+    GraphName.forward(k)             # f of DifferentiableGraph k
+    GraphName.backward(k)            # df of DifferentiableGraph k, as differentiate writes it
+    GraphName.backward_executor(k)   # df again, as its own executor compiles it
+
+Its printed form (``main``, ``forward 0``, ``backward executor 0``) is what the
+``==`` headers and the ``[<graph>]`` names show. A JIT log holds several
+compilations (executors); a graph of the second and later ones carries its
+number: ``main (compilation 2)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from gradview.ir import Graph
+
+__all__ = [
+    "AutogradZeroNotes",
+    "AutodiffSubgraphNotes",
+    "GraphName",
+    "GraphRole",
+    "InlinedSubgraphNotes",
+    "MAIN_GRAPH",
+    "Note",
+    "Recorder",
+    "notes_dict",
+]
+
+
+class GraphRole(enum.Enum):
+    MAIN = "main"
+    FORWARD = "forward"
+    BACKWARD = "backward"
+    BACKWARD_EXECUTOR = "backward executor"
+
+
+_ROLES = {role.value: role for role in GraphRole}
+
+
+@dataclass(frozen=True, eq=False)
+class GraphName:
+    """Which graph a step shows; immutable and hashable.
+
+    ``index`` is the DifferentiableGraph number k (None for ``main``);
+    ``compilation`` numbers a JIT log's compilations after the first (None:
+    the first, or a trace of one compilation).
+    """
+
+    role: GraphRole = GraphRole.MAIN
+    index: int | None = None
+    compilation: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.role is GraphRole.MAIN) != (self.index is None):
+            raise ValueError(f"{self.role.value} graph needs {'no' if self.index is None else 'a'} index")
+        if self.compilation == 1:
+            object.__setattr__(self, "compilation", None)
+
+    # -- named constructors --------------------------------------------------
+    @classmethod
+    def main(cls, compilation: int | None = None) -> GraphName:
+        return cls(GraphRole.MAIN, None, compilation)
+
+    @classmethod
+    def forward(cls, k: int, compilation: int | None = None) -> GraphName:
+        return cls(GraphRole.FORWARD, k, compilation)
+
+    @classmethod
+    def backward(cls, k: int, compilation: int | None = None) -> GraphName:
+        return cls(GraphRole.BACKWARD, k, compilation)
+
+    @classmethod
+    def backward_executor(cls, k: int, compilation: int | None = None) -> GraphName:
+        return cls(GraphRole.BACKWARD_EXECUTOR, k, compilation)
+
+    @classmethod
+    def of(cls, which: Any) -> GraphName:
+        """A GraphName from itself, its printed form, or the legacy spellings
+        (``"main"``, ``("forward", k)``, ``["backward", k]``) of saved traces."""
+        if isinstance(which, GraphName):
+            return which
+        if isinstance(which, str):
+            return cls.parse(which)
+        if isinstance(which, (tuple, list)) and len(which) in (2, 3):
+            role = _ROLES.get(which[0]) if isinstance(which[0], str) else None
+            k = which[1]
+            compilation = which[2] if len(which) == 3 else None
+            if (
+                role is not None
+                and role is not GraphRole.MAIN
+                and isinstance(k, int)
+                and (compilation is None or isinstance(compilation, int))
+            ):
+                return cls(role, k, compilation)
+        raise ValueError(f"not a graph name: {which!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> GraphName:
+        """The inverse of ``str()``: ``main``, ``forward 0``, ``backward executor 1 (compilation 2)``."""
+        body, compilation = text.strip(), None
+        if body.endswith(")") and " (compilation " in body:
+            body, _, rest = body.partition(" (compilation ")
+            number = rest[:-1]
+            if not number.isdigit():
+                raise ValueError(f"not a graph name: {text!r}")
+            compilation = int(number)
+        if body == "main":
+            return cls.main(compilation)
+        head, _, k = body.rpartition(" ")
+        role = _ROLES.get(head)
+        if role is None or role is GraphRole.MAIN or not k.isdigit():
+            raise ValueError(f"not a graph name: {text!r}")
+        return cls(role, int(k), compilation)
+
+    # -- queries ----------------------------------------------------------------
+    @property
+    def is_main(self) -> bool:
+        return self.role is GraphRole.MAIN
+
+    @property
+    def is_forward(self) -> bool:
+        return self.role is GraphRole.FORWARD
+
+    @property
+    def is_backward(self) -> bool:
+        return self.role is GraphRole.BACKWARD
+
+    @property
+    def is_backward_executor(self) -> bool:
+        return self.role is GraphRole.BACKWARD_EXECUTOR
+
+    def legacy(self) -> str | tuple[Any, ...]:
+        """The spelling version-1 traces used (``"main"``, ``("forward", 0)``)."""
+        if self.role is GraphRole.MAIN:
+            return "main" if self.compilation is None else ("main", None, self.compilation)
+        if self.compilation is None:
+            return (self.role.value, self.index)
+        return (self.role.value, self.index, self.compilation)
+
+    def __str__(self) -> str:
+        text = self.role.value if self.index is None else f"{self.role.value} {self.index}"
+        return text if self.compilation is None else f"{text} (compilation {self.compilation})"
+
+    def __repr__(self) -> str:
+        return f"GraphName({str(self)!r})"
+
+    # A name equals its legacy spelling (and hashes like it), so code and
+    # tests written against ``"main"`` / ``("forward", k)`` keep working.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, GraphName):
+            return (self.role, self.index, self.compilation) == (other.role, other.index, other.compilation)
+        if isinstance(other, (str, tuple)):
+            return self.legacy() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.legacy())
+
+    def __getitem__(self, position: int) -> Any:
+        """``which[0]``/``which[1]`` of the legacy tuple (role text, k), for older callers."""
+        legacy = self.legacy()
+        return (legacy,)[position] if isinstance(legacy, str) else legacy[position]
+
+
+MAIN_GRAPH = GraphName.main()
+
+
+class Note(enum.StrEnum):
+    """Annotation keys. A StrEnum: ``step.annotations[Note.GRAD_OF]`` and the
+    saved JSON (plain strings) read the same entry."""
+
+    # CreateAutodiffSubgraphs
+    DIFFERENTIABLE_GRAPHS = "differentiable_graphs"  # DifferentiableGraph node id -> k
+    EXCLUDED = "excluded"  # node id -> why it stayed outside every group
+    AUTODIFF_MODE = "autodiff_mode"  # "torch" or "extended"
+    # specializeAutogradZero
+    AUTOGRAD_ZERO = "autograd_zero"  # value id -> "zero" | "nonzero" | "unknown"
+    # InlineAutodiffSubgraphs
+    INLINED = "inlined"  # DifferentiableGraph node id -> why it was pasted back
+    # differentiate (the Gradient's lists)
+    F_REAL_OUTPUTS = "f_real_outputs"
+    DF_INPUT_VJPS = "df_input_vjps"
+    DF_INPUT_CAPTURED_INPUTS = "df_input_captured_inputs"
+    DF_INPUT_CAPTURED_OUTPUTS = "df_input_captured_outputs"
+    DF_OUTPUT_VJPS = "df_output_vjps"
+    GRAD_OF = "grad_of"  # GradOf node id -> the forward node it differentiates
+    READS_FROM_FORWARD = "reads_from_forward"  # before lambdaLiftReverse: forward values df reads
+    # JIT logs
+    HEADER = "header"
+    COMPILATION = "compilation"
+    LOG_LINE = "log_line"
+    LOG = "log"
+
+
+# -- annotations the executor's passes hand back ------------------------------------------
+# Each field name is a Note value; :func:`notes_dict` turns one into the
+# step's annotations.
+
+
+@dataclass(frozen=True)
+class AutogradZeroNotes:
+    autograd_zero: Mapping[Any, str]
+
+
+@dataclass(frozen=True)
+class AutodiffSubgraphNotes:
+    differentiable_graphs: Mapping[Any, int]
+    excluded: Mapping[Any, str] | None
+    autodiff_mode: str
+
+
+@dataclass(frozen=True)
+class InlinedSubgraphNotes:
+    inlined: Mapping[Any, str] | None
+
+
+def notes_dict(notes: Any) -> dict[str, Any]:
+    """A step's annotations from an annotation dataclass (or a mapping, keyed by Note or str)."""
+    if notes is None:
+        return {}
+    if dataclasses.is_dataclass(notes) and not isinstance(notes, type):
+        out = {Note(f.name).value: getattr(notes, f.name) for f in dataclasses.fields(notes)}
+    else:
+        out = {str(key): value for key, value in dict(notes).items()}  # a Note is its str
+    return {key: value for key, value in out.items() if value is not None}
+
+
+@runtime_checkable
+class Recorder(Protocol):
+    """What the executor, ``differentiate`` and log readers call to record steps."""
+
+    enabled: bool
+
+    def record(
+        self,
+        pass_name: str,
+        graph: Graph,
+        *,
+        which: GraphName = ...,
+        changed: bool = ...,
+        seconds: float = ...,
+        annotations: Any = ...,
+    ) -> Any:
+        """Snapshot ``graph`` after ``pass_name`` ran on it."""
+        ...
+
+    def inherit_ids(self, copies: Mapping[Any, Any]) -> None:
+        """Show each copy (a value of ``copies``) as the same node as its original."""
+        ...
+
+    def autodiff_recorder(self, k: int) -> Callable[..., None] | None:
+        """The ``record(step_name, gradient, reverse_details, changed)`` callback
+        ``differentiate`` takes for DifferentiableGraph ``k``."""
+        ...
