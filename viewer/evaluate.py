@@ -12,10 +12,10 @@ taken) is absent.
 
 Which inputs a step runs on:
 
-* a ``"main"`` step: the example inputs;
-* ``("forward", k)``: the values that flow into DifferentiableGraph k, got by
+* a ``GraphName.main()`` step: the example inputs;
+* ``GraphName.forward(k)``: the values that flow into DifferentiableGraph k, got by
   running the latest main step before it that holds that node;
-* ``("backward", k)`` and ``("backward executor", k)``: the gradients of f's
+* ``GraphName.backward(k)`` and ``GraphName.backward_executor(k)``: the gradients of f's
   outputs followed by the values df captures from f, got by running the
   matching forward step. Every output gradient is ones (the gradient of the
   sum of the outputs, as a training step with ``backward(ones)`` gives);
@@ -24,13 +24,12 @@ Which inputs a step runs on:
   outside f reads the temporary; an input that a backward executor's
   graph is specialized as undefined (``Tensor[Undefined]``) gets None too.
 
-``first_divergent_step(trace, inputs)`` runs the original graph and every
-later main step on the same inputs and names the first step whose outputs
-differ: which pass broke the numbers.
-
-``gradient_check(graph, inputs)`` compares the gradient the executor's
-backward graph computes with central finite differences of the graph, on a
-seeded sample of each floating-point input's elements.
+The checks live beside this module and share its runs: ``b``, the first step
+whose outputs or gradients diverge, in :mod:`.check_divergence`; ``G``, the
+gradient check of the step on screen, in :mod:`.check_gradient`; both return a
+:class:`.check_result.CheckResult`. Their older entry points
+(``first_divergent_step``, ``gradient_check``, ``compare_gradients`` and their
+result types) are still importable from here.
 
 Nothing here raises for a failing graph: a failure is reported in the result
 as a one-line message naming the node.
@@ -39,8 +38,7 @@ as a one-line message naming the node.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import math
+import importlib
 import reprlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,33 +51,41 @@ from gradview.ir import (
     IRParseError,
     IRVerifyError,
     Node,
-    TensorType,
     lint,
     parse_ir,
 )
 from gradview.runtime import (
     GraphCompileError,
-    GraphExecutor,
     GraphRuntimeError,
-    Tensor,
-    autograd,
     compile_graph,
 )
-from gradview.runtime.pass_trace import PassTrace, Step, Which, normalize_pass_name
+from gradview.runtime.pass_trace import GraphName, PassTrace, Step, Which
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 
 __all__ = [
-    "Divergence",
-    "GradCheckRow",
-    "GradientComparison",
     "StepRun",
     "ValueSummary",
-    "compare_gradients",
-    "first_divergent_step",
-    "gradient_check",
     "run_step",
     "summarize_value",
 ]
+
+# Moved to the check modules; imported lazily (they import this module).
+_MOVED = {
+    "Divergence": "check_divergence",
+    "first_divergent_step": "check_divergence",
+    "GradCheckRow": "check_gradient",
+    "GradientComparison": "check_gradient",
+    "compare_gradients": "check_gradient",
+    "gradient_check": "check_gradient",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
+
 
 DIFFERENTIABLE_GRAPH = "prim::DifferentiableGraph"
 # Nodes the interpreter runs by calling their Subgraph (and nothing else).
@@ -360,16 +366,23 @@ def _parse_step(step: Step) -> Graph:
 
 
 def _record_run(
-    step: Step, inputs: Sequence[Any], summarize: bool = True, keep: frozenset[int] | set[int] = frozenset()
+    step: Step,
+    inputs: Sequence[Any],
+    summarize: bool = True,
+    keep: frozenset[int] | set[int] = frozenset(),
+    check_inputs: bool = True,
 ) -> tuple[list[Any], _Recorder]:
     """Run ``step``'s graph on ``inputs`` with probes; the outputs and what the probes saw.
 
-    On failure raises _RunFailed; the recorder then holds what ran before it.
+    ``check_inputs=False`` lets inputs differ from the graph's input types
+    (the gradient check runs float32 graphs in float64). On failure raises
+    _RunFailed; the recorder then holds what ran before it.
     """
     recorder = _Recorder(summarize, set(keep))
     graph = _parse_step(step)
     try:
-        compiled = compile_graph(graph, node_ops=_instrument(graph, step.graph, recorder))
+        node_ops = _instrument(graph, step.graph, recorder)
+        compiled = compile_graph(graph, check_inputs=check_inputs, node_ops=node_ops)
         # Copies: an in-place op in the graph must not change the caller's inputs.
         outputs = list(compiled(*[_copy_value(v) for v in inputs]))
     except (GraphRuntimeError, GraphCompileError) as exc:
@@ -418,15 +431,15 @@ def _step_inputs(trace: PassTrace, step: Step, inputs: Sequence[Any] | None) -> 
     which = step.which
     if which == "main":
         return list(inputs), "the example inputs"
-    if isinstance(which, tuple) and len(which) == 2:
-        label, k = which
-        if label == "forward":
+    if which.compilation is None and not which.is_main:
+        k = which.index
+        if which.is_forward:
             values, where = _forward_inputs(trace, k, step.index, inputs)
             return values, f"the inputs of DifferentiableGraph {k} in {where}"
-        if label == "backward":
+        if which.is_backward:
             values, note = _backward_inputs(trace, step, k, step, inputs)
             return values, note
-        if label == "backward executor":
+        if which.is_backward_executor:
             return _backward_executor_inputs(trace, step, k, inputs)
     raise _Unavailable(f"cannot tell which inputs the graph {which!r} takes")
 
@@ -491,7 +504,7 @@ def _backward_inputs(
     """Inputs of df (``step`` shows it; ``annotated`` carries the Gradient's
     capture lists): output gradients, then the captures from running f."""
     notes = annotated.annotations
-    forward = _latest(trace, step.index, ("forward", k))
+    forward = _latest(trace, step.index, GraphName.forward(k))
     if forward is None:
         raise _Unavailable(f"no forward graph {k} before step {step.index}")
     f_inputs, where = _forward_inputs(trace, k, forward.index, inputs)
@@ -549,325 +562,14 @@ def _ones_like(value: Any) -> Any:
 def _backward_executor_inputs(
     trace: PassTrace, step: Step, k: int, inputs: Sequence[Any]
 ) -> tuple[list[Any], str]:
-    """A backward executor runs some df; its k counts the executor's autograd
-    ops, not DifferentiableGraphs, so match its first graph against each df."""
-    first = _latest(trace, step.index + 1, step.which, lambda s: normalize_pass_name(s.pass_name) == "specializetypes")
-    if first is None:
-        first = next(s for s in trace.steps if s.which == step.which)
-    latest: dict[int, Step] = {}  # j -> the last ("backward", j) step before the executor's first
-    for earlier in trace.steps[: first.index]:
-        which = earlier.which
-        if isinstance(which, tuple) and which[0] == "backward":
-            latest[which[1]] = earlier
-    wanted = _shape_of(first.graph)
-    candidates = [(j, b) for j, b in sorted(latest.items()) if _shape_of(b.graph) == wanted]
-    if not candidates:
-        raise _Unavailable(f"no backward graph in the trace matches backward executor {k}")
-    # Two identical dfs cannot be told apart; prefer the one with the same number.
-    j, backward = next(((j, b) for j, b in candidates if j == k), candidates[0])
-    values, note = _backward_inputs(trace, step, j, backward, inputs)
-    return values, f"the inputs of backward graph {j}: {note}"
+    """Backward executor k runs the df of DifferentiableGraph k: the executor
+    numbers it by the group (``compile_spec``'s ``dg_number``), so its inputs
+    are those of the last backward graph k recorded before the executor's first step."""
+    first = next(s for s in trace.steps if s.which == step.which)
+    backward = _latest(trace, first.index, GraphName.backward(k))
+    if backward is None:
+        raise _Unavailable(f"no backward graph {k} before backward executor {k}'s first step")
+    values, note = _backward_inputs(trace, step, k, backward, inputs)
+    return values, f"the inputs of backward graph {k}: {note}"
 
 
-def _shape_of(record: BlockRecord) -> tuple[Any, ...]:
-    """The names and node kinds of a graph, without types (specializeTypes changes only types)."""
-    return (
-        tuple(v.name for v in record.params),
-        tuple(n.kind for n in walk_records(record)),
-        len(record.returns),
-    )
-
-
-# -- first_divergent_step -------------------------------------------------------------------------
-def first_divergent_step(
-    trace: PassTrace, inputs: Sequence[Any] | None, rtol: float = 1e-6, atol: float = 1e-9
-) -> Divergence | None:
-    """The first main step whose outputs differ from the first main step's (the original graph).
-
-    Every main step runs on ``inputs``; a step whose graph is the same as the
-    last one run is not run again. A step that fails to run or to lint is a
-    divergence with ``error`` set; if the original itself fails, the
-    divergence names it with ``reason`` saying so. None when every step agrees.
-    """
-    mains = [s for s in trace.steps if s.which == "main"]
-    if not mains:
-        return None
-    original = mains[0]
-    if inputs is None:
-        return Divergence(original.index, original.pass_name, None, math.nan, math.nan, "no example inputs to run the graphs on")
-    try:
-        reference = _flatten(_plain_run(original, inputs))
-    except _RunFailed as exc:
-        return Divergence(original.index, original.pass_name, None, math.nan, math.nan, "the original graph fails on these inputs", str(exc))
-    except Exception as exc:  # noqa: BLE001 - report, do not raise
-        return Divergence(original.index, original.pass_name, None, math.nan, math.nan, "the original graph fails on these inputs", _one_line(exc))
-    last_graph = original.graph
-    for step in mains[1:]:
-        if step.graph == last_graph:
-            continue  # interned records: an unchanged graph compares equal at once
-        last_graph = step.graph
-        try:
-            outputs = _flatten(_plain_run(step, inputs))
-        except _RunFailed as exc:
-            return Divergence(step.index, step.pass_name, None, math.nan, math.nan, "the step fails on inputs the original runs on", str(exc))
-        except Exception as exc:  # noqa: BLE001
-            return Divergence(step.index, step.pass_name, None, math.nan, math.nan, "the step fails on inputs the original runs on", _one_line(exc))
-        found = _first_difference(reference, outputs, rtol, atol)
-        if found is not None:
-            position, abs_error, rel_error, reason = found
-            return Divergence(step.index, step.pass_name, position, abs_error, rel_error, reason)
-    return None
-
-
-def _plain_run(step: Step, inputs: Sequence[Any]) -> list[Any]:
-    graph = _parse_step(step)
-    try:
-        # Copies: an in-place op in one step must not change the next step's inputs.
-        return list(compile_graph(graph)(*[_copy_value(v) for v in inputs]))
-    except (GraphRuntimeError, GraphCompileError) as exc:
-        raise _RunFailed(_one_line(exc)) from None
-
-
-def _flatten(values: Sequence[Any]) -> list[Any]:
-    """Outputs with tuples and lists unpacked (a pass may flatten a returned tuple)."""
-    flat: list[Any] = []
-    stack = [iter(values)]
-    while stack:
-        value = next(stack[-1], _END)
-        if value is _END:
-            stack.pop()
-        elif isinstance(value, list | tuple):
-            stack.append(iter(value))
-        else:
-            flat.append(value)
-    return flat
-
-
-_END = object()
-
-
-def _first_difference(
-    reference: list[Any], actual: list[Any], rtol: float, atol: float
-) -> tuple[int | None, float, float, str] | None:
-    if len(reference) != len(actual):
-        return None, math.nan, math.nan, f"returns {len(actual)} values, the original {len(reference)}"
-    for position, (want, got) in enumerate(zip(reference, actual, strict=True)):
-        found = _compare_values(want, got, rtol, atol)
-        if found is not None:
-            abs_error, rel_error, reason = found
-            return position, abs_error, rel_error, f"output {position}: {reason}"
-    return None
-
-
-def _is_numeric(value: Any) -> bool:
-    if isinstance(value, numpy.ndarray | numpy.generic):
-        return value.dtype.kind in "biufc"
-    return isinstance(value, bool | int | float | complex)
-
-
-def _compare_values(want: Any, got: Any, rtol: float, atol: float) -> tuple[float, float, str] | None:
-    if not (_is_numeric(want) and _is_numeric(got)):
-        if type(want) is type(got) and want == got:
-            return None
-        return math.nan, math.nan, f"{_SHORT.repr(got)} instead of {_SHORT.repr(want)}"
-    a, b = numpy.asarray(want), numpy.asarray(got)
-    if a.shape != b.shape:
-        return math.nan, math.nan, f"shape {list(b.shape)} instead of {list(a.shape)}"
-    if a.size == 0:
-        return None
-    a64 = a.astype(numpy.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else numpy.float64)
-    b64 = b.astype(a64.dtype)
-    same_special = (numpy.isnan(a64) & numpy.isnan(b64)) | (a64 == b64)  # nan where nan, inf where inf
-    diff = numpy.where(same_special, 0.0, numpy.abs(a64 - b64))
-    diff = numpy.where(numpy.isnan(diff), numpy.inf, diff)
-    scale = numpy.abs(a64)
-    if bool((diff <= atol + rtol * scale).all()):
-        return None
-    abs_error = float(diff.max())
-    with numpy.errstate(divide="ignore", invalid="ignore"):
-        rel = numpy.where(diff == 0, 0.0, diff / numpy.maximum(scale, numpy.abs(b64)))
-    rel_error = float(numpy.nan_to_num(rel, nan=numpy.inf).max())
-    return abs_error, rel_error, f"max abs error {abs_error:.3g}, max rel error {rel_error:.3g}"
-
-
-# -- gradient_check --------------------------------------------------------------------------------
-def compare_gradients(analytic: Any, numeric: Any, rtol: float = 1e-4, atol: float = 1e-6) -> GradientComparison:
-    """Compare gradient entries elementwise: passes when ``|a - n| <= atol + rtol * |n|``
-    everywhere. The relative error is against the larger magnitude of the two;
-    a NaN anywhere fails."""
-    a = numpy.asarray(analytic, dtype=numpy.float64)
-    n = numpy.asarray(numeric, dtype=numpy.float64)
-    if a.shape != n.shape:
-        return GradientComparison(math.inf, math.inf, False)
-    if a.size == 0:
-        return GradientComparison(0.0, 0.0, True)
-    diff = numpy.abs(a - n)
-    if numpy.isnan(diff).any():
-        return GradientComparison(math.nan, math.nan, False)
-    with numpy.errstate(divide="ignore", invalid="ignore"):
-        rel = numpy.where(diff == 0, 0.0, diff / numpy.maximum(numpy.abs(a), numpy.abs(n)))
-    passed = bool((diff <= atol + rtol * numpy.abs(n)).all())
-    return GradientComparison(float(diff.max()), float(rel.max()), passed)
-
-
-def gradient_check(
-    graph: Graph,
-    inputs: Sequence[Any] | None,
-    eps: float = 1e-6,
-    rtol: float = 1e-4,
-    atol: float = 1e-6,
-    samples: int = 64,
-    seed: int = 0,
-) -> list[GradCheckRow]:
-    """Check the gradient the executor computes against finite differences, per input.
-
-    The loss is the sum of each floating-point tensor output times fixed
-    random weights (seeded). The analytic gradient comes from running
-    ``graph`` through a GraphExecutor with the floating-point inputs requiring
-    grad and ``autograd.backward``; the numeric one from central differences
-    ``(loss(x + eps) - loss(x - eps)) / (2 eps)`` of the graph run directly,
-    on at most ``samples`` elements per input (a seeded sample). Both run in
-    float64. One row per graph input, in order.
-    """
-    names = [v.debugName() for v in graph.inputs()]
-    if inputs is None:
-        return [GradCheckRow(n, None, 0, math.nan, math.nan, False, error="no example inputs") for n in names]
-    if len(inputs) != len(names):
-        message = f"{len(inputs)} inputs given for {len(names)} graph inputs"
-        return [GradCheckRow(n, None, 0, math.nan, math.nan, False, error=message) for n in names]
-    floating = [isinstance(v, numpy.ndarray) and v.dtype.kind == "f" for v in inputs]
-    rows: list[GradCheckRow | None] = [
-        None if is_float else GradCheckRow(name, _shape(value), 0, math.nan, math.nan, False, skipped=_skip_reason(value))
-        for name, value, is_float in zip(names, inputs, floating, strict=True)
-    ]
-    try:
-        wide_graph, wide = _in_float64(graph, inputs, floating)
-        analytic, weights, error = _analytic_gradients(wide_graph, wide, floating, seed)
-        compiled = compile_graph(wide_graph) if error is None else None
-    except Exception as exc:  # noqa: BLE001 - report in the rows, do not raise
-        wide, compiled, error = list(inputs), None, _one_line(exc)
-    rng = numpy.random.default_rng(seed + 1)
-    for position, row in enumerate(rows):
-        if row is not None:
-            continue
-        name = names[position]
-        if compiled is None:
-            rows[position] = GradCheckRow(name, _shape(wide[position]), 0, math.nan, math.nan, False, error=error)
-            continue
-        rows[position] = _check_input(
-            compiled, wide, position, name, analytic[position], weights, rng, eps, rtol, atol, samples
-        )
-    return [row for row in rows if row is not None]
-
-
-def _shape(value: Any) -> tuple[int, ...] | None:
-    return tuple(value.shape) if isinstance(value, numpy.ndarray) else None
-
-
-def _skip_reason(value: Any) -> str:
-    if isinstance(value, numpy.ndarray):
-        return f"{value.dtype} tensor: not differentiable"
-    if value is None:
-        return "undefined: not differentiable"
-    return f"{type(value).__name__} value, not a tensor: not differentiated"
-
-
-def _in_float64(graph: Graph, inputs: Sequence[Any], floating: list[bool]) -> tuple[Graph, list[Any]]:
-    """float64 copies of the floating-point inputs, and a copy of the graph
-    whose inputs accept them (a Float input type becomes Double)."""
-    wide_graph = graph.copy()
-    wide = list(inputs)
-    for position, value in enumerate(wide_graph.inputs()):
-        if not floating[position]:
-            continue
-        wide[position] = numpy.array(inputs[position], dtype=numpy.float64)
-        type_ = value.type()
-        if isinstance(type_, TensorType) and type_.scalar_type not in (None, "Double"):
-            value.set_type(dataclasses.replace(type_, scalar_type="Double"))
-    return wide_graph, wide
-
-
-def _analytic_gradients(
-    graph: Graph, inputs: list[Any], floating: list[bool], seed: int
-) -> tuple[list[Any], list[tuple[int, numpy.ndarray]], str | None]:
-    """Each input's gradient (None for non-floating inputs) of the weighted
-    sum of the outputs, through the executor; and the weights, as (flat
-    output position, weight array) pairs. A failure is the third item."""
-    tensors = [
-        Tensor(_copy_value(v), requires_grad=True) if is_float else _copy_value(v)
-        for v, is_float in zip(inputs, floating, strict=True)
-    ]
-    try:
-        outputs = _flatten(GraphExecutor(graph.copy()).run(tensors))
-    except Exception as exc:  # noqa: BLE001 - executor failures are data here
-        return [], [], f"running the graph through the executor: {_one_line(exc)}"
-    rng = numpy.random.default_rng(seed)
-    weights: list[tuple[int, numpy.ndarray]] = []
-    roots, grads = [], []
-    for position, out in enumerate(outputs):
-        if not (isinstance(out, Tensor) and out.data.dtype.kind == "f"):
-            continue
-        weight = rng.standard_normal(out.data.shape)
-        weights.append((position, weight))
-        if out.requires_grad:
-            roots.append(out)
-            grads.append(Tensor(weight.astype(out.data.dtype)))
-    try:
-        if roots:
-            autograd.backward(roots, grads)
-    except Exception as exc:  # noqa: BLE001
-        return [], [], f"backward through the executor's graph: {_one_line(exc)}"
-    analytic = []
-    for tensor, is_float in zip(tensors, floating, strict=True):
-        if not is_float:
-            analytic.append(None)
-            continue
-        grad = tensor.grad
-        # None: no gradient reached the input; compared as zeros (and noted in the row).
-        analytic.append(None if grad is None else numpy.asarray(grad.data, dtype=numpy.float64))
-    return analytic, weights, None
-
-
-def _check_input(
-    compiled: Any,
-    inputs: list[Any],
-    position: int,
-    name: str,
-    analytic: numpy.ndarray | None,
-    weights: list[tuple[int, numpy.ndarray]],
-    rng: numpy.random.Generator,
-    eps: float,
-    rtol: float,
-    atol: float,
-    samples: int,
-) -> GradCheckRow:
-    base = inputs[position]
-    shape = tuple(base.shape)
-    size = base.size
-    chosen = numpy.arange(size) if size <= samples else numpy.sort(rng.choice(size, samples, replace=False))
-    moved = base.copy()
-    numeric = numpy.empty(len(chosen))
-
-    def loss() -> float:
-        # Fresh copies each run: an in-place op must not change the next run's inputs.
-        args = [moved.copy() if i == position else _copy_value(v) for i, v in enumerate(inputs)]
-        outputs = _flatten(compiled(*args))
-        return float(sum(numpy.sum(w * numpy.asarray(outputs[p], dtype=numpy.float64)) for p, w in weights))
-
-    try:
-        for slot, flat in enumerate(chosen):
-            original = moved.flat[flat]
-            moved.flat[flat] = original + eps
-            plus = loss()
-            moved.flat[flat] = original - eps
-            minus = loss()
-            moved.flat[flat] = original
-            numeric[slot] = (plus - minus) / (2 * eps)
-    except (GraphRuntimeError, GraphCompileError, IndexError, ValueError, TypeError) as exc:
-        return GradCheckRow(name, shape, 0, math.nan, math.nan, False, error=f"finite differences: {_one_line(exc)}")
-    note = ""
-    if analytic is None:
-        note = "no gradient reached this input through the executor (compared as zeros)"
-        analytic = numpy.zeros(shape)
-    result = compare_gradients(analytic.reshape(-1)[chosen], numeric, rtol, atol)
-    return GradCheckRow(name, shape, len(chosen), result.max_abs_error, result.max_rel_error, result.passed, note=note)

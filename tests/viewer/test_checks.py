@@ -1,0 +1,158 @@
+"""The checks ``b`` (find_divergence) and ``G`` (check_step_gradient) on traces with a
+deliberately broken pass inserted into the executor's pipeline (issue 12, acceptance 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gradview.ir import Graph, Node, parse_ir
+from gradview.runtime import GraphExecutor, Tensor, autograd
+from gradview.runtime.pass_trace import PassTrace
+from gradview.viewer.check_divergence import find_divergence, first_divergent_step
+from gradview.viewer.check_gradient import check_step_gradient
+from gradview.viewer.check_result import CheckResult
+from gradview.viewer.session import Session
+
+from .conftest import EXAMPLE
+
+BROKEN = "FlipGradSign"
+
+
+def _negate_after(graph: Graph, node: Node) -> None:
+    """Insert ``aten::neg`` after ``node`` and read it wherever its output was read."""
+    out = node.outputs()[0]
+    neg = graph.create("aten::neg", [out])
+    neg.outputs()[0].set_type(out.type())
+    neg.insert_after(node)
+    out.replace_all_uses_after_node_with(neg, neg.outputs()[0])
+
+
+def _first(graph: Graph, kind: str) -> Node:
+    return next(n for n in graph.all_nodes() if n.kind() == kind)
+
+
+class BrokenPipeline(PassTrace):
+    """A trace whose recording runs one extra pass right after ``after`` on the graph
+    ``which``: it negates the output of the first ``kind`` node, and is recorded
+    as its own step (the executor then runs the broken graph, as with a real pass)."""
+
+    def __init__(self, after: str, which: Any, kind: str) -> None:
+        super().__init__()
+        self.after, self.which, self.kind = after, which, kind
+        self.broken_at: int | None = None
+
+    def record(self, pass_name: str, graph: Graph, **kwargs: Any) -> Any:
+        step = super().record(pass_name, graph, **kwargs)
+        if self.broken_at is None and pass_name == self.after and kwargs.get("which") == self.which:
+            _negate_after(graph, _first(graph, self.kind))
+            super().record(BROKEN, graph, **{**kwargs, "changed": True})
+            self.broken_at = len(self.steps) - 1
+        return step
+
+
+def training_step(trace: PassTrace, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Trace one training step of the example (as the viewer's session does); the input gradients."""
+    graph = parse_ir(EXAMPLE.read_text())
+    trace.record("Input", graph, changed=False)
+    tensors = [Tensor(v.copy(), requires_grad=True) for v in inputs]
+    (out,) = GraphExecutor(graph, trace=trace).run(tensors)
+    autograd.backward([out], [Tensor(np.ones_like(out.data))])
+    return [t.grad.data for t in tensors]
+
+
+@pytest.fixture(scope="module")
+def inputs(mlp_session: Session) -> list[np.ndarray]:
+    return list(mlp_session.inputs)
+
+
+def broken_trace(inputs: list[np.ndarray], after: str, which: Any, kind: str) -> BrokenPipeline:
+    trace = BrokenPipeline(after, which, kind)
+    training_step(trace, inputs)
+    assert trace.broken_at is not None, "the broken pass never ran"
+    assert trace[trace.broken_at].pass_name == BROKEN
+    return trace
+
+
+def failing(result: CheckResult) -> set[str]:
+    return {row.name for row in result.rows if row.verdict == "FAIL"}
+
+
+# -- b --------------------------------------------------------------------------------------------
+def test_the_unbroken_pipeline_does_not_diverge(mlp_trace: PassTrace, inputs: list[np.ndarray]) -> None:
+    result = find_divergence(mlp_trace, inputs)
+    assert result.ok, result.message
+    assert result.step is None and "outputs and gradients" in result.message
+    assert first_divergent_step(mlp_trace, inputs) is None
+
+
+@pytest.mark.parametrize(
+    ("after", "which", "kind"),
+    [
+        # the backward executor's pipeline: df after lowering, the relu gradient's mul
+        ("CheckInplace", ("backward executor", 0), "aten::mul"),
+        # differentiate's pipeline: df (lifted, still with GradOf blocks)
+        ("UpdateDifferentiableGraphRequiresGrad", ("backward", 0), "aten::mul"),
+    ],
+)
+def test_a_pass_that_breaks_df_is_found_at_its_step(inputs: list[np.ndarray], after: str, which: Any, kind: str) -> None:
+    trace = broken_trace(inputs, after, which, kind)
+    result = find_divergence(trace, inputs)
+    assert result.status == "fail"
+    assert (result.step, result.pass_name, result.graph) == (trace.broken_at, BROKEN, f"{which[0]} {which[1]}")
+    assert f"step {trace.broken_at} {BROKEN}" in result.message
+    # Negating relu's gradient flips the gradients of everything before the relu
+    # (b1, x, w1) and leaves those after it (b2, w2) and f's output alone.
+    assert {n.split(".")[0] for n in failing(result)} == {"grad %b1", "grad %x", "grad %w1"}
+    assert result.what.startswith("grad %")
+    assert result.max_abs_error > 0
+    found = first_divergent_step(trace, inputs)
+    assert found is not None and found.index == trace.broken_at and found.output is None
+
+
+def test_a_pass_that_breaks_forward_outputs_is_found(inputs: list[np.ndarray]) -> None:
+    trace = broken_trace(inputs, "PeepholeOptimize", "main", "aten::relu")
+    result = find_divergence(trace, inputs)
+    assert (result.status, result.step, result.graph, result.what) == ("fail", trace.broken_at, "main", "output 0")
+    # Against the unbroken graph: relu's output negated, so out = -h @ w2 + b2 instead of h @ w2 + b2.
+    x, w1, b1, w2, b2 = inputs
+    h = np.maximum(x @ w1 + b1, 0)
+    assert result.max_abs_error == pytest.approx(np.abs(2 * h @ w2).max())
+
+
+def test_b_says_why_it_cannot_run(mlp_trace: PassTrace) -> None:
+    result = find_divergence(mlp_trace, None)
+    assert result.status == "unavailable" and "no example inputs" in result.message
+
+
+# -- G --------------------------------------------------------------------------------------------
+def test_g_fails_on_the_step_whose_df_is_broken_and_names_it(inputs: list[np.ndarray]) -> None:
+    trace = broken_trace(inputs, "CheckInplace", ("backward executor", 0), "aten::mul")
+    result = check_step_gradient(trace, trace.broken_at, inputs)
+    assert result.status == "fail", result.message
+    assert (result.check, result.step, result.pass_name) == ("gradient", trace.broken_at, BROKEN)
+    assert f"step {trace.broken_at} {BROKEN} [backward executor 0]" in result.message
+    assert {n.split(".")[0] for n in failing(result)} == {"grad %b1", "grad %x", "grad %w1"}
+    # The step before the broken pass is still right, against finite differences.
+    before = check_step_gradient(trace, trace.broken_at - 1, inputs)
+    assert before.ok, before.message
+    assert before.step == trace.broken_at - 1
+
+
+def test_g_passes_on_good_steps_of_every_graph(mlp_trace: PassTrace, inputs: list[np.ndarray]) -> None:
+    for which in ("main", ("forward", 0), ("backward", 0), ("backward executor", 0)):
+        step = mlp_trace.select(which=which)[-1]
+        result = check_step_gradient(mlp_trace, step.index, inputs)
+        assert result.ok, result.message
+        assert result.step == step.index and f"step {step.index} " in result.message
+        assert len(result.rows) == 5 and all(r.checked > 0 for r in result.rows)
+
+
+def test_g_on_a_main_step_checks_that_steps_graph(inputs: list[np.ndarray]) -> None:
+    trace = broken_trace(inputs, "PeepholeOptimize", "main", "aten::relu")
+    # The broken main graph is still differentiated consistently: its gradient matches its own FD.
+    assert check_step_gradient(trace, trace.broken_at, inputs).ok
+    assert check_step_gradient(trace, len(trace), inputs).status == "unavailable"
+    assert check_step_gradient(trace, 0, None).status == "unavailable"

@@ -1,0 +1,354 @@
+"""``b``: the first step whose outputs or gradients diverge from the original graph's.
+
+Every step that can be run is compared, in trace order, with the original
+(the first main step), on the example inputs:
+
+* a main step: its outputs, and the gradients eager autograd gives for its
+  ops (:func:`.check_states.main_gradients`), of every floating-point input;
+* a step of DifferentiableGraph k (forward, backward or backward executor):
+  the group's f as it stands at that step, then its df (or the backward
+  executor's graph), on the values flowing into the group; f's outputs and
+  df's input gradients against the group's original subgraph under eager
+  autograd (:class:`.check_states.Region`). A forward step recorded together
+  with its backward step (the same pass, one after the other) is checked for
+  its outputs; the pair's gradients are checked at the backward step.
+
+The result names the step, its graph, and which output or gradient differs
+by how much; a step that fails to run where the original runs is a divergence
+too. Steps that cannot be checked (no annotations to feed df, a group in a
+branch that did not run) are counted and said in the message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy
+
+from gradview.runtime import GraphCompileError, GraphRuntimeError, compile_graph
+from gradview.runtime.pass_trace import PassTrace, Step
+
+from .check_result import CheckResult, CheckRow
+from .check_states import (
+    Region,
+    compare_values,
+    flatten,
+    graph_kind,
+    graph_label,
+    graph_number,
+    main_gradients,
+    region,
+    run_region_state,
+)
+from .evaluate import _copy_value, _one_line, _parse_step, _RunFailed, _Unavailable
+
+__all__ = ["Divergence", "find_divergence", "first_divergent_step"]
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first step whose outputs or gradients differ from the original graph's.
+
+    ``output`` is the position of the first differing output among the
+    outputs flattened (None when a gradient differs, the step failed, or it
+    returns a different number of values). ``graph`` is the step's graph
+    (``main``, ``backward 0``...), ``what`` the output or gradient that
+    differs (``output 0``, ``grad %w1``). ``reason`` says what differs in one
+    line; ``error`` is set when the step (or the original) failed to run.
+    ``rows`` compares every output and gradient of that step.
+    """
+
+    index: int
+    pass_name: str
+    output: int | None
+    max_abs_error: float
+    max_rel_error: float
+    reason: str
+    error: str | None = None
+    graph: str = "main"
+    what: str = ""
+    rows: tuple[CheckRow, ...] = ()
+
+
+@dataclass
+class _Progress:
+    """What was checked, for the message."""
+
+    main_steps: int = 0
+    group_steps: int = 0
+    gradients: bool = False
+    skipped: dict[str, str] = field(default_factory=dict)  # graph label -> why not checked
+
+
+# -- the entry points ------------------------------------------------------------------------------
+def find_divergence(
+    trace: PassTrace,
+    inputs: Sequence[Any] | None,
+    rtol: float = 1e-6,
+    atol: float = 1e-9,
+    grad_rtol: float = 1e-5,
+    grad_atol: float = 1e-8,
+    seed: int = 0,
+) -> CheckResult:
+    """``b`` as one :class:`CheckResult`: the first divergent step, or what agreed."""
+    if inputs is None:
+        return CheckResult("divergence", "unavailable", "b: no example inputs to run the graphs on")
+    if not any(graph_kind(s.which) == "main" for s in trace.steps):
+        return CheckResult("divergence", "unavailable", "b: the trace has no main graph to compare with")
+    progress = _Progress()
+    found = _search(trace, inputs, rtol, atol, grad_rtol, grad_atol, seed, progress)
+    if found is None:
+        what = "outputs and gradients" if progress.gradients else "outputs"
+        message = (
+            f"b: no divergence: {progress.main_steps} main steps and {progress.group_steps} "
+            f"DifferentiableGraph steps give the original {what}"
+        )
+        if progress.skipped:
+            message += "; not checked: " + "; ".join(f"{g} ({why})" for g, why in progress.skipped.items())
+        return CheckResult("divergence", "pass", message)
+    where = f"step {found.index} {found.pass_name} [{found.graph}]"
+    detail = f"{found.what}: {found.reason}" if found.what else found.reason
+    if found.error:
+        detail += f": {found.error}"
+    return CheckResult(
+        "divergence", "fail", f"b: first divergence at {where}: {detail}", found.index, found.pass_name,
+        found.graph, found.what, found.max_abs_error, found.max_rel_error, found.rows,
+    )
+
+
+def first_divergent_step(
+    trace: PassTrace,
+    inputs: Sequence[Any] | None,
+    rtol: float = 1e-6,
+    atol: float = 1e-9,
+    grad_rtol: float = 1e-5,
+    grad_atol: float = 1e-8,
+    seed: int = 0,
+) -> Divergence | None:
+    """The first step whose outputs or gradients differ from the original's; None when all agree.
+
+    A step that fails to run or to lint is a divergence with ``error`` set;
+    if the original itself fails, the divergence names it with ``reason``
+    saying so. See the module docstring for what is compared.
+    """
+    mains = [s for s in trace.steps if graph_kind(s.which) == "main"]
+    if not mains:
+        return None
+    if inputs is None:
+        first = mains[0]
+        return Divergence(first.index, first.pass_name, None, math.nan, math.nan, "no example inputs to run the graphs on")
+    return _search(trace, inputs, rtol, atol, grad_rtol, grad_atol, seed, _Progress())
+
+
+# -- the search ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Tolerance:
+    rtol: float
+    atol: float
+    grad_rtol: float
+    grad_atol: float
+
+
+def _search(
+    trace: PassTrace, inputs: Sequence[Any], rtol: float, atol: float, grad_rtol: float, grad_atol: float,
+    seed: int, progress: _Progress,
+) -> Divergence | None:
+    tol = _Tolerance(rtol, atol, grad_rtol, grad_atol)
+    original = next(s for s in trace.steps if graph_kind(s.which) == "main")
+    try:
+        reference = flatten(_plain_run(original, inputs))
+    except _RunFailed as exc:
+        return _failed(original, "the original graph fails on these inputs", str(exc))
+    except Exception as exc:  # noqa: BLE001 - report, do not raise
+        return _failed(original, "the original graph fails on these inputs", _one_line(exc))
+    names = [f"grad %{p.name}" for p in original.graph.params]
+    try:
+        ref_grads = main_gradients(original, inputs, seed).grads
+        progress.gradients = True
+    except (_RunFailed, _Unavailable) as exc:
+        ref_grads = None
+        progress.skipped["main gradients"] = f"eager autograd of the original fails: {exc}"
+    regions: dict[int, Region | None] = {}
+    last_main = original.graph
+    last_state: dict[int, tuple[Any, Any]] = {}
+    steps = trace.steps
+    progress.main_steps = 1
+    for position, step in enumerate(steps):
+        if step.index <= original.index:
+            continue
+        kind = graph_kind(step.which)
+        if step.which == original.which:
+            if step.graph == last_main:
+                continue  # interned records: an unchanged graph compares equal at once
+            last_main = step.graph
+            progress.main_steps += 1
+            found = _check_main(step, inputs, reference, ref_grads, names, tol, seed)
+        elif kind in ("forward", "backward", "backward executor") and graph_number(step.which) is not None:
+            nxt = steps[position + 1] if position + 1 < len(steps) else None
+            found = _check_group(trace, step, nxt, inputs, regions, last_state, tol, seed, progress)
+        else:
+            progress.skipped.setdefault(graph_label(step.which), "not a graph the checks can feed")
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _check_main(
+    step: Step, inputs: Sequence[Any], reference: list[Any], ref_grads: list[Any] | None, names: list[str],
+    tol: _Tolerance, seed: int,
+) -> Divergence | None:
+    try:
+        outputs = flatten(_plain_run(step, inputs))
+    except _RunFailed as exc:
+        return _failed(step, "the step fails on inputs the original runs on", str(exc))
+    except Exception as exc:  # noqa: BLE001
+        return _failed(step, "the step fails on inputs the original runs on", _one_line(exc))
+    if len(outputs) != len(reference):
+        return _failed(step, f"returns {len(outputs)} values, the original {len(reference)}")
+    rows = _rows([f"output {i}" for i in range(len(reference))], reference, outputs, tol.rtol, tol.atol)
+    if ref_grads is not None:
+        try:
+            grads = main_gradients(step, inputs, seed).grads
+        except (_RunFailed, _Unavailable) as exc:
+            return _failed(step, "eager autograd fails on this step where the original's works", str(exc))
+        wanted = [i for i, g in enumerate(ref_grads) if g is not None]
+        rows += _rows([names[i] for i in wanted], [ref_grads[i] for i in wanted], [grads[i] for i in wanted],
+                      tol.grad_rtol, tol.grad_atol)
+    return _divergence(step, rows)
+
+
+def _check_group(
+    trace: PassTrace, step: Step, nxt: Step | None, inputs: Sequence[Any], regions: dict[int, Region | None],
+    last_state: dict[int, tuple[Any, Any]], tol: _Tolerance, seed: int, progress: _Progress,
+) -> Divergence | None:
+    k = graph_number(step.which)
+    assert k is not None
+    label = graph_label(step.which)
+    if k not in regions:
+        try:
+            regions[k] = region(trace, k, inputs, seed)
+        except _Unavailable as exc:
+            regions[k] = None
+            progress.skipped[f"DifferentiableGraph {k}"] = str(exc)
+        except _RunFailed as exc:
+            return _failed(step, f"DifferentiableGraph {k} cannot be run", str(exc))
+    area = regions[k]
+    if area is None:
+        return None
+    kind = graph_kind(step.which)
+    f_step, df_step = _state(trace, step, nxt, kind, k)
+    key = (f_step.graph, None if df_step is None else df_step.graph)
+    if last_state.get(k) == key:
+        return None
+    last_state[k] = key
+    try:
+        outputs, grads = run_region_state(trace, area, f_step, df_step)
+    except _Unavailable as exc:
+        progress.skipped.setdefault(label, str(exc))
+        return None
+    except _RunFailed as exc:
+        return _failed(step, "the step's graph fails where the original's runs", str(exc))
+    progress.group_steps += 1
+    rows = _rows([f"f output {i}" for i in range(area.real)], area.ref_outputs, outputs, tol.rtol, tol.atol)
+    if grads is not None:
+        progress.gradients = True
+        f_names = [p.name for p in f_step.graph.params]
+        got = dict(zip(area.wrt, grads, strict=False))
+        wanted = [i for i in area.wrt if area.ref_grads.get(i) is not None]
+        rows += _rows(
+            [f"grad %{f_names[i]}" if i < len(f_names) else f"grad of input {i}" for i in wanted],
+            [area.ref_grads[i] for i in wanted],
+            [got.get(i, _MISSING) for i in wanted],
+            tol.grad_rtol, tol.grad_atol,
+        )
+    found = _divergence(step, rows)
+    if found is not None and df_step is not None and f_step is not step and df_step is not step:
+        found = _with_reason(found, f"(f of step {f_step.index}, df of step {df_step.index}) {found.reason}")
+    return found
+
+
+def _state(trace: PassTrace, step: Step, nxt: Step | None, kind: str, k: int) -> tuple[Step, Step | None]:
+    """The f and df that stand for DifferentiableGraph k at ``step``."""
+    latest_f = step if kind == "forward" else _latest(trace, step.index, "forward", k)
+    assert latest_f is not None or kind != "forward"
+    if kind == "forward":
+        paired = (
+            nxt is not None and graph_kind(nxt.which) == "backward" and graph_number(nxt.which) == k
+            and nxt.pass_name == step.pass_name
+        )
+        return step, None if paired else _latest(trace, step.index, "backward", k)
+    if latest_f is None:
+        raise _Unavailable(f"no forward graph {k} before step {step.index}")
+    return latest_f, step
+
+
+def _latest(trace: PassTrace, before: int, kind: str, k: int) -> Step | None:
+    for earlier in reversed(trace.steps[:before]):
+        if graph_kind(earlier.which) == kind and graph_number(earlier.which) == k:
+            return earlier
+    return None
+
+
+# -- comparing ---------------------------------------------------------------------------------------
+_MISSING = object()
+
+
+def _rows(names: list[str], wanted: list[Any], got: list[Any], rtol: float, atol: float) -> list[CheckRow]:
+    rows = []
+    for name, want, have in zip(names, wanted, got, strict=True):
+        shape = tuple(numpy.shape(want)) if isinstance(want, numpy.ndarray) else None
+        if have is _MISSING:
+            rows.append(CheckRow(name, shape, math.nan, math.nan, "FAIL", note="not computed"))
+            continue
+        if have is None and isinstance(want, numpy.ndarray):
+            have = numpy.zeros_like(want)  # an undefined gradient is zeros
+        loose_rtol, loose_atol = _for_dtype(want, rtol, atol)
+        diff = compare_values(want, have, loose_rtol, loose_atol)
+        size = int(numpy.size(want)) if isinstance(want, numpy.ndarray) else 1
+        if diff is None:
+            rows.append(CheckRow(name, shape, 0.0, 0.0, "pass", size))
+        else:
+            rows.append(CheckRow(name, shape, diff[0], diff[1], "FAIL", size, note=diff[2]))
+    return rows
+
+
+def _for_dtype(value: Any, rtol: float, atol: float) -> tuple[float, float]:
+    """Single and half precision round far sooner than double: looser tolerances."""
+    if isinstance(value, numpy.ndarray) and value.dtype.kind == "f" and value.dtype.itemsize < 8:
+        return max(rtol, 1e-4), max(atol, 1e-6)
+    return rtol, atol
+
+
+def _divergence(step: Step, rows: list[CheckRow]) -> Divergence | None:
+    bad = next((r for r in rows if r.verdict == "FAIL"), None)
+    if bad is None:
+        return None
+    output = int(bad.name.split()[-1]) if bad.name.startswith("output ") else None
+    return Divergence(
+        step.index, step.pass_name, output, bad.max_abs_error, bad.max_rel_error,
+        f"{bad.name}: {bad.note}" if bad.name.startswith("output ") else bad.note,
+        graph=graph_label(step.which), what=bad.name, rows=tuple(rows),
+    )
+
+
+def _with_reason(found: Divergence, reason: str) -> Divergence:
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(found, reason=reason)
+
+
+def _failed(step: Step, reason: str, error: str | None = None) -> Divergence:
+    return Divergence(step.index, step.pass_name, None, math.nan, math.nan, reason, error, graph_label(step.which))
+
+
+def _plain_run(step: Step, inputs: Sequence[Any]) -> list[Any]:
+    graph = _parse_step(step)
+    try:
+        # Copies: an in-place op in one step must not change the next step's inputs.
+        return list(compile_graph(graph)(*[_copy_value(v) for v in inputs]))
+    except (GraphRuntimeError, GraphCompileError) as exc:
+        raise _RunFailed(_one_line(exc)) from None
