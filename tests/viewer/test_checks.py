@@ -156,3 +156,26 @@ def test_g_on_a_main_step_checks_that_steps_graph(inputs: list[np.ndarray]) -> N
     assert check_step_gradient(trace, trace.broken_at, inputs).ok
     assert check_step_gradient(trace, len(trace), inputs).status == "unavailable"
     assert check_step_gradient(trace, 0, None).status == "unavailable"
+
+
+def test_several_groups_and_loops_agree_or_say_why_not() -> None:
+    from gradview.viewer.session import trace_executor  # noqa: PLC0415
+
+    from .test_evaluate import TWO_REGIONS  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal((3, 4)), rng.standard_normal(4), 3]
+    trace = trace_executor(parse_ir(TWO_REGIONS), inputs)
+    result = find_divergence(trace, inputs)
+    assert result.ok, result.message
+    # DifferentiableGraph 2 sits in the unrolled loop, which runs no iteration for n = 3.
+    assert "not checked: DifferentiableGraph 2" in result.message
+    graphs = set()
+    for step in trace:
+        checked = check_step_gradient(trace, step.index, inputs)
+        assert checked.status != "fail", checked.message
+        if checked.status == "unavailable":
+            assert "did not run" in checked.message
+        else:
+            graphs.add(checked.graph.rsplit(" ", 1)[0] if checked.graph != "main" else "main")
+    assert graphs == {"main", "forward", "backward", "backward executor"}
