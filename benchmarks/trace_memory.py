@@ -19,8 +19,8 @@ import tracemalloc
 
 from graphs import chain_text  # benchmarks/ is on sys.path when run as a script
 
-from gradview.cli.trace import trace_graph
 from gradview.ir import parse_ir
+from gradview.runtime.targets import trace_pipelines as trace_graph
 
 TARGET_MB = 300.0
 
@@ -36,7 +36,7 @@ def main() -> None:
     start = time.perf_counter()
     graph = parse_ir(text)
     base, _ = tracemalloc.get_traced_memory()
-    trace = trace_graph(graph)  # what `gradview trace FILE.ir` records
+    trace = trace_graph(graph)  # what `gradview trace FILE.ir --inputs none` records
     pipeline_steps = len(trace)
     note = ""
     if not args.no_autodiff:

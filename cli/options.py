@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["AUTODIFF_CHOICES", "add_autodiff_option"]
+__all__ = ["AUTODIFF_CHOICES", "add_autodiff_option", "add_inputs_option"]
 
 # gradview.autodiff.AutodiffMode's values (tests/cli/test_options.py keeps them
 # equal); spelled out so that `gradview --help` does not import the autodiff stack.
@@ -17,4 +17,13 @@ def add_autodiff_option(parser: argparse.ArgumentParser) -> None:
         "--autodiff", choices=AUTODIFF_CHOICES, default=AUTODIFF_CHOICES[0],
         help="which ops symbolic autodiff takes: PyTorch's (default) or gradview's extended set, "
         "which also merges ops PyTorch leaves to eager autograd (sum, cat, select...)",
+    )
+
+
+def add_inputs_option(parser: argparse.ArgumentParser) -> None:
+    """``--inputs SPEC``: example inputs for a graph or function (``none``: do not run it)."""
+    parser.add_argument(
+        "--inputs", metavar="SPEC",
+        help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number; "
+        "'none' runs no graph and shows the generic pass pipelines",
     )

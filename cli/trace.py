@@ -1,17 +1,24 @@
 """``gradview trace FILE``: print a pass-by-pass dump, like ``PYTORCH_JIT_LOG_LEVEL`` does.
 
-FILE is a saved trace (``.json``), a ``PYTORCH_JIT_LOG_LEVEL`` log (``.log``,
-``.txt``), a graph (``.ir``: the generic pipelines run on it, recording each
-pass), or ``model.py:fn`` (the function is compiled with :func:`gradview.ir.script`,
-or, for a ``build()`` taking no arguments, the PyTorch model it returns is
-converted with :func:`gradview.ir.from_torch`; the graph goes through the same
-pipelines). Each step prints as a header line
+FILE is what ``gradview view`` opens, loaded by the same code
+(:mod:`gradview.runtime.targets`), so both show the same steps: a saved trace
+(``.json``), a ``PYTORCH_JIT_LOG_LEVEL`` log, a graph (``.ir``) or
+``model.py:fn`` (a function compiled with :func:`gradview.ir.script`, or a
+``build()`` taking no arguments whose PyTorch model is converted with
+:func:`gradview.ir.from_torch`). A graph or function with example inputs
+(``--inputs``, the file's ``example_inputs()``, or complete input types) goes
+through the GraphExecutor as one training step; without them (or with
+``--inputs none``) the generic pass pipelines run on it. Each step prints as a
+header line
 
-    == <index> <pass name> [<which>] changed|unchanged (<ms> ms)
+    == <index> <pass name> [<graph>] changed|unchanged (<ms> ms)
 
 followed by the graph's text, or with ``--diff`` the unified diff from the
-previous step of the same graph. ``--pass NAME`` keeps the steps of one pass
-(any spelling: ``EliminateDeadCode``, ``eliminate_dead_code``).
+previous step of the same graph. ``--changes`` prints one line per step
+instead, ``<index> <pass> [<graph>] changed|unchanged +<added> -<removed>``
+(the nodes added and removed against the previous step of the same graph, as
+the viewer's timeline counts them). ``--pass NAME`` keeps the steps of one
+pass (any spelling: ``EliminateDeadCode``, ``eliminate_dead_code``).
 """
 
 from __future__ import annotations
@@ -20,33 +27,35 @@ import argparse
 import sys
 from typing import Any
 
-from gradview.ir import Graph, IRParseError, IRVerifyError, lint, parse_ir
-from gradview.runtime.jit_log import load_jit_log
-from gradview.runtime.pass_trace import (
-    PassTrace,
-    Step,
-    TraceFormatError,
-    normalize_pass_name,
-    which_label,
-)
+from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
+from gradview.runtime.trace_changes import StepChange, format_change, step_changes
 
-from .check import read_text
+from .options import add_autodiff_option, add_inputs_option
 
-__all__ = ["register", "run", "trace_ir", "trace_graph", "trace_python", "load_any", "format_step_header"]
+__all__ = ["register", "run", "load_any", "format_step_header"]
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "trace",
-        help="print a pass-by-pass dump of a trace, JIT log or IR file",
-        description="Print each step of FILE: a saved trace (.json), a PYTORCH_JIT_LOG_LEVEL "
-        "log (.log/.txt), or an IR file (.ir: the generic pass pipelines run on it).",
+        help="print a pass-by-pass dump of a graph, function, trace or JIT log",
+        description="Print each step of FILE, as `gradview view` steps through it: a saved trace (.json), "
+        "a PYTORCH_JIT_LOG_LEVEL log, an IR file (.ir) or model.py:fn (run by the GraphExecutor as one "
+        "training step when example inputs are known, else the generic pass pipelines).",
     )
-    parser.add_argument("file", metavar="FILE", help="a .json trace, a .log/.txt JIT log, a .ir graph, model.py:fn, or model.py:build (a PyTorch model)")
-    parser.add_argument("--pass", dest="pass_name", metavar="NAME", help="only the steps of this pass")
     parser.add_argument(
-        "--diff", action="store_true", help="print diffs between consecutive steps of the same graph"
+        "file", metavar="FILE",
+        help="a .json trace, a JIT log, a .ir graph, model.py:fn, or model.py:build (a PyTorch model)",
     )
+    parser.add_argument("--pass", dest="pass_name", metavar="NAME", help="only the steps of this pass")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--diff", action="store_true", help="print diffs between consecutive steps of the same graph")
+    shown.add_argument(
+        "--changes", action="store_true",
+        help="print one line per step: index, pass, [graph], changed|unchanged, +added -removed nodes",
+    )
+    add_inputs_option(parser)
+    add_autodiff_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -56,92 +65,46 @@ class _InputError(Exception):
         self.code = code
 
 
-def trace_ir(text: str) -> PassTrace:
-    """Parse ``text`` and run the required, optimization and non-diff pipelines on it, recording each pass."""
-    return trace_graph(parse_ir(text))
-
-
-def trace_graph(graph: Graph) -> PassTrace:
-    """Run the required, optimization and non-diff pipelines on ``graph``, recording each pass."""
-    from gradview.ir.passes.pipelines import (
-        run_nondiff_optimization,
-        run_optimization,
-        run_required_passes,
-    )
-
-    lint(graph)
-    trace = PassTrace()
-    trace.record("Input", graph, changed=False)
-    record = trace.pipeline_recorder(graph)
-    run_required_passes(graph, record=record)
-    run_optimization(graph, record=record)
-    run_nondiff_optimization(graph, record=record)
-    return trace
-
-
-def trace_python(spec: str) -> PassTrace:
-    """``model.py:fn``: load the graph as the viewer does (a function compiled with
-    :func:`gradview.ir.script`, or a ``build()`` converted from PyTorch) and trace the pipelines on it."""
-    from gradview.viewer.session import TargetError, load_python
+def load_any(path: str, inputs: str | None = None, autodiff: str | None = None) -> PassTrace:
+    """The trace FILE stands for, as ``gradview view`` loads it; raises _InputError with a one-line message."""
+    from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - keeps --help light
 
     try:
-        graph = load_python(spec).graph
+        session = load_target(path, inputs, autodiff=autodiff)
     except TargetError as exc:
-        code = 2 if str(exc).endswith("cannot read: no such file") else 1
-        raise _InputError(str(exc), code) from None
-    try:
-        return trace_graph(graph)
-    except IRVerifyError as exc:
-        raise _InputError(f"{spec}: invalid graph: {exc}") from None
+        message = str(exc).splitlines()[0] if str(exc) else path
+        raise _InputError(message, 2 if ": cannot read: " in message else 1) from None
+    for note in session.notes:
+        print(f"gradview: note: {note}", file=sys.stderr)
+    return session.trace
 
 
-def load_any(path: str) -> PassTrace:
-    """The trace FILE stands for; raises _InputError with a one-line message."""
-    lower = path.lower()
-    try:
-        if ".py:" in lower and lower.rpartition(":")[0].endswith(".py"):
-            return trace_python(path)
-        if lower.endswith(".json"):
-            return PassTrace.load(path)
-        if lower.endswith(".ir"):
-            try:
-                return trace_ir(read_text(path))
-            except IRParseError as exc:
-                raise _InputError(f"{path}:{exc.summary}") from None
-            except IRVerifyError as exc:
-                raise _InputError(f"{path}: invalid graph: {exc}") from None
-        with open(path, "rb") as handle:
-            start = handle.read(64).lstrip()
-        if start.startswith(b"{"):
-            return PassTrace.load(path)
-        if start.startswith(b"graph("):
-            raise _InputError(f"{path}: looks like an IR file; name it .ir to trace its passes")
-        return load_jit_log(path)
-    except OSError as exc:
-        raise _InputError(f"{path}: cannot read: {exc.strerror or exc}", 2) from None
-    except TraceFormatError as exc:
-        raise _InputError(str(exc).splitlines()[0]) from None
-
-
-def format_step_header(step: Step) -> str:
-    state = "changed" if step.changed else "unchanged"
-    return f"== {step.index} {step.pass_name} [{which_label(step.which)}] {state} ({step.seconds * 1e3:.3f} ms)"
+def format_step_header(step: Step, change: StepChange | None = None) -> str:
+    """``== <index> <pass> [<graph>] changed|unchanged (<ms> ms)``; ``change`` (from
+    :func:`step_changes`) decides changed|unchanged, as ``--changes`` prints it."""
+    changed = change.changed if change is not None else step.changed
+    state = "changed" if changed else "unchanged"
+    return f"== {step.index} {step.pass_name} [{step.which}] {state} ({step.seconds * 1e3:.3f} ms)"
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        trace = load_any(args.file)
+        trace = load_any(args.file, args.inputs, args.autodiff)
     except _InputError as exc:
         print(f"gradview: error: {exc}", file=sys.stderr)
         return exc.code
     wanted = normalize_pass_name(args.pass_name) if args.pass_name else None
+    changes = step_changes(trace)
     out = sys.stdout
     shown = 0
-    for step in trace:
+    for step, change in zip(trace, changes, strict=True):
         if wanted is not None and normalize_pass_name(step.pass_name) != wanted:
             continue
         shown += 1
-        out.write(format_step_header(step) + "\n")
+        if args.changes:
+            out.write(format_change(change) + "\n")
+            continue
+        out.write(format_step_header(step, change) + "\n")
         if args.diff:
             previous = trace.previous(step)
             if previous is None:
@@ -152,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
             out.write(step.text())
     if wanted is not None and shown == 0:
         names = sorted({s.pass_name for s in trace})
-        print(f"gradview: error: {args.file}: no step of pass {args.pass_name!r}; passes: {', '.join(names)}", file=sys.stderr)
+        print(
+            f"gradview: error: {args.file}: no step of pass {args.pass_name!r}; passes: {', '.join(names)}",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_autodiff_option
+from .options import add_autodiff_option, add_inputs_option
 
 __all__ = ["register", "run"]
 
@@ -21,10 +21,7 @@ def register(commands: Any) -> None:
         "the GraphExecutor as one training step on example inputs.",
     )
     parser.add_argument("target", metavar="TARGET", help="model.ir, model.py:fn, trace.json or a JIT log")
-    parser.add_argument(
-        "--inputs", metavar="SPEC",
-        help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number",
-    )
+    add_inputs_option(parser)
     parser.add_argument("--theme", choices=("dark", "light"), default="dark")
     parser.add_argument("--save-trace", metavar="FILE", help="also save the trace as JSON (opens on any machine)")
     add_autodiff_option(parser)
@@ -32,7 +29,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradview.viewer.session import TargetError, load_target  # noqa: PLC0415 - Textual loads only here
+    from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - loads the runtime only here
 
     try:
         session = load_target(args.target, args.inputs, autodiff=args.autodiff)

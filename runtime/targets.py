@@ -1,0 +1,420 @@
+"""Open what the user names: a graph, a Python function, a saved trace or a JIT log.
+
+The one loader behind ``gradview view``, ``gradview trace`` and ``gradview
+export`` (the viewer imports it from :mod:`gradview.viewer.session`), so every
+command shows the same trace of the same target.
+
+``load_target(target, inputs=None)`` returns a :class:`Session`: the pass
+trace to step through and, when the target is a graph or a function, the
+graph and example inputs so the viewer can run it. A graph goes through the
+GraphExecutor as a training step would: a forward run with the
+floating-point tensor inputs requiring grad (so the compile phases, the
+DifferentiableGraph slicing and ``differentiate`` are recorded), then a
+backward run (so the backward graph's own executor is recorded too).
+
+``model.py:build``, a function taking no arguments, builds a PyTorch model:
+it returns ``(model, example_inputs)`` or ``(model, example_inputs, how)``,
+converted by :func:`gradview.ir.from_torch` (parameters and buffers become
+graph inputs; they require grad as in torch, buffers never).
+
+Example inputs come from, in order: the ``inputs`` spec given on the command
+line, a builder, a function ``example_inputs()`` (or ``<fn>_example_inputs()``)
+in the Python file (NumPy arrays, lists, numbers or torch tensors), or the
+complete tensor types of the graph's inputs; ``inputs="none"`` runs no graph
+and traces the generic pass pipelines instead (as when no inputs are known).
+A spec is a comma-separated list with one entry per graph input, ``[name=]SHAPE[:DTYPE]``
+for a tensor (``8x4``, ``16``, ``()`` for a 0-d tensor, ``:f32``/``:f64``/
+``:i64``/``:bool``) or a Python number or ``true``/``false``.
+
+Every failure is a :class:`TargetError` with one line naming the target.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy
+
+from gradview.autodiff import autodiff_mode
+from gradview.ir import (
+    FromTorchError,
+    Graph,
+    IRParseError,
+    IRVerifyError,
+    ScriptError,
+    TensorType,
+    from_torch,
+    lint,
+    parse_ir,
+    script,
+)
+
+from . import autograd
+from .executor import GraphExecutor
+from .interpreter import GraphRuntimeError
+from .jit_log import load_jit_log
+from .pass_trace import PassTrace, TraceFormatError
+from .tensor import Tensor
+
+__all__ = [
+    "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target",
+    "parse_input_spec", "trace_executor", "trace_pipelines", "NO_INPUTS",
+]
+
+NO_INPUTS = "none"  # the --inputs spec that asks for the pipelines, not a run
+
+_DTYPES = {
+    "f16": numpy.float16, "half": numpy.float16, "f32": numpy.float32, "float": numpy.float32,
+    "f64": numpy.float64, "double": numpy.float64, "i32": numpy.int32, "int": numpy.int64,
+    "i64": numpy.int64, "long": numpy.int64, "bool": numpy.bool_,
+}
+_SCALAR_TYPES = {
+    "Half": numpy.float16, "Float": numpy.float32, "Double": numpy.float64, "Int": numpy.int32,
+    "Long": numpy.int64, "Bool": numpy.bool_, "Short": numpy.int16, "Char": numpy.int8, "Byte": numpy.uint8,
+}
+
+
+class TargetError(Exception):
+    """The target cannot be opened; the message is one line naming it."""
+
+
+@dataclass
+class Session:
+    """What the viewer shows: the trace, and the graph with inputs when it can run it."""
+
+    name: str
+    trace: PassTrace
+    graph: Graph | None = None  # the graph as loaded, before any pass
+    inputs: list[Any] | None = None  # example inputs for ``graph``: arrays or Python values
+    input_names: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the loader wants the user to know
+
+    @property
+    def can_run(self) -> bool:
+        return self.graph is not None and self.inputs is not None
+
+
+# -- input specs ------------------------------------------------------------------------
+def parse_input_spec(spec: str, graph_inputs: Sequence[Any], seed: int = 0) -> list[Any]:
+    """Example inputs from a spec like ``x=8x4,w=4x16:f32,3`` (one entry per graph
+    input, in order); an entry for a tensor input is a shape (``16`` is a
+    vector of 16), for any other input a Python value."""
+    names = [v.debugName() for v in graph_inputs]
+    entries = [e.strip() for e in _split_spec(spec) if e.strip()]
+    if len(entries) != len(names):
+        raise TargetError(
+            f"--inputs gives {len(entries)} values for {len(names)} inputs ({', '.join('%' + n for n in names)})"
+        )
+    rng = numpy.random.default_rng(seed)
+    values = []
+    for position, (entry, name) in enumerate(zip(entries, names, strict=True)):
+        if "=" in entry:
+            given, _, entry = entry.partition("=")
+            if given.strip().lstrip("%") != name:
+                raise TargetError(f"--inputs entry {position + 1} names {given.strip()!r}, but input {position + 1} is %{name}")
+        is_tensor = isinstance(graph_inputs[position].type(), TensorType)
+        values.append(_parse_entry(entry.strip(), position, rng, is_tensor))
+    return values
+
+
+def _split_spec(spec: str) -> list[str]:
+    # Commas inside parentheses belong to a shape like (2,3).
+    parts, depth, current = [], 0, []
+    for ch in spec:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+_SHAPE = re.compile(r"^(\(\s*\)|\(?\s*\d+(\s*[x,]\s*\d+)*\s*,?\s*\)?)(:(\w+))?$")
+
+
+def _parse_entry(entry: str, position: int, rng: numpy.random.Generator, is_tensor: bool) -> Any:
+    lowered = entry.lower()
+    if not is_tensor:
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        try:
+            return int(entry)
+        except ValueError:
+            pass
+        try:
+            return float(entry)
+        except ValueError:
+            raise TargetError(f"--inputs entry {position + 1} ({entry!r}): input {position + 1} is not a tensor; give a number or true/false") from None
+    match = _SHAPE.match(entry.replace(" ", ""))
+    if match is None:
+        raise TargetError(f"--inputs entry {position + 1} ({entry!r}) is not a shape like 8x4[:f32] or a number")
+    dims = [int(d) for d in re.findall(r"\d+", match.group(1))]
+    dtype_name = (match.group(4) or "f64").lower()
+    dtype = _DTYPES.get(dtype_name)
+    if dtype is None:
+        raise TargetError(f"--inputs entry {position + 1}: unknown dtype {dtype_name!r} (use one of {', '.join(_DTYPES)})")
+    return _random_array(rng, tuple(dims), dtype)
+
+
+def _random_array(rng: numpy.random.Generator, shape: tuple[int, ...], dtype: Any) -> numpy.ndarray:
+    if numpy.dtype(dtype) == numpy.bool_:
+        return rng.integers(0, 2, shape).astype(numpy.bool_)
+    if numpy.issubdtype(dtype, numpy.integer):
+        return rng.integers(0, 5, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
+    """Random inputs from complete tensor types (sizes and dtype known); None if any is open."""
+    rng = numpy.random.default_rng(seed)
+    values = []
+    for value in graph.inputs():
+        type_ = value.type()
+        if not isinstance(type_, TensorType) or type_.sizes is None or any(s is None for s in type_.sizes):
+            return None
+        dtype = _SCALAR_TYPES.get(type_.scalar_type or "")
+        if dtype is None:
+            return None
+        values.append(_random_array(rng, tuple(type_.sizes), dtype))
+    return values
+
+
+# -- tracing ----------------------------------------------------------------------------------
+def trace_executor(
+    graph: Graph, inputs: Sequence[Any], requires_grad: Sequence[bool] | None = None, autodiff: str | None = None
+) -> PassTrace:
+    """The trace of one training step of ``graph``: compile and run forward with
+    floating-point tensors requiring grad (or those ``requires_grad`` marks),
+    then backward from every output that requires grad (with gradients of ones).
+    ``autodiff`` is the executor's autodiff mode (PyTorch's by default)."""
+    trace = PassTrace()
+    trace.record("Input", graph, changed=False)
+    executor = GraphExecutor(graph, trace=trace, autodiff=autodiff)  # it compiles copies; the trace keeps the ids
+    if requires_grad is None:
+        requires_grad = [isinstance(v, numpy.ndarray) and numpy.issubdtype(v.dtype, numpy.floating) for v in inputs]
+    tensors = [
+        Tensor(value, requires_grad=flag) if isinstance(value, numpy.ndarray) else value
+        for value, flag in zip(inputs, requires_grad, strict=True)
+    ]
+    outputs = executor.run(tensors)
+    roots = [out for out in _flatten_outputs(outputs) if isinstance(out, Tensor) and out.requires_grad]
+    if roots:
+        autograd.backward(roots, [Tensor(numpy.ones_like(out.data)) for out in roots])
+    return trace
+
+
+def trace_pipelines(graph: Graph) -> PassTrace:
+    """The trace of the generic pipelines (required, optimization, non-diff) on a
+    copy of ``graph``, which the trace shows as the same nodes as ``graph``."""
+    from gradview.ir.passes.pipelines import (  # noqa: PLC0415
+        run_nondiff_optimization,
+        run_optimization,
+        run_required_passes,
+    )
+
+    trace = PassTrace()
+    trace.record("Input", graph, changed=False)
+    copies: dict[Any, Any] = {}
+    working = graph.copy(copies)
+    trace.inherit_ids(copies)  # an untouched node keeps its id: the first pass is not "+all -all"
+    record = trace.pipeline_recorder(working)
+    run_required_passes(working, record=record)
+    run_optimization(working, record=record)
+    run_nondiff_optimization(working, record=record)
+    return trace
+
+
+def _flatten_outputs(values: Sequence[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            flat.extend(_flatten_outputs(value))
+        else:
+            flat.append(value)
+    return flat
+
+
+# -- targets ----------------------------------------------------------------------------------
+def load_target(target: str, inputs: str | None = None, seed: int = 0, autodiff: str | None = None) -> Session:
+    """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json`` or a JIT log file.
+
+    ``autodiff`` ("torch", the default, or "extended") is the executor's autodiff
+    mode for graphs and functions; traces and logs were recorded with theirs."""
+    lowered = target.lower()
+    if autodiff is not None:
+        try:
+            autodiff_mode(autodiff)
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
+    if ".py:" in lowered and lowered.rpartition(":")[0].endswith(".py"):
+        loaded = load_python(target)
+        return _graph_session(target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff)
+    path = Path(target)
+    if not path.is_file():
+        raise TargetError(f"{target}: cannot read: no such file")
+    if lowered.endswith(".ir"):
+        try:
+            graph = parse_ir(path.read_text(encoding="utf-8", errors="surrogateescape"))
+            lint(graph)
+        except IRParseError as exc:
+            raise TargetError(f"{target}:{exc.summary}") from None
+        except IRVerifyError as exc:
+            raise TargetError(f"{target}: invalid graph: {exc}") from None
+        return _graph_session(target, graph, inputs, None, seed, autodiff=autodiff)
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(64).lstrip()
+        if start.startswith(b"graph("):
+            raise TargetError(f"{target}: looks like an IR file; name it .ir to trace its passes")
+        trace = PassTrace.load(target) if start.startswith(b"{") else load_jit_log(target)
+    except TraceFormatError as exc:
+        raise TargetError(str(exc).splitlines()[0]) from None
+    except OSError as exc:
+        raise TargetError(f"{target}: cannot read: {exc.strerror or exc}") from None
+    if len(trace) == 0:
+        raise TargetError(f"{target}: the file holds no graph steps")
+    return Session(target, trace)
+
+
+def _graph_session(
+    target: str,
+    graph: Graph,
+    spec: str | None,
+    file_inputs: list[Any] | None,
+    seed: int,
+    requires_grad: list[bool] | None = None,
+    autodiff: str | None = None,
+) -> Session:
+    names = [v.debugName() for v in graph.inputs()]
+    notes: list[str] = []
+    if spec is not None and spec.strip().lower() == NO_INPUTS:
+        values: list[Any] | None = None
+    elif spec is not None:
+        values = parse_input_spec(spec, graph.inputs(), seed)
+    elif file_inputs is not None:
+        values = list(file_inputs)
+    else:
+        values = example_inputs_for(graph, seed)
+    if values is None:
+        if spec is None:
+            notes.append(
+                "no example inputs (pass --inputs, e.g. --inputs 8x4,4x16): showing the passes without running"
+            )
+        return Session(target, trace_pipelines(graph), graph, None, names, notes)
+    if len(values) != len(names):
+        raise TargetError(f"{target}: {len(values)} example inputs for {len(names)} graph inputs")
+    try:
+        trace = trace_executor(graph, values, requires_grad, autodiff)
+    except (GraphRuntimeError, ValueError, TypeError, RuntimeError) as exc:
+        raise TargetError(f"{target}: running the graph on the example inputs failed: {str(exc).splitlines()[0]}") from None
+    return Session(target, trace, graph, values, names, notes)
+
+
+@dataclass
+class PythonTarget:
+    """What ``model.py:name`` stands for: a graph, with example inputs when the file gives them."""
+
+    graph: Graph
+    inputs: list[Any] | None = None
+    # Which inputs require grad in the training step; None: every floating-point tensor.
+    requires_grad: list[bool] | None = None
+
+
+def load_python(spec: str) -> PythonTarget:
+    """``model.py:name``: import the file and make a graph of ``name``.
+
+    A function that takes arguments is compiled with :func:`gradview.ir.script`;
+    its example inputs come from ``name_example_inputs()`` or ``example_inputs()``
+    in the file (NumPy arrays, lists, numbers, or torch tensors). A function
+    that takes none is a builder: ``build()`` returns ``(model, example_inputs)``
+    or ``(model, example_inputs, how)`` with a torch module or function, torch
+    tensors, and ``how`` ``"trace"`` (the default) or ``"script"``; PyTorch
+    compiles the model and :func:`gradview.ir.from_torch` lifts its parameters
+    and buffers to graph inputs.
+    """
+    path, _, name = spec.rpartition(":")
+    module = _import_file(path)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise TargetError(f"{path}: no function named {name!r}")
+    if _takes_no_arguments(fn):
+        return _build(spec, fn)
+    try:
+        graph = script(fn).graph
+    except ScriptError as exc:
+        raise TargetError(str(exc)) from None
+    maker = getattr(module, f"{name}_example_inputs", None) or getattr(module, "example_inputs", None)
+    inputs = None
+    if callable(maker):
+        try:
+            made = maker()
+        except Exception as exc:  # noqa: BLE001
+            raise TargetError(f"{path}: example_inputs() failed: {type(exc).__name__}: {exc}") from None
+        inputs = [_as_value(v) for v in made]
+    return PythonTarget(graph, inputs)
+
+
+def _import_file(path: str) -> Any:
+    if not Path(path).is_file():
+        raise TargetError(f"{path}: cannot read: no such file")
+    module_name = "_gradview_model_" + Path(path).stem.replace("-", "_")
+    loader = importlib.util.spec_from_file_location(module_name, path)
+    if loader is None or loader.loader is None:
+        raise TargetError(f"{path}: cannot import as a Python module")
+    module = importlib.util.module_from_spec(loader)
+    try:
+        loader.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line
+        raise TargetError(f"{path}: import failed: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _takes_no_arguments(fn: Any) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
+
+
+def _build(spec: str, fn: Any) -> PythonTarget:
+    """Call the builder and convert what it returns with :func:`from_torch`."""
+    name = spec.rpartition(":")[2]
+    try:
+        built = fn()
+    except Exception as exc:  # noqa: BLE001 - the user's builder failed: one line
+        raise TargetError(f"{spec}: {name}() failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(built, tuple) or len(built) not in (2, 3):
+        raise TargetError(f"{spec}: {name}() must return (model, example_inputs) or (model, example_inputs, how)")
+    model, examples, how = built if len(built) == 3 else (*built, "trace")
+    try:
+        graph, inputs = from_torch(model, examples, how=how)
+    except (FromTorchError, ImportError, ValueError) as exc:
+        raise TargetError(f"{spec}: {str(exc).splitlines()[0]}") from None
+    # The example inputs require grad when floating-point (so the view shows their
+    # gradients); parameters and buffers as torch has them (buffers never).
+    count = len(examples) if isinstance(examples, list | tuple) else 1
+    flags = []
+    for position, (value, graph_input) in enumerate(zip(inputs, graph.inputs(), strict=True)):
+        floating = isinstance(value, numpy.ndarray) and numpy.issubdtype(value.dtype, numpy.floating)
+        declared = getattr(graph_input.type(), "requires_grad", None)
+        flags.append(floating if position < count or declared is None else floating and declared)
+    return PythonTarget(graph, inputs, flags)
+
+
+def _as_value(value: Any) -> Any:
+    """An example input as the runtime takes it: lists and torch tensors become NumPy arrays."""
+    if isinstance(value, list):
+        return numpy.asarray(value)
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor; torch is not imported here
+        return numpy.array(value.detach().cpu().numpy(), copy=True)
+    return value
