@@ -3,19 +3,28 @@
 Nodes that carry a ``Subgraph`` attribute (DifferentiableGraph, FallbackGraph,
 fusion groups) print as ``kind_N(...)`` and their graphs follow the main one
 as ``with kind_N = graph(...)`` sections, numbered per printed graph.
+
+The text's shape lives here once: :func:`call_text`, :func:`node_line` and
+:func:`print_body` are also how the pass trace prints its immutable snapshots
+(:mod:`gradview.runtime.trace_records`), so a snapshot prints byte for byte as
+the live graph did.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .attributes import AttributeKind, format_attribute
 
 if TYPE_CHECKING:
-    from .graph import Block, Graph
+    from .graph import Graph
     from .node import Node, Value
 
-__all__ = ["print_graph", "node_summary", "value_list", "typed_value_list"]
+__all__ = [
+    "print_graph", "node_summary", "value_list", "typed_value_list", "call_text", "node_line", "print_body",
+    "block_header", "block_tail", "graph_header", "return_line", "with_header",
+]
 
 _INDENT = "  "
 
@@ -28,33 +37,104 @@ def typed_value_list(values: list[Value], separator: str = ", ") -> str:
     return separator.join(["%" + v.debugName() + " : " + str(v._type) for v in values])
 
 
-def _attributes_text(node: Node, skip_subgraph: bool) -> str:
-    parts = [
-        name + "=" + format_attribute(kind, value)
+# -- the text's shape, shared with the trace's snapshot printer ---------------------------------
+def call_text(kind: str, attrs: Sequence[tuple[str, str]], group: int | None = None) -> str:
+    """``kind[a=1, b=2]``, or ``kind_N[...]`` for the N-th node with a subgraph (``attrs``
+    then leave the ``Subgraph`` out; a DifferentiableGraph prints none)."""
+    if group is not None:
+        call = f"{kind}_{group}"
+        if attrs and kind != "prim::DifferentiableGraph":
+            call += "[" + ", ".join([name + "=" + text for name, text in attrs]) + "]"
+        return call
+    if attrs:
+        return kind + "[" + ", ".join([name + "=" + text for name, text in attrs]) + "]"
+    return kind
+
+
+def node_line(outputs: str, call: str, inputs: str, scope: str | None, source: str | None) -> str:
+    """``%out : T = call(%in)``, with the scope and the source comment, without indent."""
+    text = outputs + " = " + call + "(" + inputs + ")"
+    if scope:
+        text += ", scope: " + scope
+    if source:
+        text += " # " + source
+    return text
+
+
+def graph_header(typed_params: str) -> str:
+    return "graph(" + typed_params + "):\n"
+
+
+def return_line(returns: str) -> str:
+    return _INDENT + "return (" + returns + ")\n"
+
+
+def with_header(kind: str, group: int) -> str:
+    return f"with {kind}_{group} = "
+
+
+def block_header(level: int, index: int, typed_params: str) -> str:
+    return _INDENT * (level + 1) + f"block{index}(" + typed_params + "):\n"
+
+
+def block_tail(level: int, returns: str) -> str:
+    return _INDENT * (level + 2) + "-> (" + returns + ")\n"
+
+
+def print_body(
+    nodes: Iterator[Any],
+    out: list[str],
+    head: Callable[[Any], str],
+    blocks: Callable[[Any], Sequence[tuple[str, Iterator[Any], str]]],
+) -> None:
+    """Append the lines of a graph's nodes, nested blocks included, iteratively.
+
+    ``head(node)`` is the node's line (:func:`node_line`); ``blocks(node)`` gives,
+    per block, its typed parameters, an iterator over its nodes and its returns."""
+    stack: list[tuple[object, int]] = [(nodes, 1)]
+    while stack:
+        item, level = stack[-1]
+        if isinstance(item, str):
+            stack.pop()
+            out.append(item)
+            continue
+        node = next(item, None)  # type: ignore[call-overload]
+        if node is None:
+            stack.pop()
+            continue
+        out.append(_INDENT * level + head(node) + "\n")
+        inner = blocks(node)
+        if inner:
+            frames: list[tuple[object, int]] = []
+            for index, (params, sub_nodes, returns) in enumerate(inner):
+                frames.append((block_header(level, index, params), 0))
+                frames.append((sub_nodes, level + 2))
+                frames.append((block_tail(level, returns), 0))
+            stack.extend(reversed(frames))
+
+
+# -- live graphs ----------------------------------------------------------------------------
+def _attrs(node: Node, skip_subgraph: bool) -> list[tuple[str, str]]:
+    return [
+        (name, format_attribute(kind, value))
         for name, (kind, value) in node._attrs.items()
         if not (skip_subgraph and name == "Subgraph")
     ]
-    return "[" + ", ".join(parts) + "]"
 
 
 def _node_head(node: Node, groups: list[Node] | None) -> str:
     """``%out : T = kind[attrs](%in)`` plus the source comment, without blocks."""
     attrs = node._attrs
-    if groups is not None and "Subgraph" in attrs and attrs["Subgraph"][0] is AttributeKind.g:
-        call = f"{node._kind}_{len(groups)}"
-        if len(attrs) > 1 and node._kind != "prim::DifferentiableGraph":
-            call += _attributes_text(node, skip_subgraph=True)
+    if not attrs:
+        call = node._kind
+    elif groups is not None and "Subgraph" in attrs and attrs["Subgraph"][0] is AttributeKind.g:
+        call = call_text(node._kind, _attrs(node, skip_subgraph=True), len(groups))
         groups.append(node)
     else:
-        call = node._kind
-        if attrs:
-            call += _attributes_text(node, skip_subgraph=False)
-    text = typed_value_list(node._outputs) + " = " + call + "(" + value_list(node._inputs) + ")"
-    if node.scope:
-        text += ", scope: " + node.scope
-    if node.source_location:
-        text += " # " + node.source_location
-    return text
+        call = call_text(node._kind, _attrs(node, skip_subgraph=False))
+    return node_line(
+        typed_value_list(node._outputs), call, value_list(node._inputs), node.scope, node.source_location
+    )
 
 
 def node_summary(node: Node) -> str:
@@ -66,41 +146,21 @@ def node_summary(node: Node) -> str:
     return _node_head(node, None).strip()
 
 
-def _print_body(block: Block, out: list[str], groups: list[Node]) -> None:
-    """Append the lines of ``block``'s nodes, nested blocks included, iteratively."""
-    # Each frame: (iterator over nodes, indent level, pending block tails).
-    stack: list[tuple[object, int]] = [(block.nodes(), 1)]
-    while stack:
-        item, level = stack[-1]
-        if isinstance(item, str):
-            stack.pop()
-            out.append(item)
-            continue
-        node = next(item, None)  # type: ignore[call-overload]
-        if node is None:
-            stack.pop()
-            continue
-        indent = _INDENT * level
-        out.append(indent + _node_head(node, groups) + "\n")
-        if node._blocks:
-            frames: list[tuple[object, int]] = []
-            for index, sub in enumerate(node._blocks):
-                header = (
-                    _INDENT * (level + 1) + f"block{index}(" + typed_value_list(sub.param_node._outputs) + "):\n"
-                )
-                tail = _INDENT * (level + 2) + "-> (" + value_list(sub.return_node._inputs) + ")\n"
-                frames.append((header, 0))
-                frames.append((sub.nodes(), level + 2))
-                frames.append((tail, 0))
-            stack.extend(reversed(frames))
+def _blocks(node: Node) -> Sequence[tuple[str, Iterator[Node], str]]:
+    if not node._blocks:
+        return ()
+    return [
+        (typed_value_list(sub.param_node._outputs), sub.nodes(), value_list(sub.return_node._inputs))
+        for sub in node._blocks
+    ]
 
 
 def print_graph(graph: Graph) -> str:
     """TorchScript's text for ``graph``, ``with`` sections for subgraphs included."""
-    out: list[str] = ["graph(" + typed_value_list(graph.inputs(), ",\n      ") + "):\n"]
+    out: list[str] = [graph_header(typed_value_list(graph.inputs(), ",\n      "))]
     groups: list[Node] = []
-    _print_body(graph.block, out, groups)
-    out.append("  return (" + value_list(graph.outputs()) + ")\n")
+    print_body(graph.block.nodes(), out, lambda node: _node_head(node, groups), _blocks)
+    out.append(return_line(value_list(graph.outputs())))
     for index, node in enumerate(groups):
-        out.append(f"with {node._kind}_{index} = " + print_graph(node.g("Subgraph")))
+        out.append(with_header(node._kind, index) + print_graph(node.g("Subgraph")))
     return "".join(out)

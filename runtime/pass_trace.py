@@ -41,6 +41,9 @@ from .trace_records import BlockRecord, NodeRecord, ValueRecord, print_record, w
 from .trace_types import MAIN_GRAPH, GraphName, Note, notes_dict
 
 if TYPE_CHECKING:
+    from gradview.autodiff import Gradient
+    from gradview.autodiff.differentiate import StepRecorder
+    from gradview.autodiff.reverse import ReverseDetails
     from gradview.ir import Block, Graph, Node, Value
 
 __all__ = [
@@ -341,7 +344,7 @@ class PassTrace:
 
         return record
 
-    def autodiff_recorder(self, k: int = 0) -> Callable[..., None] | None:
+    def autodiff_recorder(self, k: int = 0) -> StepRecorder | None:
         """A ``record(step_name, gradient, reverse_details, changed)`` callback for ``differentiate``.
 
         Each call records the forward graph as ``GraphName.forward(k)`` and, once it
@@ -357,33 +360,29 @@ class PassTrace:
         # and its copies in df then carry the same ids.
         grad_of: dict[int, int] = {}
 
-        def record(name: str, gradient: Any, _rev: Any, changed: bool) -> None:
+        def record(name: str, gradient: Gradient, rev: ReverseDetails | None, changed: bool) -> None:
             seconds = time.perf_counter() - clock[0]
             notes: dict[str, Any] = {
-                key: getattr(gradient, key)
-                for key in (
-                    Note.F_REAL_OUTPUTS,
-                    Note.DF_INPUT_VJPS,
-                    Note.DF_INPUT_CAPTURED_INPUTS,
-                    Note.DF_INPUT_CAPTURED_OUTPUTS,
-                    Note.DF_OUTPUT_VJPS,
-                )
-                if hasattr(gradient, key)
+                Note.F_REAL_OUTPUTS: gradient.f_real_outputs,
+                Note.DF_INPUT_VJPS: gradient.df_input_vjps,
+                Note.DF_INPUT_CAPTURED_INPUTS: gradient.df_input_captured_inputs,
+                Note.DF_INPUT_CAPTURED_OUTPUTS: gradient.df_input_captured_outputs,
+                Note.DF_OUTPUT_VJPS: gradient.df_output_vjps,
             }
-            if _rev is not None and not getattr(_rev, "lifted", None):
+            if rev is not None and not rev.lifted:
                 grad_of.clear()
-                grad_of.update(_live_grad_of_links(self, getattr(_rev, "primal_of", {})))
+                grad_of.update(_live_grad_of_links(self, rev.primal_of))
             if grad_of:
                 notes[Note.GRAD_OF] = dict(grad_of)
             self.record(name, gradient.f, which=GraphName.forward(k), changed=changed, seconds=seconds, annotations=notes)
-            if getattr(gradient, "df", None) is not None:
-                if _rev is not None and getattr(_rev, "lifted", None):
-                    self.inherit_ids(_rev.lifted)  # df's copies keep the reverse block's ids
+            if gradient.df is not None:
+                if rev is not None and rev.lifted:
+                    self.inherit_ids(rev.lifted)  # df's copies keep the reverse block's ids
                 self.record(name, gradient.df, which=GraphName.backward(k), changed=changed, seconds=0.0, annotations=notes)
-            elif _rev is not None:
+            elif rev is not None:
                 # Before lambdaLiftReverse the backward pass is the detached
                 # reverse block: show it, with the forward values it reads.
-                view = _ReverseBlockView(_rev.reverse_block)
+                view = _ReverseBlockView(rev.reverse_block)
                 notes = {**notes, Note.READS_FROM_FORWARD: [self.id_of(v) for v in view.outside]}
                 self.record(name, view, which=GraphName.backward(k), changed=changed, seconds=0.0, annotations=notes)
             clock[0] = time.perf_counter()

@@ -5,8 +5,9 @@ node's block) holds :class:`NodeRecord` s, each naming its values by stable
 integer id. Records are interned per id by the recorder, so a node that did not
 change between two steps is the *same* object in both snapshots.
 
-:func:`print_record` prints a snapshot in TorchScript's textual IR, byte for
-byte as :func:`gradview.ir.print_graph` prints the live graph.
+:func:`print_record` prints a snapshot in TorchScript's textual IR through the
+IR printer's own format (:mod:`gradview.ir.printer`), so it reads byte for
+byte as :func:`gradview.ir.print_graph` printed the live graph.
 """
 
 from __future__ import annotations
@@ -14,10 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from gradview.ir.printer import (
+    call_text,
+    graph_header,
+    node_line,
+    print_body,
+    return_line,
+    with_header,
+)
+
 __all__ = ["ValueRecord", "NodeRecord", "BlockRecord", "print_record", "walk_records", "value_names"]
-
-_INDENT = "  "
-
 
 class ValueRecord(NamedTuple):
     id: int
@@ -88,55 +95,28 @@ def _refs(ids: tuple[int, ...], names: dict[int, str]) -> str:
     return ", ".join(["%" + names.get(i, f"<unknown {i}>") for i in ids])
 
 
-def _head(node: NodeRecord, names: dict[int, str], groups: list[NodeRecord]) -> str:
-    if node.subgraph is not None:
-        call = f"{node.kind}_{len(groups)}"
-        if node.attrs and node.kind != "prim::DifferentiableGraph":
-            call += "[" + ", ".join(n + "=" + t for n, t in node.attrs) + "]"
-        groups.append(node)
-    else:
-        call = node.kind
-        if node.attrs:
-            call += "[" + ", ".join(n + "=" + t for n, t in node.attrs) + "]"
-    text = _typed(node.outputs) + " = " + call + "(" + _refs(node.inputs, names) + ")"
-    if node.scope:
-        text += ", scope: " + node.scope
-    if node.source:
-        text += " # " + node.source
-    return text
-
-
-def _body(block: BlockRecord, level: int, names: dict[int, str], out: list[str], groups: list[NodeRecord]) -> None:
-    stack: list[tuple[object, int]] = [(iter(block.nodes), level)]
-    while stack:
-        item, lvl = stack[-1]
-        if isinstance(item, str):
-            stack.pop()
-            out.append(item)
-            continue
-        node = next(item, None)  # type: ignore[call-overload]
-        if node is None:
-            stack.pop()
-            continue
-        out.append(_INDENT * lvl + _head(node, names, groups) + "\n")
-        if node.blocks:
-            frames: list[tuple[object, int]] = []
-            for index, sub in enumerate(node.blocks):
-                frames.append((_INDENT * (lvl + 1) + f"block{index}(" + _typed(sub.params) + "):\n", 0))
-                frames.append((iter(sub.nodes), lvl + 2))
-                frames.append((_INDENT * (lvl + 2) + "-> (" + _refs(sub.returns, names) + ")\n", 0))
-            stack.extend(reversed(frames))
-
-
 def print_record(graph: BlockRecord, names: dict[int, str] | None = None) -> str:
-    """TorchScript's text for a graph snapshot, ``with`` sections for subgraphs included."""
+    """TorchScript's text for a graph snapshot, ``with`` sections for subgraphs included
+    (the IR printer's format, :mod:`gradview.ir.printer`, read from records)."""
     if names is None:
         names = value_names(graph)
-    out = ["graph(" + _typed(graph.params, ",\n      ") + "):\n"]
     groups: list[NodeRecord] = []
-    _body(graph, 1, names, out, groups)
-    out.append("  return (" + _refs(graph.returns, names) + ")\n")
+
+    def head(node: NodeRecord) -> str:
+        if node.subgraph is not None:
+            call = call_text(node.kind, node.attrs, len(groups))
+            groups.append(node)
+        else:
+            call = call_text(node.kind, node.attrs)
+        return node_line(_typed(node.outputs), call, _refs(node.inputs, names), node.scope, node.source)
+
+    def blocks(node: NodeRecord) -> list[tuple[str, Iterator[NodeRecord], str]]:
+        return [(_typed(b.params), iter(b.nodes), _refs(b.returns, names)) for b in node.blocks]
+
+    out = [graph_header(_typed(graph.params, ",\n      "))]
+    print_body(iter(graph.nodes), out, head, blocks)
+    out.append(return_line(_refs(graph.returns, names)))
     for index, node in enumerate(groups):
         assert node.subgraph is not None
-        out.append(f"with {node.kind}_{index} = " + print_record(node.subgraph, names))
+        out.append(with_header(node.kind, index) + print_record(node.subgraph, names))
     return "".join(out)
