@@ -7,7 +7,8 @@ to file; ``--svg DIR`` writes ``DIR/{index:03d}-{pass}.svg`` per step and
 ``--html FILE`` one self-contained page that steps through them with the
 arrow keys. The steps: the last one by default, ``--step NAME`` those of one
 pass (any spelling: ``EliminateDeadCode``, ``eliminate_dead_code``),
-``--all`` every step where the view has something to show.
+``--all`` every step where the view has something to show. Each picture
+covers what its step shows; ``--leftovers`` also draws the removed nodes, faded.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ def register(commands: Any) -> None:
         help="the DifferentiableGraph the forward, backward and joint views show (default 0)",
     )
     parser.add_argument("--theme", choices=("dark", "light"), default="dark")
+    parser.add_argument(
+        "--leftovers", action="store_true",
+        help="also draw, faded, the nodes each step removed (default: only what the step shows)",
+    )
     parser.add_argument(
         "--inputs", metavar="SPEC",
         help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number",
@@ -109,10 +114,12 @@ def _export(args: argparse.Namespace) -> list[str]:
     report = []
     try:
         if args.svg:
-            paths = export_trace_svgs(session.trace, args.svg, view, args.dg, indices, args.theme)
+            paths = export_trace_svgs(session.trace, args.svg, view, args.dg, indices, args.theme, args.leftovers)
             report.append(f"wrote {len(paths)} SVG file{'s' if len(paths) != 1 else ''} to {args.svg}")
         if args.html:
-            export_trace_html(session.trace, args.html, view, args.dg, indices, args.theme, f"gradview: {args.target}")
+            export_trace_html(
+                session.trace, args.html, view, args.dg, indices, args.theme, f"gradview: {args.target}", args.leftovers
+            )
             report.append(f"wrote {args.html} ({len(indices)} step{'s' if len(indices) != 1 else ''})")
     except (DotMissingError, LayoutError) as exc:
         raise ExportError(str(exc)) from None

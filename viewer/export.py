@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .export_joint import joint_layout
 from .layout import Layout, graphviz_program, union_layout
 from .model import DrawGraph, Marks, View
-from .svg_dot import run_neato, step_dot
+from .svg_dot import run_neato, step_crop, step_dot
 
 __all__ = [
     "Frame",
@@ -65,10 +66,13 @@ def frame_for_step(step: Any, graph: DrawGraph, marks: Marks | None = None, whic
     return Frame(step.index, step.pass_name, label, step.changed, graph, marks if marks is not None else Marks())
 
 
-def render_svg(graph: DrawGraph, marks: Marks, layout: Layout, theme: str = "dark", title: str = "") -> str:
+def render_svg(
+    graph: DrawGraph, marks: Marks, layout: Layout, theme: str = "dark", title: str = "", leftovers: bool = False
+) -> str:
     """The SVG picture of one step (``graph``, highlighted by ``marks``) at
-    ``layout``'s positions, which must hold every node of ``graph``."""
-    return run_neato(step_dot(graph, marks, layout, theme, title))
+    ``layout``'s positions, which must hold every node of ``graph``, cropped
+    to what the step shows; ``leftovers`` also draws the removed nodes, faded."""
+    return run_neato(step_dot(graph, marks, layout, theme, title, leftovers))
 
 
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -98,11 +102,22 @@ def _layout_of(frames: Sequence[Frame], layouts: Layouts) -> Callable[[Frame], L
         if frame.which not in chosen:
             groups.setdefault(frame.which, []).append(frame.graph)
     for which, graphs in groups.items():
-        chosen[which] = union_layout(graphs)
+        chosen[which] = _union_layout(graphs)
     return lambda frame: chosen[frame.which]
 
 
-def export_steps(frames: Iterable[Frame], directory: str | Path, layout: Layouts = None, theme: str = "dark") -> list[Path]:
+def _is_joint(graphs: Sequence[DrawGraph]) -> bool:
+    return all("f" in g.clusters and "df" in g.clusters for g in graphs)
+
+
+def _union_layout(graphs: Sequence[DrawGraph]) -> Layout:
+    """The union layout, f and df side by side for the joint view."""
+    return joint_layout(graphs) if graphs and _is_joint(graphs) else union_layout(graphs)
+
+
+def export_steps(
+    frames: Iterable[Frame], directory: str | Path, layout: Layouts = None, theme: str = "dark", leftovers: bool = False
+) -> list[Path]:
     """Write one SVG per frame into ``directory`` (created if needed), named by
     :func:`svg_file_name`. ``layout``: one layout for all frames, a mapping
     from ``which`` to layout, or None for the union layout of the frames of
@@ -115,28 +130,44 @@ def export_steps(frames: Iterable[Frame], directory: str | Path, layout: Layouts
     written = []
     for frame in frames:
         path = folder / svg_file_name(frame.index, frame.pass_name)
-        path.write_text(render_svg(frame.graph, frame.marks, layout_of(frame), theme, frame.title), encoding="utf-8")
+        path.write_text(render_svg(frame.graph, frame.marks, layout_of(frame), theme, frame.title, leftovers), encoding="utf-8")
         written.append(path)
     return written
 
 
 def export_html(
-    frames: Iterable[Frame], path: str | Path, layout: Layouts = None, theme: str = "dark", title: str = "gradview"
+    frames: Iterable[Frame],
+    path: str | Path,
+    layout: Layouts = None,
+    theme: str = "dark",
+    title: str = "gradview",
+    leftovers: bool = False,
+    docs: Callable[[str], str] | None = None,
 ) -> Path:
-    """Write one self-contained HTML page (SVGs inlined, no server, no
-    network) that steps through the frames with the arrow keys, Home and End.
+    """Write one self-contained HTML page (no server, no network) that steps
+    through the frames with the arrow keys, Home and End, showing each step's
+    pass docs (``docs``: pass name -> text, default the viewer's) and diff.
+    Every part drawn is stored once (:mod:`gradview.viewer.stepper`).
     ``layout`` as for :func:`export_steps`."""
     from .html_page import html_page
+    from .pass_docs import pass_doc
+    from .stepper import stepper_data
 
     _need_graphviz()
     frames = list(frames)
     layout_of = _layout_of(frames, layout)
-    # No title inside the pictures: the page shows it, and steps a pass left
-    # alone then have the same picture, stored once.
-    pictures = [(f, render_svg(f.graph, f.marks, layout_of(f), theme)) for f in frames]
+
+    def crop_of(frame: Frame, frame_layout: Layout) -> tuple[float, float, float, float]:
+        return step_crop(frame.graph, frame.marks, frame_layout, theme, leftovers)
+
+    def render(frame: Frame, frame_layout: Layout, box: tuple[float, float, float, float]) -> str:
+        # No title inside the pictures: the page shows it.
+        return run_neato(step_dot(frame.graph, frame.marks, frame_layout, theme, "", leftovers, box))
+
+    data = stepper_data(frames, layout_of, crop_of, render, docs or pass_doc, leftovers)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(html_page(pictures, title, theme), encoding="utf-8")
+    target.write_text(html_page(data, title, theme), encoding="utf-8")
     return target
 
 
@@ -185,7 +216,7 @@ def view_layouts(trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, d
             if signature not in seen:  # steps a pass left alone add nothing to the union
                 seen.add(signature)
                 members.append(graph)
-        layouts[which] = union_layout(members)
+        layouts[which] = joint_layout(members) if view is View.JOINT else union_layout(members)
     return layouts
 
 
@@ -196,11 +227,12 @@ def export_trace_svgs(
     dg: int = 0,
     indices: Iterable[int] | None = None,
     theme: str = "dark",
+    leftovers: bool = False,
 ) -> list[Path]:
     """One SVG per step ``indices`` (default: all) of ``trace`` in ``view``, into ``directory``."""
     _need_graphviz()
     frames = trace_frames(trace, view, dg, indices)
-    return export_steps(frames, directory, view_layouts(trace, frames, view, dg), theme)
+    return export_steps(frames, directory, view_layouts(trace, frames, view, dg), theme, leftovers)
 
 
 def export_trace_html(
@@ -211,8 +243,9 @@ def export_trace_html(
     indices: Iterable[int] | None = None,
     theme: str = "dark",
     title: str = "gradview",
+    leftovers: bool = False,
 ) -> Path:
     """One HTML page stepping through the steps ``indices`` (default: all) of ``trace`` in ``view``."""
     _need_graphviz()
     frames = trace_frames(trace, view, dg, indices)
-    return export_html(frames, path, view_layouts(trace, frames, view, dg), theme, title)
+    return export_html(frames, path, view_layouts(trace, frames, view, dg), theme, title, leftovers)

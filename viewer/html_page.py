@@ -1,13 +1,20 @@
-"""One self-contained HTML page that steps through exported SVGs (no server, no network).
+"""One self-contained HTML page that steps through a trace's pictures (no server, no network).
 
-Each distinct SVG is inlined once in a ``<template>`` (steps a pass left
-unchanged share their picture); a list of the steps carries each one's
-index, pass, graph and state as data attributes, and a short script shows
-one step at a time: left/right and up/down arrows step, Home and End jump,
-``f`` switches between fitting the picture to the window and full size.
-All text goes through :func:`html.escape`, the script writes text only with
-``textContent``, and a Content-Security-Policy lets no script run but this
-page's own (by its hash) and nothing load from anywhere.
+The pictures come as :class:`~gradview.viewer.stepper.StepperData`: every
+drawn part once, its geometry once, each step a list of parts and colour
+classes, in a ``<script type="application/json">`` element; a short script
+builds the step shown. The steps are listed under the name of the graph
+they show (once per run of steps of that graph), the changed ones marked;
+beside the picture are the step's diff (nodes added and removed) and the
+docs of its pass. Keys: left/right and up/down arrows step, Home and End
+jump, ``+``/``-`` zoom, ``0`` fits to the width, ``f`` switches between fit
+and full size, ``d`` hides the docs. The picture opens fitted to the width,
+or at a readable zoom when fitting would make its text too small.
+All text goes through :func:`html.escape` or JSON with ``<``, ``>`` and
+``&`` escaped; the script writes text only with ``textContent`` and builds
+pictures only from the parts, whose text Graphviz escaped; a
+Content-Security-Policy lets no script run but this page's own (by its
+hash) and nothing load from anywhere.
 """
 
 from __future__ import annotations
@@ -15,46 +22,101 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections.abc import Sequence
+import json
 from typing import Any
+
+from .stepper import StepperData
 
 __all__ = ["html_page", "SCRIPT"]
 
-SCRIPT = """
+SCRIPT = r"""
 (function () {
   "use strict";
-  var steps = Array.prototype.slice.call(document.querySelectorAll("#steps > li"));
+  var data = JSON.parse(document.getElementById("data").textContent);
+  var items = Array.prototype.slice.call(document.querySelectorAll("#steps > li.step"));
   var stage = document.getElementById("stage");
-  var shown = -1;
+  var shown = -1, mode = "fit", scale = 1, natural = 0;
+  var READABLE = 0.8;  /* below this zoom the 10 pt labels get hard to read */
   function setText(id, text) { document.getElementById(id).textContent = text; }
+  function expand(text) {
+    var out = [];
+    text.split(",").forEach(function (run) {
+      if (!run) { return; }
+      var star = run.split("*");
+      if (star.length > 1) { for (var k = 0; k < +star[1]; k++) { out.push(+star[0]); } return; }
+      var ends = run.split("-"), a = +ends[0], b = ends.length > 1 ? +ends[1] : a;
+      for (var i = a; i <= b; i++) { out.push(i); }
+    });
+    return out;
+  }
+  function geometry(match, number) { return '"' + data.geometry[+number] + '"'; }
+  function parts(step) {
+    var numbers = expand(step.parts), styles = expand(step.styles), out = [];
+    for (var i = 0; i < numbers.length; i++) {
+      out.push('<g class="s' + styles[i] + '">' + data.pieces[numbers[i]].replace(/"@(\d+)"/g, geometry) + "</g>");
+    }
+    return out.join("");
+  }
+  function ptToPx(text) { return parseFloat(text) * 4 / 3; }
+  function applyZoom() {
+    var svg = stage.querySelector("svg");
+    if (!svg) { return; }
+    if (mode === "fit") {
+      var fit = (stage.clientWidth - 16) / natural;
+      scale = Math.min(1.5, fit < READABLE ? READABLE : fit);
+    }
+    svg.style.width = (natural * scale) + "px";
+    svg.style.height = "auto";
+    setText("zoom", Math.round(scale * 100) + "%");
+  }
+  function fillList(list, words) {
+    var node = document.getElementById(list);
+    node.replaceChildren();
+    words.forEach(function (w) { var li = document.createElement("li"); li.textContent = w; node.appendChild(li); });
+  }
   function show(position) {
-    if (!steps.length) { return; }
-    position = Math.max(0, Math.min(steps.length - 1, position));
+    if (!items.length) { return; }
+    position = Math.max(0, Math.min(items.length - 1, position));
     if (position === shown) { return; }
-    if (shown >= 0) { steps[shown].classList.remove("current"); }
+    if (shown >= 0) { items[shown].classList.remove("current"); }
     shown = position;
-    var item = steps[position];
-    var data = item.dataset;
-    var picture = document.getElementById("svg-" + data.svg);
-    stage.replaceChildren(picture.content.cloneNode(true));
+    var item = items[position], step = data.steps[position], frame = data.frames[step.frame];
+    stage.innerHTML = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="' +
+      frame.viewBox + '"><g transform="' + frame.transform + '">' + parts(step) + "</g></svg>";
+    natural = ptToPx(frame.width);
+    applyZoom();
     item.classList.add("current");
     item.scrollIntoView({block: "nearest"});
-    setText("step-index", "step " + data.index);
-    setText("step-pass", data.pass);
-    setText("step-which", "[" + data.which + "]");
-    setText("step-state", data.changed === "true" ? "changed" : "unchanged");
-    setText("counter", (position + 1) + " / " + steps.length);
+    setText("step-index", "step " + step.index);
+    setText("step-pass", step.pass);
+    setText("step-which", "[" + step.which + "]");
+    setText("step-state", step.changed ? "changed" : "unchanged");
+    setText("counter", (position + 1) + " / " + items.length);
+    setText("doc-pass", step.pass);
+    setText("doc-text", data.docs[step.doc] || "No description of this step.");
+    var c = step.counts;
+    setText("diff-summary", "+" + c[0] + " -" + c[1] + (c[2] ? ", " + c[2] + " relabelled" : "") +
+      (step.changed ? "" : " (picture unchanged)"));
+    fillList("diff-added", step.added.map(function (w) { return "+ " + w; }));
+    fillList("diff-removed", step.removed.map(function (w) { return "- " + w; }));
+    setText("diff-more", step.more ? "… and " + step.more + " more" : "");
     document.body.dataset.position = String(position);
-    document.body.dataset.step = data.index;
+    document.body.dataset.step = String(step.index);
   }
+  function zoom(factor) { mode = "free"; scale = Math.max(0.05, Math.min(8, scale * factor)); applyZoom(); }
   var moves = {
     ArrowRight: function () { show(shown + 1); },
     ArrowDown: function () { show(shown + 1); },
     ArrowLeft: function () { show(shown - 1); },
     ArrowUp: function () { show(shown - 1); },
     Home: function () { show(0); },
-    End: function () { show(steps.length - 1); },
-    f: function () { stage.classList.toggle("fit"); }
+    End: function () { show(items.length - 1); },
+    "+": function () { zoom(1.25); },
+    "=": function () { zoom(1.25); },
+    "-": function () { zoom(0.8); },
+    "0": function () { mode = "fit"; applyZoom(); },
+    f: function () { if (mode === "fit") { mode = "free"; scale = 1; } else { mode = "fit"; } applyZoom(); },
+    d: function () { document.body.classList.toggle("nodoc"); applyZoom(); }
   };
   document.addEventListener("keydown", function (event) {
     var move = moves[event.key];
@@ -64,7 +126,11 @@ SCRIPT = """
   });
   document.getElementById("prev").addEventListener("click", function () { show(shown - 1); });
   document.getElementById("next").addEventListener("click", function () { show(shown + 1); });
-  steps.forEach(function (item, position) {
+  document.getElementById("zoom-in").addEventListener("click", function () { zoom(1.25); });
+  document.getElementById("zoom-out").addEventListener("click", function () { zoom(0.8); });
+  document.getElementById("zoom-fit").addEventListener("click", function () { mode = "fit"; applyZoom(); });
+  window.addEventListener("resize", applyZoom);
+  items.forEach(function (item, position) {
     item.addEventListener("click", function () { show(position); });
   });
   show(0);
@@ -82,47 +148,68 @@ header button { font: inherit; background: none; color: inherit; border: 1px sol
 #step-pass { font-weight: bold; }
 .keys { margin-left: auto; opacity: 0.7; }
 main { flex: 1; display: flex; min-height: 0; }
-#steps { margin: 0; padding: 4px 0; list-style: none; overflow-y: auto; width: 22em;
+#steps { margin: 0; padding: 4px 0; list-style: none; overflow-y: auto; width: 20em;
          border-right: 1px solid %(rule)s; flex: none; }
-#steps li { padding: 1px 8px; cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-#steps li.unchanged { opacity: 0.6; }
+#steps li { padding: 1px 8px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+#steps li.step { cursor: pointer; }
+#steps li.which { margin-top: 6px; font-weight: bold; opacity: 0.8; cursor: default; }
+#steps li.unchanged { opacity: 0.55; }
+#steps li.changed::after { content: " \\25CF"; color: %(accent)s; }
 #steps li.current { background: %(highlight)s; opacity: 1; }
-#stage { flex: 1; overflow: auto; padding: 8px; }
-#stage.fit svg { max-width: 100%%; max-height: 100%%; width: auto; height: auto; }
+#stage { flex: 1; overflow: auto; padding: 8px; min-width: 0; }
+#stage svg { display: block; }
+#doc { width: 30em; flex: none; overflow-y: auto; padding: 8px 12px; border-left: 1px solid %(rule)s; }
+body.nodoc #doc { display: none; }
+#doc h2 { font-size: 14px; margin: 0 0 4px 0; }
+#doc h3 { font-size: 13px; margin: 10px 0 2px 0; opacity: 0.8; }
+#doc-text { white-space: pre-wrap; margin: 0; font: inherit; }
+#doc ul { margin: 0; padding-left: 0; list-style: none; }
+#diff-added li { color: %(added)s; }
+#diff-removed li { color: %(removed)s; }
 """
 
 _COLOURS = {
-    "dark": {"scheme": "dark", "background": "#0d1117", "text": "#e6edf3", "rule": "#30363d", "highlight": "#1f3a5f"},
-    "light": {"scheme": "light", "background": "#ffffff", "text": "#212529", "rule": "#ced4da", "highlight": "#d0ebff"},
+    "dark": {
+        "scheme": "dark", "background": "#0d1117", "text": "#e6edf3", "rule": "#30363d", "highlight": "#1f3a5f",
+        "accent": "#f0b429", "added": "#7ee787", "removed": "#ff7b72",
+    },
+    "light": {
+        "scheme": "light", "background": "#ffffff", "text": "#212529", "rule": "#ced4da", "highlight": "#d0ebff",
+        "accent": "#b7791f", "added": "#1a7f37", "removed": "#cf222e",
+    },
 }
 
 
-def _bare_svg(svg: str) -> str:
-    """The ``<svg>`` element alone: the XML declaration and doctype have no place inside HTML."""
-    start = svg.find("<svg")
-    return svg[start:] if start >= 0 else svg
+def _json_for_script(value: Any) -> str:
+    """JSON that cannot end its ``<script type="application/json">`` element early."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def html_page(pictures: Sequence[tuple[Any, str]], title: str = "gradview", theme: str = "dark") -> str:
-    """The page for ``pictures``: (frame, SVG text) pairs in order, each frame
-    with ``index``, ``pass_name``, ``which`` and ``changed``."""
+def html_page(data: StepperData, title: str = "gradview", theme: str = "dark") -> str:
+    """The page for ``data`` (:func:`gradview.viewer.stepper.stepper_data`)."""
     esc = html.escape
-    svg_number: dict[str, int] = {}
-    templates = []
     items = []
-    for frame, svg in pictures:
-        bare = _bare_svg(svg)
-        number = svg_number.get(bare)
-        if number is None:
-            number = svg_number[bare] = len(svg_number)
-            templates.append(f'<template id="svg-{number}">{bare}</template>')
-        state = "changed" if frame.changed else "unchanged"
+    group = None
+    for step in data.steps:
+        if step["which"] != group:
+            group = step["which"]
+            items.append(f'<li class="which">{esc(group)}</li>')
+        state = "changed" if step["changed"] else "unchanged"
         items.append(
-            f'<li class="{state}" data-svg="{number}" data-index="{int(frame.index)}" '
-            f'data-pass="{esc(frame.pass_name)}" data-which="{esc(frame.which)}" '
-            f'data-changed="{"true" if frame.changed else "false"}">'
-            f"{int(frame.index)} {esc(frame.pass_name)} [{esc(frame.which)}]</li>"
+            f'<li class="step {state}" data-index="{int(step["index"])}" data-pass="{esc(step["pass"])}" '
+            f'data-changed="{"true" if step["changed"] else "false"}">'
+            f'{int(step["index"])} {esc(step["pass"])}</li>'
         )
+    payload = {
+        "pieces": data.pieces, "geometry": data.geometry, "frames": data.frames, "docs": data.docs, "steps": data.steps,
+    }
+    # Colours by class: a mark that comes or goes changes a step's class list, not its parts.
+    rules = [
+        f"#stage .s{number} {tag} {{{declarations}}}"
+        for number, style in enumerate(data.styles)
+        for tag, declarations in style.items()
+    ]
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     colours = _COLOURS.get(theme, _COLOURS["dark"])
@@ -134,7 +221,10 @@ def html_page(pictures: Sequence[tuple[Any, str]], title: str = "gradview", them
             '<meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{policy}">',
             f"<title>{esc(title)}</title>",
-            f"<style>{_STYLE % colours}</style>",
+            f"<style>{_STYLE % colours}",
+            "#stage text { font-family: Courier, monospace; font-size: 10px; text-anchor: middle; }",
+            *rules,
+            "</style>",
             "</head>",
             '<body data-position="" data-step="">',
             "<header>",
@@ -143,15 +233,23 @@ def html_page(pictures: Sequence[tuple[Any, str]], title: str = "gradview", them
             '<span id="caption"><span id="step-index"></span> <span id="step-pass"></span> '
             '<span id="step-which"></span> <span id="step-state"></span></span>',
             '<span id="counter"></span>',
-            '<span class="keys">&#8592; &#8594; &#8593; &#8595; Home End, f: fit / full size</span>',
+            '<button id="zoom-out" type="button" title="zoom out (-)">&#8722;</button>',
+            '<span id="zoom"></span>',
+            '<button id="zoom-in" type="button" title="zoom in (+)">+</button>',
+            '<button id="zoom-fit" type="button" title="fit to width (0)">fit</button>',
+            '<span class="keys">&#8592; &#8594; Home End: step, + - 0: zoom, d: docs</span>',
             "</header>",
             "<main>",
             '<ol id="steps">',
             *items,
             "</ol>",
-            '<div id="stage" class="fit"></div>',
+            '<div id="stage"></div>',
+            '<aside id="doc"><h2 id="doc-pass"></h2>',
+            '<h3>Changes</h3><div id="diff-summary"></div>',
+            '<ul id="diff-added"></ul><ul id="diff-removed"></ul><div id="diff-more"></div>',
+            '<h3>What this step does</h3><pre id="doc-text"></pre></aside>',
             "</main>",
-            *templates,
+            f'<script type="application/json" id="data">{_json_for_script(payload)}</script>',
             f"<script>{SCRIPT}</script>",
             "</body>",
             "</html>",

@@ -1,13 +1,15 @@
 """A step as Graphviz draws it: DOT text with every position pinned, rendered by ``neato -n2``.
 
 The nodes go where the union layout put them and edges follow its
-polylines, so ``neato -n2`` only renders (about 50 ms for 1,000 nodes), and
-invisible corner anchors pin the bounding box, so every step of a view has
-the same frame. Colours come from :mod:`gradview.viewer.palette`: fill,
-border and text per node, captured values' edges in their mark's colour,
-removed nodes faded and dashed; an index badge (``captured output #2``)
-sits above each node whose value is in a Gradient list, and a legend of the
-marks used sits to the right.
+polylines, so ``neato -n2`` only renders (about 50 ms for 1,000 nodes).
+The picture is cropped to what the step shows (:mod:`gradview.viewer.svg_geometry`:
+its nodes, frames fitted to them, badges placed clear of every box and
+title), or to a frame shared by several steps; invisible corner anchors pin
+that box. Colours come from :mod:`gradview.viewer.palette`: fill, border
+and text per node, captured values' edges in their mark's colour; removed
+nodes are drawn (faded, dashed) only when leftovers are asked for; an index
+badge (``captured output #2``) sits above each node whose value is in a
+Gradient list, and a legend of the marks used sits to the right.
 
 Text is never markup. Graphviz interprets some characters in labels
 (``\\N`` is the node's name, ``&amp;`` an entity, ``\\l`` a line break),
@@ -25,8 +27,9 @@ from collections.abc import Callable
 from .layout import Layout, LayoutError, graphviz_program
 from .model import DrawGraph, Mark, Marks, NodeRole
 from .palette import LEGEND, MARK_PRIORITY, PALETTES, style_for
+from .svg_geometry import Box, StepGeometry, is_faded, step_geometry
 
-__all__ = ["INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "run_neato"]
+__all__ = ["INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "step_crop", "run_neato"]
 
 # Marks whose position in a Gradient list is shown beside the node: "captured output #2".
 INDEXED_MARKS: dict[Mark, str] = {
@@ -39,13 +42,11 @@ INDEXED_MARKS: dict[Mark, str] = {
 BACKGROUND = {"dark": "#0d1117", "light": "#ffffff"}
 FADED = "59"  # alpha (of ff) for the colours of removed nodes
 NEATO_TIMEOUT = 120.0
-PAD_TOP = 16.0  # room above the top row for index badges
 LEGEND_GAP = 24.0
 LEGEND_ROW = 16.0
 TITLE_CHARS = 60
 _LEGEND_CHARS = max(TITLE_CHARS, *(len(text) for text in LEGEND.values()))
 _LEGEND_WIDTH = 36.0 + 6.0 * _LEGEND_CHARS
-_LEGEND_HEIGHT = 20.0 + LEGEND_ROW * len(LEGEND)
 
 ToGraphviz = Callable[[float, float], str]  # a y-down layout point as a Graphviz "x,y" (y up)
 
@@ -78,40 +79,57 @@ def _restore(svg: str) -> str:
 
 
 # -- DOT ------------------------------------------------------------------------------
-def step_dot(graph: DrawGraph, marks: Marks, layout: Layout, theme: str = "dark", title: str = "") -> str:
+def step_dot(
+    graph: DrawGraph,
+    marks: Marks,
+    layout: Layout,
+    theme: str = "dark",
+    title: str = "",
+    leftovers: bool = False,
+    frame: Box | None = None,
+) -> str:
     """DOT text that ``neato -n2`` renders as the picture of one step.
 
-    ``graph`` holds the step's nodes (removed ones in ``graph.ghosts`` or
-    marked :attr:`Mark.REMOVED` are drawn faded); every node must be in
-    ``layout``, normally the union layout of its view."""
+    ``graph`` holds the step's nodes; every node must be in ``layout``,
+    normally the union layout of its view. The picture is cropped to what
+    the step draws (:func:`~gradview.viewer.svg_geometry.step_geometry`), or
+    to ``frame`` (layout points) when given, so several steps can share one
+    frame. Removed nodes (``graph.ghosts`` or marked :attr:`Mark.REMOVED`)
+    are drawn faded only with ``leftovers``."""
     if theme not in PALETTES:
         raise ValueError(f"unknown theme {theme!r} (use {' or '.join(PALETTES)})")
     missing = [i for i in graph.nodes if i not in layout.boxes and i not in graph.ghosts]
     if missing:
         raise ValueError(f"node {missing[0]} is not in the layout: lay out the union of the steps you export")
-    width = layout.width + LEGEND_GAP + _LEGEND_WIDTH
-    height = PAD_TOP + max(layout.height, _LEGEND_HEIGHT) + 8.0
+    badges = _badges(graph, marks, theme)
+    geometry = step_geometry(graph, marks, layout, {i: text for i, (text, _) in badges.items()}, leftovers)
+    x0, y0, x1, y1 = frame if frame is not None else geometry.crop
+    used = _legend_marks(graph, marks, geometry)
+    # A shared frame keeps room for the longest legend, so every step's parts
+    # are at the same coordinates (Graphviz's y depends on the height).
+    rows = len(LEGEND) if frame is not None else len(used)
+    legend_height = 20.0 + LEGEND_ROW * rows if rows or title else 0.0
+    legend_width = (LEGEND_GAP + _LEGEND_WIDTH) if rows or title else 0.0
+    width = (x1 - x0) + legend_width
+    height = max(y1 - y0, legend_height)
 
-    def at(x: float, y: float) -> str:  # y-down layout point -> Graphviz point
-        return f"{x:.2f},{height - PAD_TOP - y:.2f}"
+    def at(x: float, y: float) -> str:  # y-down layout point -> Graphviz point in the frame
+        return f"{x - x0:.2f},{height - (y - y0):.2f}"
 
     plain = style_for(None, theme)
     lines = [
         "digraph gradview {",
-        f'graph [bgcolor="{BACKGROUND[theme]}", fontname=Courier, fontsize=10, outputorder=edgesfirst, pad=0.1];',
+        f'graph [bgcolor="{BACKGROUND[theme]}", fontname=Courier, fontsize=10, outputorder=edgesfirst, pad=0];',
         f'node [shape=box, fixedsize=true, fontname=Courier, fontsize=10, margin=0, penwidth=1, color="{plain.stroke}"];',
         f'edge [arrowsize=0.6, color="{plain.stroke}"];',
         '"corner0" [pos="0,0", shape=point, style=invis, width=0.01, height=0.01, label=""];',
         f'"corner1" [pos="{width:.2f},{height:.2f}", shape=point, style=invis, width=0.01, height=0.01, label=""];',
     ]
-    lines += _cluster_lines(graph, layout, theme, at)
-    badges = _badges(graph, marks, theme)
-    for node_id, node in graph.nodes.items():
-        box = layout.boxes.get(node_id)
-        if box is None:
-            continue  # a removed node the union layout never held: nothing to fade
+    lines += _cluster_lines(graph, geometry, theme, at)
+    for node_id, box in geometry.nodes.items():
+        node = graph.nodes[node_id]
         node_marks = marks.nodes.get(node_id, set())
-        faded = node_id in graph.ghosts or Mark.REMOVED in node_marks
+        faded = is_faded(graph, marks, node_id)
         style = style_for(node_marks, theme)
         alpha = FADED if faded else ""
         shape_style = ["filled"]
@@ -130,17 +148,24 @@ def step_dot(graph: DrawGraph, marks: Marks, layout: Layout, theme: str = "dark"
             f'fontcolor="{style.text}{alpha}", penwidth={1.6 if node_marks and not faded else 1}, '
             f'label="{_long_string(label)}", tooltip="{_long_string(tooltip)}"];'
         )
-        if node_id in badges:
+        if node_id in geometry.badges:
             text, colour = badges[node_id]
+            bx0, by0, bx1, by1 = geometry.badges[node_id]
             lines.append(
-                f'"b{node_id}" [id="badge_{node_id}", shape=plaintext, pos="{at(box.x, box.y - box.height / 2 - 7)}", '
-                f'width={len(text) * 5.4 / 72:.4f}, height={10 / 72:.4f}, fontsize=9, fontcolor="{colour}{alpha}", '
+                f'"b{node_id}" [id="badge_{node_id}", shape=plaintext, pos="{at((bx0 + bx1) / 2, (by0 + by1) / 2)}", '
+                f'width={(bx1 - bx0) / 72:.4f}, height={(by1 - by0) / 72:.4f}, fontsize=9, fontcolor="{colour}{alpha}", '
                 f'label="{graphviz_text(text)}", tooltip="{graphviz_text(text)}"];'
             )
-    lines += _edge_lines(graph, marks, layout, theme, at)
-    lines += _legend_lines(graph, marks, theme, layout.width + LEGEND_GAP, at, title)
+    lines += _edge_lines(graph, marks, layout, geometry, theme, at)
+    lines += _legend_lines(used, theme, x1 + LEGEND_GAP, y0, at, title)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def step_crop(graph: DrawGraph, marks: Marks, layout: Layout, theme: str = "dark", leftovers: bool = False) -> Box:
+    """The part of ``layout`` (points, y down) the step's picture covers, legend aside."""
+    badges = _badges(graph, marks, theme)
+    return step_geometry(graph, marks, layout, {i: text for i, (text, _) in badges.items()}, leftovers).crop
 
 
 def _mark_note(mark: Mark, node_id: int, marks: Marks) -> str:
@@ -171,8 +196,8 @@ def _badges(graph: DrawGraph, marks: Marks, theme: str) -> dict[int, tuple[str, 
     return badges
 
 
-def _cluster_lines(graph: DrawGraph, layout: Layout, theme: str, at: ToGraphviz) -> list[str]:
-    shown = [k for k in graph.clusters if k in layout.clusters]
+def _cluster_lines(graph: DrawGraph, geometry: StepGeometry, theme: str, at: ToGraphviz) -> list[str]:
+    shown = [k for k in graph.clusters if k in geometry.frames]
     number = {key: i for i, key in enumerate(shown)}
     children: dict[str | None, list[str]] = {}
     for key in shown:
@@ -186,12 +211,13 @@ def _cluster_lines(graph: DrawGraph, layout: Layout, theme: str, at: ToGraphviz)
         if not opening:
             lines.append("}")
             continue
-        x0, y0, x1, y1 = layout.clusters[key]
+        x0, y0, x1, y1 = geometry.frames[key]
+        tx0, ty0, tx1, ty1 = geometry.titles[key]
         bottom_left, top_right = at(x0, y1), at(x1, y0)
         title = graphviz_text(graph.clusters[key].title)
         lines.append(
             f"subgraph cluster_{number[key]} {{ graph [id=\"cluster_{number[key]}\", "
-            f'bb="{bottom_left},{top_right}", lp="{at((x0 + x1) / 2, y0 + 8)}", label="{title}", '
+            f'bb="{bottom_left},{top_right}", lp="{at((tx0 + tx1) / 2, (ty0 + ty1) / 2)}", label="{title}", '
             f'style="dashed,rounded", color="{plain.stroke}", fontcolor="{plain.text}", fontsize=10, fontname=Courier];'
         )
         pending.append((key, False))
@@ -199,16 +225,16 @@ def _cluster_lines(graph: DrawGraph, layout: Layout, theme: str, at: ToGraphviz)
     return lines
 
 
-def _edge_lines(graph: DrawGraph, marks: Marks, layout: Layout, theme: str, at: ToGraphviz) -> list[str]:
+def _edge_lines(
+    graph: DrawGraph, marks: Marks, layout: Layout, geometry: StepGeometry, theme: str, at: ToGraphviz
+) -> list[str]:
     plain = style_for(None, theme)
     captured = PALETTES[theme][Mark.CAPTURED_OUTPUT].stroke
     lines = []
     seen = set()
     for edge in graph.edges:
         key = (edge.source, edge.target, edge.value_id)
-        if edge.source not in graph.nodes or edge.target not in graph.nodes:
-            continue
-        if key in seen or edge.source not in layout.boxes or edge.target not in layout.boxes:
+        if key in seen or edge.source not in geometry.nodes or edge.target not in geometry.nodes:
             continue
         seen.add(key)
         value_marks = marks.values.get(edge.value_id)
@@ -292,31 +318,33 @@ def _long_string(text: str, chunk: int = 4000) -> str:
     return '" + "'.join(pieces)
 
 
-def _legend_lines(graph: DrawGraph, marks: Marks, theme: str, left: float, at: ToGraphviz, title: str) -> list[str]:
+def _legend_marks(graph: DrawGraph, marks: Marks, geometry: StepGeometry) -> list[Mark]:
+    """The marks the picture uses, in legend order."""
     used: set[Mark] = set()
-    for node_id in graph.nodes:
+    for node_id in geometry.nodes:
         used.update(marks.nodes.get(node_id, ()))
     for edge in graph.edges:
-        used.update(marks.values.get(edge.value_id, ()))
-    if graph.ghosts:
+        if edge.source in geometry.nodes and edge.target in geometry.nodes:
+            used.update(marks.values.get(edge.value_id, ()))
+    if any(i in graph.ghosts for i in geometry.nodes):
         used.add(Mark.REMOVED)
+    return [mark for mark in MARK_PRIORITY if mark in used]
+
+
+def _legend_lines(used: list[Mark], theme: str, left: float, top: float, at: ToGraphviz, title: str) -> list[str]:
     plain = style_for(None, theme)
     lines = []
     if title:
         text = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
-        lines.append(_text_node("legend_title", text, left, 6.0, plain.text, bold=True, at=at))
-    row = 0
-    for mark in MARK_PRIORITY:
-        if mark not in used:
-            continue
+        lines.append(_text_node("legend_title", text, left, top + 6.0, plain.text, bold=True, at=at))
+    for row, mark in enumerate(used):
         style = style_for({mark}, theme)
-        y = 22.0 + LEGEND_ROW * row
+        y = top + 22.0 + LEGEND_ROW * row
         lines.append(
             f'"legend_{mark.value}" [id="legend_{mark.value}", pos="{at(left + 12, y)}", width={24 / 72:.4f}, '
             f'height={12 / 72:.4f}, style=filled, fillcolor="{style.fill}", color="{style.stroke}", label=""];'
         )
         lines.append(_text_node(f"legend_text_{mark.value}", LEGEND[mark], left + 30, y, plain.text, at=at))
-        row += 1
     return lines
 
 

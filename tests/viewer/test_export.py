@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -44,6 +45,34 @@ def _texts(group: ET.Element) -> list[str]:
     return [t.text or "" for t in group.iter(SVG + "text")]
 
 
+def _stepper_data(page) -> dict:
+    text = page if isinstance(page, str) else page.read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="data">(.*?)</script>', text, re.S)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+def _numbers(text: str) -> list[int]:
+    out: list[int] = []
+    for run in filter(None, text.split(",")):
+        if "*" in run:
+            value, count = run.split("*")
+            out += [int(value)] * int(count)
+        else:
+            start, _, end = run.partition("-")
+            out += range(int(start), int(end or start) + 1)
+    return out
+
+
+def _step_pieces(data: dict, step: dict) -> list[str]:
+    """A step's parts as SVG text, geometry filled in (as the page's script does)."""
+
+    def geometry(match: re.Match) -> str:
+        return '"' + data["geometry"][int(match.group(1))] + '"'
+
+    return [re.sub(r'"@(\d+)"', geometry, data["pieces"][n]) for n in _numbers(step["parts"])]
+
+
 def _frames(trace, which=None) -> list[Frame]:
     return [frame_for_step(step, _drawn(trace, step)) for step in trace if which is None or step.which == which]
 
@@ -54,7 +83,6 @@ def test_every_step_of_the_example_exports_as_valid_svg(mlp_trace, tmp_path):
     paths = export_steps(frames, tmp_path)
     assert [p.name for p in paths] == [svg_file_name(f.index, f.pass_name) for f in frames]
     assert len(set(paths)) == len(mlp_trace)
-    frame_of_graph: dict[str, str] = {}
     for frame, path in zip(frames, paths, strict=True):
         root = ET.parse(path).getroot()
         assert root.tag == SVG + "svg"
@@ -64,22 +92,20 @@ def test_every_step_of_the_example_exports_as_valid_svg(mlp_trace, tmp_path):
             assert _texts(group) == [line for line in node.label.splitlines() if line]
         for edge in frame.graph.edges:
             assert f"edge_{edge.source}_{edge.target}_{edge.value_id}" in groups
-        # One frame size per graph: stepping through the files does not jump.
-        assert frame_of_graph.setdefault(frame.which, root.get("viewBox")) == root.get("viewBox")
 
 
-def test_a_node_is_drawn_at_the_same_place_in_every_step(mlp_trace, tmp_path):
+def test_a_node_is_drawn_at_the_same_place_in_every_step_of_the_stepper(mlp_trace, tmp_path):
     frames = _frames(mlp_trace, "main")
-    paths = export_steps(frames, tmp_path)
-    where: dict[int, tuple[str | None, str | None]] = {}
+    data = _stepper_data(export_html(frames, tmp_path / "main.html"))
+    where: dict[str, tuple[str, str]] = {}
     checked = 0
-    for frame, path in zip(frames, paths, strict=True):
-        groups = _groups(ET.parse(path).getroot())
-        for node_id in frame.graph.nodes:
-            text = next(groups[f"node_{node_id}"].iter(SVG + "text"))
-            spot = (text.get("x"), text.get("y"))
-            checked += node_id in where
-            assert where.setdefault(node_id, spot) == spot
+    for step in data["steps"]:
+        for piece in _step_pieces(data, step):
+            node = re.match(r'<g id="(node_-?\d+)"', piece)
+            text = re.search(r'<text x="([^"]+)" y="([^"]+)"', piece)
+            if node and text:
+                checked += node.group(1) in where
+                assert where.setdefault(node.group(1), text.groups()) == text.groups()
     assert checked > 100
 
 
@@ -133,7 +159,9 @@ def test_removed_nodes_are_faded(mlp_trace):
     marks = Marks()
     for node_id in gone:
         marks.mark_node(node_id, Mark.REMOVED)
-    groups = _groups(ET.fromstring(render_svg(graph, marks, union_layout([old, graph]))))
+    layout = union_layout([old, graph])
+    assert not [g for g in _groups(ET.fromstring(render_svg(graph, marks, layout))) if g.startswith("node_") and int(g[5:]) in gone]
+    groups = _groups(ET.fromstring(render_svg(graph, marks, layout, leftovers=True)))
     for node_id in graph.nodes:
         group = groups[f"node_{node_id}"]
         shape = _shapes(group)[0]
@@ -208,23 +236,29 @@ def test_hostile_names_come_out_as_text_in_the_html(tmp_path):
     page = export_html(frames, tmp_path / "steps.html").read_text(encoding="utf-8")
     tags = _Tags()
     tags.feed(page)
-    assert tags.starts.count("script") == 1  # the page's own
+    assert tags.starts.count("script") == 2  # the page's own, and its data (not run)
+    assert page.count('<script type="application/json" id="data">') == 1
     assert "img" not in tags.starts and "b" not in tags.starts
-    assert [item["data-pass"] for item in tags.items] == ["Input", HOSTILE_PASS]
-    for template in re.findall(r"<template[^>]*>(.*?)</template>", page, re.S):
-        ET.fromstring(template)  # each inlined SVG is well-formed XML on its own
+    assert [item["data-pass"] for item in tags.items if "step" in item.get("class", "")] == ["Input", HOSTILE_PASS]
+    data = _stepper_data(page)
+    for step in data["steps"]:  # each step's picture is well-formed XML on its own
+        ET.fromstring(f'<svg xmlns="{SVG[1:-1]}" xmlns:xlink="{XLINK[1:-1]}">{"".join(_step_pieces(data, step))}</svg>')
 
 
-def test_html_page_holds_each_distinct_picture_once(mlp_trace, tmp_path):
+def test_html_page_holds_each_distinct_part_once(mlp_trace, tmp_path):
     frames = _frames(mlp_trace, "main")
     page = export_html(frames, tmp_path / "main.html").read_text(encoding="utf-8")
     tags = _Tags()
     tags.feed(page)
-    assert len(tags.items) == len(frames)
-    assert [int(item["data-index"]) for item in tags.items] == [f.index for f in frames]
-    distinct = {item["data-svg"] for item in tags.items}
-    assert tags.starts.count("template") == len(distinct) < len(frames)  # unchanged steps share
-    assert "Content-Security-Policy" in page and "http://" not in page.split("<template", 1)[0]
+    steps = [item for item in tags.items if "step" in item.get("class", "").split()]
+    assert len(steps) == len(frames)
+    assert [int(item["data-index"]) for item in steps] == [f.index for f in frames]
+    data = _stepper_data(page)
+    assert len(set(data["pieces"])) == len(data["pieces"])
+    assert len(set(data["geometry"])) == len(data["geometry"])
+    used = sum(len(_numbers(step["parts"])) for step in data["steps"])
+    assert len(data["pieces"]) < used / 4  # steps share their nodes and edges
+    assert "Content-Security-Policy" in page and "http://" not in page.split("<script", 1)[0]
 
 
 def test_export_without_graphviz_says_how_to_install_it(monkeypatch, tmp_path, mlp_trace):
@@ -318,7 +352,7 @@ def test_hostile_names_stay_text_in_a_browser(browser, tmp_path):
     browser.get(page.resolve().as_uri())
     _press(browser, Keys.END)
     assert browser.title == HOSTILE[0]  # shown as the title's text, and no script changed it
-    assert browser.execute_script("return document.querySelectorAll('script').length") == 1
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 2
     assert browser.execute_script("return document.querySelectorAll('img, b, #stage script').length") == 0
     assert browser.find_element("id", "step-pass").text == HOSTILE_PASS
     shown = browser.execute_script("return document.getElementById('stage').textContent")
