@@ -16,7 +16,9 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name, which_label
+from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
+from gradview.runtime.trace_changes import step_changes
+from gradview.runtime.trace_types import Note
 
 __all__ = ["StepSummary", "summarize_steps", "group_label", "Timeline"]
 
@@ -36,41 +38,31 @@ class StepSummary:
 def group_label(step: Step) -> str:
     """The timeline section a step belongs to."""
     which = step.which
-    if isinstance(which, tuple) and len(which) == 2:
-        role, k = which
-        if role in ("forward", "backward") and "f_real_outputs" in step.annotations:
-            return f"DifferentiableGraph {k}: differentiate"
-        if role == "forward":
-            return f"DifferentiableGraph {k}: forward optimization"
-        if role == "backward executor":
-            return f"DifferentiableGraph {k}: backward graph's executor"
-        return f"{role} {k}"
-    return "compile phases" if which == "main" else which_label(which)
+    k = which.index
+    suffix = "" if which.compilation is None else f" (compilation {which.compilation})"
+    if (which.is_forward or which.is_backward) and Note.F_REAL_OUTPUTS in step.annotations:
+        return f"DifferentiableGraph {k}: differentiate{suffix}"
+    if which.is_forward:
+        return f"DifferentiableGraph {k}: forward optimization{suffix}"
+    if which.is_backward_executor:
+        return f"DifferentiableGraph {k}: backward graph's executor{suffix}"
+    if which.is_backward:
+        return f"DifferentiableGraph {k}: backward graph{suffix}"
+    return "compile phases" + suffix
 
 
 def _which_tag(step: Step) -> str:
     """What the timeline prints after a pass name; the group header says the rest."""
-    which = step.which
-    if isinstance(which, tuple) and len(which) == 2:
-        return {"forward": "f", "backward": "df"}.get(which[0], "")
-    return "" if which == "main" else which_label(which)
+    return "f" if step.which.is_forward else "df" if step.which.is_backward else ""
 
 
 def summarize_steps(trace: PassTrace) -> list[StepSummary]:
-    """One summary per step; linear in the total size of the snapshots."""
-    last_ids: dict[object, set[int]] = {}
-    summaries = []
-    for step in trace:
-        ids = step.node_ids()
-        key = step.which
-        before = last_ids.get(key)
-        added = len(ids - before) if before is not None else 0
-        removed = len(before - ids) if before is not None else 0
-        last_ids[key] = ids
-        summaries.append(
-            StepSummary(step.index, step.pass_name, _which_tag(step), group_label(step), step.changed, added, removed)
-        )
-    return summaries
+    """One summary per step, its changes as ``gradview trace --changes`` prints them
+    (:func:`gradview.runtime.trace_changes.step_changes`)."""
+    return [
+        StepSummary(step.index, step.pass_name, _which_tag(step), group_label(step), c.changed, c.added, c.removed)
+        for step, c in zip(trace, step_changes(trace), strict=True)
+    ]
 
 
 class Timeline(OptionList):
