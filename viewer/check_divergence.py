@@ -4,7 +4,9 @@ Every step that can be run is compared, in trace order, with the original
 (the first main step), on the example inputs:
 
 * a main step: its outputs, and the gradients eager autograd gives for its
-  ops (:func:`.check_states.main_gradients`), of every floating-point input;
+  ops (:func:`.check_states.main_gradients`), of every floating-point input
+  (run on the last main step, and bisected over the main steps only when it
+  differs: eager autograd of a big graph takes seconds);
 * a step of DifferentiableGraph k (forward, backward or backward executor):
   the group's f as it stands at that step, then its df (or the backward
   executor's graph), on the values flowing into the group; f's outputs and
@@ -172,23 +174,29 @@ def _search(
         ref_grads = None
         progress.skipped["main gradients"] = f"eager autograd of the original fails: {exc}"
     regions: dict[int, Region | None] = {}
-    last_main = original.graph
+    compiled: dict[tuple[int, bool], Any] = {}  # step index, widened -> the compiled graph
+    mains = _distinct_mains(trace, original)
+    progress.main_steps = len(mains)
+    grad_break, grad_rows = None, {}
+    if ref_grads is not None:
+        grad_break, grad_rows = _main_gradient_break(mains, inputs, ref_grads, names, tol, seed)
+    checked_mains = {s.index for s in mains}
     last_state: dict[int, tuple[Any, Any]] = {}
     steps = trace.steps
-    progress.main_steps = 1
     for position, step in enumerate(steps):
         if step.index <= original.index:
             continue
         kind = graph_kind(step.which)
         if step.which == original.which:
-            if step.graph == last_main:
-                continue  # interned records: an unchanged graph compares equal at once
-            last_main = step.graph
-            progress.main_steps += 1
-            found = _check_main(step, inputs, reference, ref_grads, names, tol, seed)
+            if step.index not in checked_mains:
+                continue  # the same graph as the main step before it
+            found = _check_main(step, inputs, reference, tol)
+            if found is None and step.index == grad_break:
+                gradients = grad_rows[step.index]
+                found = gradients if isinstance(gradients, Divergence) else _divergence(step, gradients)
         elif kind in ("forward", "backward", "backward executor") and graph_number(step.which) is not None:
             nxt = steps[position + 1] if position + 1 < len(steps) else None
-            found = _check_group(trace, step, nxt, inputs, regions, last_state, tol, seed, progress)
+            found = _check_group(trace, step, nxt, inputs, regions, last_state, tol, seed, progress, compiled)
         else:
             progress.skipped.setdefault(graph_label(step.which), "not a graph the checks can feed")
             found = None
@@ -197,10 +205,51 @@ def _search(
     return None
 
 
-def _check_main(
-    step: Step, inputs: Sequence[Any], reference: list[Any], ref_grads: list[Any] | None, names: list[str],
-    tol: _Tolerance, seed: int,
-) -> Divergence | None:
+def _distinct_mains(trace: PassTrace, original: Step) -> list[Step]:
+    """The main steps whose graph differs from the main step before them, the original first."""
+    mains = [original]
+    for step in trace.steps[original.index + 1 :]:
+        if step.which == original.which and step.graph != mains[-1].graph:
+            mains.append(step)  # interned records: an unchanged graph compares equal at once
+    return mains
+
+
+def _main_gradient_break(
+    mains: list[Step], inputs: Sequence[Any], ref_grads: list[Any], names: list[str], tol: _Tolerance, seed: int
+) -> tuple[int | None, dict[int, list[CheckRow] | Divergence]]:
+    """The first main step whose eager gradients differ from the original's, and the
+    rows of the steps run. Eager autograd of a big graph takes seconds, so the last
+    main step is run first; only when it differs are the steps bisected (a pass
+    that breaks gradients and a later one that mends them exactly is not sought)."""
+    memo: dict[int, list[CheckRow] | Divergence] = {}
+    wanted = [i for i, g in enumerate(ref_grads) if g is not None]
+
+    def differs(step: Step) -> bool:
+        if step.index not in memo:
+            try:
+                grads = main_gradients(step, inputs, seed).grads
+                memo[step.index] = _rows(
+                    [names[i] for i in wanted], [ref_grads[i] for i in wanted], [grads[i] for i in wanted],
+                    tol.grad_rtol, tol.grad_atol,
+                )
+            except (_RunFailed, _Unavailable) as exc:
+                memo[step.index] = _failed(step, "eager autograd fails on this step where the original's works", str(exc))
+        rows = memo[step.index]
+        return isinstance(rows, Divergence) or any(row.verdict == "FAIL" for row in rows)
+
+    if len(mains) < 2 or not differs(mains[-1]):
+        return None, memo
+    good, bad = 0, len(mains) - 1
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if differs(mains[middle]):
+            bad = middle
+        else:
+            good = middle
+    return mains[bad].index, memo
+
+
+def _check_main(step: Step, inputs: Sequence[Any], reference: list[Any], tol: _Tolerance) -> Divergence | None:
     try:
         outputs = flatten(_plain_run(step, inputs))
     except _RunFailed as exc:
@@ -209,21 +258,13 @@ def _check_main(
         return _failed(step, "the step fails on inputs the original runs on", _one_line(exc))
     if len(outputs) != len(reference):
         return _failed(step, f"returns {len(outputs)} values, the original {len(reference)}")
-    rows = _rows([f"output {i}" for i in range(len(reference))], reference, outputs, tol.rtol, tol.atol)
-    if ref_grads is not None:
-        try:
-            grads = main_gradients(step, inputs, seed).grads
-        except (_RunFailed, _Unavailable) as exc:
-            return _failed(step, "eager autograd fails on this step where the original's works", str(exc))
-        wanted = [i for i, g in enumerate(ref_grads) if g is not None]
-        rows += _rows([names[i] for i in wanted], [ref_grads[i] for i in wanted], [grads[i] for i in wanted],
-                      tol.grad_rtol, tol.grad_atol)
-    return _divergence(step, rows)
+    return _divergence(step, _rows([f"output {i}" for i in range(len(reference))], reference, outputs, tol.rtol, tol.atol))
 
 
 def _check_group(
     trace: PassTrace, step: Step, nxt: Step | None, inputs: Sequence[Any], regions: dict[int, Region | None],
     last_state: dict[int, tuple[Any, Any]], tol: _Tolerance, seed: int, progress: _Progress,
+    compiled: dict[tuple[int, bool], Any],
 ) -> Divergence | None:
     k = graph_number(step.which)
     assert k is not None
@@ -246,7 +287,7 @@ def _check_group(
         return None
     last_state[k] = key
     try:
-        outputs, grads = run_region_state(trace, area, f_step, df_step)
+        outputs, grads = run_region_state(trace, area, f_step, df_step, cache=compiled)
     except _Unavailable as exc:
         progress.skipped.setdefault(label, str(exc))
         return None

@@ -31,7 +31,14 @@ import numpy
 from gradview.autodiff import inline_autodiff_subgraphs
 from gradview.ir import Graph, parse_ir
 from gradview.ir.passes import propagate_requires_grad
-from gradview.runtime import GraphExecutor, Tensor, autograd
+from gradview.runtime import (
+    GraphCompileError,
+    GraphExecutor,
+    GraphRuntimeError,
+    Tensor,
+    autograd,
+    compile_graph,
+)
 from gradview.runtime.pass_trace import PassTrace, Step, Which
 from gradview.runtime.trace_records import NodeRecord, print_record
 
@@ -252,10 +259,9 @@ def region(trace: PassTrace, k: int, inputs: Sequence[Any], seed: int = 0) -> Re
     real = len(original.outputs())
     undefined = _undefined_outputs(trace, k)
     try:
-        plain = flatten(GraphExecutor(original.copy(), optimize=False).run([_copy_value(v) for v in f_inputs]))
+        plain = flatten(compile_graph(original.copy())(*[_copy_value(v) for v in f_inputs]))
     except Exception as exc:  # noqa: BLE001
         raise _RunFailed(f"DifferentiableGraph {k} as first cut fails: {_one_line(exc)}") from None
-    plain = [o.data if isinstance(o, Tensor) else o for o in plain]
     weights = _weights(plain, numpy.random.default_rng(seed + 1 + k), frozenset(undefined))
     floats = [i for i in wrt if i < len(f_inputs) and _is_float(f_inputs[i])]
     ref = _weighted_eager(original, f_inputs, floats, weights)
@@ -302,15 +308,21 @@ def _undefined_outputs(trace: PassTrace, k: int) -> set[int]:
 
 
 def run_region_state(
-    trace: PassTrace, area: Region, f_step: Step, df_step: Step | None, widen: bool = False
+    trace: PassTrace,
+    area: Region,
+    f_step: Step,
+    df_step: Step | None,
+    widen: bool = False,
+    cache: dict[tuple[int, bool], Any] | None = None,
 ) -> tuple[list[Any], list[Any] | None]:
     """f's real outputs at ``f_step`` and, when ``df_step`` is given, the
     gradients df (or the backward executor's graph) computes for ``area.wrt``
-    (None where it returns none). ``widen`` runs both in float64.
-    Raises _RunFailed or _Unavailable."""
+    (None where it returns none). ``widen`` runs both in float64; ``cache``
+    keeps compiled graphs between calls (by step index). Raises _RunFailed or _Unavailable."""
+    cache = {} if cache is None else cache
     f_inputs = [_widen(v) for v in area.inputs] if widen else area.inputs
     if df_step is None:
-        outputs, _ = _run(f_step, f_inputs, set(), widen, "forward")
+        outputs, _ = _run(f_step, f_inputs, set(), widen, "forward", cache)
         return outputs[: area.real], None
     notes_step = df_step if "df_input_vjps" in df_step.annotations else _gradient_step(trace, area.k, df_step.index)
     if notes_step is None:
@@ -321,14 +333,14 @@ def run_region_state(
     if "reads_from_forward" in notes:
         # Before lambdaLiftReverse df reads f's values directly.
         reads = tuple(notes["reads_from_forward"])
-        outputs, kept = _run(f_step, f_inputs, set(reads), widen, "forward")
+        outputs, kept = _run(f_step, f_inputs, set(reads), widen, "forward", cache)
         vjps = tuple(notes.get("df_input_vjps", range(len(params) - len(reads))))
         missing = [i for i in reads if i not in kept]
         if missing:
             raise _Unavailable(f"forward step {f_step.index} does not compute the values df reads")
         values = [_copy_value(weights.get(i)) for i in vjps] + [kept[i] for i in reads]
     elif all(key in notes for key in _GRADIENT_NOTES):
-        outputs, _ = _run(f_step, f_inputs, set(), widen, "forward")
+        outputs, _ = _run(f_step, f_inputs, set(), widen, "forward", cache)
         vjps = tuple(notes["df_input_vjps"])
         captured = [f_inputs[i] for i in notes["df_input_captured_inputs"]]
         try:
@@ -345,16 +357,29 @@ def run_region_state(
     for position, param in enumerate(params[: len(vjps)]):
         if param.type.endswith("[Undefined]"):
             values[position] = None
-    grads, _ = _run(df_step, values, set(), widen, "backward")
+    grads, _ = _run(df_step, values, set(), widen, "backward", cache)
     return outputs[: area.real], flatten(grads)
 
 
-def _run(step: Step, inputs: Sequence[Any], keep: set[int], widen: bool, role: str) -> tuple[list[Any], dict[int, Any]]:
+def _run(
+    step: Step, inputs: Sequence[Any], keep: set[int], widen: bool, role: str, cache: dict[tuple[int, bool], Any]
+) -> tuple[list[Any], dict[int, Any]]:
+    """Run a step's graph; with probes only when values inside it must be kept
+    (probes double the nodes the interpreter compiles)."""
     try:
-        outputs, recorder = _record_run(step, inputs, summarize=False, keep=keep, check_inputs=not widen)
+        if keep:
+            outputs, recorder = _record_run(step, inputs, summarize=False, keep=keep, check_inputs=not widen)
+            return outputs, recorder.kept
+        key = (step.index, widen)
+        try:
+            compiled = cache.get(key)
+            if compiled is None:
+                compiled = cache[key] = compile_graph(_parse_step(step), check_inputs=not widen)
+            return list(compiled(*[_copy_value(v) for v in inputs])), {}
+        except (GraphRuntimeError, GraphCompileError) as exc:
+            raise _RunFailed(_one_line(exc)) from None
     except _RunFailed as exc:
         raise _RunFailed(f"{role} graph (step {step.index}, {step.pass_name}): {exc}") from None
-    return outputs, recorder.kept
 
 
 def _widen(value: Any) -> Any:

@@ -21,10 +21,10 @@ from .conftest import EXAMPLE
 BROKEN = "FlipGradSign"
 
 
-def _negate_after(graph: Graph, node: Node) -> None:
-    """Insert ``aten::neg`` after ``node`` and read it wherever its output was read."""
+def _insert_after(graph: Graph, node: Node, op: str) -> None:
+    """Insert ``op`` (one input, one output) after ``node`` and read it wherever its output was read."""
     out = node.outputs()[0]
-    neg = graph.create("aten::neg", [out])
+    neg = graph.create(op, [out])
     neg.outputs()[0].set_type(out.type())
     neg.insert_after(node)
     out.replace_all_uses_after_node_with(neg, neg.outputs()[0])
@@ -36,31 +36,30 @@ def _first(graph: Graph, kind: str) -> Node:
 
 class BrokenPipeline(PassTrace):
     """A trace whose recording runs one extra pass right after ``after`` on the graph
-    ``which``: it negates the output of the first ``kind`` node, and is recorded
-    as its own step (the executor then runs the broken graph, as with a real pass)."""
+    ``which``: it puts ``op`` (negation by default) after the first ``kind`` node, and
+    is recorded as its own step (the executor then runs the broken graph, as with a real pass)."""
 
-    def __init__(self, after: str, which: Any, kind: str) -> None:
+    def __init__(self, after: str, which: Any, kind: str, op: str = "aten::neg") -> None:
         super().__init__()
-        self.after, self.which, self.kind = after, which, kind
+        self.after, self.which, self.kind, self.op = after, which, kind, op
         self.broken_at: int | None = None
 
     def record(self, pass_name: str, graph: Graph, **kwargs: Any) -> Any:
         step = super().record(pass_name, graph, **kwargs)
         if self.broken_at is None and pass_name == self.after and kwargs.get("which") == self.which:
-            _negate_after(graph, _first(graph, self.kind))
+            _insert_after(graph, _first(graph, self.kind), self.op)
             super().record(BROKEN, graph, **{**kwargs, "changed": True})
             self.broken_at = len(self.steps) - 1
         return step
 
 
-def training_step(trace: PassTrace, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Trace one training step of the example (as the viewer's session does); the input gradients."""
+def training_step(trace: PassTrace, inputs: list[np.ndarray]) -> None:
+    """Trace one training step of the example, as the viewer's session does."""
     graph = parse_ir(EXAMPLE.read_text())
     trace.record("Input", graph, changed=False)
     tensors = [Tensor(v.copy(), requires_grad=True) for v in inputs]
     (out,) = GraphExecutor(graph, trace=trace).run(tensors)
     autograd.backward([out], [Tensor(np.ones_like(out.data))])
-    return [t.grad.data for t in tensors]
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +67,10 @@ def inputs(mlp_session: Session) -> list[np.ndarray]:
     return list(mlp_session.inputs)
 
 
-def broken_trace(inputs: list[np.ndarray], after: str, which: Any, kind: str) -> BrokenPipeline:
-    trace = BrokenPipeline(after, which, kind)
+def broken_trace(
+    inputs: list[np.ndarray], after: str, which: Any, kind: str, op: str = "aten::neg"
+) -> BrokenPipeline:
+    trace = BrokenPipeline(after, which, kind, op)
     training_step(trace, inputs)
     assert trace.broken_at is not None, "the broken pass never ran"
     assert trace[trace.broken_at].pass_name == BROKEN
@@ -120,6 +121,15 @@ def test_a_pass_that_breaks_forward_outputs_is_found(inputs: list[np.ndarray]) -
     x, w1, b1, w2, b2 = inputs
     h = np.maximum(x @ w1 + b1, 0)
     assert result.max_abs_error == pytest.approx(np.abs(2 * h @ w2).max())
+
+
+def test_a_main_pass_that_breaks_only_gradients_is_found(inputs: list[np.ndarray]) -> None:
+    # A detach after x @ w1: the same outputs, but no gradient reaches x or w1.
+    trace = broken_trace(inputs, "PeepholeOptimize", "main", "aten::matmul", op="aten::detach")
+    result = find_divergence(trace, inputs)
+    assert (result.status, result.step, result.graph) == ("fail", trace.broken_at, "main"), result.message
+    assert failing(result) == {"grad %x", "grad %w1"}
+    assert all(r.verdict == "pass" for r in result.rows if r.name.startswith("output"))
 
 
 def test_b_says_why_it_cannot_run(mlp_trace: PassTrace) -> None:
