@@ -42,6 +42,7 @@ __all__ = [
     "union_graph",
     "structure_key",
     "union_layout",
+    "lay_out_sized",
     "LayoutCache",
     "neighbourhood",
     "focus_layout",
@@ -193,13 +194,19 @@ def union_layout(graphs: Sequence[DrawGraph], engine: str = "auto") -> Layout:
 
 
 def _lay_out(union: DrawGraph, engine: str) -> Layout:
+    sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
+    return lay_out_sized(union, sizes, engine)
+
+
+def lay_out_sized(union: DrawGraph, sizes: dict[int, tuple[float, float]], engine: str = "auto") -> Layout:
+    """Lay out ``union`` (already merged) with its boxes' ``sizes`` in points,
+    as :func:`union_layout` does: what a layout worker process runs."""
     # Imported here: both engines build this module's Layout and NodeBox.
     from .layout_dot import dot_layout
     from .layout_layered import layered_layout
 
     if engine not in ("auto", "dot", "layered"):
         raise ValueError(f"unknown layout engine {engine!r} (use auto, dot or layered)")
-    sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
     if engine == "layered" or not union.nodes:
         return layered_layout(union, sizes)
     if engine == "dot":

@@ -1,0 +1,112 @@
+"""The layout service: worker processes give the layouts the app's process would, and leave nothing behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import threading
+
+import pytest
+
+from gradview.viewer import views
+from gradview.viewer.layout import union_graph, union_layout
+from gradview.viewer.layout_service import LayoutService, layout_in_process, union_members
+from gradview.viewer.model import View
+
+from .graphs_for_tests import evolve, random_dag
+
+ENGINES = ["layered", pytest.param("dot", marks=pytest.mark.skipif(not shutil.which("dot"), reason="no dot"))]
+
+
+def _same(a, b) -> None:
+    assert a.boxes == b.boxes
+    assert a.edges == b.edges
+    assert a.clusters == b.clusters
+    assert (a.width, a.height, a.engine) == (b.width, b.height, b.engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_results_equal_the_in_process_layout(engine):
+    first = random_dag(60, seed=3, cluster_every=7)
+    graphs = [first, evolve(first)]
+    with LayoutService(workers=2) as service:
+        future = service.submit("k", graphs, engine=engine)
+        result = future.result(timeout=60)
+    assert result.error is None and result.key == "k"
+    _same(result.layout, union_layout(graphs, engine))
+    _same(layout_in_process(graphs, engine).layout, result.layout)
+
+
+def test_callback_poll_and_result():
+    seen = []
+    done = threading.Event()
+    graphs = {name: [random_dag(20 + i, seed=i)] for i, name in enumerate("abc")}
+    with LayoutService(workers=1, engine="layered") as service:
+        for name, members in graphs.items():
+            service.submit(name, members, callback=lambda r: (seen.append(r.key), done.set()))
+        assert service.wait(60)
+        polled = service.poll()
+        assert [r.key for r in polled] == ["a", "b", "c"]  # one worker: in order
+        assert service.poll() == []  # drained
+        assert seen == ["a", "b", "c"]
+        _same(service.result("b").layout, union_layout(graphs["b"], "layered"))
+        assert service.result("zzz") is None and service.pending() == [] and not service.busy()
+
+
+def test_prioritize_and_cancel_reorder_the_waiting_jobs():
+    with LayoutService(workers=1, engine="layered") as service:
+        service.submit("big", [random_dag(1500, seed=1)])  # keeps the one worker busy
+        for name in "xyz":
+            service.submit(name, [random_dag(10, seed=2)])
+        assert service.pending() == ["big", "x", "y", "z"]
+        assert service.prioritize("z") and not service.prioritize("nope")
+        assert service.cancel("x") and not service.cancel("x")
+        assert service.pending() == ["big", "z", "y"]
+        again = service.submit("y", [random_dag(10, seed=2)], first=True)
+        assert service.pending() == ["big", "y", "z"]
+        assert again.result(timeout=60).key == "y"
+        assert service.wait(60)
+        assert [r.key for r in service.poll()] == ["big", "y", "z"]
+
+
+def test_an_error_comes_back_as_one_line():
+    with LayoutService(workers=1) as service:
+        result = service.submit("bad", [random_dag(5)], engine="nonsense").result(timeout=60)
+    assert result.layout is None
+    assert result.error == "layout failed: ValueError: unknown layout engine 'nonsense' (use auto, dot or layered)"
+
+
+def test_shutdown_leaves_no_child_processes():
+    before = {p.pid for p in multiprocessing.active_children()}
+    service = LayoutService(workers=2, engine="layered")
+    futures = [service.submit(i, [random_dag(2000, seed=i)]) for i in range(4)]
+    assert {p.pid for p in multiprocessing.active_children()} - before  # workers are running
+    service.shutdown()
+    assert {p.pid for p in multiprocessing.active_children()} - before == set()
+    assert all(f.cancelled() or f.done() for f in futures)
+    with pytest.raises(RuntimeError, match="shut down"):
+        service.submit("late", [random_dag(5)])
+    service.shutdown()  # twice is fine
+
+
+def test_union_members_draw_each_distinct_graph_once(mlp_trace):
+    for which in dict.fromkeys(step.which for step in mlp_trace):
+        members = union_members(mlp_trace, ("whole", which))
+        changing = [s for s in mlp_trace if s.which == which]
+        expected = [s for i, s in enumerate(changing) if i == 0 or s.changed]
+        assert len(members) == len(expected)
+    for view in (View.FORWARD, View.BACKWARD, View.JOINT):
+        members = union_members(mlp_trace, (view.value, 0))
+        every = [
+            views.draw_step(mlp_trace, s.index, view, 0, ghosts=False)
+            for s in mlp_trace
+            if views.view_unavailable_reason(mlp_trace, s.index, view, 0) is None
+        ]
+        assert members and len(members) <= len(every)
+        # The same union as drawing every step: nothing is lost by drawing fewer.
+        full, few = union_graph(every), union_graph(members)
+        assert set(full.nodes) == set(few.nodes)
+        assert {(e.source, e.target, e.value_id) for e in full.edges} == {
+            (e.source, e.target, e.value_id) for e in few.edges
+        }
+        assert set(full.clusters) == set(few.clusters)

@@ -1,0 +1,336 @@
+"""Union layouts in worker processes, so a step key never waits for one.
+
+The app's process only gathers what a layout needs (:func:`union_members`
+draws each distinct graph of a view once) and merges it
+(:func:`~gradview.viewer.layout.union_graph`); a pool of *spawned* worker
+processes runs ``dot`` or the layered layout and sends the :class:`Layout`
+back. Nothing here imports Textual.
+
+    service = LayoutService()                      # workers start on first submit
+    service.submit(key, union_members(trace, key), callback=on_done)  # on_done runs in a
+    ...                                            # background thread: hand it on with
+    service.poll()                                 # call_from_thread, or poll from a timer
+    service.shutdown()                             # cancels, stops and reaps every worker
+
+Jobs wait in the service's own queue, at most one per worker is handed to the
+pool at a time, so :meth:`LayoutService.prioritize` (the view on screen first)
+and :meth:`LayoutService.cancel` work on everything not yet running.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .layout import DotMissingError, Layout, LayoutError, box_size, lay_out_sized, union_graph
+from .model import Cluster, DrawEdge, DrawGraph, DrawNode, View
+
+__all__ = [
+    "LayoutResult",
+    "LayoutService",
+    "union_members",
+    "layout_in_process",
+    "default_workers",
+]
+
+LayoutKey = Hashable
+Callback = Callable[["LayoutResult"], object]
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    """One finished job: a layout, or a one-line error (dot missing, dot failed, a bug)."""
+
+    key: Any
+    layout: Layout | None
+    error: str | None
+    seconds: float  # in the worker
+    engine: str  # the engine asked for
+
+
+def default_workers() -> int:
+    """One worker per core but one (the app keeps a core), at least one, at most four."""
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
+
+
+# -- what a job carries ------------------------------------------------------------------------
+# A union of 60,000 nodes is 14 MB as pickled DrawGraph objects; as flat tuples
+# of what a layout reads (ids, box sizes, clusters, edges) it is a fraction of
+# that and crosses the process boundary several times faster.
+_Packed = tuple[list[tuple[int, float, float, str | None]], list[tuple[int, int, int]], list[tuple[str, str, str | None]]]
+
+
+def _pack(union: DrawGraph) -> _Packed:
+    nodes = [(i, *box_size(n.label), n.cluster) for i, n in union.nodes.items()]
+    edges = [(e.source, e.target, e.value_id) for e in union.edges]
+    clusters = [(c.key, c.title, c.parent) for c in union.clusters.values()]
+    return nodes, edges, clusters
+
+
+def _unpack(packed: _Packed) -> tuple[DrawGraph, dict[int, tuple[float, float]]]:
+    nodes, edges, clusters = packed
+    union = DrawGraph()
+    sizes = {}
+    for node_id, width, height, cluster in nodes:
+        # A label of the box's size: layouts read sizes from ``sizes`` only.
+        union.nodes[node_id] = DrawNode(node_id, "", cluster=cluster)
+        sizes[node_id] = (width, height)
+    union.edges = [DrawEdge(s, t, v) for s, t, v in edges]
+    union.clusters = {key: Cluster(key, title, parent) for key, title, parent in clusters}
+    return union, sizes
+
+
+def _work(packed: _Packed, engine: str) -> tuple[Layout | None, str | None, float]:
+    """In a worker: lay the union out; errors come back as one line, never raised."""
+    start = time.perf_counter()
+    union, sizes = _unpack(packed)
+    try:
+        layout = lay_out_sized(union, sizes, engine)
+        return layout, None, time.perf_counter() - start
+    except (DotMissingError, LayoutError) as exc:
+        return None, str(exc), time.perf_counter() - start
+    except Exception as exc:  # noqa: BLE001 - reported in the canvas, never a crash
+        return None, f"layout failed: {type(exc).__name__}: {exc}", time.perf_counter() - start
+
+
+def _worker_init() -> None:
+    # Terminating a worker raises SystemExit in it, so subprocess.run kills a
+    # running dot on the way out instead of leaving it behind.
+    signal.signal(signal.SIGTERM, _exit_now)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the app's to handle
+
+
+def _exit_now(_signum: int, _frame: Any) -> None:
+    raise SystemExit(0)
+
+
+def layout_in_process(graphs: Sequence[DrawGraph], engine: str = "auto") -> LayoutResult:
+    """What a worker would compute for ``graphs``, here (tests compare the two)."""
+    layout, error, seconds = _work(_pack(union_graph(graphs)), engine)
+    return LayoutResult(None, layout, error, seconds, engine)
+
+
+# -- the service ---------------------------------------------------------------------------------
+@dataclass
+class _Job:
+    key: Any
+    packed: _Packed
+    engine: str
+    callback: Callback | None
+    future: Future[LayoutResult]
+
+
+class LayoutService:
+    """A pool of spawned worker processes computing union layouts.
+
+    Thread-safe: submit from any thread; callbacks run in a background thread
+    of this process (the pool's), so a Textual app hands them on with
+    ``call_from_thread`` or posts a message. Results also stay readable
+    through :meth:`result` and :meth:`poll`.
+    """
+
+    def __init__(self, workers: int | None = None, engine: str = "auto") -> None:
+        self.workers = workers or default_workers()
+        self.engine = engine
+        self._lock = threading.Lock()
+        self._queue: list[_Job] = []  # waiting, first is next
+        self._running: dict[Any, _Job] = {}
+        self._results: dict[Any, LayoutResult] = {}
+        self._unpolled: list[LayoutResult] = []
+        self._executor: ProcessPoolExecutor | None = None
+        self._closed = False
+
+    # -- jobs ------------------------------------------------------------------------------------
+    def submit(
+        self,
+        key: Any,
+        graphs: Sequence[DrawGraph] | DrawGraph,
+        engine: str | None = None,
+        callback: Callback | None = None,
+        first: bool = False,
+    ) -> Future[LayoutResult]:
+        """Queue the union layout of ``graphs`` (the members of one view, or the
+        union itself) under ``key``; ``first`` puts it ahead of the queue.
+        A key already queued or running keeps its job (its future is returned);
+        a finished one is computed again (the caller caches layouts)."""
+        union = graphs if isinstance(graphs, DrawGraph) else union_graph(graphs)
+        packed = _pack(union)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the layout service is shut down")
+            for job in [*self._queue, *self._running.values()]:
+                if job.key == key:
+                    if first:
+                        self._move_first(key)
+                    return job.future
+            future: Future[LayoutResult] = Future()
+            job = _Job(key, packed, engine or self.engine, callback, future)
+            if first:
+                self._queue.insert(0, job)
+            else:
+                self._queue.append(job)
+            self._feed()
+        return future
+
+    def prioritize(self, key: Any) -> bool:
+        """Run ``key`` next if it is waiting (the view on screen); False if not waiting."""
+        with self._lock:
+            return self._move_first(key)
+
+    def cancel(self, key: Any) -> bool:
+        """Drop ``key`` if it has not started; a running job finishes (its result is kept)."""
+        with self._lock:
+            for position, job in enumerate(self._queue):
+                if job.key == key:
+                    del self._queue[position]
+                    job.future.cancel()
+                    return True
+        return False
+
+    def result(self, key: Any) -> LayoutResult | None:
+        """The finished result for ``key``, or None while waiting, running or unknown."""
+        with self._lock:
+            return self._results.get(key)
+
+    def poll(self) -> list[LayoutResult]:
+        """Results finished since the previous poll, in the order they finished."""
+        with self._lock:
+            done, self._unpolled = self._unpolled, []
+        return done
+
+    def pending(self) -> list[Any]:
+        """Keys running or waiting, running ones first."""
+        with self._lock:
+            return [*self._running, *(job.key for job in self._queue)]
+
+    def busy(self) -> bool:
+        with self._lock:
+            return bool(self._queue or self._running)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no job is waiting or running (tests, scripts, benchmarks); False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.busy():
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    # -- shutting down --------------------------------------------------------------------------
+    def shutdown(self, timeout: float = 2.0) -> None:
+        """Cancel waiting jobs, stop the workers (a running dot with them) and
+        reap them: no process this service started outlives this call."""
+        with self._lock:
+            self._closed = True
+            queued, self._queue = self._queue, []
+            executor, self._executor = self._executor, None
+            running = list(self._running.values())
+            self._running.clear()
+        for job in queued + running:
+            job.future.cancel()
+        if executor is None:
+            return
+        # The pool's own shutdown waits for running jobs (a dot may take
+        # minutes): its processes are terminated instead, then joined.
+        processes = list(getattr(executor, "_processes", {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        deadline = time.monotonic() + timeout
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join()
+        executor.shutdown(wait=True)
+
+    def __enter__(self) -> LayoutService:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.shutdown()
+
+    # -- inside (the lock held) ---------------------------------------------------------------------
+    def _move_first(self, key: Any) -> bool:
+        for position, job in enumerate(self._queue):
+            if job.key == key:
+                self._queue.insert(0, self._queue.pop(position))
+                return True
+        return False
+
+    def _feed(self) -> None:
+        """Hand waiting jobs to the pool while a worker is free."""
+        while self._queue and len(self._running) < self.workers and not self._closed:
+            job = self._queue.pop(0)
+            if self._executor is None:
+                self._executor = ProcessPoolExecutor(
+                    self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
+                )
+            self._running[job.key] = job
+            inner = self._executor.submit(_work, job.packed, job.engine)
+            job.packed = ([], [], [])  # the pool has it now
+            inner.add_done_callback(lambda done, job=job: self._finished(job, done))
+
+    def _finished(self, job: _Job, inner: Future[Any]) -> None:
+        try:
+            layout, error, seconds = inner.result()
+        except CancelledError:
+            return
+        except Exception as exc:  # noqa: BLE001 - a worker died: say so, keep the app alive
+            layout, error, seconds = None, f"layout worker failed: {type(exc).__name__}: {exc}", 0.0
+        result = LayoutResult(job.key, layout, error, seconds, job.engine)
+        with self._lock:
+            if self._running.get(job.key) is not job:
+                return  # shut down meanwhile
+            del self._running[job.key]
+            self._results[job.key] = result
+            self._unpolled.append(result)
+            self._feed()
+        if not job.future.done():
+            job.future.set_result(result)
+        if job.callback is not None:
+            job.callback(result)
+
+
+# -- what each view's union is made of -----------------------------------------------------------
+def union_members(trace: Any, key: tuple[str, Any]) -> list[DrawGraph]:
+    """The drawings whose union is the layout ``key`` (``("whole", which)`` or
+    ``(view name, dg)``, the app's layout keys): each distinct graph once.
+
+    A step that changed nothing shows the same graph as the previous step of
+    its graph, so a view's drawing at step i depends only on the latest
+    changing step (or the first) of each graph it shows: one drawing per
+    distinct combination, instead of one per step (at 5,000 ops 21 instead of
+    81 drawings of up to 60,000 nodes each)."""
+    from . import views  # the drawing code; imported late: workers never need it
+    from .view_steps import view_steps
+
+    kind, which_or_dg = key
+    representative: dict[int, int] = {}  # step index -> latest changing step of its graph
+    latest: dict[Any, int] = {}
+    for step in trace:
+        if step.changed or step.which not in latest:
+            latest[step.which] = step.index
+        representative[step.index] = latest[step.which]
+    members = []
+    seen: set[tuple[int, ...]] = set()
+    if kind == "whole":
+        for step in trace:
+            if step.which == which_or_dg and representative[step.index] == step.index:
+                members.append(views.draw_step(trace, step.index, View.WHOLE, 0, ghosts=False))
+        return members
+    view = View(kind)
+    for step in trace:
+        shown = tuple(representative[s.index] for s in view_steps(trace, step.index, view, which_or_dg))
+        if shown and shown not in seen:
+            seen.add(shown)
+            members.append(views.draw_step(trace, step.index, view, which_or_dg, ghosts=False))
+    return members
