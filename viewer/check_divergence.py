@@ -23,6 +23,7 @@ branch that did not run) are counted and said in the message.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -377,9 +378,7 @@ def _divergence(step: Step, rows: list[CheckRow]) -> Divergence | None:
 
 
 def _with_reason(found: Divergence, reason: str) -> Divergence:
-    from dataclasses import replace  # noqa: PLC0415
-
-    return replace(found, reason=reason)
+    return dataclasses.replace(found, reason=reason)
 
 
 def _failed(step: Step, reason: str, error: str | None = None) -> Divergence:

@@ -43,7 +43,6 @@ from gradview.runtime.pass_trace import PassTrace, Step, Which
 from gradview.runtime.trace_records import NodeRecord, print_record
 
 from .evaluate import (
-    _SHORT,
     _copy_value,
     _find_differentiable_graph,
     _forward_inputs,
@@ -53,6 +52,7 @@ from .evaluate import (
     _RunFailed,
     _Unavailable,
 )
+from .value_summary import short_repr
 
 __all__ = [
     "GradientRun",
@@ -130,7 +130,7 @@ def compare_values(want: Any, got: Any, rtol: float, atol: float) -> tuple[float
     if not (_is_numeric(want) and _is_numeric(got)):
         if type(want) is type(got) and want == got:
             return None
-        return math.nan, math.nan, f"{_SHORT.repr(got)} instead of {_SHORT.repr(want)}"
+        return math.nan, math.nan, f"{short_repr(got)} instead of {short_repr(want)}"
     a, b = numpy.asarray(want), numpy.asarray(got)
     if a.shape != b.shape:
         return math.nan, math.nan, f"shape {list(b.shape)} instead of {list(a.shape)}"

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import reprlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +61,8 @@ from gradview.runtime import (
 from gradview.runtime.pass_trace import GraphName, PassTrace, Step, Which
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 
+from .value_summary import ValueSummary, summarize_value
+
 __all__ = [
     "StepRun",
     "ValueSummary",
@@ -77,6 +78,10 @@ _MOVED = {
     "GradientComparison": "check_gradient",
     "compare_gradients": "check_gradient",
     "gradient_check": "check_gradient",
+    "check_step_gradient": "check_gradient",
+    "find_divergence": "check_divergence",
+    "CheckResult": "check_result",
+    "CheckRow": "check_result",
 }
 
 
@@ -93,40 +98,7 @@ _SUBGRAPH_CALLS = frozenset({DIFFERENTIABLE_GRAPH, "prim::FallbackGraph"})
 # The kind of the recording nodes run_step inserts into its private copy of a
 # step's graph; the interpreter runs them through compile_graph's node_ops.
 _PROBE = "gradview::probe"
-_SHORT = reprlib.Repr()
-_SHORT.maxlist = _SHORT.maxtuple = 6
-_SHORT.maxstring = 40
-_SHORT.maxother = 40
-MAX_ITEMS = 32
-
-
 # -- results -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ValueSummary:
-    """What one value held: statistics for a tensor, a short text for anything else.
-
-    ``kind`` is ``"tensor"``, ``"undefined"`` (None: an undefined tensor or a
-    None optional), ``"scalar"``, ``"list"``, ``"tuple"`` or ``"other"``. For
-    a tensor ``min``/``max``/``mean`` cover its finite entries (None when it
-    has none); ``nan``/``inf`` count the others. ``times`` is how often the
-    value was computed in the run (more than once in a loop body; the summary
-    is of the last time). A list or tuple holding tensors has a summary per
-    element in ``items`` (the first ``MAX_ITEMS``).
-    """
-
-    kind: str
-    text: str
-    shape: tuple[int, ...] | None = None
-    dtype: str | None = None
-    min: float | None = None
-    max: float | None = None
-    mean: float | None = None
-    nan: int = 0
-    inf: int = 0
-    times: int = 1
-    items: tuple[ValueSummary, ...] = ()
-
-
 @dataclass
 class StepRun:
     """The result of running one step's graph.
@@ -151,106 +123,6 @@ class StepRun:
     @property
     def ok(self) -> bool:
         return self.error is None and self.unavailable is None
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """The first main step whose outputs differ from the original graph's.
-
-    ``output`` is the position of the first differing output among the
-    outputs flattened (tuples and lists unpacked), None when the step failed
-    or returns a different number of values. ``reason`` says what differs in
-    one line; ``error`` is set when the step (or the original) failed to run.
-    """
-
-    index: int
-    pass_name: str
-    output: int | None
-    max_abs_error: float
-    max_rel_error: float
-    reason: str
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class GradientComparison:
-    """Analytic against numeric gradient: the largest errors and whether all are within tolerance."""
-
-    max_abs_error: float
-    max_rel_error: float
-    passed: bool
-
-
-@dataclass(frozen=True)
-class GradCheckRow:
-    """The gradient check of one graph input.
-
-    ``checked`` elements (a seeded sample) were compared. A row with
-    ``skipped`` set was not checked (an integer, bool or non-tensor input)
-    and does not pass; ``error`` is set when a run failed; ``note`` says
-    what else the user should know (no gradient reached the input).
-    """
-
-    name: str
-    shape: tuple[int, ...] | None
-    checked: int
-    max_abs_error: float
-    max_rel_error: float
-    passed: bool
-    skipped: str | None = None
-    error: str | None = None
-    note: str = ""
-
-
-# -- summaries -----------------------------------------------------------------------------------
-def summarize_value(value: Any, times: int = 1) -> ValueSummary:
-    """A summary of one run-time value (array, Python value, list, None)."""
-    if value is None:
-        return ValueSummary("undefined", "undefined", times=times)
-    if isinstance(value, numpy.ndarray | numpy.generic):
-        return _summarize_array(numpy.asarray(value), times)
-    if isinstance(value, bool | int | float | complex | str):
-        return ValueSummary("scalar", _SHORT.repr(value), times=times)
-    if isinstance(value, list | tuple):
-        kind = "list" if isinstance(value, list) else "tuple"
-        if any(isinstance(v, numpy.ndarray) for v in value):
-            items = tuple(summarize_value(v) for v in value[:MAX_ITEMS])
-            shapes = ", ".join(f"{v.dtype}{list(v.shape)}" if isinstance(v, numpy.ndarray) else _SHORT.repr(v) for v in value[:4])
-            more = ", ..." if len(value) > 4 else ""
-            return ValueSummary(kind, f"{kind} of {len(value)}: {shapes}{more}", times=times, items=items)
-        return ValueSummary(kind, _SHORT.repr(value), times=times)
-    return ValueSummary("other", f"{type(value).__name__} {_SHORT.repr(value)}", times=times)
-
-
-def _summarize_array(array: numpy.ndarray, times: int) -> ValueSummary:
-    shape = tuple(int(s) for s in array.shape)
-    dtype = str(array.dtype)
-    head = f"{dtype}{list(shape)}"
-    if array.size == 0 or array.dtype.kind not in "biuf":
-        return ValueSummary("tensor", head, shape, dtype, times=times)
-    nan = inf = 0
-    finite = array
-    if array.dtype.kind == "f":
-        mask = numpy.isfinite(array)
-        if not mask.all():
-            nan = int(numpy.isnan(array).sum())
-            inf = int(array.size - mask.sum()) - nan
-            finite = array[mask]
-    if finite.size == 0:
-        low = high = mean = None
-    else:
-        # bool and float16 statistics are taken in float64 (no overflow, a mean of a mask).
-        wide = finite.astype(numpy.float64) if finite.dtype.kind == "b" else finite
-        low, high = float(wide.min()), float(wide.max())
-        mean = float(wide.mean(dtype=numpy.float64))
-    text = head
-    if low is not None:
-        text += f" min {low:.4g} max {high:.4g} mean {mean:.4g}"
-    if nan:
-        text += f" nan {nan}"
-    if inf:
-        text += f" inf {inf}"
-    return ValueSummary("tensor", text, shape, dtype, low, high, mean, nan, inf, times)
 
 
 # -- running a graph with every value recorded ----------------------------------------------------
