@@ -307,8 +307,10 @@ class PassTrace:
         """Annotations made immutable and JSON-friendly: Nodes/Values become their ids, lists tuples."""
         from gradview.ir import Node, Value
 
-        if obj is None or isinstance(obj, (bool, int, float, str)):
+        if obj is None or isinstance(obj, (bool, int, float)):
             return obj
+        if isinstance(obj, str):
+            return str.__str__(obj)  # a Note key is stored as its plain text
         if isinstance(obj, (Node, Value)):
             return self.id_of(obj)
         if isinstance(obj, enum.Enum):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from gradview.ir import IRParseError, TensorType, parse_type
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, value_names
+from gradview.runtime.trace_types import Note
 
 from .marks import grad_of_links, step_marks, zero_states
 from .model import Mark, View
@@ -168,16 +169,16 @@ def _group_of(trace: PassTrace, step: Step, table: _Table, node_id: int) -> int 
 
 def _why_outside(trace: PassTrace, step: Step, node_id: int) -> str:
     """Why a node of ``step`` is in no DifferentiableGraph, as the passes recorded it."""
-    created = latest_step(trace, step.which, step.index, "differentiable_graphs")
+    created = latest_step(trace, step.which, step.index, Note.DIFFERENTIABLE_GRAPHS)
     if created is None:
         later = [s.index for s in trace.select("CreateAutodiffSubgraphs", step.which) if s.index > step.index]
         if later:
             return f"not yet: CreateAutodiffSubgraphs runs at step {later[0]}"
         return "this graph gets no DifferentiableGraphs: nothing in it needs gradients here (or it is a backward graph)"
-    inlined = latest_step(trace, step.which, step.index, "inlined")
-    if inlined is not None and inlined.index > created.index and node_id in inlined.annotations["inlined"]:
-        return inlined.annotations["inlined"][node_id] + f" (InlineAutodiffSubgraphs, step {inlined.index})"
-    excluded = created.annotations.get("excluded", {})
+    inlined = latest_step(trace, step.which, step.index, Note.INLINED)
+    if inlined is not None and inlined.index > created.index and node_id in inlined.annotations[Note.INLINED]:
+        return inlined.annotations[Note.INLINED][node_id] + f" (InlineAutodiffSubgraphs, step {inlined.index})"
+    excluded = created.annotations.get(Note.EXCLUDED, {})
     if node_id in excluded:
         return excluded[node_id] + f" (CreateAutodiffSubgraphs, step {created.index})"
     return f"no reason recorded: the node was made after CreateAutodiffSubgraphs ran (step {created.index})"

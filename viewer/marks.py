@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from gradview.runtime.pass_trace import GraphName, PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, walk_records
+from gradview.runtime.trace_types import Note
 
 from .model import DrawGraph, Mark, Marks, View
 from .view_steps import (
@@ -101,12 +102,12 @@ def _diff_marks(marks: Marks, graph: BlockRecord, previous: BlockRecord | None) 
 def zero_states(trace: PassTrace, step: Step) -> dict[int, str]:
     """The states that hold at ``step``: its own annotation or, for any graph
     but the main one (a backward graph), the latest earlier one of that graph."""
-    if "autograd_zero" in step.annotations:
-        return step.annotations["autograd_zero"]
+    if Note.AUTOGRAD_ZERO in step.annotations:
+        return step.annotations[Note.AUTOGRAD_ZERO]
     if step.which.is_main:
         return {}
-    found = latest_step(trace, step.which, step.index, "autograd_zero")
-    return found.annotations["autograd_zero"] if found is not None else {}
+    found = latest_step(trace, step.which, step.index, Note.AUTOGRAD_ZERO)
+    return found.annotations[Note.AUTOGRAD_ZERO] if found is not None else {}
 
 
 def _zero_marks(marks: Marks, trace: PassTrace, step: Step) -> None:
@@ -163,9 +164,9 @@ def grad_of_links(trace: PassTrace, index: int) -> dict[int, int]:
     differentiate step recorded them)."""
     links: dict[int, int] = {}
     for k in range(differentiable_graph_count(trace)):
-        step = latest_step(trace, GraphName.forward(k), index, "grad_of")
+        step = latest_step(trace, GraphName.forward(k), index, Note.GRAD_OF)
         if step is not None:
-            links.update(step.annotations["grad_of"])
+            links.update(step.annotations[Note.GRAD_OF])
     return links
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from gradview.runtime.pass_trace import GraphName, PassTrace, Step, Which
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
+from gradview.runtime.trace_types import Note
 
 from .model import View
 
@@ -53,13 +54,13 @@ __all__ = [
 
 # The Gradient's fields, as differentiate's steps record them.
 GRADIENT_KEYS = (
-    "f_real_outputs",
-    "df_input_vjps",
-    "df_input_captured_inputs",
-    "df_input_captured_outputs",
-    "df_output_vjps",
+    Note.F_REAL_OUTPUTS,
+    Note.DF_INPUT_VJPS,
+    Note.DF_INPUT_CAPTURED_INPUTS,
+    Note.DF_INPUT_CAPTURED_OUTPUTS,
+    Note.DF_OUTPUT_VJPS,
 )
-_CREATED = "differentiable_graphs"  # CreateAutodiffSubgraphs: DG node id -> k
+_CREATED = Note.DIFFERENTIABLE_GRAPHS  # CreateAutodiffSubgraphs: DG node id -> k
 
 
 class _TraceIndex:
@@ -193,7 +194,7 @@ def gradient_notes(trace: PassTrace, index: int, dg: int) -> dict[str, Any] | No
     """The Gradient fields (and ``grad_of`` links) of DifferentiableGraph ``dg``
     as differentiate last recorded them at or before ``index``."""
     at = _companion(trace, index, dg) or index
-    step = latest_step(trace, GraphName.forward(dg), at, "df_input_vjps")
+    step = latest_step(trace, GraphName.forward(dg), at, Note.DF_INPUT_VJPS)
     return dict(step.annotations) if step is not None else None
 
 
@@ -286,11 +287,11 @@ def gradient_wiring(f: BlockRecord | None, df: BlockRecord | None, notes: dict[s
     gradient per ``df_output_vjps`` entry (packed into one tuple once
     packReturnValuesIntoTuple has run: the tuple's elements are used then).
     """
-    vjps = tuple(notes.get("df_input_vjps", ()))
-    captured_inputs = tuple(notes.get("df_input_captured_inputs", ()))
-    captured_outputs = tuple(notes.get("df_input_captured_outputs", ()))
-    output_vjps = tuple(notes.get("df_output_vjps", ()))
-    real = int(notes.get("f_real_outputs", 0))
+    vjps = tuple(notes.get(Note.DF_INPUT_VJPS, ()))
+    captured_inputs = tuple(notes.get(Note.DF_INPUT_CAPTURED_INPUTS, ()))
+    captured_outputs = tuple(notes.get(Note.DF_INPUT_CAPTURED_OUTPUTS, ()))
+    output_vjps = tuple(notes.get(Note.DF_OUTPUT_VJPS, ()))
+    real = int(notes.get(Note.F_REAL_OUTPUTS, 0))
     wiring = GradientWiring()
     wiring.temporaries = {j for j, i in enumerate(captured_outputs) if i >= real}
     if f is not None:

@@ -112,3 +112,21 @@ def test_python_function(tmp_path, capsys):
     assert err.count("\n") == 1 and "model.py:13:5: unsupported Python syntax: With" in err
     assert main(["trace", f"{path}:missing"]) == 1
     assert "no function named 'missing'" in capsys.readouterr().err
+
+
+def test_ir_file_with_complete_types_gives_the_executor_trace_view_shows(capsys):
+    """examples/mlp.ir has complete input types: trace runs the executor's training step, as view does."""
+    from gradview.runtime.targets import load_target
+
+    path = str(ROOT / "examples" / "mlp.ir")
+    assert main(["trace", path, "--changes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    steps = load_target(path).trace
+    assert len(lines) == len(steps) > 15
+    assert [line.split(" [")[0] for line in lines] == [f"{s.index} {s.pass_name}" for s in steps]
+    assert any("[backward executor 0]" in line for line in lines)
+    # --inputs none: the generic pipelines only.
+    assert main(["trace", path, "--inputs", "none"]) == 0
+    captured = capsys.readouterr()
+    headers = [line for line in captured.out.splitlines() if line.startswith("== ")]
+    assert headers and all("[main]" in h for h in headers) and len(headers) < len(steps)
