@@ -119,3 +119,18 @@ def test_saved_trace_keeps_graph_names_and_changes(tmp_path) -> None:
     assert [s.which for s in loaded] == [s.which for s in trace]
     assert step_changes(loaded) == step_changes(trace)
     assert format_change(step_changes(loaded)[2]) == "2 Y [backward executor 1 (compilation 2)] unchanged +0 -0"
+
+
+def test_version_1_traces_with_legacy_graph_names_still_load(tmp_path) -> None:
+    trace = PassTrace()
+    trace.record("Input", parse_ir(G), changed=False)
+    trace.record("Differentiate", parse_ir(G), which=GraphName.forward(0))
+    data = trace.to_json()
+    data["version"] = 1
+    data["steps"][0]["which"] = "main"
+    data["steps"][1]["which"] = ["forward", 0]
+    loaded = PassTrace.from_json(data)
+    assert [s.which for s in loaded] == [GraphName.main(), GraphName.forward(0)]
+    data["steps"][1]["which"] = "profiling"
+    with pytest.raises(ValueError, match="bad 'which'"):
+        PassTrace.from_json(data)
