@@ -42,6 +42,7 @@ from .check_states import (
     graph_kind,
     graph_label,
     graph_number,
+    input_requires_grad,
     main_gradients,
     region,
     run_region_state,
@@ -168,8 +169,9 @@ def _search(
     except Exception as exc:  # noqa: BLE001 - report, do not raise
         return _failed(original, "the original graph fails on these inputs", _one_line(exc))
     names = [f"grad %{p.name}" for p in original.graph.params]
+    wanted = input_requires_grad(trace)
     try:
-        ref_grads = main_gradients(original, inputs, seed).grads
+        ref_grads = main_gradients(original, inputs, seed, wanted).grads
         progress.gradients = True
     except (_RunFailed, _Unavailable) as exc:
         ref_grads = None
@@ -180,7 +182,7 @@ def _search(
     progress.main_steps = len(mains)
     grad_break, grad_rows = None, {}
     if ref_grads is not None:
-        grad_break, grad_rows = _main_gradient_break(mains, inputs, ref_grads, names, tol, seed)
+        grad_break, grad_rows = _main_gradient_break(mains, inputs, ref_grads, names, tol, seed, wanted)
     checked_mains = {s.index for s in mains}
     last_state: dict[int, tuple[Any, Any]] = {}
     steps = trace.steps
@@ -216,7 +218,8 @@ def _distinct_mains(trace: PassTrace, original: Step) -> list[Step]:
 
 
 def _main_gradient_break(
-    mains: list[Step], inputs: Sequence[Any], ref_grads: list[Any], names: list[str], tol: _Tolerance, seed: int
+    mains: list[Step], inputs: Sequence[Any], ref_grads: list[Any], names: list[str], tol: _Tolerance, seed: int,
+    requires_grad: list[bool] | None,
 ) -> tuple[int | None, dict[int, list[CheckRow] | Divergence]]:
     """The first main step whose eager gradients differ from the original's, and the
     rows of the steps run. Eager autograd of a big graph takes seconds, so the last
@@ -228,7 +231,7 @@ def _main_gradient_break(
     def differs(step: Step) -> bool:
         if step.index not in memo:
             try:
-                grads = main_gradients(step, inputs, seed).grads
+                grads = main_gradients(step, inputs, seed, requires_grad).grads
                 memo[step.index] = _rows(
                     [names[i] for i in wanted], [ref_grads[i] for i in wanted], [grads[i] for i in wanted],
                     tol.grad_rtol, tol.grad_atol,

@@ -41,7 +41,15 @@ from gradview.runtime import (
 from gradview.runtime.pass_trace import PassTrace, Step
 
 from .check_result import CheckResult, CheckRow
-from .check_states import flatten, graph_kind, graph_label, graph_number, region, run_region_state
+from .check_states import (
+    flatten,
+    graph_kind,
+    graph_label,
+    graph_number,
+    input_requires_grad,
+    region,
+    run_region_state,
+)
 from .evaluate import _copy_value, _one_line, _parse_step, _RunFailed, _Unavailable
 
 __all__ = [
@@ -110,8 +118,13 @@ def gradient_check(
     atol: float = 1e-6,
     samples: int = 64,
     seed: int = 0,
+    requires_grad: Sequence[bool] | None = None,
 ) -> list[GradCheckRow]:
     """Check the gradient the executor computes against finite differences, per input.
+
+    ``requires_grad`` marks the inputs that require grad (default: every
+    floating-point one); as in PyTorch, the others get no gradient, and their
+    rows are skipped.
 
     The loss is the sum of each floating-point tensor output times fixed
     random weights (seeded). The analytic gradient comes from running
@@ -128,13 +141,17 @@ def gradient_check(
         message = f"{len(inputs)} inputs given for {len(names)} graph inputs"
         return [GradCheckRow(n, None, 0, math.nan, math.nan, False, error=message) for n in names]
     floating = [isinstance(v, numpy.ndarray) and v.dtype.kind == "f" for v in inputs]
+    wanted = [f and (requires_grad is None or bool(requires_grad[i])) for i, f in enumerate(floating)]
     rows: list[GradCheckRow | None] = [
-        None if is_float else GradCheckRow(name, _shape(value), 0, math.nan, math.nan, False, skipped=_skip_reason(value))
-        for name, value, is_float in zip(names, inputs, floating, strict=True)
+        None if want else GradCheckRow(
+            name, _shape(value), 0, math.nan, math.nan, False,
+            skipped="does not require grad: no gradient, as in PyTorch" if is_float else _skip_reason(value),
+        )
+        for name, value, is_float, want in zip(names, inputs, floating, wanted, strict=True)
     ]
     try:
         wide_graph, wide = _in_float64(graph, inputs, floating)
-        analytic, weights, error = _analytic_gradients(wide_graph, wide, floating, seed)
+        analytic, weights, error = _analytic_gradients(wide_graph, wide, wanted, seed)
         compiled = compile_graph(wide_graph) if error is None else None
     except Exception as exc:  # noqa: BLE001 - report in the rows, do not raise
         wide, compiled, error = list(inputs), None, _one_line(exc)
@@ -298,7 +315,8 @@ def check_step_gradient(
             graph = _parse_step(step)
             inline_autodiff_subgraphs(graph, threshold=math.inf)  # type: ignore[arg-type]
             propagate_requires_grad(graph)  # pasted nodes keep f's requires_grad=0 types
-            rows = [_as_check_row(r) for r in gradient_check(graph, inputs, eps, rtol, atol, samples, seed)]
+            wanted = input_requires_grad(trace)
+            rows = [_as_check_row(r) for r in gradient_check(graph, inputs, eps, rtol, atol, samples, seed, wanted)]
         elif kind in ("forward", "backward", "backward executor") and graph_number(step.which) is not None:
             rows = _group_rows(trace, step, inputs, eps, rtol, atol, samples, seed)
         else:

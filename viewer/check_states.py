@@ -29,7 +29,7 @@ from typing import Any
 import numpy
 
 from gradview.autodiff import inline_autodiff_subgraphs
-from gradview.ir import Graph, parse_ir
+from gradview.ir import Graph, TensorType, parse_ir
 from gradview.ir.passes import propagate_requires_grad
 from gradview.runtime import (
     GraphCompileError,
@@ -39,7 +39,7 @@ from gradview.runtime import (
     autograd,
     compile_graph,
 )
-from gradview.runtime.pass_trace import PassTrace, Step, Which
+from gradview.runtime.pass_trace import PassTrace, Step, Which, normalize_pass_name
 from gradview.runtime.trace_records import NodeRecord, print_record
 
 from .evaluate import (
@@ -62,6 +62,7 @@ __all__ = [
     "graph_kind",
     "graph_label",
     "graph_number",
+    "input_requires_grad",
     "main_gradients",
     "region",
     "run_region_state",
@@ -201,12 +202,33 @@ def eager_gradients(graph: Graph, inputs: Sequence[Any], wrt: Sequence[int], see
     return GradientRun(arrays, result)
 
 
-def main_gradients(step: Step, inputs: Sequence[Any], seed: int = 0) -> GradientRun:
-    """A main step's outputs and eager gradients, its DifferentiableGraphs pasted back."""
+def input_requires_grad(trace: PassTrace) -> list[bool] | None:
+    """Which graph inputs required grad in the traced run: the types the executor
+    specialized the graph on (its specializeTypes step), else the original's.
+    None when the trace has no main graph."""
+    mains = [s for s in trace.steps if graph_kind(s.which) == "main"]
+    if not mains:
+        return None
+    specialized = next((s for s in mains if normalize_pass_name(s.pass_name) == "specializetypes"), mains[0])
+    return ["requires_grad=0" not in p.type for p in specialized.graph.params]
+
+
+def main_gradients(
+    step: Step, inputs: Sequence[Any], seed: int = 0, requires_grad: Sequence[bool] | None = None
+) -> GradientRun:
+    """A main step's outputs and eager gradients of the floating-point inputs that
+    require grad (all, by default), its DifferentiableGraphs pasted back."""
     graph = _parse_step(step)
     inline_autodiff_subgraphs(graph, threshold=math.inf)  # type: ignore[arg-type]
-    propagate_requires_grad(graph)  # pasted nodes keep f's requires_grad=0 types, which eager autograd reads
-    wrt = [i for i, v in enumerate(inputs) if _is_float(v)]
+    wrt = [i for i, v in enumerate(inputs) if _is_float(v) and (requires_grad is None or requires_grad[i])]
+    # Eager autograd reads the types' requires_grad: a traced graph's types say what
+    # its trace saw, and pasted nodes keep f's requires_grad=0, so type them anew.
+    chosen = set(wrt)
+    for position, value in enumerate(graph.inputs()):
+        type_ = value.type()
+        if isinstance(type_, TensorType):
+            value.set_type(type_.with_requires_grad(position in chosen))
+    propagate_requires_grad(graph)
     return eager_gradients(graph, inputs, wrt, seed)
 
 

@@ -14,7 +14,7 @@ from gradview.runtime.pass_trace import PassTrace
 from gradview.viewer.check_divergence import find_divergence, first_divergent_step
 from gradview.viewer.check_gradient import check_step_gradient
 from gradview.viewer.check_result import CheckResult
-from gradview.viewer.session import Session
+from gradview.viewer.session import Session, load_target
 
 from .conftest import EXAMPLE
 
@@ -189,3 +189,15 @@ def test_several_groups_and_loops_agree_or_say_why_not() -> None:
         else:
             graphs.add(checked.graph.rsplit(" ", 1)[0] if checked.graph != "main" else "main")
     assert graphs == {"main", "forward", "backward", "backward executor"}
+
+
+def test_inputs_that_do_not_require_grad_are_not_differentiated() -> None:
+    # The batch norm's running statistics are buffers: no gradient in PyTorch, none checked here.
+    session = load_target(str(EXAMPLE.parent / "conv_bn.py") + ":build")
+    assert find_divergence(session.trace, session.inputs).ok
+    for step in (session.trace[0], session.trace.select("CreateAutodiffSubgraphs")[0]):
+        result = check_step_gradient(session.trace, step.index, session.inputs)
+        assert result.ok, result.message
+        skipped = {r.name: r.note for r in result.rows if r.verdict == "skipped"}
+        assert "does not require grad" in skipped["grad %bn.running_mean"]
+        assert "grad %x" not in skipped and "grad %conv.weight" not in skipped
