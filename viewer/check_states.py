@@ -221,15 +221,20 @@ def main_gradients(
     graph = _parse_step(step)
     inline_autodiff_subgraphs(graph, threshold=math.inf)  # type: ignore[arg-type]
     wrt = [i for i, v in enumerate(inputs) if _is_float(v) and (requires_grad is None or requires_grad[i])]
-    # Eager autograd reads the types' requires_grad: a traced graph's types say what
-    # its trace saw, and pasted nodes keep f's requires_grad=0, so type them anew.
+    _retype_requires_grad(graph, wrt)
+    return eager_gradients(graph, inputs, wrt, seed)
+
+
+def _retype_requires_grad(graph: Graph, wrt: Sequence[int]) -> None:
+    """Eager autograd reads the types' requires_grad: a traced graph's types say what
+    its trace saw, and pasted nodes keep f's requires_grad=0, so type them anew from
+    the inputs that require grad now."""
     chosen = set(wrt)
     for position, value in enumerate(graph.inputs()):
         type_ = value.type()
         if isinstance(type_, TensorType):
             value.set_type(type_.with_requires_grad(position in chosen))
     propagate_requires_grad(graph)
-    return eager_gradients(graph, inputs, wrt, seed)
 
 
 # -- DifferentiableGraph states ----------------------------------------------------------------------
@@ -302,8 +307,10 @@ def _original_subgraph(node: NodeRecord, k: int) -> Graph:
 def _weighted_eager(graph: Graph, inputs: Sequence[Any], wrt: Sequence[int], weights: dict[int, Any]) -> list[Any]:
     """Eager gradients of sum(weights[i] * output i) for inputs ``wrt``."""
     tensors = [Tensor(_copy_value(v), requires_grad=True) if i in wrt else _copy_value(v) for i, v in enumerate(inputs)]
+    graph = graph.copy()
+    _retype_requires_grad(graph, wrt)
     try:
-        outputs = flatten(GraphExecutor(graph.copy(), optimize=False).run(tensors))
+        outputs = flatten(GraphExecutor(graph, optimize=False).run(tensors))
         pairs = [(outputs[i], w) for i, w in weights.items() if isinstance(outputs[i], Tensor) and outputs[i].requires_grad]
         if pairs:
             autograd.backward([o for o, _ in pairs], [Tensor(w) for _, w in pairs])
