@@ -6,11 +6,17 @@ draws each distinct graph of a view once) and merges it
 processes runs ``dot`` or the layered layout and sends the :class:`Layout`
 back. Nothing here imports Textual.
 
-    service = LayoutService()                      # workers start on first submit
-    service.submit(key, union_members(trace, key), callback=on_done)  # on_done runs in a
-    ...                                            # background thread: hand it on with
-    service.poll()                                 # call_from_thread, or poll from a timer
+    service = LayoutService(trace=session.trace)   # workers start on first submit
+    service.submit_view(("whole", which), callback=on_done, first=True)  # the view on screen
+    service.submit_view(("joint", 0))              # on_done runs in a background thread:
+    ...                                            # hand it on with call_from_thread,
+    service.poll()                                 # or poll from a timer
     service.shutdown()                             # cancels, stops and reaps every worker
+
+With a trace, the workers also draw the views (:func:`union_members`, the
+slow part at 5,000 ops: tens of seconds of pure Python that would hold the
+app's GIL): each worker gets a copy of the trace's steps once, when it
+starts. ``submit(key, graphs)`` lays out drawings made by the caller.
 
 Jobs wait in the service's own queue, at most one per worker is handed to the
 pool at a time, so :meth:`LayoutService.prioritize` (the view on screen first)
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
 import time
@@ -87,11 +94,21 @@ def _unpack(packed: _Packed) -> tuple[DrawGraph, dict[int, tuple[float, float]]]
     return union, sizes
 
 
-def _work(packed: _Packed, engine: str) -> tuple[Layout | None, str | None, float]:
-    """In a worker: lay the union out; errors come back as one line, never raised."""
+_TRACE: Any = None  # in a worker: its copy of the trace, for view jobs
+
+
+def _work(packed: _Packed | None, engine: str, view: Any = None) -> tuple[Layout | None, str | None, float]:
+    """In a worker: lay the union out (``packed``, or the union of the drawings
+    of layout key ``view`` of the worker's trace); errors come back as one line, never raised."""
     start = time.perf_counter()
-    union, sizes = _unpack(packed)
     try:
+        if packed is None:
+            if _TRACE is None:
+                raise RuntimeError("this worker has no trace to draw views from")
+            union = union_graph(union_members(_TRACE, view))
+            sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
+        else:
+            union, sizes = _unpack(packed)
         layout = lay_out_sized(union, sizes, engine)
         return layout, None, time.perf_counter() - start
     except (DotMissingError, LayoutError) as exc:
@@ -100,11 +117,31 @@ def _work(packed: _Packed, engine: str) -> tuple[Layout | None, str | None, floa
         return None, f"layout failed: {type(exc).__name__}: {exc}", time.perf_counter() - start
 
 
-def _worker_init() -> None:
+def _worker_init(steps: bytes | None) -> None:
     # Terminating a worker raises SystemExit in it, so subprocess.run kills a
     # running dot on the way out instead of leaving it behind.
     signal.signal(signal.SIGTERM, _exit_now)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the app's to handle
+    global _TRACE
+    if steps is not None:
+        _TRACE = _unpack_trace(steps)
+
+
+def _pack_trace(trace: Any) -> bytes | None:
+    """The trace's steps as bytes a worker rebuilds the trace from; None when
+    they cannot be pickled (then views are drawn in the caller's process)."""
+    try:
+        return pickle.dumps(list(trace.steps), protocol=pickle.HIGHEST_PROTOCOL)
+    except (RecursionError, pickle.PicklingError, TypeError, AttributeError):
+        return None
+
+
+def _unpack_trace(steps: bytes) -> Any:
+    from gradview.runtime.pass_trace import PassTrace
+
+    trace = PassTrace()
+    trace.steps.extend(pickle.loads(steps))
+    return trace
 
 
 def _exit_now(_signum: int, _frame: Any) -> None:
@@ -121,7 +158,7 @@ def layout_in_process(graphs: Sequence[DrawGraph], engine: str = "auto") -> Layo
 @dataclass
 class _Job:
     key: Any
-    packed: _Packed
+    packed: _Packed | None  # None: draw the view ``key`` from the workers' trace
     engine: str
     callback: Callback | None
     future: Future[LayoutResult]
@@ -136,9 +173,12 @@ class LayoutService:
     through :meth:`result` and :meth:`poll`.
     """
 
-    def __init__(self, workers: int | None = None, engine: str = "auto") -> None:
+    def __init__(self, workers: int | None = None, engine: str = "auto", trace: Any = None) -> None:
         self.workers = workers or default_workers()
         self.engine = engine
+        self.trace = trace
+        self._steps: bytes | None = None  # the trace for the workers, packed when they start
+        self._trace_packed = False
         self._lock = threading.Lock()
         self._queue: list[_Job] = []  # waiting, first is next
         self._running: dict[Any, _Job] = {}
@@ -161,7 +201,32 @@ class LayoutService:
         A key already queued or running keeps its job (its future is returned);
         a finished one is computed again (the caller caches layouts)."""
         union = graphs if isinstance(graphs, DrawGraph) else union_graph(graphs)
-        packed = _pack(union)
+        self._prepare()
+        return self._submit(key, _pack(union), engine, callback, first)
+
+    def submit_view(
+        self, key: tuple[str, Any], engine: str | None = None, callback: Callback | None = None, first: bool = False
+    ) -> Future[LayoutResult]:
+        """Queue the layout of the view ``key`` of the service's trace (the
+        app's layout keys: ``("whole", which)``, ``(view name, dg)``); a worker
+        draws the view's steps itself. Where the trace cannot be sent to
+        workers, the drawings are made here first."""
+        if self.trace is None:
+            raise ValueError("submit_view needs a LayoutService(trace=...)")
+        self._prepare()
+        if self._steps is None:
+            return self.submit(key, union_members(self.trace, key), engine, callback, first)
+        return self._submit(key, None, engine, callback, first)
+
+    def _prepare(self) -> None:
+        """Pack the trace for the workers before they start (once; seconds at 5,000 ops)."""
+        if self.trace is not None and not self._trace_packed:
+            self._trace_packed = True
+            self._steps = _pack_trace(self.trace)
+
+    def _submit(
+        self, key: Any, packed: _Packed | None, engine: str | None, callback: Callback | None, first: bool
+    ) -> Future[LayoutResult]:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the layout service is shut down")
@@ -272,11 +337,14 @@ class LayoutService:
             job = self._queue.pop(0)
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(
-                    self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
+                    self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_worker_init,
+                    initargs=(self._steps,),
                 )
             self._running[job.key] = job
-            inner = self._executor.submit(_work, job.packed, job.engine)
-            job.packed = ([], [], [])  # the pool has it now
+            inner = self._executor.submit(_work, job.packed, job.engine, job.key)
+            job.packed = None  # the pool has it now
             inner.add_done_callback(lambda done, job=job: self._finished(job, done))
 
     def _finished(self, job: _Job, inner: Future[Any]) -> None:

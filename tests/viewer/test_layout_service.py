@@ -110,3 +110,25 @@ def test_union_members_draw_each_distinct_graph_once(mlp_trace):
             (e.source, e.target, e.value_id) for e in few.edges
         }
         assert set(full.clusters) == set(few.clusters)
+
+
+def test_view_jobs_draw_in_the_workers_as_the_caller_would(mlp_trace):
+    keys = [("whole", mlp_trace[0].which), ("joint", 0)]
+    with LayoutService(workers=2, engine="layered", trace=mlp_trace) as service:
+        futures = {key: service.submit_view(key) for key in keys}
+        for key, future in futures.items():
+            result = future.result(timeout=120)
+            assert result.error is None, result.error
+            _same(result.layout, union_layout(union_members(mlp_trace, key), "layered"))
+
+
+def test_view_jobs_fall_back_to_drawing_here_when_the_trace_cannot_be_sent(mlp_trace, monkeypatch):
+    from gradview.viewer import layout_service
+
+    monkeypatch.setattr(layout_service, "_pack_trace", lambda trace: None)
+    key = ("forward", 0)
+    with LayoutService(workers=1, engine="layered", trace=mlp_trace) as service:
+        result = service.submit_view(key).result(timeout=120)
+    _same(result.layout, union_layout(union_members(mlp_trace, key), "layered"))
+    with pytest.raises(ValueError, match="trace="):
+        LayoutService().submit_view(key)
