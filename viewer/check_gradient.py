@@ -14,7 +14,8 @@
 
 The loss is the sum of each floating-point output times fixed random
 weights (seeded); finite differences cover a seeded sample of each input's
-elements.
+elements. Inputs that did not require grad in the traced run (a model's
+buffers) are skipped: PyTorch gives them no gradient.
 """
 
 from __future__ import annotations
