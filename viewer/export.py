@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .export_joint import joint_layout
-from .layout import Layout, graphviz_program, union_layout
-from .model import DrawGraph, Marks, View
+from .layout import Layout, box_size, graphviz_program, union_layout
+from .model import DrawGraph, DrawNode, Marks, View
 from .svg_dot import run_neato, step_crop, step_dot
 
 __all__ = [
@@ -110,9 +110,20 @@ def _is_joint(graphs: Sequence[DrawGraph]) -> bool:
     return all("f" in g.clusters and "df" in g.clusters for g in graphs)
 
 
-def _union_layout(graphs: Sequence[DrawGraph]) -> Layout:
-    """The union layout, f and df side by side for the joint view."""
-    return joint_layout(graphs) if graphs and _is_joint(graphs) else union_layout(graphs)
+def _union_layout(graphs: Sequence[DrawGraph], joint: bool | None = None) -> Layout:
+    """The union layout, f and df side by side for the joint view, each box
+    as wide as the node's longest label in any step (a picture shows every
+    label whole, and a type often grows longer from one pass to the next)."""
+    widest: dict[int, DrawNode] = {}
+    for graph in graphs:
+        for node_id, node in graph.nodes.items():
+            known = widest.get(node_id)
+            if known is None or box_size(node.label) > box_size(known.label):
+                widest[node_id] = node
+    members = [*graphs, DrawGraph(widest)]  # the union keeps the latest label of a node
+    if joint if joint is not None else (graphs and _is_joint(graphs)):
+        return joint_layout(members)
+    return union_layout(members)
 
 
 def export_steps(
@@ -154,7 +165,9 @@ def export_html(
     from .stepper import stepper_data
 
     _need_graphviz()
-    frames = list(frames)
+    # The diff is listed beside the picture; its colours in the picture would
+    # make the next step's picture differ from this one's when nothing changed.
+    frames = [replace(frame, marks=_without_diff_marks(frame.marks)) for frame in frames]
     layout_of = _layout_of(frames, layout)
 
     def crop_of(frame: Frame, frame_layout: Layout) -> tuple[float, float, float, float]:
@@ -169,6 +182,18 @@ def export_html(
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html_page(data, title, theme), encoding="utf-8")
     return target
+
+
+def _without_diff_marks(marks: Marks) -> Marks:
+    from .stepper import DIFF_MARKS
+
+    kept = Marks()
+    for table, out in ((marks.nodes, kept.nodes), (marks.values, kept.values)):
+        for key, found in table.items():
+            if found - DIFF_MARKS:
+                out[key] = set(found - DIFF_MARKS)
+    kept.indices = {key: i for key, i in marks.indices.items() if key[1] not in DIFF_MARKS}
+    return kept
 
 
 # -- from a trace ----------------------------------------------------------------------
@@ -204,7 +229,7 @@ def view_layouts(trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, d
     layouts: dict[str, Layout] = {}
     for which in dict.fromkeys(frame.which for frame in frames):
         members = []
-        seen: set[tuple[int, ...]] = set()
+        seen: set[int] = set()
         for step in trace:
             if view is View.WHOLE:
                 if which_label(step.which) != which:
@@ -212,11 +237,12 @@ def view_layouts(trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, d
             elif view_unavailable_reason(trace, step.index, view, dg) is not None:
                 continue
             graph = draw_step(trace, step.index, view, dg, ghosts=False)
-            signature = tuple(sorted(graph.nodes))
-            if signature not in seen:  # steps a pass left alone add nothing to the union
+            # Steps a pass left alone add nothing to the union (a label that grew does: its box grows).
+            signature = hash(tuple(sorted((i, n.label) for i, n in graph.nodes.items())))
+            if signature not in seen:
                 seen.add(signature)
                 members.append(graph)
-        layouts[which] = joint_layout(members) if view is View.JOINT else union_layout(members)
+        layouts[which] = _union_layout(members, view is View.JOINT)
     return layouts
 
 

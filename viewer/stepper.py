@@ -65,6 +65,12 @@ _STYLE_ATTR = re.compile(r' (fill|stroke|stroke-width|stroke-dasharray|fill-opac
 _GEOMETRY = re.compile(r' (d|points)="([^"]*)"')
 _COORD = re.compile(r' (x|y)="(-?\d+\.\d)\d*"')
 _DECIMALS = re.compile(r"(\d\.\d)\d+")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_LINK_GROUP = re.compile(r'<g id="a_[^"]*">\n?')
+_MARKS_NOTE = re.compile(r"&#10;marks: [^\"]*")
+_CLASS = re.compile(r' class="([^"]*)"')
+_PATH_D = re.compile(r'(?<=<path) d="([^"]*)"')
+_MARK_WORDS = frozenset(mark.value for mark in Mark)
 
 
 class _Pool:
@@ -76,17 +82,40 @@ class _Pool:
         self.styles: dict[tuple[tuple[str, str], ...], int] = {(): 0}
         data.styles.append({})
 
-    def _geometry_ref(self, match: re.Match[str]) -> str:
-        value = _DECIMALS.sub(r"\1", match.group(2))
+    def _intern(self, value: str) -> int:
         number = self.geometry.get(value)
         if number is None:
             number = self.geometry[value] = len(self.data.geometry)
             self.data.geometry.append(value)
-        return f' {match.group(1)}="@{number}"'
+        return number
+
+    def _geometry_ref(self, match: re.Match[str]) -> str:
+        if match.group(2).startswith("@"):
+            return match.group(0)  # already in the pool
+        value = _DECIMALS.sub(r"\1", match.group(2))
+        return f' {match.group(1)}="@{self._intern(value)}"'
+
+    def _edge_path_ref(self, match: re.Match[str]) -> str:
+        """An edge's path: the polyline through its Bézier segments' ends (the
+        control points lie on the segments: see svg_dot._spline_pos), whole
+        points, relative moves."""
+        numbers = [float(n) for n in _NUMBER.findall(match.group(1))]
+        points = list(zip(numbers[::2], numbers[1::2], strict=False))
+        if len(points) < 4 or (len(points) - 1) % 3 or not match.group(1).lstrip().startswith("M"):
+            return match.group(0)
+        ends = [(round(x), round(y)) for x, y in [points[0], *points[3::3]]]
+        moves = " ".join(f"{bx - ax},{by - ay}" for (ax, ay), (bx, by) in zip(ends, ends[1:], strict=False))
+        return f' d="@{self._intern(f"M{ends[0][0]},{ends[0][1]}l{moves}")}"'
 
     def split(self, part: str) -> tuple[str, int]:
-        """(the part without colours, sizes and geometry, its style number)."""
+        """(the part without colours, sizes, marks and geometry, its style number)."""
         part = _DEFAULTS.sub("", _TITLE.sub("", part))
+        # The link's own group, the marks (the style carries their colours) and line breaks go.
+        part = _LINK_GROUP.sub("", part).replace("</a>\n</g>", "</a>").replace(">\n<", "><")
+        part = _MARKS_NOTE.sub("", part)
+        part = _CLASS.sub(lambda m: ' class="' + " ".join(w for w in m.group(1).split() if w not in _MARK_WORDS) + '"', part, 1)
+        if part.startswith("<g") and ' class="edge' in part[:120]:
+            part = _PATH_D.sub(self._edge_path_ref, part)
         found: dict[str, str] = {}
         consistent = True
 
@@ -148,12 +177,14 @@ def split_svg(svg: str) -> tuple[dict[str, str], list[str]]:
     return frame, parts
 
 
-def picture_signature(graph: DrawGraph, marks: Marks, leftovers: bool) -> tuple[dict[int, str], frozenset[Any]]:
-    """(node id -> label, everything else drawn) for comparing two pictures."""
-    nodes = {i: n.label for i, n in graph.nodes.items() if leftovers or not is_faded(graph, marks, i)}
+def picture_signature(
+    graph: DrawGraph, marks: Marks, leftovers: bool
+) -> tuple[dict[int, tuple[str, str]], frozenset[Any]]:
+    """(node id -> (label, tooltip), everything else drawn) for comparing two pictures."""
+    nodes = {i: (n.label, n.tooltip) for i, n in graph.nodes.items() if leftovers or not is_faded(graph, marks, i)}
     rest: set[Any] = {(i, n.role.value, n.cluster) for i, n in graph.nodes.items() if i in nodes}
     rest.update(
-        ("edge", e.source, e.target, e.value_id, e.capture)
+        ("edge", e.source, e.target, e.value_id, e.capture, e.label)
         for e in graph.edges
         if e.source in nodes and e.target in nodes
     )
@@ -191,7 +222,7 @@ def stepper_data(
     pool = _Pool(data)
     frame_number: dict[tuple[str, ...], int] = {}
     doc_number: dict[str, int] = {}
-    last: dict[str, tuple[dict[int, str], frozenset[Any]]] = {}
+    last: dict[str, tuple[dict[int, tuple[str, str]], frozenset[Any]]] = {}
     for frame in frames:
         svg = render(frame, layouts[id(frame)], shared[frame.which] or (0.0, 0.0, 0.0, 0.0))
         attrs, parts = split_svg(svg)
@@ -218,8 +249,8 @@ def stepper_data(
             changed, added, removed = bool(frame.changed), [], []
         else:
             changed = signature != before
-            added = [signature[0][i] for i in signature[0] if i not in before[0]]
-            removed = [before[0][i] for i in before[0] if i not in signature[0]]
+            added = [signature[0][i][0] for i in signature[0] if i not in before[0]]
+            removed = [before[0][i][0] for i in before[0] if i not in signature[0]]
         relabelled = 0 if before is None else sum(
             1 for i, label in signature[0].items() if i in before[0] and before[0][i] != label
         )

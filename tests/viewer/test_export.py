@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -22,6 +21,7 @@ from gradview.viewer.export import (
     render_svg,
     svg_file_name,
 )
+from gradview.viewer.html_page import unpack
 from gradview.viewer.layout import DotMissingError, union_layout
 from gradview.viewer.model import Mark, Marks
 from gradview.viewer.palette import LEGEND, PALETTES
@@ -47,9 +47,9 @@ def _texts(group: ET.Element) -> list[str]:
 
 def _stepper_data(page) -> dict:
     text = page if isinstance(page, str) else page.read_text(encoding="utf-8")
-    found = re.search(r'<script type="application/json" id="data">(.*?)</script>', text, re.S)
+    found = re.search(r'<script type="application/octet-stream" id="data">(.*?)</script>', text, re.S)
     assert found is not None
-    return json.loads(found.group(1))
+    return unpack(found.group(1))
 
 
 def _numbers(text: str) -> list[int]:
@@ -237,7 +237,7 @@ def test_hostile_names_come_out_as_text_in_the_html(tmp_path):
     tags = _Tags()
     tags.feed(page)
     assert tags.starts.count("script") == 2  # the page's own, and its data (not run)
-    assert page.count('<script type="application/json" id="data">') == 1
+    assert page.count('<script type="application/octet-stream" id="data">') == 1
     assert "img" not in tags.starts and "b" not in tags.starts
     assert [item["data-pass"] for item in tags.items if "step" in item.get("class", "")] == ["Input", HOSTILE_PASS]
     data = _stepper_data(page)
@@ -305,6 +305,13 @@ def _press(driver, key: str) -> None:
     ActionChains(driver).send_keys(key).perform()
 
 
+def _open(driver, page: Path) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(page.resolve().as_uri())
+    WebDriverWait(driver, 10).until(lambda d: d.find_element("tag name", "body").get_attribute("data-ready") == "true")
+
+
 def _shown(driver) -> tuple[str, str]:
     body = driver.find_element("tag name", "body")
     return body.get_attribute("data-step"), driver.find_element("id", "step-pass").text
@@ -315,7 +322,7 @@ def test_html_steps_with_the_arrow_keys_in_a_browser(browser, mlp_trace, tmp_pat
 
     frames = _frames(mlp_trace, ("backward", 0))
     page = export_html(frames, tmp_path / "backward.html")
-    browser.get(page.resolve().as_uri())
+    _open(browser, page)
     first, second, last = frames[0], frames[1], frames[-1]
     assert _shown(browser) == (str(first.index), first.pass_name)
     _press(browser, Keys.ARROW_RIGHT)
@@ -349,7 +356,7 @@ def test_hostile_names_stay_text_in_a_browser(browser, tmp_path):
     trace = _hostile_trace()
     frames = [frame_for_step(step, _drawn(trace, step)) for step in trace]
     page = export_html(frames, tmp_path / "hostile.html", title=HOSTILE[0])
-    browser.get(page.resolve().as_uri())
+    _open(browser, page)
     _press(browser, Keys.END)
     assert browser.title == HOSTILE[0]  # shown as the title's text, and no script changed it
     assert browser.execute_script("return document.querySelectorAll('script').length") == 2
