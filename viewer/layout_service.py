@@ -25,13 +25,14 @@ and :meth:`LayoutService.cancel` work on everything not yet running.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
 import signal
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,7 @@ __all__ = [
     "default_workers",
 ]
 
-LayoutKey = Hashable
+WORKER_NICENESS = 10
 Callback = Callable[["LayoutResult"], object]
 
 
@@ -63,8 +64,9 @@ class LayoutResult:
 
 
 def default_workers() -> int:
-    """One worker per core but one (the app keeps a core), at least one, at most four."""
-    return max(1, min(4, (os.cpu_count() or 2) - 1))
+    """One worker per core, at most four: workers run at a lower priority
+    (``nice``), so the app's process still gets a core when a key is pressed."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 # -- what a job carries ------------------------------------------------------------------------
@@ -122,6 +124,9 @@ def _worker_init(steps: bytes | None) -> None:
     # running dot on the way out instead of leaving it behind.
     signal.signal(signal.SIGTERM, _exit_now)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the app's to handle
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(WORKER_NICENESS)  # a key press in the app comes before a layout
     global _TRACE
     if steps is not None:
         _TRACE = _unpack_trace(steps)
@@ -169,8 +174,11 @@ class LayoutService:
 
     Thread-safe: submit from any thread; callbacks run in a background thread
     of this process (the pool's), so a Textual app hands them on with
-    ``call_from_thread`` or posts a message. Results also stay readable
-    through :meth:`result` and :meth:`poll`.
+    ``call_from_thread`` or posts a message (and never calls
+    :meth:`shutdown` from one). Results also stay readable through
+    :meth:`result` and :meth:`poll`. Call :meth:`shutdown` when the app
+    closes: at interpreter exit the pool would otherwise wait for the
+    running layouts.
     """
 
     def __init__(self, workers: int | None = None, engine: str = "auto", trace: Any = None) -> None:
