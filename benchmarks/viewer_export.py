@@ -7,31 +7,41 @@ edges per node; tests/viewer/graphs_for_tests.py) and a view of five steps
 * dot layout: ``union_layout`` of the five steps with Graphviz's dot;
 * layered layout: the same with the pure-Python fallback;
 * SVG export: one step drawn at the union's positions (``render_svg``:
-  building the DOT text, then ``neato -n2``), and the DOT part alone.
+  building the DOT text, then ``neato -n2``), and the DOT part alone;
+* the HTML stepper of a chain of 450 differentiable ops (benchmarks/graphs.py,
+  traced through the GraphExecutor: 81 steps), every step in the whole view:
+  its size, and the time to write it.
 
-Target from the issue: the SVG export of a 1,000-node step under 3 s.
+Targets from the issue: the SVG export of a 1,000-node step under 3 s; the
+450-node chain's stepper under 5 MB.
 
-    .venv/bin/python benchmarks/viewer_export.py [--nodes 1000 2500]
+    .venv/bin/python benchmarks/viewer_export.py [--nodes 1000 2500] [--stepper-nodes 450]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # timing.py; the tests' graph generator
 
+from graphs import chain_text  # noqa: E402
 from timing import best_time  # noqa: E402
 
-from gradview.viewer.export import render_svg  # noqa: E402
+from gradview.ir import parse_ir  # noqa: E402
+from gradview.viewer.export import export_trace_html, render_svg  # noqa: E402
 from gradview.viewer.layout import union_layout  # noqa: E402
 from gradview.viewer.model import Marks  # noqa: E402
+from gradview.viewer.session import example_inputs_for, trace_executor  # noqa: E402
 from gradview.viewer.svg_dot import step_dot  # noqa: E402
 from tests.viewer.graphs_for_tests import evolve, random_dag  # noqa: E402
 
 TARGET_SECONDS = 3.0
+TARGET_STEPPER_BYTES = 5_000_000
 
 
 def measure(nodes: int) -> None:
@@ -53,12 +63,28 @@ def measure(nodes: int) -> None:
     print(f"  SVG export, one step  {export_time:8.3f} s  (DOT text {dot_text_time:.3f} s; target < {TARGET_SECONDS:.0f} s: {verdict})")
 
 
+def measure_stepper(nodes: int) -> None:
+    graph = parse_ir(chain_text(nodes, pass_fodder=True))
+    trace = trace_executor(graph, example_inputs_for(graph))
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        page = export_trace_html(trace, Path(folder) / "chain.html")
+        seconds = time.perf_counter() - start
+        size = page.stat().st_size
+    verdict = "ok" if size < TARGET_STEPPER_BYTES else "OVER TARGET"
+    print(f"HTML stepper, chain of {nodes} ops, {len(trace)} steps (whole view)")
+    print(f"  size {size / 1e6:8.2f} MB  (target < {TARGET_STEPPER_BYTES / 1e6:.0f} MB: {verdict}); written in {seconds:.1f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000])
+    parser.add_argument("--stepper-nodes", type=int, default=450, help="the chain for the stepper size (0: skip)")
     args = parser.parse_args()
     for nodes in args.nodes:
         measure(nodes)
+    if args.stepper_nodes:
+        measure_stepper(args.stepper_nodes)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ where ``f`` makes a value to ``df``'s input for it, so it ranks ``df`` below)
 and routes captures made late in ``f`` around the outside. Here each half is
 laid out on its own (the union of its steps, so nodes keep their places from
 step to step), ``df`` is placed to the right of ``f`` with a gap, and each
-capture edge gets a lane in that gap: out of its producer's right side,
-along the lane, into the left side of the ``df`` node reading it.
+capture edge gets a lane in that gap: out of its producer's right side (or,
+when a box is in the way, down to a free height just below it), along the
+lane, and into the left side of the ``df`` node reading it (or along a free
+height just above it and down into its top).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = ["joint_layout", "GAP", "LANE"]
 GAP = 40.0  # points between f's frame and the first lane, and after the last
 LANE = 6.0  # points between two capture lanes
 MAX_LANES_WIDTH = 360.0
+CLEARANCES = (9.0, 14.0, 20.0, 27.0)  # how far below (above) a box a capture may turn towards its lane
 
 
 def _root(graph: DrawGraph, key: str | None) -> str | None:
@@ -71,13 +74,48 @@ def joint_layout(graphs: Sequence[DrawGraph], engine: str = "auto") -> Layout:
     for key, (x0, y0, x1, y1) in right.clusters.items():
         out.clusters[key] = (x0 + shift, y0, x1 + shift, y1)
     # Lanes ordered by the target's height, so lanes to higher targets sit further left.
-    keys.sort(key=lambda k: (out.boxes[k[1]].y, out.boxes[k[0]].y) if k[1] in out.boxes and k[0] in out.boxes else (0, 0))
+    keys = [k for k in keys if k[0] in out.boxes and k[1] in out.boxes]
+    keys.sort(key=lambda k: (out.boxes[k[1]].y, out.boxes[k[0]].y))
+    f_boxes = [out.boxes[i] for i in left.boxes]
+    df_boxes = [out.boxes[i] for i in right.boxes]
     for number, key in enumerate(keys):
-        source, target = out.boxes.get(key[0]), out.boxes.get(key[1])
-        if source is None or target is None:
-            continue
+        source, target = out.boxes[key[0]], out.boxes[key[1]]
         x = left.width + GAP + lane * number
-        start = (source.x + source.width / 2, source.y)
-        end = (target.x - target.width / 2, target.y)
-        out.edges[key] = [start, (x, start[1]), (x, end[1]), end]
+        out.edges[key] = [*_leave(source, x, f_boxes), *_arrive(target, x, df_boxes)]
     return out
+
+
+def _free(y: float, x0: float, x1: float, boxes: list[NodeBox], skip: NodeBox) -> bool:
+    """Does the horizontal segment at ``y`` from ``x0`` to ``x1`` miss every box but ``skip``?"""
+    for box in boxes:
+        if box is skip or box.x + box.width / 2 < x0 or box.x - box.width / 2 > x1:
+            continue
+        if box.y - box.height / 2 - 3 <= y <= box.y + box.height / 2 + 3:
+            return False
+    return True
+
+
+def _leave(source: NodeBox, lane: float, boxes: list[NodeBox]) -> list[tuple[float, float]]:
+    """From ``source`` to the lane: straight right if nothing is in the way,
+    else down from its bottom to a free height below it first."""
+    right = source.x + source.width / 2
+    if _free(source.y, right, lane, boxes, source):
+        return [(right, source.y), (lane, source.y)]
+    bottom = source.y + source.height / 2
+    for drop in CLEARANCES:
+        if _free(bottom + drop, source.x, lane, boxes, source):
+            return [(source.x, bottom), (source.x, bottom + drop), (lane, bottom + drop)]
+    return [(right, source.y), (lane, source.y)]
+
+
+def _arrive(target: NodeBox, lane: float, boxes: list[NodeBox]) -> list[tuple[float, float]]:
+    """From the lane into ``target``: straight in from the left if nothing is
+    in the way, else along a free height above it and down into its top."""
+    left = target.x - target.width / 2
+    if _free(target.y, lane, left, boxes, target):
+        return [(lane, target.y), (left, target.y)]
+    top = target.y - target.height / 2
+    for rise in CLEARANCES:
+        if _free(top - rise, lane, target.x, boxes, target):
+            return [(lane, top - rise), (target.x, top - rise), (target.x, top)]
+    return [(lane, target.y), (left, target.y)]

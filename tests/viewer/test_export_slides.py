@@ -112,8 +112,9 @@ def test_joint_view_puts_f_left_of_df_with_captures_between(mlp_trace, position)
         source, target, _ = (int(n) for n in re.fullmatch(r"edge_(-?\d+)_(-?\d+)_(-?\d+)", group.get("id")).groups())
         assert (side[source], side[target]) == ("f", "df")
         xs = [x for e in group.iter(SVG + "path") for x, _ in _points(e)]
-        # Out of the producer's right side, into the reader's left: never around the outside.
-        assert boxes[source][2] - 1 <= min(xs) and max(xs) <= boxes[target][0] + 1
+        # From the producer to the reader through the gap: never around the outside.
+        assert boxes[source][0] <= min(xs) and max(xs) <= boxes[target][2]
+        assert min(xs) < f_right and max(xs) > df_left - 8  # (the arrowhead ends it)
 
 
 # -- labels --------------------------------------------------------------------------------
