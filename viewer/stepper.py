@@ -197,6 +197,23 @@ def picture_signature(
     return nodes, frozenset(rest)
 
 
+_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
+
+
+def reflow(doc: str) -> str:
+    """``doc`` with the lines of each paragraph joined (the page wraps them to
+    its width); list items, and lines indented as code, keep their breaks."""
+    out: list[str] = []
+    for line in doc.splitlines():
+        previous = out[-1] if out else ""
+        joinable = previous.strip() and line.strip() and not previous.startswith("    ")
+        if joinable and not line.startswith("    ") and not _ITEM.match(line):
+            out[-1] = previous.rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _node_words(label: str) -> str:
     words = " ".join(line.strip() for line in label.splitlines() if line.strip())
     return words if len(words) <= 70 else words[:69] + "…"
@@ -238,7 +255,7 @@ def stepper_data(
                 data.pieces.append(piece)
             numbers.append(piece_number[piece])
             styles.append(style)
-        doc = doc_of(frame.pass_name)
+        doc = reflow(doc_of(frame.pass_name))
         if doc not in doc_number:
             doc_number[doc] = len(data.docs)
             data.docs.append(doc)

@@ -13,6 +13,7 @@ from gradview.viewer.export import export_trace_html, render_svg, trace_frames, 
 from gradview.viewer.model import View
 from gradview.viewer.pass_docs import pass_doc
 from gradview.viewer.session import example_inputs_for, trace_executor
+from gradview.viewer.stepper import reflow
 from gradview.viewer.svg_dot import _LEGEND_WIDTH, LEGEND_GAP
 from gradview.viewer.svg_geometry import MARGIN, is_faded
 
@@ -171,7 +172,7 @@ def test_stepper_carries_each_steps_pass_docs_and_diff(mlp_trace, tmp_path):
     data = _stepper_data(export_trace_html(mlp_trace, tmp_path / "whole.html"))
     assert len(data["steps"]) == len(mlp_trace)
     for step in data["steps"]:
-        assert data["docs"][step["doc"]] == pass_doc(step["pass"])
+        assert data["docs"][step["doc"]] == reflow(pass_doc(step["pass"]))
     assert sum(1 for step in data["steps"] if data["docs"][step["doc"]]) > len(mlp_trace) / 2
     # A step that removes nodes from the main graph: the diff names them.
     step = data["steps"][_first_removal(mlp_trace)]
@@ -198,3 +199,8 @@ def test_changed_means_the_picture_changed(mlp_trace, tmp_path):
     # The graph's name is said once for the run of steps, not on every entry.
     assert page.count("[backward of DifferentiableGraph 0]") == 0
     assert page.count(">backward of DifferentiableGraph 0</li>") == 1
+
+
+def test_docs_are_reflowed_for_the_page():
+    doc = "One line\nand its continuation.\n\n* an item\n  going on\n* another\n\n    code stays\n    as it is"
+    assert reflow(doc) == "One line and its continuation.\n\n* an item going on\n* another\n\n    code stays\n    as it is"
