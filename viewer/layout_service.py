@@ -150,6 +150,9 @@ def _unpack_trace(steps: bytes) -> Any:
 
 
 def _exit_now(_signum: int, _frame: Any) -> None:
+    # The pool catches what a job raises and goes on waiting for work: the
+    # next SIGTERM, with the default action, ends the process.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise SystemExit(0)
 
 
@@ -316,7 +319,11 @@ class LayoutService:
         executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             if process.is_alive():
-                process.terminate()
+                process.terminate()  # an idle worker exits; a busy one stops its job (and dot)
+        for process in processes:
+            process.join(0.2)
+            if process.is_alive():
+                process.terminate()  # the job stopped: now the default action ends it
         deadline = time.monotonic() + timeout
         for process in processes:
             process.join(max(0.0, deadline - time.monotonic()))
@@ -360,7 +367,7 @@ class LayoutService:
             layout, error, seconds = inner.result()
         except CancelledError:
             return
-        except Exception as exc:  # noqa: BLE001 - a worker died: say so, keep the app alive
+        except BaseException as exc:  # noqa: BLE001 - a worker died or was stopped (SystemExit): say so
             layout, error, seconds = None, f"layout worker failed: {type(exc).__name__}: {exc}", 0.0
         result = LayoutResult(job.key, layout, error, seconds, job.engine)
         with self._lock:

@@ -132,3 +132,30 @@ def test_view_jobs_fall_back_to_drawing_here_when_the_trace_cannot_be_sent(mlp_t
     _same(result.layout, union_layout(union_members(mlp_trace, key), "layered"))
     with pytest.raises(ValueError, match="trace="):
         LayoutService().submit_view(key)
+
+
+def _dot_processes() -> list[int]:
+    import subprocess
+
+    table = subprocess.run(["ps", "-eo", "pid,comm"], capture_output=True, text=True, check=True).stdout
+    return [int(line.split()[0]) for line in table.splitlines()[1:] if line.split()[-1] == "dot"]
+
+
+@pytest.mark.skipif(not shutil.which("dot") or not shutil.which("ps"), reason="needs dot and ps")
+def test_shutdown_stops_a_running_dot():
+    import time
+
+    before = set(_dot_processes())
+    service = LayoutService(workers=1, engine="dot")
+    future = service.submit("big", [random_dag(2500, seed=1)])
+    deadline = time.monotonic() + 60
+    while not set(_dot_processes()) - before and not future.done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = set(_dot_processes()) - before
+    service.shutdown()
+    assert multiprocessing.active_children() == [] or all(p.pid not in started for p in multiprocessing.active_children())
+    for _ in range(100):  # the kill is sent; the process table may take a moment
+        if not started & set(_dot_processes()):
+            break
+        time.sleep(0.05)
+    assert started & set(_dot_processes()) == set()
