@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import threading
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -257,36 +257,11 @@ class LayoutCache:
 # -- focus ----------------------------------------------------------------------------
 def neighbourhood(graph: DrawGraph, center: int, hops: int = 2) -> DrawGraph:
     """The nodes within ``hops`` edges of ``center`` (either direction), the
-    edges among them and the clusters they sit in: a readable piece of a big graph."""
-    adjacent: dict[int, list[int]] = {}
-    for edge in graph.edges:
-        adjacent.setdefault(edge.source, []).append(edge.target)
-        adjacent.setdefault(edge.target, []).append(edge.source)
-    distance = {center: 0} if center in graph.nodes else {}
-    queue = deque(distance)
-    while queue:
-        node = queue.popleft()
-        if distance[node] == hops:
-            continue
-        for other in adjacent.get(node, ()):
-            if other not in distance:
-                distance[other] = distance[node] + 1
-                queue.append(other)
-    piece = DrawGraph()
-    for node_id, node in graph.nodes.items():
-        if node_id in distance:
-            piece.add_node(node)
-    piece.edges = [e for e in graph.edges if e.source in distance and e.target in distance]
-    wanted = {n.cluster for n in piece.nodes.values() if n.cluster is not None}
-    pending = list(wanted)
-    while pending:
-        cluster = graph.clusters.get(pending.pop())
-        if cluster is None:
-            continue
-        piece.clusters[cluster.key] = cluster
-        if cluster.parent is not None and cluster.parent not in piece.clusters:
-            pending.append(cluster.parent)
-    return piece
+    edges among them and the clusters they sit in: a readable piece of a big graph
+    (:func:`gradview.viewer.graph_analysis.focus_graph`)."""
+    from .graph_analysis import focus_graph  # it builds on this module's Layout
+
+    return focus_graph(graph, center, hops)
 
 
 def focus_layout(graph: DrawGraph, center: int, hops: int = 2, engine: str = "auto") -> Layout:
