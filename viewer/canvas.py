@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
-from textual.events import Click, MouseDown, MouseMove, MouseUp
-from textual.geometry import Size
-from textual.message import Message
+from textual.events import Click, MouseDown, MouseMove, MouseUp, Resize
+from textual.geometry import Offset, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from .layout import Layout
+from .messages import NodeSelected
 from .model import DrawGraph, Mark, Marks, NodeRole
 from .palette import style_for
 
@@ -272,12 +272,7 @@ class GraphCanvas(ScrollView, can_focus=True):
 
     zoom: reactive[float] = reactive(1.0)
 
-    class NodeSelected(Message):
-        """The user selected a node (by click or by ``n``)."""
-
-        def __init__(self, node_id: int | None) -> None:
-            super().__init__()
-            self.node_id = node_id
+    NodeSelected = NodeSelected  # posted on a click on a node or ``n`` (viewer/messages.py)
 
     def __init__(self, *, id: str | None = None, theme: str = "dark") -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
@@ -292,6 +287,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._shown_edges: set[tuple[int, int, int]] = set()
         self._row_dots: dict[tuple[int, int, int], dict[int, tuple[int, int]]] = {}
         self._styles: dict[tuple[frozenset[Mark], str], Style] = {}
+        self._framed_at: tuple[Offset, Size] | None = None  # camera and size when last framed
 
     # -- content -----------------------------------------------------------------------
     def show(self, layout: Layout | None, graph: DrawGraph, marks: Marks, message: str = "") -> None:
@@ -307,9 +303,11 @@ class GraphCanvas(ScrollView, can_focus=True):
             self.selected = None
         if new_layout:
             self._rebuild()
-            # A new picture: bring its nodes into view. Within one layout the
-            # scroll position stays put, so stepping never moves the camera.
-            self.call_after_refresh(self.frame_graph)
+            # A new picture: bring its nodes into view (once the canvas has a
+            # size). Within one layout the scroll position stays put, so
+            # stepping never moves the camera.
+            self._framed_at = None
+            self.frame_graph()
         self.refresh()
 
     def prime(self, layout: Layout, geometry: CanvasGeometry) -> None:
@@ -319,7 +317,7 @@ class GraphCanvas(ScrollView, can_focus=True):
 
     def frame_graph(self) -> None:
         """Scroll so the drawn nodes are centred (or start at the top left when larger than the view)."""
-        if self._geometry is None or not self._geometry.node_cells:
+        if self._geometry is None or not self._geometry.node_cells or not self.size.width:
             return
         cells = [c for n, c in self._geometry.node_cells.items() if n in self.graph.nodes]
         if not cells:
@@ -331,7 +329,17 @@ class GraphCanvas(ScrollView, can_focus=True):
         width, height = self.size.width, self.size.height
         x = (c0 + c1) // 2 - width // 2 if c1 - c0 <= width else c0 - 1
         y = (r0 + r1) // 2 - height // 2 if r1 - r0 <= height else r0 - 1
-        self.scroll_to(max(0, x), max(0, y), animate=False)
+        # Now, and even before the scrollbars are shown: a deferred scroll
+        # waits for a repaint that may not come, an unforced one is refused.
+        self.scroll_to(max(0, x), max(0, y), animate=False, immediate=True, force=True)
+        self._framed_at = (self.scroll_offset, self.size)
+
+    def on_resize(self, _event: Resize) -> None:
+        """A panel opened, closed or moved, or the terminal changed size: frame
+        the picture again unless the user has moved the camera since it was framed."""
+        framed = self._framed_at
+        if framed is None or (framed[0] == self.scroll_offset and framed[1] != self.size):
+            self.frame_graph()
 
     def set_marks(self, marks: Marks) -> None:
         self.marks = marks

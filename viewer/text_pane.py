@@ -8,6 +8,8 @@ builds a strip for a row only when it is painted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
@@ -31,8 +33,27 @@ class TextPane(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
         self.lines: list[Line] = []
+        self._wrap: Callable[[int], list[Line]] | None = None
+        self._wrapped_at = 0
+
+    def set_wrapped(self, build: Callable[[int], list[Line]]) -> None:
+        """Lines that depend on the pane's width: ``build(width)`` now if the pane
+        has a size, and again whenever its width changes."""
+        self._wrap = build
+        self._wrapped_at = 0
+        self._rewrap()
+
+    def _rewrap(self) -> None:
+        width = self.scrollable_content_region.width
+        if self._wrap is not None and width > 0 and width != self._wrapped_at:
+            self._wrapped_at = width
+            self.set_lines(self._wrap(width - 1))
+
+    def on_resize(self) -> None:
+        self._rewrap()
 
     def set_lines(self, lines: list[Line], keep_scroll: bool = False) -> None:
+        """Show ``lines`` as they are (a later :meth:`set_wrapped` replaces them)."""
         self.lines = lines
         width = max((len(text) for text, _ in lines), default=0)
         self.virtual_size = Size(width, len(lines))

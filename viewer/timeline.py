@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
 from gradview.runtime.trace_changes import step_changes
 from gradview.runtime.trace_types import Note
+
+from .messages import StepChosen
 
 __all__ = ["StepSummary", "summarize_steps", "group_label", "Timeline"]
 
@@ -68,10 +69,7 @@ def summarize_steps(trace: PassTrace) -> list[StepSummary]:
 class Timeline(OptionList):
     """Steps grouped by phase; the option id is the step index."""
 
-    class StepChosen(Message):
-        def __init__(self, index: int) -> None:
-            super().__init__()
-            self.index = index
+    StepChosen = StepChosen  # posted when a step is highlighted (viewer/messages.py)
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -107,7 +105,7 @@ class Timeline(OptionList):
             self.highlight_step(keep)
 
     def _prompt(self, s: StepSummary) -> Text:
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")  # one line per step, however narrow the panel
         failed = self.failed.get(s.index)
         text.append(f"{s.index:>3} ", style="dim")
         text.append(s.pass_name, style="bold red" if failed else ("" if s.changed else "dim"))

@@ -1,0 +1,193 @@
+"""The tabs panel: Inspect (the selected node, the pass's docs), IR (the step's
+text or its diff), Run (values of the last run) and Check (b and G)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
+
+from gradview.runtime.pass_trace import PassTrace
+
+from .formatting import (
+    describe_divergence,
+    doc_lines,
+    fmt,
+    short_summary,
+    value_names,
+    values_of_node,
+)
+from .model import View
+from .text_pane import TextPane
+
+__all__ = ["DetailPanel"]
+
+
+class DetailPanel(Vertical):
+    """The IR tab is filled lazily: a big graph's text costs time, so it is
+    built when the tab is shown (or the diff is asked for)."""
+
+    DEFAULT_CSS = """
+    DetailPanel #tabs {
+        height: 1fr;
+    }
+    DetailPanel TabPane {
+        padding: 0 1;
+    }
+    DetailPanel #values, DetailPanel #gradcheck {
+        height: 1fr;
+    }
+    DetailPanel #inspector {
+        height: auto;
+        max-height: 50%;
+    }
+    DetailPanel #passdoc {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self._ir_lines: Any = None  # a callable giving the IR lines, until the IR tab shows them
+        self._inspector_shown: tuple[Any, ...] | None = None
+        self._doc_shown: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(id="tabs"):
+            with TabPane("Inspect", id="tab-inspect"):
+                yield Static(id="inspector")
+                yield TextPane(id="passdoc")
+            with TabPane("IR", id="tab-ir"):
+                yield TextPane(id="irtext")
+            with TabPane("Run", id="tab-run"):
+                yield Static("r: run this step on the example inputs", id="run-status")
+                yield DataTable(id="values", zebra_stripes=True)
+            with TabPane("Check", id="tab-check"):
+                yield Static("b: find the first step that changes the outputs · G: gradient check", id="check-status")
+                yield DataTable(id="gradcheck", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#values", DataTable).add_columns("value", "shape", "dtype", "min", "max", "mean")
+        self.query_one("#gradcheck", DataTable).add_columns("input", "shape", "max abs err", "max rel err", "result")
+
+    # -- tabs ---------------------------------------------------------------------------
+    @property
+    def active(self) -> str:
+        return self.query_one("#tabs", TabbedContent).active
+
+    def activate(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-ir":
+            self._fill_ir()
+
+    # -- IR -------------------------------------------------------------------------------
+    def show_ir(self, lines: Any, now: bool, keep_scroll: bool) -> None:
+        """``lines()`` gives the IR tab's lines: built ``now``, or when the tab is shown."""
+        self._ir_lines = (lines, keep_scroll)
+        if now or self.active == "tab-ir":
+            self._fill_ir()
+
+    def _fill_ir(self) -> None:
+        if self._ir_lines is None:
+            return
+        lines, keep_scroll = self._ir_lines
+        self._ir_lines = None
+        self.query_one("#irtext", TextPane).set_lines(lines(), keep_scroll=keep_scroll)
+
+    # -- Inspect --------------------------------------------------------------------------------
+    def show_inspector(self, trace: PassTrace, index: int, selected: int | None, view: View, dg: int, run: Any) -> None:
+        """The selected node's facts (and its run values), then the pass's docs."""
+        from .inspector import inspect_node, inspect_value, pass_doc  # noqa: PLC0415
+
+        signature = (selected, index if selected is not None else None, view, dg, run is not None)
+        if signature != self._inspector_shown:
+            self._inspector_shown = signature
+            table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
+            table.add_column(style="bold", no_wrap=True)
+            table.add_column(overflow="fold")
+            if selected is not None:
+                try:
+                    rows = inspect_node(trace, index, selected, view, dg) or inspect_value(trace, index, selected, view, dg)
+                except Exception as exc:  # noqa: BLE001 - shown in the panel
+                    rows = [("error", f"{type(exc).__name__}: {exc}")]
+                for label, value in rows:
+                    table.add_row(label, value)
+                if run is not None and getattr(run, "values", None):
+                    for vid, summary in values_of_node(trace[index], selected, run.values):
+                        table.add_row(f"value %{vid}", short_summary(summary))
+            else:
+                table.add_row("", Text("select a node: click it, or n / N on the canvas", style="dim"))
+            self.query_one("#inspector", Static).update(table)
+        name = trace[index].pass_name
+        if name != self._doc_shown:
+            self._doc_shown = name
+            doc = pass_doc(name) or "(no description for this step)"
+            self.query_one("#passdoc", TextPane).set_wrapped(lambda width: doc_lines(name, doc, width))
+
+    # -- Run ------------------------------------------------------------------------------------
+    def run_started(self, index: int) -> None:
+        self.query_one("#run-status", Static).update(f"running step {index}…")
+        self.activate("tab-run")
+
+    def show_run(self, index: int, step: Any, result: Any) -> str | None:
+        """Fill the Run tab with ``result``; the error message when the run failed."""
+        status = self.query_one("#run-status", Static)
+        table = self.query_one("#values", DataTable)
+        table.clear()
+        error = result if isinstance(result, str) else getattr(result, "error", None) or getattr(result, "unavailable", None)
+        if error:
+            status.update(Text(f"step {index}: {error}", style="red"))
+            return str(error)
+        names = value_names(step)
+        for value_id, summary in (getattr(result, "values", {}) or {}).items():
+            table.add_row(
+                "%" + names.get(value_id, str(value_id)),
+                str(getattr(summary, "shape", "")), str(getattr(summary, "dtype", "")),
+                fmt(getattr(summary, "min", None)), fmt(getattr(summary, "max", None)), fmt(getattr(summary, "mean", None)),
+            )
+        status.update(f"step {index} ran on the example inputs: values shown on the nodes")
+        return None
+
+    # -- Check ------------------------------------------------------------------------------------
+    def check_started(self, text: str) -> None:
+        self.query_one("#check-status", Static).update(text)
+        self.activate("tab-check")
+
+    def show_divergence(self, result: Any) -> None:
+        status = self.query_one("#check-status", Static)
+        if isinstance(result, str):
+            status.update(Text(result, style="red"))
+        elif result is None:
+            status.update(Text("every step of the main graph gives the original outputs", style="green"))
+        else:
+            status.update(Text(f"first step whose outputs differ: {describe_divergence(result)}", style="bold red"))
+
+    def show_gradcheck(self, result: Any) -> None:
+        status = self.query_one("#check-status", Static)
+        table = self.query_one("#gradcheck", DataTable)
+        table.clear()
+        if isinstance(result, str):
+            status.update(Text(result, style="red"))
+            return
+        passed = 0
+        for row in result:
+            ok = getattr(row, "passed", None)
+            reason = getattr(row, "skipped", None) or getattr(row, "reason", None)
+            verdict = Text("pass", style="green") if ok else Text(
+                "skipped" if ok is None or reason else "FAIL", style="dim" if reason else "bold red"
+            )
+            passed += bool(ok)
+            table.add_row(
+                "%" + str(getattr(row, "name", "?")), str(getattr(row, "shape", "")),
+                fmt(getattr(row, "max_abs_error", None)), fmt(getattr(row, "max_rel_error", None)), verdict,
+            )
+        status.update(f"gradient check: {passed} of {len(result)} inputs pass")
+

@@ -1,0 +1,206 @@
+"""Text the panels show, built without Textual: IR lines with marks, diffs,
+pass docs wrapped for a pane, run values on nodes, one-line summaries.
+
+Lines are ``(text, style)`` pairs, what :class:`~gradview.viewer.text_pane.TextPane` paints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+from rich.style import Style
+
+from .model import DrawGraph, Marks
+from .palette import style_for
+
+__all__ = [
+    "Line",
+    "lint_problem",
+    "reflow_doc",
+    "doc_lines",
+    "diff_lines",
+    "marked_ir",
+    "add_run_values",
+    "guarded",
+    "fmt",
+    "short_summary",
+    "value_names",
+    "values_of_node",
+    "describe_divergence",
+    "autodiff_label",
+]
+
+Line = tuple[str, Style | None]
+
+
+def lint_problem(step: Any) -> str | None:
+    """None when the step's graph parses back and passes lint, else the first line of why not."""
+    from gradview.ir import IRParseError, IRVerifyError, lint, parse_ir  # noqa: PLC0415
+
+    try:
+        lint(parse_ir(step.text()))
+    except (IRParseError, IRVerifyError) as exc:
+        return f"lint: {str(exc).splitlines()[0]}"
+    except Exception as exc:  # noqa: BLE001 - any other surprise is a failure of this step too
+        return f"lint: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return None
+
+
+def reflow_doc(doc: str) -> str:
+    """A docstring for a narrow pane: paragraphs joined into single lines (the
+    pane wraps them), indented blocks and lists kept, reST ``code`` marks dropped."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            paragraphs.append(" ".join(current))
+            current.clear()
+
+    for line in doc.replace("``", "").splitlines():
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            paragraphs.append("")
+        elif line.startswith((" ", "\t")) or stripped.startswith(("- ", "* ", "|")) or set(stripped) <= set("-=~"):
+            flush()
+            paragraphs.append(line)
+        else:
+            current.append(stripped)
+    flush()
+    text = "\n".join(paragraphs)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.strip()
+
+
+def doc_lines(name: str, doc: str, width: int) -> list[Line]:
+    """A pass's docstring wrapped to ``width`` columns, under its name."""
+    lines: list[Line] = [("", None), (name, Style(bold=True, underline=True))]
+    for paragraph in reflow_doc(doc).splitlines():
+        if not paragraph.strip() or paragraph.startswith((" ", "\t")):
+            lines.append((paragraph, Style(dim=True) if paragraph.strip() else None))
+            continue
+        indent = "  " if paragraph.lstrip().startswith(("- ", "* ")) else ""
+        for wrapped in textwrap.wrap(paragraph, max(20, width), subsequent_indent=indent) or [""]:
+            lines.append((wrapped, None))
+    return lines
+
+
+def diff_lines(diff: str) -> list[Line]:
+    """A unified diff coloured as usual (added green, removed red, hunks cyan)."""
+    lines: list[Line] = []
+    for line in (diff or "(no change against the previous step of this graph)").splitlines():
+        color = "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else None
+        lines.append((line, Style(color=color) if color else None))
+    return lines
+
+
+def marked_ir(step: Any, marks: Marks, theme: str) -> list[Line]:
+    """The step's IR lines, each node's line coloured by its marks (added, changed inputs...)."""
+    from gradview.runtime.trace_records import print_record  # noqa: PLC0415
+
+    lines: list[Line] = []
+    by_output_name: dict[str, int] = {}
+    for node in step.nodes():
+        for out in node.outputs:
+            by_output_name[out.name] = node.id
+    for line in print_record(step.graph).splitlines():
+        stripped = line.strip()
+        node_id = None
+        if stripped.startswith("%") and " = " in stripped:
+            first = stripped[1:].split(" ", 1)[0].rstrip(",:")
+            node_id = by_output_name.get(first)
+        node_marks = marks.nodes.get(node_id, set()) if node_id is not None else set()
+        if node_marks:
+            style = style_for(node_marks, theme)
+            lines.append((line, Style(color=style.text, bgcolor=style.fill)))
+        else:
+            lines.append((line, None))
+    return lines
+
+
+def add_run_values(graph: DrawGraph, step: Any, result: Any) -> DrawGraph:
+    """``graph`` with run results on its nodes: each output's line ``%h : Double(8, 16)``
+    becomes ``%h = 8x16 float64 μ=0.12`` (the box keeps its size). A copy: the
+    cached drawing stays as it was."""
+    summaries = getattr(result, "values", None) if result is not None else None
+    if not summaries:
+        return graph
+    graph = dataclasses.replace(graph, nodes=dict(graph.nodes))
+    names = value_names(step)
+    by_name = {names[v]: summary for v, summary in summaries.items() if v in names}
+    for node_id, node in list(graph.nodes.items()):
+        lines = node.label.splitlines()
+        changed = False
+        for position, line in enumerate(lines[1:], start=1):
+            name = line.split(" ", 1)[0].lstrip("%")
+            summary = by_name.get(name)
+            if line.startswith("%") and summary is not None:
+                lines[position] = f"%{name} = {short_summary(summary)}"
+                changed = True
+        if node.role.value == "input":
+            name = lines[0].split(" ", 1)[0].lstrip("%")
+            if name in by_name:
+                lines[0] = f"%{name} = {short_summary(by_name[name])}"
+                changed = True
+        if changed:
+            graph.nodes[node_id] = dataclasses.replace(node, label="\n".join(lines))
+    return graph
+
+
+def guarded(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; any exception becomes a one-line ``error: ...`` string for the screen."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - the app shows it instead of crashing
+        return f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def short_summary(summary: Any) -> str:
+    shape = getattr(summary, "shape", None)
+    if shape is None:
+        return str(getattr(summary, "text", summary))[:24]
+    dims = "x".join(str(d) for d in shape) or "()"
+    mean = getattr(summary, "mean", None)
+    dtype = str(getattr(summary, "dtype", ""))
+    return f"{dims} {dtype}" + (f" μ={mean:.3g}" if isinstance(mean, float) else "")
+
+
+def value_names(step: Any) -> dict[int, str]:
+    from gradview.runtime.trace_records import value_names as names_of  # noqa: PLC0415
+
+    return names_of(step.graph)
+
+
+def values_of_node(step: Any, node_id: int, values: dict[int, Any]) -> list[tuple[str, Any]]:
+    for node in step.nodes():
+        if node.id == node_id:
+            return [(out.name, values[out.id]) for out in node.outputs if out.id in values]
+    return [(str(node_id), values[node_id])] if node_id in values else []
+
+
+def describe_divergence(result: Any) -> str:
+    parts = [f"step {getattr(result, 'index', '?')} {getattr(result, 'pass_name', '')}"]
+    for attr in ("output", "max_abs_error", "max_rel_error"):
+        if getattr(result, attr, None) is not None:
+            parts.append(f"{attr.replace('_', ' ')} {fmt(getattr(result, attr))}")
+    return ", ".join(parts)
+
+
+def autodiff_label(mode: str | None) -> str:
+    """The header's word on the autodiff mode: PyTorch's, or the extended set beyond it."""
+    if mode == "extended":
+        return " · autodiff: EXTENDED (beyond PyTorch)"
+    return " · autodiff: PyTorch's" if mode == "torch" else ""

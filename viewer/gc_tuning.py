@@ -1,0 +1,47 @@
+"""The cyclic garbage collector's settings while the app runs, and back after.
+
+The trace is millions of small immutable records that live as long as the
+app: freezing them keeps the collector from rescanning them (a full
+collection took half a second in the middle of a key press), and the layout
+worker allocates drawings by the hundred thousand, so higher thresholds keep
+the collector from slowing it by a third. Both are process-wide, so
+:meth:`CollectorSettings.restore` puts back what it found: tests, scripts
+and notebooks run several apps in one process.
+"""
+
+from __future__ import annotations
+
+import gc
+
+__all__ = ["CollectorSettings"]
+
+_THRESHOLDS = (100_000, 50, 100)
+
+
+class CollectorSettings:
+    def __init__(self) -> None:
+        self._saved: tuple[int, ...] | None = None
+        self._was_frozen = False
+
+    def apply(self) -> None:
+        """Freeze what exists (no collection first: on a big trace it alone
+        costs most of a second) and raise the thresholds."""
+        if self._saved is None:
+            self._saved = gc.get_threshold()
+            self._was_frozen = gc.get_freeze_count() > 0
+        gc.freeze()
+        gc.set_threshold(*_THRESHOLDS)
+
+    def freeze_more(self) -> None:
+        """Freeze what was built since (layouts and geometries live as long as the app)."""
+        if self._saved is not None:
+            gc.freeze()
+
+    def restore(self) -> None:
+        """The thresholds found before, and nothing left frozen that was not."""
+        if self._saved is None:
+            return
+        gc.set_threshold(*self._saved)
+        if not self._was_frozen:
+            gc.unfreeze()
+        self._saved = None

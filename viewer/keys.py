@@ -1,0 +1,32 @@
+"""The keys, as the help screen and the README list them (a test checks both
+say the same). The bindings themselves live with the widgets and screens."""
+
+from __future__ import annotations
+
+__all__ = ["KEYS"]
+
+# (keys, what they do): the README's table, backticks dropped.
+KEYS: tuple[tuple[str, str], ...] = (
+    ("up / down (timeline), [ / ], j / k", "previous / next step"),
+    ("u", "hide or show steps that changed nothing"),
+    ("/", "filter the timeline by pass name"),
+    ("1 2 3 4, v", "whole graph (DifferentiableGraphs framed), forward f, backward df, "
+                   "joint view (each captured value an edge from f into df)"),
+    ("g", "next DifferentiableGraph"),
+    ("arrows (canvas focused), mouse drag or wheel", "pan; click a node to select it"),
+    ("+ - 0", "zoom in, zoom out, fit"),
+    ("n / N, c", "next / previous node, center on the selection"),
+    ("m", "maximize the canvas (hide both panels), and back"),
+    ("s, i", "collapse or expand the steps panel, the tabs panel (or click the panel's splitter)"),
+    ("{ }, ( )", "narrow / widen the steps panel, the tabs panel (or drag the panel's splitter)"),
+    ("d", "IR text or unified diff against the previous step of the same graph"),
+    ("r", "run this step's graph on the example inputs: shape, dtype and mean on the nodes, "
+          "min/max/mean in the Run tab"),
+    ("b", "find the first step whose outputs differ from the original graph's "
+          "(\"which pass broke my numbers\")"),
+    ("G", "gradient check of df against central finite differences, per input"),
+    ("e / E", "export this view as SVG / every step as one HTML file (into gradview-export/)"),
+    ("t", "dark or light theme"),
+    ("?, ctrl+p", "help (keys and colours); command palette (jump to pass, find node, export, checks)"),
+    ("q", "quit"),
+)

@@ -1,0 +1,128 @@
+"""Every Textual message of the viewer, in one place.
+
+Widgets post the first group (what the user did); the workers post the
+second (results computed off the UI thread: ``post_message`` is thread-safe,
+so a worker never touches a widget or a cache the UI thread reads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.message import Message
+
+__all__ = [
+    "ScreenReady",
+    "StepChosen",
+    "NodeSelected",
+    "SplitterMoved",
+    "SplitterClicked",
+    "LayoutReady",
+    "StepFailed",
+    "RunDone",
+    "DivergenceDone",
+    "GradcheckDone",
+    "ExportDone",
+    "Flush",
+]
+
+
+# -- from widgets ------------------------------------------------------------------------
+class ScreenReady(Message):
+    """The main screen's widgets are mounted: the app can fill them."""
+
+
+class StepChosen(Message):
+    """The timeline highlighted step ``index``."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+
+
+class NodeSelected(Message):
+    """The user selected a node on the canvas (by click or by ``n``)."""
+
+    def __init__(self, node_id: int | None) -> None:
+        super().__init__()
+        self.node_id = node_id
+
+
+class SplitterMoved(Message):
+    """A panel splitter was dragged to screen column ``screen_x``."""
+
+    def __init__(self, side: str, screen_x: int) -> None:
+        super().__init__()
+        self.side = side
+        self.screen_x = screen_x
+
+
+class SplitterClicked(Message):
+    """A panel splitter was clicked without a drag: collapse or expand its panel."""
+
+    def __init__(self, side: str) -> None:
+        super().__init__()
+        self.side = side
+
+
+# -- from workers --------------------------------------------------------------------------
+class LayoutReady(Message):
+    """A union layout is computed (``layout`` and its canvas ``geometry``), or failed (``error``)."""
+
+    def __init__(self, key: Any, layout: Any, error: str | None, geometry: Any = None) -> None:
+        super().__init__()
+        self.key = key
+        self.layout = layout
+        self.error = error
+        self.geometry = geometry
+
+
+class StepFailed(Message):
+    """Step ``index``'s graph is broken (lint, drawing or running it failed)."""
+
+    def __init__(self, index: int, error: str) -> None:
+        super().__init__()
+        self.index = index
+        self.error = error
+
+
+class RunDone(Message):
+    """Running step ``index`` on the example inputs finished (a result or an ``error: ...`` string)."""
+
+    def __init__(self, index: int, result: Any) -> None:
+        super().__init__()
+        self.index = index
+        self.result = result
+
+
+class DivergenceDone(Message):
+    """The search for the first step whose outputs differ finished."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__()
+        self.result = result
+
+
+class GradcheckDone(Message):
+    """The gradient check finished (rows, or an ``error: ...`` string)."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__()
+        self.result = result
+
+
+class ExportDone(Message):
+    """An export finished: the written path, or an ``error: ...`` string."""
+
+    def __init__(self, result: str) -> None:
+        super().__init__()
+        self.result = result
+
+
+class Flush(Message):
+    """Handled after every message posted before it: ``done`` is called then (tests wait on it)."""
+
+    def __init__(self, done: Callable[[], None]) -> None:
+        super().__init__()
+        self.done = done

@@ -1,0 +1,59 @@
+"""The slow work behind r, b, G, e and E, as plain functions a thread worker
+runs: each returns its result or a one-line ``error: ...`` string, never raises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gradview.runtime.pass_trace import PassTrace
+
+from .formatting import guarded
+from .layout import Layout
+from .model import DrawGraph, Marks, View
+
+__all__ = ["run_step", "find_divergence", "gradient_check", "export_svg", "export_html"]
+
+
+def run_step(trace: PassTrace, index: int, inputs: Any) -> Any:
+    from . import evaluate  # noqa: PLC0415 - NumPy work, loaded when first asked for
+
+    return guarded(lambda: evaluate.run_step(trace, index, inputs))
+
+
+def find_divergence(trace: PassTrace, inputs: Any) -> Any:
+    from . import evaluate  # noqa: PLC0415
+
+    return guarded(lambda: evaluate.first_divergent_step(trace, inputs))
+
+
+def gradient_check(graph: Any, inputs: Any) -> Any:
+    from . import evaluate  # noqa: PLC0415
+
+    return guarded(lambda: evaluate.gradient_check(graph, inputs))
+
+
+def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | None, theme: str) -> str:
+    """Write one view of one step as SVG; the path written, or why not."""
+    from . import export  # noqa: PLC0415
+
+    def run() -> str:
+        if layout is None:
+            return "error: the layout is not ready yet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(export.render_svg(drawing, marks, layout, theme=theme), encoding="utf-8")
+        return str(target)
+
+    return guarded(run)
+
+
+def export_html(target: Path, trace: PassTrace, view: View, dg: int, theme: str) -> str:
+    """Write every step as one HTML stepper; the path written, or why not."""
+    from . import export  # noqa: PLC0415
+
+    def run() -> str:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        export.export_trace_html(trace, target, view=view, dg=dg, theme=theme)
+        return str(target)
+
+    return guarded(run)
