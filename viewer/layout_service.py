@@ -7,6 +7,7 @@ processes runs ``dot`` or the layered layout and sends the :class:`Layout`
 back. Nothing here imports Textual.
 
     service = LayoutService(trace=session.trace)   # workers start on first submit
+    service.prepare()                              # packs the trace: call it in a thread worker
     service.submit_view(("whole", which), callback=on_done, first=True)  # the view on screen
     service.submit_view(("joint", 0))              # on_done runs in a background thread:
     ...                                            # hand it on with call_from_thread,
@@ -26,6 +27,7 @@ and :meth:`LayoutService.cancel` work on everything not yet running.
 from __future__ import annotations
 
 import contextlib
+import io
 import multiprocessing
 import os
 import pickle
@@ -134,18 +136,29 @@ def _worker_init(steps: bytes | None) -> None:
 
 def _pack_trace(trace: Any) -> bytes | None:
     """The trace's steps as bytes a worker rebuilds the trace from; None when
-    they cannot be pickled (then views are drawn in the caller's process)."""
+    they cannot be pickled (then views are drawn in the caller's process).
+
+    One step per ``dump`` of one pickler: records shared between steps are
+    written once (the memo lives across dumps), and the app's other threads
+    get the GIL between steps instead of waiting seconds for one big dump."""
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        return pickle.dumps(list(trace.steps), protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dump(len(trace.steps))
+        for step in trace.steps:
+            pickler.dump(step)
+            time.sleep(0)  # let the UI thread run
     except (RecursionError, pickle.PicklingError, TypeError, AttributeError):
         return None
+    return out.getvalue()
 
 
 def _unpack_trace(steps: bytes) -> Any:
     from gradview.runtime.pass_trace import PassTrace
 
+    unpickler = pickle.Unpickler(io.BytesIO(steps))
     trace = PassTrace()
-    trace.steps.extend(pickle.loads(steps))
+    trace.steps.extend(unpickler.load() for _ in range(unpickler.load()))
     return trace
 
 
@@ -190,7 +203,9 @@ class LayoutService:
         self.trace = trace
         self._steps: bytes | None = None  # the trace for the workers, packed when they start
         self._trace_packed = False
-        self._lock = threading.Lock()
+        self._packed_event = threading.Event()
+        self._lock = threading.RLock()
+        self._retired: list[Any] = []  # processes of pools that broke, reaped at shutdown
         self._queue: list[_Job] = []  # waiting, first is next
         self._running: dict[Any, _Job] = {}
         self._results: dict[Any, LayoutResult] = {}
@@ -229,11 +244,23 @@ class LayoutService:
             return self.submit(key, union_members(self.trace, key), engine, callback, first)
         return self._submit(key, None, engine, callback, first)
 
-    def _prepare(self) -> None:
-        """Pack the trace for the workers before they start (once; seconds at 5,000 ops)."""
-        if self.trace is not None and not self._trace_packed:
+    def prepare(self) -> None:
+        """Pack the trace for the workers (once; seconds at 5,000 ops, in
+        small slices that leave the GIL to other threads). The first submit
+        does it if nobody did: call it from a worker thread to keep it off the UI thread."""
+        with self._lock:
+            if self.trace is None or self._trace_packed:
+                return
             self._trace_packed = True
+        try:
             self._steps = _pack_trace(self.trace)
+        finally:
+            self._packed_event.set()
+
+    def _prepare(self) -> None:
+        self.prepare()
+        if self.trace is not None:
+            self._packed_event.wait()  # another thread may be packing it
 
     def _submit(
         self, key: Any, packed: _Packed | None, engine: str | None, callback: Callback | None, first: bool
@@ -311,12 +338,12 @@ class LayoutService:
             self._running.clear()
         for job in queued + running:
             job.future.cancel()
-        if executor is None:
-            return
         # The pool's own shutdown waits for running jobs (a dot may take
         # minutes): its processes are terminated instead, then joined.
-        processes = list(getattr(executor, "_processes", {}).values())
-        executor.shutdown(wait=False, cancel_futures=True)
+        processes = list(self._retired)
+        if executor is not None:
+            processes += getattr(executor, "_processes", {}).values()
+            executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             if process.is_alive():
                 process.terminate()  # an idle worker exits; a busy one stops its job (and dot)
@@ -330,7 +357,8 @@ class LayoutService:
             if process.is_alive():
                 process.kill()
                 process.join()
-        executor.shutdown(wait=True)
+        if executor is not None:
+            executor.shutdown(wait=True)
 
     def __enter__(self) -> LayoutService:
         return self
@@ -358,8 +386,17 @@ class LayoutService:
                     initargs=(self._steps,),
                 )
             self._running[job.key] = job
-            inner = self._executor.submit(_work, job.packed, job.engine, job.key)
+            try:
+                inner = self._executor.submit(_work, job.packed, job.engine, job.key)
+            except RuntimeError as exc:  # BrokenProcessPool: a worker died (or failed to start)
+                # This job fails with the reason; the next one gets a fresh pool.
+                self._retired += getattr(self._executor, "_processes", {}).values()
+                self._executor.shutdown(wait=False, cancel_futures=True)
+                self._executor = None
+                inner = Future()
+                inner.set_exception(exc)
             job.packed = None  # the pool has it now
+            # Runs at once when the future is already done: the lock is an RLock.
             inner.add_done_callback(lambda done, job=job: self._finished(job, done))
 
     def _finished(self, job: _Job, inner: Future[Any]) -> None:

@@ -159,3 +159,27 @@ def test_shutdown_stops_a_running_dot():
             break
         time.sleep(0.05)
     assert started & set(_dot_processes()) == set()
+
+
+class _Unloadable:
+    """Pickles fine, fails to unpickle: a worker's start fails."""
+
+    def __reduce__(self):
+        return (int, ("not a number",))
+
+
+class _BrokenTrace:
+    steps = [_Unloadable()]
+
+
+def test_a_worker_that_cannot_start_fails_its_jobs_with_a_reason():
+    before = {p.pid for p in multiprocessing.active_children()}
+    service = LayoutService(workers=1, trace=_BrokenTrace())
+    futures = [service.submit_view(("whole", "main")), service.submit_view(("forward", 0))]
+    assert service.wait(120)
+    for future in futures:
+        result = future.result(timeout=1)
+        assert result.layout is None
+        assert result.error.startswith("layout worker failed: BrokenProcessPool")
+    service.shutdown()
+    assert {p.pid for p in multiprocessing.active_children()} - before == set()
