@@ -1,15 +1,22 @@
 """Regenerate screenshots/: the viewer at a few telling steps of the bundled
-example, and the SVG diagrams ``gradview export`` writes for the same steps.
+example, the viewer at three terminal sizes (80x24, 120x40, 200x50; SVG and,
+where Chromium is installed, PNG), and the SVG diagrams ``gradview export``
+writes for the same steps.
 
-    .venv/bin/python scripts/screenshots.py
+    .venv/bin/python scripts/screenshots.py           # everything
+    .venv/bin/python scripts/screenshots.py --sizes   # the three terminal sizes only
 
-Everything is drawn headless at a fixed terminal size, so the files change
+Everything is drawn headless at fixed terminal sizes, so the files change
 only when the app or the example changes.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +35,11 @@ SHOTS = [
 ]
 
 
+# The first screen a user sees at each size, at the step that frames the DifferentiableGraph.
+SIZES = [(80, 24), (120, 40), (200, 50)]
+SIZE_STEP = ("CreateAutodiffSubgraphs", "main")
+
+
 def _find(trace: object, pass_name: str, which: object) -> int:
     for step in trace:  # type: ignore[attr-defined]
         if step.pass_name == pass_name and step.which == which:
@@ -35,13 +47,15 @@ def _find(trace: object, pass_name: str, which: object) -> int:
     raise SystemExit(f"screenshots: no step {pass_name} [{which}] in the example's trace")
 
 
-async def _shoot(name: str, pass_name: str, which: object, view_key: str, keys: list[str]) -> None:
+async def _shoot(
+    name: str, pass_name: str, which: object, view_key: str, keys: list[str], size: tuple[int, int] = SIZE
+) -> Path:
     from gradview.viewer.app import GradviewApp
     from gradview.viewer.session import load_target
 
     session = load_target(str(EXAMPLE))
     app = GradviewApp(session)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await app.wait_for_layouts()
         app.jump_to_pass(_find(session.trace, pass_name, which))
         await pilot.press(view_key)
@@ -51,6 +65,31 @@ async def _shoot(name: str, pass_name: str, which: object, view_key: str, keys: 
             await pilot.press(key)
         await pilot.pause()
         app.save_screenshot(f"{name}.svg", path=str(OUT))
+    return OUT / f"{name}.svg"
+
+
+def _png(svg: Path) -> Path | None:
+    """The SVG drawn by headless Chromium at its own size (None without Chromium)."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if browser is None:
+        return None
+    match = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg.read_text(encoding="utf-8")[:400])
+    width, height = (int(float(v)) + 1 for v in match.groups()) if match else (2000, 1200)
+    png = svg.with_suffix(".png")
+    subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         f"--screenshot={png}", f"--window-size={width},{height}", svg.resolve().as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )
+    return png
+
+
+def _sizes() -> None:
+    pass_name, which = SIZE_STEP
+    for width, height in SIZES:
+        svg = asyncio.run(_shoot(f"size-{width}x{height}", pass_name, which, "1", [], (width, height)))
+        png = _png(svg)
+        print(f"screenshots/{svg.name}" + (f", screenshots/{png.name}" if png else " (no Chromium: no PNG)"))
 
 
 def _export_diagrams() -> None:
@@ -69,7 +108,13 @@ def _export_diagrams() -> None:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", action="store_true", help="only the viewer at 80x24, 120x40 and 200x50")
+    args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
+    _sizes()
+    if args.sizes:
+        return 0
     for shot in SHOTS:
         asyncio.run(_shoot(*shot))
         print(f"screenshots/{shot[0]}.svg")

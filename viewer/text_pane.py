@@ -44,10 +44,12 @@ class TextPane(ScrollView, can_focus=True):
         self._rewrap()
 
     def _rewrap(self) -> None:
-        width = self.scrollable_content_region.width
+        # The widget's width less room for a vertical scrollbar, which appears
+        # only once the lines are set (and then resizes nothing).
+        width = self.size.width
         if self._wrap is not None and width > 0 and width != self._wrapped_at:
             self._wrapped_at = width
-            self.set_lines(self._wrap(width - 1))
+            self.set_lines(self._wrap(width - 3))
 
     def on_resize(self) -> None:
         self._rewrap()
