@@ -34,6 +34,7 @@ Everything is linear in the size of the step, and results are cached per
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -292,14 +293,21 @@ _Key = tuple[int, int, int, View, int, bool]
 _cache: OrderedDict[_Key, tuple[weakref.ref[PassTrace], DrawGraph]] = OrderedDict()
 
 
+_cache_lock = threading.Lock()  # the app's UI thread and its layout worker both draw
+
+
 def _cached(trace: PassTrace, key: _Key, build: Callable[[], DrawGraph]) -> DrawGraph:
-    found = _cache.get(key)
+    with _cache_lock:
+        found = _cache.get(key)
     if found is None or found[0]() is not trace:
         found = (weakref.ref(trace), build())
-        _cache[key] = found
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    _cache.move_to_end(key)
+        with _cache_lock:
+            _cache[key] = found
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
     graph = found[1]
     return DrawGraph(dict(graph.nodes), list(graph.edges), dict(graph.clusters), set(graph.ghosts))
 
