@@ -168,3 +168,22 @@ def test_the_app_gives_the_garbage_collector_back_as_it_found_it(mlp_session: Se
 
     _drive(mlp_session, (80, 24), script)
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_layouts_arrive_as_messages_that_the_controller_stores(mlp_session: Session) -> None:
+    from gradview.viewer.messages import LayoutReady
+
+    seen: list[LayoutReady] = []
+
+    async def run() -> None:
+        app = GradviewApp(mlp_session)
+        hook = lambda message: seen.append(message) if isinstance(message, LayoutReady) else None  # noqa: E731
+        async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+            await app.wait_for_layouts()
+            await pilot.pause()
+            assert not app.controller.busy()
+            assert {m.key for m in seen} == set(app.layouts) | set(app.controller.layout_errors)
+            assert len(seen) == len({m.key for m in seen}), "each layout is computed once"
+
+    asyncio.run(run())
+    assert seen
