@@ -97,7 +97,10 @@ def measure_service(session: Session, workers: int, draw_here: bool) -> None:
         layout = result.layout
         size = f"{len(layout.boxes):6} nodes {len(layout.edges):6} edges {len(layout.clusters):5} clusters" if layout else ""
         engine = layout.engine if layout is not None else result.error
-        print(f"    {str(result.key):42} {size}  {engine:8} {result.seconds:6.2f} s in the worker")
+        print(f"    {str(result.key):42} {size}  {engine:8} {result.seconds:6.2f} s in the worker "
+              f"({result.cpu_seconds:.2f} s CPU)")
+    cpu_total = sum(result.cpu_seconds for result in results)
+    print(f"  workers' CPU in all    : {cpu_total * 1e3:8.0f} ms   (the work itself, whatever the machine's load)")
 
 
 async def measure(session: Session, steps: int = 30) -> dict[str, float]:

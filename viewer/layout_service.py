@@ -63,6 +63,7 @@ class LayoutResult:
     error: str | None
     seconds: float  # in the worker
     engine: str  # the engine asked for
+    cpu_seconds: float = 0.0  # the worker's CPU time (the wall time grows with the machine's load)
 
 
 def default_workers() -> int:
@@ -101,10 +102,16 @@ def _unpack(packed: _Packed) -> tuple[DrawGraph, dict[int, tuple[float, float]]]
 _TRACE: Any = None  # in a worker: its copy of the trace, for view jobs
 
 
-def _work(packed: _Packed | None, engine: str, view: Any = None) -> tuple[Layout | None, str | None, float]:
+def _work(packed: _Packed | None, engine: str, view: Any = None) -> tuple[Layout | None, str | None, float, float]:
     """In a worker: lay the union out (``packed``, or the union of the drawings
-    of layout key ``view`` of the worker's trace); errors come back as one line, never raised."""
-    start = time.perf_counter()
+    of layout key ``view`` of the worker's trace); errors come back as one line,
+    never raised; then the wall and CPU seconds it took."""
+    start, cpu = time.perf_counter(), time.process_time()
+    layout, error = _attempt(packed, engine, view)
+    return layout, error, time.perf_counter() - start, time.process_time() - cpu
+
+
+def _attempt(packed: _Packed | None, engine: str, view: Any) -> tuple[Layout | None, str | None]:
     try:
         if packed is None:
             if _TRACE is None:
@@ -113,12 +120,11 @@ def _work(packed: _Packed | None, engine: str, view: Any = None) -> tuple[Layout
             sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
         else:
             union, sizes = _unpack(packed)
-        layout = lay_out_sized(union, sizes, engine)
-        return layout, None, time.perf_counter() - start
+        return lay_out_sized(union, sizes, engine), None
     except (DotMissingError, LayoutError) as exc:
-        return None, str(exc), time.perf_counter() - start
+        return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - reported in the canvas, never a crash
-        return None, f"layout failed: {type(exc).__name__}: {exc}", time.perf_counter() - start
+        return None, f"layout failed: {type(exc).__name__}: {exc}"
 
 
 def _worker_init(steps: bytes | None) -> None:
@@ -171,8 +177,8 @@ def _exit_now(_signum: int, _frame: Any) -> None:
 
 def layout_in_process(graphs: Sequence[DrawGraph], engine: str = "auto") -> LayoutResult:
     """What a worker would compute for ``graphs``, here (tests compare the two)."""
-    layout, error, seconds = _work(_pack(union_graph(graphs)), engine)
-    return LayoutResult(None, layout, error, seconds, engine)
+    layout, error, seconds, cpu = _work(_pack(union_graph(graphs)), engine)
+    return LayoutResult(None, layout, error, seconds, engine, cpu)
 
 
 # -- the service ---------------------------------------------------------------------------------
@@ -401,12 +407,12 @@ class LayoutService:
 
     def _finished(self, job: _Job, inner: Future[Any]) -> None:
         try:
-            layout, error, seconds = inner.result()
+            layout, error, seconds, cpu = inner.result()
         except CancelledError:
             return
         except BaseException as exc:  # noqa: BLE001 - a worker died or was stopped (SystemExit): say so
-            layout, error, seconds = None, f"layout worker failed: {type(exc).__name__}: {exc}", 0.0
-        result = LayoutResult(job.key, layout, error, seconds, job.engine)
+            layout, error, seconds, cpu = None, f"layout worker failed: {type(exc).__name__}: {exc}", 0.0, 0.0
+        result = LayoutResult(job.key, layout, error, seconds, job.engine, cpu)
         with self._lock:
             if self._running.get(job.key) is not job:
                 return  # shut down meanwhile
