@@ -29,10 +29,9 @@ from .layout import Layout
 from .main_screen import MainScreen
 from .marks import step_marks
 from .messages import (
-    DivergenceDone,
+    CheckDone,
     ExportDone,
     Flush,
-    GradcheckDone,
     LayoutReady,
     NodeSelected,
     RunDone,
@@ -40,7 +39,7 @@ from .messages import (
     StepChosen,
     StepFailed,
 )
-from .model import DrawGraph, Marks, View
+from .model import DrawGraph, Mark, Marks, View
 from .session import Session
 from .timeline import summarize_steps
 
@@ -71,6 +70,7 @@ class GradviewApp(App[None]):
         Binding("r", "run_step", "Run"),
         Binding("b", "find_divergence", "Broke?", show=False),
         Binding("G", "gradient_check", "Gradcheck", show=False),
+        Binding("T", "trace_back", "Trace back", show=False),
         Binding("e", "export_view", "Export SVG", show=False),
         Binding("E", "export_html", "Export HTML", show=False),
         Binding("t", "toggle_theme", "Theme"),
@@ -93,6 +93,8 @@ class GradviewApp(App[None]):
         self.view = View.WHOLE
         self.dg = 0
         self.selected: int | None = None
+        # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
+        self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
         self.show_diff = False
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
@@ -172,7 +174,11 @@ class GradviewApp(App[None]):
 
     def _marks(self) -> Marks:
         drawing = self.controller.draw(self.index, self.view, self.dg)
-        return step_marks(self.trace, self.index, self.view, self.dg, selection=self.selected, drawing=drawing)
+        marks = step_marks(self.trace, self.index, self.view, self.dg, selection=self.selected, drawing=drawing)
+        if self.traced is not None and self.traced[:3] == (self.index, self.dg, self.selected):
+            for node_id in self.traced[3]:
+                marks.mark_node(node_id, Mark.LINKED)
+        return marks
 
     def refresh_view(self) -> None:
         """Redraw everything that depends on the step, the view and the selection."""
@@ -264,16 +270,13 @@ class GradviewApp(App[None]):
         if message.index == self.index:
             self.refresh_view()
 
-    @on(DivergenceDone)
-    def _divergence_done(self, message: DivergenceDone) -> None:
-        self.main.details.show_divergence(message.result)
-        index = getattr(message.result, "index", None)
-        if isinstance(index, int):
-            self.jump_to_pass(index)
-
-    @on(GradcheckDone)
-    def _gradcheck_done(self, message: GradcheckDone) -> None:
-        self.main.details.show_gradcheck(message.result)
+    @on(CheckDone)
+    def _check_done(self, message: CheckDone) -> None:
+        """One check's result replaces the last; b's divergent step is brought on screen."""
+        result = message.result
+        self.main.details.show_check(result)
+        if getattr(result, "check", None) == "divergence" and isinstance(result.step, int):
+            self.jump_to_pass(result.step)
 
     @on(ExportDone)
     def _export_done(self, message: ExportDone) -> None:
@@ -368,14 +371,38 @@ class GradviewApp(App[None]):
     def action_find_divergence(self) -> None:
         if self._need_inputs():
             trace, inputs = self.trace, self.session.inputs
-            self.main.details.check_started("running every step of the main graph…")
-            self._in_thread("check", lambda: DivergenceDone(tasks.find_divergence(trace, inputs)))
+            self.main.details.check_started(
+                "b: running every step, forward and backward, against the original graph…"
+            )
+            self._in_thread("check", lambda: CheckDone(tasks.find_divergence(trace, inputs)))
 
     def action_gradient_check(self) -> None:
         if self._need_inputs():
-            graph, inputs = self.session.graph, self.session.inputs
-            self.main.details.check_started("checking df against finite differences…")
-            self._in_thread("check", lambda: GradcheckDone(tasks.gradient_check(graph, inputs)))
+            trace, index, inputs = self.trace, self.index, self.session.inputs
+            self.main.details.check_started(
+                f"G: checking step {index} ({trace[index].pass_name}) against finite differences…"
+            )
+            self._in_thread("check", lambda: CheckDone(tasks.gradient_check(trace, index, inputs)))
+
+    def action_trace_back(self) -> None:
+        """Light the path of the selected gradient: the df ops that compute it and
+        the forward ops their GradOf blocks differentiate (backward and joint views)."""
+        from .trace_back import gradient_path  # noqa: PLC0415
+
+        if self.selected is None or self.view not in (View.BACKWARD, View.JOINT):
+            self.notify("select a gradient (a node of df) in the backward or joint view (3 or 4), then T",
+                        severity="warning", timeout=6)
+            return
+        path = gradient_path(self.trace, self.index, self.dg, self.selected)
+        if path is None:
+            self.notify("the selection is not a node of df at this step", severity="warning", timeout=6)
+            return
+        self.traced = (self.index, self.dg, self.selected, path.df_nodes | path.f_nodes)
+        self.notify(
+            f"traced back: {len(path.df_nodes)} df nodes, {len(path.f_nodes)} forward ops they "
+            f"differentiate, {len(path.df_inputs)} df inputs read", timeout=6,
+        )
+        self.refresh_view()
 
     def action_export_view(self) -> None:
         target = self.export_dir / f"step-{self.index:03d}-{self.view.value}.svg"

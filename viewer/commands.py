@@ -40,8 +40,9 @@ class GradviewCommands(Provider):
             ("export this view as SVG", app.action_export_view, "writes into gradview-export/"),
             ("export every step as one HTML file", app.action_export_html, "a self-contained stepper"),
             ("run this step on the example inputs", app.action_run_step, "values on the nodes"),
-            ("find the first step whose outputs differ", app.action_find_divergence, "which pass broke my numbers"),
-            ("gradient check of df", app.action_gradient_check, "against finite differences"),
+            ("find the first step whose outputs or gradients differ", app.action_find_divergence,
+             "which pass broke my numbers"),
+            ("gradient check of the step on screen", app.action_gradient_check, "against finite differences"),
             ("toggle hiding unchanged steps", app.action_toggle_unchanged, ""),
             ("switch dark / light theme", app.action_toggle_theme, ""),
         ]

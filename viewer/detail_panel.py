@@ -15,7 +15,6 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from gradview.runtime.pass_trace import PassTrace
 
 from .formatting import (
-    describe_divergence,
     doc_lines,
     fmt,
     short_summary,
@@ -68,12 +67,16 @@ class DetailPanel(Vertical):
                 yield Static("r: run this step on the example inputs", id="run-status")
                 yield DataTable(id="values", zebra_stripes=True)
             with TabPane("Check", id="tab-check"):
-                yield Static("b: find the first step that changes the outputs · G: gradient check", id="check-status")
+                yield Static(
+                    "b: find the first step whose outputs or gradients differ · "
+                    "G: gradient check of the step on screen",
+                    id="check-status",
+                )
                 yield DataTable(id="gradcheck", zebra_stripes=True)
 
     def on_mount(self) -> None:
         self.query_one("#values", DataTable).add_columns("value", "shape", "dtype", "min", "max", "mean")
-        self.query_one("#gradcheck", DataTable).add_columns("input", "shape", "max abs err", "max rel err", "result")
+        self.query_one("#gradcheck", DataTable).add_columns("value", "shape", "max abs err", "max rel err", "result")
 
     # -- tabs ---------------------------------------------------------------------------
     @property
@@ -161,33 +164,22 @@ class DetailPanel(Vertical):
         self.query_one("#check-status", Static).update(text)
         self.activate("tab-check")
 
-    def show_divergence(self, result: Any) -> None:
-        status = self.query_one("#check-status", Static)
-        if isinstance(result, str):
-            status.update(Text(result, style="red"))
-        elif result is None:
-            status.update(Text("every step of the main graph gives the original outputs", style="green"))
-        else:
-            status.update(Text(f"first step whose outputs differ: {describe_divergence(result)}", style="bold red"))
-
-    def show_gradcheck(self, result: Any) -> None:
+    def show_check(self, result: Any) -> None:
+        """A check's result (b or G) replaces whatever check was shown: its
+        one-line message, naming the step, then one row per compared value."""
         status = self.query_one("#check-status", Static)
         table = self.query_one("#gradcheck", DataTable)
         table.clear()
+        self.activate("tab-check")
         if isinstance(result, str):
             status.update(Text(result, style="red"))
             return
-        passed = 0
-        for row in result:
-            ok = getattr(row, "passed", None)
-            reason = getattr(row, "skipped", None) or getattr(row, "reason", None)
-            verdict = Text("pass", style="green") if ok else Text(
-                "skipped" if ok is None or reason else "FAIL", style="dim" if reason else "bold red"
-            )
-            passed += bool(ok)
+        style = {"pass": "green", "fail": "bold red"}.get(result.status, "yellow")
+        status.update(Text(result.message, style=style))  # it names the check and the step
+        for row in result.rows:
+            verdict_style = {"pass": "green", "FAIL": "bold red"}.get(row.verdict, "dim")
             table.add_row(
-                "%" + str(getattr(row, "name", "?")), str(getattr(row, "shape", "")),
-                fmt(getattr(row, "max_abs_error", None)), fmt(getattr(row, "max_rel_error", None)), verdict,
+                row.name, "" if row.shape is None else str(tuple(row.shape)),
+                fmt(row.max_abs_error), fmt(row.max_rel_error),
+                Text(row.verdict + (f" ({row.note})" if row.note else ""), style=verdict_style),
             )
-        status.update(f"gradient check: {passed} of {len(result)} inputs pass")
-

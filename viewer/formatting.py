@@ -7,6 +7,7 @@ Lines are ``(text, style)`` pairs, what :class:`~gradview.viewer.text_pane.TextP
 from __future__ import annotations
 
 import dataclasses
+import re
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,6 @@ from .palette import style_for
 __all__ = [
     "Line",
     "lint_problem",
-    "reflow_doc",
     "doc_lines",
     "diff_lines",
     "marked_ir",
@@ -29,7 +29,6 @@ __all__ = [
     "short_summary",
     "value_names",
     "values_of_node",
-    "describe_divergence",
     "autodiff_label",
 ]
 
@@ -49,45 +48,40 @@ def lint_problem(step: Any) -> str | None:
     return None
 
 
-def reflow_doc(doc: str) -> str:
-    """A docstring for a narrow pane: paragraphs joined into single lines (the
-    pane wraps them), indented blocks and lists kept, reST ``code`` marks dropped."""
-    paragraphs: list[str] = []
-    current: list[str] = []
-
-    def flush() -> None:
-        if current:
-            paragraphs.append(" ".join(current))
-            current.clear()
-
-    for line in doc.replace("``", "").splitlines():
-        stripped = line.strip()
-        if not stripped:
-            flush()
-            paragraphs.append("")
-        elif line.startswith((" ", "\t")) or stripped.startswith(("- ", "* ", "|")) or set(stripped) <= set("-=~"):
-            flush()
-            paragraphs.append(line)
-        else:
-            current.append(stripped)
-    flush()
-    text = "\n".join(paragraphs)
-    while "\n\n\n" in text:
-        text = text.replace("\n\n\n", "\n\n")
-    return text.strip()
-
-
 def doc_lines(name: str, doc: str, width: int) -> list[Line]:
-    """A pass's docstring wrapped to ``width`` columns, under its name."""
+    """A pass's explanation (Markdown, see doc_text.for_people) as wrapped lines
+    under its name: headings bold, code blocks dim and unwrapped, inline marks
+    (backticks, emphasis) dropped, list items hanging."""
     lines: list[Line] = [("", None), (name, Style(bold=True, underline=True))]
-    for paragraph in reflow_doc(doc).splitlines():
-        if not paragraph.strip() or paragraph.startswith((" ", "\t")):
-            lines.append((paragraph, Style(dim=True) if paragraph.strip() else None))
+    in_code = False
+    for raw in doc.splitlines():
+        if raw.startswith("```"):
+            in_code = not in_code
             continue
-        indent = "  " if paragraph.lstrip().startswith(("- ", "* ")) else ""
-        for wrapped in textwrap.wrap(paragraph, max(20, width), subsequent_indent=indent) or [""]:
+        if in_code:
+            lines.append(("  " + raw, Style(dim=True)))
+            continue
+        if not raw.strip():
+            lines.append(("", None))
+            continue
+        if raw.startswith("#"):
+            lines.append((_plain(raw.lstrip("#").strip()), Style(bold=True)))
+            continue
+        marker = _LIST_ITEM.match(raw)
+        indent = " " * len(marker.group(0)) if marker else ""
+        for wrapped in textwrap.wrap(_plain(raw), max(20, width), subsequent_indent=indent) or [""]:
             lines.append((wrapped, None))
     return lines
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s+")
+
+
+def _plain(text: str) -> str:
+    """Markdown's inline marks off: `code`, **strong**, *emphasis*."""
+    text = re.sub(r"`([^`]+)`", r"\1", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
+    return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\1", text)
 
 
 def diff_lines(diff: str) -> list[Line]:
@@ -189,14 +183,6 @@ def values_of_node(step: Any, node_id: int, values: dict[int, Any]) -> list[tupl
         if node.id == node_id:
             return [(out.name, values[out.id]) for out in node.outputs if out.id in values]
     return [(str(node_id), values[node_id])] if node_id in values else []
-
-
-def describe_divergence(result: Any) -> str:
-    parts = [f"step {getattr(result, 'index', '?')} {getattr(result, 'pass_name', '')}"]
-    for attr in ("output", "max_abs_error", "max_rel_error"):
-        if getattr(result, attr, None) is not None:
-            parts.append(f"{attr.replace('_', ' ')} {fmt(getattr(result, attr))}")
-    return ", ".join(parts)
 
 
 def autodiff_label(mode: str | None) -> str:

@@ -21,8 +21,7 @@ __all__ = [
     "LayoutReady",
     "StepFailed",
     "RunDone",
-    "DivergenceDone",
-    "GradcheckDone",
+    "CheckDone",
     "ExportDone",
     "Flush",
 ]
@@ -96,16 +95,9 @@ class RunDone(Message):
         self.result = result
 
 
-class DivergenceDone(Message):
-    """The search for the first step whose outputs differ finished."""
-
-    def __init__(self, result: Any) -> None:
-        super().__init__()
-        self.result = result
-
-
-class GradcheckDone(Message):
-    """The gradient check finished (rows, or an ``error: ...`` string)."""
+class CheckDone(Message):
+    """A check finished (b or G): its CheckResult, or an ``error: ...`` string.
+    The result names the step it belongs to and replaces the one shown."""
 
     def __init__(self, result: Any) -> None:
         super().__init__()

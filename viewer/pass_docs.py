@@ -77,7 +77,7 @@ def _sources() -> dict[str, list[tuple[str | None, Callable[..., Any] | str]]]:
 
 def _text(source: Callable[..., Any] | str) -> str:
     if isinstance(source, str):
-        return source
+        return for_people(source)  # paragraphs joined, as the docstrings' are
     try:
         parameters = list(inspect.signature(source).parameters)
     except (TypeError, ValueError):

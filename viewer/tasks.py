@@ -22,15 +22,17 @@ def run_step(trace: PassTrace, index: int, inputs: Any) -> Any:
 
 
 def find_divergence(trace: PassTrace, inputs: Any) -> Any:
-    from . import evaluate  # noqa: PLC0415
+    """b: the first step whose outputs or gradients differ from the original graph's."""
+    from .check_divergence import find_divergence as find  # noqa: PLC0415
 
-    return guarded(lambda: evaluate.first_divergent_step(trace, inputs))
+    return guarded(lambda: find(trace, inputs))
 
 
-def gradient_check(graph: Any, inputs: Any) -> Any:
-    from . import evaluate  # noqa: PLC0415
+def gradient_check(trace: PassTrace, index: int, inputs: Any) -> Any:
+    """G: step ``index``'s gradients against finite differences."""
+    from .check_gradient import check_step_gradient  # noqa: PLC0415
 
-    return guarded(lambda: evaluate.gradient_check(graph, inputs))
+    return guarded(lambda: check_step_gradient(trace, index, inputs))
 
 
 def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | None, theme: str) -> str:

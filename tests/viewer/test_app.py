@@ -152,7 +152,8 @@ def test_gradient_check_runs_and_every_input_passes(mlp_session: Session) -> Non
         assert table.row_count == len(mlp_session.inputs)
         verdicts = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
         assert verdicts == ["pass"] * table.row_count
-        assert "5 of 5 inputs pass" in _static_text(app, "#check-status")
+        status = _static_text(app, "#check-status")
+        assert f"step {app.index} " in status and "all 5 gradients match finite differences" in status
 
     _drive(mlp_session, script)
 
@@ -168,7 +169,9 @@ def test_run_shows_values_and_divergence_search_finds_none(mlp_session: Session)
         await pilot.press("b")
         await app.wait_for_layouts()
         await pilot.pause()
-        assert "original outputs" in _static_text(app, "#check-status")
+        status = _static_text(app, "#check-status")
+        assert "no divergence" in status and "original outputs and gradients" in status
+        assert app.query_one("#gradcheck", DataTable).row_count == 0  # b's result replaced G's table
 
     _drive(mlp_session, script)
 
@@ -310,3 +313,36 @@ def test_export_keys_write_the_view_as_svg_and_every_step_as_html(mlp_session: S
     assert "aten::matmul" in svg.read_text(encoding="utf-8")
     html = (tmp_path / "out" / "steps.html").read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "ArrowRight" in html  # its pictures: tests/viewer/test_export.py
+
+
+def test_trace_back_lights_the_gradient_path(mlp_session: Session) -> None:
+    """T on a gradient of df lights the df ops computing it and the forward ops they differentiate."""
+    from gradview.runtime.trace_records import walk_records
+    from gradview.viewer.trace_back import gradient_path
+    from gradview.viewer.view_steps import backward_step
+
+    trace = mlp_session.trace
+    index = next(
+        s.index for s in trace
+        if (df := backward_step(trace, s.index, 0)) is not None
+        and any(n.kind == "prim::GradOf" for n in walk_records(df.graph))
+    )
+    df = backward_step(trace, index, 0)
+    assert df is not None
+    grad_of = next(n for n in walk_records(df.graph) if n.kind == "prim::GradOf")
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await pilot.press("T")  # nothing selected: a warning, nothing lit
+        assert app.traced is None
+        app.jump_to_pass(index)
+        await pilot.press("3")
+        await app.wait_for_layouts()
+        app.selected = grad_of.id
+        await pilot.press("T")
+        await pilot.pause()
+        path = gradient_path(trace, index, 0, grad_of.id)
+        assert path is not None and app.traced is not None
+        lit = {node for node, marks in app._marks().nodes.items() if Mark.LINKED in marks}
+        assert path.df_nodes <= lit and path.f_nodes <= lit
+
+    _drive(mlp_session, script)
