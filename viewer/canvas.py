@@ -28,6 +28,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from .labels import ELLIPSIS, abbreviate, short_op_name
 from .layout import Layout
 from .messages import NodeSelected
 from .model import DrawGraph, Mark, Marks, NodeRole
@@ -223,14 +224,14 @@ def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: floa
     if zoom < COMPACT_BOXES:
         return "■" if role is not NodeRole.INPUT else "●"
     if zoom < FULL_LABELS:
-        name = _short_name(lines[0])
-        return ("[" + name[: max(0, width - 2)] + "]").ljust(width)[:width]
+        name = abbreviate(short_op_name(lines[0]), width - 2)
+        return ("[" + name + "]").ljust(width)[:width] if name else ELLIPSIS.ljust(width)[:width]
     inner = width - 2
     round_box = role in (NodeRole.INPUT, NodeRole.RETURN)
     left_top, right_top, left_bottom, right_bottom = ("╭", "╮", "╰", "╯") if round_box else ("┌", "┐", "└", "┘")
     offset = row - span.top
     if offset == 0:
-        tag = f" {badge} "[:inner] if badge and inner > 4 else ""
+        tag = f" {abbreviate(badge, inner - 2)} " if badge and inner > 4 else ""
         return left_top + tag + "─" * (inner - len(tag)) + right_top
     if row == span.bottom - 1:
         return left_bottom + "─" * inner + right_bottom
@@ -239,13 +240,8 @@ def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: floa
     first = max(0, (inner_rows - len(lines)) // 2)
     index = offset - 1 - first
     line = lines[index] if 0 <= index < len(lines) else ""
-    text = line if len(line) <= inner else line[: inner - 1] + "…"
+    text = abbreviate(line, inner)
     return "│" + text.center(inner) + "│"
-
-
-def _short_name(first_line: str) -> str:
-    """``aten::matmul`` -> ``matmul``: compact boxes have room for the op name only."""
-    return first_line.rsplit("::", 1)[-1]
 
 
 class GraphCanvas(ScrollView, can_focus=True):

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, value_names, walk_records
 
+from .labels import abbreviate
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
 from .view_steps import (
     changed_here,
@@ -85,7 +86,7 @@ def block_return_id(owner_id: int, block_index: int) -> int:
 
 # -- labels -------------------------------------------------------------------------
 def _clip(text: str, limit: int = MAX_LINE) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return abbreviate(text, limit)
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -119,7 +120,7 @@ def _attrs(node: NodeRecord) -> str:
 def node_label(node: NodeRecord) -> str:
     """The text in a node's box: the op (with attributes when they fit), then its outputs."""
     head = node.kind + _attrs(node)
-    lines = [head if len(head) <= MAX_LINE else _clip(node.kind)]
+    lines = [_clip(head)]
     for value in node.outputs[:MAX_OUTPUT_LINES]:
         lines.append(_clip(f"%{value.name} : {short_type(value.type)}"))
     if len(node.outputs) > MAX_OUTPUT_LINES:
