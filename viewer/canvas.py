@@ -32,7 +32,7 @@ from .labels import ELLIPSIS, abbreviate, short_op_name
 from .layout import Layout
 from .messages import NodeSelected
 from .model import DrawGraph, Mark, Marks, NodeRole
-from .palette import style_for
+from .palette import line_style_for, style_for
 
 __all__ = ["CanvasGeometry", "GraphCanvas", "ZOOM_LEVELS", "BoxSpan"]
 
@@ -401,7 +401,7 @@ class GraphCanvas(ScrollView, can_focus=True):
             dots = self._row_dots[dots_key] = geometry.dots_in_row(row, self._shown_edges, (start, start + width))
         for col, (bits, value_id) in dots.items():
             index = col - start
-            if 0 <= index < width:
+            if 0 <= index < width and _line_shows(self._edge_line(value_id), col, row):
                 cells[index] = chr(0x2800 + bits)
                 styles[index] = self._edge_style(value_id)
         nodes = self.graph.nodes
@@ -445,6 +445,10 @@ class GraphCanvas(ScrollView, can_focus=True):
             style = Style(color=style_for(set(marks), self.theme_name).stroke)
             self._styles[key] = style
         return style
+
+    def _edge_line(self, value_id: int) -> str:
+        marks = self.marks.values.get(value_id)
+        return line_style_for(marks) if marks else "solid"
 
     def _frame_style(self) -> Style:
         key = (frozenset(), "frame")
@@ -534,6 +538,16 @@ class GraphCanvas(ScrollView, can_focus=True):
         node = self._geometry.node_at(col, row, self.graph.nodes)
         if node is not None:
             self.select(node, follow=False)
+
+
+def _line_shows(line: str, col: int, row: int) -> bool:
+    """Whether an edge cell at (col, row) is drawn: dotted edges skip every
+    other cell, dashed ones two of every four (AutogradZero states share a hue)."""
+    if line == "dotted":
+        return (col + row) % 2 == 0
+    if line == "dashed":
+        return (col + row) % 4 < 2
+    return True
 
 
 def _frame_text(row: int, c0: int, r0: int, c1: int, r1: int, title: str) -> str:

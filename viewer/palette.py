@@ -7,7 +7,16 @@ from dataclasses import dataclass
 
 from .model import Mark
 
-__all__ = ["Style", "PALETTES", "style_for", "MARK_PRIORITY", "LEGEND"]
+__all__ = [
+    "Style",
+    "PALETTES",
+    "OKABE_ITO",
+    "LINE_STYLES",
+    "style_for",
+    "line_style_for",
+    "MARK_PRIORITY",
+    "LEGEND",
+]
 
 
 @dataclass(frozen=True)
@@ -37,43 +46,56 @@ MARK_PRIORITY: tuple[Mark, ...] = (
     Mark.GRAD_OF,
 )
 
-_DARK = {
-    None: Style("#1e2430", "#7f8ea3", "#e6edf3"),
-    Mark.SELECTED: Style("#3d2f00", "#ffd43b", "#fff3bf"),
-    Mark.FAILED: Style("#4a1010", "#ff6b6b", "#ffe3e3"),
-    Mark.LINKED: Style("#2b2b00", "#fab005", "#fff3bf"),
-    Mark.CAPTURED_INPUT: Style("#0b3a4a", "#22b8cf", "#e3fafc"),
-    Mark.CAPTURED_OUTPUT: Style("#2a1f4a", "#9775fa", "#f3f0ff"),
-    Mark.TEMPORARY: Style("#3f1d38", "#f06595", "#fff0f6"),
-    Mark.VJP_INPUT: Style("#173b1f", "#51cf66", "#ebfbee"),
-    Mark.VJP_OUTPUT: Style("#2f3b0f", "#a9e34b", "#f4fce3"),
-    Mark.ADDED: Style("#0f3b24", "#40c057", "#d3f9d8"),
-    Mark.INPUTS_CHANGED: Style("#3b2a0f", "#fd7e14", "#fff4e6"),
-    Mark.REMOVED: Style("#202020", "#555555", "#808080"),
-    Mark.ZERO: Style("#2a2a2a", "#868e96", "#ced4da"),
-    Mark.NONZERO: Style("#10304a", "#4dabf7", "#e7f5ff"),
-    Mark.UNKNOWN: Style("#3a3000", "#fcc419", "#fff9db"),
-    Mark.GRAD_OF: Style("#25203a", "#b197fc", "#f3f0ff"),
+# Okabe & Ito's eight colours ("Color Universal Design", 2008), which stay
+# apart for the common kinds of colour blindness. Marks share seven hues plus
+# black text; what shares a hue is told apart by badges (``captured in #0``,
+# ``vjp out #1``) and, for AutogradZero states, by line style (LINE_STYLES).
+OKABE_ITO = {
+    "orange": "#e69f00",
+    "sky_blue": "#56b4e9",
+    "bluish_green": "#009e73",
+    "yellow": "#f0e442",
+    "blue": "#0072b2",
+    "vermillion": "#d55e00",
+    "reddish_purple": "#cc79a7",
+    "black": "#000000",
 }
 
-_LIGHT = {
-    None: Style("#ffffff", "#495057", "#212529"),
-    Mark.SELECTED: Style("#fff3bf", "#f08c00", "#212529"),
-    Mark.FAILED: Style("#ffe3e3", "#e03131", "#212529"),
-    Mark.LINKED: Style("#fff9db", "#f59f00", "#212529"),
-    Mark.CAPTURED_INPUT: Style("#e3fafc", "#0c8599", "#212529"),
-    Mark.CAPTURED_OUTPUT: Style("#f3f0ff", "#7048e8", "#212529"),
-    Mark.TEMPORARY: Style("#fff0f6", "#d6336c", "#212529"),
-    Mark.VJP_INPUT: Style("#ebfbee", "#2f9e44", "#212529"),
-    Mark.VJP_OUTPUT: Style("#f4fce3", "#66a80f", "#212529"),
-    Mark.ADDED: Style("#d3f9d8", "#2b8a3e", "#212529"),
-    Mark.INPUTS_CHANGED: Style("#fff4e6", "#e8590c", "#212529"),
-    Mark.REMOVED: Style("#f1f3f5", "#adb5bd", "#868e96"),
-    Mark.ZERO: Style("#f1f3f5", "#868e96", "#495057"),
-    Mark.NONZERO: Style("#e7f5ff", "#1c7ed6", "#212529"),
-    Mark.UNKNOWN: Style("#fff9db", "#f08c00", "#212529"),
-    Mark.GRAD_OF: Style("#f3f0ff", "#845ef7", "#212529"),
+_HUE: dict[Mark, str] = {
+    Mark.SELECTED: "yellow",
+    Mark.LINKED: "yellow",  # lit because of the selection; the selection is also bold
+    Mark.FAILED: "vermillion",
+    Mark.ADDED: "bluish_green",
+    Mark.INPUTS_CHANGED: "orange",
+    Mark.CAPTURED_INPUT: "sky_blue",
+    Mark.CAPTURED_OUTPUT: "sky_blue",
+    Mark.TEMPORARY: "sky_blue",
+    Mark.VJP_INPUT: "blue",
+    Mark.VJP_OUTPUT: "blue",
+    # AutogradZero states: one hue none of "inputs changed" and "selected" use.
+    Mark.ZERO: "reddish_purple",
+    Mark.NONZERO: "reddish_purple",
+    Mark.UNKNOWN: "reddish_purple",
 }
+
+# Line styles of edges whose value carries the mark (solid otherwise).
+LINE_STYLES: dict[Mark, str] = {Mark.ZERO: "dotted", Mark.UNKNOWN: "dashed"}
+
+
+def _marked(hue: str) -> Style:
+    colour = OKABE_ITO[hue]
+    return Style(colour, colour, OKABE_ITO["black"])
+
+
+def _palette(plain: Style) -> dict[Mark | None, Style]:
+    # REMOVED is drawn faded and GRAD_OF is named by its label: both keep the plain colours.
+    table: dict[Mark | None, Style] = {None: plain, Mark.REMOVED: plain, Mark.GRAD_OF: plain}
+    table.update({mark: _marked(hue) for mark, hue in _HUE.items()})
+    return table
+
+
+_DARK = _palette(Style("#1e2430", "#7f8ea3", "#e6edf3"))
+_LIGHT = _palette(Style("#ffffff", "#495057", "#212529"))
 
 PALETTES: dict[str, dict[Mark | None, Style]] = {"dark": _DARK, "light": _LIGHT}
 
@@ -86,9 +108,9 @@ LEGEND: dict[Mark, str] = {
     Mark.TEMPORARY: "captured temporary (an extra output of f for df)",
     Mark.VJP_INPUT: "incoming gradient of df",
     Mark.VJP_OUTPUT: "gradient df returns",
-    Mark.ZERO: "AutogradZero: zero",
-    Mark.NONZERO: "AutogradZero: nonzero",
-    Mark.UNKNOWN: "AutogradZero: unknown",
+    Mark.ZERO: "AutogradZero: zero (dotted)",
+    Mark.NONZERO: "AutogradZero: nonzero (solid)",
+    Mark.UNKNOWN: "AutogradZero: unknown (dashed)",
     Mark.GRAD_OF: "GradOf block",
     Mark.SELECTED: "selected",
     Mark.LINKED: "linked to the selection",
@@ -104,3 +126,11 @@ def style_for(marks: set[Mark] | None, theme: str = "dark") -> Style:
             if mark in marks:
                 return palette[mark]
     return palette[None]
+
+
+def line_style_for(marks: set[Mark] | None) -> str:
+    """``dotted``, ``dashed`` or ``solid``: the line of an edge whose value carries ``marks``."""
+    for mark, style in LINE_STYLES.items():
+        if marks and mark in marks:
+            return style
+    return "solid"

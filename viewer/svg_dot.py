@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from .layout import Layout, LayoutError, graphviz_program
 from .model import DrawGraph, Mark, Marks, NodeRole
-from .palette import LEGEND, MARK_PRIORITY, PALETTES, style_for
+from .palette import LEGEND, MARK_PRIORITY, PALETTES, line_style_for, style_for
 from .svg_geometry import Box, StepGeometry, is_faded, step_geometry
 
 __all__ = ["INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "step_crop", "run_neato"]
@@ -256,8 +256,8 @@ def _edge_lines(
             f"penwidth={width}",
             f'tooltip="{graphviz_text(edge.label or f"value {edge.value_id}")}"',
         ]
-        if ends_faded:
-            attrs.append("style=dashed")
+        if ends_faded or line_style_for(value_marks) != "solid":
+            attrs.append(f"style={'dashed' if ends_faded else line_style_for(value_marks)}")
         points = layout.edges.get(key)
         if points and len(points) >= 2:
             attrs.append(f'pos="{_spline_pos(points, at)}"')

@@ -149,3 +149,24 @@ async def _arrows_and_dragging_pan() -> None:
         canvas.on_mouse_up(SimpleNamespace())
         canvas.on_mouse_move(SimpleNamespace(screen_x=0, screen_y=0, button=0))
         assert (canvas.scroll_x, canvas.scroll_y) == (before[0] + 10, before[1] + 2)
+
+
+def test_autograd_zero_states_draw_dotted_and_dashed_edges() -> None:
+    asyncio.run(_zero_states_draw_line_styles())
+
+
+async def _zero_states_draw_line_styles() -> None:
+    layout, graph = _two_nodes()
+    app = _CanvasApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        canvas = app.query_one(GraphCanvas)
+        counts = {}
+        for state in (None, Mark.NONZERO, Mark.UNKNOWN, Mark.ZERO):
+            marks = Marks()
+            if state is not None:
+                marks.mark_value(10, state)
+            canvas.show(layout, graph, marks)
+            await pilot.pause()
+            painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
+            counts[state] = sum(0x2800 <= ord(ch) <= 0x28FF for ch in painted)
+        assert counts[None] == counts[Mark.NONZERO] > counts[Mark.UNKNOWN] > counts[Mark.ZERO] > 0
