@@ -32,7 +32,7 @@ from .labels import ELLIPSIS, abbreviate, short_op_name
 from .layout import Layout
 from .messages import NodeSelected
 from .model import DrawGraph, Mark, Marks, NodeRole
-from .palette import line_style_for, style_for
+from .palette import CANVAS_BACKGROUND, line_style_for, style_for
 
 __all__ = ["CanvasGeometry", "GraphCanvas", "ZOOM_LEVELS", "BoxSpan"]
 
@@ -277,6 +277,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.marks: Marks = Marks()
         self.selected: int | None = None
         self.theme_name = theme
+        self.styles.background = CANVAS_BACKGROUND[theme]
         self.message_text = "laying out…"
         self._geometry: CanvasGeometry | None = None
         self._geometries: dict[tuple[int, float], CanvasGeometry] = {}  # (id of layout, zoom)
@@ -344,6 +345,7 @@ class GraphCanvas(ScrollView, can_focus=True):
     def set_theme(self, theme: str) -> None:
         self.theme_name = theme
         self._styles.clear()
+        self.styles.background = CANVAS_BACKGROUND[theme]  # the canvas follows the theme, not $surface
         self.refresh()
 
     def _rebuild(self) -> None:

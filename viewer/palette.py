@@ -11,6 +11,7 @@ __all__ = [
     "Style",
     "PALETTES",
     "OKABE_ITO",
+    "CANVAS_BACKGROUND",
     "LINE_STYLES",
     "style_for",
     "line_style_for",
@@ -98,6 +99,9 @@ _DARK = _palette(Style("#1e2430", "#7f8ea3", "#e6edf3"))
 _LIGHT = _palette(Style("#ffffff", "#495057", "#212529"))
 
 PALETTES: dict[str, dict[Mark | None, Style]] = {"dark": _DARK, "light": _LIGHT}
+
+# Behind the graph: the same as the SVG export's page (svg_dot.BACKGROUND).
+CANVAS_BACKGROUND: dict[str, str] = {"dark": "#0d1117", "light": "#ffffff"}
 
 LEGEND: dict[Mark, str] = {
     Mark.ADDED: "added by this step",

@@ -170,3 +170,25 @@ async def _zero_states_draw_line_styles() -> None:
             painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
             counts[state] = sum(0x2800 <= ord(ch) <= 0x28FF for ch in painted)
         assert counts[None] == counts[Mark.NONZERO] > counts[Mark.UNKNOWN] > counts[Mark.ZERO] > 0
+
+
+class _LightCanvasApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield GraphCanvas(id="canvas", theme="light")
+
+
+def test_the_light_theme_paints_the_canvas_light() -> None:
+    asyncio.run(_light_canvas())
+
+
+async def _light_canvas() -> None:
+    app = _LightCanvasApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        canvas = app.query_one(GraphCanvas)
+        await pilot.pause()
+        light = canvas.styles.background
+        assert light.brightness > 0.9
+        canvas.set_theme("dark")
+        assert canvas.styles.background.brightness < 0.2
+        canvas.set_theme("light")
+        assert canvas.styles.background == light
