@@ -382,7 +382,8 @@ class GraphCanvas(ScrollView, can_focus=True):
         geometry = self._geometry
         if geometry is None:
             text = self.message_text if y == 0 else ""
-            return Strip([Segment(text.ljust(width)[:width])])
+            plain = Style(color=style_for(None, self.theme_name).text)
+            return Strip([Segment(text.ljust(width)[:width], plain)]).apply_style(self._background_style())
         scroll_x, scroll_y = self.scroll_offset
         row = y + int(scroll_y)
         start = int(scroll_x)
@@ -414,7 +415,8 @@ class GraphCanvas(ScrollView, can_focus=True):
             badge = badge_for(span.node_id, self.marks) if row == span.top else ""
             text = box_row_text(span, row, node.label, node.role, geometry.zoom, badge)
             self._put(cells, styles, start, span.start, text, self._node_style(span.node_id))
-        return Strip(list(_segments(cells, styles)))
+        # Under everything: the theme's background (line-API strips do not get the widget's).
+        return Strip(list(_segments(cells, styles))).apply_style(self._background_style())
 
     def _put(self, cells: list[str], styles: list[Style | None], start: int, col: int, text: str, style: Style) -> None:
         begin = col - start
@@ -446,6 +448,13 @@ class GraphCanvas(ScrollView, can_focus=True):
         if style is None:
             style = Style(color=style_for(set(marks), self.theme_name).stroke)
             self._styles[key] = style
+        return style
+
+    def _background_style(self) -> Style:
+        key = (frozenset(), "background")
+        style = self._styles.get(key)
+        if style is None:
+            style = self._styles[key] = Style(bgcolor=CANVAS_BACKGROUND[self.theme_name])
         return style
 
     def _edge_line(self, value_id: int) -> str:

@@ -188,6 +188,12 @@ async def _light_canvas() -> None:
         await pilot.pause()
         light = canvas.styles.background
         assert light.brightness > 0.9
+        for layout, graph in ((None, DrawGraph()), _two_nodes()):  # a message, then a graph
+            canvas.show(layout, graph, Marks(), "laying out…")
+            await pilot.pause()
+            lines = [canvas.render_line(y) for y in range(canvas.size.height)]
+            blanks = [seg.style for line in lines for seg in line if not seg.text.strip()]
+            assert blanks and all(s is not None and s.bgcolor.triplet.red > 230 for s in blanks)
         canvas.set_theme("dark")
         assert canvas.styles.background.brightness < 0.2
         canvas.set_theme("light")
