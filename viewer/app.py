@@ -4,7 +4,7 @@ The app holds what is on screen (step, view, DifferentiableGraph, selection)
 and turns keys into changes of it; :class:`~gradview.viewer.main_screen.MainScreen`
 composes the panels (timeline left, graph centre, tabs right), the
 :class:`~gradview.viewer.controller.Controller` owns the caches and the
-layout worker, and every worker result arrives as a message
+layout service (worker processes), and every worker result arrives as a message
 (:mod:`~gradview.viewer.messages`). Nothing slow runs in a key handler and a
 failure of any worker is a message on screen, never a crash.
 """
@@ -143,7 +143,7 @@ class GradviewApp(App[None]):
         self.call_after_refresh(self.controller.start)
 
     def on_unmount(self) -> None:
-        self.controller.stop()
+        self.controller.stop()  # stops and reaps the layout processes: exit never waits for a layout
         self._collector.restore()
 
     def _spawn_layout_worker(self, work: Any) -> None:
@@ -245,7 +245,7 @@ class GradviewApp(App[None]):
             self.refresh_view()
 
     @on(Flush)
-    def _flush(self, message: Flush) -> None:
+    def _flushed(self, message: Flush) -> None:  # not _flush: Textual's App has one (print capture)
         message.done()
 
     @on(StepFailed)

@@ -1,12 +1,18 @@
 """The viewer's controller: the caches (layouts, drawings, run results, failures)
-and the layout worker that fills them.
+and the workers that fill them.
 
-Threads: the layout worker runs in a thread and hands every result back as a
-message (:class:`~gradview.viewer.messages.LayoutReady`, ``StepFailed``),
-which the app passes to :meth:`Controller.accept` on the UI thread. The only
-state both threads touch (the queue of wanted layouts and the drawing cache)
-lives behind one lock; ``layouts``, ``layout_errors``, ``run_results`` and
-``failures`` are written on the UI thread only.
+Layouts run in worker processes (:class:`~gradview.viewer.layout_service.LayoutService`),
+so a step key never waits for one. A thread worker packs the trace for them
+(:meth:`LayoutService.prepare`), hands them every wanted layout (the view on
+screen first), then draws and lints the steps ahead of the user. Each result
+comes back on a pool thread, which builds its canvas geometry and posts a
+:class:`~gradview.viewer.messages.LayoutReady`; the app passes every message
+to :meth:`Controller.accept` on the UI thread.
+
+Threads: the state the UI thread, the thread worker and the pool's threads
+share (the wanted layouts, the counts of results on their way, the drawing
+cache, the zoom) lives behind one lock; ``layouts``, ``layout_errors``,
+``run_results`` and ``failures`` are written on the UI thread only.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from gradview.runtime.pass_trace import PassTrace
 from . import views
 from .canvas import CanvasGeometry
 from .formatting import lint_problem
-from .layout import DotMissingError, Layout, union_layout
+from .layout import Layout
+from .layout_service import LayoutResult, LayoutService
 from .messages import LayoutReady, StepFailed
 from .model import DrawGraph, View
 
@@ -41,23 +48,33 @@ def layout_key(trace: PassTrace, index: int, view: View, dg: int) -> LayoutKey:
 
 
 class Controller:
-    """Owns the caches; ``post`` delivers worker messages to the app, ``spawn``
-    runs a callable in a thread worker."""
+    """Owns the caches and the layout service; ``post`` delivers results to the
+    app (from any thread), ``spawn`` runs a callable in a thread worker."""
 
-    def __init__(self, trace: PassTrace, post: Callable[[Message], object], spawn: Callable[[Callable[[], None]], object]) -> None:
+    def __init__(
+        self,
+        trace: PassTrace,
+        post: Callable[[Message], object],
+        spawn: Callable[[Callable[[], None]], object],
+        service: LayoutService | None = None,
+    ) -> None:
         self.trace = trace
         self._post = post
         self._spawn = spawn
+        self.service = service if service is not None else LayoutService(trace=trace)
         self.layouts: dict[LayoutKey, Layout] = {}
         self.layout_errors: dict[LayoutKey, str] = {}
         self.run_results: dict[int, Any] = {}
         self.failures: dict[int, str] = {}
-        # Shared with the worker, under the lock.
+        # Shared between threads, under the lock.
         self._lock = threading.Lock()
-        self._pending: list[LayoutKey] = []
-        self._done: set[LayoutKey] = set()  # computed, maybe not yet accepted
+        self._pending: list[LayoutKey] = []  # wanted, not yet handed to the service
+        self._submitted: set[LayoutKey] = set()
+        self._wanted: LayoutKey | None = None  # the view on screen
+        self._outstanding = 0  # handed to the service, result not yet posted
+        self._undelivered = 0  # messages posted, not yet accepted
         self._drawings: dict[tuple[int, View, int], DrawGraph] = {}
-        self._undelivered = 0  # messages posted by the worker, not yet accepted
+        self._ahead = 0  # steps drawn and linted ahead of the user
         self._running = False
         self._started = False
         self._zoom = 1.0
@@ -79,50 +96,63 @@ class Controller:
 
     # -- layouts ---------------------------------------------------------------------------
     def set_zoom(self, zoom: float) -> None:
-        """The canvas zoom the worker builds geometries for."""
+        """The canvas zoom the geometries are built for."""
         with self._lock:
             self._zoom = zoom
 
     def start(self) -> None:
-        """Queue every layout (after the first paint: the worker competes with it)."""
-        keys: list[LayoutKey] = []
-        for step in self.trace:
-            key = ("whole", step.which)
-            if key not in keys:
-                keys.append(key)
+        """Want every layout (after the first paint: packing the trace competes with it)."""
+        keys = list(dict.fromkeys(("whole", step.which) for step in self.trace))
         for dg in range(views.differentiable_graph_count(self.trace)):
             keys += [(View.FORWARD.value, dg), (View.BACKWARD.value, dg), (View.JOINT.value, dg)]
         with self._lock:
             self._started = True
-        for key in keys:
-            self.request(key)
+            for key in keys:
+                if key not in self._submitted and key not in self._pending:
+                    self._pending.append(key)
         self._wake()
 
     def request(self, key: LayoutKey) -> None:
-        """Compute ``key``'s layout soon, unless it is known or queued."""
+        """The view on screen needs ``key``: compute it next, unless it is known."""
         if key in self.layouts or key in self.layout_errors:
             return
         with self._lock:
-            if key in self._pending or key in self._done:
-                return
-            self._pending.append(key)
-        self._wake()
+            self._wanted = key
+            submitted = key in self._submitted
+            if not submitted:
+                if key in self._pending:
+                    self._pending.remove(key)
+                self._pending.insert(0, key)
+        if submitted:
+            self.service.prioritize(key)  # waiting in the service: next; running or done: as is
+        else:
+            self._wake()
 
     def _wake(self) -> None:
         with self._lock:
-            if self._running or not self._started or not self._pending:
+            if self._running or not self._started or self._stop.is_set():
+                return
+            if not self._pending and self._ahead >= len(self.trace):
                 return
             self._running = True
         self._spawn(self._work)
 
     def stop(self) -> None:
-        """Let the worker end at its next step (the app is closing)."""
+        """The app is closing: end the thread worker at its next step, stop and reap
+        the layout processes (without it, exit waits for the running layouts)."""
         self._stop.set()
+        self.service.shutdown()
 
     def busy(self) -> bool:
-        """True while layouts are queued or their results are on their way."""
+        """True until every layout wanted so far is computed and its message accepted."""
         with self._lock:
-            return not self._started or self._running or bool(self._pending) or self._undelivered > 0
+            return (
+                not self._started
+                or self._running
+                or bool(self._pending)
+                or self._outstanding > 0
+                or self._undelivered > 0
+            )
 
     def accept(self, message: Message) -> None:
         """A worker's message, on the UI thread: store what it carries."""
@@ -136,52 +166,59 @@ class Controller:
         with self._lock:
             self._undelivered -= 1
 
-    def _send(self, message: Message) -> None:
+    def _send(self, message: Message, outstanding: int = 0) -> None:
         with self._lock:
             self._undelivered += 1
+            self._outstanding -= outstanding
         if not self._post(message):
             with self._lock:
                 self._undelivered -= 1
 
-    def _next(self) -> LayoutKey | None:
+    def _next(self) -> tuple[LayoutKey, bool] | None:
         with self._lock:
-            return self._pending[0] if self._pending else None
+            if not self._pending:
+                return None
+            key = self._pending.pop(0)
+            self._submitted.add(key)
+            self._outstanding += 1
+            return key, key == self._wanted
 
     def _work(self) -> None:
-        """The worker: queued layouts first; between them, when none is queued,
-        draw the whole view of every step ahead of the user and lint its graph
-        (a broken one is reported as failed)."""
-        ahead = 0
+        """The thread worker: pack the trace for the layout processes, hand them
+        the wanted layouts; when none is left, draw the whole view of every step
+        ahead of the user and lint its graph (a broken one is reported as failed)."""
+        self.service.prepare()
         while not self._stop.is_set():
-            key = self._next()
-            if key is not None:
-                self._send(self._layout(key))
-                with self._lock:
-                    self._pending.remove(key)
-                    self._done.add(key)
+            job = self._next()
+            if job is not None:
+                key, first = job
+                try:
+                    self.service.submit_view(key, callback=self._layout_done, first=first)
+                except RuntimeError:  # shut down meanwhile: the app is closing
+                    with self._lock:
+                        self._outstanding -= 1
                 continue
-            if ahead >= len(self.trace):
-                with self._lock:
-                    if not self._pending:
-                        self._running = False
-                        return
-                continue
-            self._draw_ahead(ahead)
-            ahead += 1
+            with self._lock:
+                if self._ahead >= len(self.trace) and not self._pending:
+                    self._running = False
+                    return
+                index = self._ahead
+                self._ahead += 1
+            self._draw_ahead(index)
         with self._lock:
             self._running = False
 
-    def _layout(self, key: LayoutKey) -> LayoutReady:
-        try:
-            graphs = self._union_members(key)
-            layout = union_layout(graphs) if graphs else Layout()
+    def _layout_done(self, result: LayoutResult) -> None:
+        """On a pool thread: the result as a message, with the canvas geometry built here."""
+        message = LayoutReady(result.key, None, result.error or "layout failed")
+        if result.layout is not None:
             with self._lock:
                 zoom = self._zoom
-            return LayoutReady(key, layout, None, CanvasGeometry.build(layout, zoom))
-        except DotMissingError as exc:
-            return LayoutReady(key, None, str(exc))
-        except Exception as exc:  # noqa: BLE001 - shown in the canvas, never a crash
-            return LayoutReady(key, None, f"layout failed: {type(exc).__name__}: {exc}")
+            try:
+                message = LayoutReady(result.key, result.layout, None, CanvasGeometry.build(result.layout, zoom))
+            except Exception as exc:  # noqa: BLE001 - shown in the canvas, never a crash
+                message = LayoutReady(result.key, None, f"layout failed: {type(exc).__name__}: {exc}")
+        self._send(message, outstanding=1)
 
     def _draw_ahead(self, index: int) -> None:
         step = self.trace[index]
@@ -192,26 +229,3 @@ class Controller:
             self.draw(index, View.WHOLE, 0)
         except Exception as exc:  # noqa: BLE001 - shown as the step's failure
             self._send(StepFailed(index, f"cannot draw: {type(exc).__name__}: {exc}"))
-
-    def _union_members(self, key: LayoutKey) -> list[DrawGraph]:
-        kind, which_or_dg = key
-        if kind == "whole":
-            # A step that changed nothing shows its predecessor's graph again:
-            # only the first step of the graph and the changing ones add to the union.
-            members = []
-            for step in self.trace:
-                if step.which == which_or_dg and (step.changed or not members):
-                    members.append(views.draw_step(self.trace, step.index, View.WHOLE, 0, ghosts=False))
-            return members
-        view = View(kind)
-        members = []
-        seen: set[tuple[int, ...]] = set()
-        for step in self.trace:
-            if views.view_unavailable_reason(self.trace, step.index, view, which_or_dg):
-                continue
-            graph = views.draw_step(self.trace, step.index, view, which_or_dg, ghosts=False)
-            signature = tuple(sorted(graph.nodes))
-            if signature not in seen:
-                seen.add(signature)
-                members.append(graph)
-        return members

@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from typing import Any
 
 from .layout import DotMissingError, Layout, LayoutError, box_size, lay_out_sized, union_graph
@@ -218,6 +219,11 @@ class LayoutService:
         self._unpolled: list[LayoutResult] = []
         self._executor: ProcessPoolExecutor | None = None
         self._closed = False
+        # Spawning a worker starts multiprocessing's resource tracker, which passes on
+        # sys.stderr's file descriptor: under a running Textual app stderr is captured
+        # and has none ("bad value(s) in fds_to_keep"), so start it now, before the app runs.
+        with contextlib.suppress(OSError, ValueError):
+            resource_tracker.ensure_running()
 
     # -- jobs ------------------------------------------------------------------------------------
     def submit(

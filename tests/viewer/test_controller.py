@@ -1,0 +1,120 @@
+"""The controller hands layouts to the layout service (the view on screen first) and
+turns its results into LayoutReady messages: no layout is computed on the app's threads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradview.viewer.controller import Controller, layout_key
+from gradview.viewer.layout import Layout, union_layout
+from gradview.viewer.layout_service import LayoutResult, LayoutService, union_members
+from gradview.viewer.messages import LayoutReady
+from gradview.viewer.model import View
+
+
+class FakeService:
+    """Records what the controller asks; results are handed back by the test."""
+
+    def __init__(self) -> None:
+        self.prepared = 0
+        self.submitted: list[tuple[Any, bool]] = []
+        self.callbacks: dict[Any, Any] = {}
+        self.prioritized: list[Any] = []
+        self.shut = False
+
+    def prepare(self) -> None:
+        self.prepared += 1
+
+    def submit_view(self, key, engine=None, callback=None, first=False):
+        assert self.prepared, "the trace is packed before the first job"
+        self.submitted.append((key, first))
+        self.callbacks[key] = callback
+
+    def prioritize(self, key) -> bool:
+        self.prioritized.append(key)
+        return True
+
+    def shutdown(self) -> None:
+        self.shut = True
+
+
+def _controller(trace, service) -> tuple[Controller, list]:
+    posted: list = []
+
+    def post(message) -> bool:
+        posted.append(message)
+        return True
+
+    return Controller(trace, post, lambda work: work(), service=service), posted
+
+
+def _all_keys(trace) -> list:
+    keys = list(dict.fromkeys(("whole", step.which) for step in trace))
+    return keys + [(v, 0) for v in ("forward", "backward", "joint")]
+
+
+def test_the_view_on_screen_goes_first_then_every_other_layout(mlp_trace):
+    service = FakeService()
+    controller, _ = _controller(mlp_trace, service)
+    on_screen = layout_key(mlp_trace, 0, View.JOINT, 0)
+    controller.request(on_screen)
+    assert service.submitted == [] and controller.busy()  # nothing before start (first paint)
+    controller.start()
+    assert service.submitted[0] == (on_screen, True)
+    assert [key for key, _ in service.submitted] == [on_screen] + [
+        key for key in _all_keys(mlp_trace) if key != on_screen
+    ]
+    assert not any(first for _, first in service.submitted[1:])
+    # Switching view: a submitted layout is moved ahead in the service, not submitted again.
+    forward = layout_key(mlp_trace, 0, View.FORWARD, 0)
+    controller.request(forward)
+    assert service.prioritized == [forward]
+    assert len(service.submitted) == len(_all_keys(mlp_trace))
+    controller.stop()
+    assert service.shut
+
+
+def test_results_become_messages_with_geometry_or_the_error(mlp_trace):
+    service = FakeService()
+    controller, posted = _controller(mlp_trace, service)
+    controller.start()
+    keys = [key for key, _ in service.submitted]
+    good, bad = keys[0], keys[1]
+    layout = union_layout(union_members(mlp_trace, good), "layered")
+    service.callbacks[good](LayoutResult(good, layout, None, 0.1, "layered"))
+    service.callbacks[bad](LayoutResult(bad, None, "dot failed: syntax error in line 3", 0.1, "dot"))
+    ready = [m for m in posted if isinstance(m, LayoutReady)]
+    assert [m.key for m in ready] == [good, bad]
+    assert ready[0].layout is layout and ready[0].geometry is not None and ready[0].error is None
+    assert ready[1].layout is None and ready[1].error == "dot failed: syntax error in line 3"
+    for message in posted:
+        controller.accept(message)
+    assert controller.layouts == {good: layout}
+    assert controller.layout_errors == {bad: "dot failed: syntax error in line 3"}
+    assert controller.busy(), "the other layouts are still on their way"
+    for key in keys[2:]:
+        service.callbacks[key](LayoutResult(key, Layout(), None, 0.0, "layered"))
+        controller.accept(posted[-1])
+    assert not controller.busy()
+    controller.request(good)  # known: nothing to do
+    assert service.prioritized == [] and len(service.submitted) == len(keys)
+
+
+def test_the_app_gets_the_union_of_every_distinct_graph(mlp_trace):
+    """Through real worker processes: the layouts equal the service's union of the
+    distinct drawings (no edge of a graph with the same nodes is lost)."""
+    posted: list = []
+    service = LayoutService(workers=1, engine="layered", trace=mlp_trace)
+    controller = Controller(mlp_trace, lambda m: posted.append(m) or True, lambda work: work(), service=service)
+    try:
+        controller.start()
+        assert service.wait(120)
+    finally:
+        controller.stop()
+    ready = {m.key: m for m in posted if isinstance(m, LayoutReady)}
+    assert set(ready) == set(_all_keys(mlp_trace))
+    for key in [("joint", 0), ("backward", 0)]:
+        expected = union_layout(union_members(mlp_trace, key), "layered")
+        assert ready[key].error is None, ready[key].error
+        assert ready[key].layout.boxes == expected.boxes
+        assert ready[key].layout.edges == expected.edges
