@@ -11,6 +11,7 @@ from gradview.ir import parse_ir
 from gradview.runtime import Tensor, run_graph
 from gradview.runtime.argument_spec import ArgumentSpec, TensorSpec
 from gradview.runtime.executor import GraphExecutor
+from gradview.runtime.trace_types import GraphName
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mlp.ir"
 SHAPES = [(8, 4), (4, 16), (16,), (16, 3), (3,)]
@@ -25,12 +26,28 @@ PHASES = [
 
 
 class Recorder:
+    """The smallest trace the executor records into (runtime.trace_types.Recorder)."""
+
+    enabled = True
+
     def __init__(self) -> None:
         self.steps: list[tuple[str, Any, bool]] = []
 
-    def record(self, name: str, graph: Any, which: Any, changed: bool, seconds: float, annotations: dict) -> None:
+    def record(
+        self, name: str, graph: Any, *, which: Any = "main", changed: bool = True,
+        seconds: float = 0.0, annotations: Any = None,
+    ) -> None:
         graph.lint()
         self.steps.append((name, which, changed))
+
+    def inherit_ids(self, copies: Any) -> None:
+        pass  # no node ids to carry over
+
+    def autodiff_recorder(self, k: int) -> Any:
+        def record(name: str, gradient: Any, _reverse: Any, changed: bool) -> None:
+            self.steps.append((name, GraphName.forward(k), changed))
+
+        return record
 
 
 def inputs(seed: int = 0, requires_grad: bool = True) -> list[Tensor]:
