@@ -15,6 +15,7 @@ and CuPy alike.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy
@@ -68,15 +69,8 @@ def matrix_product(xp: Any, a: Any, b: Any) -> Any:
     return xp.matmul(a, b)
 
 
-def _numpy_matrix_product(a: Any, b: Any) -> Any:
-    """matrix_product on NumPy, as the compiled code calls it (no ``xp`` argument)."""
-    if a.ndim == 2 and b.ndim == 2:
-        return numpy.dot(a, b)
-    return numpy.matmul(a, b)
-
-
-# The compiled code may write into the result of this call (it is a new array,
-# as matmul's): see runtime/buffer_reuse.py.
+# matrix_product on NumPy, as the compiled code calls it (no ``xp`` argument).
+_numpy_matrix_product = functools.partial(matrix_product, numpy)
 _numpy_matrix_product.fresh_result = True  # type: ignore[attr-defined]
 
 

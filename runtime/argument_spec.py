@@ -26,7 +26,7 @@ from gradview.kernels.dtypes import dtype_name
 
 from .tensor import Tensor
 
-__all__ = ["ArgumentSpec", "SpecKey", "TensorSpec", "is_specialized_tensor", "specialize_types"]
+__all__ = ["ArgumentSpec", "SpecKey", "TensorSpec", "gatherer", "is_specialized_tensor", "specialize_types"]
 
 
 class TensorSpec(NamedTuple):
@@ -90,7 +90,7 @@ class SpecKey:
         self.tensor_positions = [
             index for index, value in enumerate(graph.inputs()) if is_specialized_tensor(value.type())
         ]
-        self._select = _selector(self.tensor_positions)
+        self._select = gatherer(self.tensor_positions)
 
     def of(self, inputs: Sequence[Any], grad_enabled: bool) -> tuple[Any, ...]:
         if len(inputs) != self.count:
@@ -124,14 +124,16 @@ _DTYPE, _NDIM, _REQUIRES_GRAD = itertools.repeat("dtype"), itertools.repeat("ndi
 _NONE, _FALSE = itertools.repeat(None), itertools.repeat(False)
 
 
-def _selector(positions: Sequence[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
-    """``lambda values: [values[i] for i in positions]`` as a C-level getter."""
+def gatherer(positions: Sequence[int]) -> Callable[[Sequence[Any]], list[Any]]:
+    """``lambda values: [values[i] for i in positions]``, through operator.itemgetter
+    (a C-level getter: the executor gathers on every run)."""
     if not positions:
-        return lambda values: ()
+        return lambda values: []
     if len(positions) == 1:
         (only,) = positions
-        return lambda values: (values[only],)
-    return operator.itemgetter(*positions)
+        return lambda values: [values[only]]
+    getter = operator.itemgetter(*positions)
+    return lambda values: list(getter(values))
 
 
 def is_specialized_tensor(type_: Type) -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import operator
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy
@@ -33,6 +33,7 @@ import numpy
 from gradview.autodiff import Gradient
 from gradview.ir import TensorType
 
+from .argument_spec import gatherer
 from .autograd.function import AccumulateGrad, FunctionNode, attach, owned_tensor
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
@@ -168,10 +169,10 @@ class DifferentiableGraphOp:
         vjp_position = {index: p for p, index in enumerate(gradient.df_input_vjps)}
         self._captured_output_nr = [vjp_position.get(i) for i in gradient.df_input_captured_outputs]
         # The per-run selections of the Gradient's index lists, as C-level getters.
-        self._edge_inputs = _gatherer(gradient.df_output_vjps)
-        self._captured_inputs = _gatherer(gradient.df_input_captured_inputs)
-        self._captured_outputs = _gatherer(gradient.df_input_captured_outputs)
-        self._vjp_outputs = _gatherer(gradient.df_input_vjps)
+        self._edge_inputs = gatherer(gradient.df_output_vjps)
+        self._captured_inputs = gatherer(gradient.df_input_captured_inputs)
+        self._captured_outputs = gatherer(gradient.df_input_captured_outputs)
+        self._vjp_outputs = gatherer(gradient.df_input_vjps)
 
     def __call__(self, *inputs: Any) -> Sequence[Any]:
         grad = self.gradient
@@ -254,17 +255,6 @@ def _meta(array: Any) -> tuple[tuple[int, ...], Any] | None:
     shape = getattr(array, "shape", None)
     dtype = getattr(array, "dtype", None)
     return None if shape is None or dtype is None else (tuple(shape), dtype)
-
-
-def _gatherer(positions: Sequence[int]) -> Callable[[Sequence[Any]], list[Any]]:
-    """``lambda values: [values[i] for i in positions]``, through operator.itemgetter."""
-    if not positions:
-        return lambda values: []
-    if len(positions) == 1:
-        (only,) = positions
-        return lambda values: [values[only]]
-    getter = operator.itemgetter(*positions)
-    return lambda values: list(getter(values))
 
 
 def _on_device(tensor: Tensor, array: Any) -> Tensor:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["for_people", "API_NOTE_PATTERNS"]
+__all__ = ["for_people", "API_NOTE_PATTERNS", "LIST_ITEM"]
 
 # What must never reach a learner's screen (tests check every pass's text against it).
 API_NOTE_PATTERNS = (
@@ -74,7 +74,8 @@ def _dedent(paragraph: str) -> str:
     return "\n".join(line[indent:] for line in lines)
 
 
-_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s")
+# A Markdown list item's marker ("* ", "- ", "1. "), shared with the docs pane.
+LIST_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s+")
 
 
 def _paragraph(paragraph: str, others: set[str]) -> str:
@@ -89,17 +90,17 @@ def _paragraph(paragraph: str, others: set[str]) -> str:
                 _paragraph("\n".join(lines[index + 2 :]), others),
             ]
             return "\n\n".join(part for part in parts if part.strip())
-    if any(_ITEM.match(line) for line in lines):  # a list: judge each item on its own
+    if any(LIST_ITEM.match(line) for line in lines):  # a list: judge each item on its own
         items: list[list[str]] = []
         for line in lines:
-            if _ITEM.match(line) or not items:
+            if LIST_ITEM.match(line) or not items:
                 items.append([line.strip()])
             else:
                 items[-1].append(line.strip())
         kept = []
         for item in items:
             text = " ".join(item)
-            marker = _ITEM.match(text)
+            marker = LIST_ITEM.match(text)
             head = marker.group(0).strip() + " " if marker else ""
             body = _sentences(text[marker.end():] if marker else text, others)
             if body.strip():

@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.style import Style
 
+from .doc_text import LIST_ITEM
 from .model import DrawGraph, Marks
 from .palette import style_for
 
@@ -67,14 +68,11 @@ def doc_lines(name: str, doc: str, width: int) -> list[Line]:
         if raw.startswith("#"):
             lines.append((_plain(raw.lstrip("#").strip()), Style(bold=True)))
             continue
-        marker = _LIST_ITEM.match(raw)
+        marker = LIST_ITEM.match(raw)
         indent = " " * len(marker.group(0)) if marker else ""
         for wrapped in textwrap.wrap(_plain(raw), max(20, width), subsequent_indent=indent) or [""]:
             lines.append((wrapped, None))
     return lines
-
-
-_LIST_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s+")
 
 
 def _plain(text: str) -> str:

@@ -3,26 +3,15 @@ torch.autograd on every case of the shared conformance corpus."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
 import pytest
 
-from ..ir.corpus import CASES_DIR, read_graph_text
+from ..ir.corpus import CASES_DIR, read_graph_text, scalars_of
 from .oracle import check_gradient, random_inputs
 
 CASES = sorted(CASES_DIR.glob("*.ir"))
-
-
-def scalars_of(path: Path) -> dict[str, object]:
-    found = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("# %"):
-            break
-        name, _, value = line[3:].partition(" = ")
-        found[name.strip()] = json.loads(value)
-    return found
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.name)

@@ -7,6 +7,7 @@ defining their own copy.
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,17 @@ CASES_DIR = CONFORMANCE / "cases"
 def corpus_paths() -> list[Path]:
     """Every conformance graph: sorted ``roundtrip/*.ir``, then sorted ``cases/*.ir``."""
     return sorted(ROUNDTRIP_DIR.glob("*.ir")) + sorted(CASES_DIR.glob("*.ir"))
+
+
+def scalars_of(path: Path) -> dict[str, object]:
+    """The scalar inputs a case's header comments give (``# %name = <json>`` lines)."""
+    found = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# %"):
+            break
+        name, _, value = line[3:].partition(" = ")
+        found[name.strip()] = json.loads(value)
+    return found
 
 
 def read_graph_text(path: Path) -> str:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import itertools
-import json
 import os
 import re
 import warnings
@@ -50,7 +49,7 @@ from gradview.ir import parse_ir
 from gradview.runtime import GraphExecutor, Tensor, autograd
 from gradview.runtime.eager_ops import NotDifferentiableError
 
-from ..ir.corpus import CASES_DIR, ROUNDTRIP_DIR, read_graph_text
+from ..ir.corpus import CASES_DIR, ROUNDTRIP_DIR, read_graph_text, scalars_of
 
 RTOL, ATOL = 1e-7, 1e-10
 
@@ -242,16 +241,6 @@ def refused_kind(message: str) -> str:
 CORPUS_CASES = sorted(CASES_DIR.glob("*.ir"))
 
 
-def _scalars(path: Path) -> dict[str, Any]:
-    found = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("# %"):
-            break
-        name, _, value = line[3:].partition(" = ")
-        found[name.strip()] = json.loads(value)
-    return found
-
-
 def _interpreted(text: str) -> Callable[[list[Any]], Any]:
     """The graph run by torch's interpreter with its optimizations off: every op
     records eager autograd (double backward included)."""
@@ -268,7 +257,7 @@ def _interpreted(text: str) -> Callable[[list[Any]], Any]:
 
 def corpus_program(path: Path, seed: int = 0) -> Program:
     text = read_graph_text(path)
-    scalars = _scalars(path)
+    scalars = scalars_of(path)
     rng = np.random.default_rng(seed)
     values: list[Any] = []
     requires: list[bool] = []
