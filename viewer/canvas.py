@@ -342,6 +342,15 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.marks = marks
         self.refresh()
 
+    # Search matches (viewer/search_bar.py): drawn in reverse video, no colour of their own.
+    highlight: frozenset[int] = frozenset()
+
+    def set_highlight(self, nodes: frozenset[int]) -> None:
+        """Draw ``nodes`` (search matches) highlighted; an empty set clears it."""
+        if nodes != self.highlight:
+            self.highlight = nodes
+            self.refresh()
+
     def set_theme(self, theme: str) -> None:
         self.theme_name = theme
         self._styles.clear()
@@ -432,12 +441,14 @@ class GraphCanvas(ScrollView, can_focus=True):
         marks = set(self.marks.nodes.get(node_id, ()))
         if node_id == self.selected:
             marks.add(Mark.SELECTED)
-        key = (frozenset(marks), "node")
+        matched = node_id in self.highlight
+        key = (frozenset(marks), "match" if matched else "node")
         style = self._styles.get(key)
         if style is None:
             palette = style_for(marks, self.theme_name)
             dim = Mark.REMOVED in marks and len(marks) == 1
-            style = Style(color=palette.text, bgcolor=palette.fill, dim=dim, bold=Mark.SELECTED in marks)
+            style = Style(color=palette.text, bgcolor=palette.fill, dim=dim, bold=Mark.SELECTED in marks,
+                          reverse=matched and Mark.SELECTED not in marks)
             self._styles[key] = style
         return style
 

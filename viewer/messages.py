@@ -18,6 +18,10 @@ __all__ = [
     "NodeSelected",
     "SplitterMoved",
     "SplitterClicked",
+    "SearchChanged",
+    "SearchMoved",
+    "SearchClosed",
+    "MinimapClicked",
     "LayoutReady",
     "StepFailed",
     "RunDone",
@@ -63,6 +67,35 @@ class SplitterClicked(Message):
     def __init__(self, side: str) -> None:
         super().__init__()
         self.side = side
+
+
+class SearchChanged(Message):
+    """The canvas search bar's query is now ``query``: find it and fly to the first match."""
+
+    def __init__(self, query: str) -> None:
+        super().__init__()
+        self.query = query
+
+
+class SearchMoved(Message):
+    """Go to the next (``direction`` 1) or previous (-1) search match."""
+
+    def __init__(self, direction: int) -> None:
+        super().__init__()
+        self.direction = direction
+
+
+class SearchClosed(Message):
+    """The search bar was closed: clear the highlight."""
+
+
+class MinimapClicked(Message):
+    """The minimap was clicked: centre the view on (``x``, ``y``), fractions of the drawing's size."""
+
+    def __init__(self, x: float, y: float) -> None:
+        super().__init__()
+        self.x = x
+        self.y = y
 
 
 # -- from workers --------------------------------------------------------------------------
