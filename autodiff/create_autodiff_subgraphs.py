@@ -68,7 +68,9 @@ the print, too small for a group::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from gradview.ir import Block, Graph, Node, TensorType, Value
 from gradview.ops import formula_for, no_gradient_reason
@@ -88,7 +90,8 @@ from .subgraph_utils import (
 )
 
 __all__ = [
-    "create_autodiff_subgraphs", "exclusion_reason", "DIFFERENTIABLE_GRAPH", "VIEW_OPS", "DEFAULT_THRESHOLD",
+    "create_autodiff_subgraphs", "create_autodiff_subgraphs_with_notes", "AutodiffSubgraphNotes",
+    "exclusion_reason", "DIFFERENTIABLE_GRAPH", "VIEW_OPS", "DEFAULT_THRESHOLD",
 ]
 
 DIFFERENTIABLE_GRAPH = "prim::DifferentiableGraph"
@@ -105,12 +108,26 @@ NOT_EXECUTED = frozenset({"prim::Constant", *PROFILE_KINDS})
 Predicate = Callable[[Node], bool]
 
 
+@dataclass(frozen=True)
+class AutodiffSubgraphNotes:
+    """What the slicing did, for the viewer (field names are the trace's annotation keys).
+
+    ``differentiable_graphs``: each group kept -> its number k, in the order
+    the executor differentiates them; ``excluded``: every node of the result
+    outside the groups (nested blocks included) -> why, in plain words;
+    ``autodiff_mode``: ``"torch"`` or ``"extended"``.
+    """
+
+    differentiable_graphs: Mapping[Node, int]
+    excluded: Mapping[Node, str]
+    autodiff_mode: str
+
+
 def create_autodiff_subgraphs(
     graph: Graph,
     threshold: int = DEFAULT_THRESHOLD,
     *,
     differentiable: Predicate | None = None,
-    excluded: dict[Node, str] | None = None,
     mode: AutodiffMode | str | None = None,
 ) -> list[Node]:
     """Group differentiable nodes of ``graph`` into ``prim::DifferentiableGraph``
@@ -120,13 +137,32 @@ def create_autodiff_subgraphs(
     :func:`is_differentiable` in the autodiff ``mode``: PyTorch's set unless
     ``mode="extended"``); tests pass torch's verdicts to check the slicing on
     its own.
-
-    Pass ``excluded={}`` to learn why each node left outside every group is
-    there (for the viewer): it is filled with node -> reason in plain words,
-    for every node of the result that is not a group (nested blocks included).
     """
-    diff_nodes: list[Node] = []
+    return _slice(graph, threshold, differentiable, autodiff_mode(mode), None)
+
+
+def create_autodiff_subgraphs_with_notes(
+    graph: Graph,
+    threshold: int = DEFAULT_THRESHOLD,
+    *,
+    differentiable: Predicate | None = None,
+    mode: AutodiffMode | str | None = None,
+) -> tuple[list[Node], AutodiffSubgraphNotes]:
+    """:func:`create_autodiff_subgraphs`, also saying why each node left
+    outside every group is there (:class:`AutodiffSubgraphNotes`)."""
     mode = autodiff_mode(mode)
+    excluded: dict[Node, str] = {}
+    groups = _slice(graph, threshold, differentiable, mode, excluded)
+    numbers = MappingProxyType({node: k for k, node in enumerate(groups)})
+    return groups, AutodiffSubgraphNotes(numbers, MappingProxyType(excluded), mode.value)
+
+
+def _slice(
+    graph: Graph, threshold: int, differentiable: Predicate | None, mode: AutodiffMode,
+    excluded: dict[Node, str] | None,
+) -> list[Node]:
+    """The pass; ``excluded`` (when given) collects why nodes stay outside."""
+    diff_nodes: list[Node] = []
     predicate = differentiable or _mode_predicate(mode)
     db = SlicingAliasDb(graph)
     slicer = SubgraphSlicer(graph.block, threshold, db, diff_nodes, predicate, excluded)
@@ -149,8 +185,8 @@ def exclusion_reason(
 
     This is the slicer's own test (``should_consider_for_merge`` asks it), so
     an explanation cannot drift from what the pass does. A node it accepts
-    may still end up outside every group (its group was too small, say): the
-    ``excluded`` argument of :func:`create_autodiff_subgraphs` says why.
+    may still end up outside every group (its group was too small, say):
+    :func:`create_autodiff_subgraphs_with_notes` says why.
     """
     kind = node.kind()
     if kind == DIFFERENTIABLE_GRAPH:

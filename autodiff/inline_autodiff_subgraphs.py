@@ -22,6 +22,10 @@ longer true once its ops run in the open. Dead code is removed at the end.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
 from gradview.ir import Block, Graph, Node, TensorType, Value
 from gradview.ir.graph import walk_blocks
 from gradview.ir.passes import eliminate_dead_code
@@ -29,8 +33,12 @@ from gradview.ir.passes import eliminate_dead_code
 from .create_autodiff_subgraphs import DIFFERENTIABLE_GRAPH
 from .subgraph_utils import get_subgraph, unmerge_subgraph
 
-__all__ = ["inline_autodiff_subgraphs", "can_run_with_autograd", "DEFAULT_INLINE_THRESHOLD"]
+__all__ = [
+    "inline_autodiff_subgraphs", "inline_autodiff_subgraphs_with_notes", "InlinedSubgraphNotes",
+    "can_run_with_autograd", "DEFAULT_INLINE_THRESHOLD",
+]
 
+# TorchScript's autodiffSubgraphInlineThreshold.
 DEFAULT_INLINE_THRESHOLD = 5
 
 # Kinds that autograd cannot run: fused kernels and the guards in front of them.
@@ -40,22 +48,34 @@ _NOT_AUTOGRAD = frozenset({
 })
 
 
-def inline_autodiff_subgraphs(
-    graph: Graph, threshold: int = DEFAULT_INLINE_THRESHOLD, *, inlined: dict[Node, str] | None = None
-) -> bool:
-    """Paste back every DifferentiableGraph (nested blocks included) whose
-    subgraph has fewer than ``threshold`` nodes; True if the graph changed.
+@dataclass(frozen=True)
+class InlinedSubgraphNotes:
+    """What the pass did, for the viewer (field names are the trace's annotation keys).
 
-    Pass ``inlined={}`` to learn which nodes came back (for the viewer): it is
-    filled with each pasted node that survives dead code elimination -> why
-    its group was pasted back, in plain words.
+    ``inlined``: each pasted node that survived dead code elimination -> why
+    its group was pasted back, in plain words. ``inline_threshold``: the
+    threshold the pass ran with.
     """
+
+    inlined: Mapping[Node, str]
+    inline_threshold: int
+
+
+def inline_autodiff_subgraphs(graph: Graph, threshold: int = DEFAULT_INLINE_THRESHOLD) -> bool:
+    """Paste back every DifferentiableGraph (nested blocks included) whose
+    subgraph has fewer than ``threshold`` nodes; True if the graph changed."""
+    return inline_autodiff_subgraphs_with_notes(graph, threshold)[0]
+
+
+def inline_autodiff_subgraphs_with_notes(
+    graph: Graph, threshold: int = DEFAULT_INLINE_THRESHOLD
+) -> tuple[bool, InlinedSubgraphNotes]:
+    """:func:`inline_autodiff_subgraphs`, also saying which nodes came back and why."""
     pasted: dict[Node, str] = {}
     changed = _inline_block(graph.block, threshold, pasted)
     changed = eliminate_dead_code(graph) or changed
-    if inlined is not None:
-        inlined.update((node, reason) for node, reason in pasted.items() if node.owning_block is not None)
-    return changed
+    alive = {node: reason for node, reason in pasted.items() if node.owning_block is not None}
+    return changed, InlinedSubgraphNotes(MappingProxyType(alive), threshold)
 
 
 def _inline_block(block: Block, threshold: int, pasted: dict[Node, str]) -> bool:

@@ -52,9 +52,10 @@ it makes dead (an unused AutogradZero) to dead code elimination.
         block0():   the graph specialized on the profiles
         block1():   prim::FallbackGraph_0(inputs...)  # the original, unspecialized graph
 
-States for the viewer: pass ``states={}`` and it is filled with
-``{value: "Zero" | "Nonzero" | "Unknown"}`` for every value of the resulting
-graph (inputs, node outputs, block parameters). Values that are not tensors
+States for the viewer: :func:`specialize_autograd_zero_with_notes` also
+returns :class:`AutogradZeroNotes`, the state (``"Zero"``, ``"Nonzero"`` or
+``"Unknown"``) of every value of the resulting graph (inputs, node outputs,
+block parameters). Values that are not tensors
 are Unknown, except None constants and ``NoneType`` values (Zero) and, in
 guarded mode, optional inputs whose profile decided them.
 
@@ -92,7 +93,9 @@ becomes ::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from gradview.ir import Block, Graph, Node, TensorType, Value
 from gradview.ir.constants import constant_value
@@ -106,22 +109,42 @@ from .autograd_zero_guard import (
     type_state,
 )
 
-__all__ = ["specialize_autograd_zero", "is_backward_graph", "ZERO", "NONZERO", "UNKNOWN"]
+__all__ = [
+    "specialize_autograd_zero", "specialize_autograd_zero_with_notes", "AutogradZeroNotes",
+    "is_backward_graph", "ZERO", "NONZERO", "UNKNOWN",
+]
 
 BACKWARD_KINDS = frozenset(
     {"prim::AutogradAnyNonZero", "prim::AutogradAdd", "aten::_grad_sum_to_size", "prim::GradOf"}
 )
 
 
-def specialize_autograd_zero(
-    graph: Graph, states: dict[Value, str] | None = None, *, guarded: bool = False
-) -> bool:
+@dataclass(frozen=True)
+class AutogradZeroNotes:
+    """The state of every value of the resulting graph, for the viewer (the
+    field name is the trace's annotation key)."""
+
+    autograd_zero: Mapping[Value, str]
+
+
+def specialize_autograd_zero(graph: Graph, *, guarded: bool = False) -> bool:
     """Specialize a backward graph on which gradients are undefined (Zero).
 
-    ``states``, if given, is filled with the state of every value of the
-    resulting graph. ``guarded`` selects the profiling executor's mode (see
-    the module docstring). Returns True if the graph changed.
+    ``guarded`` selects the profiling executor's mode (see the module
+    docstring). Returns True if the graph changed.
     """
+    return _specialize(graph, guarded).changed
+
+
+def specialize_autograd_zero_with_notes(
+    graph: Graph, *, guarded: bool = False
+) -> tuple[bool, AutogradZeroNotes]:
+    """:func:`specialize_autograd_zero`, also giving the state of every value."""
+    spec = _specialize(graph, guarded)
+    return spec.changed, AutogradZeroNotes(MappingProxyType(_states(graph, spec.state)))
+
+
+def _specialize(graph: Graph, guarded: bool) -> _Specializer:
     spec = _Specializer(graph)
     for value in graph.inputs():
         spec.state[value] = type_state(value.type())
@@ -133,9 +156,7 @@ def specialize_autograd_zero(
                 spec.changed = True
                 root = versioning_if.blocks()[0]
         spec.visit_block(root)
-    if states is not None:
-        _record(graph, spec.state, states)
-    return spec.changed
+    return spec
 
 
 def is_backward_graph(graph: Graph) -> bool:
@@ -333,7 +354,8 @@ _HANDLERS: dict[str, Callable[[_Specializer, Node], None]] = {
 }
 
 
-def _record(graph: Graph, state: dict[Value, str], out: dict[Value, str]) -> None:
+def _states(graph: Graph, state: dict[Value, str]) -> dict[Value, str]:
+    out: dict[Value, str] = {}
     for value in graph.inputs():
         out[value] = state.get(value, UNKNOWN)
     for node in graph.all_nodes():
@@ -342,3 +364,4 @@ def _record(graph: Graph, state: dict[Value, str], out: dict[Value, str]) -> Non
                 out[value] = state.get(value, UNKNOWN)
         for value in node.outputs():
             out[value] = state.get(value, UNKNOWN)
+    return out

@@ -135,6 +135,7 @@ class DifferentiableGraphOp:
     def __init__(
         self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: GraphName | None = None,
         name: str | None = None, autodiff_subgraph_inlining: bool = True, nested: bool = False,
+        inline_threshold: int | None = None,
     ) -> None:
         from .executor import GraphExecutor  # noqa: PLC0415 - the executor builds these ops
         from .interpreter import compile_graph  # noqa: PLC0415
@@ -152,7 +153,7 @@ class DifferentiableGraphOp:
         self.backward_executor = GraphExecutor(
             gradient.df, backend=backend, trace=trace,
             which=GraphName.backward_executor(0) if which is None else which,
-            autodiff_subgraph_inlining=autodiff_subgraph_inlining,
+            autodiff_subgraph_inlining=autodiff_subgraph_inlining, inline_threshold=inline_threshold,
         )
         self.registry: TensorRegistry | None = None
         # Who saved the values, for the in-place error message.

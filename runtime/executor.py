@@ -30,13 +30,17 @@ from typing import Any
 import numpy
 
 from gradview.autodiff import (
+    DEFAULT_INLINE_THRESHOLD,
     AutodiffMode,
     Gradient,
     autodiff_mode,
     create_autodiff_subgraphs,
+    create_autodiff_subgraphs_with_notes,
     differentiate,
     inline_autodiff_subgraphs,
+    inline_autodiff_subgraphs_with_notes,
     specialize_autograd_zero,
+    specialize_autograd_zero_with_notes,
 )
 from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, TupleType
 from gradview.ir.passes import (
@@ -62,22 +66,16 @@ from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
 from .eager_ops import eager_op_for, inplace_op_for, passes_values_through
 from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
 from .tensor import Tensor
-from .trace_types import (
-    AutodiffSubgraphNotes,
-    AutogradZeroNotes,
-    GraphName,
-    InlinedSubgraphNotes,
-    Recorder,
-)
+from .trace_types import GraphName, Recorder
 
 __all__ = [
-    "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "ExecutionPlan", "GraphExecutor", "GraphExecutorState", "pack_gradient",
+    "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "AUTODIFF_SUBGRAPH_INLINE_THRESHOLD", "ExecutionPlan", "GraphExecutor", "GraphExecutorState", "pack_gradient",
 ]
 
 # TorchScript's defaults: a DifferentiableGraph needs at least two nodes, and
 # after differentiation groups smaller than five are inlined back.
 AUTODIFF_SUBGRAPH_NODE_THRESHOLD = 2
-AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = 5
+AUTODIFF_SUBGRAPH_INLINE_THRESHOLD = DEFAULT_INLINE_THRESHOLD
 
 
 @dataclass
@@ -124,17 +122,21 @@ class _Steps:
         step: Callable[[], Any],
         which: GraphName | None = None,
         graph: Graph | None = None,
-        annotate: Callable[[Any], Any] | None = None,
+        noted: bool = False,
     ) -> Any:
-        """Run ``step`` and record it; ``annotate(result)`` returns the step's
-        annotation dataclass (:mod:`gradview.runtime.trace_types`)."""
+        """Run ``step`` and record it. ``noted``: the step returns ``(result,
+        notes)``, notes being the pass's annotation dataclass, which the trace
+        records with the step; ``result`` is returned."""
         start = time.perf_counter()
         result = step()
+        notes = None
+        if noted:
+            result, notes = result
         if self.trace is not None:
             self.trace.record(
                 name, graph if graph is not None else self.graph_of(), which=which or self.which,
                 changed=bool(result) if isinstance(result, bool) else True,
-                seconds=time.perf_counter() - start, annotations=annotate(result) if annotate else None,
+                seconds=time.perf_counter() - start, annotations=notes,
             )
         return result
 
@@ -264,6 +266,7 @@ class GraphExecutor:
         backend: str = "numpy",
         which: GraphName | None = None,
         autodiff: AutodiffMode | str | None = None,
+        inline_threshold: int | None = None,
     ) -> None:
         self.graph = graph
         # Which ops CreateAutodiffSubgraphs and differentiate take: PyTorch's
@@ -273,6 +276,11 @@ class GraphExecutor:
         self.optimize = optimize
         self.trace = trace
         self.autodiff_subgraph_inlining = autodiff_subgraph_inlining
+        # InlineAutodiffSubgraphs' threshold; None: PyTorch's (5, or 1 with
+        # inlining off). 0 keeps every DifferentiableGraph, however small.
+        if inline_threshold is not None and inline_threshold < 0:
+            raise ValueError(f"inline threshold must be 0 or more, not {inline_threshold}")
+        self.inline_threshold = inline_threshold
         self.backend = backend
         self._backend = get_backend(backend)
         self._xp = self._backend.xp
@@ -399,6 +407,13 @@ class GraphExecutor:
         self._plan_by_key[key] = plan
         return plan
 
+    @property
+    def effective_inline_threshold(self) -> int:
+        """The threshold InlineAutodiffSubgraphs runs with: the one given, else PyTorch's."""
+        if self.inline_threshold is not None:
+            return self.inline_threshold
+        return AUTODIFF_SUBGRAPH_INLINE_THRESHOLD if self.autodiff_subgraph_inlining else 1
+
     def get_or_compile_fallback(self) -> ExecutionPlan:
         """The unoptimized plan: only the passes every graph needs before running.
 
@@ -442,12 +457,10 @@ class GraphExecutor:
         steps.run("specializeTypes", lambda: specialize_types(graph, spec))
         steps.run("Inline", lambda: inline(graph))
         steps.run("LowerGradOf", lambda: lower_grad_of(graph))
-        states: dict[Any, str] = {}
-        steps.run(
-            "specializeAutogradZero",
-            lambda: specialize_autograd_zero(graph, states),
-            annotate=lambda _: AutogradZeroNotes(dict(states)),
-        )
+        # The passes' notes for the viewer are only worked out when tracing.
+        noted = self.trace is not None
+        zero_ = specialize_autograd_zero_with_notes if noted else specialize_autograd_zero
+        steps.run("specializeAutogradZero", lambda: zero_(graph), noted=noted)
         steps.run("LowerSimpleTuples", lambda: lower_simple_tuples(graph))
         steps.run("ConstantPooling", lambda: constant_pooling(graph))
         run_required_passes(graph, steps.recorder(graph))
@@ -459,25 +472,17 @@ class GraphExecutor:
         dg_number: dict[Node, int] = {}  # DifferentiableGraph node -> k, as GraphName.forward(k) names it
         if needs_gradient(graph, spec.grad_enabled):
             node_threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if self.autodiff_subgraph_inlining else 1
-            inline_threshold = AUTODIFF_SUBGRAPH_INLINE_THRESHOLD if self.autodiff_subgraph_inlining else 1
-            # Why nodes stay outside the groups, for the viewer (only when tracing).
-            excluded: dict[Node, str] | None = {} if self.trace is not None else None
+            slice_ = create_autodiff_subgraphs_with_notes if noted else create_autodiff_subgraphs
             diff_nodes = steps.run(
-                "CreateAutodiffSubgraphs",
-                lambda: create_autodiff_subgraphs(graph, node_threshold, excluded=excluded, mode=self.autodiff),
-                annotate=lambda nodes: AutodiffSubgraphNotes(
-                    {node: k for k, node in enumerate(nodes)}, excluded, self.autodiff.value
-                ),
+                "CreateAutodiffSubgraphs", lambda: slice_(graph, node_threshold, mode=self.autodiff), noted=noted
             )
             dg_number.update((node, k) for k, node in enumerate(diff_nodes))
             for index, node in enumerate(diff_nodes):
                 gradient = self._differentiate_node(node, index, steps)
                 gradients.append(gradient)
-            inlined: dict[Node, str] | None = {} if self.trace is not None else None
+            inline_ = inline_autodiff_subgraphs_with_notes if noted else inline_autodiff_subgraphs
             steps.run(
-                "InlineAutodiffSubgraphs",
-                lambda: inline_autodiff_subgraphs(graph, inline_threshold, inlined=inlined),
-                annotate=lambda _: InlinedSubgraphNotes(inlined),
+                "InlineAutodiffSubgraphs", lambda: inline_(graph, self.effective_inline_threshold), noted=noted
             )
         else:
             run_nondiff_optimization(graph, record=steps.recorder(graph))
@@ -498,6 +503,7 @@ class GraphExecutor:
                 op = DifferentiableGraphOp(
                     _gradient_of(node), self.backend, trace=self.trace, which=GraphName.backward_executor(k),
                     autodiff_subgraph_inlining=self.autodiff_subgraph_inlining, nested=True,
+                    inline_threshold=self.inline_threshold,
                 )
                 ops.append(op)
                 return op

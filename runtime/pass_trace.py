@@ -31,7 +31,7 @@ import difflib
 import enum
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -171,6 +171,15 @@ class PassTrace:
             mode = step.annotations.get(Note.AUTODIFF_MODE)
             if isinstance(mode, str):
                 return mode
+        return None
+
+    def inline_threshold(self) -> int | None:
+        """The threshold InlineAutodiffSubgraphs ran with, as its step recorded it;
+        None when no step says (nothing was differentiated, or a JIT log)."""
+        for step in self.steps:
+            threshold = step.annotations.get(Note.INLINE_THRESHOLD)
+            if isinstance(threshold, int) and not isinstance(threshold, bool):
+                return threshold
         return None
 
     def __eq__(self, other: object) -> bool:
@@ -315,7 +324,7 @@ class PassTrace:
             return self.id_of(obj)
         if isinstance(obj, enum.Enum):
             return obj.value if isinstance(obj.value, str) else obj.name
-        if isinstance(obj, dict):
+        if isinstance(obj, Mapping):  # a pass's read-only mapping too
             return {self._plain(k): self._plain(v) for k, v in obj.items()}
         if isinstance(obj, (list, tuple, set, frozenset)):
             items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj

@@ -24,6 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+# The annotations the executor's passes return with their results, defined
+# next to each pass (the autodiff layer) and named here with the trace's keys.
+from gradview.autodiff import AutodiffSubgraphNotes, AutogradZeroNotes, InlinedSubgraphNotes
+
 if TYPE_CHECKING:
     from gradview.ir import Graph
 
@@ -190,6 +194,7 @@ class Note(enum.StrEnum):
     AUTOGRAD_ZERO = "autograd_zero"  # value id -> "zero" | "nonzero" | "unknown"
     # InlineAutodiffSubgraphs
     INLINED = "inlined"  # DifferentiableGraph node id -> why it was pasted back
+    INLINE_THRESHOLD = "inline_threshold"  # the threshold it ran with (PyTorch: 5)
     # differentiate (the Gradient's lists)
     F_REAL_OUTPUTS = "f_real_outputs"
     DF_INPUT_VJPS = "df_input_vjps"
@@ -206,25 +211,9 @@ class Note(enum.StrEnum):
 
 
 # -- annotations the executor's passes hand back ------------------------------------------
-# Each field name is a Note value; :func:`notes_dict` turns one into the
-# step's annotations.
-
-
-@dataclass(frozen=True)
-class AutogradZeroNotes:
-    autograd_zero: Mapping[Any, str]
-
-
-@dataclass(frozen=True)
-class AutodiffSubgraphNotes:
-    differentiable_graphs: Mapping[Any, int]
-    excluded: Mapping[Any, str] | None
-    autodiff_mode: str
-
-
-@dataclass(frozen=True)
-class InlinedSubgraphNotes:
-    inlined: Mapping[Any, str] | None
+# AutogradZeroNotes, AutodiffSubgraphNotes and InlinedSubgraphNotes (imported
+# above): each field name is a Note value; :func:`notes_dict` turns one into
+# the step's annotations.
 
 
 def notes_dict(notes: Any) -> dict[str, Any]:

@@ -6,6 +6,7 @@ the same input states."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradview.autodiff import differentiate, specialize_autograd_zero
+from gradview.autodiff import differentiate, specialize_autograd_zero_with_notes
 from gradview.autodiff.specialize_autograd_zero import NONZERO, UNKNOWN, ZERO
 from gradview.ir import Graph, TensorType, parse_ir
 from gradview.ir.passes import eliminate_dead_code
@@ -28,15 +29,15 @@ ARR = np.linspace(-1.0, 2.0, 4)
 W = np.linspace(0.5, 1.5, 4)
 
 
-def specialize(text: str, inputs_list: list[list[Any]], changes: bool | None = True, **kw: Any) -> tuple[Graph, dict]:
+def specialize(text: str, inputs_list: list[list[Any]], changes: bool | None = True, **kw: Any) -> tuple[Graph, Mapping]:
     """Parse, specialize a copy, lint it, and check it computes what the original
     does on each input list; returns the specialized graph and its states.
     ``changes``: what the pass must return (None: either)."""
     graph = parse_ir(text)
     graph.lint()
     after = graph.copy()
-    states: dict = {}
-    changed = specialize_autograd_zero(after, states, **kw)
+    changed, notes = specialize_autograd_zero_with_notes(after, **kw)
+    states = notes.autograd_zero
     assert changes is None or changed is changes, str(after)
     if not changed:
         assert str(after) == str(graph)
@@ -46,7 +47,7 @@ def specialize(text: str, inputs_list: list[list[Any]], changes: bool | None = T
     return after, states
 
 
-def named_states(states: dict) -> dict[str, str]:
+def named_states(states: Mapping) -> dict[str, str]:
     return {v.debugName(): s for v, s in states.items()}
 
 
@@ -310,8 +311,8 @@ def test_differentiated_backward_graph(lower: bool, vjp_states: tuple[str, str])
     choices = [[None] if s == ZERO else [np.full((3, 4), 0.25)] if s == NONZERO else [None, np.ones((3, 4))] for s in vjp_states]
     runs = [list(vjps) + captured for vjps in itertools.product(*choices)]
     before = [run_graph(df, inputs) for inputs in runs]
-    states: dict = {}
-    changed = specialize_autograd_zero(df, states)
+    changed, notes = specialize_autograd_zero_with_notes(df)
+    states = notes.autograd_zero
     df.lint()
     for inputs, expected in zip(runs, before, strict=True):
         assert_same_outputs(expected, run_graph(df, inputs))

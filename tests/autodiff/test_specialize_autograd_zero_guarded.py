@@ -8,7 +8,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from gradview.autodiff import differentiate, specialize_autograd_zero
+from gradview.autodiff import (
+    differentiate,
+    specialize_autograd_zero,
+    specialize_autograd_zero_with_notes,
+)
 from gradview.autodiff.specialize_autograd_zero import NONZERO, ZERO
 from gradview.ir import Graph, Node, OptionalType, TensorType, Type, parse_ir
 from gradview.ir.graph import walk_blocks
@@ -60,8 +64,9 @@ def top_if(graph: Graph) -> Node:
 def test_guard_checks_the_profiled_states_and_falls_back_when_they_fail() -> None:
     original = profiled_graph()
     graph = original.copy()
-    states: dict = {}
-    assert specialize_autograd_zero(graph, states, guarded=True)
+    changed, notes = specialize_autograd_zero_with_notes(graph, guarded=True)
+    assert changed
+    states = notes.autograd_zero
     graph.lint()
     assert [n.kind() for n in graph.nodes()] == [
         "prim::Constant", "aten::__is__", "aten::__isnot__", "prim::AutogradAllNonZero",
@@ -155,8 +160,9 @@ def test_profiled_differentiated_graph() -> None:
     seen = [None, np.full((3, 4), 0.5)] + captured  # the first output's gradient was never defined
     insert_profiles(df, seen)
     original = df.copy()
-    states: dict = {}
-    assert specialize_autograd_zero(df, states, guarded=True)
+    changed, notes = specialize_autograd_zero_with_notes(df, guarded=True)
+    assert changed
+    states = notes.autograd_zero
     df.lint()
     fast = top_if(df).blocks()[0]
     fast_kinds = kinds_of(fast)
