@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_autodiff_option
+from .options import add_autodiff_option, add_inline_threshold_option
 
 __all__ = ["register", "run", "choose_steps", "ExportError"]
 
@@ -55,6 +55,7 @@ def register(commands: Any) -> None:
         help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number",
     )
     add_autodiff_option(parser)
+    add_inline_threshold_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -101,7 +102,9 @@ def _export(args: argparse.Namespace) -> list[str]:
     try:
         for program in ("dot", "neato"):  # before the slow part: fail fast with the fix
             graphviz_program(program)
-        session = load_target(args.target, args.inputs, autodiff=args.autodiff)
+        session = load_target(
+            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold
+        )
     except (TargetError, DotMissingError) as exc:
         raise ExportError(str(exc)) from None
     for note in session.notes:

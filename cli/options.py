@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["AUTODIFF_CHOICES", "add_autodiff_option", "add_inputs_option"]
+__all__ = [
+    "AUTODIFF_CHOICES", "PYTORCH_INLINE_THRESHOLD", "add_autodiff_option", "add_inline_threshold_option",
+    "add_inputs_option",
+]
 
-# gradview.autodiff.AutodiffMode's values (tests/cli/test_options.py keeps them
-# equal); spelled out so that `gradview --help` does not import the autodiff stack.
+# gradview.autodiff.AutodiffMode's values and DEFAULT_INLINE_THRESHOLD
+# (tests/cli/test_options.py keeps them equal); spelled out so that
+# `gradview --help` does not import the autodiff stack.
 AUTODIFF_CHOICES = ("torch", "extended")
+PYTORCH_INLINE_THRESHOLD = 5
 
 
 def add_autodiff_option(parser: argparse.ArgumentParser) -> None:
@@ -17,6 +22,26 @@ def add_autodiff_option(parser: argparse.ArgumentParser) -> None:
         "--autodiff", choices=AUTODIFF_CHOICES, default=AUTODIFF_CHOICES[0],
         help="which ops symbolic autodiff takes: PyTorch's (default) or gradview's extended set, "
         "which also merges ops PyTorch leaves to eager autograd (sum, cat, select...)",
+    )
+
+
+def _threshold(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more, not {text!r}")
+    return value
+
+
+def add_inline_threshold_option(parser: argparse.ArgumentParser) -> None:
+    """``--inline-threshold N``: InlineAutodiffSubgraphs' threshold (PyTorch's by default)."""
+    parser.add_argument(
+        "--inline-threshold", type=_threshold, metavar="N",
+        help="paste DifferentiableGraphs with fewer than N nodes back after differentiating them "
+        f"(default: PyTorch's {PYTORCH_INLINE_THRESHOLD}); 0 keeps every one, so a small function "
+        "keeps its backward graph",
     )
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_autodiff_option, add_inputs_option
+from .options import add_autodiff_option, add_inline_threshold_option, add_inputs_option
 
 __all__ = ["register", "run"]
 
@@ -25,6 +25,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--theme", choices=("dark", "light"), default="dark")
     parser.add_argument("--save-trace", metavar="FILE", help="also save the trace as JSON (opens on any machine)")
     add_autodiff_option(parser)
+    add_inline_threshold_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -32,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
     from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - loads the runtime only here
 
     try:
-        session = load_target(args.target, args.inputs, autodiff=args.autodiff)
+        session = load_target(
+            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold
+        )
     except TargetError as exc:
         print(f"gradview: error: {exc}", file=sys.stderr)
         return 1

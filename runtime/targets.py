@@ -26,6 +26,10 @@ A spec is a comma-separated list with one entry per graph input, ``[name=]SHAPE[
 for a tensor (``8x4``, ``16``, ``()`` for a 0-d tensor, ``:f32``/``:f64``/
 ``:i64``/``:bool``) or a Python number or ``true``/``false``.
 
+``inline_threshold`` sets the executor's InlineAutodiffSubgraphs threshold
+(PyTorch's 5 by default; 0 keeps every DifferentiableGraph, so a small
+function still shows its backward graph).
+
 Every failure is a :class:`TargetError` with one line naming the target.
 """
 
@@ -190,15 +194,21 @@ def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
 
 # -- tracing ----------------------------------------------------------------------------------
 def trace_executor(
-    graph: Graph, inputs: Sequence[Any], requires_grad: Sequence[bool] | None = None, autodiff: str | None = None
+    graph: Graph,
+    inputs: Sequence[Any],
+    requires_grad: Sequence[bool] | None = None,
+    autodiff: str | None = None,
+    inline_threshold: int | None = None,
 ) -> PassTrace:
     """The trace of one training step of ``graph``: compile and run forward with
     floating-point tensors requiring grad (or those ``requires_grad`` marks),
     then backward from every output that requires grad (with gradients of ones).
-    ``autodiff`` is the executor's autodiff mode (PyTorch's by default)."""
+    ``autodiff`` is the executor's autodiff mode and ``inline_threshold`` its
+    InlineAutodiffSubgraphs threshold (PyTorch's by default)."""
     trace = PassTrace()
     trace.record("Input", graph, changed=False)
-    executor = GraphExecutor(graph, trace=trace, autodiff=autodiff)  # it compiles copies; the trace keeps the ids
+    # The executor compiles copies; the trace keeps the ids.
+    executor = GraphExecutor(graph, trace=trace, autodiff=autodiff, inline_threshold=inline_threshold)
     if requires_grad is None:
         requires_grad = [isinstance(v, numpy.ndarray) and numpy.issubdtype(v.dtype, numpy.floating) for v in inputs]
     tensors = [
@@ -244,20 +254,48 @@ def _flatten_outputs(values: Sequence[Any]) -> list[Any]:
 
 
 # -- targets ----------------------------------------------------------------------------------
-def load_target(target: str, inputs: str | None = None, seed: int = 0, autodiff: str | None = None) -> Session:
+def load_target(
+    target: str,
+    inputs: str | None = None,
+    seed: int = 0,
+    autodiff: str | None = None,
+    inline_threshold: int | None = None,
+) -> Session:
     """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json`` or a JIT log file.
 
     ``autodiff`` ("torch", the default, or "extended") is the executor's autodiff
-    mode for graphs and functions; traces and logs were recorded with theirs."""
-    lowered = target.lower()
+    mode and ``inline_threshold`` its InlineAutodiffSubgraphs threshold (None:
+    PyTorch's) for graphs and functions; traces and logs were recorded with theirs."""
     if autodiff is not None:
         try:
             autodiff_mode(autodiff)
         except ValueError as exc:
             raise TargetError(str(exc)) from None
+    if inline_threshold is not None and inline_threshold < 0:
+        raise TargetError(f"--inline-threshold must be 0 or more, not {inline_threshold}")
+    session = _load(target, inputs, seed, autodiff, inline_threshold)
+    if inline_threshold is not None and session.graph is None:
+        session.notes.append(
+            f"--inline-threshold {inline_threshold} is ignored: {target} is a recorded trace, "
+            "which keeps the threshold it was recorded with"
+        )
+    elif inline_threshold is not None and session.trace.inline_threshold() is None:
+        session.notes.append(
+            f"--inline-threshold {inline_threshold} changed nothing: no step of this trace inlines "
+            "DifferentiableGraphs (it applies when the executor differentiates a graph or function)"
+        )
+    return session
+
+
+def _load(
+    target: str, inputs: str | None, seed: int, autodiff: str | None, inline_threshold: int | None
+) -> Session:
+    lowered = target.lower()
     if ".py:" in lowered and lowered.rpartition(":")[0].endswith(".py"):
         loaded = load_python(target)
-        return _graph_session(target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff)
+        return _graph_session(
+            target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff, inline_threshold
+        )
     path = Path(target)
     if not path.is_file():
         raise TargetError(f"{target}: cannot read: no such file")
@@ -269,7 +307,7 @@ def load_target(target: str, inputs: str | None = None, seed: int = 0, autodiff:
             raise TargetError(f"{target}:{exc.summary}") from None
         except IRVerifyError as exc:
             raise TargetError(f"{target}: invalid graph: {exc}") from None
-        return _graph_session(target, graph, inputs, None, seed, autodiff=autodiff)
+        return _graph_session(target, graph, inputs, None, seed, autodiff=autodiff, inline_threshold=inline_threshold)
     try:
         with path.open("rb") as handle:
             start = handle.read(64).lstrip()
@@ -293,6 +331,7 @@ def _graph_session(
     seed: int,
     requires_grad: list[bool] | None = None,
     autodiff: str | None = None,
+    inline_threshold: int | None = None,
 ) -> Session:
     names = [v.debugName() for v in graph.inputs()]
     notes: list[str] = []
@@ -313,7 +352,7 @@ def _graph_session(
     if len(values) != len(names):
         raise TargetError(f"{target}: {len(values)} example inputs for {len(names)} graph inputs")
     try:
-        trace = trace_executor(graph, values, requires_grad, autodiff)
+        trace = trace_executor(graph, values, requires_grad, autodiff, inline_threshold)
     except (GraphRuntimeError, ValueError, TypeError, RuntimeError) as exc:
         raise TargetError(f"{target}: running the graph on the example inputs failed: {str(exc).splitlines()[0]}") from None
     return Session(target, trace, graph, values, names, notes)

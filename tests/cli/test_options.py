@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from gradview.autodiff import DEFAULT_AUTODIFF_MODE, AutodiffMode
-from gradview.cli.options import AUTODIFF_CHOICES
+from gradview.autodiff import DEFAULT_AUTODIFF_MODE, DEFAULT_INLINE_THRESHOLD, AutodiffMode
+from gradview.cli.options import AUTODIFF_CHOICES, PYTORCH_INLINE_THRESHOLD
 
 
 def test_autodiff_choices_are_the_modes_with_the_default_first() -> None:
     assert set(AUTODIFF_CHOICES) == {mode.value for mode in AutodiffMode}
     assert AUTODIFF_CHOICES[0] == DEFAULT_AUTODIFF_MODE.value
+
+
+def test_the_inline_threshold_default_is_pytorchs() -> None:
+    assert PYTORCH_INLINE_THRESHOLD == DEFAULT_INLINE_THRESHOLD == 5
