@@ -22,7 +22,13 @@ from textual.screen import Screen
 from . import tasks, views
 from .commands import GradviewCommands
 from .controller import Controller, layout_key
-from .formatting import add_run_values, autodiff_label, diff_lines, marked_ir
+from .formatting import (
+    add_run_values,
+    autodiff_label,
+    diff_lines,
+    inline_threshold_label,
+    marked_ir,
+)
 from .gc_tuning import CollectorSettings
 from .help_screen import HelpScreen
 from .layout import Layout
@@ -133,6 +139,7 @@ class GradviewApp(App[None]):
         self.sub_title = Path(name.partition(":")[0]).name + (
             ":" + name.rpartition(":")[2] if ".py:" in name else ""
         ) + autodiff_label(self.trace.autodiff_mode())
+        self.sub_title += inline_threshold_label(self.trace.inline_threshold())  # when not PyTorch's
         self.main.timeline.load(summarize_steps(self.trace))
         self.main.timeline.focus()
         for note in self.session.notes:

@@ -14,6 +14,8 @@ from typing import Any
 
 from rich.style import Style
 
+from gradview.autodiff import DEFAULT_INLINE_THRESHOLD
+
 from .doc_text import LIST_ITEM
 from .model import DrawGraph, Marks
 from .palette import style_for
@@ -188,3 +190,10 @@ def autodiff_label(mode: str | None) -> str:
     if mode == "extended":
         return " · autodiff: EXTENDED (beyond PyTorch)"
     return " · autodiff: PyTorch's" if mode == "torch" else ""
+
+
+def inline_threshold_label(threshold: int | None) -> str:
+    """The header's word on the InlineAutodiffSubgraphs threshold, when it is not PyTorch's."""
+    if threshold is None or threshold == DEFAULT_INLINE_THRESHOLD:
+        return ""
+    return f" · inline threshold {threshold} (PyTorch: {DEFAULT_INLINE_THRESHOLD})"
