@@ -4,9 +4,10 @@ After the executor has differentiated each ``prim::DifferentiableGraph``, a
 group only pays off if it is big enough: running it means packing its inputs
 into one autograd function, and for a handful of ops plain autograd (one
 node per op, recorded as the ops run) is cheaper. So groups whose subgraph
-has fewer than ``threshold`` nodes (TorchScript's
-``autodiffSubgraphInlineThreshold``, 5; nested nodes and constants count)
-are pasted back in place of their node::
+has fewer than five nodes (TorchScript's ``autodiffSubgraphInlineThreshold``;
+nested nodes and constants count) are pasted back in place of their node, and
+their backward graph is never run (``gradview view --inline-threshold 0``
+keeps every group, to see it)::
 
     %y = prim::DifferentiableGraph_0(%x)             %t = aten::sin(%x)
     with prim::DifferentiableGraph_0 = graph(%x):  ==> %y = aten::cos(%t)

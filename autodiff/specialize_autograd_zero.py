@@ -52,10 +52,8 @@ it makes dead (an unused AutogradZero) to dead code elimination.
         block0():   the graph specialized on the profiles
         block1():   prim::FallbackGraph_0(inputs...)  # the original, unspecialized graph
 
-States for the viewer: :func:`specialize_autograd_zero_with_notes` also
-returns :class:`AutogradZeroNotes`, the state (``"Zero"``, ``"Nonzero"`` or
-``"Unknown"``) of every value of the resulting graph (inputs, node outputs,
-block parameters). Values that are not tensors
+**States on screen.** The viewer marks every value of the resulting graph
+(inputs, node outputs, block parameters) Zero, Nonzero or Unknown. Values that are not tensors
 are Unknown, except None constants and ``NoneType`` values (Zero) and, in
 guarded mode, optional inputs whose profile decided them.
 
@@ -139,7 +137,8 @@ def specialize_autograd_zero(graph: Graph, *, guarded: bool = False) -> bool:
 def specialize_autograd_zero_with_notes(
     graph: Graph, *, guarded: bool = False
 ) -> tuple[bool, AutogradZeroNotes]:
-    """:func:`specialize_autograd_zero`, also giving the state of every value."""
+    """:func:`specialize_autograd_zero`, also giving the state (``"Zero"``,
+    ``"Nonzero"`` or ``"Unknown"``) of every value of the resulting graph."""
     spec = _specialize(graph, guarded)
     return spec.changed, AutogradZeroNotes(MappingProxyType(_states(graph, spec.state)))
 
