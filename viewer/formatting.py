@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
 from rich.style import Style
+from rich.text import Text
 
 from gradview.autodiff import DEFAULT_INLINE_THRESHOLD
 
@@ -24,6 +24,9 @@ __all__ = [
     "Line",
     "lint_problem",
     "doc_lines",
+    "DocLine",
+    "inline_markdown",
+    "wrap_text",
     "diff_lines",
     "marked_ir",
     "add_run_values",
@@ -51,37 +54,110 @@ def lint_problem(step: Any) -> str | None:
     return None
 
 
-def doc_lines(name: str, doc: str, width: int) -> list[Line]:
-    """A pass's explanation (Markdown, see doc_text.for_people) as wrapped lines
-    under its name: headings bold, code blocks dim and unwrapped, inline marks
-    (backticks, emphasis) dropped, list items hanging."""
-    lines: list[Line] = [("", None), (name, Style(bold=True, underline=True))]
+# A doc line is styled in spans (code, emphasis), so it is a Rich Text, not one style.
+DocLine = Line | Text
+
+_HEADING = Style(bold=True)
+_CODE_SPAN = Style(color="#CC79A7", bold=True)  # Okabe-Ito reddish purple: legible on dark and light
+_CODE_BLOCK = Style(dim=True)
+_INLINE = re.compile(
+    r"`(?P<code>[^`]+)`"
+    r"|\*\*(?P<strong>[^*]+)\*\*"
+    r"|(?<![\w*])\*(?P<em>[^*\s][^*]*)\*(?![\w*])"
+    r"|(?<!\w)_(?P<em2>[^_\s][^_]*)_(?!\w)"
+)
+_INLINE_STYLES = {"code": _CODE_SPAN, "strong": Style(bold=True), "em": Style(italic=True), "em2": Style(italic=True)}
+
+
+def doc_lines(name: str, doc: str, width: int) -> list[DocLine]:
+    """A pass's explanation (Markdown, see doc_text.for_people) rendered for a pane
+    ``width`` columns wide: its name, then headings bold, paragraphs wrapped at word
+    boundaries with code spans, emphasis and strong text styled (their marks gone),
+    list items bulleted with a hanging indent, code blocks dim and unwrapped."""
+    width = max(20, width)
+    lines: list[DocLine] = [("", None), Text(name, style=Style(bold=True, underline=True))]
     in_code = False
     for raw in doc.splitlines():
         if raw.startswith("```"):
             in_code = not in_code
             continue
         if in_code:
-            lines.append(("  " + raw, Style(dim=True)))
+            lines.append(("  " + raw, _CODE_BLOCK))
             continue
         if not raw.strip():
             lines.append(("", None))
             continue
-        if raw.startswith("#"):
-            lines.append((_plain(raw.lstrip("#").strip()), Style(bold=True)))
+        heading = re.match(r"^#{1,6}\s+", raw)
+        if heading:
+            lines.extend(wrap_text(inline_markdown(raw[heading.end() :].strip(), _HEADING), width))
             continue
         marker = LIST_ITEM.match(raw)
-        indent = " " * len(marker.group(0)) if marker else ""
-        for wrapped in textwrap.wrap(_plain(raw), max(20, width), subsequent_indent=indent) or [""]:
-            lines.append((wrapped, None))
+        if marker:
+            bullet = marker.group(0).strip()
+            head = ("•" if bullet in ("*", "-") else bullet) + " "
+            body = inline_markdown(raw[marker.end() :].strip())
+            lines.extend(wrap_text(Text(head) + body, width, indent=len(head)))
+            continue
+        lines.extend(wrap_text(inline_markdown(raw.strip()), width))
     return lines
 
 
-def _plain(text: str) -> str:
-    """Markdown's inline marks off: `code`, **strong**, *emphasis*."""
-    text = re.sub(r"`([^`]+)`", r"\1", text)
-    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
-    return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\1", text)
+def inline_markdown(text: str, base: Style | None = None) -> Text:
+    """``text`` with Markdown's inline marks rendered: `code`, **strong**, *emphasis*."""
+    out = Text(style=base or "")
+    position = 0
+    for match in _INLINE.finditer(text):
+        out.append(text[position : match.start()])
+        kind = match.lastgroup or "code"
+        out.append(match.group(kind), style=_INLINE_STYLES[kind])
+        position = match.end()
+    out.append(text[position:])
+    return out
+
+
+def wrap_text(text: Text, width: int, indent: int = 0) -> list[Text]:
+    """``text`` in lines of at most ``width`` cells, broken at spaces (never inside a
+    code span that fits on a line; a word wider than a line is folded); later lines
+    indented ``indent``."""
+    plain = text.plain
+    inside = bytearray(len(plain))  # 1: a space inside a code span that fits on a line
+    for span in text.spans:
+        if span.style == _CODE_SPAN and span.end - span.start <= width - indent:
+            inside[span.start : span.end] = b"\x01" * (span.end - span.start)
+    words: list[tuple[int, int]] = []  # (start, end) of runs between breakable spaces
+    start = None
+    for i, char in enumerate(plain):
+        if char == " " and not inside[i]:
+            if start is not None:
+                words.append((start, i))
+                start = None
+        elif start is None:
+            start = i
+    if start is not None:
+        words.append((start, len(plain)))
+    lines: list[Text] = []
+    line_start = line_end = None
+    for word_start, word_end in words:
+        room = width - (indent if lines else 0)
+        if line_start is not None and word_end - line_start <= room:
+            line_end = word_end
+            continue
+        if line_start is not None:
+            lines.append(_indented(text[line_start:line_end], indent if lines else 0))
+        room = width - (indent if lines else 0)
+        while word_end - word_start > room:  # a word wider than a line: folded, after a "/" if it has one
+            cut = plain.rfind("/", word_start, word_start + room - 1) + 1 or word_start + room
+            lines.append(_indented(text[word_start:cut], indent if lines else 0))
+            word_start = cut
+            room = width - indent
+        line_start, line_end = word_start, word_end
+    if line_start is not None:
+        lines.append(_indented(text[line_start:line_end], indent if lines else 0))
+    return lines or [Text("")]
+
+
+def _indented(text: Text, indent: int) -> Text:
+    return Text(" " * indent) + text if indent else text
 
 
 def diff_lines(diff: str) -> list[Line]:

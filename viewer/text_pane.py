@@ -12,13 +12,15 @@ from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 __all__ = ["TextPane"]
 
-Line = tuple[str, Style | None]
+# A line is (text, one style), or a Rich Text where spans carry styles (the pass docs).
+Line = tuple[str, Style | None] | Text
 
 
 class TextPane(ScrollView, can_focus=True):
@@ -57,7 +59,7 @@ class TextPane(ScrollView, can_focus=True):
     def set_lines(self, lines: list[Line], keep_scroll: bool = False) -> None:
         """Show ``lines`` as they are (a later :meth:`set_wrapped` replaces them)."""
         self.lines = lines
-        width = max((len(text) for text, _ in lines), default=0)
+        width = max((len(_plain(line)) for line in lines), default=0)
         self.virtual_size = Size(width, len(lines))
         if not keep_scroll:
             self.scroll_to(0, 0, animate=False)
@@ -65,7 +67,7 @@ class TextPane(ScrollView, can_focus=True):
 
     @property
     def plain(self) -> str:
-        return "\n".join(text for text, _ in self.lines)
+        return "\n".join(_plain(line) for line in self.lines)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -73,6 +75,15 @@ class TextPane(ScrollView, can_focus=True):
         width = self.size.width
         if index >= len(self.lines):
             return Strip.blank(width)
-        text, style = self.lines[index]
-        shown = text[int(scroll_x) : int(scroll_x) + width]
-        return Strip([Segment(shown.ljust(width), style)], width)
+        line = self.lines[index]
+        if isinstance(line, Text):
+            shown = line[int(scroll_x) : int(scroll_x) + width]
+            segments = list(shown.render(self.app.console, end=""))
+            return Strip(segments, shown.cell_len).extend_cell_length(width)
+        text, style = line
+        shown_text = text[int(scroll_x) : int(scroll_x) + width]
+        return Strip([Segment(shown_text.ljust(width), style)], width)
+
+
+def _plain(line: Line) -> str:
+    return line.plain if isinstance(line, Text) else line[0]
