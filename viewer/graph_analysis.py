@@ -21,7 +21,7 @@ they are; nothing here imports Textual.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -110,13 +110,17 @@ class Collapsed:
     groups: dict[int, str] = field(default_factory=dict)  # group box id -> cluster key
 
 
-def collapse(graph: DrawGraph, groups: Iterable[str]) -> Collapsed:
+def collapse(graph: DrawGraph, groups: Iterable[str], ids: Mapping[str, int] | None = None) -> Collapsed:
     """Fold each cluster in ``groups`` (and everything nested in it) into one
     box labelled with its title and node count. A group inside another
     collapsed group folds into the outer one. Edges between boxes are merged:
-    one per (source box, target box, value); edges inside a box disappear."""
+    one per (source box, target box, value); edges inside a box disappear.
+    ``ids`` names the boxes (cluster key -> id) where several drawings must
+    agree on them (the steps of one union layout); else :func:`group_box_id`."""
     wanted = set(groups) & set(graph.clusters)
-    index = {key: i for i, key in enumerate(graph.clusters)}
+    index = {key: _GROUP_BASE - i for i, key in enumerate(graph.clusters)}
+    if ids is not None:
+        index.update((key, ids[key]) for key in wanted if key in ids)
     outermost: dict[str | None, str | None] = {None: None}  # cluster -> its outermost collapsed ancestor
 
     def folded(key: str | None) -> str | None:
@@ -133,7 +137,7 @@ def collapse(graph: DrawGraph, groups: Iterable[str]) -> Collapsed:
         if group is None:
             out.nodes[node_id] = node
             continue
-        box = _GROUP_BASE - index[group]
+        box = index[group]
         result.box_of[node_id] = box
         if box not in result.members:
             result.members[box] = []

@@ -1,0 +1,205 @@
+"""What the large-graph tools do to a view: collapsed groups, focus, fan-out stubs.
+
+Each view (one union layout: ``("whole", which)`` or ``(view name, dg)``)
+keeps a :class:`ViewTransform`: the groups folded into boxes, the focus
+centre and its hops, and whether values read by many nodes are drawn as
+stubs. :meth:`Transforms.picture` turns a step's drawing into what the canvas
+shows and names the layout that places it:
+
+* stubs alone keep the view's union layout (only edges leave the picture,
+  the readers' boxes say where the value comes from), so they cost nothing;
+* collapse and focus change the boxes: their layout is the union of the
+  view's drawings, each transformed the same way (so a node keeps its place
+  from step to step, as in the plain view), keyed by
+  :func:`transform_key` (the view's key and the transform) and computed
+  once, like the plain layouts.
+
+Nothing here imports Textual; :meth:`Transforms.layout_graph` is safe to
+call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+
+from .graph_analysis import Collapsed, Stubs, collapse, fan_out_stubs, focus_graph
+from .layout import union_graph
+from .model import DrawGraph, DrawNode
+
+__all__ = [
+    "DEFAULT_HOPS",
+    "MAX_HOPS",
+    "ViewTransform",
+    "Picture",
+    "transform_key",
+    "node_name",
+    "stub_labels",
+    "describe",
+    "Transforms",
+]
+
+DEFAULT_HOPS = 2
+MAX_HOPS = 6
+_BOX_BASE = -2_000_000  # collapsed-group boxes, shared by every drawing of the app
+_PICTURES_KEPT = 64
+_MEMBERS_KEPT = 2  # views whose drawings are kept for transformed layouts (they can be large)
+
+
+@dataclass(frozen=True)
+class ViewTransform:
+    """One view's transform: folded groups (cluster keys), the focus centre
+    (a node id, None: no focus) with its hops, and fan-out stubs on or off."""
+
+    collapsed: frozenset[str] = frozenset()
+    focus: int | None = None
+    hops: int = DEFAULT_HOPS
+    stubs: bool = True
+
+    @property
+    def restructures(self) -> bool:
+        """True when the boxes differ from the plain view's (a layout of its own)."""
+        return bool(self.collapsed) or self.focus is not None
+
+    def signature(self) -> tuple[Hashable, ...]:
+        return (tuple(sorted(self.collapsed)), self.focus, self.hops if self.focus is not None else None, self.stubs)
+
+
+def transform_key(base: Hashable, state: ViewTransform) -> tuple[Hashable, ...]:
+    """The layout key of view ``base`` under ``state`` (the plain key when the boxes are the plain ones)."""
+    return ("transform", base, state.signature())
+
+
+@dataclass
+class Picture:
+    """What the canvas draws for one step: ``graph`` placed by layout ``key``."""
+
+    graph: DrawGraph
+    key: Hashable
+    collapsed: Collapsed | None = None
+    stubs: Stubs | None = None
+    stub_labels: dict[int, str] = field(default_factory=dict)  # node id -> text on its box's bottom border
+    focus_missing: bool = False  # the focus centre is not in this step
+
+
+def node_name(node: DrawNode) -> str:
+    """A short name for ``node``: its first value name (``%x``), else its first label line."""
+    lines = [line for line in node.label.splitlines() if line]
+    for line in lines:
+        if line.startswith("%"):
+            return line.split(" ", 1)[0]
+    return lines[0] if lines else str(node.id)
+
+
+def stub_labels(stubs: Stubs) -> dict[int, str]:
+    """Node id -> its stub text: ``◂%w`` at each reader, ``%w▸150`` at the value's source."""
+    labels: dict[int, list[str]] = {}
+    counts: dict[int, int] = {}
+    for reader, values in stubs.readers.items():
+        for value in values:
+            labels.setdefault(reader, []).append(f"◂{stubs.labels[value]}")
+            counts[value] = counts.get(value, 0) + 1
+    for value, source in stubs.sources.items():
+        labels.setdefault(source, []).insert(0, f"{stubs.labels[value]}▸{counts.get(value, 0)}")
+    return {node_id: " ".join(parts) for node_id, parts in labels.items()}
+
+
+class Transforms:
+    """Every view's transform, and the pictures they give (cached per drawing)."""
+
+    def __init__(self) -> None:
+        self._states: dict[Hashable, ViewTransform] = {}
+        self.stubs = True  # o: for every view
+        self._box_ids: dict[str, int] = {}
+        self._lock = threading.Lock()  # the members cache and box ids are read from a worker thread
+        self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
+        self._pictures: OrderedDict[tuple[int, ViewTransform], tuple[DrawGraph, Picture]] = OrderedDict()
+
+    # -- state ------------------------------------------------------------------------------
+    def state(self, base: Hashable) -> ViewTransform:
+        state = self._states.get(base, ViewTransform())
+        return state if state.stubs == self.stubs else replace(state, stubs=self.stubs)
+
+    def set_state(self, base: Hashable, state: ViewTransform) -> None:
+        with self._lock:
+            for key in state.collapsed:
+                self._box_ids.setdefault(key, _BOX_BASE - len(self._box_ids))
+        self._states[base] = state
+
+    def box_id(self, group: str) -> int | None:
+        """The id of the box ``group`` is drawn as when collapsed (None: never collapsed)."""
+        with self._lock:
+            return self._box_ids.get(group)
+
+    # -- pictures ------------------------------------------------------------------------------
+    def picture(self, drawing: DrawGraph, base: Hashable, state: ViewTransform | None = None) -> Picture:
+        """What to draw for ``drawing`` (a step of view ``base``) under the view's transform."""
+        state = state if state is not None else self.state(base)
+        cache_key = (id(drawing), state)
+        cached = self._pictures.get(cache_key)
+        if cached is not None and cached[0] is drawing:
+            return cached[1]
+        picture = self.apply(drawing, state)
+        picture.key = transform_key(base, state) if state.restructures else base
+        self._pictures[cache_key] = (drawing, picture)
+        while len(self._pictures) > _PICTURES_KEPT:
+            self._pictures.popitem(last=False)
+        return picture
+
+    def apply(self, drawing: DrawGraph, state: ViewTransform) -> Picture:
+        """Collapse, then focus (around the box that hides the centre, if one
+        does), then stubs; the picture's key is left to the caller."""
+        graph, folded, missing = drawing, None, False
+        if state.collapsed:
+            with self._lock:
+                ids = {key: self._box_ids[key] for key in state.collapsed if key in self._box_ids}
+            folded = collapse(graph, state.collapsed, ids)
+            graph = folded.graph
+        if state.focus is not None:
+            centre = folded.box_of.get(state.focus, state.focus) if folded is not None else state.focus
+            missing = centre not in graph.nodes
+            graph = focus_graph(graph, centre, state.hops)
+        stubs = None
+        if state.stubs:
+            found = fan_out_stubs(graph)
+            if found.labels:
+                stubs, graph = found, found.graph
+        labels = stub_labels(stubs) if stubs is not None else {}
+        return Picture(graph, None, folded, stubs, labels, missing)
+
+    # -- layouts ---------------------------------------------------------------------------------
+    def layout_graph(
+        self, base: Hashable, state: ViewTransform, members: Callable[[], Sequence[DrawGraph]]
+    ) -> DrawGraph:
+        """What the transformed layout of view ``base`` places: the union of
+        the view's drawings (``members``, drawn once per view and kept), each
+        transformed by ``state``. Runs in a worker thread."""
+        with self._lock:
+            drawings = self._members.get(base)
+        if drawings is None:
+            drawings = list(members())
+            with self._lock:
+                self._members[base] = drawings
+                while len(self._members) > _MEMBERS_KEPT:
+                    self._members.popitem(last=False)
+        return union_graph([self.apply(drawing, state).graph for drawing in drawings])
+
+
+def describe(picture: Picture, state: ViewTransform, drawing: DrawGraph) -> str:
+    """The view bar's words for what the transform changed: ``focus: 2 hops
+    around %x``, ``3 groups collapsed``, ``stubs: 2 values``; "" for none."""
+    parts = []
+    if state.focus is not None:
+        centre = drawing.nodes.get(state.focus) or picture.graph.nodes.get(state.focus)
+        name = node_name(centre) if centre is not None else f"node {state.focus}"
+        where = " (not in this step)" if picture.focus_missing else ""
+        parts.append(f"focus: {state.hops} hop{'s' if state.hops != 1 else ''} around {name}{where} (f)")
+    if picture.collapsed is not None and picture.collapsed.groups:
+        count = len(picture.collapsed.groups)
+        parts.append(f"{count} group{'s' if count != 1 else ''} collapsed (x X)")
+    if picture.stubs is not None:
+        count = len(picture.stubs.labels)
+        parts.append(f"stubs: {count} value{'s' if count != 1 else ''} (o)")
+    return ", ".join(parts)
