@@ -18,8 +18,10 @@ from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.worker import Worker, get_current_worker
 
 from . import tasks, views
+from .check_result import CheckCancelled, CheckResult
 from .commands import GradviewCommands
 from .controller import Controller, layout_key
 from .formatting import (
@@ -75,6 +77,7 @@ class GradviewApp(App[None]):
         Binding("d", "toggle_diff", "Diff"),
         Binding("r", "run_step", "Run"),
         Binding("b", "find_divergence", "Broke?", show=False),
+        Binding("escape", "cancel_check", "Cancel b", show=False),
         Binding("G", "gradient_check", "Gradcheck", show=False),
         Binding("T", "trace_back", "Trace back", show=False),
         Binding("e", "export_view", "Export SVG", show=False),
@@ -101,6 +104,8 @@ class GradviewApp(App[None]):
         self.selected: int | None = None
         # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
         self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
+        self._divergence: Worker[None] | None = None  # b's search while it runs
+        self._divergence_at = ""  # the step it said it checks
         self.show_diff = False
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
@@ -376,12 +381,46 @@ class GradviewApp(App[None]):
             self._in_thread("run", lambda: RunDone(index, tasks.run_step(trace, index, inputs)))
 
     def action_find_divergence(self) -> None:
+        """b: search in a thread that says which step it checks; b again (or escape) cancels."""
+        if self.action_cancel_check():
+            return
         if self._need_inputs():
             trace, inputs = self.trace, self.session.inputs
             self.main.details.check_started(
                 "b: running every step, forward and backward, against the original graph…"
             )
-            self._in_thread("check", lambda: CheckDone(tasks.find_divergence(trace, inputs)))
+            self._divergence_at = ""
+            self._divergence = self.run_worker(
+                lambda: self._search_divergence(trace, inputs), thread=True, exclusive=True, group="check"
+            )
+
+    def _search_divergence(self, trace: Any, inputs: Any) -> None:
+        """b's worker (a thread): progress goes to the Check tab; a cancelled search posts nothing."""
+        worker = get_current_worker()
+
+        def report(text: str) -> None:
+            if worker.is_cancelled:
+                raise CheckCancelled
+            self.call_from_thread(self._divergence_progress, text)
+
+        result = tasks.find_divergence(trace, inputs, report)
+        if not worker.is_cancelled:
+            self.post_message(CheckDone(result))
+
+    def _divergence_progress(self, text: str) -> None:
+        self._divergence_at = text
+        self.main.details.check_progress(text)
+
+    def action_cancel_check(self) -> bool:
+        """Stop b's search if it runs (it stops before its next step); whether one ran."""
+        worker, self._divergence = self._divergence, None
+        if worker is None or worker.is_finished:
+            return False
+        worker.cancel()
+        where = self._divergence_at.removeprefix("b: ").rstrip("…")
+        message = f"b: cancelled ({where})" if where else "b: cancelled"
+        self.main.details.show_check(CheckResult("divergence", "cancelled", message))
+        return True
 
     def action_gradient_check(self) -> None:
         if self._need_inputs():

@@ -19,13 +19,19 @@ The result names the step, its graph, and which output or gradient differs
 by how much; a step that fails to run where the original runs is a divergence
 too. Steps that cannot be checked (no annotations to feed df, a group in a
 branch that did not run) are counted and said in the message.
+
+A group's state (its f and df graphs) is run once: a later step whose graphs
+equal a state already checked (a pass that changed nothing, or f checked with
+its df before f's own step) reuses that check. ``report`` hears which step is
+being checked before each one; it may raise :class:`.CheckCancelled` to stop
+the search there (the viewer's ``b`` again or escape).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +40,7 @@ import numpy
 from gradview.runtime import GraphCompileError, GraphRuntimeError, compile_graph
 from gradview.runtime.pass_trace import PassTrace, Step
 
-from .check_result import CheckResult, CheckRow
+from .check_result import CheckCancelled, CheckResult, CheckRow
 from .check_states import (
     Region,
     compare_values,
@@ -85,6 +91,15 @@ class _Progress:
     group_steps: int = 0
     gradients: bool = False
     skipped: dict[str, str] = field(default_factory=dict)  # graph label -> why not checked
+    report: Callable[[str], None] | None = None  # hears "checking step k of n" before each step
+    last: int = 0  # the trace's last step index, the n of "step k of n"
+    current: int = 0  # the step being checked
+
+    def at(self, index: int, what: str) -> None:
+        """Say that step ``index`` is being checked (``what``: how); may raise CheckCancelled."""
+        self.current = index
+        if self.report is not None:
+            self.report(f"b: checking step {index} of {self.last}: {what}…")
 
 
 # -- the entry points ------------------------------------------------------------------------------
@@ -96,14 +111,21 @@ def find_divergence(
     grad_rtol: float = 1e-5,
     grad_atol: float = 1e-8,
     seed: int = 0,
+    report: Callable[[str], None] | None = None,
 ) -> CheckResult:
-    """``b`` as one :class:`CheckResult`: the first divergent step, or what agreed."""
+    """``b`` as one :class:`CheckResult`: the first divergent step, or what agreed.
+    ``report`` hears "b: checking step k of n: ..." before each step; when it raises
+    CheckCancelled the search stops and the result is "cancelled"."""
     if inputs is None:
         return CheckResult("divergence", "unavailable", "b: no example inputs to run the graphs on")
     if not any(graph_kind(s.which) == "main" for s in trace.steps):
         return CheckResult("divergence", "unavailable", "b: the trace has no main graph to compare with")
-    progress = _Progress()
-    found = _search(trace, inputs, rtol, atol, grad_rtol, grad_atol, seed, progress)
+    progress = _Progress(report=report, last=len(trace.steps) - 1)
+    try:
+        found = _search(trace, inputs, rtol, atol, grad_rtol, grad_atol, seed, progress)
+    except CheckCancelled:
+        message = f"b: cancelled while checking step {progress.current} of {progress.last}"
+        return CheckResult("divergence", "cancelled", message, progress.current, trace[progress.current].pass_name)
     if found is None:
         what = "outputs and gradients" if progress.gradients else "outputs"
         message = (
@@ -162,6 +184,7 @@ def _search(
 ) -> Divergence | None:
     tol = _Tolerance(rtol, atol, grad_rtol, grad_atol)
     original = next(s for s in trace.steps if graph_kind(s.which) == "main")
+    progress.at(original.index, "the original graph's outputs and eager gradients")
     try:
         reference = flatten(_plain_run(original, inputs))
     except _RunFailed as exc:
@@ -182,13 +205,14 @@ def _search(
     progress.main_steps = len(mains)
     grad_break, grad_rows = None, {}
     if ref_grads is not None:
-        grad_break, grad_rows = _main_gradient_break(mains, inputs, ref_grads, names, tol, seed, wanted)
+        grad_break, grad_rows = _main_gradient_break(mains, inputs, ref_grads, names, tol, seed, wanted, progress)
     checked_mains = {s.index for s in mains}
-    last_state: dict[int, tuple[Any, Any]] = {}
+    checked_states: set[tuple[int, Any, Any]] = set()
     steps = trace.steps
     for position, step in enumerate(steps):
         if step.index <= original.index:
             continue
+        progress.at(step.index, f"{step.pass_name} [{graph_label(step.which)}]")
         kind = graph_kind(step.which)
         if step.which == original.which:
             if step.index not in checked_mains:
@@ -199,7 +223,7 @@ def _search(
                 found = gradients if isinstance(gradients, Divergence) else _divergence(step, gradients)
         elif kind in ("forward", "backward", "backward executor") and graph_number(step.which) is not None:
             nxt = steps[position + 1] if position + 1 < len(steps) else None
-            found = _check_group(trace, step, nxt, inputs, regions, last_state, tol, seed, progress, compiled)
+            found = _check_group(trace, step, nxt, inputs, regions, checked_states, tol, seed, progress, compiled)
         else:
             progress.skipped.setdefault(graph_label(step.which), "not a graph the checks can feed")
             found = None
@@ -219,7 +243,7 @@ def _distinct_mains(trace: PassTrace, original: Step) -> list[Step]:
 
 def _main_gradient_break(
     mains: list[Step], inputs: Sequence[Any], ref_grads: list[Any], names: list[str], tol: _Tolerance, seed: int,
-    requires_grad: list[bool] | None,
+    requires_grad: list[bool] | None, progress: _Progress,
 ) -> tuple[int | None, dict[int, list[CheckRow] | Divergence]]:
     """The first main step whose eager gradients differ from the original's, and the
     rows of the steps run. Eager autograd of a big graph takes seconds, so the last
@@ -230,6 +254,7 @@ def _main_gradient_break(
 
     def differs(step: Step) -> bool:
         if step.index not in memo:
+            progress.at(step.index, f"{step.pass_name} [main], eager gradients")
             try:
                 grads = main_gradients(step, inputs, seed, requires_grad).grads
                 memo[step.index] = _rows(
@@ -267,7 +292,7 @@ def _check_main(step: Step, inputs: Sequence[Any], reference: list[Any], tol: _T
 
 def _check_group(
     trace: PassTrace, step: Step, nxt: Step | None, inputs: Sequence[Any], regions: dict[int, Region | None],
-    last_state: dict[int, tuple[Any, Any]], tol: _Tolerance, seed: int, progress: _Progress,
+    checked_states: set[tuple[int, Any, Any]], tol: _Tolerance, seed: int, progress: _Progress,
     compiled: dict[tuple[int, bool], Any],
 ) -> Divergence | None:
     k = graph_number(step.which)
@@ -286,10 +311,12 @@ def _check_group(
         return None
     kind = graph_kind(step.which)
     f_step, df_step = _state(trace, step, nxt, kind, k)
-    key = (f_step.graph, None if df_step is None else df_step.graph)
-    if last_state.get(k) == key:
+    # Equal graphs give equal results: a state checked before (equal records hash and
+    # compare fast) is not run again. A pair's run checked f's outputs too.
+    key = (k, f_step.graph, None if df_step is None else df_step.graph)
+    if key in checked_states:
         return None
-    last_state[k] = key
+    checked_states.add(key)
     try:
         outputs, grads = run_region_state(trace, area, f_step, df_step, cache=compiled)
     except _Unavailable as exc:
@@ -298,6 +325,7 @@ def _check_group(
     except _RunFailed as exc:
         return _failed(step, "the step's graph fails where the original's runs", str(exc))
     progress.group_steps += 1
+    checked_states.add((k, f_step.graph, None))
     rows = _rows([f"f output {i}" for i in range(area.real)], area.ref_outputs, outputs, tol.rtol, tol.atol)
     if grads is not None:
         progress.gradients = True

@@ -11,11 +11,16 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CheckResult", "CheckRow", "Status"]
+__all__ = ["CheckCancelled", "CheckResult", "CheckRow", "Status"]
 
 # "pass": everything checked agreed; "fail": something differs or failed to run;
-# "unavailable": nothing could be checked (no example inputs, no such step).
-Status = Literal["pass", "fail", "unavailable"]
+# "unavailable": nothing could be checked (no example inputs, no such step);
+# "cancelled": stopped before the end (b again, or escape).
+Status = Literal["pass", "fail", "unavailable", "cancelled"]
+
+
+class CheckCancelled(Exception):  # noqa: N818 - it is not an error: the user stopped the check
+    """Raised by a check's progress callback to stop it between steps; its text says where."""
 
 
 @dataclass(frozen=True)

@@ -161,8 +161,14 @@ class DetailPanel(Vertical):
 
     # -- Check ------------------------------------------------------------------------------------
     def check_started(self, text: str) -> None:
+        """A check began: its first line, the previous result's table cleared."""
         self.query_one("#check-status", Static).update(text)
+        self.query_one("#gradcheck", DataTable).clear()
         self.activate("tab-check")
+
+    def check_progress(self, text: str) -> None:
+        """Where a running check is ("b: checking step k of n: ..."); the tab shown stays."""
+        self.query_one("#check-status", Static).update(Text(text, style="dim"))
 
     def show_check(self, result: Any) -> None:
         """A check's result (b or G) replaces whatever check was shown: its

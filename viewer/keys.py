@@ -22,8 +22,9 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("d", "IR text or unified diff against the previous step of the same graph"),
     ("r", "run this step's graph on the example inputs: shape, dtype and mean on the nodes, "
           "min/max/mean in the Run tab"),
-    ("b", "find the first step whose outputs or gradients differ from the original graph's, "
-          "DifferentiableGraphs run forward and backward (\"which pass broke my numbers\")"),
+    ("b, escape", "find the first step whose outputs or gradients differ from the original graph's, "
+                  "DifferentiableGraphs run forward and backward (\"which pass broke my numbers\"), "
+                  "saying which step it checks; b again or escape cancels it"),
     ("G", "gradient check of the step on screen against central finite differences, per input"),
     ("T", "trace the selected gradient back (backward or joint view): light the df ops that "
           "compute it and the forward ops they differentiate"),

@@ -3,6 +3,7 @@ runs: each returns its result or a one-line ``error: ...`` string, never raises.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,12 @@ def run_step(trace: PassTrace, index: int, inputs: Any) -> Any:
     return guarded(lambda: evaluate.run_step(trace, index, inputs))
 
 
-def find_divergence(trace: PassTrace, inputs: Any) -> Any:
-    """b: the first step whose outputs or gradients differ from the original graph's."""
+def find_divergence(trace: PassTrace, inputs: Any, report: Callable[[str], None] | None = None) -> Any:
+    """b: the first step whose outputs or gradients differ from the original graph's.
+    ``report`` hears each step as it is checked and may raise CheckCancelled to stop."""
     from .check_divergence import find_divergence as find  # noqa: PLC0415
 
-    return guarded(lambda: find(trace, inputs))
+    return guarded(lambda: find(trace, inputs, report=report))
 
 
 def gradient_check(trace: PassTrace, index: int, inputs: Any) -> Any:

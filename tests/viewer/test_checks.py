@@ -3,17 +3,24 @@ deliberately broken pass inserted into the executor's pipeline (issue 12, accept
 
 from __future__ import annotations
 
+import asyncio
+import re
+import threading
 from typing import Any
 
 import numpy as np
 import pytest
+from textual.widgets import Static
 
 from gradview.ir import Graph, Node, parse_ir
 from gradview.runtime import GraphExecutor, Tensor, autograd
 from gradview.runtime.pass_trace import PassTrace
+from gradview.viewer import check_divergence, tasks
+from gradview.viewer.app import GradviewApp
 from gradview.viewer.check_divergence import find_divergence, first_divergent_step
 from gradview.viewer.check_gradient import check_step_gradient
-from gradview.viewer.check_result import CheckResult
+from gradview.viewer.check_result import CheckCancelled, CheckResult
+from gradview.viewer.check_states import graph_kind
 from gradview.viewer.session import Session, load_target
 
 from .conftest import EXAMPLE
@@ -201,3 +208,112 @@ def test_inputs_that_do_not_require_grad_are_not_differentiated() -> None:
         skipped = {r.name: r.note for r in result.rows if r.verdict == "skipped"}
         assert "does not require grad" in skipped["grad %bn.running_mean"]
         assert "grad %x" not in skipped and "grad %conv.weight" not in skipped
+
+
+# -- b's progress, cancellation and reuse of checked states ---------------------------------------------
+PROGRESS = re.compile(r"^b: checking step (\d+) of (\d+): .+…$")
+
+
+def test_b_says_which_step_it_checks(mlp_trace: PassTrace, inputs: list[np.ndarray]) -> None:
+    said: list[str] = []
+    assert find_divergence(mlp_trace, inputs, report=said.append).ok
+    matches = [PROGRESS.match(text) for text in said]
+    assert all(matches), said
+    last = len(mlp_trace.steps) - 1
+    assert {int(m.group(2)) for m in matches if m} == {last}
+    # After the original's reference runs, every later step is checked in order.
+    walk = [int(m.group(1)) for m in matches if m]
+    assert walk[-last:] == list(range(1, last + 1))
+
+
+def test_b_is_cancelled_between_steps(mlp_trace: PassTrace, inputs: list[np.ndarray]) -> None:
+    said: list[str] = []
+
+    def report(text: str) -> None:
+        said.append(text)
+        if len(said) == 6:
+            raise CheckCancelled
+
+    result = find_divergence(mlp_trace, inputs, report=report)
+    assert result.status == "cancelled" and not result.ok
+    step = int(PROGRESS.match(said[-1]).group(1))  # type: ignore[union-attr]
+    assert result.message == f"b: cancelled while checking step {step} of {len(mlp_trace.steps) - 1}"
+    assert len(said) == 6  # nothing ran after the step it stopped at
+
+
+def test_a_state_already_checked_is_not_run_again(
+    mlp_trace: PassTrace, inputs: list[np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Passes that change nothing leave f and df as they were: their steps reuse the check."""
+    runs: list[tuple[Any, Any]] = []
+    real = check_divergence.run_region_state
+
+    def counting(trace: PassTrace, area: Any, f_step: Any, df_step: Any, **kwargs: Any) -> Any:
+        runs.append((f_step.graph, None if df_step is None else df_step.graph))
+        return real(trace, area, f_step, df_step, **kwargs)
+
+    monkeypatch.setattr(check_divergence, "run_region_state", counting)
+    result = find_divergence(mlp_trace, inputs)
+    assert result.ok, result.message
+    assert runs and len(set(runs)) == len(runs), "an equal (f, df) state ran twice"
+    group_steps = [s for s in mlp_trace.steps if graph_kind(s.which) != "main"]
+    assert len(runs) < len(group_steps)
+    with_df: set[Any] = set()
+    for f, df in runs:
+        assert df is not None or f not in with_df, "f run alone after f with its df checked its outputs"
+        if df is not None:
+            with_df.add(f)
+
+
+# -- b in the app: progress on the Check tab, b again or escape cancels --------------------------------
+def _status(app: GradviewApp) -> str:
+    return str(app.query_one("#check-status", Static).render())
+
+
+async def _until(pilot: Any, condition: Any, what: str) -> None:
+    for _ in range(400):  # a deadline in pauses, not a timed assert
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+@pytest.mark.parametrize("cancel_key", ["b", "escape"])
+def test_b_in_the_app_shows_progress_and_cancels(
+    mlp_session: Session, monkeypatch: pytest.MonkeyPatch, cancel_key: str
+) -> None:
+    go = threading.Event()
+    real = tasks.find_divergence
+    finished = threading.Event()
+
+    def held(trace: PassTrace, inputs: Any, report: Any = None) -> Any:
+        def slow(text: str) -> None:
+            report(text)
+            go.wait(10)  # holds the search at its first step until the test has cancelled it
+
+        try:
+            return real(trace, inputs, slow)
+        finally:
+            finished.set()
+
+    monkeypatch.setattr(tasks, "find_divergence", held)
+
+    async def run() -> None:
+        app = GradviewApp(mlp_session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            await pilot.press("b")
+            await _until(pilot, lambda: "checking step 0 of 80" in _status(app), "progress shown")
+            await pilot.press(cancel_key)
+            await pilot.pause()
+            assert _status(app).startswith("b: cancelled (checking step 0 of 80"), _status(app)
+            go.set()
+            await _until(pilot, finished.is_set, "the search thread ended")
+            await pilot.pause(0.2)
+            assert _status(app).startswith("b: cancelled"), "a cancelled search posts no result"
+            # b again runs to the end and its result replaces the cancelled one.
+            monkeypatch.setattr(tasks, "find_divergence", real)
+            await pilot.press("b")
+            await _until(pilot, lambda: _status(app).startswith("b: no divergence"), "b's result")
+
+    asyncio.run(run())
