@@ -134,3 +134,16 @@ def test_version_1_traces_with_legacy_graph_names_still_load(tmp_path) -> None:
     data["steps"][1]["which"] = "profiling"
     with pytest.raises(ValueError, match="bad 'which'"):
         PassTrace.from_json(data)
+
+
+def test_the_annotation_dataclasses_are_the_passes_own_and_name_note_keys() -> None:
+    import dataclasses
+
+    from gradview import autodiff
+    from gradview.runtime import trace_types
+
+    for name in ("AutogradZeroNotes", "AutodiffSubgraphNotes", "InlinedSubgraphNotes"):
+        cls = getattr(trace_types, name)
+        assert cls is getattr(autodiff, name)  # defined next to the pass, re-exported here
+        assert cls.__dataclass_params__.frozen
+        assert all(Note(field.name) for field in dataclasses.fields(cls))  # every field is a Note key
