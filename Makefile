@@ -15,7 +15,7 @@ run: $(RUN_STAMP)
 	$(BIN)/gradview view $(EXAMPLE)
 
 test: $(TEST_STAMP)
-	./scripts/ensure_debian_packages.sh "chromium chromedriver" chromium chromium-driver
+	./scripts/ensure_debian_packages.sh "chromium chromedriver tmux" chromium chromium-driver tmux
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
