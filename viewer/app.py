@@ -33,6 +33,7 @@ from .formatting import (
 )
 from .gc_tuning import CollectorSettings
 from .help_screen import HelpScreen
+from .large_graph import LargeGraphTools
 from .layout import Layout
 from .main_screen import MainScreen
 from .marks import step_marks
@@ -56,7 +57,7 @@ __all__ = ["GradviewApp", "HelpScreen"]
 VIEWS = (View.WHOLE, View.FORWARD, View.BACKWARD, View.JOINT)
 
 
-class GradviewApp(App[None]):
+class GradviewApp(LargeGraphTools, App[None]):
     """Step through a pass trace: timeline, graph canvas, inspector."""
 
     TITLE = "gradview"
@@ -90,6 +91,13 @@ class GradviewApp(App[None]):
         Binding("n", "canvas('select_next', 1)", "Next node", show=False),
         Binding("N", "canvas('select_next', -1)", "Prev node", show=False),
         Binding("c", "canvas('follow')", "Center", show=False),
+        # Large graphs (viewer/large_graph.py): collapse, focus, fan-out stubs.
+        Binding("x", "collapse_group", "Collapse", show=False),
+        Binding("X", "collapse_all", "Collapse all", show=False),
+        Binding("f", "focus_mode", "Focus", show=False),
+        Binding("less_than_sign", "focus_hops(-1)", "Fewer hops", show=False),
+        Binding("greater_than_sign", "focus_hops(1)", "More hops", show=False),
+        Binding("o", "toggle_stubs", "Stubs", show=False),
     ]
 
     def __init__(self, session: Session, *, theme: str = "dark", export_dir: str = "gradview-export") -> None:
@@ -110,6 +118,7 @@ class GradviewApp(App[None]):
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
         self._dot_note_shown = False
+        self.init_large_graph()
 
     def get_default_screen(self) -> Screen[Any]:
         return MainScreen(self.theme_name)
@@ -199,18 +208,22 @@ class GradviewApp(App[None]):
         reason = views.view_unavailable_reason(self.trace, self.index, self.view, self.dg)
         graph = DrawGraph() if reason else self.controller.draw(self.index, self.view, self.dg)
         marks = Marks() if reason else self._marks()
-        graph = add_run_values(graph, step, self.run_results.get(self.index))
         key = layout_key(self.trace, self.index, self.view, self.dg)
+        picture = None if reason else self.large_picture(graph, key)  # collapse, focus, stubs
+        if picture is not None:
+            graph, key = picture.graph, picture.key
+        graph = add_run_values(graph, step, self.run_results.get(self.index))
         layout = None if reason else self.layouts.get(key)
         if layout is None and not reason:
             self.controller.request(key)
         canvas = main.canvas
         self.controller.set_zoom(canvas.zoom)
         canvas.selected = self.selected if self.selected in graph.nodes else None
+        canvas.stubs = picture.stub_labels if picture is not None else {}
         canvas.show(layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…")
         main.graph.show_viewbar(
             step, len(self.trace) - 1, self.view, self.failures.get(step.index), self.dg,
-            views.differentiable_graph_count(self.trace),
+            views.differentiable_graph_count(self.trace), note="" if reason else self.large_note,
         )
         if self.show_diff:
             previous = self.trace.previous(step)
@@ -222,6 +235,7 @@ class GradviewApp(App[None]):
         main.details.show_inspector(
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
         )
+        self.large_inspect()
 
     # -- messages ----------------------------------------------------------------------------------
     @on(StepChosen)
@@ -237,6 +251,7 @@ class GradviewApp(App[None]):
         self.main.details.show_inspector(
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
         )
+        self.large_inspect()
         self.main.details.activate("tab-inspect")
 
     @on(LayoutReady)
@@ -253,7 +268,7 @@ class GradviewApp(App[None]):
                 )
         if not self.controller.busy():
             self._collector.freeze_more()
-        if message.key == layout_key(self.trace, self.index, self.view, self.dg):
+        if message.key in (layout_key(self.trace, self.index, self.view, self.dg), self._large_key):
             self.refresh_view()
 
     @on(Flush)

@@ -216,9 +216,12 @@ def badge_for(node_id: int, marks: Marks) -> str:
     return ""
 
 
-def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: float, badge: str = "") -> str:
+def box_row_text(
+    span: BoxSpan, row: int, label: str, role: NodeRole, zoom: float, badge: str = "", stub: str = ""
+) -> str:
     """What ``row`` of a node's box shows: a border (with ``badge`` set into the
-    top one) or a label line, padded to the box width."""
+    top one, ``stub``, the fan-out values it reads, into the bottom one) or a
+    label line, padded to the box width."""
     width = span.end - span.start
     lines = [line for line in label.splitlines() if line] or [""]
     if zoom < COMPACT_BOXES:
@@ -234,7 +237,8 @@ def box_row_text(span: BoxSpan, row: int, label: str, role: NodeRole, zoom: floa
         tag = f" {abbreviate(badge, inner - 2)} " if badge and inner > 4 else ""
         return left_top + tag + "─" * (inner - len(tag)) + right_top
     if row == span.bottom - 1:
-        return left_bottom + "─" * inner + right_bottom
+        tag = f" {abbreviate(stub, inner - 2)} " if stub and inner > 4 else ""
+        return left_bottom + tag + "─" * (inner - len(tag)) + right_bottom
     # Label lines centred vertically in the box.
     inner_rows = span.bottom - span.top - 2
     first = max(0, (inner_rows - len(lines)) // 2)
@@ -276,6 +280,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.graph: DrawGraph = DrawGraph()
         self.marks: Marks = Marks()
         self.selected: int | None = None
+        self.stubs: dict[int, str] = {}  # node id -> fan-out stub text for its bottom border (the app sets it)
         self.theme_name = theme
         self.styles.background = CANVAS_BACKGROUND[theme]
         self.message_text = "laying out…"
@@ -422,7 +427,8 @@ class GraphCanvas(ScrollView, can_focus=True):
             if node is None or span.end <= start or span.start >= start + width:
                 continue
             badge = badge_for(span.node_id, self.marks) if row == span.top else ""
-            text = box_row_text(span, row, node.label, node.role, geometry.zoom, badge)
+            stub = self.stubs.get(span.node_id, "") if row == span.bottom - 1 else ""
+            text = box_row_text(span, row, node.label, node.role, geometry.zoom, badge, stub)
             self._put(cells, styles, start, span.start, text, self._node_style(span.node_id))
         # Under everything: the theme's background (line-API strips do not get the widget's).
         return Strip(list(_segments(cells, styles))).apply_style(self._background_style())

@@ -128,6 +128,25 @@ class Controller:
         else:
             self._wake()
 
+    def request_custom(self, key: LayoutKey, build: Callable[[], DrawGraph]) -> None:
+        """Lay out a drawing the caller builds (a collapsed or focused view), once:
+        ``build`` runs in a thread worker, the layout comes back as a LayoutReady."""
+        if key in self.layouts or key in self.layout_errors:
+            return
+        with self._lock:
+            if key in self._submitted:
+                return
+            self._submitted.add(key)
+            self._outstanding += 1
+
+        def work() -> None:
+            try:
+                self.service.submit(key, build(), callback=self._layout_done, first=True)
+            except Exception as exc:  # noqa: BLE001 - shown in the view bar, never a crash
+                self._send(LayoutReady(key, None, f"layout failed: {type(exc).__name__}: {exc}"), outstanding=1)
+
+        self._spawn(work)
+
     def _wake(self) -> None:
         with self._lock:
             if self._running or not self._started or self._stop.is_set():

@@ -45,7 +45,9 @@ class GraphPanel(Vertical):
     def canvas(self) -> GraphCanvas:
         return self.query_one(GraphCanvas)
 
-    def show_viewbar(self, step: Step, last: int, view: View, failure: str | None, dg: int, dg_count: int) -> None:
+    def show_viewbar(
+        self, step: Step, last: int, view: View, failure: str | None, dg: int, dg_count: int, note: str = ""
+    ) -> None:
         text = Text()
         text.append(f" step {step.index}/{last} ", style="bold reverse")
         text.append(f" {step.pass_name} ", style="bold")
@@ -58,4 +60,6 @@ class GraphPanel(Vertical):
         text.append(" (1-4)", style="dim")
         if dg_count and view is not View.WHOLE:
             text.append(f"  │ DifferentiableGraph {dg} of {dg_count} (g)", style="dim")
+        if note:  # collapse, focus, stubs (viewer/large_graph.py)
+            text.append(f"  │ {note}", style="bold")
         self.query_one("#viewbar", Static).update(text, layout=False)

@@ -17,6 +17,12 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("+ - 0", "zoom in, zoom out, fit"),
     ("n / N, c", "next / previous node, center on the selection"),
     ("m", "maximize the canvas (hide both panels), and back"),
+    ("x, X", "collapse the DifferentiableGraph, GradOf or If/Loop block holding the selection "
+             "into one box with its node count (x on a box expands it); collapse every group, or expand them all"),
+    ("f, < / >", "focus: only the neighbourhood of the selection, laid out alone (f again: the "
+                 "whole view); fewer / more hops (1 to 6, default 2)"),
+    ("o", "fan-out stubs on or off: a value read by more than 8 nodes, drawn as a short "
+           "label at each reader (and its count at the source) instead of a fan of edges"),
     ("s, i", "collapse or expand the steps panel, the tabs panel (or click the panel's splitter)"),
     ("{ }, ( )", "narrow / widen the steps panel, the tabs panel (or drag the panel's splitter)"),
     ("d", "IR text or unified diff against the previous step of the same graph"),

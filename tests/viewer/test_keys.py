@@ -59,7 +59,8 @@ def test_every_key_the_help_names_is_bound(mlp_session: Session) -> None:
             bound = {key for _, binding in app.screen.active_bindings.items() for key in [binding.binding.key]}
             names = {"[": "left_square_bracket", "]": "right_square_bracket", "/": "slash", "+": "plus",
                      "-": "minus", "?": "question_mark", "{": "left_curly_bracket", "}": "right_curly_bracket",
-                     "(": "left_parenthesis", ")": "right_parenthesis"}
+                     "(": "left_parenthesis", ")": "right_parenthesis",
+                     "<": "less_than_sign", ">": "greater_than_sign"}
             for keys, _ in KEYS:
                 for token in keys.replace(",", " ").replace("/", " / ").split():
                     if len(token) == 1 and token != "/" or token in ("?", "/"):

@@ -1,0 +1,190 @@
+"""The large-graph keys of the app: collapse (x, X), focus (f, <, >) and fan-out stubs (o).
+
+A mixin of :class:`~gradview.viewer.app.GradviewApp`: the app's
+``refresh_view`` asks :meth:`LargeGraphTools.large_picture` what to draw for
+the step on screen; the keys change the view's
+:class:`~gradview.viewer.transforms.ViewTransform` and redraw. A transformed
+layout is computed like the plain ones, in the layout service's worker
+processes; until it arrives the plain picture stays on screen and the view
+bar says "laying out…", so no key ever waits for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+from textual.widgets import Static
+
+from . import views
+from .controller import layout_key
+from .graph_analysis import GROUP_PREFIXES, collapsible_groups
+from .layout_service import union_members
+from .model import DrawGraph
+from .transforms import MAX_HOPS, Picture, Transforms, ViewTransform, describe
+
+if TYPE_CHECKING:
+    from .app import GradviewApp
+
+__all__ = ["LargeGraphTools"]
+
+
+class LargeGraphTools:
+    """Collapse, focus and stubs for the app (``self`` is the GradviewApp)."""
+
+    transforms: Transforms
+    large_note: str = ""  # the view bar's words for the transform on screen
+    _large_key: Hashable | None = None  # the transformed layout the screen waits for
+    _large_picture: Picture | None = None  # the picture the transform gives (laid out or not)
+
+    def init_large_graph(self) -> None:
+        self.transforms = Transforms()
+        self._large_key = None
+        self._large_picture = None
+        self.large_note = ""
+
+    # -- what refresh_view draws ---------------------------------------------------------------
+    def large_picture(self: GradviewApp, drawing: DrawGraph, base: Hashable) -> Picture:
+        """The picture of ``drawing`` (the step on screen, view ``base``) under the
+        view's transform; the plain one (stubs kept) while its layout is computed."""
+        state = self.transforms.state(base)
+        picture = self.transforms.picture(drawing, base, state)
+        self._large_picture = picture
+        self._large_key = None
+        note = describe(picture, state, drawing)
+        if picture.key != base and picture.key not in self.layouts:
+            error = self.controller.layout_errors.get(picture.key)
+            if error is None:
+                self._large_key = picture.key
+                self._request_transformed(base, state, picture.key)
+                note += " · laying out…"
+            else:
+                note += f" · {error}"
+            picture = self.transforms.picture(drawing, base, ViewTransform(stubs=state.stubs))
+        self.large_note = note
+        return picture
+
+    def _request_transformed(self: GradviewApp, base: Hashable, state: ViewTransform, key: Hashable) -> None:
+        trace, transforms = self.trace, self.transforms
+        self.controller.request_custom(
+            key, lambda: transforms.layout_graph(base, state, lambda: union_members(trace, base))  # type: ignore[arg-type]
+        )
+
+    def large_inspect(self: GradviewApp) -> None:
+        """A selected collapsed box: the inspector names its group and node count."""
+        picture = self._large_picture
+        if picture is None or picture.collapsed is None or self.selected not in picture.collapsed.members:
+            return
+        node = picture.graph.nodes.get(self.selected)  # type: ignore[arg-type]
+        if node is None:
+            return
+        title, _, count = node.label.partition("\n")
+        table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")
+        table.add_row("group", title)
+        table.add_row("nodes", f"{count.strip('[]')} (collapsed: x expands it, X expands all)")
+        self.main.details.query_one("#inspector", Static).update(table)
+
+    # -- keys -------------------------------------------------------------------------------------
+    def _view_drawing(self: GradviewApp) -> tuple[Hashable, DrawGraph] | None:
+        reason = views.view_unavailable_reason(self.trace, self.index, self.view, self.dg)
+        if reason:
+            self.notify(reason, severity="warning", timeout=4)
+            return None
+        base = layout_key(self.trace, self.index, self.view, self.dg)
+        return base, self.controller.draw(self.index, self.view, self.dg)
+
+    def _change(self: GradviewApp, base: Hashable, state: ViewTransform, selected: Any = ...) -> None:
+        self.transforms.set_state(base, state)
+        if selected is not ...:
+            self.selected = selected
+        self.refresh_view()
+
+    def action_collapse_group(self: GradviewApp) -> None:
+        """x: fold the innermost group holding the selection into one box, or unfold a selected box."""
+        found = self._view_drawing()
+        if found is None:
+            return
+        base, drawing = found
+        state = self.transforms.state(base)
+        picture = self._large_picture
+        if picture is not None and picture.collapsed is not None and self.selected in picture.collapsed.groups:
+            group = picture.collapsed.groups[self.selected]  # type: ignore[index]
+            members = picture.collapsed.members[self.selected]  # type: ignore[index]
+            first = next((i for i in members if i in drawing.nodes), None)
+            self._change(base, replace(state, collapsed=state.collapsed - {group}), first)
+            self.notify(f"expanded {drawing.clusters[group].title}" if group in drawing.clusters else "expanded", timeout=2)
+            return
+        node = drawing.nodes.get(self.selected) if self.selected is not None else None
+        key = node.cluster if node is not None else None
+        while key is not None and key in drawing.clusters:
+            cluster = drawing.clusters[key]
+            if cluster.title.startswith(GROUP_PREFIXES) and key not in state.collapsed:
+                new = replace(state, collapsed=state.collapsed | {key})
+                self.transforms.set_state(base, new)
+                self._change(base, new, self.transforms.box_id(key))
+                return
+            key = cluster.parent
+        self.notify("select a node inside a DifferentiableGraph, GradOf or If/Loop block (or a collapsed box), "
+                    "then x", severity="warning", timeout=5)
+
+    def action_collapse_all(self: GradviewApp) -> None:
+        """X: fold every group of the view, or unfold them all when any is folded."""
+        found = self._view_drawing()
+        if found is None:
+            return
+        base, drawing = found
+        state = self.transforms.state(base)
+        if state.collapsed:
+            boxes = self._large_picture.collapsed.members if self._large_picture and self._large_picture.collapsed else {}
+            selected = boxes[self.selected][0] if self.selected in boxes else self.selected
+            self._change(base, replace(state, collapsed=frozenset()), selected)
+            self.notify("every group expanded", timeout=2)
+            return
+        groups = frozenset(collapsible_groups(drawing))
+        if not groups:
+            self.notify("no DifferentiableGraph, GradOf or If/Loop block in this view", severity="warning", timeout=4)
+            return
+        new = replace(state, collapsed=groups)
+        self.transforms.set_state(base, new)
+        folded = self.transforms.apply(drawing, new).collapsed
+        selected = folded.box_of.get(self.selected, self.selected) if folded and self.selected is not None else self.selected
+        self._change(base, new, selected)
+
+    def action_focus_mode(self: GradviewApp) -> None:
+        """f: show only the neighbourhood of the selection, laid out alone; f again: the whole view."""
+        found = self._view_drawing()
+        if found is None:
+            return
+        base, _drawing = found
+        state = self.transforms.state(base)
+        if state.focus is not None:
+            self._change(base, replace(state, focus=None))
+            return
+        shown = self._large_picture.graph.nodes if self._large_picture is not None else {}
+        if self.selected is None or self.selected not in shown:
+            self.notify("select a node first (click it, or n / N), then f", severity="warning", timeout=4)
+            return
+        self._change(base, replace(state, focus=self.selected))
+
+    def action_focus_hops(self: GradviewApp, delta: int) -> None:
+        """< / >: fewer or more hops around the focus (1 to 6)."""
+        found = self._view_drawing()
+        if found is None:
+            return
+        base, _drawing = found
+        state = self.transforms.state(base)
+        hops = max(1, min(MAX_HOPS, state.hops + delta))
+        if hops != state.hops:
+            self._change(base, replace(state, hops=hops))
+        if state.focus is None:
+            self.notify(f"focus: {hops} hops (f focuses on the selection)", timeout=2)
+
+    def action_toggle_stubs(self: GradviewApp) -> None:
+        """o: values read by many nodes as stub labels at their readers, or as edges."""
+        self.transforms.stubs = not self.transforms.stubs
+        self.notify("fan-out stubs on" if self.transforms.stubs else "fan-out stubs off: every edge drawn", timeout=2)
+        self.refresh_view()
