@@ -43,8 +43,7 @@ from graphs import chain_text  # noqa: E402
 
 from gradview.ir import parse_ir  # noqa: E402
 from gradview.viewer import views  # noqa: E402
-from gradview.viewer.layout import union_graph  # noqa: E402
-from gradview.viewer.layout_service import LayoutService, default_workers, union_members  # noqa: E402
+from gradview.viewer.layout_service import LayoutService, default_workers, view_union  # noqa: E402
 from gradview.viewer.session import Session, example_inputs_for, trace_executor  # noqa: E402
 
 
@@ -78,7 +77,7 @@ def measure_service(session: Session, workers: int, draw_here: bool) -> None:
     with LayoutService(workers=workers, trace=None if draw_here else session.trace) as service:
         for key in keys:
             if draw_here:
-                union = union_graph(union_members(session.trace, key))
+                union = view_union(session.trace, key)
                 sizes[key] = (len(union.nodes), len(union.edges), len(union.clusters))
                 service.submit(key, union)
             else:

@@ -40,6 +40,7 @@ __all__ = [
     "box_size",
     "graphviz_program",
     "union_graph",
+    "drop_broken_clusters",
     "structure_key",
     "union_layout",
     "lay_out_sized",
@@ -143,11 +144,11 @@ def union_graph(graphs: Sequence[DrawGraph]) -> DrawGraph:
             if edge.source in union.nodes and edge.target in union.nodes:
                 seen.add(key)
                 union.edges.append(edge)
-    _drop_broken_clusters(union)
+    drop_broken_clusters(union)
     return union
 
 
-def _drop_broken_clusters(graph: DrawGraph) -> None:
+def drop_broken_clusters(graph: DrawGraph) -> None:
     """Clusters whose parent is unknown become top level; a parent cycle is cut."""
     clusters = graph.clusters
     for key, cluster in list(clusters.items()):

@@ -34,15 +34,23 @@ Everything is linear in the size of the step, and results are cached per
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.trace_records import BlockRecord, NodeRecord, value_names, walk_records
+from gradview.runtime.trace_records import (
+    BlockRecord,
+    NodeRecord,
+    ValueRecord,
+    value_names,
+    walk_records,
+)
 
 from .labels import abbreviate
+from .layout import drop_broken_clusters
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
 from .view_steps import (
     changed_here,
@@ -57,6 +65,7 @@ from .view_steps import (
 
 __all__ = [
     "draw_step",
+    "draw_union",
     "available_views",
     "differentiable_graph_count",
     "view_unavailable_reason",
@@ -103,9 +112,11 @@ def _split_top_level(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def short_type(type_text: str) -> str:
     """A tensor type without strides, requires_grad and device:
-    ``Double(8, 16, strides=[16, 1], requires_grad=1, device=cpu)`` -> ``Double(8, 16)``."""
+    ``Double(8, 16, strides=[16, 1], requires_grad=1, device=cpu)`` -> ``Double(8, 16)``.
+    Memoized: a trace has few distinct types and millions of values."""
     head, paren, rest = type_text.partition("(")
     if not paren or not head or not rest.endswith(")"):
         return type_text
@@ -135,19 +146,118 @@ def _constant_label(node: NodeRecord) -> str:
 
 def node_text(node: NodeRecord, names: dict[int, str]) -> str:
     """The node's line of printed IR (without its blocks)."""
+    head, tail = _text_parts(node)
+    return head + _inputs_text(node, names) + tail
+
+
+def _text_parts(node: NodeRecord) -> tuple[str, str]:
+    """What :func:`node_text` writes before and after the inputs (which name other records' values)."""
     outputs = ", ".join(f"%{v.name} : {v.type}" for v in node.outputs)
     attrs = "" if node.kind == DIFFERENTIABLE_GRAPH else _attrs(node)
-    inputs = ", ".join("%" + names.get(i, f"<unknown {i}>") for i in node.inputs)
-    text = f"{outputs} = {node.kind}{attrs}({inputs})"
-    return text + (f" # {node.source}" if node.source else "")
+    return f"{outputs} = {node.kind}{attrs}(", ")" + (f" # {node.source}" if node.source else "")
+
+
+def _inputs_text(node: NodeRecord, names: dict[int, str]) -> str:
+    return ", ".join(["%" + names.get(i, f"<unknown {i}>") for i in node.inputs])
+
+
+# -- what a record draws as, once per trace ---------------------------------------------
+class _Memo:
+    """Labels and text of node records, computed once per record: the recorder
+    shares a record between every step where the node did not change, so a
+    5,000-op trace's 81 steps hold about 60,000 distinct records but draw
+    millions of boxes. Keyed by ``id``, the record kept beside its entry so
+    the id cannot be reused while the entry lives."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.nodes: dict[int, tuple[NodeRecord, NodeRole, str, str, str]] = {}
+        self.boxes: dict[tuple[int, str | None], tuple[NodeRecord | ValueRecord, DrawNode]] = {}
+
+    def node(self, node: NodeRecord) -> tuple[NodeRole, str, str, str]:
+        """The node's role, label and the text around its inputs."""
+        found = self.nodes.get(id(node))
+        if found is not None and found[0] is node:
+            return found[1:]
+        role = NodeRole.CONSTANT if node.kind == "prim::Constant" else NodeRole.OP
+        label = _constant_label(node) if role is NodeRole.CONSTANT else node_label(node)
+        head, tail = _text_parts(node)
+        with self.lock:
+            self.nodes[id(node)] = (node, role, label, head, tail)
+        return role, label, head, tail
+
+
+    def box(self, record: NodeRecord | ValueRecord, cluster: str | None) -> DrawNode:
+        """The box of a node record, or of a graph input's value record, in a
+        union drawn for a layout (no tooltip): one object per record and cluster."""
+        key = (id(record), cluster)
+        found = self.boxes.get(key)
+        if found is not None and found[0] is record:
+            return found[1]
+        if isinstance(record, ValueRecord):
+            label = _clip(f"%{record.name} : {short_type(record.type)}")
+            box = DrawNode(record.id, label, NodeRole.INPUT, cluster)
+        else:
+            role, label, _, _ = self.node(record)
+            box = DrawNode(record.id, label, role, cluster)
+        with self.lock:
+            self.boxes[key] = (record, box)
+        return box
+
+
+class _Union(DrawGraph):
+    """The union of several drawings, drawn straight into one graph as
+    :func:`gradview.viewer.layout.union_graph` would merge them (nodes: the
+    latest wins, in the order first seen; arrows once per (source, target,
+    value), self-loops dropped): a layout needs nothing else, and the
+    drawings share most of their boxes. ``member`` holds the boxes of the
+    drawing being added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.member: set[int] = set()
+        self._seen: set[tuple[int, int, int]] = set()
+
+    def add_node(self, node: DrawNode) -> None:
+        self.nodes[node.id] = node
+        self.member.add(node.id)
+
+    def add_edge(self, edge: DrawEdge) -> None:
+        self.add_arrow(edge.source, edge.target, edge.value_id, edge.capture)
+
+    def add_arrow(self, source: int, target: int, value: int, capture: bool) -> None:
+        key = (source, target, value)
+        if source != target and key not in self._seen:
+            self._seen.add(key)
+            self.edges.append(DrawEdge(source, target, value, "", capture))
+
+
+_MEMOS: dict[int, tuple[weakref.ref[PassTrace], _Memo]] = {}
+_memos_lock = threading.Lock()
+
+
+def _memo(trace: PassTrace) -> _Memo:
+    """The trace's memo (dropped with the trace)."""
+    with _memos_lock:
+        found = _MEMOS.get(id(trace))
+        if found is not None and found[0]() is trace:
+            return found[1]
+        memo = _Memo()
+        key = id(trace)
+        _MEMOS[key] = (weakref.ref(trace, lambda _ref: _MEMOS.pop(key, None)), memo)
+        return memo
 
 
 # -- drawing ------------------------------------------------------------------------
 class _Drawer:
     """Draws graphs into one DrawGraph, remembering which box produces each value."""
 
-    def __init__(self, out: DrawGraph, names: dict[int, str], numbers: dict[int, int]) -> None:
+    def __init__(self, out: DrawGraph, names: dict[int, str], numbers: dict[int, int], memo: _Memo) -> None:
         self.out = out
+        self.memo = memo
+        # Drawing a union for a layout: boxes only need their label (the size)
+        # and cluster, arrows their ends, so no tooltip or arrow label is made.
+        self.union = out if isinstance(out, _Union) else None
         self.names = names
         self.numbers = numbers  # DifferentiableGraph node id -> k
         self.source: dict[int, int] = {}  # value id -> id of the box it comes out of
@@ -158,21 +268,28 @@ class _Drawer:
         for param in record.params:
             if param.id in skip:
                 continue
-            label = _clip(f"%{param.name} : {short_type(param.type)}")
-            self.out.add_node(DrawNode(param.id, label, NodeRole.INPUT, cluster, f"%{param.name} : {param.type}"))
+            if self.union is not None:
+                self.union.add_node(self.memo.box(param, cluster))
+            else:
+                label = _clip(f"%{param.name} : {short_type(param.type)}")
+                self.out.add_node(DrawNode(param.id, label, NodeRole.INPUT, cluster, f"%{param.name} : {param.type}"))
             self.source[param.id] = param.id
         self.nodes(record.nodes, cluster)
         self.returns(record.returns, return_id(scope), "return", cluster)
 
     def returns(self, values: tuple[int, ...], box: int, label: str, cluster: str | None) -> None:
-        listed = ", ".join("%" + self.names.get(v, "?") for v in values)
+        listed = "" if self.union is not None else ", ".join("%" + self.names.get(v, "?") for v in values)
         self.out.add_node(DrawNode(box, label, NodeRole.RETURN, cluster, f"{label} ({listed})"))
         for value in values:
             self.edge(value, box)
 
     def edge(self, value: int, target: int) -> None:
         source = self.source.get(value)
-        if source is not None:
+        if source is None:
+            return
+        if self.union is not None:
+            self.union.add_arrow(source, target, value, value in self.captured)
+        else:
             label = "%" + self.names.get(value, "?")
             self.out.add_edge(DrawEdge(source, target, value, label, value in self.captured))
 
@@ -181,9 +298,11 @@ class _Drawer:
             if node.kind == DIFFERENTIABLE_GRAPH and node.subgraph is not None:
                 self.differentiable_graph(node, cluster)
                 continue
-            role = NodeRole.CONSTANT if node.kind == "prim::Constant" else NodeRole.OP
-            label = _constant_label(node) if role is NodeRole.CONSTANT else node_label(node)
-            self.out.add_node(DrawNode(node.id, label, role, cluster, node_text(node, self.names)))
+            if self.union is not None:
+                self.union.add_node(self.memo.box(node, cluster))
+            else:
+                role, label, head, tail = self.memo.node(node)
+                self.out.add_node(DrawNode(node.id, label, role, cluster, head + _inputs_text(node, self.names) + tail))
             for value in node.inputs:
                 self.edge(value, node.id)
             for index, block in enumerate(node.blocks):
@@ -211,17 +330,20 @@ class _Drawer:
                 self.source[output.id] = self.source[inner]
 
 
-def _draw(step: Step, numbers: dict[int, int], cluster: str | None = None, scope: int = 0) -> DrawGraph:
-    out = DrawGraph()
-    _Drawer(out, value_names(step.graph), numbers).graph(step.graph, cluster, scope)
+def _draw(step: Step, numbers: dict[int, int], memo: _Memo, out: DrawGraph | None = None) -> DrawGraph:
+    out = DrawGraph() if out is None else out
+    names = {} if isinstance(out, _Union) else value_names(step.graph)
+    _Drawer(out, names, numbers, memo).graph(step.graph, None, 0)
     return out
 
 
-def _draw_record(record: BlockRecord, numbers: dict[int, int], cluster: str | None, scope: int) -> DrawGraph:
+def _draw_record(
+    record: BlockRecord, numbers: dict[int, int], cluster: str | None, scope: int, memo: _Memo
+) -> DrawGraph:
     out = DrawGraph()
     if cluster is not None:
         out.clusters[cluster] = Cluster(cluster, cluster)
-    _Drawer(out, value_names(record), numbers).graph(record, cluster, scope)
+    _Drawer(out, value_names(record), numbers, memo).graph(record, cluster, scope)
     return out
 
 
@@ -250,20 +372,25 @@ def _copy_cluster(out: DrawGraph, before: DrawGraph, key: str | None) -> None:
 
 def _single(trace: PassTrace, index: int, step: Step, ghosts: bool) -> DrawGraph:
     numbers = differentiable_graph_numbers(trace, step)
-    out = _draw(step, numbers)
+    memo = _memo(trace)
+    out = _draw(step, numbers, memo)
     if ghosts and changed_here(trace, index, step):
         previous = previous_graph(trace, step)
         if previous is not None:
-            _add_ghosts(out, step.graph, previous, _draw_record(previous, numbers, None, 0))
+            _add_ghosts(out, step.graph, previous, _draw_record(previous, numbers, None, 0, memo))
     return out
 
 
-def _joint(trace: PassTrace, index: int, dg: int, f: Step, df: Step, ghosts: bool) -> DrawGraph:
-    out = DrawGraph()
+def _joint(
+    trace: PassTrace, index: int, dg: int, f: Step, df: Step, ghosts: bool, out: DrawGraph | None = None
+) -> DrawGraph:
+    out = DrawGraph() if out is None else out
     out.clusters["f"] = Cluster("f", f"f: forward of DifferentiableGraph_{dg}")
     out.clusters["df"] = Cluster("df", f"df: backward of DifferentiableGraph_{dg}")
-    names = {**value_names(f.graph), **value_names(df.graph)}
-    drawer = _Drawer(out, names, {})
+    union = out if isinstance(out, _Union) else None
+    names = {} if union is not None else {**value_names(f.graph), **value_names(df.graph)}
+    memo = _memo(trace)
+    drawer = _Drawer(out, names, {}, memo)
     drawer.graph(f.graph, "f", 0)
     # Before lambdaLiftReverse, df is the reverse block: it reads f's values
     # directly (they share ids), so those uses are drawn as captures.
@@ -278,13 +405,18 @@ def _joint(trace: PassTrace, index: int, dg: int, f: Step, df: Step, ghosts: boo
     ):
         for value, df_input in zip(f_values, df_inputs, strict=False):
             source = drawer.source.get(value) if value is not None else None
-            if source is not None and df_input is not None and df_input in out.nodes:
+            if source is None or df_input is None:
+                continue
+            if union is not None:
+                if df_input in union.member:
+                    union.add_arrow(source, df_input, value, True)
+            elif df_input in out.nodes:
                 out.add_edge(DrawEdge(source, df_input, value, "%" + names.get(value, "?"), capture=True))
     if ghosts:
         for step, cluster, scope in ((f, "f", 0), (df, "df", 1)):
             previous = previous_graph(trace, step) if changed_here(trace, index, step) else None
             if previous is not None:
-                _add_ghosts(out, step.graph, previous, _draw_record(previous, {}, cluster, scope))
+                _add_ghosts(out, step.graph, previous, _draw_record(previous, {}, cluster, scope, memo))
     return out
 
 
@@ -327,6 +459,28 @@ def draw_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: boo
         return _single(trace, index, steps[0], ghosts)
 
     return _cached(trace, (id(trace), len(trace), index, view, dg, ghosts), build)
+
+
+def draw_union(trace: PassTrace, shown: Iterable[tuple[int, View, int]]) -> DrawGraph:
+    """The union of the drawings of ``shown`` ((step index, view, DifferentiableGraph)
+    each), without ghosts, for a layout: what ``union_graph([draw_step(trace, i, v, k,
+    ghosts=False) for i, v, k in shown])`` gives, except that boxes have no tooltip
+    and arrows no label. Several times faster, since a box is made once per node
+    record and an arrow once however many drawings share it."""
+    out = _Union()
+    memo = _memo(trace)
+    for index, view, dg in shown:
+        steps = view_steps(trace, index, view, dg)
+        out.member = set()
+        if not steps:
+            continue
+        if view is View.JOINT:
+            _joint(trace, index, dg, steps[0], steps[1], False, out)
+        else:
+            _draw(steps[0], differentiable_graph_numbers(trace, steps[0]), memo, out)
+    drop_broken_clusters(out)
+    union = DrawGraph(out.nodes, out.edges, out.clusters)
+    return union
 
 
 def available_views(trace: PassTrace, index: int, dg: int = 0) -> list[View]:

@@ -10,10 +10,16 @@ import time
 import pytest
 
 from gradview.viewer import views
-from gradview.viewer.layout import union_graph, union_layout
-from gradview.viewer.layout_service import LayoutService, layout_in_process, union_members
+from gradview.viewer.layout import box_size, lay_out_sized, union_graph, union_layout
+from gradview.viewer.layout_service import (
+    LayoutService,
+    layout_in_process,
+    union_members,
+    view_union,
+)
 from gradview.viewer.model import View
 
+from .graphs import exclusions_trace, loop_and_if_trace
 from .graphs_for_tests import evolve, random_dag
 
 ENGINES = ["layered", pytest.param("dot", marks=pytest.mark.skipif(not shutil.which("dot"), reason="no dot"))]
@@ -118,6 +124,32 @@ def test_union_members_draw_each_distinct_graph_once(mlp_trace):
         assert set(full.clusters) == set(few.clusters)
 
 
+def _layout_keys(trace):
+    keys = list(dict.fromkeys(("whole", step.which) for step in trace))
+    for dg in range(views.differentiable_graph_count(trace)):
+        keys += [(view.value, dg) for view in (View.FORWARD, View.BACKWARD, View.JOINT)]
+    return keys
+
+
+@pytest.mark.parametrize("name", ["mlp", "loop_and_if", "exclusions"])
+def test_view_union_is_the_union_of_the_members(name, mlp_trace):
+    """The union drawn in one go has the union_graph of the drawings' boxes,
+    arrows and frames, in the same order (layouts depend on the order)."""
+    trace = {"mlp": mlp_trace, "loop_and_if": loop_and_if_trace(), "exclusions": exclusions_trace()}[name]
+    keys = _layout_keys(trace)
+    assert len(keys) > (3 if name == "mlp" else 0)
+    for key in keys:
+        expected, union = union_graph(union_members(trace, key)), view_union(trace, key)
+        assert union.nodes and list(union.nodes) == list(expected.nodes), key
+        for node_id, node in expected.nodes.items():
+            drawn = union.nodes[node_id]
+            assert (drawn.label, drawn.role, drawn.cluster) == (node.label, node.role, node.cluster)
+        assert [(e.source, e.target, e.value_id, e.capture) for e in union.edges] == [
+            (e.source, e.target, e.value_id, e.capture) for e in expected.edges
+        ], key
+        assert union.clusters == expected.clusters
+
+
 def test_view_jobs_draw_in_the_workers_as_the_caller_would(mlp_trace):
     keys = [("whole", mlp_trace[0].which), ("joint", 0)]
     with LayoutService(workers=2, engine="layered", trace=mlp_trace) as service:
@@ -125,7 +157,11 @@ def test_view_jobs_draw_in_the_workers_as_the_caller_would(mlp_trace):
         for key, future in futures.items():
             result = future.result(timeout=120)
             assert result.error is None, result.error
-            _same(result.layout, union_layout(union_members(mlp_trace, key), "layered"))
+            _same(result.layout, lay_out_sized(view_union(mlp_trace, key), _sizes(mlp_trace, key), "layered"))
+
+
+def _sizes(trace, key):
+    return {i: box_size(n.label) for i, n in view_union(trace, key).nodes.items()}
 
 
 def test_view_jobs_fall_back_to_drawing_here_when_the_trace_cannot_be_sent(mlp_trace, monkeypatch):
@@ -136,6 +172,7 @@ def test_view_jobs_fall_back_to_drawing_here_when_the_trace_cannot_be_sent(mlp_t
     with LayoutService(workers=1, engine="layered", trace=mlp_trace) as service:
         result = service.submit_view(key).result(timeout=120)
     _same(result.layout, union_layout(union_members(mlp_trace, key), "layered"))
+    _same(result.layout, lay_out_sized(view_union(mlp_trace, key), _sizes(mlp_trace, key), "layered"))
     with pytest.raises(ValueError, match="trace="):
         LayoutService().submit_view(key)
 
