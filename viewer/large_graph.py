@@ -53,6 +53,8 @@ class LargeGraphTools:
         picture = self.transforms.picture(drawing, base, state)
         self._large_picture = picture
         self._large_key = None
+        if picture.collapsed is not None and self.selected in picture.collapsed.box_of:
+            self.selected = picture.collapsed.box_of[self.selected]  # a folded node: its box stands for it
         note = describe(picture, state, drawing)
         if picture.key != base and picture.key not in self.layouts:
             error = self.controller.layout_errors.get(picture.key)
@@ -73,9 +75,15 @@ class LargeGraphTools:
         )
 
     def large_inspect(self: GradviewApp) -> None:
-        """A selected collapsed box: the inspector names its group and node count."""
+        """A selected collapsed box (or a node folded into one): the inspector names its group and node count."""
         picture = self._large_picture
-        if picture is None or picture.collapsed is None or self.selected not in picture.collapsed.members:
+        if picture is None or picture.collapsed is None:
+            return
+        if self.selected in picture.collapsed.box_of:  # selected by id (the palette): its box stands for it
+            self.selected = picture.collapsed.box_of[self.selected]
+            self.main.canvas.selected = self.selected
+            self.main.canvas.refresh()
+        if self.selected not in picture.collapsed.members:
             return
         node = picture.graph.nodes.get(self.selected)  # type: ignore[arg-type]
         if node is None:

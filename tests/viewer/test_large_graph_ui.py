@@ -123,6 +123,9 @@ def test_x_collapses_the_selections_differentiable_graph_and_x_on_the_box_expand
         inspector = _static_text(app, "#inspector")
         assert f"{count} nodes" in inspector and "DifferentiableGraph_0" in inspector
 
+        app.find_node(members[0])  # the palette's "find node" on a folded node: its box
+        await _settle(app, pilot)
+        assert app.selected == box and _canvas(app).selected == box
         await _press(app, pilot, "x")  # on the box: expand
         shown = _canvas(app).graph
         assert set(members) <= set(shown.nodes) and box not in shown.nodes

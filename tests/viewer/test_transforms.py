@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from gradview.viewer.controller import Controller
 from gradview.viewer.graph_analysis import fan_out_stubs, focus_nodes
+from gradview.viewer.layout import union_layout
+from gradview.viewer.layout_service import LayoutResult
+from gradview.viewer.messages import LayoutReady
 from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole
 from gradview.viewer.transforms import (
     Transforms,
@@ -117,3 +121,52 @@ def test_node_names_and_stub_labels() -> None:
     assert node_name(DrawNode(6, "prim::If block0\n[2 nodes]")) == "prim::If block0"
     stubs = fan_out_stubs(_graph(readers=3), limit=2)
     assert stub_labels(stubs) == {2: "%w▸3", 10: "◂%w", 11: "◂%w", 12: "◂%w"}
+
+
+# -- the controller's custom layouts ---------------------------------------------------------------
+class _Service:
+    """Records submits of caller-made drawings; the test hands results back."""
+
+    def __init__(self) -> None:
+        self.submitted: list[tuple[object, DrawGraph, bool]] = []
+        self.callbacks: dict[object, object] = {}
+
+    def submit(self, key, graphs, engine=None, callback=None, first=False):
+        self.submitted.append((key, graphs, first))
+        self.callbacks[key] = callback
+
+
+def test_a_custom_layout_is_built_in_a_worker_submitted_once_and_comes_back_as_a_message(mlp_trace) -> None:
+    service = _Service()
+    posted: list = []
+    spawned: list = []
+    controller = Controller(mlp_trace, lambda m: posted.append(m) or True, spawned.append, service=service)
+    key = ("transform", ("whole", "main"), ("g",))
+    graph = _graph()
+    controller.request_custom(key, lambda: graph)
+    controller.request_custom(key, lambda: graph)  # already on its way: nothing more
+    assert len(spawned) == 1 and service.submitted == [] and controller.busy()
+    spawned[0]()  # the thread worker
+    assert service.submitted == [(key, graph, True)]
+    layout = union_layout([graph], "layered")
+    service.callbacks[key](LayoutResult(key, layout, None, 0.0, "layered"))
+    (message,) = posted
+    assert isinstance(message, LayoutReady) and message.key == key and message.layout is layout
+    controller.accept(message)
+    assert controller.layouts[key] is layout
+    controller.request_custom(key, lambda: graph)
+    assert len(spawned) == 1, "a known layout is not asked for again"
+
+
+def test_a_custom_layout_whose_drawing_fails_is_an_error_message(mlp_trace) -> None:
+    posted: list = []
+    controller = Controller(mlp_trace, lambda m: posted.append(m) or True, lambda work: work(), service=_Service())
+
+    def broken() -> DrawGraph:
+        raise KeyError("gone")
+
+    controller.request_custom(("transform", "x"), broken)
+    (message,) = posted
+    assert message.layout is None and "layout failed: KeyError" in message.error
+    controller.accept(message)
+    assert ("transform", "x") in controller.layout_errors
