@@ -160,17 +160,22 @@ def label_lines(trace: PassTrace, index: int) -> set[str]:
 
 
 def wait_for_graph(terminal: Terminal) -> list[str]:
-    """The screen once the header names a step and the canvas shows a node box."""
+    """The screen once the header names a step and the canvas shows a node box, the
+    same in two captures in a row (not caught halfway through a redraw)."""
     deadline = time.monotonic() + DEADLINE_S
     rows: list[str] = []
+    drawn: list[str] | None = None
     while time.monotonic() < deadline:
         rows = terminal.capture()
         if terminal.dead():
             pytest.fail("the viewer exited:\n" + "\n".join(rows))
+        if rows == drawn:
+            return rows
+        drawn = None
         if any(HEADER.search(row) for row in rows) and separator_columns(rows):
             first, last = canvas_span(rows)
             if any(char in TOP_LEFT for row in rows for char in row[first : last + 1]):
-                return rows
+                drawn = rows
         time.sleep(POLL_S)
     pytest.fail(f"no graph drawn in {DEADLINE_S:.0f} s:\n" + "\n".join(rows))
 
