@@ -325,24 +325,52 @@ class _Grid:
         forward: set[tuple[int, int]],
         routes: dict[tuple[int, int], list[int]],
     ) -> Layout:
+        """Boxes, edge polylines and frames, shifted so the drawing starts at
+        the margin: the shift is worked out first, so each point is made once."""
+        x, width, height, layer, layer_y = self.x, self.width, self.height, self.layer, self.layer_y
+        real = self.real
+        frames = self._frames(union)
+        # Edges only pass through real nodes' centres and virtual nodes, so the
+        # leftmost of everything is a box, a frame or a virtual node.
+        left = min(
+            min(x[v] - width[v] / 2 for v in range(real)),
+            min((f[0] for f in frames.values()), default=float("inf")),
+            min((x[v] for v in range(real, len(x))), default=float("inf")),
+        )
+        top = min(
+            min(layer_y[layer[v]] - height[v] / 2 for v in range(real)),
+            min((f[1] for f in frames.values()), default=float("inf")),
+        )
+        dx, dy = MARGIN - left, MARGIN - top
         boxes = {}
         for node, node_id in enumerate(ids):
-            boxes[node_id] = NodeBox(self.x[node], self.layer_y[self.layer[node]], self.width[node], self.height[node])
+            boxes[node_id] = NodeBox(x[node] + dx, layer_y[layer[node]] + dy, width[node], height[node])
+        layer_height = self.layer_height
         edges: dict[EdgeKey, list[tuple[float, float]]] = {}
         for edge in union.edges:
             u, v = index[edge.source], index[edge.target]
             turned = (u, v) not in forward
             a, b = (v, u) if turned else (u, v)
-            points = [(self.x[a], self.layer_y[self.layer[a]] + self.height[a] / 2)]
+            points = [(x[a] + dx, layer_y[layer[a]] + height[a] / 2 + dy)]
             for virtual in routes.get((a, b), ()):
-                y, half = self.layer_y[self.layer[virtual]], self.layer_height[self.layer[virtual]] / 2
-                points += [(self.x[virtual], y - half), (self.x[virtual], y + half)]
-            points.append((self.x[b], self.layer_y[self.layer[b]] - self.height[b] / 2))
+                y, half = layer_y[layer[virtual]], layer_height[layer[virtual]] / 2
+                vx = x[virtual] + dx
+                points += [(vx, y - half + dy), (vx, y + half + dy)]
+            points.append((x[b] + dx, layer_y[layer[b]] - height[b] / 2 + dy))
             edges[(edge.source, edge.target, edge.value_id)] = points[::-1] if turned else points
-        clusters = self._frames(union, ids)
-        return _normalised(Layout(boxes, edges, clusters, engine="layered"))
+        clusters = {k: (f[0] + dx, f[1] + dy, f[2] + dx, f[3] + dy) for k, f in frames.items()}
+        right = max(
+            max(b.x + b.width / 2 for b in boxes.values()),
+            max((f[2] for f in clusters.values()), default=0.0),
+            max((x[v] + dx for v in range(real, len(x))), default=0.0),
+        )
+        bottom = max(
+            max(b.y + b.height / 2 for b in boxes.values()),
+            max((f[3] for f in clusters.values()), default=0.0),
+        )
+        return Layout(boxes, edges, clusters, right + MARGIN, bottom + MARGIN, engine="layered")
 
-    def _frames(self, union: DrawGraph, ids: list[int]) -> dict[str, tuple[float, float, float, float]]:
+    def _frames(self, union: DrawGraph) -> dict[str, tuple[float, float, float, float]]:
         keys = list(union.clusters)
         frames: dict[int, list[float]] = {}
         for node in range(self.real):
@@ -360,22 +388,3 @@ class _Grid:
                     frame[0], frame[1] = min(frame[0], box[0]), min(frame[1], box[1])
                     frame[2], frame[3] = max(frame[2], box[2]), max(frame[3], box[3])
         return {keys[c]: (f[0], f[1], f[2], f[3]) for c, f in frames.items()}
-
-
-def _normalised(layout: Layout) -> Layout:
-    """Shift everything so the drawing starts at the margin; set width and height."""
-    xs = [b.x - b.width / 2 for b in layout.boxes.values()] + [f[0] for f in layout.clusters.values()]
-    ys = [b.y - b.height / 2 for b in layout.boxes.values()] + [f[1] for f in layout.clusters.values()]
-    for points in layout.edges.values():
-        xs.extend(p[0] for p in points)
-    dx, dy = MARGIN - min(xs), MARGIN - min(ys)
-    layout.boxes = {i: NodeBox(b.x + dx, b.y + dy, b.width, b.height) for i, b in layout.boxes.items()}
-    layout.edges = {k: [(x + dx, y + dy) for x, y in pts] for k, pts in layout.edges.items()}
-    layout.clusters = {k: (f[0] + dx, f[1] + dy, f[2] + dx, f[3] + dy) for k, f in layout.clusters.items()}
-    right = [b.x + b.width / 2 for b in layout.boxes.values()] + [f[2] for f in layout.clusters.values()]
-    bottom = [b.y + b.height / 2 for b in layout.boxes.values()] + [f[3] for f in layout.clusters.values()]
-    for points in layout.edges.values():
-        right.extend(p[0] for p in points)
-    layout.width = max(right) + MARGIN
-    layout.height = max(bottom) + MARGIN
-    return layout

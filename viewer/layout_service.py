@@ -33,6 +33,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -154,7 +155,7 @@ def _worker_init(steps: bytes | None) -> None:
     gc.enable()
 
 
-def _pack_trace(trace: Any) -> bytes | None:
+def _pack_trace(trace: Any, pause: bool = True) -> bytes | None:
     """The trace's steps as bytes a worker rebuilds the trace from; None when
     they cannot be pickled (then views are drawn in the caller's process).
 
@@ -167,10 +168,50 @@ def _pack_trace(trace: Any) -> bytes | None:
         pickler.dump(len(trace.steps))
         for step in trace.steps:
             pickler.dump(step)
-            time.sleep(0)  # let the UI thread run
+            if pause:
+                time.sleep(0)  # let the UI thread run
     except (RecursionError, pickle.PicklingError, TypeError, AttributeError):
         return None
     return out.getvalue()
+
+
+def _pack_trace_apart(trace: Any) -> bytes | None:
+    """:func:`_pack_trace` in a forked child, so the app's process never holds
+    its GIL for it (at 5,000 ops 3.5 s of pickling, in slices of up to a
+    second: a step key waited that long). The child has a copy-on-write view
+    of the trace, pickles it into a pipe and leaves with ``os._exit``: it runs
+    no other code of the app's, takes no lock and flushes nothing. Falls back
+    to packing here (between steps the GIL is free) where there is no ``fork``
+    (Windows) or where it is unsafe with the system's libraries (macOS), or
+    when the child fails."""
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return _pack_trace(trace)
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return _pack_trace(trace)
+    if pid == 0:  # the child: pickle, write, leave
+        status = 1
+        try:
+            gc.disable()  # no finalizer of the app's runs here
+            os.close(read_end)
+            packed = _pack_trace(trace, pause=False)
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(b"" if packed is None else packed)
+            status = 0 if packed is not None else 2
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        packed = pipe.read()
+    _, wait_status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(wait_status)
+    if code == 2:
+        return None  # the trace cannot be pickled
+    return packed if code == 0 else _pack_trace(trace)
 
 
 def _unpack_trace(steps: bytes) -> Any:
@@ -278,7 +319,7 @@ class LayoutService:
                 return
             self._trace_packed = True
         try:
-            self._steps = _pack_trace(self.trace)
+            self._steps = _pack_trace_apart(self.trace)
         finally:
             self._packed_event.set()
 

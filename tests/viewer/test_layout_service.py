@@ -167,7 +167,7 @@ def _sizes(trace, key):
 def test_view_jobs_fall_back_to_drawing_here_when_the_trace_cannot_be_sent(mlp_trace, monkeypatch):
     from gradview.viewer import layout_service
 
-    monkeypatch.setattr(layout_service, "_pack_trace", lambda trace: None)
+    monkeypatch.setattr(layout_service, "_pack_trace", lambda trace, pause=True: None)
     key = ("forward", 0)
     with LayoutService(workers=1, engine="layered", trace=mlp_trace) as service:
         result = service.submit_view(key).result(timeout=120)
@@ -226,3 +226,14 @@ def test_a_worker_that_cannot_start_fails_its_jobs_with_a_reason():
         assert result.error.startswith("layout worker failed: BrokenProcessPool")
     service.shutdown()
     assert {p.pid for p in multiprocessing.active_children()} - before == set()
+
+
+def test_the_trace_packed_in_a_child_process_is_the_trace(mlp_trace):
+    from gradview.viewer import layout_service
+
+    packed = layout_service._pack_trace_apart(mlp_trace)
+    assert packed is not None
+    copy = layout_service._unpack_trace(packed)
+    assert [(s.pass_name, s.which, s.text()) for s in copy] == [(s.pass_name, s.which, s.text()) for s in mlp_trace]
+    # Records shared between steps stay shared in the copy (pickled once).
+    assert copy[0].graph.nodes[0] is copy[1].graph.nodes[0] or mlp_trace[0].graph.nodes[0] is not mlp_trace[1].graph.nodes[0]
