@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import shutil
 import statistics
 
 import pytest
 
 from gradview.viewer import layout as layout_module
+from gradview.viewer import layout_dot
 from gradview.viewer.layout import (
     CHAR_WIDTH,
     ROW_HEIGHT,
@@ -262,3 +264,18 @@ def test_layered_puts_every_edge_downwards_even_with_a_cycle(no_dot):
         upper, lower = sorted((placed.boxes[source], placed.boxes[target]), key=lambda b: b.y)
         assert upper.y < lower.y  # no edge within a layer
         assert len(points) >= 2
+
+
+@pytest.mark.skipif(not shutil.which("dot"), reason="needs Graphviz's dot")
+def test_graphviz_package_and_plain_writer_give_the_same_layout(monkeypatch):
+    """Small unions are written with graphviz.Digraph, big ones line by line: the same graph for dot."""
+    union = union_graph([random_dag(120, seed=4, cluster_every=7)])
+    assert union.clusters
+    sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
+    source, edges, clusters = layout_dot.digraph_source(union, sizes)
+    plain_source, plain_edges, plain_clusters = layout_dot.dot_source(union, sizes)
+    assert (edges, clusters) == (plain_edges, plain_clusters) and source != plain_source
+    by_package = layout_dot.dot_layout(union, sizes, shutil.which("dot"))
+    monkeypatch.setattr(layout_dot, "DIGRAPH_LIMIT", 0)
+    plain = layout_dot.dot_layout(union, sizes, shutil.which("dot"))
+    assert (by_package.boxes, by_package.edges, by_package.clusters) == (plain.boxes, plain.edges, plain.clusters)
