@@ -271,3 +271,26 @@ def test_focus_on_a_fan_out_value_keeps_its_readers_as_stubs() -> None:
         assert "stubs: 1 value" in _viewbar(app) and "focus: 2 hops around %w" in _viewbar(app)
 
     _drive(_fan_out_session(), script)
+
+
+def test_while_the_collapsed_layout_is_computed_the_plain_picture_stays(mlp_session: Session) -> None:
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        app.jump_to_pass(PACK_GRADIENT)
+        await _settle(app, pilot)
+        drawing = _drawing(app)
+        asked: list = []
+        app.controller.request_custom = lambda key, build: asked.append((key, build))  # never answers
+        app.find_node(_group_members(drawing, "dg19")[1])
+        await _press(app, pilot, "x")
+        (key, build), *_ = asked
+        assert key[0] == "transform" and key[1] == layout_key(app.trace, app.index, app.view, app.dg)
+        canvas = _canvas(app)
+        assert set(canvas.graph.nodes) == set(drawing.nodes), "the plain picture, placed by the plain layout"
+        assert canvas.layout_data is app.layouts[key[1]]
+        assert "1 group collapsed (x X) · laying out…" in _viewbar(app)
+        union = build()  # what the worker would lay out: the box where the group's steps have it
+        assert app.selected in union.nodes and "dg19" not in union.clusters
+        await _press(app, pilot, "j")  # keys still work meanwhile
+        assert app.index == PACK_GRADIENT + 1 and "laying out…" in _viewbar(app)
+
+    _drive(mlp_session, script)
