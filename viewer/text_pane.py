@@ -70,19 +70,24 @@ class TextPane(ScrollView, can_focus=True):
         return "\n".join(_plain(line) for line in self.lines)
 
     def render_line(self, y: int) -> Strip:
+        # Painted over the widget's own colours (its theme's background), not the terminal's.
+        base = self.rich_style
         scroll_x, scroll_y = self.scroll_offset
         index = y + int(scroll_y)
         width = self.size.width
         if index >= len(self.lines):
-            return Strip.blank(width)
+            return Strip.blank(width, base)
         line = self.lines[index]
         if isinstance(line, Text):
             shown = line[int(scroll_x) : int(scroll_x) + width]
-            segments = list(shown.render(self.app.console, end=""))
-            return Strip(segments, shown.cell_len).extend_cell_length(width)
+            # Text.render leaves out the Text's own style (a heading's bold): applied here,
+            # under its spans, and not to the padding (an underline stops with the words).
+            own = self.app.console.get_style(shown.style) if shown.style else None
+            segments = list(Segment.apply_style(shown.render(self.app.console, end=""), own))
+            return Strip(segments, shown.cell_len).extend_cell_length(width).apply_style(base)
         text, style = line
         shown_text = text[int(scroll_x) : int(scroll_x) + width]
-        return Strip([Segment(shown_text.ljust(width), style)], width)
+        return Strip([Segment(shown_text.ljust(width), base + style if style else base)], width)
 
 
 def _plain(line: Line) -> str:

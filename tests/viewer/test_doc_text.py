@@ -158,3 +158,29 @@ def test_the_docs_pane_shows_every_pass_of_the_example_without_markup(mlp_sessio
         assert name in text and len(text) > len(name) + 20, (name, text)
         for mark in MARKUP:
             assert mark not in text, (name, mark, text)
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_the_docs_pane_paints_styles_over_the_themes_background(mlp_session: Session, theme: str) -> None:
+    """Headings bold, code spans coloured, and every cell on the pane's own background
+    (the light theme's pane is light, not the terminal's default)."""
+    step = next(s.index for s in mlp_session.trace.steps if s.pass_name == "CreateAutodiffSubgraphs")
+
+    async def run() -> None:
+        app = GradviewApp(mlp_session, theme=theme)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await pilot.pause()
+            app.show_step(step)
+            await pilot.pause()
+            pane = app.query_one("#passdoc", TextPane)
+            background = pane.rich_style.bgcolor
+            assert background is not None
+            rows = [list(pane.render_line(y)) for y in range(pane.size.height)]
+            cells = [segment for row in rows for segment in row]
+            assert all(s.style is not None and s.style.bgcolor == background for s in cells)
+            heading = next(row for row in rows if "".join(s.text for s in row).startswith("What a"))
+            assert all(s.style.bold for s in heading if s.text.strip())  # type: ignore[union-attr]
+            code = [s for s in cells if s.text == "prim::DifferentiableGraph"]
+            assert code and all(s.style.color == _CODE_SPAN.color for s in code)  # type: ignore[union-attr]
+
+    asyncio.run(run())
