@@ -98,6 +98,7 @@ class GradviewApp(LargeGraphTools, App[None]):
         Binding("less_than_sign", "focus_hops(-1)", "Fewer hops", show=False),
         Binding("greater_than_sign", "focus_hops(1)", "More hops", show=False),
         Binding("o", "toggle_stubs", "Stubs", show=False),
+        Binding("M", "toggle_minimap", "Minimap", show=False),
     ]
 
     def __init__(self, session: Session, *, theme: str = "dark", export_dir: str = "gradview-export") -> None:
@@ -220,7 +221,9 @@ class GradviewApp(LargeGraphTools, App[None]):
         self.controller.set_zoom(canvas.zoom)
         canvas.selected = self.selected if self.selected in graph.nodes else None
         canvas.stubs = picture.stub_labels if picture is not None else {}
-        canvas.show(layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…")
+        canvas.show(
+            layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
+        )
         main.graph.show_viewbar(
             step, len(self.trace) - 1, self.view, self.failures.get(step.index), self.dg,
             views.differentiable_graph_count(self.trace), note="" if reason else self.large_note,
@@ -315,6 +318,9 @@ class GradviewApp(LargeGraphTools, App[None]):
     # -- actions ------------------------------------------------------------------------------------
     def action_canvas(self, action: str, *args: int) -> None:
         getattr(self.main.canvas, f"action_{action}")(*args)
+
+    def action_toggle_minimap(self) -> None:
+        self.main.graph.toggle_minimap()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.theme_name))

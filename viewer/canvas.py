@@ -1,12 +1,17 @@
 """The graph canvas: boxes and arrows drawn in a terminal from a real layout.
 
-Two parts. :class:`CanvasGeometry` turns a :class:`~gradview.viewer.layout.Layout`
-into terminal cells once per zoom level: which cells each node's box covers
-and which braille dots each edge passes through (a cell holds 2 x 4 dots, so
-edges keep their curves). :class:`GraphCanvas` is a Textual line-API widget
-that paints only the rows on screen, styling each cell from the current
-marks when it paints, so stepping to another pass (new marks, same union
-layout) repaints without rebuilding the geometry.
+:class:`~gradview.viewer.canvas_geometry.CanvasGeometry` turns a layout into
+cells once per zoom; :class:`GraphCanvas` is a Textual line-API widget that
+paints only the rows on screen, styling each cell from the current marks
+when it paints, so stepping to another pass (new marks, same union layout)
+repaints without rebuilding the geometry.
+
+The camera (:mod:`~gradview.viewer.camera`): each view (camera key, the
+layout key) keeps its own zoom and scroll offset, restored when the user
+comes back; stepping within a view never moves it. A view's first showing
+centres the graph's outputs or first change at a readable zoom, or the
+whole drawing when it fits readably. Zoom keeps the selection (or the centre
+of the view) on the same screen cell; fit fills the canvas.
 
 Zoom 1 shows full labels (one cell is 6 x 12 points, the size of a Courier
 10pt character); below 0.8 boxes shrink to one row with the op's name; below
@@ -15,237 +20,57 @@ Zoom 1 shows full labels (one cell is 6 x 12 points, the size of a Courier
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterable
 
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click, MouseDown, MouseMove, MouseUp, Resize
 from textual.geometry import Offset, Size
-from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .labels import ELLIPSIS, abbreviate, short_op_name
+from .camera import (
+    CELL_HEIGHT,
+    CELL_WIDTH,
+    FIRST_VIEW_MAX,
+    MAX_ZOOM,
+    ZOOM_LEVELS,
+    Camera,
+    anchored_scroll,
+    centred_scroll,
+    fit_zoom,
+    zoom_step,
+)
+from .canvas_geometry import (
+    COMPACT_BOXES,
+    FULL_LABELS,
+    BoxSpan,
+    CanvasGeometry,
+    badge_for,
+    box_row_text,
+    edge_glyph,
+)
+from .graph_analysis import initial_target
 from .layout import Layout
 from .messages import NodeSelected
-from .model import DrawGraph, Mark, Marks, NodeRole
+from .model import DrawGraph, Mark, Marks
 from .palette import CANVAS_BACKGROUND, line_style_for, style_for
 
-__all__ = ["CanvasGeometry", "GraphCanvas", "ZOOM_LEVELS", "BoxSpan"]
+__all__ = [
+    "CanvasGeometry",
+    "GraphCanvas",
+    "ZOOM_LEVELS",
+    "BoxSpan",
+    "CELL_WIDTH",
+    "CELL_HEIGHT",
+    "FULL_LABELS",
+    "COMPACT_BOXES",
+    "box_row_text",
+    "badge_for",
+]
 
-CELL_WIDTH = 6.0  # points per terminal column at zoom 1 (Courier 10pt)
-CELL_HEIGHT = 12.0  # points per terminal row at zoom 1
-ZOOM_LEVELS = (0.15, 0.25, 0.35, 0.5, 0.65, 0.8, 1.0, 1.25)
-FULL_LABELS = 0.8
-COMPACT_BOXES = 0.35
-
-# Braille dot bits by (column in cell, row in cell).
-_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
-
-
-@dataclass(frozen=True)
-class BoxSpan:
-    """A node's box in cells: columns ``start`` to ``end`` (exclusive), rows ``top`` to ``bottom``."""
-
-    start: int
-    end: int
-    top: int
-    bottom: int
-    node_id: int
-
-
-_BUCKET = 32  # rows per bucket of the edge-segment and frame indexes
-_TILE_COLUMNS = 64  # columns per tile of the edge-segment index
-
-
-@dataclass
-class CanvasGeometry:
-    """Cells of a whole union layout at one zoom level.
-
-    Built once per layout and zoom, for every node and edge of the union; a
-    step shows a subset, chosen when rows are painted, so stepping between
-    passes never rebuilds this. No colours or label text here either: both
-    come from the step being shown.
-    """
-
-    zoom: float
-    columns: int = 0
-    rows: int = 0
-    boxes: dict[int, list[BoxSpan]] = field(default_factory=dict)  # row -> boxes covering it
-    node_cells: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)  # id -> (col0, row0, col1, row1)
-    # Edge segments in dot space (two dots per column, four per row) with the
-    # edge they belong to, indexed by buckets of rows.
-    segments: list[tuple[float, float, float, float, tuple[int, int, int]]] = field(default_factory=list)
-    segment_tiles: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (row, col) tile -> segments
-    frames: list[tuple[int, int, int, int, str]] = field(default_factory=list)  # col0, row0, col1, row1, cluster key
-    frame_buckets: dict[int, list[int]] = field(default_factory=dict)
-
-    @classmethod
-    def build(cls, layout: Layout, zoom: float) -> CanvasGeometry:
-        geometry = cls(zoom)
-        sx = zoom / CELL_WIDTH
-        sy = zoom / CELL_HEIGHT
-        geometry.columns = max(1, int(layout.width * sx) + 2)
-        geometry.rows = max(1, int(layout.height * sy) + 2)
-        for key, (x0, y0, x1, y1) in layout.clusters.items():
-            index = len(geometry.frames)
-            c0, r0, c1, r1 = int(x0 * sx), int(y0 * sy), max(int(x0 * sx) + 2, int(x1 * sx)), int(y1 * sy)
-            geometry.frames.append((c0, r0, c1, r1, key))
-            for bucket in range(r0 // _BUCKET, r1 // _BUCKET + 1):
-                geometry.frame_buckets.setdefault(bucket, []).append(index)
-        for edge_key, points in layout.edges.items():
-            geometry._add_edge(points, sx, sy, edge_key)
-        for node_id, box in layout.boxes.items():
-            geometry._add_box(node_id, box.x * sx, box.y * sy, box.width * sx, box.height * sy)
-        return geometry
-
-    # -- building --------------------------------------------------------------------
-    def _add_edge(self, points: list[tuple[float, float]], sx: float, sy: float, edge_key: tuple[int, int, int]) -> None:
-        dots = [(x * sx * 2, y * sy * 4) for x, y in points]
-        for (ax, ay), (bx, by) in zip(dots, dots[1:], strict=False):
-            index = len(self.segments)
-            self.segments.append((ax, ay, bx, by, edge_key))
-            # The tiles the segment passes through: samples closer together
-            # than half a tile side never step over one (a bounding box of
-            # tiles would be quadratic for long diagonal edges).
-            length = max(abs(bx - ax), abs(by - ay))
-            samples = max(1, int(length // 48) + 1)
-            tiles: set[tuple[int, int]] = set()
-            for i in range(samples + 1):
-                x = ax + (bx - ax) * i / samples
-                y = ay + (by - ay) * i / samples
-                tiles.add((max(0, int(y)) // 4 // _BUCKET, max(0, int(x)) // 2 // _TILE_COLUMNS))
-            for tile in tiles:
-                self.segment_tiles.setdefault(tile, []).append(index)
-
-    def _add_box(self, node_id: int, cx: float, cy: float, w: float, h: float) -> None:
-        if self.zoom < FULL_LABELS:
-            width = 1 if self.zoom < COMPACT_BOXES else max(3, int(w) + 1)
-            col0, row0 = int(cx - width / 2), int(cy)
-            rows = 1
-        else:
-            width = max(4, int(round(w)))
-            rows = max(3, int(round(h)))
-            col0, row0 = int(round(cx - width / 2)), int(round(cy - rows / 2))
-        if col0 < 0 or row0 < 0:
-            col0, row0 = max(0, col0), max(0, row0)
-        span = BoxSpan(col0, col0 + width, row0, row0 + rows, node_id)
-        for row in range(row0, row0 + rows):
-            self.boxes.setdefault(row, []).append(span)
-        self.node_cells[node_id] = (col0, row0, col0 + width, row0 + rows)
-        self.columns = max(self.columns, col0 + width + 1)
-        self.rows = max(self.rows, row0 + rows + 1)
-
-    # -- queries ------------------------------------------------------------------------
-    def dots_in_row(
-        self,
-        row: int,
-        shown: set[tuple[int, int, int]] | None = None,
-        columns: tuple[int, int] | None = None,
-    ) -> dict[int, tuple[int, int]]:
-        """Column -> (braille bits, value id) of the dots of the ``shown`` edges
-        (all: None) in ``row``, within ``columns`` (start, end) when given."""
-        cells: dict[int, tuple[int, int]] = {}
-        low, high = row * 4, row * 4 + 3
-        first_col, last_col = columns if columns is not None else (0, self.columns)
-        candidates: set[int] = set()
-        for tile_col in range(max(0, first_col) // _TILE_COLUMNS, max(0, last_col) // _TILE_COLUMNS + 1):
-            candidates.update(self.segment_tiles.get((row // _BUCKET, tile_col), ()))
-        for index in sorted(candidates):
-            ax, ay, bx, by, edge_key = self.segments[index]
-            if min(ay, by) > high + 1 or max(ay, by) < low:
-                continue
-            if shown is not None and edge_key not in shown:
-                continue
-            steps = max(1, int(max(abs(bx - ax), abs(by - ay))))
-            # Only the stretch of the segment inside this row's four dot rows.
-            if by != ay:
-                t0 = (low - ay) / (by - ay)
-                t1 = (high + 1 - ay) / (by - ay)
-                first = max(0, math.floor(min(t0, t1) * steps) - 1)
-                last = min(steps, math.ceil(max(t0, t1) * steps) + 1)
-            else:
-                first, last = 0, steps
-            value_id = edge_key[2]
-            for i in range(first, last + 1):
-                y = int(ay + (by - ay) * i / steps)
-                if y < low or y > high:
-                    continue
-                x = int(ax + (bx - ax) * i / steps)
-                col = x // 2
-                if x < 0 or col < first_col or col >= last_col:
-                    continue
-                bits, _ = cells.get(col, (0, value_id))
-                cells[col] = (bits | _DOT_BITS[x % 2][y % 4], value_id)
-        return cells
-
-    def frames_in_row(self, row: int) -> list[tuple[int, int, int, int, str]]:
-        return [
-            self.frames[i] for i in self.frame_buckets.get(row // _BUCKET, ()) if self.frames[i][1] <= row <= self.frames[i][3]
-        ]
-
-    @property
-    def has_edges(self) -> bool:
-        return bool(self.segments)
-
-    def node_at(self, col: int, row: int, shown: dict[int, object] | None = None) -> int | None:
-        for span in self.boxes.get(row, ()):
-            if span.start <= col < span.end and (shown is None or span.node_id in shown):
-                return span.node_id
-        return None
-
-
-_BADGES = {
-    Mark.CAPTURED_INPUT: "captured in",
-    Mark.CAPTURED_OUTPUT: "captured out",
-    Mark.TEMPORARY: "temporary",
-    Mark.VJP_INPUT: "vjp in",
-    Mark.VJP_OUTPUT: "vjp out",
-}
-
-
-def badge_for(node_id: int, marks: Marks) -> str:
-    """``captured out #2``: the Gradient role and index a node carries, for its top border."""
-    for mark, word in _BADGES.items():
-        if mark in marks.nodes.get(node_id, ()):
-            index = marks.indices.get((node_id, mark))
-            return f"{word} #{index}" if index is not None else word
-    return ""
-
-
-def box_row_text(
-    span: BoxSpan, row: int, label: str, role: NodeRole, zoom: float, badge: str = "", stub: str = ""
-) -> str:
-    """What ``row`` of a node's box shows: a border (with ``badge`` set into the
-    top one, ``stub``, the fan-out values it reads, into the bottom one) or a
-    label line, padded to the box width."""
-    width = span.end - span.start
-    lines = [line for line in label.splitlines() if line] or [""]
-    if zoom < COMPACT_BOXES:
-        return "■" if role is not NodeRole.INPUT else "●"
-    if zoom < FULL_LABELS:
-        name = abbreviate(short_op_name(lines[0]), width - 2)
-        return ("[" + name + "]").ljust(width)[:width] if name else ELLIPSIS.ljust(width)[:width]
-    inner = width - 2
-    round_box = role in (NodeRole.INPUT, NodeRole.RETURN)
-    left_top, right_top, left_bottom, right_bottom = ("╭", "╮", "╰", "╯") if round_box else ("┌", "┐", "└", "┘")
-    offset = row - span.top
-    if offset == 0:
-        tag = f" {abbreviate(badge, inner - 2)} " if badge and inner > 4 else ""
-        return left_top + tag + "─" * (inner - len(tag)) + right_top
-    if row == span.bottom - 1:
-        tag = f" {abbreviate(stub, inner - 2)} " if stub and inner > 4 else ""
-        return left_bottom + tag + "─" * (inner - len(tag)) + right_bottom
-    # Label lines centred vertically in the box.
-    inner_rows = span.bottom - span.top - 2
-    first = max(0, (inner_rows - len(lines)) // 2)
-    index = offset - 1 - first
-    line = lines[index] if 0 <= index < len(lines) else ""
-    text = abbreviate(line, inner)
-    return "│" + text.center(inner) + "│"
+_FIT_TRIES = 6  # rounding boxes to cells can overshoot the estimate: shrink and retry
 
 
 class GraphCanvas(ScrollView, can_focus=True):
@@ -270,8 +95,6 @@ class GraphCanvas(ScrollView, can_focus=True):
         Binding("c", "follow", "Center"),
     ]
 
-    zoom: reactive[float] = reactive(1.0)
-
     NodeSelected = NodeSelected  # posted on a click on a node or ``n`` (viewer/messages.py)
 
     def __init__(self, *, id: str | None = None, theme: str = "dark") -> None:  # noqa: A002 - Textual's name
@@ -281,20 +104,37 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.marks: Marks = Marks()
         self.selected: int | None = None
         self.stubs: dict[int, str] = {}  # node id -> fan-out stub text for its bottom border (the app sets it)
+        self.zoom = 1.0
+        self.notice = ""  # the last thing the camera told the user (fit refused to make dots)
         self.theme_name = theme
         self.styles.background = CANVAS_BACKGROUND[theme]
         self.message_text = "laying out…"
         self._geometry: CanvasGeometry | None = None
         self._geometries: dict[tuple[int, float], CanvasGeometry] = {}  # (id of layout, zoom)
         self._shown_edges: set[tuple[int, int, int]] = set()
-        self._row_dots: dict[tuple[int, int, int], dict[int, tuple[int, int]]] = {}
+        self._row_dots: dict[tuple[int, int, int], dict[int, tuple[int, int, int]]] = {}
         self._styles: dict[tuple[frozenset[Mark], str], Style] = {}
-        self._framed_at: tuple[Offset, Size] | None = None  # camera and size when last framed
+        self._cameras: dict[Hashable, Camera] = {}
+        self._camera_key: Hashable | None = None
+        self._first_view_due = False  # a first view waits for the canvas to get a size
+        self._framed_at: tuple[Offset, Size] | None = None  # camera and size of an untouched first view
 
     # -- content -----------------------------------------------------------------------
-    def show(self, layout: Layout | None, graph: DrawGraph, marks: Marks, message: str = "") -> None:
-        """Draw ``graph`` placed by ``layout`` (None: only ``message``)."""
-        new_layout = layout is not self.layout_data
+    def show(
+        self,
+        layout: Layout | None,
+        graph: DrawGraph,
+        marks: Marks,
+        message: str = "",
+        camera_key: Hashable | None = None,
+    ) -> None:
+        """Draw ``graph`` placed by ``layout`` (None: only ``message``) with the
+        camera of ``camera_key`` (the layout key; None: one camera per layout)."""
+        key = camera_key if camera_key is not None else ("layout", id(layout))
+        new_view = key != self._camera_key or layout is not self.layout_data
+        if new_view:
+            self._save_camera()
+        self._camera_key = key
         self.layout_data = layout
         self.graph = graph
         self.marks = marks
@@ -303,13 +143,12 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._row_dots.clear()
         if self.selected is not None and self.selected not in graph.nodes:
             self.selected = None
-        if new_layout:
-            self._rebuild()
-            # A new picture: bring its nodes into view (once the canvas has a
-            # size). Within one layout the scroll position stays put, so
-            # stepping never moves the camera.
-            self._framed_at = None
-            self.frame_graph()
+        if new_view:
+            camera = self._cameras.get(key)
+            if layout is not None and camera is not None and camera.layout is layout:
+                self._restore(camera)
+            else:
+                self.frame_graph()
         self.refresh()
 
     def prime(self, layout: Layout, geometry: CanvasGeometry) -> None:
@@ -317,30 +156,60 @@ class GraphCanvas(ScrollView, can_focus=True):
         ``layout`` later does not build it on the UI thread."""
         self._geometries[(id(layout), geometry.zoom)] = geometry
 
-    def frame_graph(self) -> None:
-        """Scroll so the drawn nodes are centred (or start at the top left when larger than the view)."""
-        if self._geometry is None or not self._geometry.node_cells or not self.size.width:
+    def camera(self, key: Hashable) -> Camera | None:
+        """The camera stored for the view ``key`` (the view on screen's is stored when it is left)."""
+        return self._cameras.get(key)
+
+    def _save_camera(self) -> None:
+        if self.layout_data is None or self._geometry is None or self._first_view_due:
             return
-        cells = [c for n, c in self._geometry.node_cells.items() if n in self.graph.nodes]
-        if not cells:
-            return
-        c0 = min(c[0] for c in cells)
-        r0 = min(c[1] for c in cells)
-        c1 = max(c[2] for c in cells)
-        r1 = max(c[3] for c in cells)
-        width, height = self.size.width, self.size.height
-        x = (c0 + c1) // 2 - width // 2 if c1 - c0 <= width else c0 - 1
-        y = (r0 + r1) // 2 - height // 2 if r1 - r0 <= height else r0 - 1
+        x, y = self.scroll_offset
+        self._cameras[self._camera_key] = Camera(self.zoom, int(x), int(y), self.layout_data)
+
+    def _restore(self, camera: Camera) -> None:
+        self._first_view_due = False
+        self._framed_at = None
+        self.zoom = camera.zoom
+        self._rebuild()
+        self._scroll_now(camera.scroll_x, camera.scroll_y)
+
+    def _scroll_now(self, x: float, y: float) -> None:
         # Now, and even before the scrollbars are shown: a deferred scroll
         # waits for a repaint that may not come, an unforced one is refused.
         self.scroll_to(max(0, x), max(0, y), animate=False, immediate=True, force=True)
+
+    def frame_graph(self) -> None:
+        """The first view of a layout: the whole drawing centred when it fits at
+        a zoom with full labels, else zoom 1 centred on the graph's first change
+        or its outputs (graph_analysis.initial_target), never an empty corner."""
+        self._framed_at = None
+        if self.layout_data is None:
+            self._rebuild()
+            return
+        if not self.size.width or not self.size.height:
+            self._first_view_due = True  # on_resize frames it
+            self._rebuild()
+            return
+        self._first_view_due = False
+        fit = self._fit_zoom()
+        if fit >= FULL_LABELS:
+            self._set_zoom(min(fit, FIRST_VIEW_MAX))
+            self._centre_drawing()
+        else:
+            self._set_zoom(1.0)
+            target = initial_target(self.graph, self.marks)
+            centre = self._geometry.node_centre(target) if self._geometry is not None and target is not None else None
+            if centre is None:
+                self._centre_drawing()
+            else:
+                self._scroll_now(*centred_scroll(centre, self.size.width, self.size.height))
         self._framed_at = (self.scroll_offset, self.size)
 
     def on_resize(self, _event: Resize) -> None:
         """A panel opened, closed or moved, or the terminal changed size: frame
-        the picture again unless the user has moved the camera since it was framed."""
+        the first view again unless the user has moved the camera since."""
         framed = self._framed_at
-        if framed is None or (framed[0] == self.scroll_offset and framed[1] != self.size):
+        if self._first_view_due or (framed is not None and framed[0] == self.scroll_offset and framed[1] != self.size):
             self.frame_graph()
 
     def set_marks(self, marks: Marks) -> None:
@@ -362,33 +231,91 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.styles.background = CANVAS_BACKGROUND[theme]  # the canvas follows the theme, not $surface
         self.refresh()
 
+    def _geometry_at(self, zoom: float) -> CanvasGeometry:
+        assert self.layout_data is not None
+        key = (id(self.layout_data), zoom)
+        geometry = self._geometries.get(key)
+        if geometry is None:
+            if len(self._geometries) > 16:
+                self._geometries.clear()
+            geometry = self._geometries[key] = CanvasGeometry.build(self.layout_data, zoom)
+        return geometry
+
     def _rebuild(self) -> None:
         if self.layout_data is None:
             self._geometry = None
             self.virtual_size = Size(0, 0)
             return
-        key = (id(self.layout_data), self.zoom)
-        geometry = self._geometries.get(key)
-        if geometry is None:
-            if len(self._geometries) > 16:
-                self._geometries.clear()
-            geometry = self._geometries[key] = CanvasGeometry.build(self.layout_data, self.zoom)
-        self._geometry = geometry
+        geometry = self._geometry = self._geometry_at(self.zoom)
         self._row_dots.clear()
         self.virtual_size = Size(geometry.columns, geometry.rows)
 
-    def watch_zoom(self, old: float, new: float) -> None:
-        if old == new or self.layout_data is None:
-            return
-        keep = self.selected
+    def _set_zoom(self, zoom: float) -> None:
+        self.zoom = zoom
         self._rebuild()
-        if keep is not None:
-            self.call_after_refresh(self.action_follow)
         self.refresh()
 
     @property
     def geometry(self) -> CanvasGeometry | None:
         return self._geometry
+
+    # -- the camera ----------------------------------------------------------------------
+    def _drawn_cells(self, geometry: CanvasGeometry) -> tuple[int, int, int, int] | None:
+        """(col0, row0, col1, row1), ends exclusive, around the drawn nodes and frames."""
+        spans = [geometry.node_cells[n] for n in self.graph.nodes if n in geometry.node_cells]
+        clusters = self.graph.clusters
+        spans += [(c0, r0, c1, r1 + 1) for c0, r0, c1, r1, key in geometry.frames if key in clusters]
+        if not spans:
+            return None
+        return (
+            min(s[0] for s in spans), min(s[1] for s in spans), max(s[2] for s in spans), max(s[3] for s in spans)
+        )
+
+    def _fit_zoom(self) -> float:
+        """The largest zoom (at most MAX_ZOOM) at which the drawn nodes fit the
+        view with a cell to spare each way; it may be below the zoom levels."""
+        if self.layout_data is None:
+            return 1.0
+        columns, rows = self.size.width, self.size.height
+        geometry = self._geometry_at(1.0)
+        bounds = self._drawn_cells(geometry)
+        if bounds is None:
+            return 1.0
+        c0, r0, c1, r1 = bounds
+        zoom = min(MAX_ZOOM, fit_zoom((c1 - c0) * CELL_WIDTH, (r1 - r0) * CELL_HEIGHT, columns, rows))
+        for _ in range(_FIT_TRIES):  # boxes rounded to whole cells: check, shrink if over
+            if zoom < COMPACT_BOXES:
+                break
+            cells = self._drawn_cells(self._geometry_at(zoom))
+            if cells is None or (cells[2] - cells[0] <= columns - 2 and cells[3] - cells[1] <= rows - 2):
+                break
+            zoom = zoom * min((columns - 2) / (cells[2] - cells[0]), (rows - 2) / (cells[3] - cells[1]), 0.95)
+        return zoom
+
+    def _centre_drawing(self) -> None:
+        bounds = self._drawn_cells(self._geometry) if self._geometry is not None else None
+        if bounds is None:
+            self._scroll_now(0, 0)
+            return
+        c0, r0, c1, r1 = bounds
+        self._scroll_now(*centred_scroll(((c0 + c1) / 2, (r0 + r1) / 2), self.size.width, self.size.height))
+
+    def _zoom_to(self, zoom: float) -> None:
+        """Zoom keeping the selection (when on screen) or the centre of the view on its screen cell."""
+        old, old_zoom = self._geometry, self.zoom
+        x, y = self.scroll_offset
+        width, height = self.size.width, self.size.height
+        before = old.node_centre(self.selected) if old is not None and self.selected is not None else None
+        if before is not None and not (x <= before[0] < x + width and y <= before[1] < y + height):
+            before = None  # off screen: keep the centre instead
+        self._set_zoom(zoom)
+        after = self._geometry.node_centre(self.selected) if before is not None and self._geometry else None
+        if before is None or after is None:
+            ratio = zoom / old_zoom
+            before = (x + width / 2, y + height / 2)
+            after = (before[0] * ratio, before[1] * ratio)
+        self._framed_at = None
+        self._scroll_now(*anchored_scroll((x, y), before, after))
 
     # -- painting ------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
@@ -416,11 +343,18 @@ class GraphCanvas(ScrollView, can_focus=True):
             if len(self._row_dots) > 4096:
                 self._row_dots.clear()
             dots = self._row_dots[dots_key] = geometry.dots_in_row(row, self._shown_edges, (start, start + width))
-        for col, (bits, value_id) in dots.items():
+        for col, (bits, value_id, directions) in dots.items():
             index = col - start
-            if 0 <= index < width and _line_shows(self._edge_line(value_id), col, row):
-                cells[index] = chr(0x2800 + bits)
-                styles[index] = self._edge_style(value_id)
+            if 0 <= index < width:
+                glyph = edge_glyph(bits, directions, self._edge_line(value_id), col, row)
+                if glyph is not None:
+                    cells[index] = glyph
+                    styles[index] = self._edge_style(value_id)
+        for col, glyph, edge_key in geometry.arrows_in_row(row, self._shown_edges):
+            index = col - start
+            if 0 <= index < width:
+                cells[index] = glyph
+                styles[index] = self._edge_style(edge_key[2])
         nodes = self.graph.nodes
         for span in geometry.boxes.get(row, ()):
             node = nodes.get(span.node_id)
@@ -463,7 +397,8 @@ class GraphCanvas(ScrollView, can_focus=True):
         key = (marks, "edge")
         style = self._styles.get(key)
         if style is None:
-            style = Style(color=style_for(set(marks), self.theme_name).stroke)
+            # Bold: box-drawing lines read brighter than the faint braille dots did.
+            style = Style(color=style_for(set(marks), self.theme_name).stroke, bold=True)
             self._styles[key] = style
         return style
 
@@ -490,21 +425,33 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.scroll_to(self.scroll_x + dx, self.scroll_y + dy, animate=False)
 
     def action_zoom(self, direction: int) -> None:
-        levels = ZOOM_LEVELS
-        current = min(range(len(levels)), key=lambda i: abs(levels[i] - self.zoom))
-        self.zoom = levels[max(0, min(len(levels) - 1, current + direction))]
+        """One zoom level in or out, the selection (or the centre) staying put."""
+        zoom = zoom_step(self.zoom, direction)
+        if zoom == self.zoom:
+            return
+        if self.layout_data is None:
+            self.zoom = zoom
+            return
+        self._zoom_to(zoom)
 
     def action_fit(self) -> None:
-        """The largest zoom level at which the whole graph fits the view."""
+        """The zoom at which the whole drawing fills the view, centred; where
+        that would shrink boxes to single cells, the smallest zoom that still
+        names the ops instead, and a notice saying so."""
         if self.layout_data is None or self.size.width == 0:
             return
-        fitting = [
-            z for z in ZOOM_LEVELS
-            if self.layout_data.width * z / CELL_WIDTH <= self.size.width
-            and self.layout_data.height * z / CELL_HEIGHT <= self.size.height
-        ]
-        self.zoom = max(fitting) if fitting else ZOOM_LEVELS[0]
-        self.scroll_to(0, 0, animate=False)
+        zoom = self._fit_zoom()
+        self.notice = ""
+        if zoom < COMPACT_BOXES:
+            self.notice = (
+                f"The whole graph fits only at zoom {zoom:.2f}, where boxes are dots: "
+                f"showing zoom {COMPACT_BOXES} (op names) instead; - zooms out further"
+            )
+            self.notify(self.notice, title="Fit", timeout=6)
+            zoom = COMPACT_BOXES
+        self._framed_at = None
+        self._set_zoom(zoom)
+        self._centre_drawing()
 
     def select(self, node_id: int | None, follow: bool = True) -> None:
         self.selected = node_id
@@ -566,16 +513,6 @@ class GraphCanvas(ScrollView, can_focus=True):
         node = self._geometry.node_at(col, row, self.graph.nodes)
         if node is not None:
             self.select(node, follow=False)
-
-
-def _line_shows(line: str, col: int, row: int) -> bool:
-    """Whether an edge cell at (col, row) is drawn: dotted edges skip every
-    other cell, dashed ones two of every four (AutogradZero states share a hue)."""
-    if line == "dotted":
-        return (col + row) % 2 == 0
-    if line == "dashed":
-        return (col + row) % 4 < 2
-    return True
 
 
 def _frame_text(row: int, c0: int, r0: int, c1: int, r1: int, title: str) -> str:

@@ -13,6 +13,7 @@ from gradview.viewer.canvas import (
     GraphCanvas,
     box_row_text,
 )
+from gradview.viewer.canvas_geometry import ARROWS, edge_glyph
 from gradview.viewer.layout import Layout, NodeBox
 from gradview.viewer.model import DrawEdge, DrawGraph, DrawNode, Mark, Marks, NodeRole
 
@@ -34,8 +35,10 @@ def _two_nodes() -> tuple[Layout, DrawGraph]:
 def _row_text(geometry: CanvasGeometry, row: int, graph: DrawGraph | None = None) -> str:
     graph = graph or _two_nodes()[1]
     cells = [" "] * geometry.columns
-    for col, (bits, _) in geometry.dots_in_row(row).items():
-        cells[col] = chr(0x2800 + bits)
+    for col, (bits, _, directions) in geometry.dots_in_row(row).items():
+        cells[col] = edge_glyph(bits, directions) or " "
+    for col, glyph, _ in geometry.arrows_in_row(row):
+        cells[col] = glyph
     for span in geometry.boxes.get(row, ()):
         node = graph.nodes[span.node_id]
         for offset, ch in enumerate(box_row_text(span, row, node.label, node.role, geometry.zoom)):
@@ -53,16 +56,43 @@ def test_boxes_sit_where_the_layout_puts_them_with_their_labels() -> None:
     assert text.splitlines()[0].strip().startswith("┌") and text.splitlines()[-1].strip().endswith("┘")
 
 
-def test_edges_are_braille_dots_between_the_boxes() -> None:
+def test_edges_are_solid_lines_ending_in_an_arrowhead_on_the_target() -> None:
     layout, graph = _two_nodes()
+    for zoom in (1.0, 0.5):
+        geometry = CanvasGeometry.build(layout, zoom)
+        bottom_of_first = geometry.node_cells[1][3]
+        top_of_second = geometry.node_cells[2][1]
+        assert top_of_second - bottom_of_first >= 2
+        between = [_row_text(geometry, r).strip() for r in range(bottom_of_first, top_of_second)]
+        # A vertical line on every row (no gap), then the arrowhead on the row above the target.
+        assert all(text == "│" for text in between[:-1]), (zoom, between)
+        assert between[-1] == ARROWS["down"], (zoom, between)
+
+
+def test_a_slanted_edge_has_no_gaps_and_reads_as_a_line() -> None:
+    layout, graph = _two_nodes()
+    layout.boxes[2] = NodeBox(300, 400, 72, 48)
+    layout.edges[(1, 2, 10)] = [(120, 54), (200, 200), (300, 376)]
+    layout.width, layout.height = 400, 450
     geometry = CanvasGeometry.build(layout, 1.0)
-    bottom_of_first = geometry.node_cells[1][3]
-    top_of_second = geometry.node_cells[2][1]
-    rows_with_dots = [r for r in range(bottom_of_first, top_of_second) if geometry.dots_in_row(r)]
-    assert rows_with_dots, "the edge crosses the gap between the boxes"
-    for row in rows_with_dots:
-        for ch in _row_text(geometry, row).strip():
-            assert 0x2800 <= ord(ch) <= 0x28FF
+    cells = {(col, row) for row in range(geometry.rows) for col in geometry.dots_in_row(row)}
+    source, target = geometry.node_cells[1], geometry.node_cells[2]
+    outside = {(c, r) for c, r in cells if not _inside(c, r, source) and not _inside(c, r, target)}
+    # Every edge cell outside the boxes touches another edge cell: one connected line.
+    assert outside and all(
+        any((c + dc, r + dr) in cells for dc in (-1, 0, 1) for dr in (-1, 0, 1) if (dc, dr) != (0, 0))
+        for c, r in outside
+    )
+    rows = sorted({r for _, r in outside})
+    assert rows == list(range(rows[0], rows[-1] + 1)), "a row without a dot of the line"
+    glyphs = {_row_text(geometry, r, graph)[c] for c, r in outside}
+    assert glyphs & {"│", "╲", "─"}, glyphs  # straight stretches drawn as lines, not dots
+    arrow_rows = [r for r in range(geometry.rows) for col, glyph, _ in geometry.arrows_in_row(r)]
+    assert arrow_rows == [target[1] - 1]
+
+
+def _inside(col: int, row: int, cells: tuple[int, int, int, int]) -> bool:
+    return cells[0] <= col < cells[2] and cells[1] <= row < cells[3]
 
 
 def test_hit_test_finds_the_node_under_a_cell_and_nothing_between() -> None:
@@ -108,13 +138,15 @@ async def _paints_marks_and_selects_by_click() -> None:
         await pilot.click(GraphCanvas, offset=((c0 + c1) // 2, (r0 + r1) // 2))
         await pilot.pause()
         assert canvas.selected == 1
+        painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
+        assert "▼" in painted
         # A step without node 2 (same union layout): neither it nor its edge is painted.
         del graph.nodes[2]
         canvas.show(layout, DrawGraph(nodes=graph.nodes, edges=[]), marks)
         await pilot.pause()
         painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
         assert "relu" not in painted and "matmul" in painted
-        assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in painted)
+        assert "▼" not in painted and not any(0x2800 <= ord(ch) <= 0x28FF for ch in painted)
 
 
 def test_arrows_and_dragging_pan_the_view() -> None:
@@ -168,8 +200,14 @@ async def _zero_states_draw_line_styles() -> None:
             canvas.show(layout, graph, marks)
             await pilot.pause()
             painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
-            counts[state] = sum(0x2800 <= ord(ch) <= 0x28FF for ch in painted)
-        assert counts[None] == counts[Mark.NONZERO] > counts[Mark.UNKNOWN] > counts[Mark.ZERO] > 0
+            counts[state] = {glyph: painted.count(glyph) for glyph in "│╎┆▼"}
+        # Solid, dashed and dotted vertical lines, always with the arrowhead.
+        assert counts[None] == counts[Mark.NONZERO]
+        line = counts[None]["│"] - counts[Mark.UNKNOWN]["│"]  # the rest are box borders
+        assert line > 0
+        for state, glyph in ((Mark.UNKNOWN, "╎"), (Mark.ZERO, "┆")):
+            assert counts[state][glyph] == line and counts[state]["▼"] == 1, (state, counts[state])
+            assert counts[state]["│"] == counts[None]["│"] - line, (state, counts[state])
 
 
 class _LightCanvasApp(App[None]):
