@@ -8,21 +8,33 @@ from typing import TYPE_CHECKING, Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from .graph_analysis import search
+
 if TYPE_CHECKING:
     from .app import GradviewApp
 
 __all__ = ["GradviewCommands"]
 
+FIND_PREFIX = "find node"
+
 
 class GradviewCommands(Provider):
-    """``jump to <pass>``, ``find node %<name>`` (in the current step), export and checks."""
+    """``jump to <pass>``, ``find node %<name>`` (in the current step), ``find node: <query>``
+    (the canvas's search: highlights every match, flies to the first), export and checks."""
 
     def _app(self) -> GradviewApp:
         return self.app  # type: ignore[return-value]
 
     def _commands(self) -> list[tuple[str, Any, str]]:
         app = self._app()
-        commands: list[tuple[str, Any, str]] = []
+        # First, so the palette's first page lists it however many nodes follow.
+        commands: list[tuple[str, Any, str]] = [
+            (
+                "find node: …",
+                app.main.graph.open_search,
+                "search the graph on screen (like / in the canvas)",
+            )
+        ]
         seen: set[str] = set()
         for step in app.trace:
             label = f"jump to pass {step.pass_name}"
@@ -35,14 +47,31 @@ class GradviewCommands(Provider):
         if len(app.trace):
             for node in app.trace[app.index].nodes():
                 names = ", ".join("%" + out.name for out in node.outputs) or node.kind
-                commands.append((f"find node {names} ({node.kind})", partial(app.find_node, node.id), "select and center it"))
+                commands.append(
+                    (
+                        f"find node {names} ({node.kind})",
+                        partial(app.find_node, node.id),
+                        "select and center it",
+                    )
+                )
         commands += [
             ("export this view as SVG", app.action_export_view, "writes into gradview-export/"),
-            ("export every step as one HTML file", app.action_export_html, "a self-contained stepper"),
+            (
+                "export every step as one HTML file",
+                app.action_export_html,
+                "a self-contained stepper",
+            ),
             ("run this step on the example inputs", app.action_run_step, "values on the nodes"),
-            ("find the first step whose outputs or gradients differ", app.action_find_divergence,
-             "which pass broke my numbers"),
-            ("gradient check of the step on screen", app.action_gradient_check, "against finite differences"),
+            (
+                "find the first step whose outputs or gradients differ",
+                app.action_find_divergence,
+                "which pass broke my numbers",
+            ),
+            (
+                "gradient check of the step on screen",
+                app.action_gradient_check,
+                "against finite differences",
+            ),
             ("toggle hiding unchanged steps", app.action_toggle_unchanged, ""),
             ("switch dark / light theme", app.action_toggle_theme, ""),
         ]
@@ -52,7 +81,34 @@ class GradviewCommands(Provider):
         for label, callback, help_text in self._commands()[:40]:
             yield DiscoveryHit(label, callback, help=help_text)
 
+    def _find(self, query: str) -> tuple[str, int, bool] | None:
+        """``find node: tanh`` (or plain ``tanh``): the query, its number of matches
+        on screen, and whether it was asked for by name."""
+        text = query.strip()
+        asked = text.lower().startswith(FIND_PREFIX)
+        if asked:
+            text = text[len(FIND_PREFIX) :].lstrip(" :").strip()
+        if not text:
+            return None
+        panel = self._app().main.graph
+        return text, len(search(panel.canvas.graph, text)), asked
+
     async def search(self, query: str) -> AsyncIterator[Hit]:  # type: ignore[override]
+        found = self._find(query)
+        if found is not None and (found[1] or found[2]):
+            text, count, asked = found
+            panel = self._app().main.graph
+            help_text = (
+                f"{count} match{'es' if count != 1 else ''} on screen: enter / shift+enter for the next / previous"
+                if count
+                else "no match on screen"
+            )
+            yield Hit(
+                1.0 if asked else 0.5,
+                f"find node: {text}",
+                partial(panel.open_search, text),
+                help=help_text,
+            )
         matcher = self.matcher(query)
         for label, callback, help_text in self._commands():
             score = matcher.match(label)

@@ -9,7 +9,9 @@ __all__ = ["KEYS"]
 KEYS: tuple[tuple[str, str], ...] = (
     ("up / down (timeline), [ / ], j / k", "previous / next step"),
     ("u", "hide or show steps that changed nothing"),
-    ("/", "filter the timeline by pass name"),
+    ("/", "filter the timeline by pass name; with the canvas focused, search the graph on screen "
+          "(op kind, value name, attribute): enter or down / shift+enter or up for the next / previous "
+          "match, escape closes"),
     ("1 2 3 4, v", "whole graph (DifferentiableGraphs framed), forward f, backward df, "
                    "joint view (each captured value an edge from f into df)"),
     ("g", "next DifferentiableGraph"),
@@ -17,6 +19,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("+ - 0", "zoom in, zoom out, fit"),
     ("n / N, c", "next / previous node, center on the selection"),
     ("m", "maximize the canvas (hide both panels), and back"),
+    ("M", "show or hide the minimap (the whole drawing, the view as a rectangle; click it to go there)"),
     ("x, X", "collapse the DifferentiableGraph, GradOf or If/Loop block holding the selection "
              "into one box with its node count (x on a box expands it); collapse every group, or expand them all"),
     ("f, < / >", "focus: only the neighbourhood of the selection, laid out alone (f again: the "

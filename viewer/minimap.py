@@ -1,0 +1,180 @@
+"""The minimap: the whole drawing, shrunk into a few cells, with the view as a rectangle.
+
+Two parts. :class:`MinimapPicture` (no Textual) scales a layout's boxes into
+braille dots once per layout: each cell holds 2 x 4 dots, and a dot is about
+square on a terminal, so the picture keeps the drawing's proportions and is
+centred in the map. :class:`Minimap` paints that picture and, per scroll,
+only the viewport rectangle (the cells the canvas shows, in reverse video);
+a click asks for the camera to move there (:class:`~gradview.viewer.messages.MinimapClicked`).
+
+A layout of 5,000 nodes is one pass over its boxes (a few milliseconds), and
+a scroll repaints eight short lines: the map stays cheap on large graphs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.events import Click
+from textual.strip import Strip
+from textual.widget import Widget
+
+from .layout import Layout
+from .messages import MinimapClicked
+from .palette import CANVAS_BACKGROUND, style_for
+
+__all__ = ["MinimapPicture", "Minimap", "MAP_COLUMNS", "MAP_ROWS"]
+
+MAP_COLUMNS = 24  # cells of the picture (the widget adds a border)
+MAP_ROWS = 8
+
+# Braille dot bits by (column in cell, row in cell), as the canvas draws edges.
+_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+Rect = tuple[int, int, int, int]  # first column, first row, last column, last row (inclusive)
+
+
+@dataclass
+class MinimapPicture:
+    """A layout shrunk into ``columns`` x ``rows`` braille cells.
+
+    ``scale`` is dots per layout point (the same on both axes) and
+    ``origin`` the dot where the layout's (0, 0) lands, so a point of the
+    layout and a cell of the map convert both ways."""
+
+    columns: int
+    rows: int
+    scale: float = 1.0
+    origin: tuple[float, float] = (0.0, 0.0)
+    width: float = 0.0  # the layout's extent in points
+    height: float = 0.0
+    cells: list[list[int]] = field(default_factory=list)  # row -> column -> braille bits
+
+    @classmethod
+    def build(
+        cls, layout: Layout, columns: int = MAP_COLUMNS, rows: int = MAP_ROWS
+    ) -> MinimapPicture:
+        picture = cls(columns, rows, width=max(1.0, layout.width), height=max(1.0, layout.height))
+        dots_x, dots_y = columns * 2, rows * 4
+        scale = min(dots_x / picture.width, dots_y / picture.height)
+        picture.scale = scale
+        picture.origin = (
+            (dots_x - picture.width * scale) / 2,
+            (dots_y - picture.height * scale) / 2,
+        )
+        picture.cells = [[0] * columns for _ in range(rows)]
+        ox, oy = picture.origin
+        for box in layout.boxes.values():
+            # Each box is the dots its extent covers (at least its centre's dot).
+            x0 = int(ox + (box.x - box.width / 2) * scale)
+            x1 = max(x0, int(ox + (box.x + box.width / 2) * scale - 0.5))
+            y = int(oy + box.y * scale)
+            for x in range(max(0, x0), min(dots_x - 1, x1) + 1):
+                picture._dot(x, min(max(0, y), dots_y - 1))
+        return picture
+
+    def _dot(self, x: int, y: int) -> None:
+        self.cells[y // 4][x // 2] |= _DOT_BITS[x % 2][y % 4]
+
+    def cell_rect(self, x0: float, y0: float, x1: float, y1: float) -> Rect:
+        """The cells covering the layout rectangle (x0, y0)-(x1, y1) in points, at least one cell, inside the map."""
+        ox, oy = self.origin
+        c0 = int((ox + x0 * self.scale) // 2)
+        r0 = int((oy + y0 * self.scale) // 4)
+        c1 = int((ox + x1 * self.scale) // 2)
+        r1 = int((oy + y1 * self.scale) // 4)
+        c0, c1 = (min(max(0, c), self.columns - 1) for c in (c0, c1))
+        r0, r1 = (min(max(0, r), self.rows - 1) for r in (r0, r1))
+        return c0, r0, max(c0, c1), max(r0, r1)
+
+    def point_at(self, col: float, row: float) -> tuple[float, float]:
+        """The layout point (in points, clamped to the drawing) under cell coordinates (col, row)."""
+        ox, oy = self.origin
+        x = (col * 2 - ox) / self.scale
+        y = (row * 4 - oy) / self.scale
+        return min(max(0.0, x), self.width), min(max(0.0, y), self.height)
+
+    def text_row(self, row: int) -> str:
+        return "".join(chr(0x2800 + bits) if bits else " " for bits in self.cells[row])
+
+
+class Minimap(Widget):
+    """The whole drawing with the canvas's view as a reverse-video rectangle; click to go there."""
+
+    DEFAULT_CSS = f"""
+    Minimap {{
+        width: {MAP_COLUMNS + 2};
+        height: {MAP_ROWS + 2};
+        border: round $accent;
+        background: $surface;
+    }}
+    """
+
+    def __init__(self, *, theme: str = "dark", id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.theme_name = theme
+        self.picture: MinimapPicture | None = None
+        self.viewport: Rect | None = None
+        self._pictures: dict[
+            int, tuple[Layout, MinimapPicture]
+        ] = {}  # id of layout -> (layout, picture)
+
+    def show_layout(self, layout: Layout | None) -> bool:
+        """Take ``layout``'s picture (built once per layout); True when the picture changed."""
+        if layout is None:
+            changed = self.picture is not None
+            self.picture = None
+        else:
+            cached = self._pictures.get(id(layout))
+            if cached is None or cached[0] is not layout:
+                if len(self._pictures) > 8:
+                    self._pictures.clear()
+                cached = self._pictures[id(layout)] = (layout, MinimapPicture.build(layout))
+            changed = cached[1] is not self.picture
+            self.picture = cached[1]
+        if changed:
+            self.viewport = None
+            self.refresh()
+        return changed
+
+    def show_viewport(self, fractions: tuple[float, float, float, float]) -> None:
+        """Mark the view: ``fractions`` (left, top, right, bottom) of the drawing's width and height."""
+        if self.picture is None:
+            return
+        w, h = self.picture.width, self.picture.height
+        left, top, right, bottom = fractions
+        rect = self.picture.cell_rect(left * w, top * h, right * w, bottom * h)
+        if rect != self.viewport:
+            self.viewport = rect
+            self.refresh()
+
+    def set_theme(self, theme: str) -> None:
+        self.theme_name = theme
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        background = CANVAS_BACKGROUND[self.theme_name]
+        palette = style_for(None, self.theme_name)
+        plain = Style(color=palette.text, bgcolor=background)
+        if self.picture is None or y >= self.picture.rows:
+            return Strip([Segment(" " * width, plain)])
+        text = self.picture.text_row(y)[:width].ljust(width)
+        rect = self.viewport
+        if rect is None or not rect[1] <= y <= rect[3]:
+            return Strip([Segment(text, plain)])
+        inside = Style(color=background, bgcolor=palette.stroke)
+        c0, c1 = rect[0], rect[2] + 1
+        return Strip(
+            [Segment(text[:c0], plain), Segment(text[c0:c1], inside), Segment(text[c1:], plain)]
+        )
+
+    def on_click(self, event: Click) -> None:
+        """Centre the camera on the clicked place (as fractions of the drawing)."""
+        offset = event.get_content_offset(self)
+        if offset is None or self.picture is None:
+            return
+        event.stop()
+        x, y = self.picture.point_at(offset.x + 0.5, offset.y + 0.5)
+        self.post_message(MinimapClicked(x / self.picture.width, y / self.picture.height))
