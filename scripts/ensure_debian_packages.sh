@@ -4,7 +4,8 @@
 #   ensure_debian_packages.sh "PROGRAM..." PACKAGE...
 #
 # make run needs graphviz (dot); make test also needs chromium and
-# chromium-driver (the exported HTML stepper is tested in a headless browser).
+# chromium-driver (the exported HTML stepper is tested in a headless browser)
+# and tmux (the viewer is tested in real terminals).
 set -e
 programs=$1
 shift
