@@ -21,6 +21,7 @@ they are; nothing here imports Textual.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -219,13 +220,24 @@ class Stubs:
 def fan_out_stubs(graph: DrawGraph, limit: int = FAN_OUT_LIMIT) -> Stubs:
     """Values read by more than ``limit`` distinct nodes (a weight read by 150
     matmuls) become stubs: their edges leave the drawing, each reader gets a
-    stub label. Capture edges of the joint view stay edges."""
-    readers: dict[int, set[int]] = {}
+    stub label. Capture edges of the joint view stay edges. With no such
+    value, ``graph`` itself comes back (no copy: this runs on every step shown).
+
+    Edges per value are counted first (Counter's C loop); only values with
+    more edges than ``limit`` have their distinct readers counted."""
+    counts = Counter(edge.value_id for edge in graph.edges if not edge.capture)
+    many = {value for value, count in counts.items() if count > limit}
+    if not many:
+        return Stubs(graph)
+    readers: dict[int, set[int]] = {value: set() for value in many}
     for edge in graph.edges:
-        if not edge.capture:
-            readers.setdefault(edge.value_id, set()).add(edge.target)
+        if edge.value_id in many and not edge.capture:
+            readers[edge.value_id].add(edge.target)
     stubbed = {value for value, targets in readers.items() if len(targets) > limit}
-    stubs = Stubs(DrawGraph(dict(graph.nodes), [], dict(graph.clusters), set(graph.ghosts)))
+    if not stubbed:
+        return Stubs(graph)
+    kept = [edge for edge in graph.edges if edge.capture or edge.value_id not in stubbed]
+    stubs = Stubs(DrawGraph(dict(graph.nodes), kept, dict(graph.clusters), set(graph.ghosts)))
     for edge in graph.edges:
         if edge.value_id in stubbed and not edge.capture:
             stubs.hidden.add((edge.source, edge.target, edge.value_id))
@@ -234,8 +246,6 @@ def fan_out_stubs(graph: DrawGraph, limit: int = FAN_OUT_LIMIT) -> Stubs:
             values = stubs.readers.setdefault(edge.target, [])
             if edge.value_id not in values:
                 values.append(edge.value_id)
-        else:
-            stubs.graph.edges.append(edge)
     return stubs
 
 
