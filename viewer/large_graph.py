@@ -123,7 +123,8 @@ class LargeGraphTools:
             group = picture.collapsed.groups[self.selected]  # type: ignore[index]
             members = picture.collapsed.members[self.selected]  # type: ignore[index]
             first = next((i for i in members if i in drawing.nodes), None)
-            self._change(base, replace(state, collapsed=state.collapsed - {group}), first)
+            focus = first if state.focus == self.selected else state.focus  # a focus on the box: on its first node
+            self._change(base, replace(state, collapsed=state.collapsed - {group}, focus=focus), first)
             self.notify(f"expanded {drawing.clusters[group].title}" if group in drawing.clusters else "expanded", timeout=2)
             return
         node = drawing.nodes.get(self.selected) if self.selected is not None else None
@@ -149,7 +150,8 @@ class LargeGraphTools:
         if state.collapsed:
             boxes = self._large_picture.collapsed.members if self._large_picture and self._large_picture.collapsed else {}
             selected = boxes[self.selected][0] if self.selected in boxes else self.selected
-            self._change(base, replace(state, collapsed=frozenset()), selected)
+            focus = boxes[state.focus][0] if state.focus in boxes else state.focus
+            self._change(base, replace(state, collapsed=frozenset(), focus=focus), selected)
             self.notify("every group expanded", timeout=2)
             return
         groups = frozenset(collapsible_groups(drawing))

@@ -214,6 +214,10 @@ def test_focus_follows_the_steps_and_collapse_inside_it(mlp_session: Session) ->
         assert app.index == PACK_GRADIENT + 1
         assert set(_canvas(app).graph.nodes) == focus_nodes(collapse(_drawing(app), ["dg19"], {"dg19": box}).graph, box, 1)
         assert "focus: 1 hop" in _viewbar(app) and "1 group collapsed" in _viewbar(app)
+        await _press(app, pilot, "x")  # expanding the box the focus is on: the focus moves to its first node
+        first = app.selected
+        assert first in _group_members(_drawing(app), "dg19")
+        assert set(_canvas(app).graph.nodes) == focus_nodes(_drawing(app), first, 1)
 
     _drive(mlp_session, script)
 
