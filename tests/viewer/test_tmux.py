@@ -70,6 +70,7 @@ class Terminal:
             "remain-on-exit",
             "on",  # keep a crash's message on screen
         )
+        self.socket_path = Path(self._tmux("display-message", "-p", "#{socket_path}").strip())
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -96,6 +97,7 @@ class Terminal:
             capture_output=True,
             timeout=30,
         )
+        self.socket_path.unlink(missing_ok=True)  # kill-server may leave the socket file
 
 
 def separator_columns(rows: list[str]) -> list[int]:
