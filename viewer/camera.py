@@ -92,5 +92,6 @@ def anchored_scroll(scroll: tuple[float, float], before: tuple[float, float], af
 
 
 def centred_scroll(centre: tuple[float, float], columns: int, rows: int) -> tuple[int, int]:
-    """The scroll offset that puts cell ``centre`` in the middle of a ``columns`` x ``rows`` view (>= 0)."""
-    return max(0, round(centre[0] - columns / 2)), max(0, round(centre[1] - rows / 2))
+    """The offset (top left cell, may be negative) that puts cell ``centre`` in
+    the middle of a ``columns`` x ``rows`` view."""
+    return round(centre[0] - columns / 2), round(centre[1] - rows / 2)

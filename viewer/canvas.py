@@ -26,7 +26,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click, MouseDown, MouseMove, MouseUp, Resize
-from textual.geometry import Offset, Size
+from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -117,7 +117,8 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._cameras: dict[Hashable, Camera] = {}
         self._camera_key: Hashable | None = None
         self._first_view_due = False  # a first view waits for the canvas to get a size
-        self._framed_at: tuple[Offset, Size] | None = None  # camera and size of an untouched first view
+        self._framed_at: tuple[tuple[int, int], Size] | None = None  # camera and size of an untouched first view
+        self._pad = (0, 0)  # columns and rows of margin before the drawing (see _scroll_now)
 
     # -- content -----------------------------------------------------------------------
     def show(
@@ -163,8 +164,8 @@ class GraphCanvas(ScrollView, can_focus=True):
     def _save_camera(self) -> None:
         if self.layout_data is None or self._geometry is None or self._first_view_due:
             return
-        x, y = self.scroll_offset
-        self._cameras[self._camera_key] = Camera(self.zoom, int(x), int(y), self.layout_data)
+        x, y = self.camera_offset
+        self._cameras[self._camera_key] = Camera(self.zoom, x, y, self.layout_data)
 
     def _restore(self, camera: Camera) -> None:
         self._first_view_due = False
@@ -173,10 +174,22 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._rebuild()
         self._scroll_now(camera.scroll_x, camera.scroll_y)
 
+    @property
+    def camera_offset(self) -> tuple[int, int]:
+        """The cell at the view's top left: the scroll offset, negative where the
+        drawing is shifted right or down (to centre it, or to keep a point put)."""
+        return int(self.scroll_x) - self._pad[0], int(self.scroll_y) - self._pad[1]
+
     def _scroll_now(self, x: float, y: float) -> None:
+        """Put cell (``x``, ``y``) at the top left. Textual scrolls only from 0:
+        the rest (at most half the view) is a margin painted before the drawing."""
+        x, y = round(x), round(y)
+        self._pad = (min(max(0, -x), self.size.width // 2), min(max(0, -y), self.size.height // 2))
+        self._row_dots.clear()
         # Now, and even before the scrollbars are shown: a deferred scroll
         # waits for a repaint that may not come, an unforced one is refused.
         self.scroll_to(max(0, x), max(0, y), animate=False, immediate=True, force=True)
+        self.refresh()
 
     def frame_graph(self) -> None:
         """The first view of a layout: the whole drawing centred when it fits at
@@ -203,13 +216,13 @@ class GraphCanvas(ScrollView, can_focus=True):
                 self._centre_drawing()
             else:
                 self._scroll_now(*centred_scroll(centre, self.size.width, self.size.height))
-        self._framed_at = (self.scroll_offset, self.size)
+        self._framed_at = (self.camera_offset, self.size)
 
     def on_resize(self, _event: Resize) -> None:
         """A panel opened, closed or moved, or the terminal changed size: frame
         the first view again unless the user has moved the camera since."""
         framed = self._framed_at
-        if self._first_view_due or (framed is not None and framed[0] == self.scroll_offset and framed[1] != self.size):
+        if self._first_view_due or (framed is not None and framed[0] == self.camera_offset and framed[1] != self.size):
             self.frame_graph()
 
     def set_marks(self, marks: Marks) -> None:
@@ -248,7 +261,9 @@ class GraphCanvas(ScrollView, can_focus=True):
             return
         geometry = self._geometry = self._geometry_at(self.zoom)
         self._row_dots.clear()
-        self.virtual_size = Size(geometry.columns, geometry.rows)
+        # Half a view of room past the drawing's far sides, as _scroll_now
+        # gives before its near ones: zoom and centring keep a point put there too.
+        self.virtual_size = Size(geometry.columns + self.size.width // 2, geometry.rows + self.size.height // 2)
 
     def _set_zoom(self, zoom: float) -> None:
         self.zoom = zoom
@@ -303,7 +318,7 @@ class GraphCanvas(ScrollView, can_focus=True):
     def _zoom_to(self, zoom: float) -> None:
         """Zoom keeping the selection (when on screen) or the centre of the view on its screen cell."""
         old, old_zoom = self._geometry, self.zoom
-        x, y = self.scroll_offset
+        x, y = self.camera_offset
         width, height = self.size.width, self.size.height
         before = old.node_centre(self.selected) if old is not None and self.selected is not None else None
         if before is not None and not (x <= before[0] < x + width and y <= before[1] < y + height):
@@ -325,9 +340,8 @@ class GraphCanvas(ScrollView, can_focus=True):
             text = self.message_text if y == 0 else ""
             plain = Style(color=style_for(None, self.theme_name).text)
             return Strip([Segment(text.ljust(width)[:width], plain)]).apply_style(self._background_style())
-        scroll_x, scroll_y = self.scroll_offset
-        row = y + int(scroll_y)
-        start = int(scroll_x)
+        start, top = self.camera_offset
+        row = y + top
         cells: list[str] = [" "] * width
         styles: list[Style | None] = [None] * width
         clusters = self.graph.clusters
@@ -422,7 +436,8 @@ class GraphCanvas(ScrollView, can_focus=True):
 
     # -- interaction ----------------------------------------------------------------------
     def action_pan(self, dx: int, dy: int) -> None:
-        self.scroll_to(self.scroll_x + dx, self.scroll_y + dy, animate=False)
+        x, y = self.camera_offset
+        self._scroll_now(x + dx, y + dy)
 
     def action_zoom(self, direction: int) -> None:
         """One zoom level in or out, the selection (or the centre) staying put."""
@@ -478,14 +493,10 @@ class GraphCanvas(ScrollView, can_focus=True):
         if cells is None:
             return
         c0, r0, c1, r1 = cells
-        self.scroll_to(
-            max(0, (c0 + c1) // 2 - self.size.width // 2),
-            max(0, (r0 + r1) // 2 - self.size.height // 2),
-            animate=False,
-        )
+        self._scroll_now((c0 + c1) // 2 - self.size.width // 2, (r0 + r1) // 2 - self.size.height // 2)
 
     def on_mouse_down(self, event: MouseDown) -> None:
-        self._drag_from = (event.screen_x, event.screen_y, self.scroll_x, self.scroll_y)
+        self._drag_from = (event.screen_x, event.screen_y, *self.camera_offset)
         self._dragged = False
 
     def on_mouse_move(self, event: MouseMove) -> None:
@@ -497,7 +508,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         dx, dy = event.screen_x - x0, event.screen_y - y0
         if dx or dy:
             self._dragged = True
-            self.scroll_to(max(0, sx - dx), max(0, sy - dy), animate=False)
+            self._scroll_now(sx - dx, sy - dy)
 
     def on_mouse_up(self, _event: MouseUp) -> None:
         self._drag_from = None
@@ -508,8 +519,8 @@ class GraphCanvas(ScrollView, can_focus=True):
             return  # the end of a drag, not a click on a node
         if self._geometry is None:
             return
-        col = event.x + int(self.scroll_x)
-        row = event.y + int(self.scroll_y)
+        x, y = self.camera_offset
+        col, row = event.x + x, event.y + y
         node = self._geometry.node_at(col, row, self.graph.nodes)
         if node is not None:
             self.select(node, follow=False)

@@ -132,10 +132,11 @@ async def _paints_marks_and_selects_by_click() -> None:
         canvas.show(layout, graph, marks)
         await pilot.pause()
         c0, r0, c1, r1 = canvas.geometry.node_cells[1]
-        line = canvas.render_line(r0 + 1)
+        line = canvas.render_line(r0 + 1 - canvas.camera_offset[1])
         styles = {segment.style for segment in line if "matmul" in segment.text}
         assert styles and all(style.bgcolor is not None for style in styles)
-        await pilot.click(GraphCanvas, offset=((c0 + c1) // 2, (r0 + r1) // 2))
+        x, y = canvas.camera_offset
+        await pilot.click(GraphCanvas, offset=((c0 + c1) // 2 - x, (r0 + r1) // 2 - y))
         await pilot.pause()
         assert canvas.selected == 1
         painted = "".join(seg.text for y in range(canvas.size.height) for seg in canvas.render_line(y))
