@@ -22,6 +22,7 @@ from textual.widgets import Static
 
 from gradview.runtime.pass_trace import Step, which_label
 
+from .camera import CELL_HEIGHT, CELL_WIDTH
 from .canvas import GraphCanvas
 from .graph_analysis import search
 from .messages import MinimapClicked, SearchChanged, SearchClosed, SearchMoved
@@ -224,14 +225,14 @@ class GraphPanel(Vertical):
     # -- minimap ------------------------------------------------------------------------------------------
     def drawing_overflows(self) -> bool:
         """Whether the drawing is larger than the canvas (the minimap's default)."""
-        canvas = self.canvas
-        virtual, size = canvas.virtual_size, canvas.size
-        return canvas.layout_data is not None and (
-            virtual.width > size.width or virtual.height > size.height
+        geometry, size = self.canvas.geometry, self.canvas.size
+        return geometry is not None and (
+            geometry.columns > size.width or geometry.rows > size.height
         )
 
     def toggle_minimap(self) -> None:
-        """``M``: show the minimap if hidden, hide it if shown (from then on, whatever the drawing's size)."""
+        """``M``: show the minimap if hidden, hide it if shown (from then on,
+        whatever the drawing's size)."""
         self.minimap_choice = not self.minimap.display
         self.sync_minimap()
 
@@ -247,26 +248,20 @@ class GraphPanel(Vertical):
         if not shown:
             return
         minimap.show_layout(canvas.layout_data)
-        virtual, size = canvas.virtual_size, canvas.size
-        if virtual.width and virtual.height:
-            x, y = canvas.scroll_offset
-            minimap.show_viewport(
-                (
-                    x / virtual.width,
-                    y / virtual.height,
-                    min(1.0, (x + size.width) / virtual.width),
-                    min(1.0, (y + size.height) / virtual.height),
-                )
-            )
+        # The view in layout points: its top-left cell (negative in the margin
+        # before the drawing) and size, at the canvas's zoom.
+        (x, y), size, zoom = canvas.camera_offset, canvas.size, canvas.zoom
+        sx, sy = CELL_WIDTH / zoom, CELL_HEIGHT / zoom
+        minimap.show_viewport((x * sx, y * sy, (x + size.width) * sx, (y + size.height) * sy))
 
     @on(MinimapClicked)
     def _minimap_clicked(self, event: MinimapClicked) -> None:
         """Centre the camera on the clicked place of the drawing."""
         event.stop()
-        canvas = self.canvas
-        virtual, size = canvas.virtual_size, canvas.size
-        canvas.scroll_to(
-            max(0, int(event.x * virtual.width) - size.width // 2),
-            max(0, int(event.y * virtual.height) - size.height // 2),
-            animate=False,
-        )
+        canvas, layout = self.canvas, self.canvas.layout_data
+        if layout is None:
+            return
+        col = event.x * layout.width * canvas.zoom / CELL_WIDTH
+        row = event.y * layout.height * canvas.zoom / CELL_HEIGHT
+        (x, y), size = canvas.camera_offset, canvas.size
+        canvas.action_pan(round(col - size.width / 2 - x), round(row - size.height / 2 - y))

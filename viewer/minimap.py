@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from textual.events import Click
@@ -31,7 +32,7 @@ MAP_COLUMNS = 24  # cells of the picture (the widget adds a border)
 MAP_ROWS = 8
 
 # Braille dot bits by (column in cell, row in cell), as the canvas draws edges.
-_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+_DOT_BITS = np.array(((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80)), dtype=np.int64)
 Rect = tuple[int, int, int, int]  # first column, first row, last column, last row (inclusive)
 
 
@@ -63,19 +64,32 @@ class MinimapPicture:
             (dots_x - picture.width * scale) / 2,
             (dots_y - picture.height * scale) / 2,
         )
-        picture.cells = [[0] * columns for _ in range(rows)]
-        ox, oy = picture.origin
-        for box in layout.boxes.values():
-            # Each box is the dots its extent covers (at least its centre's dot).
-            x0 = int(ox + (box.x - box.width / 2) * scale)
-            x1 = max(x0, int(ox + (box.x + box.width / 2) * scale - 0.5))
-            y = int(oy + box.y * scale)
-            for x in range(max(0, x0), min(dots_x - 1, x1) + 1):
-                picture._dot(x, min(max(0, y), dots_y - 1))
+        picture.cells = _dots_to_cells(*picture._box_dots(layout, dots_x, dots_y), columns, rows)
         return picture
 
-    def _dot(self, x: int, y: int) -> None:
-        self.cells[y // 4][x // 2] |= _DOT_BITS[x % 2][y % 4]
+    def _box_dots(self, layout: Layout, dots_x: int, dots_y: int) -> tuple[np.ndarray, np.ndarray]:
+        """The (x, y) dots of every box: the row of dots its extent covers, at
+        least its centre's; NumPy, so 5,000 boxes cost a few milliseconds."""
+        boxes = layout.boxes
+        if not boxes:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        values = (v for box in boxes.values() for v in (box.x, box.y, box.width))
+        table = np.fromiter(values, dtype=float, count=3 * len(boxes)).reshape(-1, 3)
+        (ox, oy), scale = self.origin, self.scale
+        x0 = np.floor(ox + (table[:, 0] - table[:, 2] / 2) * scale).astype(np.int64)
+        x1 = np.maximum(
+            x0, np.floor(ox + (table[:, 0] + table[:, 2] / 2) * scale - 0.5).astype(np.int64)
+        )
+        y = np.clip(np.floor(oy + table[:, 1] * scale).astype(np.int64), 0, dots_y - 1)
+        widest = int((x1 - x0).max()) + 1
+        xs = [x0 + k for k in range(widest)]
+        ys = [y] * widest
+        keep = [x <= x1 for x in xs]
+        x_all = np.clip(
+            np.concatenate([x[k] for x, k in zip(xs, keep, strict=True)]), 0, dots_x - 1
+        )
+        y_all = np.concatenate([row[k] for row, k in zip(ys, keep, strict=True)])
+        return x_all, y_all
 
     def cell_rect(self, x0: float, y0: float, x1: float, y1: float) -> Rect:
         """The cells covering the layout rectangle (x0, y0)-(x1, y1) in points, at least one cell, inside the map."""
@@ -138,13 +152,11 @@ class Minimap(Widget):
             self.refresh()
         return changed
 
-    def show_viewport(self, fractions: tuple[float, float, float, float]) -> None:
-        """Mark the view: ``fractions`` (left, top, right, bottom) of the drawing's width and height."""
+    def show_viewport(self, view: tuple[float, float, float, float]) -> None:
+        """Mark the view: ``view`` (left, top, right, bottom) in layout points."""
         if self.picture is None:
             return
-        w, h = self.picture.width, self.picture.height
-        left, top, right, bottom = fractions
-        rect = self.picture.cell_rect(left * w, top * h, right * w, bottom * h)
+        rect = self.picture.cell_rect(*view)
         if rect != self.viewport:
             self.viewport = rect
             self.refresh()
@@ -178,3 +190,10 @@ class Minimap(Widget):
         event.stop()
         x, y = self.picture.point_at(offset.x + 0.5, offset.y + 0.5)
         self.post_message(MinimapClicked(x / self.picture.width, y / self.picture.height))
+
+
+def _dots_to_cells(xs: np.ndarray, ys: np.ndarray, columns: int, rows: int) -> list[list[int]]:
+    """Braille bits per cell (row, column) of the dots (xs, ys)."""
+    cells = np.zeros((rows, columns), dtype=np.int64)
+    np.bitwise_or.at(cells, (ys // 4, xs // 2), _DOT_BITS[xs % 2, ys % 4])
+    return cells.tolist()
