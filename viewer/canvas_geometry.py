@@ -65,6 +65,8 @@ def edge_glyph(bits: int, directions: int, line: str = "solid", col: int = 0, ro
     when one straight stretch crosses it, braille dots for bends and
     crossings; None where a dashed or dotted line leaves a gap (vertical and
     horizontal glyphs are dashed or dotted themselves and never leave one)."""
+    if directions & (FALLING | RISING) and directions & (VERTICAL | HORIZONTAL):
+        directions &= FALLING | RISING  # a bend into a slant: the slant reads best
     straight = _STRAIGHT.get(directions)
     if straight is not None and line in straight:
         return straight[line]
@@ -239,28 +241,13 @@ class CanvasGeometry:
                 continue
             if shown is not None and edge_key not in shown:
                 continue
-            # One sample per dot along the longer axis: consecutive samples are
-            # neighbouring dots, so the line has no gaps.
-            steps = max(1, math.ceil(max(abs(bx - ax), abs(by - ay))))
-            # Only the stretch of the segment inside this row's four dot rows.
-            if by != ay:
-                t0 = (low - ay) / (by - ay)
-                t1 = (high + 1 - ay) / (by - ay)
-                first = max(0, math.floor(min(t0, t1) * steps) - 1)
-                last = min(steps, math.ceil(max(t0, t1) * steps) + 1)
-            else:
-                first, last = 0, steps
             value_id = edge_key[2]
-            for i in range(first, last + 1):
-                y = int(ay + (by - ay) * i / steps)
-                if y < low or y > high:
-                    continue
-                x = int(ax + (bx - ax) * i / steps)
-                col = x // 2
-                if x < 0 or col < first_col or col >= last_col:
-                    continue
-                bits, _, directions = cells.get(col, (0, value_id, 0))
-                cells[col] = (bits | _DOT_BITS[x % 2][y % 4], value_id, directions | direction)
+            if direction == VERTICAL:
+                _vertical_cell(cells, ax, ay, bx, by, low, (first_col, last_col), value_id)
+            elif direction == HORIZONTAL:
+                _horizontal_cells(cells, ax, ay, bx, by, row, (first_col, last_col), value_id)
+            else:
+                _slanted_dots(cells, ax, ay, bx, by, low, (first_col, last_col), value_id, direction)
         return cells
 
     def arrows_in_row(self, row: int, shown: set[EdgeKey] | None = None) -> list[tuple[int, str, EdgeKey]]:
@@ -290,6 +277,65 @@ class CanvasGeometry:
             return None
         c0, r0, c1, r1 = cells
         return (c0 + c1 - 1) / 2, (r0 + r1 - 1) / 2
+
+
+_COLUMN_BITS = (0x47, 0xB8)  # all four dots of the left and the right dot column
+_ROW_BITS = (0x09, 0x12, 0x24, 0xC0)  # both dots of each dot row
+
+
+def _put(cells: dict[int, tuple[int, int, int]], col: int, bits: int, value_id: int, direction: int) -> None:
+    old_bits, _, directions = cells.get(col, (0, value_id, 0))
+    cells[col] = (old_bits | bits, value_id, directions | direction)
+
+
+def _vertical_cell(
+    cells: dict[int, tuple[int, int, int]],
+    ax: float, ay: float, bx: float, by: float, low: int, columns: tuple[int, int], value_id: int,
+) -> None:
+    """A steep segment crosses a row in one cell: where it is at the row's
+    middle (or its end in the row). One cell per row keeps a line that drifts
+    across a column boundary single, and rows differ by at most a column."""
+    y = min(max(low + 2, min(ay, by)), max(ay, by))
+    x = ax + (bx - ax) * (y - ay) / (by - ay)
+    col = int(x) // 2
+    if x >= 0 and columns[0] <= col < columns[1]:
+        _put(cells, col, _COLUMN_BITS[int(x) % 2], value_id, VERTICAL)
+
+
+def _horizontal_cells(
+    cells: dict[int, tuple[int, int, int]],
+    ax: float, ay: float, bx: float, by: float, row: int, columns: tuple[int, int], value_id: int,
+) -> None:
+    """A flat segment: one cell per column it spans, in the row it is in at the column's middle."""
+    x0, x1 = min(ax, bx), max(ax, bx)
+    first, last = max(columns[0], int(x0) // 2), min(columns[1] - 1, int(x1) // 2)
+    for col in range(max(0, first), last + 1):
+        x = min(max(col * 2 + 1.0, x0), x1)
+        y = ay + (by - ay) * (x - ax) / (bx - ax)
+        if int(y) // 4 == row and y >= 0:
+            _put(cells, col, _ROW_BITS[int(y) % 4], value_id, HORIZONTAL)
+
+
+def _slanted_dots(
+    cells: dict[int, tuple[int, int, int]],
+    ax: float, ay: float, bx: float, by: float, low: int, columns: tuple[int, int], value_id: int, direction: int,
+) -> None:
+    """A slanted segment, one sample per dot along its longer axis (consecutive
+    samples are neighbouring dots, so the line has no gaps), in this row's four dot rows."""
+    high = low + 3
+    steps = max(1, math.ceil(max(abs(bx - ax), abs(by - ay))))
+    t0 = (low - ay) / (by - ay)
+    t1 = (high + 1 - ay) / (by - ay)
+    first = max(0, math.floor(min(t0, t1) * steps) - 1)
+    last = min(steps, math.ceil(max(t0, t1) * steps) + 1)
+    for i in range(first, last + 1):
+        y = int(ay + (by - ay) * i / steps)
+        if y < low or y > high:
+            continue
+        x = int(ax + (bx - ax) * i / steps)
+        col = x // 2
+        if x >= 0 and columns[0] <= col < columns[1]:
+            _put(cells, col, _DOT_BITS[x % 2][y % 4], value_id, direction)
 
 
 def _into_box(dot: tuple[float, float], cells: tuple[int, int, int, int]) -> tuple[float, float]:

@@ -232,3 +232,34 @@ def test_each_view_keeps_its_camera_and_stepping_never_moves_it() -> None:
         assert (canvas.zoom, canvas.camera_offset) == chain_camera
 
     _run(script)
+
+
+def test_in_the_app_each_view_keeps_its_camera(mlp_session) -> None:  # noqa: ANN001 - a fixture
+    from gradview.viewer.app import GradviewApp
+
+    async def run() -> None:
+        app = GradviewApp(mlp_session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await app.wait_for_layouts()
+            app.jump_to_pass(next(s.index for s in mlp_session.trace if s.pass_name == "lambdaLiftReverse"))
+            canvas = app.query_one(GraphCanvas)
+
+            async def view(key: str) -> tuple[float, tuple[int, int]]:
+                await pilot.press(key)
+                await app.wait_for_layouts()
+                await pilot.pause()
+                return canvas.zoom, canvas.camera_offset
+
+            await view("1")
+            canvas.action_zoom(-1)
+            canvas.action_zoom(-1)
+            canvas.action_pan(8, 4)
+            whole = (canvas.zoom, canvas.camera_offset)
+            first_backward = await view("3")
+            assert first_backward[0] != whole[0], "the zoom of one view is not carried into another"
+            canvas.action_zoom(1)
+            backward = (canvas.zoom, canvas.camera_offset)
+            assert await view("1") == whole
+            assert await view("3") == backward
+
+    asyncio.run(run())
