@@ -170,6 +170,7 @@ class GraphPanel(Vertical):
         self._searched = canvas.graph
         self.matches = search(canvas.graph, query, canvas.layout_data) if query.strip() else []
         canvas.set_highlight(frozenset(self.matches))
+        self._mark_minimap()
         if not self.matches:
             self.match_at = None
         elif fly:
@@ -194,6 +195,11 @@ class GraphPanel(Vertical):
             match_status(self.search_bar.query_text, self.match_at, len(self.matches))
         )
 
+    def _mark_minimap(self) -> None:
+        layout = self.canvas.layout_data
+        boxes = layout.boxes if layout is not None else {}
+        self.minimap.show_marks([(boxes[i].x, boxes[i].y) for i in self.matches if i in boxes])
+
     def _fly_to(self, node_id: int) -> None:
         """Select ``node_id`` and bring it into view. From the canvas's own message
         loop: a NodeSelected sent while this panel handles a message would stop
@@ -203,6 +209,7 @@ class GraphPanel(Vertical):
     def close_search(self) -> None:
         self.matches, self.match_at, self._searched = [], None, None
         self.canvas.set_highlight(frozenset())
+        self.minimap.show_marks([])
         self.search_bar.display = False
         self.canvas.focus()
         self.call_after_refresh(self.sync_minimap)

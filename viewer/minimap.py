@@ -5,6 +5,7 @@ braille dots once per layout: each cell holds 2 x 4 dots, and a dot is about
 square on a terminal, so the picture keeps the drawing's proportions and is
 centred in the map. :class:`Minimap` paints that picture and, per scroll,
 only the viewport rectangle (the cells the canvas shows, in reverse video);
+search matches are lit in the selection's hue;
 a click asks for the camera to move there (:class:`~gradview.viewer.messages.MinimapClicked`).
 
 A layout of 5,000 nodes is one pass over its boxes (a few milliseconds), and
@@ -24,6 +25,7 @@ from textual.widget import Widget
 
 from .layout import Layout
 from .messages import MinimapClicked
+from .model import Mark
 from .palette import CANVAS_BACKGROUND, style_for
 
 __all__ = ["MinimapPicture", "Minimap", "MAP_COLUMNS", "MAP_ROWS"]
@@ -130,6 +132,8 @@ class Minimap(Widget):
         self.theme_name = theme
         self.picture: MinimapPicture | None = None
         self.viewport: Rect | None = None
+        self._mark_points: list[tuple[float, float]] = []
+        self._mark_cells: tuple[MinimapPicture, dict[int, set[int]]] | None = None
         self._pictures: dict[
             int, tuple[Layout, MinimapPicture]
         ] = {}  # id of layout -> (layout, picture)
@@ -165,6 +169,25 @@ class Minimap(Widget):
         self.theme_name = theme
         self.refresh()
 
+    def show_marks(self, points: list[tuple[float, float]]) -> None:
+        """Light the cells of these layout points (the search's matches) in the selection's hue."""
+        if points != self._mark_points:
+            self._mark_points = points
+            self._mark_cells = None
+            self.refresh()
+
+    def _marked_cells(self) -> dict[int, set[int]]:
+        """Row -> columns of the marked points, for the picture shown (cached until either changes)."""
+        if self.picture is None:
+            return {}
+        if self._mark_cells is None or self._mark_cells[0] is not self.picture:
+            cells: dict[int, set[int]] = {}
+            for x, y in self._mark_points:
+                col, row, _, _ = self.picture.cell_rect(x, y, x, y)
+                cells.setdefault(row, set()).add(col)
+            self._mark_cells = (self.picture, cells)
+        return self._mark_cells[1]
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         background = CANVAS_BACKGROUND[self.theme_name]
@@ -174,13 +197,29 @@ class Minimap(Widget):
             return Strip([Segment(" " * width, plain)])
         text = self.picture.text_row(y)[:width].ljust(width)
         rect = self.viewport
-        if rect is None or not rect[1] <= y <= rect[3]:
-            return Strip([Segment(text, plain)])
-        inside = Style(color=background, bgcolor=palette.stroke)
-        c0, c1 = rect[0], rect[2] + 1
-        return Strip(
-            [Segment(text[:c0], plain), Segment(text[c0:c1], inside), Segment(text[c1:], plain)]
+        inside = (
+            range(rect[0], rect[2] + 1)
+            if rect is not None and rect[1] <= y <= rect[3]
+            else range(0)
         )
+        marked = self._marked_cells().get(y, set())
+        hue = style_for({Mark.SELECTED}, self.theme_name).fill
+        styles = {
+            (False, False): plain,
+            (True, False): Style(color=background, bgcolor=palette.stroke),
+            (False, True): Style(color=hue, bgcolor=background, bold=True),
+            (True, True): Style(color=hue, bgcolor=palette.stroke, bold=True),
+        }
+        segments: list[Segment] = []
+        for col, char in enumerate(text):
+            style = styles[(col in inside, col in marked)]
+            if col in marked and char == " ":
+                char = "⠶"  # a match never vanishes between dots
+            if segments and segments[-1].style is style:
+                segments[-1] = Segment(segments[-1].text + char, style)
+            else:
+                segments.append(Segment(char, style))
+        return Strip(segments)
 
     def on_click(self, event: Click) -> None:
         """Centre the camera on the clicked place (as fractions of the drawing)."""

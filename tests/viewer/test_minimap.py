@@ -165,3 +165,33 @@ def test_clicking_the_minimap_moves_the_camera_there(big_session: Session) -> No
         assert minimap.viewport is not None and minimap.viewport[1] == 0
 
     _drive(big_session, script)
+
+
+def test_search_matches_are_lit_on_the_minimap(big_session: Session) -> None:
+    from gradview.viewer.model import Mark
+    from gradview.viewer.palette import style_for
+
+    hue = style_for({Mark.SELECTED}, "dark").fill
+
+    def lit(minimap: Minimap) -> int:
+        return sum(
+            len(segment.text)
+            for y in range(MAP_ROWS)
+            for segment in minimap.render_line(y)
+            if segment.style is not None
+            and segment.style.color is not None
+            and segment.style.color.name == hue
+        )
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        minimap = app.query_one(Minimap)
+        assert lit(minimap) == 0
+        app.main.canvas.focus()
+        await pilot.press("slash", *"tanh")
+        await pilot.pause()
+        assert lit(minimap) > 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert lit(minimap) == 0
+
+    _drive(big_session, script)
