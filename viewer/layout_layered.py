@@ -4,9 +4,10 @@ The classic Sugiyama steps, each linear or n log n:
 
 1. Orient the edges along a depth-first order, so a cycle (there should be
    none) cannot stall the layering.
-2. Longest-path layers: a node sits one layer below its lowest input; a
-   node with no inputs (a graph input, a constant) moves down to just above
-   its first use, so it does not hang at the top with a long edge.
+2. Longest-path layers: a node sits one layer below its lowest input; then
+   a node with more uses than inputs (not counting graph inputs and
+   constants), and every node with no inputs, moves down to just above its
+   first use, so it does not hang near the top with long edges.
 3. An edge spanning several layers gets a chain of virtual nodes, one per
    layer it crosses, so it runs through the gaps between boxes. Their number
    is capped at a few per real node (the longest edges then run straight).
@@ -115,11 +116,60 @@ def _layers(n: int, forward: set[tuple[int, int]]) -> list[int]:
     for node in order:
         if preds[node]:
             layer[node] = max(layer[p] for p in preds[node]) + 1
+    # A node with more uses than inputs moves down to just above its first
+    # use: that shortens more edges than it lengthens. In a backward graph
+    # thousands of gradient terms read only inputs; longest-path layers put
+    # them all in the second layer (3,100 boxes side by side at 5,000 ops,
+    # with edges running down the whole picture to their uses).
+    for node in reversed(order):
+        if succs[node] and len(succs[node]) > sum(1 for p in preds[node] if preds[p]):
+            layer[node] = min(layer[s] for s in succs[node]) - 1
     for node in order:
         if not preds[node] and succs[node]:
             layer[node] = min(layer[s] for s in succs[node]) - 1
+    _place_pieces(layer, preds, succs)
     low = min(layer)
     return [value - low for value in layer]
+
+
+def _place_pieces(layer: list[int], preds: list[list[int]], succs: list[list[int]]) -> None:
+    """Move each piece not connected to the largest one just below the node
+    before it in program order (the union's node order): a block of
+    constants, such as an ``If`` branch returning ``AutogradZero``, sits by
+    its ``If`` instead of at the top. At 5,000 ops the backward graph has
+    3,100 of them, which put 3,100 boxes in one layer."""
+    n = len(layer)
+    piece = [-1] * n
+    members: list[list[int]] = []
+    for start in range(n):
+        if piece[start] >= 0:
+            continue
+        number = len(members)
+        piece[start] = number
+        stack, found = [start], [start]
+        while stack:
+            node = stack.pop()
+            for other in (*preds[node], *succs[node]):
+                if piece[other] < 0:
+                    piece[other] = number
+                    stack.append(other)
+                    found.append(other)
+        members.append(found)
+    if len(members) < 2:
+        return
+    largest = max(range(len(members)), key=lambda number: len(members[number]))
+    placed = [False] * len(members)
+    placed[largest] = True
+    above: int | None = None  # the layer of the latest placed node in program order
+    for node in range(n):
+        number = piece[node]
+        if not placed[number]:
+            placed[number] = True
+            found = members[number]
+            shift = (above + 1 if above is not None else 0) - min(layer[other] for other in found)
+            for other in found:
+                layer[other] += shift
+        above = layer[node]
 
 
 def _cluster_paths(union: DrawGraph, ids: list[int]) -> list[tuple[int, ...]]:

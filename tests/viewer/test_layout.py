@@ -279,3 +279,30 @@ def test_graphviz_package_and_plain_writer_give_the_same_layout(monkeypatch):
     monkeypatch.setattr(layout_dot, "DIGRAPH_LIMIT", 0)
     plain = layout_dot.dot_layout(union, sizes, shutil.which("dot"))
     assert (by_package.boxes, by_package.edges, by_package.clusters) == (plain.boxes, plain.edges, plain.clusters)
+
+
+def test_layered_puts_loose_pieces_by_the_node_before_them(no_dot):
+    """Pieces connected to nothing else (an If branch returning a constant)
+    sit below the node before them in program order, not all in the top layers;
+    terms reading only inputs sit just above their use."""
+    graph = DrawGraph()
+    chain = list(range(20))
+    for i in chain:
+        graph.add_node(DrawNode(i, f"op{i}"))
+        if i:
+            graph.add_edge(DrawEdge(i - 1, i, 100 + i))
+        if i % 5 == 4:  # after ops 4, 9, 14, 19: a constant and the return of its block
+            graph.add_node(DrawNode(1000 + i, "prim::AutogradZero", NodeRole.OP))
+            graph.add_node(DrawNode(2000 + i, "block1 return", NodeRole.RETURN))
+            graph.add_edge(DrawEdge(1000 + i, 2000 + i, 3000 + i))
+    graph.add_node(DrawNode(50, "%g : Tensor", NodeRole.INPUT))
+    graph.add_node(DrawNode(51, "aten::mul", NodeRole.OP))  # reads only an input, used by op 15
+    graph.add_edge(DrawEdge(50, 51, 150))
+    graph.add_edge(DrawEdge(51, 15, 151))
+    placed = union_layout([graph], engine="layered")
+    layers = sorted({round(box.y, 3) for box in placed.boxes.values()})
+    layer = {node_id: layers.index(round(box.y, 3)) for node_id, box in placed.boxes.items()}
+    for i in (4, 9, 14, 19):
+        assert layer[i] + 1 == layer[1000 + i] == layer[2000 + i] - 1
+    assert layer[51] == layer[15] - 1
+    assert max(len(row) for row in _layers(placed).values()) <= 3
