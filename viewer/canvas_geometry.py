@@ -148,29 +148,35 @@ class CanvasGeometry:
         # rounded to cells may be smaller than the layout's, and the line
         # still meets it.
         line = list(dots)
-        if source is not None and edge_key[0] != edge_key[1]:
+        if source is not None and edge_key[0] != edge_key[1] and not _touches(dots[0], source):
             line.insert(0, _into_box(dots[0], source))
         if target is not None and edge_key[0] != edge_key[1]:
-            line.append(_into_box(dots[-1], target))
+            if not _touches(dots[-1], target):
+                line.append(_into_box(dots[-1], target))
             if self.zoom >= COMPACT_BOXES:
                 self._add_arrow(dots, target, edge_key)
+        segments, tiles_of = self.segments, self.segment_tiles
+        tile_rows, tile_cols = 4 * _BUCKET, 2 * _TILE_COLUMNS  # dots per tile
         for (ax, ay), (bx, by) in zip(line, line[1:], strict=False):
-            if ax == bx and ay == by:
+            dx, dy = bx - ax, by - ay
+            if not dx and not dy:
                 continue
-            index = len(self.segments)
-            self.segments.append((ax, ay, bx, by, edge_key, _direction(bx - ax, by - ay)))
+            index = len(segments)
+            segments.append((ax, ay, bx, by, edge_key, _direction(dx, dy)))
+            first = (int(max(0.0, ay) // tile_rows), int(max(0.0, ax) // tile_cols))
+            last = (int(max(0.0, by) // tile_rows), int(max(0.0, bx) // tile_cols))
+            if first == last:  # most segments: short, in one tile
+                tiles_of.setdefault(first, []).append(index)
+                continue
             # The tiles the segment passes through: samples closer together
             # than half a tile side never step over one (a bounding box of
             # tiles would be quadratic for long diagonal edges).
-            length = max(abs(bx - ax), abs(by - ay))
-            samples = max(1, int(length // 48) + 1)
-            tiles: set[tuple[int, int]] = set()
-            for i in range(samples + 1):
-                x = ax + (bx - ax) * i / samples
-                y = ay + (by - ay) * i / samples
-                tiles.add((max(0, int(y)) // 4 // _BUCKET, max(0, int(x)) // 2 // _TILE_COLUMNS))
+            samples = int(max(abs(dx), abs(dy)) // 48) + 1
+            tiles = {first, last}
+            for i in range(1, samples):
+                tiles.add((int(max(0.0, ay + dy * i / samples) // tile_rows), int(max(0.0, ax + dx * i / samples) // tile_cols)))
             for tile in tiles:
-                self.segment_tiles.setdefault(tile, []).append(index)
+                tiles_of.setdefault(tile, []).append(index)
 
     def _add_arrow(self, dots: list[tuple[float, float]], target: tuple[int, int, int, int], edge_key: EdgeKey) -> None:
         """The arrowhead on the cell just outside the side of ``target`` the edge comes in by."""
@@ -336,6 +342,13 @@ def _slanted_dots(
         col = x // 2
         if x >= 0 and columns[0] <= col < columns[1]:
             _put(cells, col, _DOT_BITS[x % 2][y % 4], value_id, direction)
+
+
+def _touches(dot: tuple[float, float], cells: tuple[int, int, int, int]) -> bool:
+    """Whether ``dot`` lies in the box ``cells`` or in a cell beside it (no line needed between)."""
+    c0, r0, c1, r1 = cells
+    col, row = dot[0] // 2, dot[1] // 4
+    return c0 - 1 <= col <= c1 and r0 - 1 <= row <= r1
 
 
 def _into_box(dot: tuple[float, float], cells: tuple[int, int, int, int]) -> tuple[float, float]:
