@@ -116,6 +116,9 @@ def test_enter_and_down_go_to_the_next_match_up_to_the_previous_wrapping_around(
         assert app.selected == matches[-1], "up from the first match wraps to the last"
         assert _status(app) == f"{len(matches)} of {len(matches)}"
         assert _in_view(app, matches[-1])
+        await pilot.press("shift+enter")
+        await pilot.pause()
+        assert app.selected == matches[-2]
 
     _drive(chain_session, script)
 
