@@ -3,9 +3,10 @@ and the workers that fill them.
 
 Layouts run in worker processes (:class:`~gradview.viewer.layout_service.LayoutService`),
 so a step key never waits for one. A thread worker packs the trace for them
-(:meth:`LayoutService.prepare`), hands them every wanted layout (the view on
+(:meth:`LayoutService.prepare`, in a forked child where it can), hands them every wanted layout (the view on
 screen first), then draws and lints the steps ahead of the user. Each result
-comes back on a pool thread, which builds its canvas geometry and posts a
+comes back on a pool thread, which builds its canvas geometry (for the view on
+screen only: the canvas builds the others when they are shown) and posts a
 :class:`~gradview.viewer.messages.LayoutReady`; the app passes every message
 to :meth:`Controller.accept` on the UI thread.
 
@@ -228,13 +229,19 @@ class Controller:
             self._running = False
 
     def _layout_done(self, result: LayoutResult) -> None:
-        """On a pool thread: the result as a message, with the canvas geometry built here."""
+        """On a pool thread: the result as a message, with the canvas geometry
+        built here for the view on screen only. Building one is pure Python in
+        the app's process, proportional to the edges' length: at 5,000 ops 1 to
+        2 s per whole view and nearly a minute for the joint view, which no
+        step key should compete with unless the view is shown (the canvas
+        builds it then)."""
         message = LayoutReady(result.key, None, result.error or "layout failed")
         if result.layout is not None:
             with self._lock:
-                zoom = self._zoom
+                zoom, wanted = self._zoom, result.key == self._wanted
             try:
-                message = LayoutReady(result.key, result.layout, None, CanvasGeometry.build(result.layout, zoom))
+                geometry = CanvasGeometry.build(result.layout, zoom) if wanted else None
+                message = LayoutReady(result.key, result.layout, None, geometry)
             except Exception as exc:  # noqa: BLE001 - shown in the canvas, never a crash
                 message = LayoutReady(result.key, None, f"layout failed: {type(exc).__name__}: {exc}")
         self._send(message, outstanding=1)

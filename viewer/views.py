@@ -347,10 +347,14 @@ def _draw_record(
     return out
 
 
-def _add_ghosts(out: DrawGraph, current: BlockRecord, previous: BlockRecord, before: DrawGraph) -> None:
-    """Add the nodes of ``before`` (the previous graph drawn) that ``current`` lost."""
-    now = {node.id for node in walk_records(current)}
-    was = {node.id for node in walk_records(previous)}
+def _lost(current: BlockRecord, previous: BlockRecord) -> tuple[set[int], set[int]]:
+    """The node ids of ``current`` and of ``previous``: when ``previous`` has
+    none that ``current`` lacks, there are no ghosts and it need not be drawn."""
+    return {node.id for node in walk_records(current)}, {node.id for node in walk_records(previous)}
+
+
+def _add_ghosts(out: DrawGraph, now: set[int], was: set[int], before: DrawGraph) -> None:
+    """Add the nodes of ``before`` (the previous graph drawn) that the current graph lost."""
     added: set[int] = set()
     for node_id, node in before.nodes.items():
         if node_id in was and node_id not in now and node_id not in out.nodes:
@@ -377,7 +381,9 @@ def _single(trace: PassTrace, index: int, step: Step, ghosts: bool) -> DrawGraph
     if ghosts and changed_here(trace, index, step):
         previous = previous_graph(trace, step)
         if previous is not None:
-            _add_ghosts(out, step.graph, previous, _draw_record(previous, numbers, None, 0, memo))
+            now, was = _lost(step.graph, previous)
+            if not was <= now:
+                _add_ghosts(out, now, was, _draw_record(previous, numbers, None, 0, memo))
     return out
 
 
@@ -416,7 +422,9 @@ def _joint(
         for step, cluster, scope in ((f, "f", 0), (df, "df", 1)):
             previous = previous_graph(trace, step) if changed_here(trace, index, step) else None
             if previous is not None:
-                _add_ghosts(out, step.graph, previous, _draw_record(previous, {}, cluster, scope, memo))
+                now, was = _lost(step.graph, previous)
+                if not was <= now:
+                    _add_ghosts(out, now, was, _draw_record(previous, {}, cluster, scope, memo))
     return out
 
 
