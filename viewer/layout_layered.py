@@ -72,7 +72,7 @@ def layered_layout(union: DrawGraph, sizes: Sizes) -> Layout:
 def _orient(n: int, pairs: set[tuple[int, int]]) -> set[tuple[int, int]]:
     """The edges turned to follow a depth-first topological order (back edges reversed)."""
     succ: list[list[int]] = [[] for _ in range(n)]
-    for u, v in sorted(pairs):
+    for u, v in pairs:  # a set of int pairs iterates in the same order every run
         succ[u].append(v)
     state = [0] * n
     finished: list[int] = []
@@ -263,6 +263,12 @@ class _Grid:
         for node in row:
             others = neighbours[node]
             centre[node] = sum(position[o] for o in others) / len(others) if others else position[node]
+        paths = self.paths
+        if not any(paths[node] for node in row):  # no frames in this layer (most, in big graphs)
+            row.sort(key=lambda node: (centre[node], position[node]))
+            for i, node in enumerate(row):
+                position[node] = i
+            return
         # Members of one cluster stay side by side: the key of a node starts
         # with the mean centre of each cluster around it, outermost first.
         group_sum: dict[tuple[int, ...], float] = {}
