@@ -70,6 +70,7 @@ __all__ = [
     "badge_for",
 ]
 
+_CAMERAS_KEPT = 64
 _FIT_TRIES = 6  # rounding boxes to cells can overshoot the estimate: shrink and retry
 
 
@@ -114,7 +115,10 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._shown_edges: set[tuple[int, int, int]] = set()
         self._row_dots: dict[tuple[int, int, int], dict[int, tuple[int, int, int]]] = {}
         self._styles: dict[tuple[frozenset[Mark], str], Style] = {}
-        self._cameras: dict[Hashable, Camera] = {}
+        # (camera key, id of the layout) -> where that view was left: a view
+        # shown with another layout for a while (a collapsed or focused
+        # picture) gets its own camera back when its plain layout returns.
+        self._cameras: dict[tuple[Hashable, int], Camera] = {}
         self._camera_key: Hashable | None = None
         self._first_view_due = False  # a first view waits for the canvas to get a size
         self._framed_at: tuple[tuple[int, int], Size] | None = None  # camera and size of an untouched first view
@@ -145,7 +149,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         if self.selected is not None and self.selected not in graph.nodes:
             self.selected = None
         if new_view:
-            camera = self._cameras.get(key)
+            camera = self._cameras.get((key, id(layout)))
             if layout is not None and camera is not None and camera.layout is layout:
                 self._restore(camera)
             else:
@@ -157,15 +161,21 @@ class GraphCanvas(ScrollView, can_focus=True):
         ``layout`` later does not build it on the UI thread."""
         self._geometries[(id(layout), geometry.zoom)] = geometry
 
-    def camera(self, key: Hashable) -> Camera | None:
-        """The camera stored for the view ``key`` (the view on screen's is stored when it is left)."""
-        return self._cameras.get(key)
+    def camera(self, key: Hashable, layout: Layout) -> Camera | None:
+        """The camera stored for the view ``key`` drawn by ``layout`` (the view
+        on screen's is stored when it is left)."""
+        camera = self._cameras.get((key, id(layout)))
+        return camera if camera is not None and camera.layout is layout else None
 
     def _save_camera(self) -> None:
         if self.layout_data is None or self._geometry is None or self._first_view_due:
             return
         x, y = self.camera_offset
-        self._cameras[self._camera_key] = Camera(self.zoom, x, y, self.layout_data)
+        key = (self._camera_key, id(self.layout_data))
+        self._cameras.pop(key, None)
+        if len(self._cameras) >= _CAMERAS_KEPT:  # each holds its layout: drop the longest unused
+            del self._cameras[next(iter(self._cameras))]
+        self._cameras[key] = Camera(self.zoom, x, y, self.layout_data)
 
     def _restore(self, camera: Camera) -> None:
         self._first_view_due = False

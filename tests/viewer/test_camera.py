@@ -230,6 +230,15 @@ def test_each_view_keeps_its_camera_and_stepping_never_moves_it() -> None:
         canvas.show(chain, chain_graph, Marks(), camera_key=("backward", 0))
         await pilot.pause()
         assert (canvas.zoom, canvas.camera_offset) == chain_camera
+        # The same view drawn by another layout for a while (a focused picture), then its own again.
+        focused, focused_graph = _chain(3)
+        canvas.show(focused, focused_graph, Marks(), camera_key=("backward", 0))
+        await pilot.pause()
+        assert all(_visible(canvas, n) for n in focused_graph.nodes)
+        canvas.show(chain, chain_graph, Marks(), camera_key=("backward", 0))
+        await pilot.pause()
+        assert (canvas.zoom, canvas.camera_offset) == chain_camera
+        assert canvas.camera(("whole", "main"), grid).zoom == kept[0]
 
     _run(script)
 
