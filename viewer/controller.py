@@ -6,7 +6,8 @@ so a step key never waits for one. A thread worker packs the trace for them
 (:meth:`LayoutService.prepare`, in a forked child where it can), hands them every wanted layout (the view on
 screen first), then draws and lints the steps ahead of the user. Each result
 comes back on a pool thread, which builds its canvas geometry (for the view on
-screen only: the canvas builds the others when they are shown) and posts a
+screen and the whole views: the canvas builds the others when they are
+shown) and posts a
 :class:`~gradview.viewer.messages.LayoutReady`; the app passes every message
 to :meth:`Controller.accept` on the UI thread.
 
@@ -230,15 +231,16 @@ class Controller:
 
     def _layout_done(self, result: LayoutResult) -> None:
         """On a pool thread: the result as a message, with the canvas geometry
-        built here for the view on screen only. Building one is pure Python in
-        the app's process, proportional to the edges' length: at 5,000 ops 1 to
-        2 s per whole view and nearly a minute for the joint view, which no
-        step key should compete with unless the view is shown (the canvas
-        builds it then)."""
+        built here for the view on screen and the whole views (a step key
+        moves between those). Building one is pure Python in the app's
+        process, proportional to the edges' length: at 5,000 ops 1 to 2 s per
+        whole view but about 45 s for the joint view, which no step key should
+        compete with unless the view is asked for (the canvas builds it then)."""
         message = LayoutReady(result.key, None, result.error or "layout failed")
         if result.layout is not None:
             with self._lock:
-                zoom, wanted = self._zoom, result.key == self._wanted
+                zoom = self._zoom
+                wanted = result.key == self._wanted or result.key[0] == View.WHOLE.value
             try:
                 geometry = CanvasGeometry.build(result.layout, zoom) if wanted else None
                 message = LayoutReady(result.key, result.layout, None, geometry)

@@ -29,7 +29,12 @@ With ``ghosts=True`` the nodes the step removed are drawn too, faded: they
 are listed in ``DrawGraph.ghosts`` (and marked REMOVED by :mod:`marks`).
 
 Everything is linear in the size of the step, and results are cached per
-(step, view, DifferentiableGraph); callers get a copy they may change.
+(step, view, DifferentiableGraph); callers get a copy they may change. A
+node record is shared by every step where the node did not change, so its
+label and IR text are computed once per trace. :func:`draw_union` draws
+several steps straight into their union for a layout (no tooltips, no arrow
+labels): at 5,000 ops the joint view's 13 drawings took 4.2 s one by one and
+2.2 s so, on a loaded machine.
 """
 
 from __future__ import annotations

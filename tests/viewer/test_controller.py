@@ -79,25 +79,30 @@ def test_results_become_messages_with_geometry_or_the_error(mlp_trace):
     controller, posted = _controller(mlp_trace, service)
     controller.start()
     keys = [key for key, _ in service.submitted]
-    good, bad, other = keys[0], keys[1], keys[2]
+    good, bad = keys[0], keys[1]
+    other = next(key for key in keys if key[0] != "whole" and key != good)
+    whole = next(key for key in keys if key[0] == "whole" and key not in (good, bad))
     controller.request(good)  # the view on screen
     layout = union_layout(union_members(mlp_trace, good), "layered")
     service.callbacks[good](LayoutResult(good, layout, None, 0.1, "layered"))
     service.callbacks[bad](LayoutResult(bad, None, "dot failed: syntax error in line 3", 0.1, "dot"))
     other_layout = union_layout(union_members(mlp_trace, other), "layered")
     service.callbacks[other](LayoutResult(other, other_layout, None, 0.1, "layered"))
+    service.callbacks[whole](LayoutResult(whole, Layout(), None, 0.1, "layered"))
     ready = [m for m in posted if isinstance(m, LayoutReady)]
-    assert [m.key for m in ready] == [good, bad, other]
+    assert [m.key for m in ready] == [good, bad, other, whole]
     assert ready[0].layout is layout and ready[0].geometry is not None and ready[0].error is None
     assert ready[1].layout is None and ready[1].error == "dot failed: syntax error in line 3"
-    # Not on screen: no geometry built in the app's process (the canvas builds it when shown).
+    # Neither on screen nor a whole view (which step keys move between): no geometry
+    # built in the app's process (the canvas builds it when the view is shown).
     assert ready[2].layout is other_layout and ready[2].geometry is None and ready[2].error is None
+    assert ready[3].geometry is not None
     for message in posted:
         controller.accept(message)
-    assert controller.layouts == {good: layout, other: other_layout}
+    assert controller.layouts == {good: layout, other: other_layout, whole: ready[3].layout}
     assert controller.layout_errors == {bad: "dot failed: syntax error in line 3"}
     assert controller.busy(), "the other layouts are still on their way"
-    for key in keys[3:]:
+    for key in [key for key in keys if key not in (good, bad, other, whole)]:
         service.callbacks[key](LayoutResult(key, Layout(), None, 0.0, "layered"))
         controller.accept(posted[-1])
     assert not controller.busy()
