@@ -26,7 +26,7 @@ from .camera import CELL_HEIGHT, CELL_WIDTH
 from .canvas import GraphCanvas
 from .graph_analysis import search
 from .messages import MinimapClicked, SearchChanged, SearchClosed, SearchMoved
-from .minimap import Minimap
+from .minimap import MAP_COLUMNS, MAP_ROWS, Minimap
 from .model import DrawGraph, View
 from .search_bar import SearchBar, match_status
 
@@ -231,9 +231,12 @@ class GraphPanel(Vertical):
 
     # -- minimap ------------------------------------------------------------------------------------------
     def drawing_overflows(self) -> bool:
-        """Whether the drawing is larger than the canvas (the minimap's default)."""
+        """The minimap's default: shown when the drawing is larger than the canvas
+        and the canvas has room for it (three maps wide and high; on a smaller
+        canvas it would hide the very nodes it points to, ``M`` still shows it)."""
         geometry, size = self.canvas.geometry, self.canvas.size
-        return geometry is not None and (
+        room = size.width >= 3 * (MAP_COLUMNS + 2) and size.height >= 3 * (MAP_ROWS + 2)
+        return room and geometry is not None and (
             geometry.columns > size.width or geometry.rows > size.height
         )
 

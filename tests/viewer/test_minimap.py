@@ -17,7 +17,7 @@ from gradview.viewer.layout import Layout, NodeBox
 from gradview.viewer.minimap import MAP_COLUMNS, MAP_ROWS, Minimap, MinimapPicture
 from gradview.viewer.session import Session
 
-SIZE = (120, 40)
+SIZE = (200, 50)  # the canvas has room for the minimap (108 x 45)
 SMALL = "graph(%x : Tensor, %w : Tensor):\n  %y : Tensor = aten::mul(%x, %w)\n  return (%y)\n"
 
 
@@ -32,10 +32,12 @@ def big_session() -> Session:
     return _session("chain60", chain_text(60))
 
 
-def _drive(session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]]) -> None:
+def _drive(
+    session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]], size: tuple[int, int] = SIZE
+) -> None:
     async def run() -> None:
         app = GradviewApp(session)
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await app.wait_for_layouts()
             await pilot.pause()
             await script(app, pilot)
@@ -97,6 +99,20 @@ def test_a_big_graph_gets_a_minimap_in_the_canvas_corner(big_session: Session) -
         assert minimap.viewport is not None
 
     _drive(big_session, script)
+
+
+def test_on_a_small_canvas_the_minimap_waits_for_m(big_session: Session) -> None:
+    # At 120x40 the canvas is 64 columns: a 26-column map would cover the nodes it points to.
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        canvas, minimap = app.main.canvas, app.query_one(Minimap)
+        assert canvas.geometry is not None and canvas.geometry.rows > canvas.size.height
+        assert canvas.size.width < 3 * (MAP_COLUMNS + 2)
+        assert not minimap.display
+        await pilot.press("M")
+        await pilot.pause()
+        assert minimap.display
+
+    _drive(big_session, script, size=(120, 40))
 
 
 def test_a_graph_that_fits_has_no_minimap_until_m(big_session: Session) -> None:
