@@ -4,7 +4,8 @@ and the workers that fill them.
 Layouts run in worker processes (:class:`~gradview.viewer.layout_service.LayoutService`),
 so a step key never waits for one. A thread worker packs the trace for them
 (:meth:`LayoutService.prepare`, in a forked child where it can), hands them every wanted layout (the view on
-screen first), then draws and lints the steps ahead of the user. Each result
+screen first), then draws and lints the steps ahead of the user (from the
+step on screen on, so the next step key finds its drawing made). Each result
 comes back on a pool thread, which builds its canvas geometry (for the view on
 screen and the whole views: the canvas builds the others when they are
 shown) and posts a
@@ -19,6 +20,7 @@ cache, the zoom) lives behind one lock; ``layouts``, ``layout_errors``,
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -76,7 +78,11 @@ class Controller:
         self._outstanding = 0  # handed to the service, result not yet posted
         self._undelivered = 0  # messages posted, not yet accepted
         self._drawings: dict[tuple[int, View, int], DrawGraph] = {}
-        self._ahead = 0  # steps drawn and linted ahead of the user
+        # Steps not yet drawn and linted ahead of the user, in order; the next
+        # one drawn is the first at or after the step the UI last drew.
+        self._ahead = list(range(len(trace)))
+        self._cursor = 0
+        self._thread: threading.Thread | None = None  # the thread worker, while it runs
         self._running = False
         self._started = False
         self._zoom = 1.0
@@ -88,6 +94,8 @@ class Controller:
         key = (index, view, dg)
         with self._lock:
             graph = self._drawings.get(key)
+            if threading.current_thread() is not self._thread:
+                self._cursor = index  # the user is here: draw the steps after it first
         if graph is None:
             graph = views.draw_step(self.trace, index, view, dg)
             with self._lock:
@@ -153,7 +161,7 @@ class Controller:
         with self._lock:
             if self._running or not self._started or self._stop.is_set():
                 return
-            if not self._pending and self._ahead >= len(self.trace):
+            if not self._pending and not self._ahead:
                 return
             self._running = True
         self._spawn(self._work)
@@ -208,6 +216,13 @@ class Controller:
         """The thread worker: pack the trace for the layout processes, hand them
         the wanted layouts; when none is left, draw the whole view of every step
         ahead of the user and lint its graph (a broken one is reported as failed)."""
+        self._thread = threading.current_thread()
+        try:
+            self._work_loop()
+        finally:
+            self._thread = None
+
+    def _work_loop(self) -> None:
         self.service.prepare()
         while not self._stop.is_set():
             job = self._next()
@@ -220,11 +235,11 @@ class Controller:
                         self._outstanding -= 1
                 continue
             with self._lock:
-                if self._ahead >= len(self.trace) and not self._pending:
+                if not self._ahead and not self._pending:
                     self._running = False
                     return
-                index = self._ahead
-                self._ahead += 1
+                position = bisect.bisect_left(self._ahead, self._cursor)
+                index = self._ahead.pop(position if position < len(self._ahead) else 0)
             self._draw_ahead(index)
         with self._lock:
             self._running = False

@@ -111,6 +111,20 @@ def test_results_become_messages_with_geometry_or_the_error(mlp_trace):
     assert service.prioritized == prioritized and len(service.submitted) == len(keys)
 
 
+def test_steps_are_drawn_ahead_from_the_one_on_screen(mlp_trace):
+    posted: list = []
+    spawned: list = []
+    controller = Controller(mlp_trace, lambda m: posted.append(m) or True, spawned.append, service=FakeService())
+    controller.start()
+    here = len(mlp_trace) // 2
+    controller.draw(here, View.WHOLE, 0)  # the UI thread shows step ``here``
+    (work,) = spawned
+    work()  # the thread worker (here on this thread, after the UI's draw)
+    drawn = [index for index, view, _ in controller._drawings if view is View.WHOLE]
+    assert drawn == [here, *range(here + 1, len(mlp_trace)), *range(here)]
+    assert not controller._running
+
+
 def test_the_app_gets_the_union_of_every_distinct_graph(mlp_trace):
     """Through real worker processes: the layouts equal the service's union of the
     distinct drawings (no edge of a graph with the same nodes is lost)."""
