@@ -7,16 +7,20 @@ benchmarks/graphs.py) traced through the GraphExecutor as one training step:
   backward run, every pass recorded) — before the app starts;
 * open: from ``run_test`` entering until the first screen is painted (the
   canvas says "laying out…" until its layout arrives from the worker);
-* layouts: until every view's union layout is ready (in the background);
+* layouts: until every view's union layout is in the app (computed by the
+  worker processes, its message accepted), and until the app has also drawn
+  and linted every step ahead of the user (its thread worker);
 * step: a step key's handler (new marks, same layout) plus painting every
   visible canvas row, median and worst over consecutive steps, measured
-  inside the app so Textual's pilot delays do not count;
+  inside the app so Textual's pilot delays do not count: ten steps 50 ms
+  apart right after the first paint (while the layouts compute), and the
+  last 30 steps once everything is ready;
 * real key presses through Textual's pilot: CPU time (the app's and
   Textual's work, compositing included) and wall time.
 
-Targets from the issue: open under 2 s, step under 100 ms (layouts
-precomputed), and the 5,000-node graph opens and stays responsive; all
-layouts ready under 30 s.
+Targets from the issue (acceptance 4, at 5,000 ops): all layouts ready under
+30 s; a step under 100 ms median and 150 ms worst, also while layouts compute.
+The machine's load changes every wall time: run ``uptime`` beside it.
 
 ``--layouts-only`` measures the layout service without the app: every
 view's union (the layout keys the app asks for) drawn and laid out by
@@ -120,8 +124,13 @@ async def measure(session: Session, steps: int = 30) -> dict[str, float]:
                 canvas.render_line(row)
             busy.append(time.perf_counter() - t0)
             await asyncio.sleep(0.05)
-        await app.wait_for_layouts()
+        wanted = set(layout_keys(session.trace))
+        controller = app.controller
+        while not wanted <= set(controller.layouts) | set(controller.layout_errors):
+            await asyncio.sleep(0.05)
         layouts = time.perf_counter() - start
+        await app.wait_for_layouts()
+        drawn_ahead = time.perf_counter() - start
         timings = []
         first = max(0, len(session.trace) - steps - 1)
         app.show_step(first)
@@ -143,6 +152,7 @@ async def measure(session: Session, steps: int = 30) -> dict[str, float]:
     return {
         "open": opened,
         "layouts": layouts,
+        "drawn_ahead": drawn_ahead,
         "step_median": statistics.median(timings),
         "step_worst": max(timings),
         "pilot_wall": statistics.median(walls),
@@ -168,11 +178,12 @@ def main() -> None:
         result = asyncio.run(measure(session))
         print(f"{n} ops: {len(session.trace)} steps; load (trace) {load:.2f} s")
         print(f"  open until first paint : {result['open'] * 1e3:8.0f} ms   (target < 2000 ms)")
-        print(f"  all layouts ready      : {result['layouts'] * 1e3:8.0f} ms   (background worker)")
+        print(f"  all layouts ready      : {result['layouts'] * 1e3:8.0f} ms   (target < 30000 ms; worker processes)")
+        print(f"  every step drawn ahead : {result['drawn_ahead'] * 1e3:8.0f} ms   (the app's thread worker)")
         print(f"  step key -> repaint    : {result['step_median'] * 1e3:8.1f} ms median, "
-              f"{result['step_worst'] * 1e3:.1f} ms worst   (target < 100 ms)")
+              f"{result['step_worst'] * 1e3:.1f} ms worst   (target < 100 ms median, < 150 ms worst)")
         print(f"  step while laying out  : {result['busy_median'] * 1e3:8.1f} ms median, "
-              f"{result['busy_worst'] * 1e3:.1f} ms worst   (layouts still computing in the background)")
+              f"{result['busy_worst'] * 1e3:.1f} ms worst   (same targets; layouts still computing)")
         print(f"  real key press (pilot) : {result['pilot_cpu'] * 1e3:8.0f} ms CPU median, "
               f"{result['pilot_wall'] * 1e3:.0f} ms wall (the wall time includes the pilot's wait for idle)")
 

@@ -5,7 +5,8 @@ Layouts run in worker processes (:class:`~gradview.viewer.layout_service.LayoutS
 so a step key never waits for one. A thread worker packs the trace for them
 (:meth:`LayoutService.prepare`, in a forked child where it can), hands them every wanted layout (the view on
 screen first), then draws and lints the steps ahead of the user (from the
-step on screen on, so the next step key finds its drawing made). Each result
+step on screen on, so the next step key finds its drawing made; only the
+next few until the layouts are in, to leave the cores to the layout processes). Each result
 comes back on a pool thread, which builds its canvas geometry (for the view on
 screen and the whole views: the canvas builds the others when they are
 shown) and posts a
@@ -41,6 +42,7 @@ __all__ = ["Controller", "layout_key"]
 
 LayoutKey = tuple[str, Any]
 _DRAWINGS_KEPT = 512
+AHEAD_WHILE_LAYING_OUT = 3  # steps after the one on screen drawn before the layouts are in
 
 
 def layout_key(trace: PassTrace, index: int, view: View, dg: int) -> LayoutKey:
@@ -234,12 +236,20 @@ class Controller:
                     with self._lock:
                         self._outstanding -= 1
                 continue
+            laying_out = self.service.busy()
             with self._lock:
                 if not self._ahead and not self._pending:
                     self._running = False
                     return
                 position = bisect.bisect_left(self._ahead, self._cursor)
-                index = self._ahead.pop(position if position < len(self._ahead) else 0)
+                position = position if position < len(self._ahead) else 0
+                # While layouts compute, only the next few steps: the workers
+                # need the cores (at 5,000 ops drawing every step is 20 s of CPU).
+                near = 0 <= self._ahead[position] - self._cursor <= AHEAD_WHILE_LAYING_OUT
+                index = self._ahead.pop(position) if near or not laying_out else None
+            if index is None:
+                self._stop.wait(0.05)
+                continue
             self._draw_ahead(index)
         with self._lock:
             self._running = False

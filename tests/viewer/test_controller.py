@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradview.viewer.controller import Controller, layout_key
+from gradview.viewer.controller import AHEAD_WHILE_LAYING_OUT, Controller, layout_key
 from gradview.viewer.layout import Layout, union_layout
 from gradview.viewer.layout_service import LayoutResult, LayoutService, union_members
 from gradview.viewer.messages import LayoutReady
@@ -36,6 +36,9 @@ class FakeService:
 
     def shutdown(self) -> None:
         self.shut = True
+
+    def busy(self) -> bool:
+        return False  # nothing computes here: the controller may draw every step ahead at once
 
 
 def _controller(trace, service) -> tuple[Controller, list]:
@@ -123,6 +126,23 @@ def test_steps_are_drawn_ahead_from_the_one_on_screen(mlp_trace):
     drawn = [index for index, view, _ in controller._drawings if view is View.WHOLE]
     assert drawn == [here, *range(here + 1, len(mlp_trace)), *range(here)]
     assert not controller._running
+
+
+def test_while_layouts_compute_only_the_next_steps_are_drawn_ahead(mlp_trace):
+    drawn_while_busy: list[set[int]] = []
+
+    class BusyService(FakeService):
+        def busy(self) -> bool:  # busy for the first 10 looks, then done
+            drawn_while_busy.append({index for index, _, _ in controller._drawings})
+            return len(drawn_while_busy) <= 10
+
+    spawned: list = []
+    controller = Controller(mlp_trace, lambda m: True, spawned.append, service=BusyService())
+    controller.start()
+    controller.draw(2, View.WHOLE, 0)
+    spawned[0]()
+    assert drawn_while_busy[9] == set(range(2, 3 + AHEAD_WHILE_LAYING_OUT))
+    assert {index for index, _, _ in controller._drawings} == set(range(len(mlp_trace)))
 
 
 def test_the_app_gets_the_union_of_every_distinct_graph(mlp_trace):
