@@ -204,7 +204,8 @@ class GraphCanvas(ScrollView, can_focus=True):
     def frame_graph(self) -> None:
         """The first view of a layout: the whole drawing centred when it fits at
         a zoom with full labels, else zoom 1 centred on the graph's first change
-        or its outputs (graph_analysis.initial_target), never an empty corner."""
+        or its outputs (graph_analysis.initial_target), or on the selection if
+        the drawing has it, never an empty corner."""
         self._framed_at = None
         if self.layout_data is None:
             self._rebuild()
@@ -220,7 +221,9 @@ class GraphCanvas(ScrollView, can_focus=True):
             self._centre_drawing()
         else:
             self._set_zoom(1.0)
-            target = initial_target(self.graph, self.marks)
+            # The selection when there is one (a group just folded into a box,
+            # a focus around a node), else the graph's first change or outputs.
+            target = self.selected if self.selected in self.graph.nodes else initial_target(self.graph, self.marks)
             centre = self._geometry.node_centre(target) if self._geometry is not None and target is not None else None
             if centre is None:
                 self._centre_drawing()

@@ -38,6 +38,10 @@ COMPACT_BOXES = 0.35  # below it each node is a single cell
 _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 # Which way a segment runs, in dot space (dots are about square).
 VERTICAL, HORIZONTAL, FALLING, RISING = 1, 2, 4, 8
+# Where a flat line steps to the next row: the corner that joins the two runs.
+UP_RIGHT, DOWN_RIGHT, UP_LEFT, DOWN_LEFT = 16, 32, 64, 128
+CORNERS = {UP_RIGHT: "╰", DOWN_RIGHT: "╭", UP_LEFT: "╯", DOWN_LEFT: "╮"}
+_ANY_CORNER = UP_RIGHT | DOWN_RIGHT | UP_LEFT | DOWN_LEFT
 _STRAIGHT = {
     VERTICAL: {"solid": "│", "dashed": "╎", "dotted": "┆"},
     HORIZONTAL: {"solid": "─", "dashed": "╌", "dotted": "┄"},
@@ -52,10 +56,14 @@ _TILE_COLUMNS = 64  # columns per tile of the edge-segment index
 
 
 def _direction(dx: float, dy: float) -> int:
-    """The class of a segment: within about 22 degrees of an axis it is that axis's line."""
+    """The class of a segment: within about 22 degrees of an axis it is that
+    axis's line. A slant gets a diagonal glyph only where it is steep enough
+    to cross a row in about one cell (a cell is 2 dots wide, 4 high); a
+    shallower one would read as hatching (``╲╲╲╲``), so it is drawn as a
+    flat line that steps down a row with corners (``──╮`` / ``╰──``)."""
     if abs(dx) * 2.5 <= abs(dy):
         return VERTICAL
-    if abs(dy) * 2.5 <= abs(dx):
+    if abs(dy) < 1.5 * abs(dx):
         return HORIZONTAL
     return FALLING if (dx > 0) == (dy > 0) else RISING
 
@@ -65,6 +73,11 @@ def edge_glyph(bits: int, directions: int, line: str = "solid", col: int = 0, ro
     when one straight stretch crosses it, braille dots for bends and
     crossings; None where a dashed or dotted line leaves a gap (vertical and
     horizontal glyphs are dashed or dotted themselves and never leave one)."""
+    corner = directions & _ANY_CORNER
+    if corner:
+        if corner in CORNERS and not directions & ~(corner | HORIZONTAL):
+            return CORNERS[corner] if _line_shows(line, col, row) else None  # a step of a flat line
+        directions = 0  # two lines meet at a corner: dots
     if directions & (FALLING | RISING) and directions & (VERTICAL | HORIZONTAL):
         directions &= FALLING | RISING  # a bend into a slant: the slant reads best
     straight = _STRAIGHT.get(directions)
@@ -287,6 +300,7 @@ class CanvasGeometry:
 
 _COLUMN_BITS = (0x47, 0xB8)  # all four dots of the left and the right dot column
 _ROW_BITS = (0x09, 0x12, 0x24, 0xC0)  # both dots of each dot row
+_CORNER_BITS = 0x47 | 0x12  # a corner where lines meet (drawn as dots): left column and a middle row
 
 
 def _put(cells: dict[int, tuple[int, int, int]], col: int, bits: int, value_id: int, direction: int) -> None:
@@ -312,14 +326,33 @@ def _horizontal_cells(
     cells: dict[int, tuple[int, int, int]],
     ax: float, ay: float, bx: float, by: float, row: int, columns: tuple[int, int], value_id: int,
 ) -> None:
-    """A flat segment: one cell per column it spans, in the row it is in at the column's middle."""
+    """A flat segment: one cell per column it spans, in the row it is in at
+    the column's middle; where two neighbouring columns are in different rows
+    (the line steps up or down a row) the left one of the pair gets a corner
+    in both rows, so the steps join (``──╮`` above ``╰──``)."""
     x0, x1 = min(ax, bx), max(ax, bx)
-    first, last = max(columns[0], int(x0) // 2), min(columns[1] - 1, int(x1) // 2)
-    for col in range(max(0, first), last + 1):
+    start, end = int(x0) // 2, int(x1) // 2  # the segment's columns
+    first, last = max(columns[0], start), min(columns[1] - 1, end)
+    if by != ay:  # only the columns where the line is within a row of this one
+        xs = (ax + (bx - ax) * ((row - 1) * 4 - ay) / (by - ay), ax + (bx - ax) * ((row + 2) * 4 - ay) / (by - ay))
+        first, last = max(first, int(min(xs)) // 2 - 1), min(last, int(max(xs)) // 2 + 1)
+
+    def row_of(col: int) -> tuple[int, float]:
         x = min(max(col * 2 + 1.0, x0), x1)
         y = ay + (by - ay) * (x - ax) / (bx - ax)
-        if int(y) // 4 == row and y >= 0:
+        return (int(y) // 4 if y >= 0 else -1), y
+
+    previous = row_of(first - 1)[0] if first > start else None
+    for col in range(max(0, first), last + 1):
+        here, y = row_of(col)
+        if here == row:
             _put(cells, col, _ROW_BITS[int(y) % 4], value_id, HORIZONTAL)
+        if previous is not None and previous != here and col - 1 >= columns[0]:
+            if previous == row:  # the run of this row ends: down or up to the next
+                _put(cells, col - 1, _CORNER_BITS, value_id, DOWN_LEFT if here > row else UP_LEFT)
+            elif here == row:  # the run of this row starts: from the row above or below
+                _put(cells, col - 1, _CORNER_BITS, value_id, UP_RIGHT if previous < row else DOWN_RIGHT)
+        previous = here
 
 
 def _slanted_dots(
