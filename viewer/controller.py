@@ -225,9 +225,12 @@ class Controller:
             self._thread = None
 
     def _work_loop(self) -> None:
-        self.service.prepare()
+        # Packing waits seconds for a child process at 5,000 ops: meanwhile
+        # this thread draws the steps after the one on screen.
+        threading.Thread(target=self.service.prepare, name="gradview-pack", daemon=True).start()
         while not self._stop.is_set():
-            job = self._next()
+            prepared = self.service.is_prepared()
+            job = self._next() if prepared else None
             if job is not None:
                 key, first = job
                 try:
@@ -236,23 +239,29 @@ class Controller:
                     with self._lock:
                         self._outstanding -= 1
                 continue
-            laying_out = self.service.busy()
+            laying_out = not prepared or self.service.busy()
             with self._lock:
-                if not self._ahead and not self._pending:
+                if not self._ahead and not self._pending and prepared:
                     self._running = False
                     return
-                position = bisect.bisect_left(self._ahead, self._cursor)
-                position = position if position < len(self._ahead) else 0
-                # While layouts compute, only the next few steps: the workers
-                # need the cores (at 5,000 ops drawing every step is 20 s of CPU).
-                near = 0 <= self._ahead[position] - self._cursor <= AHEAD_WHILE_LAYING_OUT
-                index = self._ahead.pop(position) if near or not laying_out else None
+                index = self._next_ahead(laying_out)
             if index is None:
                 self._stop.wait(0.05)
                 continue
             self._draw_ahead(index)
         with self._lock:
             self._running = False
+
+    def _next_ahead(self, laying_out: bool) -> int | None:
+        """The next step to draw ahead (the lock held): the first at or after
+        the one on screen; while layouts compute, only one of the next few
+        (the workers need the cores: at 5,000 ops drawing every step is 20 s of CPU)."""
+        if not self._ahead:
+            return None
+        position = bisect.bisect_left(self._ahead, self._cursor)
+        position = position if position < len(self._ahead) else 0
+        near = 0 <= self._ahead[position] - self._cursor <= AHEAD_WHILE_LAYING_OUT
+        return self._ahead.pop(position) if near or not laying_out else None
 
     def _layout_done(self, result: LayoutResult) -> None:
         """On a pool thread: the result as a message, with the canvas geometry

@@ -326,6 +326,10 @@ class LayoutService:
         finally:
             self._packed_event.set()
 
+    def is_prepared(self) -> bool:
+        """True once the trace is packed for the workers (or there is none)."""
+        return self.trace is None or self._packed_event.is_set()
+
     def _prepare(self) -> None:
         self.prepare()
         if self.trace is not None:

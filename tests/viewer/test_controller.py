@@ -25,6 +25,9 @@ class FakeService:
     def prepare(self) -> None:
         self.prepared += 1
 
+    def is_prepared(self) -> bool:
+        return self.prepared > 0
+
     def submit_view(self, key, engine=None, callback=None, first=False):
         assert self.prepared, "the trace is packed before the first job"
         self.submitted.append((key, first))
