@@ -90,11 +90,11 @@ def test_selecting_a_captured_value_highlights_it_and_explains_it(mlp_session: S
         assert captured, "the joint view marks captured outputs"
         node = captured[0]
         cells = canvas.geometry.node_cells[node]
-        canvas.action_follow()
+        canvas.select(node)  # bring it into view, then click it unselected
         canvas.selected = None
         await pilot.pause()
-        await pilot.click(GraphCanvas, offset=((cells[0] + cells[2]) // 2 - int(canvas.scroll_x),
-                                               (cells[1] + cells[3]) // 2 - int(canvas.scroll_y)))
+        x, y = canvas.camera_offset  # the camera, margins before the drawing included
+        await pilot.click(GraphCanvas, offset=((cells[0] + cells[2]) // 2 - x, (cells[1] + cells[3]) // 2 - y))
         await pilot.pause()
         assert app.selected == node and canvas.selected == node
         assert Mark.CAPTURED_OUTPUT in canvas.marks.nodes[node]
@@ -103,7 +103,7 @@ def test_selecting_a_captured_value_highlights_it_and_explains_it(mlp_session: S
         # The canvas paints the captured node in the captured-output colour.
         from gradview.viewer.palette import style_for
 
-        row = cells[1] + 1 - int(canvas.scroll_y)
+        row = cells[1] + 1 - canvas.camera_offset[1]
         painted = {seg.style.bgcolor.name for seg in canvas.render_line(row) if seg.style and seg.style.bgcolor}
         expected = style_for({Mark.SELECTED}, "dark").fill
         assert expected in painted
