@@ -42,7 +42,7 @@ __all__ = ["Controller", "layout_key"]
 
 LayoutKey = tuple[str, Any]
 _DRAWINGS_KEPT = 512
-AHEAD_WHILE_LAYING_OUT = 3  # steps after the one on screen drawn before the layouts are in
+AHEAD_WHILE_LAYING_OUT = 12  # steps after the one on screen drawn before the layouts are in
 
 
 def layout_key(trace: PassTrace, index: int, view: View, dg: int) -> LayoutKey:
