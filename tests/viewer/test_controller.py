@@ -135,16 +135,17 @@ def test_while_layouts_compute_only_the_next_steps_are_drawn_ahead(mlp_trace):
     drawn_while_busy: list[set[int]] = []
 
     class BusyService(FakeService):
-        def busy(self) -> bool:  # busy for the first 10 looks, then done
+        def busy(self) -> bool:  # busy for the first looks, then done
             drawn_while_busy.append({index for index, _, _ in controller._drawings})
-            return len(drawn_while_busy) <= 10
+            return len(drawn_while_busy) <= AHEAD_WHILE_LAYING_OUT + 5
 
     spawned: list = []
     controller = Controller(mlp_trace, lambda m: True, spawned.append, service=BusyService())
     controller.start()
     controller.draw(2, View.WHOLE, 0)
     spawned[0]()
-    assert drawn_while_busy[9] == set(range(2, 3 + AHEAD_WHILE_LAYING_OUT))
+    assert len(mlp_trace) > 3 + AHEAD_WHILE_LAYING_OUT
+    assert drawn_while_busy[AHEAD_WHILE_LAYING_OUT + 4] == set(range(2, 3 + AHEAD_WHILE_LAYING_OUT))
     assert {index for index, _, _ in controller._drawings} == set(range(len(mlp_trace)))
 
 
