@@ -36,7 +36,7 @@ from .help_screen import HelpScreen
 from .large_graph import LargeGraphTools
 from .layout import Layout
 from .main_screen import MainScreen
-from .marks import step_marks
+from .marks import with_selection
 from .messages import (
     CheckDone,
     ExportDone,
@@ -195,8 +195,8 @@ class GradviewApp(LargeGraphTools, App[None]):
         self.refresh_view()
 
     def _marks(self) -> Marks:
-        drawing = self.controller.draw(self.index, self.view, self.dg)
-        marks = step_marks(self.trace, self.index, self.view, self.dg, selection=self.selected, drawing=drawing)
+        base = self.controller.marks(self.index, self.view, self.dg)
+        marks = with_selection(base, self.trace, self.index, self.selected)
         if self.traced is not None and self.traced[:3] == (self.index, self.dg, self.selected):
             for node_id in self.traced[3]:
                 marks.mark_node(node_id, Mark.LINKED)

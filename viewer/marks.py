@@ -42,7 +42,7 @@ from .view_steps import (
 )
 from .views import draw_step
 
-__all__ = ["step_marks", "grad_of_links", "zero_states", "ZERO_STATES"]
+__all__ = ["step_marks", "base_marks", "with_selection", "grad_of_links", "zero_states", "ZERO_STATES"]
 
 ZERO_STATES = {"Zero": Mark.ZERO, "Nonzero": Mark.NONZERO, "Unknown": Mark.UNKNOWN}
 
@@ -59,6 +59,12 @@ def step_marks(
 
     ``drawing``: the step's drawing when the caller already has it (its ghosts
     are the REMOVED nodes); otherwise it is drawn again."""
+    return with_selection(base_marks(trace, index, view, dg, drawing), trace, index, selection)
+
+
+def base_marks(trace: PassTrace, index: int, view: View, dg: int = 0, drawing: DrawGraph | None = None) -> Marks:
+    """:func:`step_marks` without a selection: what the step and the Gradient
+    mark, the same whatever is selected (the viewer caches it per step)."""
     marks = Marks()
     steps = view_steps(trace, index, view, dg)
     for step in steps:
@@ -78,6 +84,12 @@ def step_marks(
         notes = gradient_notes(trace, index, dg)
         if notes is not None:
             _gradient_marks(marks, gradient_wiring(forward, backward, notes), forward, backward)
+    return marks
+
+
+def with_selection(marks: Marks, trace: PassTrace, index: int, selection: int | None) -> Marks:
+    """``marks`` plus the selection and its partners (a copy: ``marks`` stays as it is)."""
+    marks = marks.copy()
     if selection is not None:
         marks.mark_node(selection, Mark.SELECTED)
         for partner in _partners(grad_of_links(trace, index), selection):

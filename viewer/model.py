@@ -120,15 +120,30 @@ class Marks:
     values: dict[int, set[Mark]] = field(default_factory=dict)
     indices: dict[tuple[int, Mark], int] = field(default_factory=dict)
 
+    # Marking never changes a set in place (a new set replaces it), so a
+    # copy() shares the sets and marking the copy leaves the original as it is.
     def mark_node(self, node_id: int, mark: Mark, index: int | None = None) -> None:
-        self.nodes.setdefault(node_id, set()).add(mark)
+        marks = self.nodes.get(node_id)
+        if marks is None:
+            self.nodes[node_id] = {mark}
+        elif mark not in marks:
+            self.nodes[node_id] = marks | {mark}
         if index is not None:
             self.indices[(node_id, mark)] = index
 
     def mark_value(self, value_id: int, mark: Mark, index: int | None = None) -> None:
-        self.values.setdefault(value_id, set()).add(mark)
+        marks = self.values.get(value_id)
+        if marks is None:
+            self.values[value_id] = {mark}
+        elif mark not in marks:
+            self.values[value_id] = marks | {mark}
         if index is not None:
             self.indices[(value_id, mark)] = index
+
+    def copy(self) -> Marks:
+        """A copy to mark further (the selection on a step's cached marks), in
+        time linear in the marked ids, the sets shared."""
+        return Marks(dict(self.nodes), dict(self.values), dict(self.indices))
 
 
 def return_id(scope: int = 0) -> int:

@@ -6,7 +6,7 @@ import pytest
 
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import walk_records
-from gradview.viewer.marks import step_marks
+from gradview.viewer.marks import base_marks, step_marks, with_selection
 from gradview.viewer.model import Mark, View
 
 from .graphs import drawn_node_ids, loop_and_if_trace, step_named
@@ -121,3 +121,17 @@ def test_grad_of_links_both_ways(mlp_trace: PassTrace) -> None:
         assert Mark.SELECTED in marks.nodes[grad_of.id]
         back = step_marks(mlp_trace, step.index, View.JOINT, selection=primal)
         assert grad_of.id in marked(back, Mark.LINKED)
+
+
+def test_selection_marks_a_copy_and_leaves_the_cached_base_as_it_was(mlp_trace: PassTrace) -> None:
+    """The viewer caches a step's marks without a selection and marks a copy per
+    selection: marking the copy must not leak into the cache."""
+    step = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", ("backward", 0))
+    grad_of = next(n for n in walk_records(step.graph) if n.kind == "prim::GradOf")
+    base = base_marks(mlp_trace, step.index, View.JOINT)
+    before = ({k: set(v) for k, v in base.nodes.items()}, {k: set(v) for k, v in base.values.items()})
+    selected = with_selection(base, mlp_trace, step.index, grad_of.id)
+    assert selected == step_marks(mlp_trace, step.index, View.JOINT, selection=grad_of.id)
+    assert Mark.SELECTED in selected.nodes[grad_of.id] and marked(selected, Mark.LINKED)
+    assert (base.nodes, base.values) == before, "the base marks are unchanged"
+    assert not marked(base, Mark.SELECTED) and not marked(base, Mark.LINKED)
