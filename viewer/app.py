@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
 
-from . import tasks, views
+from . import tasks, ui_priority, views
 from .check_result import CheckCancelled, CheckResult
 from .commands import GradviewCommands
 from .controller import Controller, layout_key
@@ -204,6 +204,7 @@ class GradviewApp(LargeGraphTools, App[None]):
 
     def refresh_view(self) -> None:
         """Redraw everything that depends on the step, the view and the selection."""
+        ui_priority.claim()  # the app's background threads wait until this is painted
         step = self.trace[self.index]
         main = self.main
         reason = views.view_unavailable_reason(self.trace, self.index, self.view, self.dg)

@@ -19,6 +19,7 @@ from .camera import CELL_HEIGHT, CELL_WIDTH
 from .labels import ELLIPSIS, abbreviate, short_op_name
 from .layout import EdgeKey, Layout
 from .model import Mark, Marks, NodeRole
+from .ui_priority import step_aside
 
 __all__ = [
     "CanvasGeometry",
@@ -145,9 +146,13 @@ class CanvasGeometry:
             geometry.frames.append((c0, r0, c1, r1, key))
             for bucket in range(r0 // _BUCKET, r1 // _BUCKET + 1):
                 geometry.frame_buckets.setdefault(bucket, []).append(index)
-        for node_id, box in layout.boxes.items():
+        for count, (node_id, box) in enumerate(layout.boxes.items()):
+            if not count % 256:
+                step_aside()  # built on a pool thread: a step key goes first
             geometry._add_box(node_id, box.x * sx, box.y * sy, box.width * sx, box.height * sy)
-        for edge_key, points in layout.edges.items():
+        for count, (edge_key, points) in enumerate(layout.edges.items()):
+            if not count % 128:
+                step_aside()
             geometry._add_edge(points, sx, sy, edge_key)
         return geometry
 

@@ -38,6 +38,7 @@ from .layout_service import LayoutResult, LayoutService
 from .marks import base_marks
 from .messages import LayoutReady, StepFailed
 from .model import DrawGraph, Marks, View
+from .ui_priority import step_aside
 
 __all__ = ["Controller", "layout_key"]
 
@@ -300,6 +301,7 @@ class Controller:
         self._send(message, outstanding=1)
 
     def _draw_ahead(self, index: int) -> None:
+        step_aside()  # a step key on the UI thread goes first
         step = self.trace[index]
         problem = lint_problem(step)
         if problem is not None:

@@ -57,6 +57,7 @@ from gradview.runtime.trace_records import (
 from .labels import abbreviate
 from .layout import drop_broken_clusters
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
+from .ui_priority import step_aside
 from .view_steps import (
     changed_here,
     differentiable_graph_count,
@@ -299,7 +300,9 @@ class _Drawer:
             self.out.add_edge(DrawEdge(source, target, value, label, value in self.captured))
 
     def nodes(self, nodes: tuple[NodeRecord, ...], cluster: str | None) -> None:
-        for node in nodes:
+        for count, node in enumerate(nodes):
+            if not count % 256:
+                step_aside()  # drawn ahead in a thread: a step key goes first
             if node.kind == DIFFERENTIABLE_GRAPH and node.subgraph is not None:
                 self.differentiable_graph(node, cluster)
                 continue
