@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -18,20 +17,13 @@ from gradview.viewer.model import Mark, View
 from gradview.viewer.session import Session, load_target
 from gradview.viewer.timeline import Timeline, summarize_steps
 
+from .driving import Script, drive
+
 SIZE = (200, 50)
 
 
-def _drive(session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]]) -> GradviewApp:
-    app = GradviewApp(session)
-
-    async def run() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await app.wait_for_layouts()
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(run())
-    return app
+def _drive(session: Session, script: Script) -> GradviewApp:
+    return drive(session, script, SIZE)
 
 
 def _static_text(app: GradviewApp, selector: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Awaitable, Callable
 
 import pytest
 from textual.pilot import Pilot
@@ -16,18 +15,13 @@ from gradview.viewer.detail_panel import DetailPanel
 from gradview.viewer.session import Session
 from gradview.viewer.steps_panel import StepsPanel
 
+from .driving import Script, drive
+
 BOX_CORNERS = ("┌", "╭")
 
 
-def _drive(session: Session, size: tuple[int, int], script: Callable[[GradviewApp, Pilot], Awaitable[None]]) -> None:
-    async def run() -> None:
-        app = GradviewApp(session)
-        async with app.run_test(size=size) as pilot:
-            await app.wait_for_layouts()
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(run())
+def _drive(session: Session, size: tuple[int, int], script: Script) -> None:
+    drive(session, script, size)
 
 
 def _canvas_rows(app: GradviewApp) -> list[str]:

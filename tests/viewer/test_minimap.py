@@ -3,9 +3,6 @@ while the drawing is larger than the canvas, ``M`` toggles it, a click moves the
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-
 import pytest
 from textual.pilot import Pilot
 
@@ -16,6 +13,8 @@ from gradview.viewer.app import GradviewApp
 from gradview.viewer.layout import Layout, NodeBox
 from gradview.viewer.minimap import MAP_COLUMNS, MAP_ROWS, Minimap, MinimapPicture
 from gradview.viewer.session import Session
+
+from .driving import Script, drive
 
 SIZE = (200, 50)  # the canvas has room for the minimap (108 x 45)
 SMALL = "graph(%x : Tensor, %w : Tensor):\n  %y : Tensor = aten::mul(%x, %w)\n  return (%y)\n"
@@ -32,17 +31,8 @@ def big_session() -> Session:
     return _session("chain60", chain_text(60))
 
 
-def _drive(
-    session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]], size: tuple[int, int] = SIZE
-) -> None:
-    async def run() -> None:
-        app = GradviewApp(session)
-        async with app.run_test(size=size) as pilot:
-            await app.wait_for_layouts()
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(run())
+def _drive(session: Session, script: Script, size: tuple[int, int] = SIZE) -> None:
+    drive(session, script, size)
 
 
 # -- the picture ------------------------------------------------------------------------------

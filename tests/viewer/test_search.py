@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
@@ -19,6 +16,8 @@ from gradview.viewer.graph_analysis import search
 from gradview.viewer.search_bar import SearchBar, match_status
 from gradview.viewer.session import Session
 
+from .driving import Script, drive
+
 SIZE = (120, 40)
 
 
@@ -30,15 +29,8 @@ def chain_session() -> Session:
     return Session("chain60", trace)
 
 
-def _drive(session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]]) -> None:
-    async def run() -> None:
-        app = GradviewApp(session)
-        async with app.run_test(size=SIZE) as pilot:
-            await app.wait_for_layouts()
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(run())
+def _drive(session: Session, script: Script) -> None:
+    drive(session, script, SIZE)
 
 
 def _status(app: GradviewApp) -> str:
