@@ -31,7 +31,7 @@ from .formatting import (
     inline_threshold_label,
     marked_ir,
 )
-from .gc_tuning import CollectorSettings
+from .gc_tuning import FREEZE_EVERY_SECONDS, CollectorSettings
 from .help_screen import HelpScreen
 from .large_graph import LargeGraphTools
 from .layout import Layout
@@ -120,6 +120,7 @@ class GradviewApp(LargeGraphTools, App[None]):
         self._collector = CollectorSettings()
         self._dot_note_shown = False
         self.init_large_graph()
+        self.controller.make_ahead = self.transforms.make_ahead
 
     def get_default_screen(self) -> Screen[Any]:
         return MainScreen(self.theme_name)
@@ -145,6 +146,7 @@ class GradviewApp(LargeGraphTools, App[None]):
     # -- start and end ---------------------------------------------------------------------------
     def on_mount(self) -> None:
         self._collector.apply()
+        self.set_interval(FREEZE_EVERY_SECONDS, self._collector.freeze_more)
         self.theme = "textual-dark" if self.theme_name == "dark" else "textual-light"
         self.animation_level = "none"
 
@@ -264,6 +266,8 @@ class GradviewApp(LargeGraphTools, App[None]):
         if message.layout is not None:
             if message.geometry is not None:
                 self.main.canvas.prime(message.layout, message.geometry)
+            if message.minimap is not None:
+                self.main.graph.minimap.prime(message.layout, message.minimap)
             if message.layout.engine != "dot" and not self._dot_note_shown:
                 self._dot_note_shown = True
                 self.notify(

@@ -112,7 +112,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.message_text = "laying out…"
         self._geometry: CanvasGeometry | None = None
         self._geometries: dict[tuple[int, float], CanvasGeometry] = {}  # (id of layout, zoom)
-        self._shown_edges: set[tuple[int, int, int]] = set()
+        self._shown_edges: frozenset[tuple[int, int, int]] = frozenset()
         self._row_dots: dict[tuple[int, int, int], dict[int, tuple[int, int, int]]] = {}
         self._styles: dict[tuple[frozenset[Mark], str], Style] = {}
         # (camera key, id of the layout) -> where that view was left: a view
@@ -144,7 +144,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.graph = graph
         self.marks = marks
         self.message_text = message
-        self._shown_edges = {(e.source, e.target, e.value_id) for e in graph.edges}
+        self._shown_edges = graph.edge_keys()
         self._row_dots.clear()
         if self.selected is not None and self.selected not in graph.nodes:
             self.selected = None
@@ -290,7 +290,8 @@ class GraphCanvas(ScrollView, can_focus=True):
     # -- the camera ----------------------------------------------------------------------
     def _drawn_cells(self, geometry: CanvasGeometry) -> tuple[int, int, int, int] | None:
         """(col0, row0, col1, row1), ends exclusive, around the drawn nodes and frames."""
-        spans = [geometry.node_cells[n] for n in self.graph.nodes if n in geometry.node_cells]
+        around = geometry.cells_around(self.graph.nodes)
+        spans = [around] if around is not None else []
         clusters = self.graph.clusters
         spans += [(c0, r0, c1, r1 + 1) for c0, r0, c1, r1, key in geometry.frames if key in clusters]
         if not spans:

@@ -12,10 +12,25 @@ arrowhead (``▼ ▲ ◀ ▶``) sits on the cell where an edge enters its target
 
 from __future__ import annotations
 
-import math
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .camera import CELL_HEIGHT, CELL_WIDTH
+from .edge_raster import (
+    DOWN_LEFT,
+    DOWN_RIGHT,
+    FALLING,
+    HORIZONTAL,
+    RISING,
+    UP_LEFT,
+    UP_RIGHT,
+    VERTICAL,
+    EdgeRaster,
+    Segment,
+    direction_of,
+)
 from .labels import ELLIPSIS, abbreviate, short_op_name
 from .layout import EdgeKey, Layout
 from .model import Mark, Marks, NodeRole
@@ -35,12 +50,6 @@ __all__ = [
 FULL_LABELS = 0.8  # from this zoom boxes carry their label lines
 COMPACT_BOXES = 0.35  # below it each node is a single cell
 
-# Braille dot bits by (column in cell, row in cell).
-_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
-# Which way a segment runs, in dot space (dots are about square).
-VERTICAL, HORIZONTAL, FALLING, RISING = 1, 2, 4, 8
-# Where a flat line steps to the next row: the corner that joins the two runs.
-UP_RIGHT, DOWN_RIGHT, UP_LEFT, DOWN_LEFT = 16, 32, 64, 128
 CORNERS = {UP_RIGHT: "╰", DOWN_RIGHT: "╭", UP_LEFT: "╯", DOWN_LEFT: "╮"}
 _ANY_CORNER = UP_RIGHT | DOWN_RIGHT | UP_LEFT | DOWN_LEFT
 _STRAIGHT = {
@@ -54,19 +63,6 @@ ARROWS = {"down": "▼", "up": "▲", "right": "▶", "left": "◀"}
 
 _BUCKET = 32  # rows per bucket of the edge-segment and frame indexes
 _TILE_COLUMNS = 64  # columns per tile of the edge-segment index
-
-
-def _direction(dx: float, dy: float) -> int:
-    """The class of a segment: within about 22 degrees of an axis it is that
-    axis's line. A slant gets a diagonal glyph only where it is steep enough
-    to cross a row in about one cell (a cell is 2 dots wide, 4 high); a
-    shallower one would read as hatching (``╲╲╲╲``), so it is drawn as a
-    flat line that steps down a row with corners (``──╮`` / ``╰──``)."""
-    if abs(dx) * 2.5 <= abs(dy):
-        return VERTICAL
-    if abs(dy) < 1.5 * abs(dx):
-        return HORIZONTAL
-    return FALLING if (dx > 0) == (dy > 0) else RISING
 
 
 def edge_glyph(bits: int, directions: int, line: str = "solid", col: int = 0, row: int = 0) -> str | None:
@@ -110,9 +106,6 @@ class BoxSpan:
     node_id: int
 
 
-Segment = tuple[float, float, float, float, EdgeKey, int]  # dot space, edge, direction
-
-
 @dataclass
 class CanvasGeometry:
     """Cells of a whole union layout at one zoom level.
@@ -126,9 +119,13 @@ class CanvasGeometry:
     rows: int = 0
     boxes: dict[int, list[BoxSpan]] = field(default_factory=dict)  # row -> boxes covering it
     node_cells: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)  # id -> (col0, row0, col1, row1)
-    # Edge segments in dot space (two dots per column, four per row), indexed by tiles.
+    # Edge segments in dot space (two dots per column, four per row), indexed by
+    # tiles: lists while building, NumPy arrays once built (see _SegmentTable).
     segments: list[Segment] = field(default_factory=list)
     segment_tiles: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (row, col) tile -> segments
+    raster: EdgeRaster | None = None
+    _node_rows: dict[int, int] = field(default_factory=dict)  # node id -> row of _node_table
+    _node_table: np.ndarray | None = None  # node_cells as an array, one row per node
     arrows: dict[int, list[tuple[int, str, EdgeKey]]] = field(default_factory=dict)  # row -> (col, glyph, edge)
     frames: list[tuple[int, int, int, int, str]] = field(default_factory=list)  # col0, row0, col1, row1, cluster key
     frame_buckets: dict[int, list[int]] = field(default_factory=dict)
@@ -154,6 +151,10 @@ class CanvasGeometry:
             if not count % 128:
                 step_aside()
             geometry._add_edge(points, sx, sy, edge_key)
+        geometry.raster = EdgeRaster(geometry.segments, geometry.segment_tiles)
+        geometry._node_rows = {node_id: row for row, node_id in enumerate(geometry.node_cells)}
+        geometry._node_table = np.array(list(geometry.node_cells.values()), dtype=np.int64).reshape(-1, 4)
+        geometry.segments, geometry.segment_tiles = [], {}  # the raster holds them (the collector skips arrays)
         return geometry
 
     # -- building --------------------------------------------------------------------
@@ -180,20 +181,8 @@ class CanvasGeometry:
             if not dx and not dy:
                 continue
             index = len(segments)
-            segments.append((ax, ay, bx, by, edge_key, _direction(dx, dy)))
-            first = (int(max(0.0, ay) // tile_rows), int(max(0.0, ax) // tile_cols))
-            last = (int(max(0.0, by) // tile_rows), int(max(0.0, bx) // tile_cols))
-            if first == last:  # most segments: short, in one tile
-                tiles_of.setdefault(first, []).append(index)
-                continue
-            # The tiles the segment passes through: samples closer together
-            # than half a tile side never step over one (a bounding box of
-            # tiles would be quadratic for long diagonal edges).
-            samples = int(max(abs(dx), abs(dy)) // 48) + 1
-            tiles = {first, last}
-            for i in range(1, samples):
-                tiles.add((int(max(0.0, ay + dy * i / samples) // tile_rows), int(max(0.0, ax + dx * i / samples) // tile_cols)))
-            for tile in tiles:
+            segments.append((ax, ay, bx, by, edge_key, direction_of(dx, dy)))
+            for tile in _tiles_crossed(ax, ay, bx, by, tile_rows, tile_cols):
                 tiles_of.setdefault(tile, []).append(index)
 
     def _add_arrow(self, dots: list[tuple[float, float]], target: tuple[int, int, int, int], edge_key: EdgeKey) -> None:
@@ -248,33 +237,18 @@ class CanvasGeometry:
     def dots_in_row(
         self,
         row: int,
-        shown: set[EdgeKey] | None = None,
+        shown: Set[EdgeKey] | None = None,
         columns: tuple[int, int] | None = None,
     ) -> dict[int, tuple[int, int, int]]:
         """Column -> (braille bits, value id, directions) of the cells the
         ``shown`` edges (all: None) cross in ``row``, within ``columns`` (start, end)."""
-        cells: dict[int, tuple[int, int, int]] = {}
-        low, high = row * 4, row * 4 + 3
-        first_col, last_col = columns if columns is not None else (0, self.columns)
-        candidates: set[int] = set()
-        for tile_col in range(max(0, first_col) // _TILE_COLUMNS, max(0, last_col) // _TILE_COLUMNS + 1):
-            candidates.update(self.segment_tiles.get((row // _BUCKET, tile_col), ()))
-        for index in sorted(candidates):
-            ax, ay, bx, by, edge_key, direction = self.segments[index]
-            if min(ay, by) > high + 1 or max(ay, by) < low:
-                continue
-            if shown is not None and edge_key not in shown:
-                continue
-            value_id = edge_key[2]
-            if direction == VERTICAL:
-                _vertical_cell(cells, ax, ay, bx, by, low, (first_col, last_col), value_id)
-            elif direction == HORIZONTAL:
-                _horizontal_cells(cells, ax, ay, bx, by, row, (first_col, last_col), value_id)
-            else:
-                _slanted_dots(cells, ax, ay, bx, by, low, (first_col, last_col), value_id, direction)
-        return cells
+        window = columns if columns is not None else (0, self.columns)
+        if self.raster is None:
+            return {}
+        tile_columns = range(max(0, window[0]) // _TILE_COLUMNS, max(0, window[1]) // _TILE_COLUMNS + 1)
+        return self.raster.row_cells(row, shown, window, row // _BUCKET, tile_columns)
 
-    def arrows_in_row(self, row: int, shown: set[EdgeKey] | None = None) -> list[tuple[int, str, EdgeKey]]:
+    def arrows_in_row(self, row: int, shown: Set[EdgeKey] | None = None) -> list[tuple[int, str, EdgeKey]]:
         """(column, glyph, edge) of the arrowheads of the ``shown`` edges in ``row``."""
         arrows = self.arrows.get(row, ())
         return [a for a in arrows if shown is None or a[2] in shown]
@@ -286,13 +260,26 @@ class CanvasGeometry:
 
     @property
     def has_edges(self) -> bool:
-        return bool(self.segments)
+        return bool(self.segments) or (self.raster is not None and self.raster.size > 0)
 
     def node_at(self, col: int, row: int, shown: dict[int, object] | None = None) -> int | None:
         for span in self.boxes.get(row, ()):
             if span.start <= col < span.end and (shown is None or span.node_id in shown):
                 return span.node_id
         return None
+
+    def cells_around(self, node_ids: Iterable[int]) -> tuple[int, int, int, int] | None:
+        """(col0, row0, col1, row1), ends exclusive, around the boxes of ``node_ids`` laid out here."""
+        if self._node_table is None:  # still building
+            spans = [self.node_cells[n] for n in node_ids if n in self.node_cells]
+            table = np.array(spans, dtype=np.int64).reshape(-1, 4)
+        else:
+            rows = self._node_rows
+            table = self._node_table[[rows[n] for n in node_ids if n in rows]]
+        if not len(table):
+            return None
+        low, high = table.min(axis=0), table.max(axis=0)
+        return int(low[0]), int(low[1]), int(high[2]), int(high[3])
 
     def node_centre(self, node_id: int) -> tuple[float, float] | None:
         """The cell in the middle of a node's box (None: not laid out)."""
@@ -303,83 +290,30 @@ class CanvasGeometry:
         return (c0 + c1 - 1) / 2, (r0 + r1 - 1) / 2
 
 
-_COLUMN_BITS = (0x47, 0xB8)  # all four dots of the left and the right dot column
-_ROW_BITS = (0x09, 0x12, 0x24, 0xC0)  # both dots of each dot row
-_CORNER_BITS = 0x47 | 0x12  # a corner where lines meet (drawn as dots): left column and a middle row
+def _tiles_crossed(ax: float, ay: float, bx: float, by: float, tile_rows: int, tile_cols: int) -> list[tuple[int, int]]:
+    """The (row, column) tiles a segment must be indexed under (sizes in dots).
 
-
-def _put(cells: dict[int, tuple[int, int, int]], col: int, bits: int, value_id: int, direction: int) -> None:
-    old_bits, _, directions = cells.get(col, (0, value_id, 0))
-    cells[col] = (old_bits | bits, value_id, directions | direction)
-
-
-def _vertical_cell(
-    cells: dict[int, tuple[int, int, int]],
-    ax: float, ay: float, bx: float, by: float, low: int, columns: tuple[int, int], value_id: int,
-) -> None:
-    """A steep segment crosses a row in one cell: where it is at the row's
-    middle (or its end in the row). One cell per row keeps a line that drifts
-    across a column boundary single, and rows differ by at most a column."""
-    y = min(max(low + 2, min(ay, by)), max(ay, by))
-    x = ax + (bx - ax) * (y - ay) / (by - ay)
-    col = int(x) // 2
-    if x >= 0 and columns[0] <= col < columns[1]:
-        _put(cells, col, _COLUMN_BITS[int(x) % 2], value_id, VERTICAL)
-
-
-def _horizontal_cells(
-    cells: dict[int, tuple[int, int, int]],
-    ax: float, ay: float, bx: float, by: float, row: int, columns: tuple[int, int], value_id: int,
-) -> None:
-    """A flat segment: one cell per column it spans, in the row it is in at
-    the column's middle; where two neighbouring columns are in different rows
-    (the line steps up or down a row) the left one of the pair gets a corner
-    in both rows, so the steps join (``──╮`` above ``╰──``)."""
-    x0, x1 = min(ax, bx), max(ax, bx)
-    start, end = int(x0) // 2, int(x1) // 2  # the segment's columns
-    first, last = max(columns[0], start), min(columns[1] - 1, end)
-    if by != ay:  # only the columns where the line is within a row of this one
-        xs = (ax + (bx - ax) * ((row - 1) * 4 - ay) / (by - ay), ax + (bx - ax) * ((row + 2) * 4 - ay) / (by - ay))
-        first, last = max(first, int(min(xs)) // 2 - 1), min(last, int(max(xs)) // 2 + 1)
-
-    def row_of(col: int) -> tuple[int, float]:
-        x = min(max(col * 2 + 1.0, x0), x1)
-        y = ay + (by - ay) * (x - ax) / (bx - ax)
-        return (int(y) // 4 if y >= 0 else -1), y
-
-    previous = row_of(first - 1)[0] if first > start else None
-    for col in range(max(0, first), last + 1):
-        here, y = row_of(col)
-        if here == row:
-            _put(cells, col, _ROW_BITS[int(y) % 4], value_id, HORIZONTAL)
-        if previous is not None and previous != here and col - 1 >= columns[0]:
-            if previous == row:  # the run of this row ends: down or up to the next
-                _put(cells, col - 1, _CORNER_BITS, value_id, DOWN_LEFT if here > row else UP_LEFT)
-            elif here == row:  # the run of this row starts: from the row above or below
-                _put(cells, col - 1, _CORNER_BITS, value_id, UP_RIGHT if previous < row else DOWN_RIGHT)
-        previous = here
-
-
-def _slanted_dots(
-    cells: dict[int, tuple[int, int, int]],
-    ax: float, ay: float, bx: float, by: float, low: int, columns: tuple[int, int], value_id: int, direction: int,
-) -> None:
-    """A slanted segment, one sample per dot along its longer axis (consecutive
-    samples are neighbouring dots, so the line has no gaps), in this row's four dot rows."""
-    high = low + 3
-    steps = max(1, math.ceil(max(abs(bx - ax), abs(by - ay))))
-    t0 = (low - ay) / (by - ay)
-    t1 = (high + 1 - ay) / (by - ay)
-    first = max(0, math.floor(min(t0, t1) * steps) - 1)
-    last = min(steps, math.ceil(max(t0, t1) * steps) + 1)
-    for i in range(first, last + 1):
-        y = int(ay + (by - ay) * i / steps)
-        if y < low or y > high:
-            continue
-        x = int(ax + (bx - ax) * i / steps)
-        col = x // 2
-        if x >= 0 and columns[0] <= col < columns[1]:
-            _put(cells, col, _DOT_BITS[x % 2][y % 4], value_id, direction)
+    Every tile whose rows the segment may paint, a row's painting taking
+    segments that start one dot row below it, and whose columns hold the
+    segment's cells in those rows, a corner one column beside them. Per band
+    of tile rows only the columns the segment crosses in that band: a bounding
+    box of tiles would be quadratic for long diagonal edges, and sampling the
+    segment misses tiles it only clips at a corner."""
+    y_low, y_high = min(ay, by), max(ay, by)
+    bands = range(int(max(0.0, y_low - 4) // tile_rows), int(max(0.0, y_high) // tile_rows) + 1)
+    x_low, x_high = min(ax, bx), max(ax, bx)
+    if len(bands) == 1 or ay == by:
+        columns = range(int(max(0.0, x_low - 2) // tile_cols), int(max(0.0, x_high + 2) // tile_cols) + 1)
+        return [(band, col) for band in bands for col in columns]
+    tiles = []
+    dx, dy = bx - ax, by - ay
+    for band in bands:
+        t_top = (band * tile_rows - 4 - ay) / dy
+        t_bottom = ((band + 1) * tile_rows + 4 - ay) / dy
+        t0, t1 = max(0.0, min(t_top, t_bottom)), min(1.0, max(t_top, t_bottom))
+        x0, x1 = sorted((ax + dx * t0, ax + dx * t1))
+        tiles += [(band, col) for col in range(int(max(0.0, x0 - 2) // tile_cols), int(max(0.0, x1 + 2) // tile_cols) + 1)]
+    return tiles
 
 
 def _touches(dot: tuple[float, float], cells: tuple[int, int, int, int]) -> bool:

@@ -37,6 +37,7 @@ from .layout import Layout
 from .layout_service import LayoutResult, LayoutService
 from .marks import base_marks
 from .messages import LayoutReady, StepFailed
+from .minimap import MinimapPicture
 from .model import DrawGraph, Marks, View
 from .ui_priority import step_aside
 
@@ -74,6 +75,9 @@ class Controller:
         self.layout_errors: dict[LayoutKey, str] = {}
         self.run_results: dict[int, Any] = {}
         self.failures: dict[int, str] = {}
+        # Called by the draw-ahead thread with each whole-view drawing and its
+        # layout key: the app makes the picture it will show (stubs) ahead too.
+        self.make_ahead: Callable[[DrawGraph, LayoutKey], None] | None = None
         # Shared between threads, under the lock.
         self._lock = threading.Lock()
         self._pending: list[LayoutKey] = []  # wanted, not yet handed to the service
@@ -295,7 +299,8 @@ class Controller:
                 wanted = result.key == self._wanted or result.key[0] == View.WHOLE.value
             try:
                 geometry = CanvasGeometry.build(result.layout, zoom) if wanted else None
-                message = LayoutReady(result.key, result.layout, None, geometry)
+                minimap = MinimapPicture.build(result.layout) if wanted else None
+                message = LayoutReady(result.key, result.layout, None, geometry, minimap)
             except Exception as exc:  # noqa: BLE001 - shown in the canvas, never a crash
                 message = LayoutReady(result.key, None, f"layout failed: {type(exc).__name__}: {exc}")
         self._send(message, outstanding=1)
@@ -307,7 +312,9 @@ class Controller:
         if problem is not None:
             self._send(StepFailed(index, problem))
         try:
-            self.draw(index, View.WHOLE, 0)
+            drawing = self.draw(index, View.WHOLE, 0)
             self.marks(index, View.WHOLE, 0)
+            if self.make_ahead is not None:
+                self.make_ahead(drawing, layout_key(self.trace, index, View.WHOLE, 0))
         except Exception as exc:  # noqa: BLE001 - shown as the step's failure
             self._send(StepFailed(index, f"cannot draw: {type(exc).__name__}: {exc}"))

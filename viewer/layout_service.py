@@ -226,6 +226,30 @@ def _unpack_trace(steps: bytes) -> Any:
     return trace
 
 
+def _manager_of(pool: ProcessPoolExecutor) -> tuple[threading.Thread | None, Any]:
+    """The pool's manager thread and the write end of its result pipe (internals of
+    concurrent.futures, looked up with getattr: missing ones are None)."""
+    queue = getattr(pool, "_result_queue", None)
+    return getattr(pool, "_executor_manager_thread", None), getattr(queue, "_writer", None)
+
+
+def _end_manager_thread(manager: threading.Thread | None, writer: Any, timeout: float) -> None:
+    """After the pool's processes are gone: let its manager thread end.
+
+    A worker stopped in the middle of sending a result (a big layout is
+    megabytes) leaves the pool's manager thread waiting for the rest of the
+    message. This process holds the write end of that pipe too, so the read
+    never sees its end, and the interpreter joins the thread at exit: the
+    app would hang on quit. Closing our write end (no worker writes any more)
+    ends the read; the thread then finds the pool broken and stops."""
+    if manager is None or not manager.is_alive():
+        return
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
+    manager.join(timeout)
+
+
 def _exit_now(_signum: int, _frame: Any) -> None:
     # The pool catches what a job raises and goes on waiting for work: the
     # next SIGTERM, with the default action, ends the process.
@@ -270,6 +294,7 @@ class LayoutService:
         self._packed_event = threading.Event()
         self._lock = threading.RLock()
         self._retired: list[Any] = []  # processes of pools that broke, reaped at shutdown
+        self._retired_pools: list[ProcessPoolExecutor] = []
         self._queue: list[_Job] = []  # waiting, first is next
         self._running: dict[Any, _Job] = {}
         self._results: dict[Any, LayoutResult] = {}
@@ -414,6 +439,8 @@ class LayoutService:
         # The pool's own shutdown waits for running jobs (a dot may take
         # minutes): its processes are terminated instead, then joined.
         processes = list(self._retired)
+        pools = [*self._retired_pools, executor] if executor is not None else list(self._retired_pools)
+        managers = [_manager_of(pool) for pool in pools]  # the pool's shutdown forgets them
         if executor is not None:
             processes += getattr(executor, "_processes", {}).values()
             executor.shutdown(wait=False, cancel_futures=True)
@@ -430,6 +457,8 @@ class LayoutService:
             if process.is_alive():
                 process.kill()
                 process.join()
+        for manager, writer in managers:
+            _end_manager_thread(manager, writer, timeout)
         if executor is not None:
             executor.shutdown(wait=True)
 
@@ -464,6 +493,7 @@ class LayoutService:
             except RuntimeError as exc:  # BrokenProcessPool: a worker died (or failed to start)
                 # This job fails with the reason; the next one gets a fresh pool.
                 self._retired += getattr(self._executor, "_processes", {}).values()
+                self._retired_pools.append(self._executor)
                 self._executor.shutdown(wait=False, cancel_futures=True)
                 self._executor = None
                 inner = Future()

@@ -100,14 +100,16 @@ class MinimapClicked(Message):
 
 # -- from workers --------------------------------------------------------------------------
 class LayoutReady(Message):
-    """A union layout is computed (``layout`` and its canvas ``geometry``), or failed (``error``)."""
+    """A union layout is computed (``layout``, its canvas ``geometry`` and
+    ``minimap`` picture, where built), or failed (``error``)."""
 
-    def __init__(self, key: Any, layout: Any, error: str | None, geometry: Any = None) -> None:
+    def __init__(self, key: Any, layout: Any, error: str | None, geometry: Any = None, minimap: Any = None) -> None:
         super().__init__()
         self.key = key
         self.layout = layout
         self.error = error
         self.geometry = geometry
+        self.minimap = minimap
 
 
 class StepFailed(Message):

@@ -75,8 +75,7 @@ class MinimapPicture:
         boxes = layout.boxes
         if not boxes:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        values = (v for box in boxes.values() for v in (box.x, box.y, box.width))
-        table = np.fromiter(values, dtype=float, count=3 * len(boxes)).reshape(-1, 3)
+        table = np.array([(box.x, box.y, box.width) for box in boxes.values()], dtype=float)
         (ox, oy), scale = self.origin, self.scale
         x0 = np.floor(ox + (table[:, 0] - table[:, 2] / 2) * scale).astype(np.int64)
         x1 = np.maximum(
@@ -137,6 +136,13 @@ class Minimap(Widget):
         self._pictures: dict[
             int, tuple[Layout, MinimapPicture]
         ] = {}  # id of layout -> (layout, picture)
+
+    def prime(self, layout: Layout, picture: MinimapPicture) -> None:
+        """Keep ``layout``'s picture built elsewhere (with the layout's geometry,
+        off the UI thread), so showing it does not build it here."""
+        if len(self._pictures) > 8:
+            self._pictures.clear()
+        self._pictures[id(layout)] = (layout, picture)
 
     def show_layout(self, layout: Layout | None) -> bool:
         """Take ``layout``'s picture (built once per layout); True when the picture changed."""

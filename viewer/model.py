@@ -83,6 +83,23 @@ class DrawGraph:
     # Nodes of the previous step that this step removed, drawn back (faded) so
     # the eye sees what went; ``nodes`` holds them too.
     ghosts: set[int] = field(default_factory=set)
+    # edge_keys()'s answer with the list and length it was computed for.
+    _edge_key_cache: tuple[list[DrawEdge], int, frozenset[tuple[int, int, int]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def edge_keys(self) -> frozenset[tuple[int, int, int]]:
+        """(source, target, value id) of every edge, computed once while the
+        edge list stays as it is (the canvas asks on every step shown)."""
+        cached = self._edge_key_cache
+        if cached is not None and cached[0] is self.edges and cached[1] == len(self.edges):
+            return cached[2]
+        keys = frozenset((edge.source, edge.target, edge.value_id) for edge in self.edges)
+        self._edge_key_cache = (self.edges, len(self.edges), keys)
+        return keys
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_edge_key_cache": None}  # sent to layout workers: the answer stays here
 
     def add_node(self, node: DrawNode) -> None:
         self.nodes[node.id] = node

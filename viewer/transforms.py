@@ -113,7 +113,7 @@ class Transforms:
         self._states: dict[Hashable, ViewTransform] = {}
         self.stubs = True  # o: for every view
         self._box_ids: dict[str, int] = {}
-        self._lock = threading.Lock()  # the members cache and box ids are read from a worker thread
+        self._lock = threading.Lock()  # the members and picture caches and box ids are used from worker threads
         self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
         self._pictures: OrderedDict[tuple[int, ViewTransform], tuple[DrawGraph, Picture]] = OrderedDict()
 
@@ -138,15 +138,22 @@ class Transforms:
         """What to draw for ``drawing`` (a step of view ``base``) under the view's transform."""
         state = state if state is not None else self.state(base)
         cache_key = (id(drawing), state)
-        cached = self._pictures.get(cache_key)
+        with self._lock:
+            cached = self._pictures.get(cache_key)
         if cached is not None and cached[0] is drawing:
             return cached[1]
         picture = self.apply(drawing, state)
         picture.key = transform_key(base, state) if state.restructures else base
-        self._pictures[cache_key] = (drawing, picture)
-        while len(self._pictures) > _PICTURES_KEPT:
-            self._pictures.popitem(last=False)
+        with self._lock:
+            self._pictures[cache_key] = (drawing, picture)
+            while len(self._pictures) > _PICTURES_KEPT:
+                self._pictures.popitem(last=False)
         return picture
+
+    def make_ahead(self, drawing: DrawGraph, base: Hashable) -> None:
+        """On a background thread: the picture a step will ask for when shown
+        (stubs found, the edge set the canvas filters by), made before its key is pressed."""
+        self.picture(drawing, base).graph.edge_keys()
 
     def apply(self, drawing: DrawGraph, state: ViewTransform) -> Picture:
         """Collapse, then focus (around the box that hides the centre, if one

@@ -237,3 +237,54 @@ def test_the_trace_packed_in_a_child_process_is_the_trace(mlp_trace):
     assert [(s.pass_name, s.which, s.text()) for s in copy] == [(s.pass_name, s.which, s.text()) for s in mlp_trace]
     # Records shared between steps stay shared in the copy (pickled once).
     assert copy[0].graph.nodes[0] is copy[1].graph.nodes[0] or mlp_trace[0].graph.nodes[0] is not mlp_trace[1].graph.nodes[0]
+
+
+def _quit_while_a_result_is_sent_script(marker: str) -> str:
+    return f'''
+import os, sys, time
+from gradview.viewer.layout_service import LayoutService
+from gradview.viewer.model import DrawGraph, DrawNode
+
+def huge(marker, delay):
+    # A result that takes a while to pickle and send, and a SIGTERM (what
+    # shutdown sends) while it is on its way: the worker dies mid-delivery.
+    import signal, threading
+
+    def stop():
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Timer(delay, stop).start()
+    return bytes(300_000_000)
+
+if __name__ == "__main__":
+    graph = DrawGraph()
+    graph.add_node(DrawNode(1, "a"))
+    # Where the result is when the signal lands depends on the machine's
+    # speed: several moments, one service each, all in this process.
+    for delay in (0.3, 0.5, 0.7, 0.9, 1.2):
+        service = LayoutService(workers=1, engine="layered")
+        service.submit("small", [graph]).result(timeout=120)  # the pool and its worker are up
+        if os.path.exists({marker!r}):
+            os.remove({marker!r})
+        service._executor.submit(huge, {marker!r}, delay)
+        while not os.path.exists({marker!r}):
+            time.sleep(0.01)
+        time.sleep(0.5)
+        service.shutdown()
+    print("shut down")
+'''
+
+
+def test_quitting_while_a_worker_sends_a_result_does_not_hang_the_exit(tmp_path):
+    """A worker stopped mid-send left the pool's manager thread reading forever,
+    and the interpreter joins it at exit: the app hung on quit while layouts were
+    being delivered. The process must end (the limit only detects a hang)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "quit.py"
+    script.write_text(_quit_while_a_result_is_sent_script(str(tmp_path / "sending")))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "shut down" in done.stdout
