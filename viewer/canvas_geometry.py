@@ -119,10 +119,9 @@ class CanvasGeometry:
     rows: int = 0
     boxes: dict[int, list[BoxSpan]] = field(default_factory=dict)  # row -> boxes covering it
     node_cells: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)  # id -> (col0, row0, col1, row1)
-    # Edge segments in dot space (two dots per column, four per row), indexed by
-    # tiles: lists while building, NumPy arrays once built (see _SegmentTable).
+    # Edge segments in dot space (two dots per column, four per row): a list
+    # while building, then arrays indexed by tiles (viewer/edge_raster.py).
     segments: list[Segment] = field(default_factory=list)
-    segment_tiles: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (row, col) tile -> segments
     raster: EdgeRaster | None = None
     _node_rows: dict[int, int] = field(default_factory=dict)  # node id -> row of _node_table
     _node_table: np.ndarray | None = None  # node_cells as an array, one row per node
@@ -151,10 +150,10 @@ class CanvasGeometry:
             if not count % 128:
                 step_aside()
             geometry._add_edge(points, sx, sy, edge_key)
-        geometry.raster = EdgeRaster(geometry.segments, geometry.segment_tiles)
+        geometry.raster = EdgeRaster(geometry.segments, 4 * _BUCKET, 2 * _TILE_COLUMNS)
         geometry._node_rows = {node_id: row for row, node_id in enumerate(geometry.node_cells)}
         geometry._node_table = np.array(list(geometry.node_cells.values()), dtype=np.int64).reshape(-1, 4)
-        geometry.segments, geometry.segment_tiles = [], {}  # the raster holds them (the collector skips arrays)
+        geometry.segments = []  # the raster holds them (the collector skips arrays)
         return geometry
 
     # -- building --------------------------------------------------------------------
@@ -174,16 +173,11 @@ class CanvasGeometry:
                 line.append(_into_box(dots[-1], target))
             if self.zoom >= COMPACT_BOXES:
                 self._add_arrow(dots, target, edge_key)
-        segments, tiles_of = self.segments, self.segment_tiles
-        tile_rows, tile_cols = 4 * _BUCKET, 2 * _TILE_COLUMNS  # dots per tile
+        segments = self.segments
         for (ax, ay), (bx, by) in zip(line, line[1:], strict=False):
             dx, dy = bx - ax, by - ay
-            if not dx and not dy:
-                continue
-            index = len(segments)
-            segments.append((ax, ay, bx, by, edge_key, direction_of(dx, dy)))
-            for tile in _tiles_crossed(ax, ay, bx, by, tile_rows, tile_cols):
-                tiles_of.setdefault(tile, []).append(index)
+            if dx or dy:
+                segments.append((ax, ay, bx, by, edge_key, direction_of(dx, dy)))
 
     def _add_arrow(self, dots: list[tuple[float, float]], target: tuple[int, int, int, int], edge_key: EdgeKey) -> None:
         """The arrowhead on the cell just outside the side of ``target`` the edge comes in by."""
@@ -245,7 +239,7 @@ class CanvasGeometry:
         window = columns if columns is not None else (0, self.columns)
         if self.raster is None:
             return {}
-        tile_columns = range(max(0, window[0]) // _TILE_COLUMNS, max(0, window[1]) // _TILE_COLUMNS + 1)
+        tile_columns = (max(0, window[0]) // _TILE_COLUMNS, max(0, window[1]) // _TILE_COLUMNS)
         return self.raster.row_cells(row, shown, window, row // _BUCKET, tile_columns)
 
     def arrows_in_row(self, row: int, shown: Set[EdgeKey] | None = None) -> list[tuple[int, str, EdgeKey]]:
@@ -288,32 +282,6 @@ class CanvasGeometry:
             return None
         c0, r0, c1, r1 = cells
         return (c0 + c1 - 1) / 2, (r0 + r1 - 1) / 2
-
-
-def _tiles_crossed(ax: float, ay: float, bx: float, by: float, tile_rows: int, tile_cols: int) -> list[tuple[int, int]]:
-    """The (row, column) tiles a segment must be indexed under (sizes in dots).
-
-    Every tile whose rows the segment may paint, a row's painting taking
-    segments that start one dot row below it, and whose columns hold the
-    segment's cells in those rows, a corner one column beside them. Per band
-    of tile rows only the columns the segment crosses in that band: a bounding
-    box of tiles would be quadratic for long diagonal edges, and sampling the
-    segment misses tiles it only clips at a corner."""
-    y_low, y_high = min(ay, by), max(ay, by)
-    bands = range(int(max(0.0, y_low - 4) // tile_rows), int(max(0.0, y_high) // tile_rows) + 1)
-    x_low, x_high = min(ax, bx), max(ax, bx)
-    if len(bands) == 1 or ay == by:
-        columns = range(int(max(0.0, x_low - 2) // tile_cols), int(max(0.0, x_high + 2) // tile_cols) + 1)
-        return [(band, col) for band in bands for col in columns]
-    tiles = []
-    dx, dy = bx - ax, by - ay
-    for band in bands:
-        t_top = (band * tile_rows - 4 - ay) / dy
-        t_bottom = ((band + 1) * tile_rows + 4 - ay) / dy
-        t0, t1 = max(0.0, min(t_top, t_bottom)), min(1.0, max(t_top, t_bottom))
-        x0, x1 = sorted((ax + dx * t0, ax + dx * t1))
-        tiles += [(band, col) for col in range(int(max(0.0, x0 - 2) // tile_cols), int(max(0.0, x1 + 2) // tile_cols) + 1)]
-    return tiles
 
 
 def _touches(dot: tuple[float, float], cells: tuple[int, int, int, int]) -> bool:

@@ -22,6 +22,7 @@ cache, the zoom) lives behind one lock; ``layouts``, ``layout_errors``,
 from __future__ import annotations
 
 import bisect
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -90,6 +91,7 @@ class Controller:
         # Steps not yet drawn and linted ahead of the user, in order; the next
         # one drawn is the first at or after the step the UI last drew.
         self._ahead = list(range(len(trace)))
+        self._pictures_ahead: list[int] = []  # drawn while layouts computed, picture still to make (sorted)
         self._cursor = 0
         self._thread: threading.Thread | None = None  # the thread worker, while it runs
         self._running = False
@@ -263,14 +265,17 @@ class Controller:
                 continue
             laying_out = not prepared or self.service.busy()
             with self._lock:
-                if not self._ahead and not self._pending and prepared:
+                if not self._ahead and not self._pending and prepared and not self._pictures_ahead:
                     self._running = False
                     return
                 index = self._next_ahead(laying_out)
-            if index is None:
+                picture = _nearest(self._pictures_ahead, self._cursor) if index is None and not laying_out else None
+            if index is not None:
+                self._draw_ahead(index, picture_now=not laying_out)
+            elif picture is not None:
+                self._make_picture(picture)
+            else:
                 self._stop.wait(0.05)
-                continue
-            self._draw_ahead(index)
         with self._lock:
             self._running = False
 
@@ -284,6 +289,13 @@ class Controller:
         position = position if position < len(self._ahead) else 0
         near = 0 <= self._ahead[position] - self._cursor <= AHEAD_WHILE_LAYING_OUT
         return self._ahead.pop(position) if near or not laying_out else None
+
+    def _make_picture(self, index: int) -> None:
+        step_aside()
+        if self.make_ahead is not None:
+            # What fails here fails again on the UI thread when the step is shown, and is reported there.
+            with contextlib.suppress(Exception):
+                self.make_ahead(self.draw(index, View.WHOLE, 0), layout_key(self.trace, index, View.WHOLE, 0))
 
     def _layout_done(self, result: LayoutResult) -> None:
         """On a pool thread: the result as a message, with the canvas geometry
@@ -305,7 +317,10 @@ class Controller:
                 message = LayoutReady(result.key, None, f"layout failed: {type(exc).__name__}: {exc}")
         self._send(message, outstanding=1)
 
-    def _draw_ahead(self, index: int) -> None:
+    def _draw_ahead(self, index: int, picture_now: bool = True) -> None:
+        """Draw step ``index`` (and lint it) before the user gets there; its
+        picture too (stubs, the edge set) unless layouts are being computed:
+        then the pictures wait (``_pictures_ahead``), so the drawings stay ahead of the user."""
         step_aside()  # a step key on the UI thread goes first
         step = self.trace[index]
         problem = lint_problem(step)
@@ -314,7 +329,18 @@ class Controller:
         try:
             drawing = self.draw(index, View.WHOLE, 0)
             self.marks(index, View.WHOLE, 0)
-            if self.make_ahead is not None:
+            if self.make_ahead is not None and picture_now:
                 self.make_ahead(drawing, layout_key(self.trace, index, View.WHOLE, 0))
+            elif self.make_ahead is not None:
+                with self._lock:
+                    bisect.insort(self._pictures_ahead, index)
         except Exception as exc:  # noqa: BLE001 - shown as the step's failure
             self._send(StepFailed(index, f"cannot draw: {type(exc).__name__}: {exc}"))
+
+
+def _nearest(indices: list[int], cursor: int) -> int | None:
+    """Remove and return the first of the sorted ``indices`` at or after ``cursor`` (else the first)."""
+    if not indices:
+        return None
+    position = bisect.bisect_left(indices, cursor)
+    return indices.pop(position if position < len(indices) else 0)

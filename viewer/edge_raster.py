@@ -85,7 +85,8 @@ def direction_of(dx: float, dy: float) -> int:
 class EdgeRaster:
     """A geometry's edge segments, indexed by tiles of rows and columns."""
 
-    def __init__(self, segments: list[Segment], tiles: dict[tuple[int, int], list[int]]) -> None:
+    def __init__(self, segments: list[Segment], tile_rows: int, tile_columns: int) -> None:
+        """``segments`` in dot space; tiles of ``tile_rows`` x ``tile_columns`` dots."""
         self.size = len(segments)
         self.points = np.array([s[:4] for s in segments], dtype=np.float64).reshape(-1, 4)
         self.direction = np.array([s[5] for s in segments], dtype=np.int64)
@@ -95,14 +96,17 @@ class EdgeRaster:
         self.edge_keys = list(edge_numbers)
         self._low = np.minimum(self.points[:, 1], self.points[:, 3])  # each segment's dot rows
         self._high = np.maximum(self.points[:, 1], self.points[:, 3])
-        self._tiles = {tile: np.array(indices, dtype=np.int64) for tile, indices in tiles.items()}
-        self._candidates: tuple[tuple[int, range], np.ndarray] | None = None  # rows of one tile share them
+        self._tile_keys, self._tile_starts, self._tile_members = _tile_index(self.points, tile_rows, tile_columns)
+        self._candidates: tuple[tuple[int, int, int], np.ndarray] | None = None  # rows of one tile share them
         self._shown: tuple[set[EdgeKey], np.ndarray] | None = None  # the last step's set and its answers
 
-    def row_cells(self, row: int, shown: Set[EdgeKey] | None, columns: tuple[int, int], bucket: int, tile_columns: range) -> Cells:
+    def row_cells(
+        self, row: int, shown: Set[EdgeKey] | None, columns: tuple[int, int], bucket: int, tile_columns: tuple[int, int]
+    ) -> Cells:
         """The cells the ``shown`` edges (all: None) cross in ``row`` within
         ``columns`` (start, end); the segments to look at are those indexed
-        under ``bucket`` (the row's band of tiles) and ``tile_columns``."""
+        under ``bucket`` (the row's band of tiles) and the tile columns
+        ``tile_columns`` (first, last, both included)."""
         candidates = self._candidates_in(bucket, tile_columns)
         low = row * 4
         if len(candidates):
@@ -120,21 +124,24 @@ class EdgeRaster:
         return _merge([part for part in parts if len(part[0])], self.value_id)
 
     # -- which segments -----------------------------------------------------------------------------
-    def _candidates_in(self, bucket: int, tile_columns: range) -> np.ndarray:
+    def _candidates_in(self, bucket: int, tile_columns: tuple[int, int]) -> np.ndarray:
         """Indices of the segments in the tiles, in order (no repeats)."""
-        key = (bucket, tile_columns)
+        key = (bucket, *tile_columns)
         if self._candidates is not None and self._candidates[0] == key:
             return self._candidates[1]
-        parts = [self._tiles[tile] for col in tile_columns if (tile := (bucket, col)) in self._tiles]
-        if not parts:
+        first, last = _TILE_KEY_SPAN * bucket + tile_columns[0], _TILE_KEY_SPAN * bucket + tile_columns[1]
+        low = int(np.searchsorted(self._tile_keys, first, side="left"))
+        high = int(np.searchsorted(self._tile_keys, last, side="right"))
+        if low >= high:
             found = np.empty(0, dtype=np.int64)
-        elif len(parts) == 1:
-            found = parts[0]
-        else:  # a long segment is indexed in every tile it passes through
-            seen = np.zeros(self.size, dtype=bool)
-            for part in parts:
-                seen[part] = True
-            found = np.flatnonzero(seen)
+        else:
+            members = self._tile_members[self._tile_starts[low] : self._tile_starts[high]]
+            if high - low == 1:
+                found = members.astype(np.int64)
+            else:  # a long segment is indexed in every tile it passes through
+                seen = np.zeros(self.size, dtype=bool)
+                seen[members] = True
+                found = np.flatnonzero(seen)
         self._candidates = (key, found)
         return found
 
@@ -189,7 +196,7 @@ class EdgeRaster:
         owner = np.repeat(np.arange(len(indices)), counts)
         if not len(owner):
             return _EMPTY
-        offsets = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+        offsets = _offsets(counts)
         col = begin[owner] + offsets
         here, y = _row_of(col, owner, x0, x1, ax, ay, bx, by)
         # The row of the column before: the previous entry of the same segment, or
@@ -237,6 +244,59 @@ class EdgeRaster:
                     owners.append(index)
         owner_array = np.array(owners, dtype=np.int64)
         return np.array(cols, dtype=np.int64), np.array(bits, dtype=np.int64), self.direction[owner_array], owner_array
+
+
+_TILE_KEY_SPAN = 1 << 32  # a tile's key: its band of rows times this, plus its column
+
+
+def _tile_index(points: np.ndarray, tile_rows: int, tile_columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which segments each tile holds: the sorted keys of the tiles in use,
+    where each one's members start in the third array (one more start at the
+    end), and the members, in segment order within a tile.
+
+    A segment is indexed under every tile whose rows it may paint (a row's
+    painting takes segments starting a dot row below it) and whose columns
+    hold its cells in those rows, a corner one column beside them. Per band of
+    tile rows only the columns the segment crosses within that band: a
+    bounding box of tiles would be quadratic for long diagonal edges, and
+    sampling the segment would miss tiles it clips at a corner. All segments
+    at once, in array operations (a joint view at 5,000 ops has 227,000
+    segments in 13 million tile entries: 48 s one segment at a time)."""
+    empty = np.empty(0, dtype=np.int64)
+    if not len(points):
+        return empty, np.zeros(1, dtype=np.int64), empty.astype(np.int32)
+    ax, ay, bx, by = points[:, 0], points[:, 1], points[:, 2], points[:, 3]
+    y_low, y_high = np.minimum(ay, by), np.maximum(ay, by)
+    band_first = (np.maximum(0.0, y_low - 4) // tile_rows).astype(np.int64)
+    band_count = (np.maximum(0.0, y_high) // tile_rows).astype(np.int64) - band_first + 1
+    segment = np.repeat(np.arange(len(points), dtype=np.int64), band_count)
+    band = band_first[segment] + _offsets(band_count)
+    # The segment's x range within each band (all of it where it is in one band or level).
+    whole = (band_count[segment] == 1) | (ay[segment] == by[segment])
+    a_x, a_y, dx, dy = ax[segment], ay[segment], (bx - ax)[segment], (by - ay)[segment]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_top = (band * tile_rows - 4 - a_y) / dy
+        t_bottom = ((band + 1) * tile_rows + 4 - a_y) / dy
+    t0 = np.maximum(0.0, np.minimum(t_top, t_bottom))
+    t1 = np.minimum(1.0, np.maximum(t_top, t_bottom))
+    x_a, x_b = a_x + dx * t0, a_x + dx * t1
+    x0 = np.where(whole, np.minimum(ax, bx)[segment], np.minimum(x_a, x_b))
+    x1 = np.where(whole, np.maximum(ax, bx)[segment], np.maximum(x_a, x_b))
+    column_first = (np.maximum(0.0, x0 - 2) // tile_columns).astype(np.int64)
+    column_count = (np.maximum(0.0, x1 + 2) // tile_columns).astype(np.int64) - column_first + 1
+    del a_x, a_y, dx, dy, t_top, t_bottom, t0, t1, x_a, x_b, x0, x1, whole
+    keys = np.repeat(band * _TILE_KEY_SPAN + column_first, column_count) + _offsets(column_count)
+    members = np.repeat(segment, column_count).astype(np.int32)
+    order = np.argsort(keys, kind="stable")  # stable: segment order within a tile
+    keys, members = keys[order], members[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.r_[starts, len(keys)], members
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """0, 1, …, count - 1 for each of ``counts``, one after the other."""
+    total = int(counts.sum())
+    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 _Part = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]

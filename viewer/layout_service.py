@@ -295,6 +295,7 @@ class LayoutService:
         self._lock = threading.RLock()
         self._retired: list[Any] = []  # processes of pools that broke, reaped at shutdown
         self._retired_pools: list[ProcessPoolExecutor] = []
+        self._managers: dict[int, tuple[threading.Thread | None, Any]] = {}  # id of pool -> _manager_of(pool)
         self._queue: list[_Job] = []  # waiting, first is next
         self._running: dict[Any, _Job] = {}
         self._results: dict[Any, LayoutResult] = {}
@@ -377,7 +378,8 @@ class LayoutService:
                 self._queue.insert(0, job)
             else:
                 self._queue.append(job)
-            self._feed()
+            taken = self._take()
+        self._hand_over(taken)
         return future
 
     def prioritize(self, key: Any) -> bool:
@@ -438,12 +440,15 @@ class LayoutService:
             job.future.cancel()
         # The pool's own shutdown waits for running jobs (a dot may take
         # minutes): its processes are terminated instead, then joined.
-        processes = list(self._retired)
-        pools = [*self._retired_pools, executor] if executor is not None else list(self._retired_pools)
-        managers = [_manager_of(pool) for pool in pools]  # the pool's shutdown forgets them
+        with self._lock:
+            processes = list(self._retired)
+            pools = [*self._retired_pools, executor] if executor is not None else list(self._retired_pools)
+            # The pools' own shutdown forgets these: keep them first.
+            managers = [self._managers.get(id(pool)) or _manager_of(pool) for pool in pools]
         if executor is not None:
-            processes += getattr(executor, "_processes", {}).values()
-            executor.shutdown(wait=False, cancel_futures=True)
+            started = getattr(executor, "_processes", None) or {}
+            executor.shutdown(wait=False, cancel_futures=True)  # waits for a worker being started
+            processes += list(started.values())
         for process in processes:
             if process.is_alive():
                 process.terminate()  # an idle worker exits; a busy one stops its job (and dot)
@@ -476,31 +481,56 @@ class LayoutService:
                 return True
         return False
 
-    def _feed(self) -> None:
-        """Hand waiting jobs to the pool while a worker is free."""
+    def _take(self) -> list[_Job]:
+        """The waiting jobs free workers can take now, marked running (the lock
+        held); the caller hands them over with :meth:`_hand_over` once it has
+        released the lock."""
+        taken = []
         while self._queue and len(self._running) < self.workers and not self._closed:
             job = self._queue.pop(0)
-            if self._executor is None:
-                self._executor = ProcessPoolExecutor(
-                    self.workers,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_worker_init,
-                    initargs=(self._steps,),
-                )
             self._running[job.key] = job
+            taken.append(job)
+        return taken
+
+    def _hand_over(self, jobs: list[_Job]) -> None:
+        """Give ``jobs`` to the pool, without the lock: a submit may start a
+        worker process, and starting one waits until the new process has read
+        the packed trace (a second or more at 5,000 ops). Under the lock that
+        wait blocked every call here, among them the UI thread's prioritize on
+        a step key (2.4 s measured)."""
+        for job in jobs:
+            with self._lock:
+                if self._closed or self._running.get(job.key) is not job:
+                    continue  # shut down meanwhile (its future is cancelled)
+                if self._executor is None:
+                    self._executor = ProcessPoolExecutor(
+                        self.workers,
+                        mp_context=multiprocessing.get_context("spawn"),
+                        initializer=_worker_init,
+                        initargs=(self._steps,),
+                    )
+                executor = self._executor
+                packed, job.packed = job.packed, None  # the pool has it now
             try:
-                inner = self._executor.submit(_work, job.packed, job.engine, job.key)
-            except RuntimeError as exc:  # BrokenProcessPool: a worker died (or failed to start)
+                inner = executor.submit(_work, packed, job.engine, job.key)
+            except RuntimeError as exc:  # BrokenProcessPool (a worker died or failed to start), or shut down
                 # This job fails with the reason; the next one gets a fresh pool.
-                self._retired += getattr(self._executor, "_processes", {}).values()
-                self._retired_pools.append(self._executor)
-                self._executor.shutdown(wait=False, cancel_futures=True)
-                self._executor = None
+                with self._lock:
+                    if self._executor is executor:
+                        self._retire(executor)
+                        self._executor = None
                 inner = Future()
                 inner.set_exception(exc)
-            job.packed = None  # the pool has it now
-            # Runs at once when the future is already done: the lock is an RLock.
+            else:
+                with self._lock:
+                    self._managers.setdefault(id(executor), _manager_of(executor))
             inner.add_done_callback(lambda done, job=job: self._finished(job, done))
+
+    def _retire(self, executor: ProcessPoolExecutor) -> None:
+        """(the lock held) A broken pool: its processes are reaped at shutdown."""
+        self._retired += list((getattr(executor, "_processes", None) or {}).values())
+        self._retired_pools.append(executor)
+        executor.shutdown(wait=False, cancel_futures=True)
 
     def _finished(self, job: _Job, inner: Future[Any]) -> None:
         try:
@@ -516,7 +546,8 @@ class LayoutService:
             del self._running[job.key]
             self._results[job.key] = result
             self._unpolled.append(result)
-            self._feed()
+            taken = self._take()
+        self._hand_over(taken)
         if not job.future.done():
             job.future.set_result(result)
         if job.callback is not None:
