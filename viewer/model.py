@@ -83,6 +83,10 @@ class DrawGraph:
     # Nodes of the previous step that this step removed, drawn back (faded) so
     # the eye sees what went; ``nodes`` holds them too.
     ghosts: set[int] = field(default_factory=set)
+    # The drawing this one is an untouched copy of (same nodes, edges, frames,
+    # ghosts), so what is derived from it (a picture with stubs) is made once;
+    # adding a node or an edge forgets it.
+    same_as: DrawGraph | None = field(default=None, init=False, repr=False, compare=False)
     # edge_keys()'s answer with the list and length it was computed for.
     _edge_key_cache: tuple[list[DrawEdge], int, frozenset[tuple[int, int, int]]] | None = field(
         default=None, init=False, repr=False, compare=False
@@ -99,13 +103,21 @@ class DrawGraph:
         return keys
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_edge_key_cache": None}  # sent to layout workers: the answer stays here
+        return {**self.__dict__, "_edge_key_cache": None, "same_as": None}  # sent to layout workers: caches stay here
 
     def add_node(self, node: DrawNode) -> None:
         self.nodes[node.id] = node
+        self.same_as = None
 
     def add_edge(self, edge: DrawEdge) -> None:
         self.edges.append(edge)
+        self.same_as = None
+
+    def copy(self) -> DrawGraph:
+        """A copy whose containers can change without touching this one (``same_as`` this)."""
+        out = DrawGraph(dict(self.nodes), list(self.edges), dict(self.clusters), set(self.ghosts))
+        out.same_as = self.same_as if self.same_as is not None else self
+        return out
 
 
 class Mark(enum.Enum):

@@ -115,7 +115,7 @@ class Transforms:
         self._box_ids: dict[str, int] = {}
         self._lock = threading.Lock()  # the members and picture caches and box ids are used from worker threads
         self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
-        self._pictures: OrderedDict[tuple[int, ViewTransform], tuple[DrawGraph, Picture]] = OrderedDict()
+        self._pictures: OrderedDict[tuple[int, Hashable, ViewTransform], tuple[DrawGraph, Picture]] = OrderedDict()
 
     # -- state ------------------------------------------------------------------------------
     def state(self, base: Hashable) -> ViewTransform:
@@ -137,15 +137,17 @@ class Transforms:
     def picture(self, drawing: DrawGraph, base: Hashable, state: ViewTransform | None = None) -> Picture:
         """What to draw for ``drawing`` (a step of view ``base``) under the view's transform."""
         state = state if state is not None else self.state(base)
-        cache_key = (id(drawing), state)
+        # An untouched copy of a drawing (a step that changed nothing) has its picture.
+        original = drawing.same_as if drawing.same_as is not None else drawing
+        cache_key = (id(original), base, state)
         with self._lock:
             cached = self._pictures.get(cache_key)
-        if cached is not None and cached[0] is drawing:
+        if cached is not None and cached[0] is original:
             return cached[1]
         picture = self.apply(drawing, state)
         picture.key = transform_key(base, state) if state.restructures else base
         with self._lock:
-            self._pictures[cache_key] = (drawing, picture)
+            self._pictures[cache_key] = (original, picture)
             while len(self._pictures) > _PICTURES_KEPT:
                 self._pictures.popitem(last=False)
         return picture

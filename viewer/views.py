@@ -373,11 +373,7 @@ def _plain_drawing(trace: PassTrace, step: Step, numbers: dict[int, int], memo: 
     else:
         drawing = _draw(step, numbers, memo)
     memo.keep_drawing(step.index, numbers, drawing)
-    return _copy(drawing)
-
-
-def _copy(graph: DrawGraph) -> DrawGraph:
-    return DrawGraph(dict(graph.nodes), list(graph.edges), dict(graph.clusters), set(graph.ghosts))
+    return drawing.copy()
 
 
 def _draw_record(
@@ -426,8 +422,20 @@ def _single(trace: PassTrace, index: int, step: Step, ghosts: bool) -> DrawGraph
         if previous is not None:
             now, was = _lost(step.graph, previous)
             if not was <= now:
-                _add_ghosts(out, now, was, _draw_record(previous, numbers, None, 0, memo))
+                _add_ghosts(out, now, was, _previous_drawing(trace, step, previous, numbers, memo))
     return out
+
+
+def _previous_drawing(
+    trace: PassTrace, step: Step, previous: BlockRecord, numbers: dict[int, int], memo: _Memo
+) -> DrawGraph:
+    """``previous`` (the graph ``step`` is compared with) drawn: as its own step
+    was, when that drawing is still kept (the usual case: the step before)."""
+    before = latest_step(trace, step.which, step.index - 1)
+    found = memo.drawing_of(before.index) if before is not None and before.graph is previous else None
+    if found is not None and found[0] == numbers:
+        return found[1]
+    return _draw_record(previous, numbers, None, 0, memo)
 
 
 def _joint(
@@ -493,7 +501,7 @@ def _cached(trace: PassTrace, key: _Key, build: Callable[[], DrawGraph]) -> Draw
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
-    return _copy(found[1])
+    return found[1].copy()
 
 
 # -- the API -----------------------------------------------------------------------------
