@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import statistics
 import sys
 import time
@@ -186,6 +187,8 @@ def main() -> None:
               f"{result['busy_worst'] * 1e3:.1f} ms worst   (same targets; layouts still computing)")
         print(f"  real key press (pilot) : {result['pilot_cpu'] * 1e3:8.0f} ms CPU median, "
               f"{result['pilot_wall'] * 1e3:.0f} ms wall (the wall time includes the pilot's wait for idle)")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+        print(f"  peak memory so far     : {peak:8.0f} MiB   (this process: the app, its drawings and geometries)")
 
 
 if __name__ == "__main__":
