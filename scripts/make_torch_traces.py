@@ -1,0 +1,117 @@
+"""Make the TORCH_TRACE logs the tests keep as fixtures (issue 13).
+
+Each model below is compiled with ``torch.compile(..., backend="aot_eager")``
+and run forward and backward once, in its own Python process with
+``TORCH_TRACE`` pointing at a fresh directory: PyTorch's structured trace
+then writes one log whose ``aot_joint_graph``, ``aot_forward_graph`` and
+``aot_backward_graph`` entries are AOTAutograd's graphs (a forward that
+returns the values saved for backward, a backward that reads them). The log
+is copied to ``tests/data/torch_trace/<name>.log``.
+
+The models are the ones issue 13 names: an MLP, LayerNorm + GELU, attention
+(softmax, bmm), conv + batch norm in training + ReLU, an LSTM-cell step, a
+float64 function, and a function with a graph break (two compiled graphs in
+one log). Needs PyTorch (the ``oracle`` extra); runs on a CPU in about ten
+seconds per model.
+
+    .venv/bin/python scripts/make_torch_traces.py [--out tests/data/torch_trace] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# Each program runs in a fresh interpreter (TORCH_TRACE is read when torch is
+# imported); every one seeds, compiles with aot_eager, and runs one backward.
+_PRELUDE = """
+import torch
+torch.manual_seed(0)
+def train(fn, *inputs):
+    compiled = torch.compile(fn, backend="aot_eager")
+    out = compiled(*inputs)
+    out = out if isinstance(out, torch.Tensor) else sum(o.sum() for o in out)
+    out.sum().backward()
+"""
+
+MODELS: dict[str, str] = {
+    "mlp": """
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
+train(model, torch.randn(8, 16))
+""",
+    "layernorm_gelu": """
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(), torch.nn.Linear(32, 16))
+train(model, torch.randn(4, 8, 16))
+""",
+    "attention": """
+class Attention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(16, 48)
+        self.out = torch.nn.Linear(16, 16)
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        weights = torch.softmax(torch.bmm(q, k.transpose(1, 2)) / 4.0, dim=-1)
+        return self.out(torch.bmm(weights, v))
+train(Attention(), torch.randn(2, 8, 16))
+""",
+    "conv_bn_relu": """
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU())
+model.train()
+train(model, torch.randn(2, 3, 8, 8))
+""",
+    "lstm_cell": """
+cell = torch.nn.LSTMCell(8, 16)
+def step(x, h, c):
+    return cell(x, (h, c))
+train(step, torch.randn(4, 8), torch.randn(4, 16), torch.randn(4, 16))
+""",
+    "float64": """
+def f(x, w):
+    return torch.sin(x @ w).exp().mean(dim=1)
+train(f, torch.randn(5, 6, dtype=torch.float64, requires_grad=True), torch.randn(6, 3, dtype=torch.float64, requires_grad=True))
+""",
+    "graph_break": """
+def f(x, w):
+    h = torch.tanh(x @ w)
+    torch._dynamo.graph_break()
+    return (h * h).sigmoid().sum(dim=0)
+train(f, torch.randn(4, 8, requires_grad=True), torch.randn(8, 8, requires_grad=True))
+""",
+}
+
+
+def make(name: str, out_dir: Path) -> Path:
+    """Run model ``name`` under a temporary TORCH_TRACE; the log lands at ``out_dir/<name>.log``."""
+    with tempfile.TemporaryDirectory() as trace_dir:
+        env = {**os.environ, "TORCH_TRACE": trace_dir}
+        subprocess.run([sys.executable, "-c", _PRELUDE + MODELS[name]], env=env, check=True, timeout=600)
+        logs = sorted(Path(trace_dir).glob("*.log"))
+        if len(logs) != 1:
+            raise RuntimeError(f"{name}: expected one log in the trace directory, found {len(logs)}")
+        target = out_dir / f"{name}.log"
+        shutil.copyfile(logs[0], target)
+    return target
+
+
+def main() -> None:
+    cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "tests" / "data" / "torch_trace")
+    cli.add_argument("names", nargs="*", help=f"models to make (default: all of {', '.join(MODELS)})")
+    args = cli.parse_args()
+    unknown = [name for name in args.names if name not in MODELS]
+    if unknown:
+        cli.error(f"unknown model {', '.join(unknown)} (known: {', '.join(MODELS)})")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in args.names or list(MODELS):
+        path = make(name, args.out)
+        print(f"{name:16} {path.stat().st_size:>9,} bytes  {path}")
+
+
+if __name__ == "__main__":
+    main()
