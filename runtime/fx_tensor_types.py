@@ -1,0 +1,122 @@
+"""The tensor annotations of an FX graph printed by PyTorch (``print_readable``).
+
+AOTAutograd's graphs in a TORCH_TRACE log annotate every value with its
+dtype, sizes, strides and device in one string, ``"f32[8, 16][16, 1]cpu"``:
+``f32`` is ``torch.float32`` in FX's short names, the first brackets the
+sizes, the second the strides, then the device (``cpu``, ``cuda:0``). Under
+dynamic shapes a size or stride may be a symbol (``f32[s77, 16][16, 1]cpu``)
+and a plain symbolic integer is ``Sym(s77)``. This module reads those
+strings without PyTorch, and says how many bytes a tensor holds (elements
+times the element's size), which is what ``gradview saved`` adds up.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["TensorAnnotation", "SymbolAnnotation", "parse_annotation", "DTYPES", "AnnotationError"]
+
+# FX's short dtype names (torch.fx.graph.dtype_abbrs) -> (torch dtype name, bytes per element).
+# Sub-byte and bit dtypes have no whole-byte element size: their bytes are unknown (None).
+DTYPES: dict[str, tuple[str, int | None]] = {
+    "u8": ("uint8", 1),
+    "i8": ("int8", 1),
+    "i16": ("int16", 2),
+    "i32": ("int32", 4),
+    "i64": ("int64", 8),
+    "u16": ("uint16", 2),
+    "u32": ("uint32", 4),
+    "u64": ("uint64", 8),
+    "f16": ("float16", 2),
+    "bf16": ("bfloat16", 2),
+    "f32": ("float32", 4),
+    "f64": ("float64", 8),
+    "c32": ("complex32", 4),
+    "c64": ("complex64", 8),
+    "c128": ("complex128", 16),
+    "b8": ("bool", 1),
+    "f8e5m2": ("float8_e5m2", 1),
+    "f8e4m3fn": ("float8_e4m3fn", 1),
+    "f8e5m2fnuz": ("float8_e5m2fnuz", 1),
+    "f8e4m3fnuz": ("float8_e4m3fnuz", 1),
+    "f8e8m0fnu": ("float8_e8m0fnu", 1),
+    "f4e2m1fnx2": ("float4_e2m1fn_x2", 1),
+    "b1x8": ("bits1x8", 1),
+    "b2x4": ("bits2x4", 1),
+    "b4x2": ("bits4x2", 1),
+    "b8x1": ("bits8", 1),
+    "b16x1": ("bits16", 2),
+}
+
+_TENSOR = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>[a-z][a-z0-9_]*(?::\d+)?)$")
+_SYMBOL = re.compile(r"^Sym\((?P<expr>[^()]*(?:\([^()]*\)[^()]*)*)\)$")
+
+Dim = int | str  # a size or stride: a number, or a symbol / expression under dynamic shapes
+
+
+class AnnotationError(ValueError):
+    """A string that is not an FX value annotation (the message quotes it)."""
+
+
+@dataclass(frozen=True)
+class TensorAnnotation:
+    dtype: str  # torch's name: "float32"
+    sizes: tuple[Dim, ...]
+    strides: tuple[Dim, ...]
+    device: str  # "cpu", "cuda:0"
+
+    @property
+    def element_size(self) -> int | None:
+        return next((size for name, size in DTYPES.values() if name == self.dtype), None)
+
+    @property
+    def numel(self) -> int | None:
+        """Elements; None where a size is symbolic."""
+        count = 1
+        for size in self.sizes:
+            if not isinstance(size, int):
+                return None
+            count *= size
+        return count
+
+    @property
+    def nbytes(self) -> int | None:
+        """Elements times the element's size (None where either is unknown)."""
+        numel, size = self.numel, self.element_size
+        return None if numel is None or size is None else numel * size
+
+
+@dataclass(frozen=True)
+class SymbolAnnotation:
+    expr: str  # "s77", "s77*s0"
+
+
+def parse_annotation(text: str) -> TensorAnnotation | SymbolAnnotation:
+    """``"f32[8, 16][16, 1]cpu"`` or ``"Sym(s77)"`` (quotes around it allowed)."""
+    body = text.strip().strip("\"'")
+    symbol = _SYMBOL.match(body)
+    if symbol is not None:
+        return SymbolAnnotation(symbol.group("expr").strip())
+    match = _TENSOR.match(body)
+    if match is None:
+        raise AnnotationError(f"not a tensor annotation like 'f32[8, 16][16, 1]cpu' or 'Sym(s0)': {text!r}")
+    short = match.group("dtype")
+    if short not in DTYPES:
+        raise AnnotationError(f"unknown dtype {short!r} in {text!r} (known: {', '.join(DTYPES)})")
+    sizes, strides = _dims(match.group("sizes"), text), _dims(match.group("strides"), text)
+    if len(sizes) != len(strides):
+        raise AnnotationError(f"{len(sizes)} sizes but {len(strides)} strides in {text!r}")
+    return TensorAnnotation(DTYPES[short][0], sizes, strides, match.group("device"))
+
+
+def _dims(text: str, whole: str) -> tuple[Dim, ...]:
+    if not text.strip():
+        return ()
+    dims: list[Dim] = []
+    for part in text.split(","):
+        item = part.strip()
+        if not item:
+            raise AnnotationError(f"an empty size or stride in {whole!r}")
+        dims.append(int(item) if item.lstrip("-").isdigit() else item)
+    return tuple(dims)
