@@ -1,0 +1,258 @@
+"""An FX graph as PyTorch prints it (``GraphModule.print_readable``), read as text.
+
+The graphs of a TORCH_TRACE log (AOTAutograd's joint, forward and backward
+graphs) are Python source: one ``forward`` method whose parameters are the
+graph's inputs, one assignment per node and a ``return``. What matters sits
+in two places Python's ``ast`` alone does not give:
+
+* **annotations**, strings like ``"f32[8, 16][16, 1]cpu"`` on each input and
+  node (:mod:`gradview.runtime.fx_tensor_types` reads them);
+* **comments**: the *descriptor* after an input or an output says what it is
+  to AOTAutograd (``# PlainAOTInput(idx=0)``, ``# TangentAOTInput(...)``,
+  ``# SavedForBackwardsAOTOutput(idx=3)``, ``# GradAOTOutput(grad_of=...)``),
+  and ``# File: model.py:12 in forward, code: ...`` above a group of nodes
+  names the source line that made them. So the text is also read with
+  ``tokenize``, and comments are matched to lines.
+
+Deletions ride on the node's line (``;  primals_3 = t = None``) and are
+skipped; multi-output ops are read through ``getitem`` nodes
+(``getitem = native_layer_norm[0]``); ``torch.ops.aten.mm.default`` is kept
+as the op ``aten::mm`` and the overload ``default``. Reading needs no PyTorch.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+from typing import Any
+
+from .fx_tensor_types import AnnotationError, SymbolAnnotation, TensorAnnotation, parse_annotation
+
+__all__ = ["FxGraphError", "FxRef", "FxValue", "FxNode", "FxGraph", "parse_fx_graph"]
+
+Annotation = TensorAnnotation | SymbolAnnotation | None
+
+
+class FxGraphError(ValueError):
+    """Text that is not a printed FX graph; the message names the line (of the payload)."""
+
+
+@dataclass(frozen=True)
+class FxRef:
+    """A use of a graph value by name, in a node's arguments."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class FxValue:
+    """An input or an output of the graph."""
+
+    name: str
+    annotation: Annotation
+    descriptor: str | None  # the comment after it: "PlainAOTInput(idx=0)"
+    line: int
+
+
+@dataclass(frozen=True)
+class FxNode:
+    name: str
+    op: str  # "aten::mm", "prims::convert_element_type", "getitem", or the call as written
+    overload: str | None  # "default", "Tensor", "dim_IntList"; None for getitem and unknown calls
+    args: tuple[Any, ...]  # FxRef for values, Python constants, tuples for lists
+    kwargs: dict[str, Any]
+    annotation: Annotation
+    line: int
+    source: str | None = None  # the "File: …" comment above it, when there is one
+
+    def inputs(self) -> list[str]:
+        """Names of the values it reads, in order, each once."""
+        seen: dict[str, None] = {}
+        for item in [*self.args, *self.kwargs.values()]:
+            for ref in _refs(item):
+                seen.setdefault(ref.name, None)
+        return list(seen)
+
+
+@dataclass
+class FxGraph:
+    inputs: list[FxValue] = field(default_factory=list)
+    nodes: list[FxNode] = field(default_factory=list)
+    outputs: list[FxValue] = field(default_factory=list)
+
+
+def parse_fx_graph(text: str) -> FxGraph:
+    """The inputs, nodes and outputs of one printed FX graph (its first ``forward``)."""
+    try:
+        module = ast.parse(text)
+    except SyntaxError as exc:
+        raise FxGraphError(f"line {exc.lineno}:{exc.offset}: not Python: {exc.msg}") from None
+    function = next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if function is None:
+        raise FxGraphError("line 1: no forward method: not a printed FX graph")
+    comments = _comments(text)
+    graph = FxGraph()
+    for arg in function.args.args[1:]:  # self first
+        graph.inputs.append(FxValue(arg.arg, _annotation(arg.annotation, arg.lineno), _descriptor(comments, arg.lineno), arg.lineno))
+    declared: list[FxValue] = []  # a joint graph takes (primals, tangents) and declares the flat inputs
+    defined = {value.name for value in graph.inputs}
+    for statement in function.body:
+        if isinstance(statement, ast.AnnAssign) and statement.value is None and isinstance(statement.target, ast.Name):
+            line = statement.lineno
+            declared.append(FxValue(statement.target.id, _annotation(statement.annotation, line), _descriptor(comments, line), line))
+            defined.add(statement.target.id)
+            continue
+        if _is_flatten(statement):
+            continue  # "primals_1, …, tangents_1, = fx_pytree.tree_flatten_spec(...)": the declared inputs
+        if isinstance(statement, ast.Return):
+            graph.outputs = _outputs(statement, comments, defined)
+            break
+        node = _node(statement, comments, text)
+        if node is None:
+            continue  # "x = y = None": a deletion
+        for name in node.inputs():
+            if name not in defined:
+                raise FxGraphError(f"line {node.line}: {node.name} reads {name}, which is not defined above it")
+        defined.add(node.name)
+        graph.nodes.append(node)
+    else:
+        raise FxGraphError(f"line {function.lineno}: forward has no return")
+    if declared:
+        graph.inputs = declared
+    return graph
+
+
+def _is_flatten(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Assign)
+        and isinstance(statement.targets[0], ast.Tuple)
+        and isinstance(statement.value, ast.Call)
+        and ast.unparse(statement.value.func).endswith("tree_flatten_spec")
+    )
+
+
+# -- pieces ---------------------------------------------------------------------------------------------
+def _comments(text: str) -> dict[int, str]:
+    """Line -> the comment on it (without ``#``), and for comment-only lines the same."""
+    found: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = token.string[1:].strip()
+    except (tokenize.TokenError, IndentationError) as exc:
+        raise FxGraphError(f"the graph's text does not tokenize: {exc}") from None
+    return found
+
+
+def _descriptor(comments: dict[int, str], line: int) -> str | None:
+    comment = comments.get(line)
+    return comment if comment and not comment.startswith("File:") else None
+
+
+def _annotation(node: ast.expr | None, line: int) -> Annotation:
+    if node is None:
+        return None
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return None  # a Python type (int, torch.Tensor): no shape to read
+    try:
+        return parse_annotation(node.value)
+    except AnnotationError as exc:
+        raise FxGraphError(f"line {line}: {exc}") from None
+
+
+def _node(statement: ast.stmt, comments: dict[int, str], text: str) -> FxNode | None:
+    line = statement.lineno
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value is not None:
+        name, value, annotation = statement.target.id, statement.value, _annotation(statement.annotation, line)
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        name, value, annotation = statement.targets[0].id, statement.value, None
+    elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) and statement.value.value is None:
+        return None
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return None  # a docstring
+    else:
+        raise FxGraphError(f"line {line}: not a node of a printed FX graph: {ast.unparse(statement)[:60]!r}")
+    if isinstance(value, ast.Constant) and value.value is None:
+        return None  # "x = None": a deletion
+    source = _source_above(comments, line)
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+        return FxNode(name, "getitem", None, (FxRef(value.value.id), _constant(value.slice, line)), {}, annotation, line, source)
+    if not isinstance(value, ast.Call):
+        raise FxGraphError(f"line {line}: {name} is not a call: {ast.unparse(value)[:60]!r}")
+    op, overload = _target(value.func)
+    args = tuple(_constant(arg, line) for arg in value.args)
+    kwargs = {kw.arg or "**": _constant(kw.value, line) for kw in value.keywords}
+    return FxNode(name, op, overload, args, kwargs, annotation, line, source)
+
+
+def _source_above(comments: dict[int, str], line: int) -> str | None:
+    """The nearest "File: …" comment above ``line`` in the comment block that precedes its group of nodes."""
+    for above in range(line - 1, 0, -1):
+        comment = comments.get(above)
+        if comment is None:
+            continue
+        if comment.startswith("File:"):
+            return comment
+        if comment.startswith("No stacktrace found"):
+            return None
+    return None
+
+
+def _target(func: ast.expr) -> tuple[str, str | None]:
+    """``torch.ops.aten.mm.default`` -> ("aten::mm", "default"); other calls as written."""
+    parts: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    parts.reverse()
+    if len(parts) == 5 and parts[:2] == ["torch", "ops"]:
+        return f"{parts[2]}::{parts[3]}", parts[4]
+    if len(parts) == 4 and parts[:2] == ["torch", "ops"]:
+        return f"{parts[2]}::{parts[3]}", None
+    return ast.unparse(func), None
+
+
+def _constant(node: ast.expr, line: int) -> Any:
+    """An argument: a value by name, a constant, a list or tuple of them; other expressions as text."""
+    if isinstance(node, ast.Name):
+        return FxRef(node.id)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.List | ast.Tuple):
+        return tuple(_constant(item, line) for item in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return -node.operand.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
+        return f"torch.{node.attr}"  # torch.float32, torch.contiguous_format
+    return ast.unparse(node)  # torch.device(type='cpu') and the like, kept as written
+
+
+def _outputs(statement: ast.Return, comments: dict[int, str], defined: set[str]) -> list[FxValue]:
+    value = statement.value
+    if isinstance(value, ast.Call) and value.args:  # pytree.tree_unflatten([...], self._out_spec)
+        value = value.args[0]
+    items = value.elts if isinstance(value, ast.Tuple | ast.List) else [value] if value is not None else []
+    outputs = []
+    for item in items:
+        if isinstance(item, ast.Constant) and item.value is None:
+            outputs.append(FxValue("None", None, _descriptor(comments, item.lineno), item.lineno))
+            continue
+        if not isinstance(item, ast.Name):
+            raise FxGraphError(f"line {item.lineno}: an output that is not a value: {ast.unparse(item)[:60]!r}")
+        if item.id not in defined:
+            raise FxGraphError(f"line {item.lineno}: the output {item.id} is not defined")
+        outputs.append(FxValue(item.id, None, _descriptor(comments, item.lineno), item.lineno))
+    return outputs
+
+
+def _refs(item: Any) -> list[FxRef]:
+    if isinstance(item, FxRef):
+        return [item]
+    if isinstance(item, tuple):
+        return [ref for part in item for ref in _refs(part)]
+    return []
