@@ -1,0 +1,54 @@
+"""The values compiled graphs save for backward, against a reference read
+straight from the fixtures' text with regular expressions (a second reader)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from gradview.runtime.fx_graph_text import parse_fx_graph
+from gradview.runtime.saved_values import saved_by_compiled_graph
+from gradview.runtime.torch_trace_log import load_torch_trace
+
+LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
+_SIZES = {"f32": 4, "f64": 8, "i64": 8, "b8": 1, "f16": 2, "bf16": 2, "i32": 4, "u8": 1}
+
+
+def _reference(forward: str, backward: str) -> list[dict[str, object]]:
+    """Saved names from the forward's return comments; shapes, dtypes and bytes from
+    the backward's parameter annotations; producers from the forward's assignment
+    lines; consumers from the backward lines that pass the name to an op."""
+    saved = re.findall(r"^\s+(\w+),\s+# SavedForBackwardsAOTOutput", forward, re.M)
+    params = dict(re.findall(r'^\s+(\w+): "([a-z0-9]+\[[^\]]*\]\[[^\]]*\][a-z0-9:]*)",', backward, re.M))
+    produced = {name: op for name, op in re.findall(r"^\s+(\w+)(?::[^=]*)? = torch\.ops\.(\w+\.\w+)\.", forward, re.M)}
+    items = dict(re.findall(r"^\s+(\w+)(?::[^=]*)? = (\w+)\[\d+\]", forward, re.M))
+    inputs = set(re.findall(r"^\s+(\w+): \"[^\"]*\",\s+# PlainAOTInput", forward, re.M))
+    calls = re.findall(r"= torch\.ops\.(\w+\.\w+)\.\w+\(([^\n]*?)\)(?:;|$)", backward, re.M)
+    out = []
+    for name in saved:
+        dtype, dims = re.match(r"([a-z0-9]+)\[([^\]]*)\]", params[name]).groups()
+        shape = [int(d) for d in dims.split(",") if d.strip()]
+        source = items.get(name, name)
+        producer = "input" if name in inputs else produced[source].replace(".", "::")
+        consumers = sorted({op.replace(".", "::") for op, args in calls if re.search(rf"\b{name}\b", args)})
+        out.append({"name": name, "shape": shape, "bytes": math.prod(shape) * _SIZES[dtype], "producer": producer, "consumers": consumers})
+    return sorted(out, key=lambda item: -item["bytes"])
+
+
+@pytest.mark.parametrize("log", sorted(p.name for p in LOGS.glob("*.log")))
+def test_saved_values_equal_the_reference(log: str) -> None:
+    pairs: dict[str | None, dict[str, str]] = {}
+    for entry in load_torch_trace(LOGS / log):
+        if entry.key in ("aot_forward_graph", "aot_backward_graph"):
+            pairs.setdefault(entry.compile_id, {})[entry.key] = entry.payload
+    for compile_id, texts in pairs.items():
+        forward, backward = texts["aot_forward_graph"], texts["aot_backward_graph"]
+        result = saved_by_compiled_graph(str(compile_id), parse_fx_graph(forward), parse_fx_graph(backward)).as_json()
+        expected = _reference(forward, backward)
+        got = [{k: v for k, v in item.items() if k != "dtype"} for item in result["saved"]]
+        assert got == expected, compile_id
+        assert result["total_bytes"] == sum(item["bytes"] for item in expected)
+        assert all(item["dtype"] in ("float32", "float64", "int64", "bool") for item in result["saved"])
