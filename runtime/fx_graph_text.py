@@ -93,6 +93,7 @@ def parse_fx_graph(text: str) -> FxGraph:
     if function is None:
         raise FxGraphError("line 1: no forward method: not a printed FX graph")
     comments = _comments(text)
+    sources = _SourceComments(comments)
     graph = FxGraph()
     for arg in function.args.args[1:]:  # self first
         graph.inputs.append(FxValue(arg.arg, _annotation(arg.annotation, arg.lineno), _descriptor(comments, arg.lineno), arg.lineno))
@@ -109,7 +110,7 @@ def parse_fx_graph(text: str) -> FxGraph:
         if isinstance(statement, ast.Return):
             graph.outputs = _outputs(statement, comments, defined)
             break
-        node = _node(statement, comments, text)
+        node = _node(statement, sources.above(statement.lineno))
         if node is None:
             continue  # "x = y = None": a deletion
         for name in node.inputs():
@@ -162,7 +163,7 @@ def _annotation(node: ast.expr | None, line: int) -> Annotation:
         raise FxGraphError(f"line {line}: {exc}") from None
 
 
-def _node(statement: ast.stmt, comments: dict[int, str], text: str) -> FxNode | None:
+def _node(statement: ast.stmt, source: str | None) -> FxNode | None:
     line = statement.lineno
     if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value is not None:
         name, value, annotation = statement.target.id, statement.value, _annotation(statement.annotation, line)
@@ -176,7 +177,6 @@ def _node(statement: ast.stmt, comments: dict[int, str], text: str) -> FxNode | 
         raise FxGraphError(f"line {line}: not a node of a printed FX graph: {ast.unparse(statement)[:60]!r}")
     if isinstance(value, ast.Constant) and value.value is None:
         return None  # "x = None": a deletion
-    source = _source_above(comments, line)
     if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
         return FxNode(name, "getitem", None, (FxRef(value.value.id), _constant(value.slice, line)), {}, annotation, line, source)
     if not isinstance(value, ast.Call):
@@ -187,17 +187,23 @@ def _node(statement: ast.stmt, comments: dict[int, str], text: str) -> FxNode | 
     return FxNode(name, op, overload, args, kwargs, annotation, line, source)
 
 
-def _source_above(comments: dict[int, str], line: int) -> str | None:
-    """The nearest "File: …" comment above ``line`` in the comment block that precedes its group of nodes."""
-    for above in range(line - 1, 0, -1):
-        comment = comments.get(above)
-        if comment is None:
-            continue
-        if comment.startswith("File:"):
-            return comment
-        if comment.startswith("No stacktrace found"):
-            return None
-    return None
+class _SourceComments:
+    """The "File: …" comment heading each group of nodes, read while walking the
+    nodes in line order: a node's source is the latest such comment above it,
+    unless a "No stacktrace found" comment came after it. One pass in all."""
+
+    def __init__(self, comments: dict[int, str]) -> None:
+        self._lines = sorted(line for line, text in comments.items() if text.startswith(("File:", "No stacktrace found")))
+        self._comments = comments
+        self._next = 0
+        self._current: str | None = None
+
+    def above(self, line: int) -> str | None:
+        while self._next < len(self._lines) and self._lines[self._next] < line:
+            comment = self._comments[self._lines[self._next]]
+            self._current = comment if comment.startswith("File:") else None
+            self._next += 1
+        return self._current
 
 
 def _target(func: ast.expr) -> tuple[str, str | None]:

@@ -49,6 +49,8 @@ DTYPES: dict[str, tuple[str, int | None]] = {
     "b16x1": ("bits16", 2),
 }
 
+_ELEMENT_SIZE = {name: size for name, size in DTYPES.values()}  # torch's name -> bytes per element
+
 _TENSOR = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>[a-z][a-z0-9_]*(?::\d+)?)$")
 _SYMBOL = re.compile(r"^Sym\((?P<expr>[^()]*(?:\([^()]*\)[^()]*)*)\)$")
 
@@ -68,7 +70,7 @@ class TensorAnnotation:
 
     @property
     def element_size(self) -> int | None:
-        return next((size for name, size in DTYPES.values() if name == self.dtype), None)
+        return _ELEMENT_SIZE.get(self.dtype)
 
     @property
     def numel(self) -> int | None:

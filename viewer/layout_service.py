@@ -295,7 +295,7 @@ class LayoutService:
         self._lock = threading.RLock()
         self._retired: list[Any] = []  # processes of pools that broke, reaped at shutdown
         self._retired_pools: list[ProcessPoolExecutor] = []
-        self._managers: dict[int, tuple[threading.Thread | None, Any]] = {}  # id of pool -> _manager_of(pool)
+        self._managers: dict[ProcessPoolExecutor, tuple[threading.Thread | None, Any]] = {}  # pool -> _manager_of(pool)
         self._queue: list[_Job] = []  # waiting, first is next
         self._running: dict[Any, _Job] = {}
         self._results: dict[Any, LayoutResult] = {}
@@ -444,7 +444,7 @@ class LayoutService:
             processes = list(self._retired)
             pools = [*self._retired_pools, executor] if executor is not None else list(self._retired_pools)
             # The pools' own shutdown forgets these: keep them first.
-            managers = [self._managers.get(id(pool)) or _manager_of(pool) for pool in pools]
+            managers = [self._managers.get(pool) or _manager_of(pool) for pool in pools]
         if executor is not None:
             started = getattr(executor, "_processes", None) or {}
             executor.shutdown(wait=False, cancel_futures=True)  # waits for a worker being started
@@ -523,7 +523,7 @@ class LayoutService:
                 inner.set_exception(exc)
             else:
                 with self._lock:
-                    self._managers.setdefault(id(executor), _manager_of(executor))
+                    self._managers.setdefault(executor, _manager_of(executor))
             inner.add_done_callback(lambda done, job=job: self._finished(job, done))
 
     def _retire(self, executor: ProcessPoolExecutor) -> None:

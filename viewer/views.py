@@ -359,14 +359,13 @@ def _draw(step: Step, numbers: dict[int, int], memo: _Memo, out: DrawGraph | Non
     return out
 
 
-def _plain_drawing(trace: PassTrace, step: Step, numbers: dict[int, int], memo: _Memo) -> DrawGraph:
+def _plain_drawing(step: Step, previous: Step | None, numbers: dict[int, int], memo: _Memo) -> DrawGraph:
     """``step``'s graph drawn, without ghosts (a copy the caller may add to).
 
-    Most passes change nothing: a step whose graph equals its graph's previous
-    step (records are shared between steps, so the comparison is mostly by
-    identity) is drawn as that step was. At 5,000 ops a drawing costs a
-    quarter of a second, the comparison a millisecond."""
-    previous = latest_step(trace, step.which, step.index - 1)
+    Most passes change nothing: a step whose graph equals ``previous``'s (the
+    previous step of the same graph; records are shared between steps, so the
+    comparison is mostly by identity) is drawn as that step was. At 5,000 ops
+    a drawing costs a quarter of a second, the comparison a millisecond."""
     found = memo.drawing_of(previous.index) if previous is not None else None
     if found is not None and previous is not None and found[0] == numbers and previous.graph == step.graph:
         drawing = found[1]
@@ -416,22 +415,21 @@ def _copy_cluster(out: DrawGraph, before: DrawGraph, key: str | None) -> None:
 def _single(trace: PassTrace, index: int, step: Step, ghosts: bool) -> DrawGraph:
     numbers = differentiable_graph_numbers(trace, step)
     memo = _memo(trace)
-    out = _plain_drawing(trace, step, numbers, memo)
+    before = latest_step(trace, step.which, step.index - 1)  # the previous step of this graph
+    out = _plain_drawing(step, before, numbers, memo)
     if ghosts and changed_here(trace, index, step):
         previous = previous_graph(trace, step)
         if previous is not None:
             now, was = _lost(step.graph, previous)
             if not was <= now:
-                _add_ghosts(out, now, was, _previous_drawing(trace, step, previous, numbers, memo))
+                _add_ghosts(out, now, was, _previous_drawing(before, previous, numbers, memo))
     return out
 
 
-def _previous_drawing(
-    trace: PassTrace, step: Step, previous: BlockRecord, numbers: dict[int, int], memo: _Memo
-) -> DrawGraph:
-    """``previous`` (the graph ``step`` is compared with) drawn: as its own step
-    was, when that drawing is still kept (the usual case: the step before)."""
-    before = latest_step(trace, step.which, step.index - 1)
+def _previous_drawing(before: Step | None, previous: BlockRecord, numbers: dict[int, int], memo: _Memo) -> DrawGraph:
+    """``previous`` (the graph a step is compared with) drawn: as ``before``
+    (the previous step of the graph) was, when that drawing is still kept and
+    ``previous`` is its graph (the usual case)."""
     found = memo.drawing_of(before.index) if before is not None and before.graph is previous else None
     if found is not None and found[0] == numbers:
         return found[1]
