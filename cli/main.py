@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import check, export, trace, view
+from . import check, export, saved, trace, view
 
 __all__ = ["main", "build_parser"]
 
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.register(commands)
     view.register(commands)
     export.register(commands)
+    saved.register(commands)
     return parser
 
 

@@ -36,6 +36,7 @@ from gradview.ir import TensorType
 from .argument_spec import gatherer
 from .autograd.function import AccumulateGrad, FunctionNode, attach, owned_tensor
 from .autograd.grad_mode import is_grad_enabled
+from .saved_values import measured_meta
 from .tensor import Tensor
 from .trace_types import GraphName
 
@@ -156,6 +157,11 @@ class DifferentiableGraphOp:
             autodiff_subgraph_inlining=autodiff_subgraph_inlining, inline_threshold=inline_threshold,
         )
         self.registry: TensorRegistry | None = None
+        # The trace learns what the first run saves for backward (shapes and dtypes:
+        # TorchScript's types leave sizes open), for ``gradview saved``.
+        record_saved = getattr(trace, "record_saved", None) if which is not None else None
+        self._record_saved = record_saved if getattr(trace, "enabled", False) else None
+        self._forward_name = GraphName.forward(which.index, which.compilation) if which is not None and which.index is not None else None
         # Who saved the values, for the in-place error message.
         self.name = name or "a DifferentiableGraph"
         # When no edge and no differentiated output can be a tensor list (their
@@ -224,6 +230,9 @@ class DifferentiableGraphOp:
         else:
             out_arrays, out_counts = _flatten(self._vjp_outputs(outputs))
         saved = registry.save(captured)
+        if self._record_saved is not None:
+            self._record_saved(self._forward_name, measured_meta(captured))
+            self._record_saved = None  # the first run's
         node = FunctionNode.from_edges(
             "DifferentiableGraphBackward", _no_backward, next_edges, input_meta, differentiable=True
         )

@@ -153,6 +153,10 @@ class PassTrace:
         self._type_text: dict[Any, str] = {}
         self._prune_at = 4096
         self._clock: float | None = None
+        # Graph name (printed, "forward 0") -> (shape, dtype name) of each value its
+        # DifferentiableGraph's first run captured for backward, in the Gradient's
+        # order (captured inputs, then captured outputs); (None, None) for a non-array.
+        self.saved_measured: dict[str, list[tuple[tuple[int, ...] | None, str | None]]] = {}
 
     # -- sequence protocol -----------------------------------------------------
     def __len__(self) -> int:
@@ -401,6 +405,12 @@ class PassTrace:
         return record
 
     # -- queries -------------------------------------------------------------------
+    def record_saved(self, which: GraphName, metas: list[tuple[tuple[int, ...] | None, str | None]]) -> None:
+        """Remember the shapes and dtypes a DifferentiableGraph's first run saved for
+        backward (``which``: its forward graph); later runs do not replace them."""
+        if self.enabled:
+            self.saved_measured.setdefault(str(which), [(tuple(s) if s is not None else None, d) for s, d in metas])
+
     def previous(self, step: Step) -> Step | None:
         """The latest step before ``step`` that shows the same graph."""
         for earlier in reversed(self.steps[: step.index]):
@@ -462,7 +472,13 @@ class PassTrace:
             }
             for s in self.steps
         ]
-        return {"format": FORMAT, "version": VERSION, "records": table, "steps": steps}
+        out = {"format": FORMAT, "version": VERSION, "records": table, "steps": steps}
+        if self.saved_measured:
+            out["saved_measured"] = {
+                which: [[list(shape) if shape is not None else None, dtype] for shape, dtype in metas]
+                for which, metas in self.saved_measured.items()
+            }
+        return out
 
     def save(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:
@@ -509,6 +525,11 @@ class PassTrace:
                         annotations=notes,
                     )
                 )
+            for which, metas in dict(data.get("saved_measured", {})).items():
+                trace.saved_measured[str(GraphName.of(which))] = [
+                    (tuple(int(size) for size in shape) if shape is not None else None, None if dtype is None else str(dtype))
+                    for shape, dtype in metas
+                ]
         except KeyError as exc:
             raise fail(f"missing field {exc}") from None
         except (TypeError, ValueError, IndexError, AttributeError) as exc:

@@ -1,45 +1,83 @@
-"""What a compiled graph saves for backward, and why.
+"""What every graph saves for backward, and why.
 
-AOTAutograd splits a joint graph into a forward that returns, after the
-real outputs, the values the backward needs (each marked
-``SavedForBackwardsAOTOutput``), and a backward that takes them as its first
-inputs, then the tangents. Every saved value costs memory from the forward
-pass until the backward has run: this module lists them per graph with
-their shape, dtype and bytes (elements times element size), the op that
-made each in the forward (``input`` for a graph input saved as it is; the
-multi-output op behind a ``getitem``) and the backward ops that read it,
-biggest first, the shape ``gradview saved --json`` prints.
+Reverse mode needs values of the forward pass when the backward runs: the
+forward graph hands them over, and they stay in memory from the forward pass
+until the backward is done. Both kinds of graph gradview reads say which:
+
+* TorchScript's ``differentiate`` lists the *captured* values of each
+  DifferentiableGraph: some of f's inputs and some of f's outputs (the
+  temporaries f returns only for df's sake);
+* torch.compile's AOTAutograd forward returns, after its real outputs, the
+  values marked ``SavedForBackwardsAOTOutput``, which its backward takes first.
+
+Both become the same Gradient lists in a trace (:mod:`gradview.runtime.gradient_wiring`),
+so one function lists them: per graph, each saved tensor with its shape,
+dtype and bytes (elements times the element's size), the op that made it in
+the forward graph (``input`` for a graph input saved as it is; the op that
+made a list for an element read out of it) and the ops of the backward graph
+that read it; biggest first, with the total. Sizes come from the graph's
+complete tensor types (a compiled graph's annotations) or, where the types
+leave sizes open (TorchScript's DifferentiableGraphs), from the arrays the
+executor kept on its first run, which the trace records
+(:meth:`PassTrace.record_saved`). Saved values that are not tensors (sizes,
+integers) are counted apart: no tensor memory is held for them.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .fx_graph_text import FxGraph, FxRef
-from .fx_tensor_types import TensorAnnotation
+from gradview.ir import IRParseError, TensorType, parse_type
+from gradview.kernels.dtypes import SCALAR_TYPES
 
-__all__ = ["SavedValue", "GraphSaved", "saved_by_compiled_graph", "SavedValuesError"]
+from .gradient_wiring import gradient_wiring
+from .pass_trace import PassTrace, Step
+from .trace_records import BlockRecord, NodeRecord, walk_records
+from .trace_types import GraphName, Note
+
+__all__ = [
+    "INPUT", "SavedValue", "GraphSaved", "SavedValuesError", "saved_values", "graph_label", "element_size",
+    "measured_meta", "tensor_shape_dtype",
+]
 
 INPUT = "input"  # the producer of a saved graph input
+_ELEMENT_SIZES = {
+    "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long": 8, "Half": 2, "BFloat16": 2, "Float": 4, "Double": 8,
+    "ComplexHalf": 4, "ComplexFloat": 8, "ComplexDouble": 16, "Bool": 1,
+}
+_DTYPE_NAMES = {
+    "Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64", "Half": "float16",
+    "BFloat16": "bfloat16", "Float": "float32", "Double": "float64", "ComplexHalf": "complex32",
+    "ComplexFloat": "complex64", "ComplexDouble": "complex128", "Bool": "bool",
+}
+assert {name for name, _ in SCALAR_TYPES.values()} <= set(_DTYPE_NAMES)
 
 
 class SavedValuesError(ValueError):
-    """A forward and backward that do not fit together (the message names the value)."""
+    """Saved values whose sizes cannot be known: the message says what would tell them."""
 
 
 @dataclass(frozen=True)
 class SavedValue:
     name: str
-    shape: tuple[int, ...] | None  # None under symbolic sizes
-    dtype: str | None
-    bytes: int | None  # None where the size is symbolic or the value is not a tensor
+    shape: tuple[int, ...]
+    dtype: str  # torch's name: "float32"
+    bytes: int
     producer: str  # "aten::tanh", or "input"
     consumers: tuple[str, ...]  # the backward ops reading it, sorted, each once
+    # Where it is, for the viewer: value ids in the trace's snapshots.
+    forward_value: int = -1
+    backward_value: int | None = None
+    producer_node: int | None = None  # None for an input
+    consumer_nodes: tuple[int, ...] = ()
+    source: str | None = None  # the source line that made it ("model.py:12 in forward, code: ...")
 
     def as_json(self) -> dict[str, object]:
         return {
             "name": self.name,
-            "shape": list(self.shape) if self.shape is not None else None,
+            "shape": list(self.shape),
             "dtype": self.dtype,
             "bytes": self.bytes,
             "producer": self.producer,
@@ -49,52 +87,167 @@ class SavedValue:
 
 @dataclass(frozen=True)
 class GraphSaved:
-    name: str
+    name: str  # "compiled graph 0/0", "DifferentiableGraph 0"
     saved: tuple[SavedValue, ...]  # biggest first
+    dg: int = 0  # the k of forward k / backward k in the trace
+    forward_step: int = -1
+    backward_step: int = -1
+    not_tensors: int = 0  # saved values that are not tensors (sizes, ints): no bytes
 
     @property
     def total_bytes(self) -> int:
-        return sum(value.bytes or 0 for value in self.saved)
+        return sum(value.bytes for value in self.saved)
 
     def as_json(self) -> dict[str, object]:
         return {"name": self.name, "saved": [value.as_json() for value in self.saved], "total_bytes": self.total_bytes}
 
 
-def saved_by_compiled_graph(name: str, forward: FxGraph, backward: FxGraph) -> GraphSaved:
-    """The values ``forward`` saves for ``backward`` (AOTAutograd's pair)."""
-    saved_names = [o.name for o in forward.outputs if (o.descriptor or "").startswith("SavedForBackwardsAOTOutput")]
-    backward_inputs = [i for i in backward.inputs if not (i.descriptor or "").startswith("TangentAOTInput")]
-    if len(backward_inputs) != len(saved_names):
-        raise SavedValuesError(
-            f"{name}: the forward saves {len(saved_names)} values but the backward takes {len(backward_inputs)} besides its tangents"
-        )
-    producers = {value.name: INPUT for value in forward.inputs}
-    nodes = {node.name: node for node in forward.nodes}
-    for node in forward.nodes:
-        if node.op == "getitem" and node.args and isinstance(node.args[0], FxRef):
-            producers[node.name] = producers.get(node.args[0].name, node.op)  # the multi-output op
-        else:
-            producers[node.name] = node.op
-    readers: dict[str, set[str]] = {}
-    for node in backward.nodes:
-        for used in node.inputs():
-            readers.setdefault(used, set()).add(node.op)
+def graph_label(step: Step, k: int) -> str:
+    """How a graph's saved values are titled: its compile id, or its DifferentiableGraph number."""
+    compile_id = step.annotations.get(Note.COMPILE_ID)
+    return f"compiled graph {compile_id}" if compile_id is not None else f"DifferentiableGraph {k}"
+
+
+def saved_values(trace: PassTrace) -> list[GraphSaved]:
+    """The values each differentiated graph of ``trace`` saves, in the order they were compiled.
+
+    Raises :class:`SavedValuesError` when a saved tensor's sizes are unknown
+    (a TorchScript graph traced without running it, or symbolic sizes)."""
+    graphs = []
+    for k in _differentiated(trace):
+        notes_step = _latest(trace, GraphName.forward(k), Note.DF_INPUT_VJPS)
+        backward = _latest(trace, GraphName.backward(k))
+        forward = _latest(trace, GraphName.forward(k))
+        if notes_step is None or backward is None or forward is None:
+            continue
+        graphs.append(_graph_saved(trace, k, forward, backward, notes_step))
+    return graphs
+
+
+def _differentiated(trace: PassTrace) -> list[int]:
+    order: dict[int, None] = {}
+    for step in trace:
+        if step.which.is_forward and step.which.compilation is None and step.which.index is not None:
+            order.setdefault(step.which.index, None)
+    return list(order)
+
+
+def _latest(trace: PassTrace, which: GraphName, key: str | None = None) -> Step | None:
+    for step in reversed(trace.steps):
+        if step.which == which and (key is None or key in step.annotations):
+            return step
+    return None
+
+
+def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_step: Step) -> GraphSaved:
+    notes = dict(notes_step.annotations)
+    wiring = gradient_wiring(forward.graph, backward.graph, notes)
+    name = graph_label(notes_step, k)
+    f_values = [*wiring.captured_inputs_f, *wiring.captured_outputs_f]
+    df_values = [*wiring.captured_inputs_df, *wiring.captured_outputs_df]
+    n_inputs = len(wiring.captured_inputs_f)
+    measured = trace.saved_measured.get(str(GraphName.forward(k)))
+    if measured is not None and len(measured) != len(f_values):
+        measured = None  # recorded for another shape of the graph: not these values
+    producers = _producers(forward.graph)
+    readers = _readers(backward.graph)
+    types = _value_types(forward.graph)
     values = []
-    for saved_name, taken in zip(saved_names, backward_inputs, strict=True):
-        annotation = taken.annotation
-        if annotation is None and saved_name in nodes:
-            annotation = nodes[saved_name].annotation
-        tensor = annotation if isinstance(annotation, TensorAnnotation) else None
-        shape = tuple(tensor.sizes) if tensor is not None and all(isinstance(s, int) for s in tensor.sizes) else None
-        values.append(
-            SavedValue(
-                saved_name,
-                shape,  # type: ignore[arg-type]
-                tensor.dtype if tensor is not None else None,
-                tensor.nbytes if tensor is not None else None,
-                producers.get(saved_name, INPUT),
-                tuple(sorted(readers.get(taken.name, ()))),
+    not_tensors = 0
+    for position, (value, df_value) in enumerate(zip(f_values, df_values, strict=True)):
+        if value is None:
+            continue
+        value_name, type_text = types.get(value, ("?", "Tensor"))
+        meta = measured[position] if measured is not None else None
+        if meta is not None and meta[0] is None:
+            not_tensors += 1  # the run kept a number or a list of sizes
+            continue
+        shape_dtype = (tuple(meta[0]), meta[1]) if meta is not None else tensor_shape_dtype(type_text)
+        if shape_dtype is None:
+            if not _is_tensor(type_text):
+                not_tensors += 1
+                continue
+            raise SavedValuesError(
+                f"{name}: the size of saved value %{value_name} ({type_text}) is not known: "
+                + ("run the graph (give example inputs) so the executor measures it" if not notes.get(Note.COMPILE_ID)
+                   else "its sizes are symbolic (dynamic shapes)")
             )
-        )
-    values.sort(key=lambda value: -(value.bytes or 0))  # stable: the forward's order among equals
-    return GraphSaved(name, tuple(values))
+        shape, dtype = shape_dtype
+        node = producers.get(value)
+        is_input = position < n_inputs or node is None
+        consumer_nodes = tuple(sorted({n.id for n in readers.get(df_value, [])})) if df_value is not None else ()
+        consumer_kinds = tuple(sorted({n.kind for n in readers.get(df_value, [])})) if df_value is not None else ()
+        values.append(SavedValue(
+            value_name, shape, dtype, math.prod(shape) * element_size(dtype),
+            INPUT if is_input else _producer_kind(node, producers),  # type: ignore[arg-type]
+            consumer_kinds, value, df_value, None if is_input else node.id, consumer_nodes,  # type: ignore[union-attr]
+            None if is_input else node.source,  # type: ignore[union-attr]
+        ))
+    values.sort(key=lambda item: -item.bytes)  # stable: the forward's order among equals
+    return GraphSaved(name, tuple(values), k, forward.index, backward.index, not_tensors)
+
+
+def _producers(block: BlockRecord) -> dict[int, NodeRecord]:
+    return {output.id: node for node in walk_records(block, subgraphs=False) for output in node.outputs}
+
+
+def _producer_kind(node: NodeRecord, producers: dict[int, NodeRecord]) -> str:
+    """The op that made the value; an element read out of an op's list is that op's."""
+    if node.kind == "aten::__getitem__" and node.inputs:
+        listed = producers.get(node.inputs[0])
+        if listed is not None and listed.kind not in ("prim::ListConstruct", "prim::Constant"):
+            return listed.kind
+    return node.kind
+
+
+def _readers(block: BlockRecord) -> dict[int, list[NodeRecord]]:
+    found: dict[int, list[NodeRecord]] = {}
+    for node in walk_records(block, subgraphs=False):
+        for used in node.inputs:
+            found.setdefault(used, []).append(node)
+    return found
+
+
+def _value_types(block: BlockRecord) -> dict[int, tuple[str, str]]:
+    types = {param.id: (param.name, param.type) for param in block.params}
+    for node in walk_records(block, subgraphs=False):
+        for output in node.outputs:
+            types[output.id] = (output.name, output.type)
+    return types
+
+
+def tensor_shape_dtype(type_text: str) -> tuple[tuple[int, ...], str] | None:
+    """(sizes, torch dtype name) of a complete tensor type's text; None where either is open."""
+    try:
+        parsed = parse_type(type_text)
+    except IRParseError:
+        return None
+    if not isinstance(parsed, TensorType) or parsed.sizes is None or parsed.scalar_type not in _DTYPE_NAMES:
+        return None
+    if any(size is None for size in parsed.sizes):
+        return None
+    return tuple(parsed.sizes), _DTYPE_NAMES[parsed.scalar_type]  # type: ignore[arg-type,index]
+
+
+def _is_tensor(type_text: str) -> bool:
+    try:
+        return isinstance(parse_type(type_text), TensorType)
+    except IRParseError:
+        return True
+
+
+_SIZE_BY_DTYPE = {_DTYPE_NAMES[name]: size for name, size in _ELEMENT_SIZES.items()}
+
+
+def element_size(dtype: str) -> int:
+    """Bytes per element of torch dtype ``dtype`` ("float32": 4)."""
+    return _SIZE_BY_DTYPE[dtype]
+
+
+def measured_meta(values: Sequence[object]) -> list[tuple[tuple[int, ...] | None, str | None]]:
+    """(shape, dtype name) of each captured value as a run kept it; (None, None) for a non-array."""
+    out: list[tuple[tuple[int, ...] | None, str | None]] = []
+    for value in values:
+        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+        out.append((tuple(int(s) for s in shape), str(dtype)) if shape is not None and dtype is not None else (None, None))
+    return out

@@ -60,6 +60,7 @@ from gradview.ir import (
 )
 
 from . import autograd
+from .compiled_trace import load_compiled_trace, looks_like_torch_trace
 from .executor import GraphExecutor
 from .interpreter import GraphRuntimeError
 from .jit_log import load_jit_log
@@ -261,7 +262,8 @@ def load_target(
     autodiff: str | None = None,
     inline_threshold: int | None = None,
 ) -> Session:
-    """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json`` or a JIT log file.
+    """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json``, a JIT log file,
+    or a TORCH_TRACE log (a file or its directory) of torch.compile's graphs.
 
     ``autodiff`` ("torch", the default, or "extended") is the executor's autodiff
     mode and ``inline_threshold`` its InlineAutodiffSubgraphs threshold (None:
@@ -297,6 +299,8 @@ def _load(
             target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff, inline_threshold
         )
     path = Path(target)
+    if path.is_dir():
+        return _compiled_session(target)
     if not path.is_file():
         raise TargetError(f"{target}: cannot read: no such file")
     if lowered.endswith(".ir"):
@@ -313,6 +317,8 @@ def _load(
             start = handle.read(64).lstrip()
         if start.startswith(b"graph("):
             raise TargetError(f"{target}: looks like an IR file; name it .ir to trace its passes")
+        if looks_like_torch_trace(start):
+            return _compiled_session(target)
         trace = PassTrace.load(target) if start.startswith(b"{") else load_jit_log(target)
     except TraceFormatError as exc:
         raise TargetError(str(exc).splitlines()[0]) from None
@@ -321,6 +327,23 @@ def _load(
     if len(trace) == 0:
         raise TargetError(f"{target}: the file holds no graph steps")
     return Session(target, trace)
+
+
+def _compiled_session(target: str) -> Session:
+    """A TORCH_TRACE log (a file, or the directory PyTorch wrote): its compiled graphs."""
+    try:
+        compiled = load_compiled_trace(target)
+    except TraceFormatError as exc:
+        raise TargetError(str(exc).splitlines()[0]) from None
+    except OSError as exc:
+        raise TargetError(f"{target}: cannot read: {exc.strerror or exc}") from None
+    notes = []
+    if compiled.skipped:
+        notes.append(
+            f"{len(compiled.graphs)} compiled graph{'s' if len(compiled.graphs) != 1 else ''} read; "
+            f"{compiled.skipped} log entries that are not AOTAutograd's graphs skipped"
+        )
+    return Session(target, compiled.trace, notes=notes)
 
 
 def _graph_session(

@@ -203,6 +203,16 @@ class Note(enum.StrEnum):
     DF_OUTPUT_VJPS = "df_output_vjps"
     GRAD_OF = "grad_of"  # GradOf node id -> the forward node it differentiates
     READS_FROM_FORWARD = "reads_from_forward"  # before lambdaLiftReverse: forward values df reads
+    # Where df takes each list's values when its inputs are not in the Gradient's
+    # order (vjps, captured inputs, captured outputs) and its returns are not the
+    # gradients alone: AOTAutograd's backward takes the saved values first and
+    # returns None for inputs without a gradient. Positions in df's inputs / returns.
+    DF_VJP_PARAMS = "df_vjp_params"
+    DF_CAPTURED_INPUT_PARAMS = "df_captured_input_params"
+    DF_CAPTURED_OUTPUT_PARAMS = "df_captured_output_params"
+    DF_OUTPUT_RETURNS = "df_output_returns"
+    # torch.compile's structured traces (TORCH_TRACE)
+    COMPILE_ID = "compile_id"  # "0/0", "1/0", "0/0_1" (a retried compile)
     # JIT logs
     HEADER = "header"
     COMPILATION = "compilation"
@@ -248,6 +258,10 @@ class Recorder(Protocol):
 
     def inherit_ids(self, copies: Mapping[Any, Any]) -> None:
         """Show each copy (a value of ``copies``) as the same node as its original."""
+        ...
+
+    def record_saved(self, which: GraphName, metas: list[Any]) -> None:
+        """Remember (shape, dtype) of what DifferentiableGraph ``which``'s first run saved for backward."""
         ...
 
     def autodiff_recorder(self, k: int) -> Callable[..., None] | None:

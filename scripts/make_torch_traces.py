@@ -88,9 +88,14 @@ train(f, torch.randn(4, 8, requires_grad=True), torch.randn(8, 8, requires_grad=
 
 def make(name: str, out_dir: Path) -> Path:
     """Run model ``name`` under a temporary TORCH_TRACE; the log lands at ``out_dir/<name>.log``."""
-    with tempfile.TemporaryDirectory() as trace_dir:
+    with tempfile.TemporaryDirectory() as trace_dir, tempfile.TemporaryDirectory() as code_dir:
         env = {**os.environ, "TORCH_TRACE": trace_dir}
-        subprocess.run([sys.executable, "-c", _PRELUDE + MODELS[name]], env=env, check=True, timeout=600)
+        # A file (not ``python -c``), so the graphs' nodes carry "# File: <name>.py:LINE"
+        # comments naming the model's source lines. Run from its directory: the comments
+        # then name the file as the tests expect to see a user's model named.
+        program = Path(code_dir) / f"{name}.py"
+        program.write_text(_PRELUDE + MODELS[name], encoding="utf-8")
+        subprocess.run([sys.executable, program.name], env=env, check=True, timeout=600, cwd=code_dir)
         logs = sorted(Path(trace_dir).glob("*.log"))
         if len(logs) != 1:
             raise RuntimeError(f"{name}: expected one log in the trace directory, found {len(logs)}")

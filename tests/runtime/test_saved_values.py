@@ -3,14 +3,14 @@ straight from the fixtures' text with regular expressions (a second reader)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
 
 import pytest
 
-from gradview.runtime.fx_graph_text import parse_fx_graph
-from gradview.runtime.saved_values import saved_by_compiled_graph
+from gradview.cli.main import main
 from gradview.runtime.torch_trace_log import load_torch_trace
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
@@ -39,16 +39,21 @@ def _reference(forward: str, backward: str) -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("log", sorted(p.name for p in LOGS.glob("*.log")))
-def test_saved_values_equal_the_reference(log: str) -> None:
+def test_saved_json_equals_the_reference(log: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``gradview saved --json`` on each fixture, graph by graph in compile order."""
     pairs: dict[str | None, dict[str, str]] = {}
     for entry in load_torch_trace(LOGS / log):
         if entry.key in ("aot_forward_graph", "aot_backward_graph"):
             pairs.setdefault(entry.compile_id, {})[entry.key] = entry.payload
-    for compile_id, texts in pairs.items():
-        forward, backward = texts["aot_forward_graph"], texts["aot_backward_graph"]
-        result = saved_by_compiled_graph(str(compile_id), parse_fx_graph(forward), parse_fx_graph(backward)).as_json()
-        expected = _reference(forward, backward)
-        got = [{k: v for k, v in item.items() if k != "dtype"} for item in result["saved"]]
+    assert main(["saved", str(LOGS / log), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed) == {"graphs"}
+    assert [graph["name"] for graph in printed["graphs"]] == [f"compiled graph {cid}" for cid in pairs]
+    for graph, (compile_id, texts) in zip(printed["graphs"], pairs.items(), strict=True):
+        expected = _reference(texts["aot_forward_graph"], texts["aot_backward_graph"])
+        assert set(graph) == {"name", "saved", "total_bytes"}
+        got = [{k: v for k, v in item.items() if k != "dtype"} for item in graph["saved"]]
         assert got == expected, compile_id
-        assert result["total_bytes"] == sum(item["bytes"] for item in expected)
-        assert all(item["dtype"] in ("float32", "float64", "int64", "bool") for item in result["saved"])
+        assert graph["total_bytes"] == sum(item["bytes"] for item in expected)
+        assert all(item["dtype"] in ("float32", "float64", "int64", "bool") for item in graph["saved"])
+        assert all(list(item) == ["name", "shape", "dtype", "bytes", "producer", "consumers"] for item in graph["saved"])

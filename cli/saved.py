@@ -1,0 +1,99 @@
+"""``gradview saved TARGET``: what each graph saves for backward, biggest first.
+
+TARGET is anything ``gradview view`` opens. For a TorchScript graph or
+function the executor runs one training step (so the sizes are those of the
+arrays it actually kept); for a TORCH_TRACE log of torch.compile the sizes are
+the graphs' annotations. Per graph, one row per saved tensor: name, shape,
+dtype, bytes, the forward op that made it (``input`` for a graph input saved
+as it is) and the backward ops that read it, then the total. ``--json``
+prints ``{"graphs": [{"name", "saved": [{"name", "shape", "dtype", "bytes",
+"producer", "consumers"}], "total_bytes"}]}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .options import add_autodiff_option, add_inline_threshold_option, add_inputs_option
+
+__all__ = ["register", "run", "format_saved"]
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "saved",
+        help="list the values each graph saves for backward, biggest first",
+        description="For each differentiated graph of TARGET (a TorchScript DifferentiableGraph, or a graph "
+        "torch.compile compiled, from a TORCH_TRACE log), list the tensors its forward saves for its "
+        "backward: name, shape, dtype, bytes, the op that made each and the backward ops that read it.",
+    )
+    parser.add_argument("target", metavar="TARGET", help="a TORCH_TRACE log or directory, model.ir, model.py:fn, trace.json")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_inputs_option(parser)
+    add_autodiff_option(parser)
+    add_inline_threshold_option(parser)
+    parser.set_defaults(run=run)
+
+
+def _bytes(count: int) -> str:
+    return f"{count:,}"
+
+
+def _line(cells: tuple[str, ...], widths: list[int]) -> str:
+    parts = [cell.rjust(widths[i]) if i == 3 else cell.ljust(widths[i]) for i, cell in enumerate(cells)]  # bytes right
+    return ("  " + "  ".join(parts)).rstrip()
+
+
+def format_saved(graphs: list[Any]) -> str:
+    """The table ``gradview saved`` prints (``graphs``: :class:`GraphSaved` list)."""
+    if not graphs:
+        return "no graph saves values for backward: nothing in this target was differentiated\n"
+    out = []
+    headers = ("name", "shape", "dtype", "bytes", "producer", "consumers")
+    for graph in graphs:
+        count = len(graph.saved)
+        out.append(f"{graph.name}: {count} saved tensor{'s' if count != 1 else ''}, {_bytes(graph.total_bytes)} bytes")
+        rows = [
+            (v.name, "[" + ", ".join(map(str, v.shape)) + "]", v.dtype, _bytes(v.bytes), v.producer, ", ".join(v.consumers) or "-")
+            for v in graph.saved
+        ]
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+        out.append(_line(headers, widths))
+        out.extend(_line(row, widths) for row in rows)
+        out.append(_line(("total", "", "", _bytes(graph.total_bytes), "", ""), widths))
+        if graph.not_tensors:
+            n = graph.not_tensors
+            out.append(f"  (and {n} saved value{'s' if n != 1 else ''} that {'are' if n != 1 else 'is'} not a tensor: sizes or numbers, no tensor memory)")
+        out.append("")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gradview.runtime.saved_values import SavedValuesError, saved_values  # noqa: PLC0415 - keeps --help light
+    from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415
+
+    try:
+        session = load_target(args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold)
+        graphs = saved_values(session.trace)
+    except (TargetError, SavedValuesError) as exc:
+        print(f"gradview: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
+    for note in session.notes:
+        print(f"gradview: note: {note}", file=sys.stderr)
+    if not graphs and session.graph is not None and session.inputs is None:
+        print(
+            f"gradview: error: {args.target}: nothing was differentiated, since the graph did not run: "
+            "give example inputs (--inputs 8x4,...) so the executor runs one training step",
+            file=sys.stderr,
+        )
+        return 1
+    if args.json:
+        json.dump({"graphs": [graph.as_json() for graph in graphs]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_saved(graphs))
+    return 0

@@ -1,0 +1,226 @@
+"""torch.compile's autodiff graphs, from a TORCH_TRACE log, as a pass trace.
+
+For each graph Dynamo hands it, AOTAutograd traces one *joint* graph (the
+forward and the backward together: it takes the inputs and the tangents and
+returns the outputs and the gradients), then *partitions* it into a forward
+graph and a backward graph. The forward returns its real outputs followed by
+the values the backward needs (``SavedForBackwardsAOTOutput``); the backward
+takes those saved values, then one tangent per output that needs a gradient,
+and returns one gradient per input (``None`` where an input needs none).
+
+That is the shape of TorchScript's ``differentiate``: ``f``, ``df``, and the
+captured values between them. So each compiled graph k of the log becomes
+the steps the viewer already shows for DifferentiableGraph k:
+
+* ``aot_joint_graph`` on the graph ``main`` (``main (compilation k+1)`` for
+  the second compiled graph on);
+* ``partition`` on ``forward k``, then ``partition`` on ``backward k``, the
+  forward step carrying the Gradient's lists: ``f_real_outputs``, the
+  outputs whose tangents the backward takes (``df_input_vjps``), the saved
+  graph inputs (``df_input_captured_inputs``) and saved results
+  (``df_input_captured_outputs``), the inputs it returns gradients for
+  (``df_output_vjps``), and where the backward takes and returns each of
+  them (AOTAutograd's order is not TorchScript's).
+
+Graphs come in the order they were compiled (a graph break gives several,
+``0/0`` and ``1/0``). Entries that are not these graphs (Dynamo's own graph,
+guards, metrics, artifacts such as ``aot_forward_graph_fw_metadata``) are
+counted and skipped. A log whose forward and backward disagree, or whose
+graph text does not read, is refused with the line of the entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gradview.ir import Graph
+
+from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
+from .fx_to_ir import FxToIrError, fx_to_graph
+from .pass_trace import PassTrace
+from .torch_trace_log import TorchTraceError, TraceEntry, load_torch_trace
+from .trace_types import GraphName, Note
+
+__all__ = [
+    "CompiledGraph", "CompiledTrace", "compiled_graphs", "compiled_trace", "load_compiled_trace",
+    "looks_like_torch_trace", "JOINT_STEP", "PARTITION_STEP",
+]
+
+JOINT_STEP = "aot_joint_graph"
+PARTITION_STEP = "partition"
+_GRAPH_KEYS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph")
+_INDEX = re.compile(r"idx=(\d+)")
+_GLOG = re.compile(rb"^[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] \{")
+
+
+def looks_like_torch_trace(start: bytes) -> bool:
+    """Does a file starting with ``start`` look like a TORCH_TRACE log (a glog line holding JSON)?"""
+    return _GLOG.match(start.lstrip()) is not None
+
+
+@dataclass
+class CompiledGraph:
+    """One compiled graph of the log: AOTAutograd's joint, forward and backward graphs."""
+
+    compile_id: str  # "0/0"; "rank0.log 0/0" when the log is a directory of several processes' logs
+    forward: Graph
+    backward: Graph
+    joint: Graph | None
+    notes: dict[str, object]  # the Gradient's lists, keyed by Note
+    entries: dict[str, TraceEntry] = field(default_factory=dict)  # log key -> its entry
+
+
+@dataclass
+class CompiledTrace:
+    graphs: list[CompiledGraph]
+    skipped: int  # entries that are not graphs gradview shows
+    trace: PassTrace
+
+
+def _index_of(descriptor: str | None, entry: TraceEntry, what: str) -> int:
+    match = _INDEX.search(descriptor or "")
+    if match is None:
+        raise TorchTraceError(f"{entry.where}: {what} has no index in its descriptor {descriptor!r}")
+    return int(match.group(1))
+
+
+def gradient_notes(forward: FxGraph, backward: FxGraph, entry: TraceEntry) -> dict[str, object]:
+    """The Gradient's lists for AOTAutograd's pair, read from the descriptors."""
+    is_saved = [(o.descriptor or "").startswith("SavedForBackwards") for o in forward.outputs]
+    saved = [o for o, flag in zip(forward.outputs, is_saved, strict=True) if flag]
+    real = len(forward.outputs) - len(saved)
+    if any(is_saved[:real]):
+        raise TorchTraceError(f"{entry.where}: the forward returns a saved value before a real output")
+    plain_output_position = {
+        _index_of(o.descriptor, entry, f"output {o.name}"): position
+        for position, o in enumerate(forward.outputs[:real])
+        if (o.descriptor or "").startswith("PlainAOTOutput")
+    }
+    input_position = {value.name: position for position, value in enumerate(forward.inputs)}
+    output_position = {o.name: real + j for j, o in enumerate(saved)}
+    tangent_params = [p for p, v in enumerate(backward.inputs) if (v.descriptor or "").startswith("TangentAOTInput")]
+    saved_params = [p for p in range(len(backward.inputs)) if p not in set(tangent_params)]
+    if len(saved_params) != len(saved):
+        raise TorchTraceError(
+            f"{entry.where}: the forward saves {len(saved)} values but the backward takes "
+            f"{len(saved_params)} besides its tangents"
+        )
+    captured_inputs, captured_input_params, captured_outputs, captured_output_params = [], [], [], []
+    for value, param in zip(saved, saved_params, strict=True):
+        if value.name in input_position:  # a forward input saved as it is
+            captured_inputs.append(input_position[value.name])
+            captured_input_params.append(param)
+        else:
+            captured_outputs.append(output_position[value.name])
+            captured_output_params.append(param)
+    vjps = []
+    for param in tangent_params:
+        descriptor = backward.inputs[param].descriptor or ""
+        index = _index_of(descriptor.partition("output=")[2], entry, f"tangent {backward.inputs[param].name}")
+        if index not in plain_output_position:
+            raise TorchTraceError(f"{entry.where}: tangent {backward.inputs[param].name} is for output {index}, which the forward does not return")
+        vjps.append(plain_output_position[index])
+    output_vjps, output_returns = [], []
+    for position, value in enumerate(backward.outputs):
+        descriptor = value.descriptor or ""
+        if value.name == "None" or not descriptor.startswith("GradAOTOutput"):
+            continue
+        index = _index_of(descriptor.partition("grad_of=")[2], entry, f"gradient {value.name}")
+        if not 0 <= index < len(forward.inputs):
+            raise TorchTraceError(f"{entry.where}: gradient {value.name} is for input {index}, which the forward does not take")
+        output_vjps.append(index)
+        output_returns.append(position)
+    return {
+        Note.F_REAL_OUTPUTS: real,
+        Note.DF_INPUT_VJPS: vjps,
+        Note.DF_INPUT_CAPTURED_INPUTS: captured_inputs,
+        Note.DF_INPUT_CAPTURED_OUTPUTS: captured_outputs,
+        Note.DF_OUTPUT_VJPS: output_vjps,
+        Note.DF_VJP_PARAMS: tangent_params,
+        Note.DF_CAPTURED_INPUT_PARAMS: captured_input_params,
+        Note.DF_CAPTURED_OUTPUT_PARAMS: captured_output_params,
+        Note.DF_OUTPUT_RETURNS: output_returns,
+    }
+
+
+def _read(entry: TraceEntry) -> tuple[FxGraph, Graph]:
+    try:
+        fx = parse_fx_graph(entry.payload)
+        return fx, fx_to_graph(fx)
+    except (FxGraphError, FxToIrError) as exc:
+        # The payload starts on the line after the envelope.
+        message = str(exc)
+        match = re.match(r"line (\d+)(?::(\d+))?: (.*)", message)
+        if match is not None:
+            column = f":{match.group(2)}" if match.group(2) else ""
+            where = f"{entry.source}:{entry.line + int(match.group(1))}{column}"
+            raise TorchTraceError(f"{where}: {entry.key}: {match.group(3)}") from None
+        raise TorchTraceError(f"{entry.where}: {entry.key}: {message}") from None
+
+
+def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph], int]:
+    """The compiled graphs in ``entries``, in compile order, and how many entries were skipped."""
+    # A directory may hold several processes' logs, each numbering its compiles from 0/0.
+    by_id: dict[tuple[str, str], dict[str, TraceEntry]] = {}
+    skipped = 0
+    for entry in entries:
+        if entry.key not in _GRAPH_KEYS or entry.compile_id is None:
+            skipped += 1
+            continue
+        found = by_id.setdefault((entry.source, entry.compile_id), {})
+        if entry.key in found:
+            raise TorchTraceError(f"{entry.where}: a second {entry.key} for compiled graph {entry.compile_id}")
+        found[entry.key] = entry
+    graphs = []
+    sources = {source for source, _ in by_id}
+    for (source, compile_id), found in by_id.items():
+        forward_entry, backward_entry = found.get("aot_forward_graph"), found.get("aot_backward_graph")
+        if forward_entry is None or backward_entry is None:
+            # An inference-only compile (no backward) has no autodiff to show.
+            skipped += len(found)
+            continue
+        forward_fx, forward = _read(forward_entry)
+        backward_fx, backward = _read(backward_entry)
+        joint = _read(found[JOINT_STEP])[1] if JOINT_STEP in found else None
+        notes = gradient_notes(forward_fx, backward_fx, backward_entry)
+        name = compile_id if len(sources) == 1 else f"{Path(source).name} {compile_id}"
+        graphs.append(CompiledGraph(name, forward, backward, joint, notes, dict(found)))
+    return graphs, skipped
+
+
+def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> CompiledTrace:
+    """The pass trace of the compiled graphs in ``entries`` (see the module's docstring)."""
+    graphs, skipped = compiled_graphs(entries)
+    if not graphs:
+        raise TorchTraceError(
+            f"{source}: no compiled graph with a backward (aot_forward_graph and aot_backward_graph entries): "
+            "was the model compiled with torch.compile and run backward under TORCH_TRACE?"
+        )
+    trace = PassTrace()
+    for k, compiled in enumerate(graphs):
+        common = {Note.COMPILE_ID: compiled.compile_id}
+        if compiled.joint is not None:
+            entry = compiled.entries[JOINT_STEP]
+            trace.record(
+                JOINT_STEP, compiled.joint, which=GraphName.main(k + 1), changed=True,
+                annotations={**common, Note.HEADER: entry.key, Note.LOG_LINE: entry.line},
+            )
+        forward_entry, backward_entry = compiled.entries["aot_forward_graph"], compiled.entries["aot_backward_graph"]
+        trace.record(
+            PARTITION_STEP, compiled.forward, which=GraphName.forward(k), changed=True,
+            annotations={**common, **compiled.notes, Note.HEADER: forward_entry.key, Note.LOG_LINE: forward_entry.line},
+        )
+        trace.record(
+            PARTITION_STEP, compiled.backward, which=GraphName.backward(k), changed=True,
+            annotations={**common, Note.HEADER: backward_entry.key, Note.LOG_LINE: backward_entry.line},
+        )
+    return CompiledTrace(graphs, skipped, trace)
+
+
+def load_compiled_trace(path: str | Path) -> CompiledTrace:
+    """:func:`compiled_trace` of a TORCH_TRACE log file or directory."""
+    return compiled_trace(load_torch_trace(path), str(path))
+
