@@ -51,6 +51,32 @@ __all__ = [
 
 JOINT_STEP = "aot_joint_graph"
 PARTITION_STEP = "partition"
+
+# What the viewer's docs pane says about these steps (they are not gradview passes).
+JOINT_DOC = """AOTAutograd's joint graph: the forward and the backward of one compiled graph, traced together.
+
+torch.compile hands AOTAutograd each graph Dynamo captured. AOTAutograd runs
+it once with PyTorch's own autograd on fake tensors, recording every aten op
+of the forward and of the backward into one graph. Its inputs are the
+forward's inputs (primals) and one tangent per output that needs a gradient;
+its outputs are the forward's outputs and one gradient per input (None where
+an input needs none). Nothing has been decided yet about what the backward
+keeps from the forward: that is the partition's job, the next step."""
+
+PARTITION_DOC = """The joint graph cut in two: a forward graph and a backward graph.
+
+The partitioner decides which values cross from the forward to the backward.
+The forward returns its real outputs, then the values it saves for backward
+(marked SavedForBackwardsAOTOutput); the backward takes those saved values
+first, then the tangents, and returns one gradient per forward input. Every
+saved value stays in memory from the forward pass until the backward has run,
+which is why the Saved pane lists them with their bytes. A value the backward
+needs can also be recomputed in the backward instead of saved (the
+partitioner's min-cut does this for cheap ops), trading memory for compute.
+
+This is the same shape as TorchScript's differentiate: f, df and the
+captured values between them, so the forward, backward and joint views show
+it the same way."""
 _GRAPH_KEYS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph")
 _INDEX = re.compile(r"idx=(\d+)")
 _GLOG = re.compile(rb"^[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] \{")

@@ -32,6 +32,7 @@ from gradview.autodiff.optimize import OPTIMIZE_STEPS
 from gradview.autodiff.reverse import add_reverse_inline
 from gradview.ir.passes import PASSES, eliminate_dead_code
 from gradview.runtime.argument_spec import specialize_types
+from gradview.runtime.compiled_trace import JOINT_DOC, JOINT_STEP, PARTITION_DOC, PARTITION_STEP
 from gradview.runtime.executor import pack_gradient
 from gradview.runtime.pass_trace import normalize_pass_name
 
@@ -72,6 +73,8 @@ def _sources() -> dict[str, list[tuple[str | None, Callable[..., Any] | str]]]:
     add("lambdaLiftReverse", lambda_lift_reverse)
     add("packReturnValuesIntoTuple", pack_return_values_into_tuple)
     add("UpdateDifferentiableGraphRequiresGrad", update_requires_grad)
+    add(JOINT_STEP, JOINT_DOC)
+    add(PARTITION_STEP, PARTITION_DOC)
     return table
 
 

@@ -53,6 +53,7 @@ from gradview.runtime.trace_records import (
     value_names,
     walk_records,
 )
+from gradview.runtime.trace_types import Note
 
 from .labels import abbreviate
 from .layout import drop_broken_clusters
@@ -440,8 +441,11 @@ def _joint(
     trace: PassTrace, index: int, dg: int, f: Step, df: Step, ghosts: bool, out: DrawGraph | None = None
 ) -> DrawGraph:
     out = DrawGraph() if out is None else out
-    out.clusters["f"] = Cluster("f", f"f: forward of DifferentiableGraph_{dg}")
-    out.clusters["df"] = Cluster("df", f"df: backward of DifferentiableGraph_{dg}")
+    notes = gradient_notes(trace, index, dg) or {}
+    compile_id = notes.get(Note.COMPILE_ID)
+    title = f"compiled graph {compile_id}" if compile_id is not None else f"DifferentiableGraph_{dg}"
+    out.clusters["f"] = Cluster("f", f"f: forward of {title}")
+    out.clusters["df"] = Cluster("df", f"df: backward of {title}")
     union = out if isinstance(out, _Union) else None
     names = {} if union is not None else {**value_names(f.graph), **value_names(df.graph)}
     memo = _memo(trace)
@@ -453,7 +457,7 @@ def _joint(
     drawer.captured = reads
     drawer.graph(df.graph, "df", 1, skip=reads)
     drawer.captured = frozenset()
-    wiring = gradient_wiring(f.graph, df.graph, gradient_notes(trace, index, dg) or {})
+    wiring = gradient_wiring(f.graph, df.graph, notes)
     for f_values, df_inputs in (
         (wiring.captured_inputs_f, wiring.captured_inputs_df),
         (wiring.captured_outputs_f, wiring.captured_outputs_df),
