@@ -14,8 +14,10 @@ batch and spatial dims.
 
 **_native_batch_norm_legit** is ``native_batch_norm`` with the running
 statistics required (and written in place in training), ``.no_stats``
-without them (training only), ``_no_training`` the evaluation form. They all
-run nn.py's batch norm kernel.
+without them (training only), ``_no_training`` the evaluation form.
+``_functional`` (AOTAutograd's graphs) writes nothing: it returns the updated
+running statistics as two more outputs, and the graph copies them back into
+the buffers (``copy_``). They all run nn.py's batch norm kernel.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "native_group_norm",
     "native_group_norm_backward",
     "native_batch_norm_legit",
+    "native_batch_norm_legit_functional",
     "native_batch_norm_legit_no_stats",
     "native_batch_norm_legit_no_training",
 ]
@@ -157,3 +160,16 @@ def native_batch_norm_legit_no_training(
 ) -> tuple[Any, Any, Any]:
     """Evaluation mode: normalize with the running statistics (empty save_mean/save_invstd)."""
     return native_batch_norm(xp, input, weight, bias, running_mean, running_var, False, momentum, eps)
+
+
+def native_batch_norm_legit_functional(
+    xp: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
+    momentum: float, eps: float,
+) -> tuple[Any, Any, Any, Any, Any]:
+    """(output, save_mean, save_invstd, running_mean_out, running_var_out): the inputs are
+    left as they are; the updated statistics are new arrays (copies in evaluation mode)."""
+    new_mean, new_var = running_mean.copy(), running_var.copy()
+    out, save_mean, save_invstd = native_batch_norm(
+        xp, input, weight, bias, new_mean, new_var, training, momentum, eps
+    )
+    return out, save_mean, save_invstd, new_mean, new_var

@@ -40,7 +40,8 @@ is computed or captured for the others. The statistics outputs are not
 differentiable (PyTorch's rule too): gradients reaching them are ignored.
 ``_native_batch_norm_legit`` is ``native_batch_norm`` under another name (the
 form PyTorch's exported graphs use); ``.no_stats`` has no running statistics,
-``_no_training`` is the evaluation form.
+``_no_training`` is the evaluation form, ``_functional`` (AOTAutograd's graphs)
+returns the updated running statistics instead of writing them.
 
 Float16 inputs are computed in float32 and cast back (kernels in
 ``kernels/nn.py`` and ``kernels/normalization.py``).
@@ -294,6 +295,30 @@ def _stats_dtype(args: NodeArgs, x: TensorType) -> str | None:
 def native_batch_norm_legit(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
     """Inputs and outputs are native_batch_norm's."""
     _, mean, invstd = node.outputs()
+    return _batch_norm(emit, node, grads[0], (mean, invstd))
+
+
+# -- aten::_native_batch_norm_legit_functional (AOTAutograd's) -------------------------------------
+# The training form without in-place writes: the updated running statistics come back as
+# outputs 3 and 4 (the graph copies them into the buffers). They are not differentiable.
+kernel("aten::_native_batch_norm_legit_functional")(norm_kernels.native_batch_norm_legit_functional)
+
+
+@shape_rule("aten::_native_batch_norm_legit_functional")
+def _native_batch_norm_legit_functional(args: NodeArgs) -> RuleResult:
+    results = _native_batch_norm_legit(args)
+    if results is None:
+        return None
+    running = [args.tensor(3), args.tensor(4)]
+    return [*results, *(None if t is None else fresh(t.scalar_type, t.sizes, t.device) for t in running)]
+
+
+@formula("aten::_native_batch_norm_legit_functional")
+def native_batch_norm_legit_functional(
+    emit: Emitter, node: Node, saved: Saved, grads: Grads
+) -> list[Value | None]:
+    """Inputs are native_batch_norm's; only the normalized output has a gradient."""
+    _, mean, invstd, _, _ = node.outputs()
     return _batch_norm(emit, node, grads[0], (mean, invstd))
 
 

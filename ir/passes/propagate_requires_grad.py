@@ -76,7 +76,7 @@ _INDEX_SECOND = frozenset({
 # statistics, the total weight of nll_loss) not differentiable.
 _FIRST_ONLY = frozenset({
     "aten::native_batch_norm", "aten::_native_batch_norm_legit",
-    "aten::_native_batch_norm_legit_no_training",
+    "aten::_native_batch_norm_legit_no_training", "aten::_native_batch_norm_legit_functional",
     "aten::native_layer_norm", "aten::nll_loss_forward", "aten::nll_loss2d_forward",
 })
 # Structural prims whose results are the elements of their input, one by one.

@@ -403,6 +403,8 @@ add("native_batch_norm", S(_bn_x, pos(3), f(3), pos(3), pos(3), True, 0.1, 1e-5,
 add("_native_batch_norm_legit", S(_bn_x, pos(3), f(3), pos(3), pos(3), True, 0.1, 1e-5,
     frozen=(3, 4)))
 add("_native_batch_norm_legit.no_stats", S(_bn_x, pos(3), f(3), True, 0.1, 1e-5))
+add("_native_batch_norm_legit_functional", S(_bn_x, pos(3), f(3), pos(3), pos(3), True, 0.1, 1e-5,
+    frozen=(3, 4)))
 add("_native_batch_norm_legit_no_training", S(_bn_x, pos(3), f(3), f(3), pos(3), 0.1, 1e-5,
     frozen=(3, 4)))
 add("native_batch_norm_backward", S(f(4, 3, 2), _bn_x, pos(3), None, None, f(3), pos(3), True, 1e-5,

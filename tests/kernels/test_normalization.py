@@ -1,5 +1,6 @@
 """Normalization kernels against PyTorch: group_norm / native_group_norm and its
-backward (kernels/normalization.py), the _native_batch_norm_legit family, and
+backward (kernels/normalization.py), the _native_batch_norm_legit family (_functional
+returning the updated running statistics without writing its inputs), and
 batch norm's in-place update of the running statistics in training mode
 (kernels/nn.py): after one training step the buffers equal those of
 torch.nn.BatchNorm1d/2d, momentum and the unbiased variance included, and a
@@ -86,6 +87,20 @@ def test_native_batch_norm_legit(shape: tuple[int, ...], affine: bool, dtype: ty
     _check("aten::_native_batch_norm_legit", [x, w, b, rm.copy(), rv.copy(), False, 0.1, 1e-5])
     # In training the op writes the running statistics: each side gets its own copy.
     _check_running_update("aten::_native_batch_norm_legit", [x, w, b, rm, rv, True, 0.3, 1e-5], (3, 4))
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_native_batch_norm_legit_functional(training: bool, dtype: type) -> None:
+    """AOTAutograd's form: the updated running statistics are outputs 3 and 4, the inputs stay."""
+    x, w, b = _x(0, (2, 3, 4, 2), dtype, 2.0), _x(1, (3,), dtype), _x(2, (3,), dtype)
+    rm, rv = _x(3, (3,), dtype), np.abs(_x(4, (3,), dtype)) + 0.5
+    before = rm.copy(), rv.copy()
+    outputs = _check("aten::_native_batch_norm_legit_functional", [x, w, b, rm, rv, training, 0.3, 1e-5])
+    assert [o.shape for o in outputs] == [(2, 3, 4, 2), *[(3 if training else 0,)] * 2, (3,), (3,)]
+    np.testing.assert_array_equal(rm, before[0])
+    np.testing.assert_array_equal(rv, before[1])
+    assert training != np.allclose(outputs[3], rm), "the running mean is updated in training only"
 
 
 # -- batch norm: running statistics -----------------------------------------------------------------

@@ -30,6 +30,7 @@ def test_batch_norm_internal_forms(training: bool) -> None:
     x, w, rm, rv = randn(4, 3, 5).numpy(), randn(3).numpy(), randn(3).numpy(), randn(3).abs().numpy()
     check_op("aten::_native_batch_norm_legit", [x, w, None, rm, rv, training, 0.1, 1e-5])
     check_op("aten::_native_batch_norm_legit.no_stats", [x, w, None, True, 0.1, 1e-5])
+    check_op("aten::_native_batch_norm_legit_functional", [x, w, None, rm, rv, training, 0.1, 1e-5])
     check_op("aten::_native_batch_norm_legit_no_training", [x, w, None, rm, rv, 0.1, 1e-5])
     check_op("aten::native_batch_norm", [x, w, None, rm, rv, training, 0.1, 1e-5])
     _, mean, invstd = A.native_batch_norm(*(torch.from_numpy(a) for a in (x, w)), None, None, None, True, 0.1, 1e-5)
