@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_autodiff_option, add_inline_threshold_option
+from .options import add_autodiff_option, add_compile_option, add_inline_threshold_option
 
 __all__ = ["register", "run", "choose_steps", "ExportError"]
 
@@ -34,7 +34,9 @@ def register(commands: Any) -> None:
         "as SVG files and/or one HTML page, every step at the same positions. model.py:build "
         "(a function taking no arguments) returns a PyTorch model and its example inputs. Needs Graphviz.",
     )
-    parser.add_argument("target", metavar="TARGET", help="model.ir, model.py:fn, trace.json or a JIT log")
+    parser.add_argument(
+        "target", metavar="TARGET", help="model.ir, model.py:fn, trace.json, a JIT log or a TORCH_TRACE log"
+    )
     parser.add_argument("--svg", metavar="DIR", help="write one SVG per step into DIR")
     parser.add_argument("--html", metavar="FILE", help="write one HTML page that steps through the steps")
     steps = parser.add_mutually_exclusive_group()
@@ -56,6 +58,7 @@ def register(commands: Any) -> None:
     )
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
+    add_compile_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -103,7 +106,8 @@ def _export(args: argparse.Namespace) -> list[str]:
         for program in ("dot", "neato"):  # before the slow part: fail fast with the fix
             graphviz_program(program)
         session = load_target(
-            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold
+            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold,
+            compile=args.compile,
         )
     except (TargetError, DotMissingError) as exc:
         raise ExportError(str(exc)) from None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 __all__ = [
-    "AUTODIFF_CHOICES", "PYTORCH_INLINE_THRESHOLD", "add_autodiff_option", "add_inline_threshold_option",
-    "add_inputs_option",
+    "AUTODIFF_CHOICES", "PYTORCH_INLINE_THRESHOLD", "add_autodiff_option", "add_compile_option",
+    "add_inline_threshold_option", "add_inputs_option",
 ]
 
 # gradview.autodiff.AutodiffMode's values and DEFAULT_INLINE_THRESHOLD
@@ -51,4 +51,13 @@ def add_inputs_option(parser: argparse.ArgumentParser) -> None:
         "--inputs", metavar="SPEC",
         help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number; "
         "'none' runs no graph and shows the generic pass pipelines",
+    )
+
+
+def add_compile_option(parser: argparse.ArgumentParser) -> None:
+    """``--compile``: open model.py:build as torch.compile compiles it (needs PyTorch)."""
+    parser.add_argument(
+        "--compile", action="store_true",
+        help="for model.py:build: compile the model with torch.compile(backend='aot_eager'), run one "
+        "forward and backward under a temporary TORCH_TRACE, and open AOTAutograd's graphs (needs PyTorch)",
     )

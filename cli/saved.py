@@ -17,7 +17,12 @@ import json
 import sys
 from typing import Any
 
-from .options import add_autodiff_option, add_inline_threshold_option, add_inputs_option
+from .options import (
+    add_autodiff_option,
+    add_compile_option,
+    add_inline_threshold_option,
+    add_inputs_option,
+)
 
 __all__ = ["register", "run", "format_saved"]
 
@@ -35,6 +40,7 @@ def register(commands: Any) -> None:
     add_inputs_option(parser)
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
+    add_compile_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -77,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
     from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415
 
     try:
-        session = load_target(args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold)
+        session = load_target(
+            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold, compile=args.compile
+        )
         graphs = saved_values(session.trace)
     except (TargetError, SavedValuesError) as exc:
         print(f"gradview: error: {str(exc).splitlines()[0]}", file=sys.stderr)

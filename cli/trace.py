@@ -30,7 +30,12 @@ from typing import Any
 from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
 from gradview.runtime.trace_changes import StepChange, format_change, step_changes
 
-from .options import add_autodiff_option, add_inline_threshold_option, add_inputs_option
+from .options import (
+    add_autodiff_option,
+    add_compile_option,
+    add_inline_threshold_option,
+    add_inputs_option,
+)
 
 __all__ = ["register", "run", "load_any", "format_step_header"]
 
@@ -45,7 +50,8 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "file", metavar="FILE",
-        help="a .json trace, a JIT log, a .ir graph, model.py:fn, or model.py:build (a PyTorch model)",
+        help="a .json trace, a JIT log, a TORCH_TRACE log (file or directory), a .ir graph, model.py:fn, "
+        "or model.py:build (a PyTorch model)",
     )
     parser.add_argument("--pass", dest="pass_name", metavar="NAME", help="only the steps of this pass")
     shown = parser.add_mutually_exclusive_group()
@@ -57,6 +63,7 @@ def register(commands: Any) -> None:
     add_inputs_option(parser)
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
+    add_compile_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -67,13 +74,14 @@ class _InputError(Exception):
 
 
 def load_any(
-    path: str, inputs: str | None = None, autodiff: str | None = None, inline_threshold: int | None = None
+    path: str, inputs: str | None = None, autodiff: str | None = None, inline_threshold: int | None = None,
+    compile: bool = False,  # noqa: A002 - the command line's --compile
 ) -> PassTrace:
     """The trace FILE stands for, as ``gradview view`` loads it; raises _InputError with a one-line message."""
     from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - keeps --help light
 
     try:
-        session = load_target(path, inputs, autodiff=autodiff, inline_threshold=inline_threshold)
+        session = load_target(path, inputs, autodiff=autodiff, inline_threshold=inline_threshold, compile=compile)
     except TargetError as exc:
         message = str(exc).splitlines()[0] if str(exc) else path
         raise _InputError(message, 2 if ": cannot read: " in message else 1) from None
@@ -92,7 +100,7 @@ def format_step_header(step: Step, change: StepChange | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        trace = load_any(args.file, args.inputs, args.autodiff, args.inline_threshold)
+        trace = load_any(args.file, args.inputs, args.autodiff, args.inline_threshold, args.compile)
     except _InputError as exc:
         print(f"gradview: error: {exc}", file=sys.stderr)
         return exc.code

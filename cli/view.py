@@ -6,7 +6,12 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_autodiff_option, add_inline_threshold_option, add_inputs_option
+from .options import (
+    add_autodiff_option,
+    add_compile_option,
+    add_inline_threshold_option,
+    add_inputs_option,
+)
 
 __all__ = ["register", "run"]
 
@@ -17,15 +22,20 @@ def register(commands: Any) -> None:
         help="open the viewer: step through every pass of a graph's compilation",
         description="Open the viewer on TARGET: a .ir graph, model.py:fn (a Python function), "
         "a saved trace (.json), a PYTORCH_JIT_LOG_LEVEL log, or model.py:build (a function taking no "
-        "arguments that returns a PyTorch model and its example inputs). Graphs and functions go through "
-        "the GraphExecutor as one training step on example inputs.",
+        "arguments that returns a PyTorch model and its example inputs), or a TORCH_TRACE log of "
+        "torch.compile (its joint, forward and backward graphs). Graphs and functions go through "
+        "the GraphExecutor as one training step on example inputs; --compile runs model.py:build "
+        "through torch.compile instead.",
     )
-    parser.add_argument("target", metavar="TARGET", help="model.ir, model.py:fn, trace.json or a JIT log")
+    parser.add_argument(
+        "target", metavar="TARGET", help="model.ir, model.py:fn, trace.json, a JIT log or a TORCH_TRACE log (file or directory)"
+    )
     add_inputs_option(parser)
     parser.add_argument("--theme", choices=("dark", "light"), default="dark")
     parser.add_argument("--save-trace", metavar="FILE", help="also save the trace as JSON (opens on any machine)")
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
+    add_compile_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -34,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         session = load_target(
-            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold
+            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold,
+            compile=args.compile,
         )
     except TargetError as exc:
         print(f"gradview: error: {exc}", file=sys.stderr)

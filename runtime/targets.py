@@ -60,6 +60,7 @@ from gradview.ir import (
 )
 
 from . import autograd
+from .compile_model import CompileError, compile_and_trace, temporary_trace_dir
 from .compiled_trace import load_compiled_trace, looks_like_torch_trace
 from .executor import GraphExecutor
 from .interpreter import GraphRuntimeError
@@ -261,6 +262,7 @@ def load_target(
     seed: int = 0,
     autodiff: str | None = None,
     inline_threshold: int | None = None,
+    compile: bool = False,  # noqa: A002 - the command line's --compile
 ) -> Session:
     """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json``, a JIT log file,
     or a TORCH_TRACE log (a file or its directory) of torch.compile's graphs.
@@ -275,6 +277,8 @@ def load_target(
             raise TargetError(str(exc)) from None
     if inline_threshold is not None and inline_threshold < 0:
         raise TargetError(f"--inline-threshold must be 0 or more, not {inline_threshold}")
+    if compile:
+        return _compile_session(target)
     session = _load(target, inputs, seed, autodiff, inline_threshold)
     if inline_threshold is not None and session.graph is None:
         session.notes.append(
@@ -327,6 +331,22 @@ def _load(
     if len(trace) == 0:
         raise TargetError(f"{target}: the file holds no graph steps")
     return Session(target, trace)
+
+
+def _compile_session(target: str) -> Session:
+    """``model.py:build --compile``: torch.compile's graphs of the model, from a temporary TORCH_TRACE."""
+    lowered = target.lower()
+    if not (".py:" in lowered and lowered.rpartition(":")[0].endswith(".py")):
+        raise TargetError(f"{target}: --compile takes model.py:build (a function returning a PyTorch model and its inputs)")
+    with temporary_trace_dir() as directory:
+        try:
+            compile_and_trace(target, directory)
+        except CompileError as exc:
+            raise TargetError(str(exc)) from None
+        session = _compiled_session(directory)
+    session.name = target
+    session.notes.insert(0, "compiled with torch.compile(backend=\"aot_eager\"): one forward and backward under TORCH_TRACE")
+    return session
 
 
 def _compiled_session(target: str) -> Session:

@@ -187,3 +187,46 @@ def test_a_log_directory_opens_like_its_file(tmp_path: Path, capsys: pytest.Capt
     from_dir = capsys.readouterr().out
     assert main(["saved", str(LOGS / "lstm_cell.log"), "--json"]) == 0
     assert from_dir == capsys.readouterr().out
+
+
+# -- --compile -----------------------------------------------------------------------------------
+_MODEL = '''
+import torch
+
+def build():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
+    return model, (torch.randn(3, 6),)
+
+def broken():
+    raise ValueError("no model today")
+'''
+
+
+def test_compile_runs_torch_compile_and_opens_its_graphs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--compile`` on model.py:build: AOTAutograd's graphs of the model, as a log would give them."""
+    model = tmp_path / "model.py"
+    model.write_text(_MODEL, encoding="utf-8")
+    assert main(["saved", f"{model}:build", "--compile", "--json"]) == 0
+    captured = capsys.readouterr()
+    [graph] = json.loads(captured.out)["graphs"]
+    assert graph["name"] == "compiled graph 0/0"
+    rows = {row["name"]: row for row in graph["saved"]}
+    # Linear -> tanh -> Linear saves the input, the second weight and tanh's output (as PyTorch's eager autograd would).
+    assert {(row["producer"], tuple(row["shape"])) for row in rows.values()} >= {
+        ("input", (3, 6)), ("input", (2, 5)), ("aten::tanh", (3, 5))
+    }
+    assert "torch.compile" in captured.err
+
+
+def test_compile_refuses_a_failing_builder_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "model.py"
+    model.write_text(_MODEL, encoding="utf-8")
+    assert main(["trace", f"{model}:broken", "--compile"]) == 1
+    error = _one_line_error(capsys)
+    assert "broken() failed: ValueError: no model today" in error
+
+
+def test_compile_needs_a_builder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["saved", str(LOGS / "mlp.log"), "--compile"]) == 1
+    assert "--compile takes model.py:build" in _one_line_error(capsys)
