@@ -14,7 +14,11 @@ the steps the viewer already shows for DifferentiableGraph k:
 
 * ``aot_joint_graph`` on the graph ``main`` (``main (compilation k+1)`` for
   the second compiled graph on);
-* ``partition`` on ``forward k``, then ``partition`` on ``backward k``, the
+* with Inductor, ``inductor_post_grad_graph`` on ``forward k`` and on
+  ``backward k``: each graph after Inductor's post-grad passes (the
+  ``inductor_post_grad_graph`` artifacts, the forward's first), which keep
+  its inputs and outputs;
+* before those, ``partition`` on ``forward k``, then ``partition`` on ``backward k``, the
   forward step carrying the Gradient's lists: ``f_real_outputs``, the
   outputs whose tangents the backward takes (``df_input_vjps``), the saved
   graph inputs (``df_input_captured_inputs``) and saved results
@@ -40,6 +44,7 @@ from gradview.ir import Graph
 
 from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
 from .fx_to_ir import FxToIrError, fx_to_graph
+from .graph_match import match_graphs
 from .pass_trace import PassTrace
 from .torch_trace_log import TorchTraceError, TraceEntry, load_torch_trace
 from .trace_types import GraphName, Note
@@ -51,6 +56,7 @@ __all__ = [
 
 JOINT_STEP = "aot_joint_graph"
 PARTITION_STEP = "partition"
+POST_GRAD_STEP = "inductor_post_grad_graph"  # an artifact, once for the forward and once for the backward
 
 # What the viewer's docs pane says about these steps (they are not gradview passes).
 JOINT_DOC = """AOTAutograd's joint graph: the forward and the backward of one compiled graph, traced together.
@@ -62,6 +68,15 @@ forward's inputs (primals) and one tangent per output that needs a gradient;
 its outputs are the forward's outputs and one gradient per input (None where
 an input needs none). Nothing has been decided yet about what the backward
 keeps from the forward: that is the partition's job, the next step."""
+
+POST_GRAD_DOC = """The graph after Inductor's post-grad passes, the last FX graph before code generation.
+
+With the Inductor backend (torch.compile's default), each of the forward and
+backward graphs goes through Inductor's post-grad passes: pattern rewrites
+(views to permutes and reshapes, fused patterns, decompositions), dead-code
+elimination and reordering. The inputs and outputs stay as the partition made
+them, so the saved values and gradients line up with the previous step; the
+diff shows what the passes rewrote."""
 
 PARTITION_DOC = """The joint graph cut in two: a forward graph and a backward graph.
 
@@ -97,6 +112,7 @@ class CompiledGraph:
     joint: Graph | None
     notes: dict[str, object]  # the Gradient's lists, keyed by Note
     entries: dict[str, TraceEntry] = field(default_factory=dict)  # log key -> its entry
+    post_grad: list[tuple[Graph, TraceEntry]] = field(default_factory=list)  # Inductor's, forward first
 
 
 @dataclass
@@ -192,7 +208,11 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
     # A directory may hold several processes' logs, each numbering its compiles from 0/0.
     by_id: dict[tuple[str, str], dict[str, TraceEntry]] = {}
     skipped = 0
+    post_grad: dict[tuple[str, str], list[TraceEntry]] = {}
     for entry in entries:
+        if _is_post_grad(entry) and entry.compile_id is not None:
+            post_grad.setdefault((entry.source, entry.compile_id), []).append(entry)
+            continue
         if entry.key not in _GRAPH_KEYS or entry.compile_id is None:
             skipped += 1
             continue
@@ -213,8 +233,22 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
         joint = _read(found[JOINT_STEP])[1] if JOINT_STEP in found else None
         notes = gradient_notes(forward_fx, backward_fx, backward_entry)
         name = compile_id if len(sources) == 1 else f"{Path(source).name} {compile_id}"
-        graphs.append(CompiledGraph(name, forward, backward, joint, notes, dict(found)))
+        compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found))
+        later = post_grad.pop((source, compile_id), [])
+        for entry, partitioned in zip(later, (forward, backward), strict=False):
+            graph = _read(entry)[1]
+            if len(graph.inputs()) == len(partitioned.inputs()) and len(graph.outputs()) == len(partitioned.outputs()):
+                compiled.post_grad.append((graph, entry))
+            else:  # a signature the Gradient's positions do not fit: not shown as this graph
+                skipped += 1
+        skipped += max(len(later) - 2, 0)
+        graphs.append(compiled)
+    skipped += sum(len(left) for left in post_grad.values())
     return graphs, skipped
+
+
+def _is_post_grad(entry: TraceEntry) -> bool:
+    return entry.key == "artifact" and isinstance(entry.value, dict) and entry.value.get("name") == POST_GRAD_STEP
 
 
 def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> CompiledTrace:
@@ -243,6 +277,14 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
             PARTITION_STEP, compiled.backward, which=GraphName.backward(k), changed=True,
             annotations={**common, Note.HEADER: backward_entry.key, Note.LOG_LINE: backward_entry.line},
         )
+        partitioned = (compiled.forward, compiled.backward)
+        whiches = (GraphName.forward(k), GraphName.backward(k))
+        for (graph, entry), before, which in zip(compiled.post_grad, partitioned, whiches, strict=False):
+            trace.inherit_ids(match_graphs(before, graph))  # what the passes kept keeps its id
+            trace.record(
+                POST_GRAD_STEP, graph, which=which, changed=True,
+                annotations={**common, Note.HEADER: POST_GRAD_STEP, Note.LOG_LINE: entry.line},
+            )
     return CompiledTrace(graphs, skipped, trace)
 
 

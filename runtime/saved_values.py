@@ -116,8 +116,15 @@ def saved_values(trace: PassTrace) -> list[GraphSaved]:
     graphs = []
     for k in _differentiated(trace):
         notes_step = _latest(trace, GraphName.forward(k), Note.DF_INPUT_VJPS)
-        backward = _latest(trace, GraphName.backward(k))
-        forward = _latest(trace, GraphName.forward(k))
+        if notes_step is not None and Note.COMPILE_ID in notes_step.annotations:
+            # AOTAutograd's forward and backward as the partition made them (the
+            # aot_forward_graph / aot_backward_graph entries), not Inductor's rewrites.
+            forward = notes_step
+            after = notes_step.index + 1
+            backward = trace[after] if after < len(trace) and trace[after].which == GraphName.backward(k) else None
+        else:
+            backward = _latest(trace, GraphName.backward(k))
+            forward = _latest(trace, GraphName.forward(k))
         if notes_step is None or backward is None or forward is None:
             continue
         graphs.append(_graph_saved(trace, k, forward, backward, notes_step))

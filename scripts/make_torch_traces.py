@@ -11,7 +11,8 @@ is copied to ``tests/data/torch_trace/<name>.log``.
 The models are the ones issue 13 names: an MLP, LayerNorm + GELU, attention
 (softmax, bmm), conv + batch norm in training + ReLU, an LSTM-cell step, a
 float64 function, and a function with a graph break (two compiled graphs in
-one log). Needs PyTorch (the ``oracle`` extra); runs on a CPU in about ten
+one log); and the MLP once more with Inductor, whose log adds the graphs after
+its post-grad passes. Needs PyTorch (the ``oracle`` extra); runs on a CPU in about ten
 seconds per model.
 
     .venv/bin/python scripts/make_torch_traces.py [--out tests/data/torch_trace] [NAME ...]
@@ -32,8 +33,8 @@ from pathlib import Path
 _PRELUDE = """
 import torch
 torch.manual_seed(0)
-def train(fn, *inputs):
-    compiled = torch.compile(fn, backend="aot_eager")
+def train(fn, *inputs, backend="aot_eager"):
+    compiled = torch.compile(fn, backend=backend)
     out = compiled(*inputs)
     out = out if isinstance(out, torch.Tensor) else sum(o.sum() for o in out)
     out.sum().backward()
@@ -43,6 +44,12 @@ MODELS: dict[str, str] = {
     "mlp": """
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
 train(model, torch.randn(8, 16))
+""",
+    # Inductor (torch.compile's default backend; needs a C++ compiler): the log also
+    # holds each graph after Inductor's post-grad passes.
+    "mlp_inductor": """
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
+train(model, torch.randn(8, 16), backend="inductor")
 """,
     "layernorm_gelu": """
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(), torch.nn.Linear(32, 16))
@@ -89,7 +96,8 @@ train(f, torch.randn(4, 8, requires_grad=True), torch.randn(8, 8, requires_grad=
 def make(name: str, out_dir: Path) -> Path:
     """Run model ``name`` under a temporary TORCH_TRACE; the log lands at ``out_dir/<name>.log``."""
     with tempfile.TemporaryDirectory() as trace_dir, tempfile.TemporaryDirectory() as code_dir:
-        env = {**os.environ, "TORCH_TRACE": trace_dir}
+        # No compile caches: a cache hit skips the passes, and with them the post-grad graphs.
+        env = {**os.environ, "TORCH_TRACE": trace_dir, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}
         # A file (not ``python -c``), so the graphs' nodes carry "# File: <name>.py:LINE"
         # comments naming the model's source lines. Run from its directory: the comments
         # then name the file as the tests expect to see a user's model named.

@@ -32,7 +32,14 @@ from gradview.autodiff.optimize import OPTIMIZE_STEPS
 from gradview.autodiff.reverse import add_reverse_inline
 from gradview.ir.passes import PASSES, eliminate_dead_code
 from gradview.runtime.argument_spec import specialize_types
-from gradview.runtime.compiled_trace import JOINT_DOC, JOINT_STEP, PARTITION_DOC, PARTITION_STEP
+from gradview.runtime.compiled_trace import (
+    JOINT_DOC,
+    JOINT_STEP,
+    PARTITION_DOC,
+    PARTITION_STEP,
+    POST_GRAD_DOC,
+    POST_GRAD_STEP,
+)
 from gradview.runtime.executor import pack_gradient
 from gradview.runtime.pass_trace import normalize_pass_name
 
@@ -75,6 +82,7 @@ def _sources() -> dict[str, list[tuple[str | None, Callable[..., Any] | str]]]:
     add("UpdateDifferentiableGraphRequiresGrad", update_requires_grad)
     add(JOINT_STEP, JOINT_DOC)
     add(PARTITION_STEP, PARTITION_DOC)
+    add(POST_GRAD_STEP, POST_GRAD_DOC)
     return table
 
 

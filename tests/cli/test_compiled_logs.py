@@ -52,14 +52,14 @@ def test_trace_lists_every_graphs_forward_and_backward(log: str, capsys: pytest.
     assert main(["trace", str(LOGS / log)]) == 0
     out = capsys.readouterr().out
     headers = re.findall(r"^== \d+ (\S+) \[([^\]]+)\]", out, re.M)
-    forwards = [which for name, which in headers if which.startswith("forward ")]
-    backwards = [which for name, which in headers if which.startswith("backward ")]
+    forwards = [which for name, which in headers if which.startswith("forward ") and name == "partition"]
+    backwards = [which for name, which in headers if which.startswith("backward ") and name == "partition"]
     assert forwards == [f"forward {k}" for k in range(len(ids))]
     assert backwards == [f"backward {k}" for k in range(len(ids))]
     assert [name for name, which in headers if which.startswith("main")] == ["aot_joint_graph"] * len(ids)
     # Each step prints every op node of its graph under the FX name.
     sections = re.split(r"^== .*$", out, flags=re.M)[1:]
-    by_which = {which: section for (name, which), section in zip(headers, sections, strict=True)}
+    by_which = {which: section for (name, which), section in zip(headers, sections, strict=True) if name != "inductor_post_grad_graph"}
     for key, role in (("aot_forward_graph", "forward"), ("aot_backward_graph", "backward")):
         for k, names in enumerate(_payload_names(text, key)):
             printed = set(re.findall(r"^\s+%(\w+) : ", by_which[f"{role} {k}"], re.M))
@@ -68,10 +68,13 @@ def test_trace_lists_every_graphs_forward_and_backward(log: str, capsys: pytest.
 
 @pytest.mark.parametrize("log", FIXTURES)
 def test_export_all_writes_valid_svgs_in_every_view(log: str, tmp_path: Path) -> None:
-    count = len(_compile_ids((LOGS / log).read_text(encoding="utf-8")))
+    text = (LOGS / log).read_text(encoding="utf-8")
+    count = len(_compile_ids(text))
+    post_grad = text.count('{"artifact": {"name": "inductor_post_grad_graph"')
     out = tmp_path / "whole"
     assert main(["export", str(LOGS / log), "--svg", str(out), "--all"]) == 0
-    assert len(list(out.iterdir())) == 3 * count  # joint, forward, backward per compiled graph
+    # joint, forward, backward per compiled graph, and Inductor's post-grad graphs
+    assert len(list(out.iterdir())) == 3 * count + post_grad
     for dg in range(count):
         joint = tmp_path / f"joint{dg}"
         assert main(["export", str(LOGS / log), "--svg", str(joint), "--all", "--view", "joint", "--dg", str(dg)]) == 0
@@ -83,6 +86,26 @@ def test_export_all_writes_valid_svgs_in_every_view(log: str, tmp_path: Path) ->
         # The joint view draws the saved values' edges and says which graph it is.
         last = files[-1].read_text(encoding="utf-8")
         assert "compiled graph" in last and "captured" in last
+
+
+def test_inductors_post_grad_graphs_are_steps_after_the_partition(capsys: pytest.CaptureFixture[str]) -> None:
+    log = LOGS / "mlp_inductor.log"
+    text = log.read_text(encoding="utf-8")
+    assert main(["trace", str(log), "--changes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" [")[0].split(" ", 1)[1] + " [" + line.split(" [")[1].split("]")[0] + "]" for line in lines] == [
+        "aot_joint_graph [main]", "partition [forward 0]", "partition [backward 0]",
+        "inductor_post_grad_graph [forward 0]", "inductor_post_grad_graph [backward 0]",
+    ]
+    # Each post-grad step prints the graph the artifact holds: the same op nodes, by name.
+    blocks = re.findall(r'\{"artifact": \{"name": "inductor_post_grad_graph".*?\n((?:\t.*\n)+)', text)
+    assert len(blocks) == 2
+    assert main(["trace", str(log), "--pass", "inductor_post_grad_graph"]) == 0
+    out = capsys.readouterr().out
+    sections = re.split(r"^== .*$", out, flags=re.M)[1:]
+    for block, section in zip(blocks, sections, strict=True):
+        names = set(re.findall(r"^\t\s+(\w+): \"[^\"]*\" = torch\.ops\.", block, re.M))
+        assert names and names == set(re.findall(r"^\s+%(\w+) : \S.* = aten::", section, re.M))
 
 
 def test_saved_on_the_bundled_example_equals_what_the_executor_kept(capsys: pytest.CaptureFixture[str]) -> None:
