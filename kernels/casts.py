@@ -37,6 +37,12 @@ def detach(xp: Any, self: Any) -> Any:
     return self.view()
 
 
+def alias(xp: Any, self: Any) -> Any:
+    """A view of the whole tensor (AOTAutograd's graphs mark saved values with it):
+    a new array object on the same memory, as detach's, but still in autograd."""
+    return self.view()
+
+
 def _dtype_or(self: Any, dtype: int | None) -> Any:
     return self.dtype if dtype is None else to_dtype(dtype)
 

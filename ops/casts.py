@@ -77,6 +77,7 @@ def _no_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resul
 
 # -- aten::detach (and the identity-like alias, lift_fresh) -------------------------------------
 kernel("aten::detach")(casts.detach)
+kernel("aten::alias")(casts.alias)
 
 
 @shape_rule("aten::detach", "aten::alias", "aten::lift_fresh")
@@ -109,9 +110,9 @@ def _clone_shapes(args: NodeArgs) -> RuleResult:
     return [_like(self, self.scalar_type, self.device, args.value(1, None))]
 
 
-@formula("aten::contiguous", "aten::clone")
+@formula("aten::contiguous", "aten::clone", "aten::alias")
 def _copy_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """A copy passes the gradient through unchanged."""
+    """A copy (or alias, a view of the whole tensor) passes the gradient through unchanged."""
     return grad_list(node, grads[0])
 
 

@@ -80,6 +80,7 @@ _UNARY = (
 )
 add(_UNARY, S(f(3, 4)))
 add("contiguous", S(f(4, 3).T))
+add("alias", S(f(3, 4)))
 add("acos asin", S(f(3, 4, lo=-0.9, hi=0.9)))
 add("log log10 log1p log2 reciprocal rsqrt sqrt", S(pos(3, 4)))
 add("round.decimals", S(f(3, 4) * 10, decimals=1))

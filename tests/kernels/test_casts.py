@@ -40,6 +40,7 @@ CASES: list[Case] = [
     ("clone", "aten::clone", lambda r: [rand(r, (2, 3)), None]),
     ("clone-scalar", "aten::clone", lambda r: [rand(r, (), I64), None]),
     ("detach", "aten::detach", lambda r: [rand(r, (2, 3))]),
+    ("alias", "aten::alias", lambda r: [rand(r, (2, 3))]),
     # type_as, to
     ("type_as-f64-i64", "aten::type_as", lambda r: [rand(r, (2, 3)), rand(r, (1,), I64)]),
     ("type_as-i64-f32", "aten::type_as", lambda r: [rand(r, (2, 3), I64), rand(r, (), F32)]),
