@@ -10,7 +10,10 @@
   the gradient that step's df (the backward executor's graph, or the latest
   df for a forward step) computes from f's captured values, per input of f,
   against central finite differences of the step's f (its real outputs),
-  on the values flowing into the group. Both run in float64.
+  on the values flowing into the group. Both run in float64;
+* a compiled graph's step (a TORCH_TRACE log's): backward k's gradients (the
+  joint graph's on its step) against finite differences of forward k's real
+  outputs, on seeded inputs of the forward's types (:mod:`.compiled_runs`).
 
 The loss is the sum of each floating-point output times fixed random
 weights (seeded); finite differences cover a seeded sample of each input's
@@ -40,6 +43,7 @@ from gradview.runtime import (
     compile_graph,
 )
 from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.trace_types import Note
 
 from .check_result import CheckResult, CheckRow
 from .check_states import (
@@ -50,6 +54,17 @@ from .check_states import (
     input_requires_grad,
     region,
     run_region_state,
+)
+from .compiled_runs import (
+    CompiledFeedError,
+    backward_feed,
+    compiled_group,
+    gradients_by_input,
+    is_compiled,
+    joint_feed,
+    primals,
+    tangent_shapes,
+    tangents,
 )
 from .evaluate import _copy_value, _one_line, _parse_step, _RunFailed, _Unavailable
 
@@ -308,11 +323,14 @@ def check_step_gradient(
             "gradient", status, f"{head}: {text}", index, step.pass_name, graph_label(step.which), rows=tuple(rows)
         )
 
-    if inputs is None:
+    compiled = is_compiled(step)
+    if inputs is None and not compiled:
         return result("unavailable", "no example inputs to run the graph on")
     kind = graph_kind(step.which)
     try:
-        if kind == "main":
+        if compiled:
+            rows = _compiled_rows(trace, step, eps, rtol, atol, samples, seed)
+        elif kind == "main":
             graph = _parse_step(step)
             inline_autodiff_subgraphs(graph, threshold=math.inf)  # type: ignore[arg-type]
             propagate_requires_grad(graph)  # pasted nodes keep f's requires_grad=0 types
@@ -322,7 +340,7 @@ def check_step_gradient(
             rows = _group_rows(trace, step, inputs, eps, rtol, atol, samples, seed)
         else:
             return result("unavailable", "not a graph the check can feed")
-    except _Unavailable as exc:
+    except (_Unavailable, CompiledFeedError) as exc:
         return result("unavailable", str(exc))
     except _RunFailed as exc:
         return result("fail", str(exc))
@@ -377,6 +395,61 @@ def _group_rows(
                            weights, rng, eps, rtol, atol, samples, real=area.real)
         rows.append(_as_check_row(dataclasses.replace(row, name=names[position] if position < len(names) else name)))
     return rows
+
+
+def _compiled_rows(
+    trace: PassTrace, step: Step, eps: float, rtol: float, atol: float, samples: int, seed: int
+) -> list[CheckRow]:
+    """A compiled graph's step: backward k's gradients (on the joint graph's step, the
+    joint's) against finite differences of forward k's real outputs (the joint's), per
+    forward input with a gradient, on seeded inputs of the forward's types in float64."""
+    group = compiled_group(trace, step)
+    wide = [_widen(v) for v in primals(group, seed)]
+    rng = numpy.random.default_rng(seed)
+    random = lambda like: rng.standard_normal(like.shape)  # noqa: E731
+    if step.which.is_main:  # the joint graph: its real outputs, then one gradient per primal
+        compiled = _compiled(step)
+        vjps = tangents(tangent_shapes(group), random)
+        outputs = _call(compiled, joint_feed(group, wide, vjps), step)
+        real = len(outputs) - len(wide)
+        analytic = {i: outputs[real + i] for i in group.notes[Note.DF_OUTPUT_VJPS]}
+        wide = joint_feed(group, wide, vjps)
+    else:
+        compiled = _compiled(group.forward)
+        f_outputs = _call(compiled, wide, group.forward)
+        vjps = tangents(tangent_shapes(group, f_outputs), random)
+        feed = backward_feed(group, wide, f_outputs, vjps)
+        analytic = gradients_by_input(group, _call(_compiled(group.backward), feed, group.backward))
+        real = int(group.notes[Note.F_REAL_OUTPUTS])
+    weights = [(i, w) for i, w in zip(group.notes[Note.DF_INPUT_VJPS], vjps, strict=True) if w is not None]
+    names = [p.name for p in group.forward.graph.params]
+    fd_rng = numpy.random.default_rng(seed + 1)
+    rows = []
+    for position, got in analytic.items():
+        value = wide[position]
+        if not (isinstance(value, numpy.ndarray) and value.dtype.kind == "f"):
+            rows.append(CheckRow(f"grad %{names[position]}", None, math.nan, math.nan, "skipped", note=_skip_reason(value)))
+            continue
+        grad = None if got is None else numpy.asarray(got, numpy.float64)
+        row = _check_input(compiled, wide, position, names[position], grad, weights, fd_rng, eps, rtol, atol, samples,
+                           real=real)
+        rows.append(_as_check_row(row))
+    return rows
+
+
+def _compiled(step: Step) -> Any:
+    """A step's graph compiled to take float64 in place of its float32 inputs."""
+    try:
+        return compile_graph(_parse_step(step), check_inputs=False)
+    except GraphCompileError as exc:
+        raise _RunFailed(f"step {step.index} ({step.which}): {_one_line(exc)}") from None
+
+
+def _call(compiled: Any, inputs: Sequence[Any], step: Step) -> list[Any]:
+    try:
+        return list(compiled(*[_copy_value(v) for v in inputs]))
+    except GraphRuntimeError as exc:
+        raise _RunFailed(f"step {step.index} ({step.which}): {_one_line(exc)}") from None
 
 
 def _group_state(trace: PassTrace, step: Step, k: int) -> tuple[Step, Step]:

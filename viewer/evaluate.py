@@ -15,6 +15,9 @@ Which inputs a step runs on:
 * a ``GraphName.main()`` step: the example inputs;
 * ``GraphName.forward(k)``: the values that flow into DifferentiableGraph k, got by
   running the latest main step before it that holds that node;
+* a compiled graph's steps (a TORCH_TRACE log's joint, forward and backward
+  graphs): inputs made from the forward's annotated types, as
+  :mod:`.compiled_runs` says;
 * ``GraphName.backward(k)`` and ``GraphName.backward_executor(k)``: the gradients of f's
   outputs followed by the values df captures from f, got by running the
   matching forward step. Every output gradient is ones (the gradient of the
@@ -61,6 +64,16 @@ from gradview.runtime import (
 from gradview.runtime.pass_trace import GraphName, PassTrace, Step, Which
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 
+from .compiled_runs import (
+    CompiledFeedError,
+    backward_feed,
+    compiled_group,
+    is_compiled,
+    joint_feed,
+    primals,
+    tangent_shapes,
+    tangents,
+)
 from .value_summary import ValueSummary, summarize_value
 
 __all__ = [
@@ -298,6 +311,8 @@ def run_step(trace: PassTrace, index: int, inputs: Sequence[Any] | None) -> Step
 
 
 def _step_inputs(trace: PassTrace, step: Step, inputs: Sequence[Any] | None) -> tuple[list[Any], str]:
+    if is_compiled(step):
+        return _compiled_inputs(trace, step)
     if inputs is None:
         raise _Unavailable("no example inputs (open a graph or function with inputs to run it)")
     which = step.which
@@ -314,6 +329,30 @@ def _step_inputs(trace: PassTrace, step: Step, inputs: Sequence[Any] | None) -> 
         if which.is_backward_executor:
             return _backward_executor_inputs(trace, step, k, inputs)
     raise _Unavailable(f"cannot tell which inputs the graph {which!r} takes")
+
+
+def _compiled_inputs(trace: PassTrace, step: Step) -> tuple[list[Any], str]:
+    """A compiled graph's step (a TORCH_TRACE log's): see :mod:`.compiled_runs`."""
+    try:
+        group = compiled_group(trace, step)
+        f_inputs = primals(group)
+        if step is group.forward:
+            return f_inputs, "seeded random inputs of the forward's annotated types"
+        if step.which.is_main:
+            ones = tangents(tangent_shapes(group))
+            note = f"forward {group.k}'s inputs (seeded random, of its types) and tangents of ones"
+            return joint_feed(group, f_inputs, ones), note
+        try:
+            f_outputs, _ = _record_run(group.forward, f_inputs, summarize=False)
+        except _RunFailed as exc:
+            raise _RunFailed(f"running forward step {group.forward.index} for its saved values: {exc}") from None
+        note = (
+            f"the values forward step {group.forward.index} saves (on seeded random inputs of its types) "
+            "and tangents of ones for its outputs"
+        )
+        return backward_feed(group, f_inputs, f_outputs, tangents(tangent_shapes(group, f_outputs))), note
+    except CompiledFeedError as exc:
+        raise _Unavailable(str(exc)) from None
 
 
 def _latest(trace: PassTrace, before: int, which: Which, test: Callable[[Step], bool] | None = None) -> Step | None:

@@ -1,0 +1,163 @@
+"""What torch.compile's graphs (a TORCH_TRACE log's steps) run on.
+
+A log comes with no inputs, but each compiled graph k shows as three steps
+whose inputs are all typed completely (runtime/compiled_trace.py): the joint
+graph on ``main`` (``main (compilation k+1)``), ``forward k`` and
+``backward k``. So the viewer's ``r``, ``b`` and ``G`` feed them as a
+training step would:
+
+* forward k: seeded random arrays of its input types (its primals), as
+  :func:`gradview.runtime.targets.example_inputs_for` makes for a graph;
+* backward k: forward k's saved values, each at the position AOTAutograd
+  gives it (saved inputs at ``df_captured_input_params``, saved results at
+  ``df_captured_output_params``), and one tangent per real output that takes
+  a gradient, at ``df_vjp_params``;
+* the joint graph: the primals, then the same tangents in the same order.
+
+Tangents are ones for ``r`` (the gradient of the sum of the real outputs)
+and seeded random weights for the checks. This module only arranges values;
+running the graphs is :mod:`.evaluate`'s (which imports it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy
+
+from gradview.ir import IRParseError, parse_ir
+from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.targets import example_inputs_for
+from gradview.runtime.trace_types import Note
+
+__all__ = [
+    "CompiledFeedError", "CompiledGroup", "backward_feed", "compiled_group", "gradients_by_input",
+    "is_compiled", "joint_feed", "primals", "tangent_shapes", "tangents",
+]
+
+
+class CompiledFeedError(Exception):
+    """The step's graphs cannot be fed; the message says why in one line."""
+
+
+def is_compiled(step: Step) -> bool:
+    """Is ``step`` one of a compiled graph's (read from a TORCH_TRACE log)?"""
+    return Note.COMPILE_ID in step.annotations
+
+
+@dataclass(frozen=True)
+class CompiledGroup:
+    """The steps of one compiled graph: ``forward`` carries the Gradient's lists."""
+
+    k: int
+    compile_id: str
+    forward: Step
+    backward: Step
+    joint: Step | None
+
+    @property
+    def notes(self) -> dict[str, Any]:
+        return self.forward.annotations
+
+    def label(self) -> str:
+        return f"compiled graph {self.k} ({self.compile_id})"
+
+
+def compiled_group(trace: PassTrace, step: Step) -> CompiledGroup:
+    """The compiled graph ``step`` belongs to (its steps share the compile id)."""
+    compile_id = step.annotations.get(Note.COMPILE_ID)
+    if compile_id is None:
+        raise CompiledFeedError(f"step {step.index} is not a compiled graph's")
+    found: dict[str, Step] = {}
+    for other in trace.steps:
+        if other.annotations.get(Note.COMPILE_ID) != compile_id:
+            continue
+        role = "joint" if other.which.is_main else "forward" if other.which.is_forward else "backward"
+        found.setdefault(role, other)
+    forward, backward = found.get("forward"), found.get("backward")
+    if forward is None or backward is None or Note.DF_VJP_PARAMS not in forward.annotations:
+        raise CompiledFeedError(f"compiled graph {compile_id} has no forward and backward pair with its lists")
+    k = forward.which.index if forward.which.index is not None else 0
+    return CompiledGroup(k, str(compile_id), forward, backward, found.get("joint"))
+
+
+def primals(group: CompiledGroup, seed: int = 0) -> list[Any]:
+    """Seeded random inputs for the forward, from its annotated input types."""
+    return _typed_inputs(group.forward, group, seed)
+
+
+def _typed_inputs(step: Step, group: CompiledGroup, seed: int) -> list[Any]:
+    try:
+        graph = parse_ir(step.text())
+    except IRParseError as exc:
+        raise CompiledFeedError(f"step {step.index} ({step.which}) does not parse: {exc}") from None
+    values = example_inputs_for(graph, seed)
+    if values is None:
+        raise CompiledFeedError(
+            f"{group.label()}: step {step.index}'s input types are not all complete tensor types "
+            "(sizes and dtype), so there is nothing to make example inputs from"
+        )
+    return values
+
+
+def tangent_shapes(group: CompiledGroup, f_outputs: Sequence[Any] | None = None) -> list[Any]:
+    """Arrays shaped like the tangents, in the backward's order: the forward's outputs
+    they are for, or (``f_outputs`` None) the joint graph's tangent inputs, by their types."""
+    vjps = group.notes[Note.DF_INPUT_VJPS]
+    if f_outputs is not None:
+        return [f_outputs[i] if i < len(f_outputs) else None for i in vjps]
+    assert group.joint is not None
+    return _typed_inputs(group.joint, group, 0)[len(group.joint.graph.params) - len(vjps) :]
+
+
+def tangents(like: Sequence[Any], make: Callable[[numpy.ndarray], Any] = numpy.ones_like) -> list[Any]:
+    """One tangent per array of ``like`` (see :func:`tangent_shapes`); None for a non-float one."""
+    return [make(v) if isinstance(v, numpy.ndarray) and v.dtype.kind in "fc" else None for v in like]
+
+
+def backward_feed(
+    group: CompiledGroup, f_inputs: Sequence[Any], f_outputs: Sequence[Any], vjps: Sequence[Any]
+) -> list[Any]:
+    """The backward's inputs: saved values and tangents, each at its AOT position."""
+    notes = group.notes
+    count = len(group.backward.graph.params)
+    feed: list[Any] = [None] * count
+    placed: set[int] = set()
+    pairs = [
+        *zip(notes[Note.DF_CAPTURED_INPUT_PARAMS], (f_inputs[i] for i in notes[Note.DF_INPUT_CAPTURED_INPUTS]), strict=False),
+        *zip(notes[Note.DF_CAPTURED_OUTPUT_PARAMS], (f_outputs[i] for i in notes[Note.DF_INPUT_CAPTURED_OUTPUTS]), strict=False),
+        *zip(notes[Note.DF_VJP_PARAMS], vjps, strict=False),
+    ]
+    for position, value in pairs:
+        if not 0 <= position < count or position in placed:
+            raise CompiledFeedError(
+                f"{group.label()}: the backward's inputs do not match the forward's lists (position {position})"
+            )
+        feed[position] = value
+        placed.add(position)
+    if len(placed) != count:
+        raise CompiledFeedError(f"{group.label()}: the lists feed {len(placed)} of the backward's {count} inputs")
+    return feed
+
+
+def joint_feed(group: CompiledGroup, f_inputs: Sequence[Any], vjps: Sequence[Any]) -> list[Any]:
+    """The joint graph's inputs: the primals, then the tangents."""
+    assert group.joint is not None
+    count = len(group.joint.graph.params)
+    if count != len(f_inputs) + len(vjps):
+        raise CompiledFeedError(
+            f"{group.label()}: the joint graph takes {count} inputs, not the forward's {len(f_inputs)} "
+            f"and {len(vjps)} tangents"
+        )
+    return [*f_inputs, *vjps]
+
+
+def gradients_by_input(group: CompiledGroup, df_outputs: Sequence[Any]) -> dict[int, Any]:
+    """Forward input position -> the gradient the backward returns for it."""
+    notes = group.notes
+    return {
+        i: df_outputs[r] if r < len(df_outputs) else None
+        for i, r in zip(notes[Note.DF_OUTPUT_VJPS], notes[Note.DF_OUTPUT_RETURNS], strict=True)
+    }
