@@ -62,6 +62,9 @@ def format_saved(graphs: list[Any]) -> str:
     for graph in graphs:
         count = len(graph.saved)
         out.append(f"{graph.name}: {count} saved tensor{'s' if count != 1 else ''}, {_bytes(graph.total_bytes)} bytes")
+        if graph.symbols:
+            values = ", ".join(f"{name}={value}" for name, value in graph.symbols)
+            out.append(f"  (dynamic shapes: sizes as in the run that compiled it, {values})")
         rows = [
             (v.name, "[" + ", ".join(map(str, v.shape)) + "]", v.dtype, _bytes(v.bytes), v.producer, ", ".join(v.consumers) or "-")
             for v in graph.saved

@@ -43,6 +43,7 @@ from pathlib import Path
 from gradview.ir import Graph
 
 from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
+from .fx_tensor_types import TensorAnnotation
 from .fx_to_ir import FxToIrError, fx_to_graph
 from .graph_match import match_graphs
 from .pass_trace import PassTrace
@@ -150,8 +151,15 @@ def gradient_notes(forward: FxGraph, backward: FxGraph, entry: TraceEntry) -> di
             f"{entry.where}: the forward saves {len(saved)} values but the backward takes "
             f"{len(saved_params)} besides its tangents"
         )
+    # The backward takes the saved values under the forward's names, though not always in
+    # the forward's order (symbolic sizes come first): match them by name.
+    param_of = {backward.inputs[p].name: p for p in saved_params}
+    missing = [value.name for value in saved if value.name not in param_of]
+    if missing:
+        raise TorchTraceError(f"{entry.where}: the backward does not take the saved value {missing[0]} by its name")
     captured_inputs, captured_input_params, captured_outputs, captured_output_params = [], [], [], []
-    for value, param in zip(saved, saved_params, strict=True):
+    for value in saved:
+        param = param_of[value.name]
         if value.name in input_position:  # a forward input saved as it is
             captured_inputs.append(input_position[value.name])
             captured_input_params.append(param)
@@ -209,6 +217,7 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
     by_id: dict[tuple[str, str], dict[str, TraceEntry]] = {}
     skipped = 0
     post_grad: dict[tuple[str, str], list[TraceEntry]] = {}
+    symbols = _symbol_values(entries)
     for entry in entries:
         if _is_post_grad(entry) and entry.compile_id is not None:
             post_grad.setdefault((entry.source, entry.compile_id), []).append(entry)
@@ -232,6 +241,10 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
         backward_fx, backward = _read(backward_entry)
         joint = _read(found[JOINT_STEP])[1] if JOINT_STEP in found else None
         notes = gradient_notes(forward_fx, backward_fx, backward_entry)
+        symbolic = _symbolic_sizes(forward_fx)
+        if symbolic:
+            notes[Note.SYMBOLIC_SIZES] = symbolic
+            notes[Note.SYMBOL_VALUES] = symbols.get(source, {})
         name = compile_id if len(sources) == 1 else f"{Path(source).name} {compile_id}"
         compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found))
         later = post_grad.pop((source, compile_id), [])
@@ -245,6 +258,27 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
         graphs.append(compiled)
     skipped += sum(len(left) for left in post_grad.values())
     return graphs, skipped
+
+
+def _symbol_values(entries: Sequence[TraceEntry]) -> dict[str, dict[str, int]]:
+    """Per log file, the value each symbol had when Dynamo made it (``create_symbol``'s ``val``)."""
+    found: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        if entry.key == "create_symbol" and isinstance(entry.value, dict):
+            symbol, value = entry.value.get("symbol"), str(entry.value.get("val", ""))
+            if isinstance(symbol, str) and value.lstrip("-").isdigit():
+                found.setdefault(entry.source, {})[symbol] = int(value)
+    return found
+
+
+def _symbolic_sizes(fx: FxGraph) -> dict[str, list[int | str]]:
+    """Forward value name -> sizes, for the tensors whose sizes hold symbols (dynamic shapes)."""
+    sized = [*fx.inputs, *fx.nodes]
+    return {
+        value.name: list(value.annotation.sizes)
+        for value in sized
+        if isinstance(value.annotation, TensorAnnotation) and any(not isinstance(s, int) for s in value.annotation.sizes)
+    }
 
 
 def _is_post_grad(entry: TraceEntry) -> bool:

@@ -12,10 +12,11 @@ times the element's size), which is what ``gradview saved`` adds up.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["TensorAnnotation", "SymbolAnnotation", "parse_annotation", "DTYPES", "AnnotationError"]
+__all__ = ["TensorAnnotation", "SymbolAnnotation", "parse_annotation", "DTYPES", "AnnotationError", "evaluate_size"]
 
 # FX's short dtype names (torch.fx.graph.dtype_abbrs) -> (torch dtype name, bytes per element).
 # Sub-byte and bit dtypes have no whole-byte element size: their bytes are unknown (None).
@@ -122,3 +123,49 @@ def _dims(text: str, whole: str) -> tuple[Dim, ...]:
             raise AnnotationError(f"an empty size or stride in {whole!r}")
         dims.append(int(item) if item.lstrip("-").isdigit() else item)
     return tuple(dims)
+
+
+_FUNCTIONS = {
+    "FloorDiv": lambda a, b: a // b,
+    "CeilDiv": lambda a, b: -(-a // b),
+    "Mod": lambda a, b: a % b,
+    "PythonMod": lambda a, b: a % b,
+    "Max": max,
+    "Min": min,
+}
+_OPERATORS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Pow: lambda a, b: a**b,
+}
+
+
+def evaluate_size(expr: Dim, symbols: dict[str, int]) -> int | None:
+    """A size given ``symbols``' values: ``"s77*s27"`` with s77=5, s27=8 -> 40; None when
+    it names an unknown symbol or uses anything beyond integer arithmetic and
+    sympy's FloorDiv, CeilDiv, Mod, Max and Min."""
+    if isinstance(expr, int):
+        return expr
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        return None
+
+    def value(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in symbols:
+            return symbols[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -value(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS and not node.keywords:
+            return _FUNCTIONS[node.func.id](*[value(arg) for arg in node.args])
+        raise ValueError(ast.dump(node))
+
+    try:
+        return int(value(tree))
+    except (ValueError, ZeroDivisionError, TypeError, OverflowError):
+        return None

@@ -26,12 +26,14 @@ integers) are counted apart: no tensor memory is held for them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gradview.ir import IRParseError, TensorType, parse_type
 from gradview.kernels.dtypes import SCALAR_TYPES
 
+from .fx_tensor_types import evaluate_size
 from .gradient_wiring import gradient_wiring
 from .pass_trace import PassTrace, Step
 from .trace_records import BlockRecord, NodeRecord, walk_records
@@ -93,6 +95,9 @@ class GraphSaved:
     forward_step: int = -1
     backward_step: int = -1
     not_tensors: int = 0  # saved values that are not tensors (sizes, ints): no bytes
+    # Under dynamic shapes: the symbols the sizes use, with the values they had in the
+    # run that compiled the graph (Dynamo's create_symbol), which the sizes are given at.
+    symbols: tuple[tuple[str, int], ...] = ()
 
     @property
     def total_bytes(self) -> int:
@@ -159,6 +164,9 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
     producers = _producers(forward.graph)
     readers = _readers(backward.graph)
     types = _value_types(forward.graph)
+    symbolic = dict(notes.get(Note.SYMBOLIC_SIZES, {}))
+    symbol_values = dict(notes.get(Note.SYMBOL_VALUES, {}))
+    used: dict[str, int] = {}
     values = []
     not_tensors = 0
     for position, (value, df_value) in enumerate(zip(f_values, df_values, strict=True)):
@@ -170,6 +178,8 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
             not_tensors += 1  # the run kept a number or a list of sizes
             continue
         shape_dtype = (tuple(meta[0]), meta[1]) if meta is not None else tensor_shape_dtype(type_text)
+        if shape_dtype is None and value_name in symbolic:
+            shape_dtype = _at_symbol_values(symbolic[value_name], type_text, symbol_values, used)
         if shape_dtype is None:
             if not _is_tensor(type_text):
                 not_tensors += 1
@@ -177,7 +187,7 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
             raise SavedValuesError(
                 f"{name}: the size of saved value %{value_name} ({type_text}) is not known: "
                 + ("run the graph (give example inputs) so the executor measures it" if not notes.get(Note.COMPILE_ID)
-                   else "its sizes are symbolic (dynamic shapes)")
+                   else "its sizes are symbolic (dynamic shapes) and the log does not give every symbol's value")
             )
         shape, dtype = shape_dtype
         node = producers.get(value)
@@ -191,7 +201,28 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
             None if is_input else node.source,  # type: ignore[union-attr]
         ))
     values.sort(key=lambda item: -item.bytes)  # stable: the forward's order among equals
-    return GraphSaved(name, tuple(values), k, forward.index, backward.index, not_tensors)
+    return GraphSaved(name, tuple(values), k, forward.index, backward.index, not_tensors, tuple(sorted(used.items())))
+
+
+def _at_symbol_values(
+    sizes: list[int | str], type_text: str, values: dict[str, int], used: dict[str, int]
+) -> tuple[tuple[int, ...], str] | None:
+    """Symbolic sizes at the symbols' values in the compiling run (their dtype from the type)."""
+    try:
+        parsed = parse_type(type_text)
+    except IRParseError:
+        return None
+    if not isinstance(parsed, TensorType) or parsed.scalar_type not in _DTYPE_NAMES:
+        return None
+    shape = []
+    for size in sizes:
+        concrete = evaluate_size(size, values)
+        if concrete is None:
+            return None
+        shape.append(concrete)
+        if isinstance(size, str):
+            used.update({name: values[name] for name in values if re.search(rf"\b{re.escape(name)}\b", size)})
+    return tuple(shape), _DTYPE_NAMES[parsed.scalar_type]
 
 
 def _producers(block: BlockRecord) -> dict[int, NodeRecord]:

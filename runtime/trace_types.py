@@ -213,6 +213,8 @@ class Note(enum.StrEnum):
     DF_OUTPUT_RETURNS = "df_output_returns"
     # torch.compile's structured traces (TORCH_TRACE)
     COMPILE_ID = "compile_id"  # "0/0", "1/0", "0/0_1" (a retried compile)
+    SYMBOLIC_SIZES = "symbolic_sizes"  # forward value name -> its sizes, symbols as text ("s77")
+    SYMBOL_VALUES = "symbol_values"  # symbol -> the value it had in the run that compiled it
     # JIT logs
     HEADER = "header"
     COMPILATION = "compilation"

@@ -12,7 +12,7 @@ The models are the ones issue 13 names: an MLP, LayerNorm + GELU, attention
 (softmax, bmm), conv + batch norm in training + ReLU, an LSTM-cell step, a
 float64 function, and a function with a graph break (two compiled graphs in
 one log); and the MLP once more with Inductor, whose log adds the graphs after
-its post-grad passes. Needs PyTorch (the ``oracle`` extra); runs on a CPU in about ten
+its post-grad passes, and a function under dynamic shapes. Needs PyTorch (the ``oracle`` extra); runs on a CPU in about ten
 seconds per model.
 
     .venv/bin/python scripts/make_torch_traces.py [--out tests/data/torch_trace] [NAME ...]
@@ -33,8 +33,8 @@ from pathlib import Path
 _PRELUDE = """
 import torch
 torch.manual_seed(0)
-def train(fn, *inputs, backend="aot_eager"):
-    compiled = torch.compile(fn, backend=backend)
+def train(fn, *inputs, backend="aot_eager", dynamic=None):
+    compiled = torch.compile(fn, backend=backend, dynamic=dynamic)
     out = compiled(*inputs)
     out = out if isinstance(out, torch.Tensor) else sum(o.sum() for o in out)
     out.sum().backward()
@@ -50,6 +50,16 @@ train(model, torch.randn(8, 16))
     "mlp_inductor": """
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
 train(model, torch.randn(8, 16), backend="inductor")
+""",
+    # Dynamic shapes: sizes are symbols (f32[s77, s27]) and Sym(s77) values are saved;
+    # an in-place update of a global buffer becomes aten.copy_ in the forward, a slice a slice_backward.
+    "dynamic": """
+buf = torch.zeros(5, 6)
+def f(x, w):
+    y = torch.tanh(x @ w)
+    buf.add_(y.detach())
+    return y[:, :3].sum(dim=1), y.view(-1)
+train(f, torch.randn(5, 8), torch.randn(8, 6, requires_grad=True), dynamic=True)
 """,
     "layernorm_gelu": """
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(), torch.nn.Linear(32, 16))

@@ -17,10 +17,12 @@ LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
 _SIZES = {"f32": 4, "f64": 8, "i64": 8, "b8": 1, "f16": 2, "bf16": 2, "i32": 4, "u8": 1}
 
 
-def _reference(forward: str, backward: str) -> list[dict[str, object]]:
+def _reference(forward: str, backward: str, symbols: dict[str, int]) -> list[dict[str, object]]:
     """Saved names from the forward's return comments; shapes, dtypes and bytes from
-    the backward's parameter annotations; producers from the forward's assignment
-    lines; consumers from the backward lines that pass the name to an op."""
+    the backward's parameter annotations (symbolic sizes at ``symbols``' values;
+    saved ``Sym(...)`` numbers are not tensors and left out); producers from the
+    forward's assignment lines; consumers from the backward lines that pass the
+    name to an op."""
     saved = re.findall(r"^\s+(\w+),\s+# SavedForBackwardsAOTOutput", forward, re.M)
     params = dict(re.findall(r'^\s+(\w+): "([a-z0-9]+\[[^\]]*\]\[[^\]]*\][a-z0-9:]*)",', backward, re.M))
     produced = {name: op for name, op in re.findall(r"^\s+(\w+)(?::[^=]*)? = torch\.ops\.(\w+\.\w+)\.", forward, re.M)}
@@ -29,8 +31,11 @@ def _reference(forward: str, backward: str) -> list[dict[str, object]]:
     calls = re.findall(r"= torch\.ops\.(\w+\.\w+)\.\w+\(([^\n]*?)\)(?:;|$)", backward, re.M)
     out = []
     for name in saved:
+        if name not in params:  # a Sym(s77): not a tensor
+            assert re.search(rf'^\s+{name}: "Sym\(', backward, re.M), name
+            continue
         dtype, dims = re.match(r"([a-z0-9]+)\[([^\]]*)\]", params[name]).groups()
-        shape = [int(d) for d in dims.split(",") if d.strip()]
+        shape = [eval(d, {}, dict(symbols)) for d in dims.split(",") if d.strip()]  # noqa: S307 - "s21*s77" from a fixture
         source = items.get(name, name)
         producer = "input" if name in inputs else produced[source].replace(".", "::")
         consumers = sorted({op.replace(".", "::") for op, args in calls if re.search(rf"\b{name}\b", args)})
@@ -45,12 +50,14 @@ def test_saved_json_equals_the_reference(log: str, capsys: pytest.CaptureFixture
     for entry in load_torch_trace(LOGS / log):
         if entry.key in ("aot_forward_graph", "aot_backward_graph"):
             pairs.setdefault(entry.compile_id, {})[entry.key] = entry.payload
+    text = (LOGS / log).read_text(encoding="utf-8")
+    symbols = {name: int(value) for name, value in re.findall(r'\{"create_symbol": \{"symbol": "(\w+)", "val": "(-?\d+)"', text)}
     assert main(["saved", str(LOGS / log), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert set(printed) == {"graphs"}
     assert [graph["name"] for graph in printed["graphs"]] == [f"compiled graph {cid}" for cid in pairs]
     for graph, (compile_id, texts) in zip(printed["graphs"], pairs.items(), strict=True):
-        expected = _reference(texts["aot_forward_graph"], texts["aot_backward_graph"])
+        expected = _reference(texts["aot_forward_graph"], texts["aot_backward_graph"], symbols)
         assert set(graph) == {"name", "saved", "total_bytes"}
         got = [{k: v for k, v in item.items() if k != "dtype"} for item in graph["saved"]]
         assert got == expected, compile_id

@@ -38,20 +38,24 @@ def _module(code: str) -> torch.nn.Module:
     return scope["GraphModule"]()
 
 
-def _example(annotation: str) -> torch.Tensor:
-    dtype, sizes, strides = re.match(r"(\w+)\[([^\]]*)\]\[([^\]]*)\]", annotation.strip("'\"")).groups()
-    shape = [int(s) for s in sizes.split(",") if s.strip()]
-    stride = [int(s) for s in strides.split(",") if s.strip()]
+def _example(annotation: str, symbols: dict[str, int]) -> torch.Tensor | int:
+    text = annotation.strip("'\"")
+    if text.startswith("Sym("):
+        return eval(text[4:-1], {}, dict(symbols))  # noqa: S307 - a size expression from a fixture
+    dtype, sizes, strides = re.match(r"(\w+)\[([^\]]*)\]\[([^\]]*)\]", text).groups()
+    shape = [eval(s, {}, dict(symbols)) for s in sizes.split(",") if s.strip()]  # noqa: S307
+    stride = [eval(s, {}, dict(symbols)) for s in strides.split(",") if s.strip()]  # noqa: S307
     wanted = _DTYPES[dtype]
     base = torch.randn(shape, dtype=torch.float64).to(wanted) if wanted.is_floating_point else torch.zeros(shape, dtype=wanted)
     return torch.empty_strided(shape, stride, dtype=wanted).copy_(base)
 
 
-def _traced(code: str) -> torch.fx.GraphModule:
+def _traced(code: str, symbols: dict[str, int]) -> torch.fx.GraphModule:
+    """The code traced by torch.fx and run by ShapeProp on random tensors (symbols at their values)."""
     module = _module(code)
     traced = torch.fx.symbolic_trace(module)
     annotations = [p.annotation for p in inspect.signature(module.forward).parameters.values()]
-    ShapeProp(traced).propagate(*[_example(a) for a in annotations])
+    ShapeProp(traced).propagate(*[_example(a, symbols) for a in annotations])
     return traced
 
 
@@ -63,14 +67,17 @@ def _op(node: torch.fx.Node) -> str:
     return node.target._schema.name
 
 
-def _reference(forward_code: str, backward_code: str) -> list[dict[str, Any]]:
-    forward, backward = _traced(forward_code), _traced(backward_code)
+def _reference(forward_code: str, backward_code: str, symbols: dict[str, int]) -> list[dict[str, Any]]:
+    forward, backward = _traced(forward_code, symbols), _traced(backward_code, symbols)
     saved_inputs = [n for n in backward.graph.nodes if n.op == "placeholder" and not n.name.startswith("tangents_")]
     output = next(n for n in forward.graph.nodes if n.op == "output")
     returned = list(output.args[0])
     saved = returned[len(returned) - len(saved_inputs):]
+    # The backward takes the saved sizes (Sym) first, then the saved tensors in the forward's order.
+    tensors = [value for value in saved if value.meta.get("tensor_meta") is not None]
+    taken_tensors = [node for node in saved_inputs if node.meta.get("tensor_meta") is not None]
     rows = []
-    for value, taken in zip(saved, saved_inputs, strict=True):
+    for value, taken in zip(tensors, taken_tensors, strict=True):
         meta = value.meta["tensor_meta"]
         element = torch.empty((), dtype=meta.dtype).element_size()
         rows.append({
@@ -90,11 +97,13 @@ def test_saved_json_equals_pytorchs_fx_objects(log: str, capsys: pytest.CaptureF
     for entry in load_torch_trace(LOGS / log):
         if entry.key in ("aot_forward_graph", "aot_backward_graph"):
             pairs.setdefault(entry.compile_id, {})[entry.key] = entry.payload
+    text = (LOGS / log).read_text(encoding="utf-8")
+    symbols = {name: int(value) for name, value in re.findall(r'\{"create_symbol": \{"symbol": "(\w+)", "val": "(-?\d+)"', text)}
     assert main(["saved", str(LOGS / log), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)["graphs"]
     assert len(printed) == len(pairs)
     for graph, texts in zip(printed, pairs.values(), strict=True):
-        expected = _reference(texts["aot_forward_graph"], texts["aot_backward_graph"])
+        expected = _reference(texts["aot_forward_graph"], texts["aot_backward_graph"], symbols)
         # symbolic_trace names nodes after their ops (tanh_default): names are checked
         # against the code's own names in test_saved_values.py; inputs keep theirs here.
         assert [{k: v for k, v in row.items() if k != "name"} for row in graph["saved"]] == [
