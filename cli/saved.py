@@ -90,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
             args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold, compile=args.compile
         )
         graphs = saved_values(session.trace)
-    except (TargetError, SavedValuesError) as exc:
+    except TargetError as exc:
         print(f"gradview: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except SavedValuesError as exc:
+        print(f"gradview: error: {args.target}: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
     for note in session.notes:
         print(f"gradview: note: {note}", file=sys.stderr)

@@ -130,7 +130,13 @@ def saved_values(trace: PassTrace) -> list[GraphSaved]:
         else:
             backward = _latest(trace, GraphName.backward(k))
             forward = _latest(trace, GraphName.forward(k))
-        if notes_step is None or backward is None or forward is None:
+        if notes_step is None:
+            raise SavedValuesError(
+                f"DifferentiableGraph {k}: the trace shows its forward graph but not the Gradient that says "
+                "which values it captures (a PYTORCH_JIT_LOG_LEVEL log does not print it): open the graph "
+                "itself (.ir or model.py) to list them"
+            )
+        if backward is None or forward is None:
             continue
         graphs.append(_graph_saved(trace, k, forward, backward, notes_step))
     return graphs

@@ -253,3 +253,11 @@ def test_compile_refuses_a_failing_builder_in_one_line(tmp_path: Path, capsys: p
 def test_compile_needs_a_builder(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["saved", str(LOGS / "mlp.log"), "--compile"]) == 1
     assert "--compile takes model.py:build" in _one_line_error(capsys)
+
+
+def test_saved_on_a_jit_log_says_what_the_log_lacks(capsys: pytest.CaptureFixture[str]) -> None:
+    """A PYTORCH_JIT_LOG_LEVEL log prints f and df but not the Gradient's lists: refused, not guessed."""
+    log = ROOT / "tests" / "runtime" / "data" / "jit_log_graph_executor.log"
+    assert main(["saved", str(log)]) == 1
+    error = _one_line_error(capsys)
+    assert f"{log}: DifferentiableGraph 0:" in error and "(.ir or model.py)" in error
