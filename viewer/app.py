@@ -49,6 +49,7 @@ from .messages import (
     StepFailed,
 )
 from .model import DrawGraph, Mark, Marks, View
+from .saved_tools import SavedTools
 from .session import Session
 from .timeline import summarize_steps
 
@@ -57,7 +58,7 @@ __all__ = ["GradviewApp", "HelpScreen"]
 VIEWS = (View.WHOLE, View.FORWARD, View.BACKWARD, View.JOINT)
 
 
-class GradviewApp(LargeGraphTools, App[None]):
+class GradviewApp(LargeGraphTools, SavedTools, App[None]):
     """Step through a pass trace: timeline, graph canvas, inspector."""
 
     TITLE = "gradview"
@@ -99,6 +100,9 @@ class GradviewApp(LargeGraphTools, App[None]):
         Binding("greater_than_sign", "focus_hops(1)", "More hops", show=False),
         Binding("o", "toggle_stubs", "Stubs", show=False),
         Binding("M", "toggle_minimap", "Minimap", show=False),
+        # What each graph saves for backward (viewer/saved_tools.py).
+        Binding("S", "show_saved", "Saved", show=False),
+        Binding("w", "mark_recomputed", "Recompute?", show=False),
     ]
 
     def __init__(self, session: Session, *, theme: str = "dark", export_dir: str = "gradview-export") -> None:
@@ -202,6 +206,7 @@ class GradviewApp(LargeGraphTools, App[None]):
         if self.traced is not None and self.traced[:3] == (self.index, self.dg, self.selected):
             for node_id in self.traced[3]:
                 marks.mark_node(node_id, Mark.LINKED)
+        self.saved_marks(marks)  # the Saved tab's row: its producer and readers
         return marks
 
     def refresh_view(self) -> None:
@@ -242,6 +247,7 @@ class GradviewApp(LargeGraphTools, App[None]):
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
         )
         self.large_inspect()
+        self.saved_follow()  # the Saved tab's row, once its joint view is laid out
 
     # -- messages ----------------------------------------------------------------------------------
     @on(StepChosen)

@@ -501,13 +501,22 @@ class GraphCanvas(ScrollView, can_focus=True):
 
     def action_follow(self) -> None:
         """Scroll so the selected node is in the middle of the view."""
-        if self._geometry is None or self.selected is None:
-            return
-        cells = self._geometry.node_cells.get(self.selected)
-        if cells is None:
-            return
-        c0, r0, c1, r1 = cells
+        if self.selected is not None:
+            self.show_nodes([self.selected])
+
+    def show_nodes(self, node_ids: list[int]) -> bool:
+        """Scroll so the box around ``node_ids`` is in the middle of the view (the first
+        of them when the box is larger than the view); False when none is drawn."""
+        drawn = self._geometry.node_cells if self._geometry is not None else {}
+        cells = [drawn[node_id] for node_id in node_ids if node_id in drawn]
+        if not cells:
+            return False
+        c0, r0 = min(c[0] for c in cells), min(c[1] for c in cells)
+        c1, r1 = max(c[2] for c in cells), max(c[3] for c in cells)
+        if c1 - c0 > self.size.width or r1 - r0 > self.size.height:
+            c0, r0, c1, r1 = cells[0]
         self._scroll_now((c0 + c1) // 2 - self.size.width // 2, (r0 + r1) // 2 - self.size.height // 2)
+        return True
 
     def on_mouse_down(self, event: MouseDown) -> None:
         self._drag_from = (event.screen_x, event.screen_y, *self.camera_offset)

@@ -1,5 +1,6 @@
 """The tabs panel: Inspect (the selected node, the pass's docs), IR (the step's
-text or its diff), Run (values of the last run) and Check (b and G)."""
+text or its diff), Run (values of the last run), Check (b and G) and Saved
+(what each graph saves for backward, :mod:`~gradview.viewer.saved_panel`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .formatting import (
     values_of_node,
 )
 from .model import View
+from .saved_panel import SavedPanel
 from .text_pane import TextPane
 
 __all__ = ["DetailPanel"]
@@ -73,6 +75,8 @@ class DetailPanel(Vertical):
                     id="check-status",
                 )
                 yield DataTable(id="gradcheck", zebra_stripes=True)
+            with TabPane("Saved", id="tab-saved"):
+                yield SavedPanel(id="saved")
 
     def on_mount(self) -> None:
         self.query_one("#values", DataTable).add_columns("value", "shape", "dtype", "min", "max", "mean")

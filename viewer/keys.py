@@ -37,6 +37,10 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("G", "gradient check of the step on screen against central finite differences, per input"),
     ("T", "trace the selected gradient back (backward or joint view): light the df ops that "
           "compute it and the forward ops they differentiate"),
+    ("S, w", "Saved tab: what each graph saves for backward (name, bytes, shape, dtype, producer, "
+             "consumers); the row under the cursor lights its producer in f and its readers in df "
+             "(joint view); w marks or unmarks it as recomputed: saved bytes before -> after, the "
+             "forward ops the backward reruns (lit), the inputs it must keep"),
     ("e / E", "export this view as SVG / every step as one HTML file (into gradview-export/)"),
     ("t", "dark or light theme"),
     ("?, ctrl+p", "help (keys and colours); command palette (jump to pass, find node, export, checks)"),

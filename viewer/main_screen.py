@@ -115,6 +115,11 @@ class MainScreen(Screen[None]):
     def on_resize(self, _event: events.Resize) -> None:
         self.apply_panels()
 
+    def show_panel(self, side: str) -> None:
+        """Bring a collapsed panel back (leaving a maximized canvas first)."""
+        if self.prefs.maximized or not self.prefs.shown(side, self._columns()):
+            self.action_toggle_panel(side)
+
     def action_maximize_canvas(self) -> None:
         self.prefs.maximized = not self.prefs.maximized
         self.apply_panels()
