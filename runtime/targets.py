@@ -67,6 +67,7 @@ from .interpreter import GraphRuntimeError
 from .jit_log import load_jit_log
 from .pass_trace import PassTrace, TraceFormatError
 from .tensor import Tensor
+from .trace_types import Note
 
 __all__ = [
     "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target",
@@ -103,7 +104,11 @@ class Session:
 
     @property
     def can_run(self) -> bool:
-        return self.graph is not None and self.inputs is not None
+        """r, b and G: a graph with example inputs, or compiled graphs (a TORCH_TRACE
+        log's), which run on inputs made from their annotated types."""
+        if self.graph is not None and self.inputs is not None:
+            return True
+        return any(Note.COMPILE_ID in step.annotations for step in self.trace.steps)
 
 
 # -- input specs ------------------------------------------------------------------------

@@ -15,6 +15,10 @@ Every step that can be run is compared, in trace order, with the original
   with its backward step (the same pass, one after the other) is checked for
   its outputs; the pair's gradients are checked at the backward step.
 
+A TORCH_TRACE log's compiled graphs have no original to compare with: their
+forward and backward are checked against their joint graph instead
+(:mod:`.check_compiled`).
+
 The result names the step, its graph, and which output or gradient differs
 by how much; a step that fails to run where the original runs is a divergence
 too. Steps that cannot be checked (no annotations to feed df, a group in a
@@ -40,6 +44,7 @@ import numpy
 from gradview.runtime import GraphCompileError, GraphRuntimeError, compile_graph
 from gradview.runtime.pass_trace import PassTrace, Step
 
+from .check_compiled import compiled_divergence, is_compiled_trace
 from .check_result import CheckCancelled, CheckResult, CheckRow
 from .check_states import (
     Region,
@@ -116,6 +121,8 @@ def find_divergence(
     """``b`` as one :class:`CheckResult`: the first divergent step, or what agreed.
     ``report`` hears "b: checking step k of n: ..." before each step; when it raises
     CheckCancelled the search stops and the result is "cancelled"."""
+    if is_compiled_trace(trace):  # a TORCH_TRACE log: the partition against the joint graph
+        return compiled_divergence(trace, rtol, atol, grad_rtol, grad_atol, seed, report)
     if inputs is None:
         return CheckResult("divergence", "unavailable", "b: no example inputs to run the graphs on")
     if not any(graph_kind(s.which) == "main" for s in trace.steps):

@@ -402,9 +402,11 @@ def _compiled_rows(
 ) -> list[CheckRow]:
     """A compiled graph's step: backward k's gradients (on the joint graph's step, the
     joint's) against finite differences of forward k's real outputs (the joint's), per
-    forward input with a gradient, on seeded inputs of the forward's types in float64."""
+    forward input with a gradient, on seeded inputs of the forward's types in float64.
+    Which forward and backward stand for the graph at ``step``: CompiledGroup.pair."""
     group = compiled_group(trace, step)
-    wide = [_widen(v) for v in primals(group, seed)]
+    f_step, df_step = group.pair(step)
+    wide = [_widen(v) for v in primals(group, seed, f_step)]
     rng = numpy.random.default_rng(seed)
     random = lambda like: rng.standard_normal(like.shape)  # noqa: E731
     if step.which.is_main:  # the joint graph: its real outputs, then one gradient per primal
@@ -415,11 +417,11 @@ def _compiled_rows(
         analytic = {i: outputs[real + i] for i in group.notes[Note.DF_OUTPUT_VJPS]}
         wide = joint_feed(group, wide, vjps)
     else:
-        compiled = _compiled(group.forward)
-        f_outputs = _call(compiled, wide, group.forward)
+        compiled = _compiled(f_step)
+        f_outputs = _call(compiled, wide, f_step)
         vjps = tangents(tangent_shapes(group, f_outputs), random)
-        feed = backward_feed(group, wide, f_outputs, vjps)
-        analytic = gradients_by_input(group, _call(_compiled(group.backward), feed, group.backward))
+        feed = backward_feed(group, wide, f_outputs, vjps, df_step)
+        analytic = gradients_by_input(group, _call(_compiled(df_step), feed, df_step))
         real = int(group.notes[Note.F_REAL_OUTPUTS])
     weights = [(i, w) for i, w in zip(group.notes[Note.DF_INPUT_VJPS], vjps, strict=True) if w is not None]
     names = [p.name for p in group.forward.graph.params]

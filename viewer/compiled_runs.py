@@ -49,13 +49,16 @@ def is_compiled(step: Step) -> bool:
 
 @dataclass(frozen=True)
 class CompiledGroup:
-    """The steps of one compiled graph: ``forward`` carries the Gradient's lists."""
+    """The steps of one compiled graph: ``forward`` (the partition's, carrying the
+    Gradient's lists), ``backward``, ``joint``, and all of them in trace order
+    (Inductor's post-grad graphs come after the partition, on forward k and backward k)."""
 
     k: int
     compile_id: str
     forward: Step
     backward: Step
     joint: Step | None
+    steps: tuple[Step, ...] = ()
 
     @property
     def notes(self) -> dict[str, Any]:
@@ -64,28 +67,46 @@ class CompiledGroup:
     def label(self) -> str:
         return f"compiled graph {self.k} ({self.compile_id})"
 
+    def pair(self, step: Step) -> tuple[Step, Step]:
+        """The forward and backward that stand for this graph at ``step``: a backward with
+        the latest forward before it, a forward (or the joint) with the latest backward
+        before it, else the partition's."""
+        forward, backward = self.forward, self.backward
+        for other in self.steps:
+            if other.index > step.index:
+                break
+            if other.which.is_forward:
+                forward = other
+            elif other.which.is_backward and other.index < step.index:
+                backward = other
+        return (forward, step) if step.which.is_backward else (forward, backward)
+
 
 def compiled_group(trace: PassTrace, step: Step) -> CompiledGroup:
     """The compiled graph ``step`` belongs to (its steps share the compile id)."""
     compile_id = step.annotations.get(Note.COMPILE_ID)
     if compile_id is None:
         raise CompiledFeedError(f"step {step.index} is not a compiled graph's")
-    found: dict[str, Step] = {}
-    for other in trace.steps:
-        if other.annotations.get(Note.COMPILE_ID) != compile_id:
-            continue
-        role = "joint" if other.which.is_main else "forward" if other.which.is_forward else "backward"
-        found.setdefault(role, other)
-    forward, backward = found.get("forward"), found.get("backward")
-    if forward is None or backward is None or Note.DF_VJP_PARAMS not in forward.annotations:
+    steps = tuple(s for s in trace.steps if s.annotations.get(Note.COMPILE_ID) == compile_id)
+    forward = next((s for s in steps if s.which.is_forward and Note.DF_VJP_PARAMS in s.annotations), None)
+    backward = next((s for s in steps if s.which.is_backward), None)
+    if forward is None or backward is None:
         raise CompiledFeedError(f"compiled graph {compile_id} has no forward and backward pair with its lists")
+    joint = next((s for s in steps if s.which.is_main), None)
     k = forward.which.index if forward.which.index is not None else 0
-    return CompiledGroup(k, str(compile_id), forward, backward, found.get("joint"))
+    return CompiledGroup(k, str(compile_id), forward, backward, joint, steps)
 
 
-def primals(group: CompiledGroup, seed: int = 0) -> list[Any]:
-    """Seeded random inputs for the forward, from its annotated input types."""
-    return _typed_inputs(group.forward, group, seed)
+def primals(group: CompiledGroup, seed: int = 0, forward: Step | None = None) -> list[Any]:
+    """Seeded random inputs for the forward, from its annotated input types; ``forward``
+    (a post-grad graph of it) must take as many."""
+    values = _typed_inputs(group.forward, group, seed)
+    if forward is not None and len(forward.graph.params) != len(values):
+        raise CompiledFeedError(
+            f"{group.label()}: step {forward.index} takes {len(forward.graph.params)} inputs, "
+            f"the partition's forward {len(values)}"
+        )
+    return values
 
 
 def _typed_inputs(step: Step, group: CompiledGroup, seed: int) -> list[Any]:
@@ -118,11 +139,13 @@ def tangents(like: Sequence[Any], make: Callable[[numpy.ndarray], Any] = numpy.o
 
 
 def backward_feed(
-    group: CompiledGroup, f_inputs: Sequence[Any], f_outputs: Sequence[Any], vjps: Sequence[Any]
+    group: CompiledGroup, f_inputs: Sequence[Any], f_outputs: Sequence[Any], vjps: Sequence[Any],
+    backward: Step | None = None,
 ) -> list[Any]:
-    """The backward's inputs: saved values and tangents, each at its AOT position."""
+    """The inputs of ``backward`` (the partition's by default): saved values and tangents,
+    each at its AOT position."""
     notes = group.notes
-    count = len(group.backward.graph.params)
+    count = len((backward or group.backward).graph.params)
     feed: list[Any] = [None] * count
     placed: set[int] = set()
     pairs = [

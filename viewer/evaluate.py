@@ -335,22 +335,23 @@ def _compiled_inputs(trace: PassTrace, step: Step) -> tuple[list[Any], str]:
     """A compiled graph's step (a TORCH_TRACE log's): see :mod:`.compiled_runs`."""
     try:
         group = compiled_group(trace, step)
-        f_inputs = primals(group)
-        if step is group.forward:
+        forward, backward = group.pair(step)
+        f_inputs = primals(group, forward=forward)
+        if step.which.is_forward:
             return f_inputs, "seeded random inputs of the forward's annotated types"
         if step.which.is_main:
             ones = tangents(tangent_shapes(group))
             note = f"forward {group.k}'s inputs (seeded random, of its types) and tangents of ones"
             return joint_feed(group, f_inputs, ones), note
         try:
-            f_outputs, _ = _record_run(group.forward, f_inputs, summarize=False)
+            f_outputs, _ = _record_run(forward, f_inputs, summarize=False)
         except _RunFailed as exc:
-            raise _RunFailed(f"running forward step {group.forward.index} for its saved values: {exc}") from None
+            raise _RunFailed(f"running forward step {forward.index} for its saved values: {exc}") from None
         note = (
-            f"the values forward step {group.forward.index} saves (on seeded random inputs of its types) "
+            f"the values forward step {forward.index} saves (on seeded random inputs of its types) "
             "and tangents of ones for its outputs"
         )
-        return backward_feed(group, f_inputs, f_outputs, tangents(tangent_shapes(group, f_outputs))), note
+        return backward_feed(group, f_inputs, f_outputs, tangents(tangent_shapes(group, f_outputs)), step), note
     except CompiledFeedError as exc:
         raise _Unavailable(str(exc)) from None
 

@@ -36,7 +36,16 @@ from gradview.viewer.compiled_runs import (
 from gradview.viewer.evaluate import run_step
 
 FIXTURES = Path(__file__).parent.parent / "data" / "torch_trace"
-LOGS = sorted(FIXTURES.glob("*.log"))
+# Known gaps outside the viewer, strict so each turns red once fixed (then its entry goes).
+KNOWN_GAPS = {
+    "mlp_inductor": "runtime/fx_to_ir.py passes aten.sub.Tensor(1, mul)'s number as an int, which no "
+    "aten::sub overload takes (PyTorch wraps it as a 0-d tensor)",
+}
+LOGS = [
+    pytest.param(p, id=p.stem, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=True))
+    if p.stem in KNOWN_GAPS else pytest.param(p, id=p.stem)
+    for p in sorted(FIXTURES.glob("*.log"))
+]
 
 
 def _trace(name: str) -> PassTrace:
@@ -57,7 +66,7 @@ def _gradients(trace: PassTrace, k: int) -> tuple[list[np.ndarray], dict[int, np
     return f_inputs, grads, run_graph(parse_ir(group.joint.text()), joint_inputs)
 
 
-@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("log", LOGS)
 def test_every_step_runs_and_its_gradients_match_finite_differences(log: Path) -> None:
     trace = load_target(str(log)).trace
     assert len(trace) >= 3
@@ -81,7 +90,7 @@ def test_the_inputs_note_says_where_they_come_from() -> None:
     assert "forward step 1 saves" in notes[2]
 
 
-@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("log", LOGS)
 def test_the_joint_graph_gives_the_backward_gradients(log: Path) -> None:
     trace = load_target(str(log)).trace
     for k in sorted({s.which.index for s in trace.steps if s.which.is_forward}):
@@ -141,6 +150,24 @@ def test_a_run_leaves_the_inputs_the_next_run_reuses() -> None:
     before = primals(group)
     for i, value in enumerate(primals(group)):
         np.testing.assert_array_equal(value, before[i])
+
+
+def test_post_grad_steps_pair_with_the_latest_forward_and_backward() -> None:
+    """Inductor's post-grad forward runs with the partition's backward before it, its
+    post-grad backward on the post-grad forward's saved values."""
+    trace = _trace("mlp_inductor.log")
+    names = [(s.pass_name, str(s.which)) for s in trace.steps]
+    assert names[1:] == [
+        ("partition", "forward 0"), ("partition", "backward 0"),
+        ("inductor_post_grad_graph", "forward 0"), ("inductor_post_grad_graph", "backward 0"),
+    ]
+    group = compiled_group(trace, trace[4])
+    assert group.forward is trace[1] and group.backward is trace[2] and group.joint is trace[0]
+    assert group.pair(trace[0]) == (trace[1], trace[2])
+    assert group.pair(trace[2]) == (trace[1], trace[2])
+    assert group.pair(trace[3]) == (trace[3], trace[2])
+    assert group.pair(trace[4]) == (trace[3], trace[4])
+    assert run_step(trace, 3, None).ok  # the post-grad forward on the primals
 
 
 def _with_op(log: str, old: str, new: str) -> PassTrace:

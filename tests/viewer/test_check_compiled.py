@@ -1,0 +1,70 @@
+"""b on torch.compile's graphs (viewer/check_compiled.py): each forward and backward
+step against its joint graph; and the viewer lets r, b and G run on a TORCH_TRACE log."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gradview.runtime.compiled_trace import compiled_trace
+from gradview.runtime.pass_trace import PassTrace
+from gradview.runtime.targets import load_target
+from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.viewer import tasks
+from gradview.viewer.check_divergence import find_divergence
+
+from .test_evaluate_compiled import FIXTURES, LOGS
+
+
+@pytest.mark.parametrize("log", LOGS)
+def test_the_partition_computes_what_the_joint_graph_does(log) -> None:  # noqa: ANN001
+    trace = load_target(str(log)).trace
+    heard: list[str] = []
+    result = find_divergence(trace, None, report=heard.append)
+    assert result.status == "pass", result.message
+    graphs = len({s.annotations["compile_id"] for s in trace.steps})
+    assert len(heard) == graphs and all("against its joint graph" in h for h in heard)
+
+
+def _edited(key: str, old: str, new: str) -> PassTrace:
+    """mlp.log with one graph of the log edited (the payload checksums would refuse an edited file)."""
+    entries = [
+        dataclasses.replace(e, payload=e.payload.replace(old, new)) if e.key == key else e
+        for e in load_torch_trace(FIXTURES / "mlp.log")
+    ]
+    return compiled_trace(entries).trace
+
+
+def test_a_forward_that_differs_is_named() -> None:
+    trace = _edited("aot_forward_graph", "aten.tanh.default", "aten.sigmoid.default")
+    result = find_divergence(trace, None)
+    assert result.status == "fail"
+    assert (result.step, result.graph, result.what) == (1, "forward 0", "f output 0")
+    assert result.message.startswith("b: first divergence at step 1 partition [forward 0]: f output 0:")
+
+
+def test_a_backward_that_differs_is_named() -> None:
+    trace = _edited("aot_backward_graph", "aten.tanh_backward.default", "aten.mul.Tensor")
+    result = find_divergence(trace, None)
+    assert result.status == "fail"
+    assert (result.step, result.graph, result.what) == (2, "backward 0", "grad %primals_1")
+    failed = [row.name for row in result.rows if row.verdict == "FAIL"]
+    assert failed == ["grad %primals_1", "grad %primals_2"]  # the second layer's are right
+
+
+def test_a_step_that_cannot_run_is_one_line() -> None:
+    trace = _edited("aot_backward_graph", "aten.tanh_backward.default", "mylib.tanh_backward.default")
+    result = find_divergence(trace, None)
+    assert result.status == "fail" and result.step == 2 and "\n" not in result.message
+    assert "unknown operator mylib::tanh_backward" in result.message
+
+
+def test_the_viewer_runs_a_compiled_session() -> None:
+    """The app asks Session.can_run before r, b and G, and passes the session's inputs (None)."""
+    session = load_target(str(FIXTURES / "mlp.log"))
+    assert session.inputs is None and session.can_run
+    assert tasks.run_step(session.trace, 2, session.inputs).ok
+    assert tasks.gradient_check(session.trace, 2, session.inputs).status == "pass"
+    assert tasks.find_divergence(session.trace, session.inputs).status == "pass"
+    assert not load_target(str(FIXTURES.parents[2] / "examples" / "mlp.ir"), inputs="none").can_run
