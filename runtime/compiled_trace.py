@@ -145,7 +145,8 @@ def gradient_notes(forward: FxGraph, backward: FxGraph, entry: TraceEntry) -> di
     input_position = {value.name: position for position, value in enumerate(forward.inputs)}
     output_position = {o.name: real + j for j, o in enumerate(saved)}
     tangent_params = [p for p, v in enumerate(backward.inputs) if (v.descriptor or "").startswith("TangentAOTInput")]
-    saved_params = [p for p in range(len(backward.inputs)) if p not in set(tangent_params)]
+    is_tangent = set(tangent_params)
+    saved_params = [p for p in range(len(backward.inputs)) if p not in is_tangent]
     if len(saved_params) != len(saved):
         raise TorchTraceError(
             f"{entry.where}: the forward saves {len(saved)} values but the backward takes "

@@ -10,6 +10,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from gradview.runtime.fx_graph_text import FxGraphError, FxRef, parse_fx_graph
+from gradview.runtime.fx_tensor_types import SymbolAnnotation
 from gradview.runtime.torch_trace_log import load_torch_trace
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
@@ -71,8 +72,11 @@ def test_aot_graphs_in_the_fixtures_fit_together(log: str) -> None:
         forward, backward, joint = parts["aot_forward_graph"], parts["aot_backward_graph"], parts["aot_joint_graph"]
         saved = [o.name for o in forward.outputs if (o.descriptor or "").startswith("SavedForBackwardsAOTOutput")]
         tangents = [i for i in backward.inputs if (i.descriptor or "").startswith("TangentAOTInput")]
-        # The backward reads exactly the saved values, in order, then the tangents.
-        assert [i.name for i in backward.inputs if i not in tangents] == saved
+        # The backward reads exactly the saved values, in the forward's order except that the
+        # saved sizes (Sym, under dynamic shapes) come first, then the tangents.
+        taken = [i for i in backward.inputs if i not in tangents]
+        sizes = {i.name for i in taken if isinstance(i.annotation, SymbolAnnotation)}
+        assert [i.name for i in taken] == [n for n in saved if n in sizes] + [n for n in saved if n not in sizes]
         assert saved, "a training step saves something"
         # The joint graph's inputs are the forward's inputs and the tangents, with the same descriptors.
         primals = [i for i in joint.inputs if (i.descriptor or "").startswith("PlainAOTInput")]
@@ -115,3 +119,21 @@ def test_getitem_and_deletions() -> None:
 def test_broken_graph_text_is_refused_with_its_line(text: str, message: str) -> None:
     with pytest.raises(FxGraphError, match=message):
         parse_fx_graph(text)
+
+
+def test_comments_are_found_as_tokenize_finds_them() -> None:
+    """The line scan that finds comments agrees with ``tokenize`` on every fixture graph and on
+    quotes, escapes and ``#`` inside strings; a string spanning lines falls back to tokenize."""
+    from gradview.runtime import fx_graph_text
+
+    checked = 0
+    for path in sorted((Path(__file__).resolve().parent.parent / "data" / "torch_trace").glob("*.log")):
+        for entry in load_torch_trace(path):
+            if "class GraphModule" in entry.payload:
+                assert fx_graph_text._comments(entry.payload) == fx_graph_text._tokenized_comments(entry.payload)
+                checked += 1
+    assert checked >= 30
+    tricky = 'x = "a#b"  # c\ny = \'q\\\'#\'  # d "e"\nz = 1\n    # only\nw = """x#\ny"""  # t\n'
+    assert fx_graph_text._comments(tricky) == fx_graph_text._tokenized_comments(tricky) == {
+        1: "c", 2: 'd "e"', 4: "only", 6: "t"
+    }
