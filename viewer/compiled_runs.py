@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy
 
-from gradview.ir import IRParseError, parse_ir
+from gradview.ir import Graph, IRParseError, TensorType, parse_ir
+from gradview.kernels.dtypes import to_dtype
+from gradview.runtime.fx_tensor_types import evaluate_size
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.targets import example_inputs_for
 from gradview.runtime.trace_types import Note
@@ -115,12 +117,60 @@ def _typed_inputs(step: Step, group: CompiledGroup, seed: int) -> list[Any]:
     except IRParseError as exc:
         raise CompiledFeedError(f"step {step.index} ({step.which}) does not parse: {exc}") from None
     values = example_inputs_for(graph, seed)
-    if values is None:
+    if values is not None:
+        return values
+    if not group.notes.get(Note.SYMBOLIC_SIZES):
         raise CompiledFeedError(
             f"{group.label()}: step {step.index}'s input types are not all complete tensor types "
             "(sizes and dtype), so there is nothing to make example inputs from"
         )
+    return _symbolic_inputs(graph, step, group, seed)
+
+
+def _symbolic_inputs(graph: Graph, step: Step, group: CompiledGroup, seed: int) -> list[Any]:
+    """Dynamic shapes: each symbol takes the value it had when Dynamo compiled the graph
+    (``symbol_values``); ``symbolic_sizes`` gives each tensor's sizes in symbols and each
+    symbolic int input (``Sym(s77)``) its expression."""
+    sizes_of: dict[str, Any] = dict(group.notes[Note.SYMBOLIC_SIZES])
+    symbols = group.notes.get(Note.SYMBOL_VALUES) or {}
+    if step.which.is_main:  # the joint's tangents have the sizes of the outputs they are for
+        vjps = group.notes[Note.DF_INPUT_VJPS]
+        names = {v.id: v.name for v in group.forward.graph.params}
+        names.update({v.id: v.name for node in group.forward.graph.nodes for v in node.outputs})
+        returns = [names.get(i) for i in group.forward.graph.returns]
+        tangent_names = [v.debugName() for v in graph.inputs()][len(graph.inputs()) - len(vjps) :]
+        for name, output in zip(tangent_names, vjps, strict=True):
+            if output < len(returns) and returns[output] in sizes_of:
+                sizes_of.setdefault(name, sizes_of[returns[output]])
+    rng = numpy.random.default_rng(seed)
+    values: list[Any] = []
+    for value in graph.inputs():
+        name, type_ = value.debugName(), value.type()
+        dims = sizes_of.get(name)
+        if isinstance(type_, TensorType):
+            sizes = type_.sizes if dims is None or isinstance(dims, str) else [evaluate_size(d, symbols) for d in dims]
+            if sizes is None or any(s is None for s in sizes) or type_.scalar_type is None:
+                raise CompiledFeedError(
+                    f"{group.label()}: input %{name} of step {step.index} has sizes the log's symbols do not fix"
+                )
+            values.append(_random_array(rng, tuple(int(s) for s in sizes), to_dtype(type_.scalar_type)))
+        elif isinstance(dims, str) and evaluate_size(dims, symbols) is not None:
+            values.append(evaluate_size(dims, symbols))
+        else:
+            raise CompiledFeedError(
+                f"{group.label()}: input %{name} of step {step.index} ({type_}) is a symbolic size "
+                "whose symbol the trace does not record"
+            )
     return values
+
+
+def _random_array(rng: numpy.random.Generator, shape: tuple[int, ...], dtype: Any) -> numpy.ndarray:
+    """As runtime/targets.py makes example inputs: normal floats, small integers, random bools."""
+    if numpy.dtype(dtype) == numpy.bool_:
+        return rng.integers(0, 2, shape).astype(numpy.bool_)
+    if numpy.issubdtype(dtype, numpy.integer):
+        return rng.integers(0, 5, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def tangent_shapes(group: CompiledGroup, f_outputs: Sequence[Any] | None = None) -> list[Any]:

@@ -23,6 +23,7 @@ from gradview.runtime.compiled_trace import compiled_trace
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.targets import load_target
 from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.runtime.trace_types import Note
 from gradview.viewer.check_gradient import check_step_gradient
 from gradview.viewer.compiled_runs import (
     backward_feed,
@@ -40,6 +41,8 @@ FIXTURES = Path(__file__).parent.parent / "data" / "torch_trace"
 KNOWN_GAPS = {
     "mlp_inductor": "runtime/fx_to_ir.py passes aten.sub.Tensor(1, mul)'s number as an int, which no "
     "aten::sub overload takes (PyTorch wraps it as a 0-d tensor)",
+    "dynamic": "runtime/compiled_trace.py's symbolic_sizes note leaves out the symbolic int inputs "
+    "(primals_1: \"Sym(s77)\"), so nothing says which value primals_1 takes",
 }
 LOGS = [
     pytest.param(p, id=p.stem, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=True))
@@ -168,6 +171,24 @@ def test_post_grad_steps_pair_with_the_latest_forward_and_backward() -> None:
     assert group.pair(trace[3]) == (trace[3], trace[2])
     assert group.pair(trace[4]) == (trace[3], trace[4])
     assert run_step(trace, 3, None).ok  # the post-grad forward on the primals
+
+
+def test_dynamic_shapes_take_the_values_dynamo_compiled_with() -> None:
+    """Symbolic sizes (f32[s77, s27], Sym(s77)) bound to the log's create_symbol values;
+    the symbolic int inputs' expressions added here as compiled_trace should record them."""
+    trace = _trace("dynamic.log")
+    notes = trace[1].annotations
+    notes[Note.SYMBOLIC_SIZES] = {**notes[Note.SYMBOLIC_SIZES], "primals_1": "s77", "primals_2": "s27", "primals_4": "s21"}
+    s77, s27, s21 = (notes[Note.SYMBOL_VALUES][s] for s in ("s77", "s27", "s21"))
+    inputs = primals(compiled_group(trace, trace[1]))
+    assert inputs[:2] == [s77, s27] and inputs[3] == s21
+    assert [v.shape for v in inputs[2::2]] == [(s77, s27), (s27, s21)] and inputs[5].shape == (s77, s21)
+    for step in trace.steps:
+        assert run_step(trace, step.index, None).ok
+        assert check_step_gradient(trace, step.index, None, samples=12).status == "pass"
+    del notes[Note.SYMBOLIC_SIZES]["primals_4"]
+    run = run_step(trace, 1, None)
+    assert run.unavailable is not None and "input %primals_4 of step 1 (int) is a symbolic size" in run.unavailable
 
 
 def _with_op(log: str, old: str, new: str) -> PassTrace:
