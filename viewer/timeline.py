@@ -40,6 +40,9 @@ def group_label(step: Step) -> str:
     """The timeline section a step belongs to."""
     which = step.which
     k = which.index
+    compile_id = step.annotations.get(Note.COMPILE_ID)
+    if compile_id is not None:  # torch.compile's graphs: joint, partition, post-grad of one graph
+        return f"compiled graph {compile_id}"
     suffix = "" if which.compilation is None else f" (compilation {which.compilation})"
     if (which.is_forward or which.is_backward) and Note.F_REAL_OUTPUTS in step.annotations:
         return f"DifferentiableGraph {k}: differentiate{suffix}"
