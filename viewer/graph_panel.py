@@ -21,6 +21,7 @@ from textual.containers import Container, Vertical
 from textual.widgets import Static
 
 from gradview.runtime.pass_trace import Step, which_label
+from gradview.runtime.trace_types import Note
 
 from .camera import CELL_HEIGHT, CELL_WIDTH
 from .canvas import GraphCanvas
@@ -134,7 +135,8 @@ class GraphPanel(Vertical):
         text.append(VIEW_NAMES[view], style="bold reverse")
         text.append(" (1-4)", style="dim")
         if dg_count and view is not View.WHOLE:
-            text.append(f"  │ DifferentiableGraph {dg} of {dg_count} (g)", style="dim")
+            kind = "compiled graph" if Note.COMPILE_ID in step.annotations else "DifferentiableGraph"
+            text.append(f"  │ {kind} {dg} of {dg_count} (g)", style="dim")
         if note:  # collapse, focus, stubs (viewer/large_graph.py)
             text.append(f"  │ {note}", style="bold")
         self.query_one("#viewbar", Static).update(text, layout=False)
