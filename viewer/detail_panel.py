@@ -37,6 +37,9 @@ class DetailPanel(Vertical):
     DetailPanel #tabs {
         height: 1fr;
     }
+    DetailPanel Tab {
+        padding: 0 0 0 1;  /* one space between labels: the five tabs fit the default 30 columns */
+    }
     DetailPanel TabPane {
         padding: 0 1;
     }
