@@ -254,3 +254,30 @@ def test_unknown_sizes_show_one_line_instead_of_the_table(mlp_session: Session) 
     drive(session, script, (120, 40))
     status, rows = shown[0]
     assert rows == 0 and "is not known" in status and "\n" not in status.strip()
+
+
+def test_w_before_the_tab_is_shown_opens_it_and_marks_nothing(layernorm: Session) -> None:
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        assert app.main.details.active != "tab-saved"
+        await pilot.press("w")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        panel = app.saved_panel
+        assert app.main.details.active == "tab-saved" and panel.loaded and panel.table.row_count
+        assert not any(panel.marked.values()) and not panel.what_ifs
+
+    drive(layernorm, script, (120, 40))
+
+
+def test_clicking_the_tab_lists_the_values_too(graph_break: Session) -> None:
+    graphs = saved_values(graph_break.trace)
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await pilot.click("#--content-tab-tab-saved")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert _cells(app.saved_panel) == _expected_rows(graphs)
+        first = graphs[0].saved[0]
+        assert app.saved_light is not None and app.saved_light.nodes == _producer_and_readers(first)
+
+    drive(graph_break, script, (120, 40))
