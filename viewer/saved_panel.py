@@ -15,7 +15,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
@@ -47,10 +47,13 @@ class SavedPanel(Vertical):
         height: 1fr;
         min-height: 4;
     }
-    SavedPanel #saved-detail {
+    SavedPanel #saved-detail-scroll {
         height: auto;
         max-height: 60%;
-        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+    }
+    SavedPanel #saved-detail {
+        height: auto;
     }
     """
 
@@ -83,7 +86,8 @@ class SavedPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(Text("S: computing what each graph saves…", style="dim"), id="saved-status")
         yield DataTable(id="saved-table", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="saved-detail")
+        with VerticalScroll(id="saved-detail-scroll"):  # long source lines wrap: scroll at 80x24
+            yield Static("", id="saved-detail")
 
     def on_mount(self) -> None:
         self.table.add_columns(*COLUMNS)
@@ -103,6 +107,8 @@ class SavedPanel(Vertical):
     def load(self, trace: PassTrace, graphs: list[GraphSaved], error: str | None) -> None:
         """Fill the table (once per session); ``error``: one line shown instead of it."""
         self.trace, self.graphs, self.loaded = trace, graphs, True
+        if error is not None or not graphs:
+            self.table.display = False
         if error is not None:
             self.status.update(Text(error, style="red"))
             return

@@ -247,6 +247,7 @@ def test_unknown_sizes_show_one_line_instead_of_the_table(mlp_session: Session) 
     async def script(app: GradviewApp, pilot: Pilot) -> None:
         panel = await _open_saved(app, pilot)
         shown.append((str(panel.status.render()), panel.table.row_count))
+        assert not panel.table.display  # the line instead of the table
         await pilot.press("w")  # nothing to mark: no crash, nothing lit
         await pilot.pause()
         assert app.saved_light is None
