@@ -43,7 +43,7 @@ from pathlib import Path
 from gradview.ir import Graph
 
 from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
-from .fx_tensor_types import TensorAnnotation
+from .fx_tensor_types import SymbolAnnotation, TensorAnnotation
 from .fx_to_ir import FxToIrError, fx_to_graph
 from .graph_match import match_graphs
 from .pass_trace import PassTrace
@@ -272,14 +272,17 @@ def _symbol_values(entries: Sequence[TraceEntry]) -> dict[str, dict[str, int]]:
     return found
 
 
-def _symbolic_sizes(fx: FxGraph) -> dict[str, list[int | str]]:
-    """Forward value name -> sizes, for the tensors whose sizes hold symbols (dynamic shapes)."""
+def _symbolic_sizes(fx: FxGraph) -> dict[str, list[int | str] | str]:
+    """Forward value name -> sizes, for the tensors whose sizes hold symbols (dynamic
+    shapes), and -> the expression of each symbolic integer input (``Sym(s77)``)."""
     sized = [*fx.inputs, *fx.nodes]
-    return {
+    found: dict[str, list[int | str] | str] = {
         value.name: list(value.annotation.sizes)
         for value in sized
         if isinstance(value.annotation, TensorAnnotation) and any(not isinstance(s, int) for s in value.annotation.sizes)
     }
+    found.update({v.name: v.annotation.expr for v in fx.inputs if isinstance(v.annotation, SymbolAnnotation)})
+    return found
 
 
 def _is_post_grad(entry: TraceEntry) -> bool:

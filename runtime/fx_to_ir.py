@@ -215,7 +215,16 @@ class _Translator:
                 self.graph.insert_node(node)
                 return node.output()
             return insert_constant(self.graph, [_plain(item) for item in arg])
-        return insert_constant(self.graph, _plain(arg), _constant_type(arg, formal))
+        constant = insert_constant(self.graph, _plain(arg), _constant_type(arg, formal))
+        if _wants_tensor(formal) and isinstance(arg, int | float) and not isinstance(arg, bool):
+            # A number where the schema takes a Tensor (``sub.Tensor(1, mul)`` in Inductor's
+            # graphs): PyTorch wraps it as a 0-d tensor, TorchScript with prim::NumToTensor.
+            wrapped = self.graph.create("prim::NumToTensor", [constant], 1)
+            scalar = "Long" if isinstance(arg, int) else "Double"
+            wrapped.output().set_type(TensorType(scalar_type=scalar, sizes=(), strides=()))
+            self.graph.insert_node(wrapped)
+            return wrapped.output()
+        return constant
 
     def _output(self, output: FxValue) -> Value:
         if output.name == "None":
@@ -265,6 +274,12 @@ def _device_text(text: str) -> str:
     kind = parts.get("type", "'cpu'").strip("'\"")
     index = parts.get("index")
     return kind if index is None else f"{kind}:{index.strip()}"
+
+
+def _wants_tensor(formal: Type | None) -> bool:
+    if isinstance(formal, OptionalType):
+        formal = formal.elem
+    return isinstance(formal, TensorType)
 
 
 def _listed(default: Any) -> Any:

@@ -184,7 +184,7 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
             not_tensors += 1  # the run kept a number or a list of sizes
             continue
         shape_dtype = (tuple(meta[0]), meta[1]) if meta is not None else tensor_shape_dtype(type_text)
-        if shape_dtype is None and value_name in symbolic:
+        if shape_dtype is None and isinstance(symbolic.get(value_name), list | tuple):
             shape_dtype = _at_symbol_values(symbolic[value_name], type_text, symbol_values, used)
         if shape_dtype is None:
             if not _is_tensor(type_text):

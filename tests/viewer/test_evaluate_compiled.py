@@ -39,12 +39,7 @@ from gradview.viewer.evaluate import run_step
 
 FIXTURES = Path(__file__).parent.parent / "data" / "torch_trace"
 # Known gaps outside the viewer, strict so each turns red once fixed (then its entry goes).
-KNOWN_GAPS = {
-    "mlp_inductor": "runtime/fx_to_ir.py passes aten.sub.Tensor(1, mul)'s number as an int, which no "
-    "aten::sub overload takes (PyTorch wraps it as a 0-d tensor)",
-    "dynamic": "runtime/compiled_trace.py's symbolic_sizes note leaves out the symbolic int inputs "
-    "(primals_1: \"Sym(s77)\"), so nothing says which value primals_1 takes",
-}
+KNOWN_GAPS: dict[str, str] = {}
 LOGS = [
     pytest.param(p, id=p.stem, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=True))
     if p.stem in KNOWN_GAPS else pytest.param(p, id=p.stem)
@@ -62,11 +57,11 @@ def _gradients(trace: PassTrace, k: int) -> tuple[list[np.ndarray], dict[int, np
     forward = next(s for s in trace.steps if s.which.is_forward and s.which.index == k)
     group = compiled_group(trace, forward)
     f_inputs = primals(group)
-    f_outputs = run_graph(parse_ir(group.forward.text()), [v.copy() for v in f_inputs])
+    f_outputs = run_graph(parse_ir(group.forward.text()), [v.copy() if hasattr(v, "copy") else v for v in f_inputs])
     feed = backward_feed(group, f_inputs, f_outputs, tangents(tangent_shapes(group, f_outputs)))
     grads = gradients_by_input(group, run_graph(parse_ir(group.backward.text()), feed))
     assert group.joint is not None
-    joint_inputs = joint_feed(group, [v.copy() for v in f_inputs], tangents(tangent_shapes(group)))
+    joint_inputs = joint_feed(group, [v.copy() if hasattr(v, "copy") else v for v in f_inputs], tangents(tangent_shapes(group)))
     return f_inputs, grads, run_graph(parse_ir(group.joint.text()), joint_inputs)
 
 
