@@ -14,7 +14,8 @@ choice of saved values, without changing any graph:
   not saved, must now keep that input instead (its bytes are added back);
 * a saved graph input cannot be recomputed: nothing in the forward makes it.
 
-The result counts the ops to rerun (constants do not count) and the saved
+The result counts the ops to rerun (constants, and the nodes that only pack
+or unpack values, such as a list's element, do not count) and the saved
 bytes before and after. An input whose size is not known (a TorchScript graph
 whose types leave sizes open) is listed with its bytes as unknown.
 """
@@ -26,12 +27,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .pass_trace import PassTrace
-from .saved_values import INPUT, GraphSaved, element_size, tensor_shape_dtype
+from .saved_values import INPUT, GraphSaved, element_size, sizes_at_symbols, tensor_shape_dtype
 from .trace_records import NodeRecord, walk_records
+from .trace_types import Note
 
 __all__ = ["RecomputeError", "Recomputation", "what_if_recomputed"]
 
-_FREE = ("prim::Constant",)
+_CONSTANTS = ("prim::Constant",)
+# Ops that only pack or unpack values (a list's element, a number as a 0-d tensor): rerun
+# with the rest, but not counted as forward ops, as an FX graph's getitem is not one.
+_NOT_COUNTED = (*_CONSTANTS, "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct",
+                "prim::TupleUnpack", "aten::__getitem__", "prim::NumToTensor")
 
 
 class RecomputeError(ValueError):
@@ -87,6 +93,7 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
         for output in node.outputs:
             producer[output.id] = node
     inputs = {param.id: param for param in forward.params}
+    notes = trace[graph.forward_step].annotations
     still_saved = {value.forward_value for value in graph.saved if value.name not in chosen}
     rerun: dict[int, NodeRecord] = {}
     kept: dict[int, KeptInput] = {}
@@ -105,16 +112,16 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
             if used in still_saved or used in reached:
                 continue
             made_by = producer.get(used)
-            if made_by is not None and made_by.kind in _FREE:
+            if made_by is not None and made_by.kind in _CONSTANTS:
                 continue
             if used in inputs:  # not saved: the backward must keep it now
-                kept.setdefault(used, _kept(inputs[used].name, used, inputs[used].type))
+                kept.setdefault(used, _kept(inputs[used].name, used, inputs[used].type, notes))
                 continue
             pending.append(used)
     freed = sum(by_name[name].bytes for name in chosen)
     added = sum(item.bytes or 0 for item in kept.values())
     ordered = sorted(rerun.values(), key=lambda node: position[node.id])
-    counted = [node for node in ordered if node.kind not in _FREE]
+    counted = [node for node in ordered if node.kind not in _NOT_COUNTED]
     return Recomputation(
         tuple(chosen), graph.total_bytes, graph.total_bytes - freed + added,
         tuple(node.id for node in counted), tuple(node.kind for node in counted),
@@ -122,7 +129,10 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
     )
 
 
-def _kept(name: str, value: int, type_text: str) -> KeptInput:
+def _kept(name: str, value: int, type_text: str, notes: dict[str, object]) -> KeptInput:
     found = tensor_shape_dtype(type_text)
+    symbolic = dict(notes.get(Note.SYMBOLIC_SIZES, {}) or {}).get(name)  # type: ignore[call-overload]
+    if found is None and isinstance(symbolic, list | tuple):  # dynamic shapes: at the compiling run's sizes
+        found = sizes_at_symbols(symbolic, type_text, dict(notes.get(Note.SYMBOL_VALUES, {}) or {}), {})  # type: ignore[call-overload]
     size = math.prod(found[0]) * element_size(found[1]) if found is not None else None
     return KeptInput(name, value, size)

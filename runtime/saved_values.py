@@ -41,7 +41,7 @@ from .trace_types import GraphName, Note
 
 __all__ = [
     "INPUT", "SavedValue", "GraphSaved", "SavedValuesError", "saved_values", "graph_label", "element_size",
-    "measured_meta", "tensor_shape_dtype",
+    "measured_meta", "sizes_at_symbols", "tensor_shape_dtype",
 ]
 
 INPUT = "input"  # the producer of a saved graph input
@@ -185,7 +185,7 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
             continue
         shape_dtype = (tuple(meta[0]), meta[1]) if meta is not None else tensor_shape_dtype(type_text)
         if shape_dtype is None and isinstance(symbolic.get(value_name), list | tuple):
-            shape_dtype = _at_symbol_values(symbolic[value_name], type_text, symbol_values, used)
+            shape_dtype = sizes_at_symbols(symbolic[value_name], type_text, symbol_values, used)
         if shape_dtype is None:
             if not _is_tensor(type_text):
                 not_tensors += 1
@@ -210,7 +210,7 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
     return GraphSaved(name, tuple(values), k, forward.index, backward.index, not_tensors, tuple(sorted(used.items())))
 
 
-def _at_symbol_values(
+def sizes_at_symbols(
     sizes: list[int | str], type_text: str, values: dict[str, int], used: dict[str, int]
 ) -> tuple[tuple[int, ...], str] | None:
     """Symbolic sizes at the symbols' values in the compiling run (their dtype from the type)."""

@@ -1,5 +1,5 @@
 """Regenerate screenshots/: the viewer at a few telling steps of the bundled
-example, the viewer at three terminal sizes (80x24, 120x40, 200x50; SVG and,
+example and of a torch.compile log (the joint view with the Saved tab), the viewer at three terminal sizes (80x24, 120x40, 200x50; SVG and,
 where Chromium is installed, PNG), and the SVG diagrams ``gradview export``
 writes for the same steps.
 
@@ -35,6 +35,16 @@ SHOTS = [
 ]
 
 
+# torch.compile's graphs from a TORCH_TRACE fixture: the joint view with the Saved tab
+# open and its biggest saved value selected (its producer and readers lit).
+COMPILED_LOG = ROOT / "tests" / "data" / "torch_trace" / "attention.log"
+COMPILED_SHOTS = [
+    ("06-compiled-joint-saved", "partition", ("backward", 0), "4", ["S", "down", "down", "minus"]),
+    # The what-if: that value marked as recomputed (w): bytes before -> after, the ops rerun lit.
+    ("07-compiled-what-if", "partition", ("backward", 0), "4", ["S", "down", "down", "w", "minus"]),
+]
+
+
 # The first screen a user sees at each size, at the step that frames the DifferentiableGraph.
 SIZES = [(80, 24), (120, 40), (200, 50)]
 SIZE_STEP = ("CreateAutodiffSubgraphs", "main")
@@ -48,12 +58,13 @@ def _find(trace: object, pass_name: str, which: object) -> int:
 
 
 async def _shoot(
-    name: str, pass_name: str, which: object, view_key: str, keys: list[str], size: tuple[int, int] = SIZE
+    name: str, pass_name: str, which: object, view_key: str, keys: list[str], size: tuple[int, int] = SIZE,
+    target: Path = EXAMPLE,
 ) -> Path:
     from gradview.viewer.app import GradviewApp
     from gradview.viewer.session import load_target
 
-    session = load_target(str(EXAMPLE))
+    session = load_target(str(target))
     app = GradviewApp(session)
     async with app.run_test(size=size) as pilot:
         await app.wait_for_layouts()
@@ -63,6 +74,8 @@ async def _shoot(
         await pilot.pause()
         for key in keys:
             await pilot.press(key)
+            await pilot.pause()
+        await app.wait_for_layouts()
         await pilot.pause()
         app.save_screenshot(f"{name}.svg", path=str(OUT))
     return OUT / f"{name}.svg"
@@ -118,6 +131,10 @@ def main() -> int:
     for shot in SHOTS:
         asyncio.run(_shoot(*shot))
         print(f"screenshots/{shot[0]}.svg")
+    for name, pass_name, which, view_key, keys in COMPILED_SHOTS:
+        svg = asyncio.run(_shoot(name, pass_name, which, view_key, keys, target=COMPILED_LOG))
+        png = _png(svg)
+        print(f"screenshots/{svg.name}" + (f", screenshots/{png.name}" if png else " (no Chromium: no PNG)"))
     _export_diagrams()
     print("screenshots/*.diagram.svg, screenshots/steps.html")
     return 0
