@@ -83,3 +83,14 @@ def test_every_saved_value_recomputes_from_what_is_left(log: str) -> None:
                         assert used in still or used in kept or used in made or producer[used].kind == "prim::Constant"
             assert kept <= inputs and not kept & still
             assert result.saved_bytes_after == graph.total_bytes - value.bytes + sum(k.bytes for k in result.kept_inputs)
+
+
+def test_the_readmes_attention_example() -> None:
+    """The README's numbers: recomputing view_2 of the attention fixture."""
+    trace = load_target(str(LOGS / "attention.log")).trace
+    [graph] = saved_values(trace)
+    result = what_if_recomputed(trace, graph, ["view_2"])
+    assert result.ops_to_rerun == 6
+    assert result.rerun_ops == ("aten::t", "aten::addmm", "aten::view", "aten::split", "aten::bmm", "aten::view")
+    assert [(kept.name, kept.bytes) for kept in result.kept_inputs] == [("primals_1", 3072), ("primals_2", 192)]
+    assert (result.saved_bytes_before, result.saved_bytes_after) == (6656, 8896)
