@@ -167,10 +167,17 @@ def gradient_notes(forward: FxGraph, backward: FxGraph, entry: TraceEntry) -> di
         else:
             captured_outputs.append(output_position[value.name])
             captured_output_params.append(param)
+    # A tangent names the output it is for by that output's descriptor: a plain output, or
+    # the base of an aliased one (IntermediateBaseAOTOutput(base_of=PlainAOTOutput(idx=1))).
+    output_by_descriptor = {o.descriptor: position for position, o in enumerate(forward.outputs[:real]) if o.descriptor}
     vjps = []
     for param in tangent_params:
         descriptor = backward.inputs[param].descriptor or ""
-        index = _index_of(descriptor.partition("output=")[2], entry, f"tangent {backward.inputs[param].name}")
+        names = descriptor.partition("output=")[2].removesuffix(")")
+        if names in output_by_descriptor:
+            vjps.append(output_by_descriptor[names])
+            continue
+        index = _index_of(names, entry, f"tangent {backward.inputs[param].name}")
         if index not in plain_output_position:
             raise TorchTraceError(f"{entry.where}: tangent {backward.inputs[param].name} is for output {index}, which the forward does not return")
         vjps.append(plain_output_position[index])

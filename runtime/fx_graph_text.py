@@ -220,12 +220,35 @@ def _node(statement: ast.stmt, source: str | None) -> FxNode | None:
         return None  # "x = None": a deletion
     if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
         return FxNode(name, "getitem", None, (FxRef(value.value.id), _constant(value.slice, line)), {}, annotation, line, source)
+    if isinstance(value, ast.BinOp | ast.UnaryOp | ast.Compare):
+        return _arithmetic(name, value, annotation, line, source)
     if not isinstance(value, ast.Call):
         raise FxGraphError(f"line {line}: {name} is not a call: {ast.unparse(value)[:60]!r}")
     op, overload = _target(value.func)
     args = tuple(_constant(arg, line) for arg in value.args)
     kwargs = {kw.arg or "**": _constant(kw.value, line) for kw in value.keywords}
     return FxNode(name, op, overload, args, kwargs, annotation, line, source)
+
+
+# Python's operators on sizes (``mul_6: "Sym(2*s77)" = primals_1 * 2`` under dynamic
+# shapes) as the int ops TorchScript writes for them.
+_BINARY = {
+    ast.Add: "aten::add", ast.Sub: "aten::sub", ast.Mult: "aten::mul", ast.FloorDiv: "aten::floordiv",
+    ast.Mod: "aten::remainder", ast.Div: "aten::div", ast.Pow: "aten::pow",
+}
+_COMPARE = {ast.Eq: "aten::eq", ast.NotEq: "aten::ne", ast.Lt: "aten::lt", ast.LtE: "aten::le", ast.Gt: "aten::gt", ast.GtE: "aten::ge"}
+
+
+def _arithmetic(name: str, value: ast.expr, annotation: Annotation, line: int, source: str | None) -> FxNode:
+    if isinstance(value, ast.BinOp) and type(value.op) in _BINARY:
+        op, args = _BINARY[type(value.op)], (value.left, value.right)
+    elif isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        op, args = "aten::neg", (value.operand,)
+    elif isinstance(value, ast.Compare) and len(value.ops) == 1 and type(value.ops[0]) in _COMPARE:
+        op, args = _COMPARE[type(value.ops[0])], (value.left, value.comparators[0])
+    else:
+        raise FxGraphError(f"line {line}: {name} is an expression gradview does not read: {ast.unparse(value)[:60]!r}")
+    return FxNode(name, op, "int", tuple(_constant(arg, line) for arg in args), {}, annotation, line, source)
 
 
 class _SourceComments:

@@ -53,7 +53,6 @@ DTYPES: dict[str, tuple[str, int | None]] = {
 _ELEMENT_SIZE = {name: size for name, size in DTYPES.values()}  # torch's name -> bytes per element
 
 _TENSOR = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>[a-z][a-z0-9_]*(?::\d+)?)$")
-_SYMBOL = re.compile(r"^Sym\((?P<expr>[^()]*(?:\([^()]*\)[^()]*)*)\)$")
 
 Dim = int | str  # a size or stride: a number, or a symbol / expression under dynamic shapes
 
@@ -98,9 +97,8 @@ class SymbolAnnotation:
 def parse_annotation(text: str) -> TensorAnnotation | SymbolAnnotation:
     """``"f32[8, 16][16, 1]cpu"`` or ``"Sym(s77)"`` (quotes around it allowed)."""
     body = text.strip().strip("\"'")
-    symbol = _SYMBOL.match(body)
-    if symbol is not None:
-        return SymbolAnnotation(symbol.group("expr").strip())
+    if body.startswith("Sym(") and body.endswith(")") and _balanced(body[4:-1]):
+        return SymbolAnnotation(body[4:-1].strip())
     match = _TENSOR.match(body)
     if match is None:
         raise AnnotationError(f"not a tensor annotation like 'f32[8, 16][16, 1]cpu' or 'Sym(s0)': {text!r}")
@@ -113,11 +111,33 @@ def parse_annotation(text: str) -> TensorAnnotation | SymbolAnnotation:
     return TensorAnnotation(DTYPES[short][0], sizes, strides, match.group("device"))
 
 
+def _balanced(text: str) -> bool:
+    """Do the parentheses of a size expression (``((s77//2)) + 1``) pair up?"""
+    depth = 0
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """``"2*s77, Max(1, s0)"`` -> ``["2*s77", " Max(1, s0)"]``: commas inside parentheses stay."""
+    parts, depth, start = [], 0, 0
+    for position, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(text[start:position])
+            start = position + 1
+    parts.append(text[start:])
+    return parts
+
+
 def _dims(text: str, whole: str) -> tuple[Dim, ...]:
     if not text.strip():
         return ()
     dims: list[Dim] = []
-    for part in text.split(","):
+    for part in _top_level_parts(text):
         item = part.strip()
         if not item:
             raise AnnotationError(f"an empty size or stride in {whole!r}")

@@ -51,15 +51,17 @@ train(model, torch.randn(8, 16))
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
 train(model, torch.randn(8, 16), backend="inductor")
 """,
-    # Dynamic shapes: sizes are symbols (f32[s77, s27]) and Sym(s77) values are saved;
+    # Dynamic shapes: sizes are symbols (f32[s77, s27]), Sym(s77) values are saved, sizes
+    # are computed with Python's operators and strides hold Max(1, ...);
     # an in-place update of a global buffer becomes aten.copy_ in the forward, a slice a slice_backward.
     "dynamic": """
-buf = torch.zeros(5, 6)
+buf = torch.zeros(6, 6)
 def f(x, w):
     y = torch.tanh(x @ w)
     buf.add_(y.detach())
-    return y[:, :3].sum(dim=1), y.view(-1)
-train(f, torch.randn(5, 8), torch.randn(8, 6, requires_grad=True), dynamic=True)
+    z = y.reshape(x.shape[0] * 2, -1)  # arithmetic on sizes: mul_6: "Sym(2*s77)" = primals_1 * 2
+    return y[:, :3].sum(dim=1), y.view(-1), z[: x.shape[0] // 2 + 1]
+train(f, torch.randn(6, 8), torch.randn(8, 6, requires_grad=True), dynamic=True)
 """,
     "layernorm_gelu": """
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(), torch.nn.Linear(32, 16))

@@ -137,3 +137,31 @@ def test_comments_are_found_as_tokenize_finds_them() -> None:
     assert fx_graph_text._comments(tricky) == fx_graph_text._tokenized_comments(tricky) == {
         1: "c", 2: 'd "e"', 4: "only", 6: "t"
     }
+
+
+def test_python_operators_on_sizes_read_as_int_ops() -> None:
+    """Under dynamic shapes FX prints size arithmetic as Python operators."""
+    graph = parse_fx_graph(
+        "class M(torch.nn.Module):\n"
+        '    def forward(self, primals_1: "Sym(s77)"):\n'
+        '        mul_6: "Sym(2*s77)" = primals_1 * 2\n'
+        '        floordiv: "Sym((s77//2))" = primals_1 // 2\n'
+        '        add: "Sym(((s77//2)) + 1)" = floordiv + 1;  floordiv = None\n'
+        '        neg: "Sym(-s77)" = -primals_1\n'
+        '        lt: "Sym(s77 < 4)" = primals_1 < 4\n'
+        "        return (mul_6, add, neg, lt)\n"
+    )
+    assert [(n.name, n.op, n.overload, n.args) for n in graph.nodes] == [
+        ("mul_6", "aten::mul", "int", (FxRef("primals_1"), 2)),
+        ("floordiv", "aten::floordiv", "int", (FxRef("primals_1"), 2)),
+        ("add", "aten::add", "int", (FxRef("floordiv"), 1)),
+        ("neg", "aten::neg", "int", (FxRef("primals_1"),)),
+        ("lt", "aten::lt", "int", (FxRef("primals_1"), 4)),
+    ]
+    with pytest.raises(FxGraphError, match="line 3: x is not a call"):
+        parse_fx_graph(
+            "class M(torch.nn.Module):\n"
+            '    def forward(self, a: "Sym(s0)"):\n'
+            "        x = a if a else a\n"
+            "        return (x,)\n"
+        )

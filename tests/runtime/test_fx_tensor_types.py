@@ -74,3 +74,19 @@ def test_symbolic_sizes_evaluate_at_the_symbols_values() -> None:
     assert evaluate_size("s9", symbols) is None  # a symbol the log gave no value for
     assert evaluate_size("__import__('os')", symbols) is None  # only arithmetic is evaluated
     assert evaluate_size("s77.real", symbols) is None
+
+
+def test_nested_symbolic_expressions_and_commas_inside_them() -> None:
+    from gradview.runtime.fx_tensor_types import (
+        SymbolAnnotation,
+        TensorAnnotation,
+        parse_annotation,
+    )
+
+    assert parse_annotation('"Sym(((s77//2)) + 1)"') == SymbolAnnotation("((s77//2)) + 1")
+    tensor = parse_annotation("f32[2*s77, ((s77**2)//(2*s77))][Max(1, ((s77**2)//(2*s77))), 1]cpu")
+    assert isinstance(tensor, TensorAnnotation)
+    assert tensor.sizes == ("2*s77", "((s77**2)//(2*s77))")
+    assert tensor.strides == ("Max(1, ((s77**2)//(2*s77)))", 1)
+    with pytest.raises(AnnotationError):
+        parse_annotation("Sym((s0)")
