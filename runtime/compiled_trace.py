@@ -204,6 +204,24 @@ def gradient_notes(forward: FxGraph, backward: FxGraph, entry: TraceEntry) -> di
     }
 
 
+def _what_it_holds(entries: Sequence[TraceEntry]) -> str:
+    """Why a log gives no forward/backward pair, from what it does hold."""
+    keys = [entry.key for entry in entries]
+    inference = keys.count("aot_inference_graph")
+    if inference:
+        return (
+            f"the log holds {inference} inference graph{'s' if inference != 1 else ''} (no backward): "
+            "run a training step (parameters or inputs requiring grad, then .backward()) under TORCH_TRACE"
+        )
+    frames = keys.count("dynamo_start")
+    if frames:
+        return (
+            f"Dynamo started on {frames} frame{'s' if frames != 1 else ''} but compiled no graph with AOTAutograd "
+            "(it may have run the code eagerly: look for graph breaks or skipped frames)"
+        )
+    return f"the log's {len(entries)} entries hold no torch.compile graph: was the model compiled with torch.compile?"
+
+
 def _read(entry: TraceEntry) -> tuple[FxGraph, Graph]:
     try:
         fx = parse_fx_graph(entry.payload)
@@ -300,10 +318,7 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
     """The pass trace of the compiled graphs in ``entries`` (see the module's docstring)."""
     graphs, skipped = compiled_graphs(entries)
     if not graphs:
-        raise TorchTraceError(
-            f"{source}: no compiled graph with a backward (aot_forward_graph and aot_backward_graph entries): "
-            "was the model compiled with torch.compile and run backward under TORCH_TRACE?"
-        )
+        raise TorchTraceError(f"{source}: no compiled graph with a backward: {_what_it_holds(entries)}")
     trace = PassTrace()
     for k, compiled in enumerate(graphs):
         common = {Note.COMPILE_ID: compiled.compile_id}

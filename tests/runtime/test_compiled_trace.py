@@ -1,0 +1,64 @@
+"""A TORCH_TRACE log's compiled graphs as a pass trace: the Gradient's lists, and logs without them."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from gradview.runtime.compiled_trace import compiled_trace
+from gradview.runtime.torch_trace_log import TorchTraceError, load_torch_trace
+from gradview.runtime.trace_types import GraphName, Note
+
+LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
+
+
+def test_the_mlps_gradient_lists() -> None:
+    """Linear(16, 32) -> tanh -> Linear(32, 4): the forward returns addmm_1, then saves x
+    (primals_3), the second weight (primals_4) and tanh; the backward takes those, then the
+    one tangent, and returns gradients for the four parameters (not for x)."""
+    trace = compiled_trace(load_torch_trace(LOGS / "mlp.log")).trace
+    forward = trace[1]
+    assert forward.which == GraphName.forward(0) and trace[2].which == GraphName.backward(0)
+    notes = forward.annotations
+    assert notes[Note.F_REAL_OUTPUTS] == 1
+    assert list(notes[Note.DF_INPUT_VJPS]) == [0]
+    assert list(notes[Note.DF_INPUT_CAPTURED_INPUTS]) == [2, 3]  # primals_3, primals_4
+    assert list(notes[Note.DF_INPUT_CAPTURED_OUTPUTS]) == [3]  # tanh, the forward's fourth output
+    assert list(notes[Note.DF_OUTPUT_VJPS]) == [0, 1, 3, 4]
+    assert list(notes[Note.DF_CAPTURED_INPUT_PARAMS]) == [0, 1] and list(notes[Note.DF_CAPTURED_OUTPUT_PARAMS]) == [2]
+    assert list(notes[Note.DF_VJP_PARAMS]) == [3]
+    assert list(notes[Note.DF_OUTPUT_RETURNS]) == [0, 1, 3, 4]
+    assert notes[Note.COMPILE_ID] == "0/0"
+
+
+def _without(entries: list, *keys: str) -> list:
+    return [e for e in entries if e.key not in keys]
+
+
+def test_a_log_without_a_training_step_says_what_it_holds() -> None:
+    entries = load_torch_trace(LOGS / "mlp.log")
+    with pytest.raises(TorchTraceError, match="Dynamo started on 1 frame but compiled no graph"):
+        compiled_trace(_without(entries, "aot_joint_graph", "aot_forward_graph", "aot_backward_graph"), "x.log")
+    inference = [
+        dataclasses.replace(e, key="aot_inference_graph") if e.key == "aot_forward_graph" else e
+        for e in _without(entries, "aot_joint_graph", "aot_backward_graph")
+    ]
+    with pytest.raises(TorchTraceError, match=r"x\.log: no compiled graph with a backward: the log holds 1 inference graph"):
+        compiled_trace(inference, "x.log")
+    with pytest.raises(TorchTraceError, match="entries hold no torch.compile graph"):
+        compiled_trace([e for e in entries if e.key == "artifact"], "x.log")
+
+
+def test_a_backward_that_does_not_take_a_saved_value_is_refused_at_its_entry() -> None:
+    entries = load_torch_trace(LOGS / "mlp.log")
+    edited = [
+        dataclasses.replace(e, payload=re.sub(r"\btanh\b", "tanh_renamed", e.payload))
+        if e.key == "aot_backward_graph" else e
+        for e in entries
+    ]
+    backward = next(e for e in entries if e.key == "aot_backward_graph")
+    with pytest.raises(TorchTraceError, match=rf":{backward.line}: the backward does not take the saved value tanh by its name"):
+        compiled_trace(edited)
