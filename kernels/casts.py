@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dtypes import to_dtype
+from .dtypes import SCALAR_TYPES, to_dtype
 from .protocol import KernelError
-from .shapes import _cast
+from .shapes import _cast, check_expandable
 
 __all__: list[str] = []  # the kernels are bound to their ops in gradview.ops.casts
 
@@ -72,6 +72,19 @@ def full_like(
     return xp.full(self.shape, fill_value, dtype=_dtype_or(self, dtype))
 
 
+def new_empty_strided(
+    xp: Any, self: Any, size: Any, stride: Any, dtype: int | None = None, layout: Any = None,
+    device: Any = None, pin_memory: Any = None,
+) -> Any:
+    """Zeros of ``size`` in ``self``'s dtype unless ``dtype`` says (PyTorch leaves the values
+    undefined; the strides are layout only, which NumPy arrays here do not keep)."""
+    if len(size) != len(stride):
+        raise KernelError(
+            f"new_empty_strided: mismatch in length of strides and shape ({len(stride)} vs {len(size)})"
+        )
+    return xp.zeros(tuple(int(s) for s in size), dtype=_dtype_or(self, dtype))
+
+
 def to_dtype_(
     xp: Any, self: Any, dtype: int, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
 ) -> Any:
@@ -117,3 +130,36 @@ def to_dtype_layout(
 
 def to_prim_other(xp: Any, self: Any, non_blocking: bool = False, copy: bool = False) -> Any:
     return self.copy() if copy else self
+
+
+# -- AOTAutograd's functional forms: _to_copy, copy ------------------------------------------
+# ScalarTypes PyTorch has and NumPy/CuPy do not, named for the refusal.
+_NO_ARRAY_DTYPE = {8: "ComplexHalf", 15: "BFloat16"}
+
+
+def to_copy(
+    xp: Any, self: Any, dtype: int | None = None, layout: int | None = None, device: Any = None,
+    pin_memory: bool | None = None, non_blocking: bool = False, memory_format: Any = None,
+) -> Any:
+    """``_to_copy``: always a new array, converted to ``dtype`` (the input's when None).
+
+    A dtype NumPy/CuPy cannot hold (bfloat16, the CPU autocast dtype) is refused, never
+    computed in another dtype: the results would silently differ from PyTorch's."""
+    if layout not in (None, 0):  # torch.strided is layout 0
+        raise KernelError(f"_to_copy: only the strided layout is supported, got layout {layout}")
+    if dtype is not None and dtype not in SCALAR_TYPES:
+        name = _NO_ARRAY_DTYPE.get(dtype, f"ScalarType {dtype}")
+        raise KernelError(
+            f"_to_copy: gradview cannot compute in {name} (NumPy/CuPy have no such dtype); "
+            "run the model without autocast, or in float32/float16"
+        )
+    return self.astype(self.dtype if dtype is None else to_dtype(dtype))
+
+
+def copy(xp: Any, self: Any, src: Any, non_blocking: bool = False) -> Any:
+    """The functional ``copy`` AOTAutograd writes for ``z[:, :2] = src``: a new array with
+    ``self``'s shape and dtype holding ``src`` broadcast into it (``self``'s values unused)."""
+    check_expandable("copy", src.shape, self.shape)
+    out = xp.empty(self.shape, dtype=self.dtype)
+    out[...] = src  # broadcasts, and casts to self's dtype as copy_ does
+    return out

@@ -85,6 +85,18 @@ def full(
     return result
 
 
+def scalar_tensor(
+    xp: Any, s: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    """A 0-d tensor holding ``s``, of the default float dtype unless ``dtype`` says."""
+    value = _number("scalar_tensor", "s", s)
+    out = DEFAULT_FLOAT if dtype is None else to_dtype(dtype)
+    if not is_floating(out) and isinstance(value, float) and not math.isfinite(value):
+        raise KernelError(f"scalar_tensor: {value} cannot be converted to {out}")
+    return xp.asarray(value).astype(out)
+
+
 # -- arange -------------------------------------------------------------------------------
 def arange(
     xp: Any, end: Any, dtype: int | None = None, layout: Any = None, device: Any = None,

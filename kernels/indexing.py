@@ -9,7 +9,9 @@ first integer tensor was when the indexed dims are adjacent, in front otherwise:
 NumPy's rule for a tuple of slices and arrays, which is PyTorch's, so the kernel
 builds that tuple. ``index_backward`` adds each gradient element back at the
 position it was read from (``index_put`` with ``accumulate=True`` into zeros, as
-PyTorch's ``index_backward``), so repeated indices sum.
+PyTorch's ``index_backward``), so repeated indices sum. ``slice_scatter`` (how
+AOTAutograd writes ``z[:, :2] = src`` functionally) copies ``self`` with one slice
+replaced.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Any
 
 from .dtypes import is_integral, to_dtype
 from .protocol import KernelError
+from .shapes import slice_
 
-__all__ = ["index", "index_backward", "nonzero"]
+__all__ = ["index", "index_backward", "nonzero", "slice_scatter"]
 
 
 def _index_tuple(xp: Any, op: str, shape: Sequence[int], indices: Sequence[Any]) -> tuple[Any, ...]:
@@ -121,3 +124,20 @@ def index_str(xp: Any, self: str, substr: str, start: int = 0, end: int = -1) ->
     if found < 0:
         raise KernelError("ValueError: substring not found")
     return found + start
+
+
+def slice_scatter(
+    xp: Any, self: Any, src: Any, dim: int = 0, start: int | None = None, end: int | None = None,
+    step: int = 1,
+) -> Any:
+    """A copy of ``self`` with ``self[..., start:end:step, ...]`` (along ``dim``) replaced by
+    ``src``, which must have exactly that slice's shape (PyTorch broadcasts nothing)."""
+    out = self.copy()
+    part = slice_(xp, out, dim, start, end, step)  # a view into out
+    if tuple(src.shape) != tuple(part.shape):
+        raise KernelError(
+            f"slice_scatter: expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(part.shape)}"
+        )
+    part[...] = src
+    return out

@@ -15,6 +15,8 @@ PyTorch's rules, kept here:
 * ``any``/``all`` count NaN as true, give bool (uint8 for uint8 inputs,
   as PyTorch keeps that legacy), and ``all.dims``/``any.dims`` with an
   *empty* dim list reduce nothing (unlike ``sum``, where it means every dim);
+* ``var_mean`` returns ``var``'s and ``mean``'s results over the same dims
+  (Inductor's batch-norm decomposition uses its ``.correction`` form);
 * ``_safe_softmax`` is softmax, except that a slice whose inputs are all
   ``-inf`` gives zeros instead of NaNs (what attention masks need).
 """
@@ -28,9 +30,9 @@ import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
 from .protocol import KernelError
-from .reductions import reduce_axes, softmax
+from .reductions import mean_dim, reduce_axes, softmax, var_correction
 
-__all__ = ["logsumexp", "nanmean", "any_", "all_", "safe_softmax", "keepdim_size", "reduced_numel"]
+__all__ = ["var_mean", "var_mean_dim", "var_mean_correction", "logsumexp", "nanmean", "any_", "all_", "safe_softmax", "keepdim_size", "reduced_numel"]
 
 
 def _accumulator(dtype: Any) -> Any:
@@ -146,3 +148,22 @@ def reduced_numel(xp: Any, sizes: list[int], dim: Any) -> int:
     """How many input elements each result element of a reduction over ``dim`` combines
     (None or [] is every dim): the divisor of ``mean``'s gradient."""
     return math.prod(int(sizes[axis]) for axis in reduce_axes("reduced_numel", dim, len(sizes)))
+
+
+# -- var_mean -----------------------------------------------------------------------------------
+def var_mean_correction(
+    xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False
+) -> tuple[Any, Any]:
+    """(var, mean) over ``dim`` (every dim when None or []); ``correction`` None means 1."""
+    variance = var_correction(xp, self, dim, correction, keepdim)
+    return variance, mean_dim(xp, self, dim, keepdim)
+
+
+def var_mean(xp: Any, self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return var_mean_correction(xp, self, None, 1 if unbiased else 0, False)
+
+
+def var_mean_dim(
+    xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False
+) -> tuple[Any, Any]:
+    return var_mean_correction(xp, self, dim, 1 if unbiased else 0, keepdim)

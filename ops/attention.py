@@ -33,10 +33,22 @@ from __future__ import annotations
 from gradview.ir import Node, Value
 from gradview.ir.types import Type
 from gradview.kernels import attention as kernels
+from gradview.kernels import flash_attention as flash_kernels
 
+from .dtype_rules import accumulate_type
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
-from .shape_toolkit import NodeArgs, RuleResult, Sizes, broadcast, device_of, fresh
+from .shape_toolkit import (
+    NodeArgs,
+    RuleResult,
+    Sizes,
+    broadcast,
+    device_of,
+    fresh,
+    layout_of,
+    make_tensor,
+)
 from .static_info import input_at, is_none, needs_grad, none_grads
+from .tensor_layout import preserve_strides
 
 __all__: list[str] = []
 
@@ -163,4 +175,66 @@ no_gradient(
     "aten::_transformer_encoder_layer_fwd",
     reason="PyTorch implements no derivative for this fused fast path (its autograd raises "
     "'derivative for ... is not implemented'); torch calls it only when no gradient is needed",
+)
+
+
+# -- aten::_scaled_dot_product_flash_attention_for_cpu and its backward (AOTAutograd's graphs) -------
+_FLASH = "aten::_scaled_dot_product_flash_attention_for_cpu"
+kernel(_FLASH)(flash_kernels.flash_attention_for_cpu)
+kernel(f"{_FLASH}_backward")(flash_kernels.flash_attention_for_cpu_backward)
+
+
+@shape_rule(_FLASH)
+def _flash_shapes(args: NodeArgs) -> RuleResult:
+    """(output, logsumexp): the output laid out like the query (PyTorch's meta function:
+    ``empty_like(query)``), logsumexp [B, H, L] stored as [B, L, H] in the accumulation
+    dtype (Float for Half and BFloat16)."""
+    query = args.tensor(0)
+    if query is None:
+        return None
+    layout = layout_of(query)
+    strides = preserve_strides(*layout) if layout is not None else None
+    out = make_tensor(query.scalar_type, query.sizes, strides, query.device)
+    lse_sizes: Sizes | None = None
+    lse_strides = None
+    if query.sizes is not None and len(query.sizes) == 4:
+        batch, heads, length = query.sizes[:3]
+        lse_sizes = (batch, heads, length)
+        if isinstance(heads, int) and isinstance(length, int):
+            lse_strides = (length * heads, 1, heads)
+    dtype = query.scalar_type and accumulate_type(query.scalar_type)
+    return [out, make_tensor(dtype, lse_sizes, lse_strides, query.device)]
+
+
+@shape_rule(f"{_FLASH}_backward")
+def _flash_backward_shapes(args: NodeArgs) -> RuleResult:
+    """The gradients of query, key and value: new tensors of their sizes."""
+    tensors = [args.tensor(i) for i in (1, 2, 3)]
+    return [None if t is None else fresh(t.scalar_type, t.sizes, t.device) for t in tensors]
+
+
+@formula(_FLASH)
+def _flash_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """PyTorch's derivative: the backward kernel, given the forward's output and logsumexp
+    (logsumexp itself is not differentiable, so its gradient is ignored)."""
+    grad = grads[0]
+    query, key, value, dropout_p, is_causal = node.inputs()[:5]
+    if grad.node.kind() == "prim::AutogradZero" or not any(
+        needs_grad(v) for v in (query, key, value)
+    ):
+        return none_grads(node)
+    out, logsumexp = node.outputs()
+    grads_qkv = emit.op(
+        f"{_FLASH}_backward", grad, query, key, value, out, logsumexp, dropout_p, is_causal,
+        _argument(node, 5, None), _argument(node, 6, None),
+    )
+    return none_grads(
+        node, *(g if needs_grad(v) else None for g, v in zip(grads_qkv, (query, key, value), strict=True))
+    )
+
+
+no_gradient(
+    f"{_FLASH}_backward",
+    reason="a backward kernel of _scaled_dot_product_flash_attention_for_cpu: PyTorch "
+    "implements no derivative for it (its autograd raises 'derivative for ... is not implemented')",
 )

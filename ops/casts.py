@@ -220,8 +220,61 @@ def _factory_like_shapes(args: NodeArgs) -> RuleResult:
     return [_like(self, dtype, device, args.value(5 + shift, None))]
 
 
+# new_empty_strided: AOTAutograd's buffer for a functional slice write (its values are overwritten).
+kernel("aten::new_empty_strided")(casts.new_empty_strided)
+
+
+@shape_rule("aten::new_empty_strided")
+def _new_empty_strided_shapes(args: NodeArgs) -> RuleResult:
+    """new_empty_strided(self, size, stride, *, dtype?, layout?, device?, pin_memory?)."""
+    self = args.tensor(0)
+    if self is None:
+        return None
+    sizes, strides = args.int_list(1), args.int_list(2)
+    dtype = dtype_arg(args, 3, self.scalar_type)
+    device = device_arg(args, 5, self.device)
+    known = strides is not None and sizes is not None and len(sizes) == len(strides)
+    if not known or None in strides:  # type: ignore[operator]
+        return [make_tensor(dtype, None if sizes is None else tuple(sizes), None, device)]
+    return [make_tensor(dtype, tuple(sizes), tuple(strides), device)]  # type: ignore[arg-type]
+
+
 no_gradient(
-    "aten::empty_like", "aten::rand_like", "aten::randn_like", "aten::full_like",
+    "aten::new_empty_strided", "aten::empty_like", "aten::rand_like", "aten::randn_like", "aten::full_like",
     reason="its values do not depend on the input's values (only its shape and dtype), "
     "so PyTorch's result does not require grad",
+)
+
+
+# -- aten::_to_copy, copy: the functional forms AOTAutograd's graphs use ------------------------------
+kernel("aten::_to_copy")(casts.to_copy)
+kernel("aten::copy")(casts.copy)
+formula("aten::_to_copy", forward=save_self_dtype)(to_gradient)
+
+
+@shape_rule("aten::_to_copy")
+def _to_copy_shapes(args: NodeArgs) -> RuleResult:
+    """_to_copy(self, *, dtype?, layout?, device?, pin_memory?, non_blocking, memory_format?):
+    always a new tensor, laid out like ``empty_like(preserve_format)``."""
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dtype = dtype_arg(args, 1, self.scalar_type)
+    device = device_arg(args, 3, self.device)
+    return [_like(self, dtype, device, args.value(6, None))]
+
+
+@shape_rule("aten::copy")
+def _functional_copy_shapes(args: NodeArgs) -> RuleResult:
+    """copy(self, src, non_blocking): self's sizes, strides, dtype and device (None for
+    ``copy.t``, the list copy, whose type is its schema's)."""
+    self = args.tensor(0)
+    return None if self is None else [_same_as(self)]
+
+
+no_gradient(
+    "aten::copy",
+    reason="PyTorch implements no derivative for the functional copy (its autograd raises "
+    "'derivative for aten::copy is not implemented'): AOTAutograd writes it only in graphs it "
+    "has already differentiated",
 )

@@ -94,6 +94,9 @@ kernel("aten::zeros")(kernels.zeros)
 kernel("aten::ones")(kernels.ones)
 kernel("aten::full")(kernels.full)
 
+# -- aten::scalar_tensor (its shape rule is NumToTensor's, above) ---------------------------------
+kernel("aten::scalar_tensor")(kernels.scalar_tensor)
+
 # -- aten::arange ----------------------------------------------------------------------------
 kernel("aten::arange")(kernels.arange)
 kernel("aten::arange.start")(kernels.arange_start)

@@ -24,6 +24,10 @@ other element gets 0:
   ``topk``, ``max_pool2d_with_indices``): their backward scatters the gradient
   into zeros at those indices (ops/reductions.py, ops/pooling.py).
 
+``slice_scatter(self, src, dim, start, end, step)`` (AOTAutograd's functional
+``z[:, :2] = src``) is a copy of ``self`` with that slice replaced by ``src``: the
+gradient's slice goes to ``src``, the rest to ``self``.
+
 ``nonzero`` and ``_dim_arange`` return integer tensors: TorchScript's symbolic
 script still lists them, with a backward returning no gradient, so that they
 may sit inside differentiable graphs; gradview's formulas do the same.
@@ -49,7 +53,7 @@ from .shape_toolkit import (
     wrap_dim,
 )
 from .static_info import needs_grad, size_of
-from .tensor_layout import contiguous_strides
+from .tensor_layout import contiguous_strides, preserve_strides
 
 __all__: list[str] = []
 
@@ -192,3 +196,33 @@ no_gradient(
     "aten::index.list_Tensor", "aten::index.list_str",
     reason="list.index/str.index: their result is a position (an int), which carries no gradient",
 )
+
+
+# -- aten::slice_scatter (AOTAutograd's functional slice write) ---------------------------------
+kernel("aten::slice_scatter")(kernels.slice_scatter)
+
+
+@shape_rule("aten::slice_scatter")
+def _slice_scatter_shapes(args: NodeArgs) -> RuleResult:
+    """A clone of ``self`` (``empty_like(preserve_format)``'s layout)."""
+    self = args.tensor(0)
+    if self is None:
+        return None
+    layout = layout_of(self)
+    strides = preserve_strides(*layout) if layout is not None else None
+    return [make_tensor(self.scalar_type, self.sizes, strides, self.device)]
+
+
+@formula("aten::slice_scatter")
+def _slice_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``src``'s gradient is the gradient's slice; ``self``'s is the gradient with that slice
+    zeroed (``slice_scatter(grad, zeros_like(src), ...)``, PyTorch's formula)."""
+    self_, src, dim, start, end, step = node.inputs()
+    part = emit.op("aten::slice", grads[0], dim, start, end, step)
+    grad_self = None
+    if needs_grad(self_):
+        grad_self = emit.op(
+            "aten::slice_scatter", grads[0], emit.op("aten::zeros_like", part), dim, start, end, step
+        )
+    grad_src = part if needs_grad(src) else None
+    return [grad_self, grad_src, None, None, None, None]

@@ -43,6 +43,7 @@ from gradview.kernels import reductions_extra as extra_kernels
 
 from .dtype_rules import to_float
 from .emit_util import emit_if
+from .reductions import _count as mean_count
 from .reductions import (
     dims_argument,
     keepdim_argument,
@@ -241,6 +242,54 @@ def std(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     scaled = emit.op("aten::div", grads[0], emit.op("aten::mul", result, 2))
     scaled = emit.op("aten::masked_fill", scaled, emit.op("aten::eq", result, 0), 0)
     return none_grads(node, _var_grad(emit, node, scaled))
+
+
+# -- aten::var_mean (every overload) ------------------------------------------------------------
+_VAR_MEAN = ("aten::var_mean", "aten::var_mean.dim", "aten::var_mean.correction")
+kernel("aten::var_mean")(extra_kernels.var_mean)
+kernel("aten::var_mean.dim")(extra_kernels.var_mean_dim)
+kernel("aten::var_mean.correction")(extra_kernels.var_mean_correction)
+
+
+@shape_rule("aten::var_mean")
+def _var_mean_shapes(args: NodeArgs) -> RuleResult:
+    """var's result twice: the mean has the variance's sizes and dtype."""
+    shapes = _var_shapes(args)
+    return None if shapes is None else [shapes[0], shapes[0]]
+
+
+def _mean_grad(emit: Emitter, node: Node, grad: Value) -> Value:
+    """mean's gradient: the gradient spread over the reduced elements, divided by their
+    count (PyTorch's ``mean_backward``: an empty dim list, like None, means every dim)."""
+    x = node.inputs()[0]
+    facts = {} if _over_everything(node) else _run_time_facts(emit, node)
+    spread = emit.op("aten::expand", restore_dims(emit, node, grad, facts), emit.size(x), False)
+    count: int | Value | None = None if _over_everything(node) else mean_count(node)
+    if _over_everything(node):
+        sizes = full_size(x)
+        count = math.prod(sizes) if sizes is not None else None
+    if count is None:
+        count = emit.op("aten::numel", x)
+        if not _over_everything(node):
+            count = emit.op("aten::floordiv", count, emit.op("aten::numel", grad))
+    return emit.op("aten::div", spread, count)
+
+
+@formula(*_VAR_MEAN, forward=_var_forward, supports=_var_supported)
+def var_mean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """var's gradient of the first result plus mean's of the second (``var_mean_backward``);
+    a result no gradient reaches adds nothing."""
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    terms = []
+    if grads[0].node.kind() != "prim::AutogradZero":
+        terms.append(_var_grad(emit, node, grads[0]))
+    if grads[1].node.kind() != "prim::AutogradZero":
+        terms.append(_mean_grad(emit, node, grads[1]))
+    if not terms:
+        return none_grads(node)
+    total = terms[0] if len(terms) == 1 else emit.op("aten::add", terms[0], terms[1])
+    return none_grads(node, total)
 
 
 # -- aten::logsumexp --------------------------------------------------------------------------

@@ -8,9 +8,10 @@ Some results never carry a gradient whatever their inputs: comparisons
 (``Bool`` results), integer or bool dtypes, ``detach``, sizes, the indices
 ``max.dim`` or ``sort`` return, ``zeros_like`` and the other ``*_like``
 factories, ``view.dtype`` (a reinterpretation of the bits), and the saved
-statistics of the norms and the total weight of ``nll_loss_forward`` (PyTorch
-differentiates only their first result). ``type_as`` looks only at its first
-input, since the second only lends its dtype.
+statistics of the norms, the logsumexp of CPU flash attention and the total
+weight of ``nll_loss_forward`` (PyTorch differentiates only their first
+result). ``type_as`` looks only at its first input, since the second only lends
+its dtype.
 
 Control flow: a ``prim::If`` result requires grad if either branch's does; a
 ``prim::Loop`` carried value does if its initial value or the body's result
@@ -60,7 +61,7 @@ _NO_GRAD_OPS = frozenset({
     "aten::detach", "aten::size", "aten::dim", "aten::numel", "aten::_shape_as_tensor",
     "aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::full_like",
     "aten::rand_like", "aten::randn_like", "aten::randint_like",
-    "aten::new_zeros", "aten::new_ones", "aten::new_empty", "aten::new_full",
+    "aten::new_zeros", "aten::new_ones", "aten::new_empty", "aten::new_full", "aten::new_empty_strided",
     "aten::argmax", "aten::argmin", "aten::any", "aten::all", "aten::nonzero",
     "aten::bucketize", "aten::searchsorted",
 })
@@ -78,6 +79,7 @@ _FIRST_ONLY = frozenset({
     "aten::native_batch_norm", "aten::_native_batch_norm_legit",
     "aten::_native_batch_norm_legit_no_training", "aten::_native_batch_norm_legit_functional",
     "aten::native_layer_norm", "aten::nll_loss_forward", "aten::nll_loss2d_forward",
+    "aten::_scaled_dot_product_flash_attention_for_cpu",
 })
 # Structural prims whose results are the elements of their input, one by one.
 _UNPACKS = frozenset({"prim::TupleUnpack", "prim::ListUnpack"})

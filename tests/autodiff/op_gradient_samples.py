@@ -479,3 +479,25 @@ add("_native_multi_head_attention", S(f(2, 3, _E), f(2, 3, _E), f(2, 3, _E), _E,
 add("_transformer_encoder_layer_fwd", S(f(2, 3, _E), _E, _heads, f(3 * _E, _E), f(3 * _E),
     f(_E, _E), f(_E), False, False, 1e-5, pos(_E), f(_E), pos(_E), f(_E), f(8, _E), f(8), f(_E, 8),
     f(_E), None, None))
+
+# -- the ops AOTAutograd's graphs (torch.compile) call ------------------------------------------
+add("_to_copy", S(f(3, 4), dtype=F32))
+add("copy", S(f(3, 4), f(4)))
+add("slice_scatter", S(f(5, 4), f(5, 2), 1, 1, 4, 2))
+add("new_empty_strided", S(f(3, 4), [2, 3], [3, 1], random=True))
+add("var_mean", S(f(3, 4), False))
+add("var_mean.dim", S(f(3, 4), [1], True, True))
+add("var_mean.correction", S(f(2, 3, 4), [0, 2], correction=2, keepdim=False))
+# p=0 in training keeps every element: the output is exact although the mask is gradview's own.
+add("native_dropout", S(f(3, 4), 0.0, True))
+add("native_dropout_backward", S(f(3, 4), mask(3, 4), 2.0))
+_fq, _fk, _fv = f(2, 3, 5, 4), f(2, 3, 6, 4), f(2, 3, 6, 4)
+add("_scaled_dot_product_flash_attention_for_cpu", S(_fq, _fk, _fv, 0.0, True, scale=0.7))
+_fout, _flse = (
+    t.numpy()
+    for t in torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        torch.tensor(_fq), torch.tensor(_fk), torch.tensor(_fv), 0.0, True, scale=0.7
+    )
+)
+add("_scaled_dot_product_flash_attention_for_cpu_backward", S(f(2, 3, 5, 4), _fq, _fk, _fv, _fout,
+    _flse, 0.0, True, scale=0.7, frozen=(4, 5)))

@@ -41,6 +41,9 @@ CASES: dict[str, list[list[Any]]] = {
         [[2], 7, DOUBLE, *NONES],
         [[2], 0.1, HALF, *NONES],
     ],
+    "aten::scalar_tensor": [
+        [value, dtype, *NONES] for value in (2.5, -3, 0) for dtype in (None, DOUBLE, LONG, HALF)
+    ] + [[INF, None, *NONES], [NAN, DOUBLE, *NONES]],
     "aten::arange": [
         [end, dtype, *NONES] for end in (5, 0, 1, 5.0, 2.5, 7.25) for dtype in (None, DOUBLE, LONG, FLOAT)
     ],
@@ -68,6 +71,7 @@ ERRORS: list[tuple[str, list[Any]]] = [
     ("aten::ones", [[-3], None, *NONES]),
     ("aten::full", [[-1], 1.0, None, *NONES]),
     ("aten::arange", [INF, None, *NONES]),
+    ("aten::scalar_tensor", [INF, LONG, *NONES]),
     ("aten::arange", [5, BOOL, *NONES]),
     ("aten::arange", [-2, None, *NONES]),  # end below the start 0
     ("aten::arange.start", [3, 1, None, *NONES]),
