@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gradview.runtime.trace_types import Note
+
 from .export_joint import joint_layout
 from .layout import Layout, box_size, graphviz_program, union_layout
 from .model import DrawGraph, DrawNode, Marks, View
@@ -197,8 +199,11 @@ def _without_diff_marks(marks: Marks) -> Marks:
 
 
 # -- from a trace ----------------------------------------------------------------------
-def _view_label(view: View, dg: int) -> str | None:
-    return None if view is View.WHOLE else f"{view.value} of DifferentiableGraph {dg}"
+def _view_label(view: View, dg: int, notes: dict[str, Any] | None = None) -> str | None:
+    if view is View.WHOLE:
+        return None
+    compile_id = (notes or {}).get(Note.COMPILE_ID)
+    return f"{view.value} of compiled graph {compile_id}" if compile_id is not None else f"{view.value} of DifferentiableGraph {dg}"
 
 
 def trace_frames(trace: Any, view: View = View.WHOLE, dg: int = 0, indices: Iterable[int] | None = None) -> list[Frame]:
@@ -206,6 +211,7 @@ def trace_frames(trace: Any, view: View = View.WHOLE, dg: int = 0, indices: Iter
     of DifferentiableGraph ``dg``, drawn and marked as the viewer does; steps
     where the view has nothing to show are left out."""
     from .marks import step_marks
+    from .view_steps import gradient_notes
     from .views import draw_step, view_unavailable_reason
 
     frames = []
@@ -214,7 +220,7 @@ def trace_frames(trace: Any, view: View = View.WHOLE, dg: int = 0, indices: Iter
             continue
         graph = draw_step(trace, index, view, dg)
         marks = step_marks(trace, index, view, dg)
-        frames.append(frame_for_step(trace[index], graph, marks, _view_label(view, dg)))
+        frames.append(frame_for_step(trace[index], graph, marks, _view_label(view, dg, gradient_notes(trace, index, dg))))
     return frames
 
 

@@ -44,3 +44,13 @@ def test_the_joint_view_draws_each_saved_value_as_an_edge_from_f_to_df() -> None
     captured = {edge.value_id for edge in drawing.edges if edge.capture}
     [graph] = saved_values(trace)
     assert captured == {value.forward_value for value in graph.saved}
+
+
+def test_exported_pictures_name_the_compiled_graph(tmp_path: Path) -> None:
+    from gradview.viewer.export import export_trace_html
+
+    trace = load_target(str(LOGS / "graph_break.log")).trace
+    page = tmp_path / "steps.html"
+    export_trace_html(trace, page, View.JOINT, 1)
+    text = page.read_text(encoding="utf-8")
+    assert "joint of compiled graph 1/0" in text and "DifferentiableGraph" not in text.replace("DifferentiableGraph_", "")
