@@ -132,6 +132,10 @@ def _type_lines(value: ValueRecord) -> Lines:
 
 def _graph_label(step: Step) -> str:
     which = step.which
+    compile_id = step.annotations.get(Note.COMPILE_ID)
+    if compile_id is not None:  # torch.compile's graphs: the joint, the forward or the backward
+        part = "joint graph" if which.is_main else "forward graph" if which.is_forward else "backward graph"
+        return f"the {part} of compiled graph {compile_id}"
     if which.is_backward_executor:
         return f"df of DifferentiableGraph {which.index}, as its own executor compiles it"
     if not which.is_main:

@@ -54,3 +54,13 @@ def test_exported_pictures_name_the_compiled_graph(tmp_path: Path) -> None:
     export_trace_html(trace, page, View.JOINT, 1)
     text = page.read_text(encoding="utf-8")
     assert "joint of compiled graph 1/0" in text and "DifferentiableGraph" not in text.replace("DifferentiableGraph_", "")
+
+
+def test_the_inspector_places_a_node_in_its_compiled_graph() -> None:
+    from gradview.viewer.inspector import inspect_node
+
+    trace = load_target(str(LOGS / "mlp.log")).trace
+    backward = trace[2]
+    node = next(n for n in backward.graph.nodes if n.kind == "aten::tanh_backward")
+    lines = dict(inspect_node(trace, 2, node.id, View.BACKWARD, 0))
+    assert any("the backward graph of compiled graph 0/0" in text for text in lines.values()), lines
