@@ -36,8 +36,9 @@ a gradient needing a run-time one is refused with a message naming the node.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from gradview.ir import Node, OptionalType, TensorType, Value
+from gradview.ir import BoolType, Node, OptionalType, TensorType, Value
 from gradview.kernels import reductions as kernels
 from gradview.kernels import reductions_extra as extra_kernels
 
@@ -278,18 +279,28 @@ def _mean_grad(emit: Emitter, node: Node, grad: Value) -> Value:
 @formula(*_VAR_MEAN, forward=_var_forward, supports=_var_supported)
 def var_mean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """var's gradient of the first result plus mean's of the second (``var_mean_backward``);
-    a result no gradient reaches adds nothing."""
+    a result whose gradient is undefined adds nothing."""
     if not needs_grad(node.inputs()[0]):
         return none_grads(node)
-    terms = []
-    if grads[0].node.kind() != "prim::AutogradZero":
-        terms.append(_var_grad(emit, node, grads[0]))
-    if grads[1].node.kind() != "prim::AutogradZero":
-        terms.append(_mean_grad(emit, node, grads[1]))
-    if not terms:
-        return none_grads(node)
-    total = terms[0] if len(terms) == 1 else emit.op("aten::add", terms[0], terms[1])
-    return none_grads(node, total)
+    var_term = _if_defined(emit, grads[0], lambda: _var_grad(emit, node, grads[0]))
+    mean_term = _if_defined(emit, grads[1], lambda: _mean_grad(emit, node, grads[1]))
+    if var_term is None or mean_term is None:
+        return none_grads(node, var_term if mean_term is None else mean_term)
+    return none_grads(node, emit.op("prim::AutogradAdd", var_term, mean_term, types=[TensorType()]))
+
+
+def _if_defined(emit: Emitter, grad: Value, build: Callable[[], Value]) -> Value | None:
+    """``build()`` when ``grad`` is defined at run time, else an undefined gradient (None
+    at once when it is statically undefined): an unused result's gradient is undefined."""
+    if grad.node.kind() == "prim::AutogradZero":
+        return None
+    return emit_if(
+        emit,
+        emit.op("prim::AutogradAnyNonZero", grad, types=[BoolType()]),
+        build,
+        lambda: emit.op("prim::AutogradZero", types=[TensorType()]),
+        TensorType(),
+    )
 
 
 # -- aten::logsumexp --------------------------------------------------------------------------
