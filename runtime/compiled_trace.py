@@ -181,12 +181,16 @@ def gradient_notes(forward: FxGraph, backward: FxGraph, entry: TraceEntry) -> di
         if index not in plain_output_position:
             raise TorchTraceError(f"{entry.where}: tangent {backward.inputs[param].name} is for output {index}, which the forward does not return")
         vjps.append(plain_output_position[index])
+    input_by_descriptor = {v.descriptor: position for position, v in enumerate(forward.inputs) if v.descriptor}
     output_vjps, output_returns = [], []
     for position, value in enumerate(backward.outputs):
         descriptor = value.descriptor or ""
         if value.name == "None" or not descriptor.startswith("GradAOTOutput"):
             continue
-        index = _index_of(descriptor.partition("grad_of=")[2], entry, f"gradient {value.name}")
+        of = descriptor.partition("grad_of=")[2].removesuffix(")")
+        # The input it is for, by that input's descriptor (PlainAOTInput(idx=1), or a
+        # parameter's ParamAOTInput(target='0.weight')), else by the index it names.
+        index = input_by_descriptor[of] if of in input_by_descriptor else _index_of(of, entry, f"gradient {value.name}")
         if not 0 <= index < len(forward.inputs):
             raise TorchTraceError(f"{entry.where}: gradient {value.name} is for input {index}, which the forward does not take")
         output_vjps.append(index)

@@ -62,3 +62,17 @@ def test_a_backward_that_does_not_take_a_saved_value_is_refused_at_its_entry() -
     backward = next(e for e in entries if e.key == "aot_backward_graph")
     with pytest.raises(TorchTraceError, match=rf":{backward.line}: the backward does not take the saved value tanh by its name"):
         compiled_trace(edited)
+
+
+def test_gradients_are_matched_to_inputs_by_descriptor() -> None:
+    """A parameter described as ParamAOTInput(target=...) (torch.export's way) instead of by
+    index gets its gradient all the same."""
+    entries = load_torch_trace(LOGS / "mlp.log")
+    renamed = [
+        dataclasses.replace(e, payload=e.payload.replace("PlainAOTInput(idx=0)", "ParamAOTInput(target='0.weight')"))
+        for e in entries
+    ]
+    plain = compiled_trace(entries).trace[1].annotations
+    params = compiled_trace(renamed).trace[1].annotations
+    assert params[Note.DF_OUTPUT_VJPS] == plain[Note.DF_OUTPUT_VJPS] and list(params[Note.DF_OUTPUT_VJPS]) == [0, 1, 3, 4]
+    assert params[Note.DF_OUTPUT_RETURNS] == plain[Note.DF_OUTPUT_RETURNS]
