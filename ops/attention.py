@@ -31,7 +31,7 @@ its input's sizes.
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-from gradview.ir.types import Type
+from gradview.ir.types import TensorType, Type
 from gradview.kernels import attention as kernels
 from gradview.kernels import flash_attention as flash_kernels
 
@@ -208,9 +208,20 @@ def _flash_shapes(args: NodeArgs) -> RuleResult:
 
 @shape_rule(f"{_FLASH}_backward")
 def _flash_backward_shapes(args: NodeArgs) -> RuleResult:
-    """The gradients of query, key and value: new tensors of their sizes."""
-    tensors = [args.tensor(i) for i in (1, 2, 3)]
-    return [None if t is None else fresh(t.scalar_type, t.sizes, t.device) for t in tensors]
+    """The gradients of query, key and value: [B, H, T, E] stored as [B, T, H, E], as
+    PyTorch's kernel allocates them."""
+    return [_heads_inside(args.tensor(i)) for i in (1, 2, 3)]
+
+
+def _heads_inside(t: TensorType | None) -> TensorType | None:
+    """A new tensor of ``t``'s sizes [B, H, T, E], stored as [B, T, H, E]."""
+    if t is None:
+        return None
+    sizes = t.sizes
+    if sizes is None or len(sizes) != 4 or not all(isinstance(s, int) for s in sizes):
+        return fresh(t.scalar_type, sizes, t.device)
+    _, heads, length, e = sizes
+    return make_tensor(t.scalar_type, sizes, (length * heads * e, e, heads * e, 1), t.device)
 
 
 @formula(_FLASH)
