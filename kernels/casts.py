@@ -1,5 +1,8 @@
 """Copies, dtype casts and ``*_like`` constructors: contiguous, clone, detach,
-type_as, the ``to`` overloads, zeros_like / empty_like / ones_like / full_like.
+type_as, the ``to`` overloads, zeros_like / empty_like / ones_like / full_like,
+and the functional forms AOTAutograd's graphs use: ``_to_copy`` (always a copy;
+bfloat16, which NumPy/CuPy lack, is refused), ``copy`` (``self``'s shape and
+dtype, ``src`` broadcast in) and ``new_empty_strided`` (zeros).
 
 Casts return their input unchanged when it already has the target dtype
 (unless ``copy=True``), as PyTorch does; ``contiguous`` copies only a

@@ -26,6 +26,11 @@ first returns ``[B, L, E]`` like its query and the attention weights: ``[B,
 L, L]`` averaged over heads, ``[B, heads, L, L]`` per head, and an undefined
 tensor without ``need_weights`` (no type is said for it); the second keeps
 its input's sizes.
+
+``_scaled_dot_product_flash_attention_for_cpu`` (what AOTAutograd's graphs call
+on a CPU) returns the output and the rows' logsumexp, and its gradient is
+PyTorch's backward kernel of the same name (kernels/flash_attention.py), which
+PyTorch does not differentiate again; the logsumexp has no gradient.
 """
 
 from __future__ import annotations

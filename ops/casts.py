@@ -1,5 +1,8 @@
 """Copies, dtype casts and ``*_like`` constructors: contiguous, clone, detach,
-type_as, the ``to`` overloads, zeros_like / empty_like / ones_like / full_like.
+type_as, the ``to`` overloads, zeros_like / empty_like / ones_like / full_like;
+and AOTAutograd's functional forms: ``_to_copy`` (a cast that always copies; its
+gradient is ``to``'s), ``copy`` (``self`` overwritten by ``src`` broadcast: PyTorch
+has no derivative for it) and ``new_empty_strided``.
 
 A cast changes how each element is stored, not which element it is, so its
 gradient is the incoming gradient converted back to the input's dtype (what

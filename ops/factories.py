@@ -1,4 +1,4 @@
-"""Tensor factories: ``zeros``, ``ones``, ``full`` and ``arange``.
+"""Tensor factories: ``zeros``, ``ones``, ``full``, ``arange`` and ``scalar_tensor``.
 
 A factory makes a tensor from sizes and numbers, not from another tensor's
 values, so it has no gradient: it takes no tensor input at all. (The ``*_like``

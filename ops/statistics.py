@@ -1,5 +1,5 @@
-"""The statistics reductions: var, std, logsumexp and nanmean; any and all (whose
-results are bools, so they have no gradient).
+"""The statistics reductions: var, std, var_mean, logsumexp and nanmean; any and all
+(whose results are bools, so they have no gradient).
 
 Kernels (``kernels/reductions.py``, ``kernels/reductions_extra.py``): ``std``/``var``
 need floating inputs and divide by ``max(0, N - correction)``; ``logsumexp``
@@ -22,6 +22,8 @@ elementwise derivative, which broadcasting spreads:
   else inf)``; otherwise ``2 / (N - correction)`` (inf when it is 0, negative
   when it is below), where an *empty* dim list counts ``N = 1``, as PyTorch's
   ``_safe_size`` does although the forward reduces every dim.
+* ``var_mean``: var's gradient of its first result plus mean's of its second,
+  each only when its gradient is defined at run time (an unused result's is not).
 * ``std = sqrt(var)``: ``grad / (2 std)`` is var's incoming gradient, with 0
   where ``std`` is 0 (PyTorch's ``masked_fill_(result == 0, 0)``).
 * ``logsumexp``: ``d/dx_i log(sum exp x) = exp(x_i - result)``.
