@@ -11,7 +11,7 @@ For 4-D ``query [B, H, L, E]``, ``key [B, H, S, E]`` and ``value [B, H, S, E]``
 ``is_causal`` keeps the lower triangle (query ``i`` sees keys ``0..i``); an
 ``attn_mask`` (of the query's dtype, as PyTorch requires) is added.
 ``logsumexp`` has the accumulation dtype (float32 for a float16 query, else the
-query's). A row masked everywhere gives zeros and a ``logsumexp`` of -inf.
+query's). A row masked everywhere gives zeros and a ``logsumexp`` of 0, as PyTorch's.
 Dropout is refused, as PyTorch's CPU kernel refuses it.
 
 The backward recomputes the probabilities from ``logsumexp`` and reads ``out``::
@@ -78,8 +78,9 @@ def _scores(
 
 
 def _probs(xp: Any, scores: Any, logsumexp: Any) -> Any:
-    """exp(scores - logsumexp), with 0 on rows masked everywhere (logsumexp -inf)."""
-    masked = xp.isneginf(logsumexp)[..., None]
+    """exp(scores - logsumexp); 0 on rows masked everywhere (exp(-inf - 0)), and where a
+    given logsumexp is -inf."""
+    masked = (logsumexp == -math.inf)[..., None]
     with numpy.errstate(invalid="ignore"):
         probs = xp.exp(scores - logsumexp[..., None])
     return xp.where(masked, xp.zeros((), dtype=probs.dtype), probs)
@@ -93,9 +94,12 @@ def flash_attention_for_cpu(
     _check(query, key, value, dropout_p)
     scores, _ = _scores(xp, query, key, is_causal, attn_mask, scale)
     top = scores.max(axis=-1, keepdims=True)
-    top = xp.where(xp.isneginf(top), xp.zeros((), dtype=top.dtype), top)
+    masked = top == -math.inf
+    zero = xp.zeros((), dtype=top.dtype)
+    top = xp.where(masked, zero, top)
     with numpy.errstate(divide="ignore"):
         logsumexp = xp.log(xp.exp(scores - top).sum(axis=-1)) + top[..., 0]
+    logsumexp = xp.where(masked[..., 0], zero, logsumexp)  # PyTorch's 0 for a row masked everywhere
     probs = _probs(xp, scores, logsumexp)
     out = probs @ value.astype(probs.dtype, copy=False)
     return out.astype(query.dtype, copy=False), logsumexp

@@ -188,6 +188,17 @@ def test_flash_attention_and_its_backward(
     check_op(f"{_FLASH}_backward", [grad, q, k, v, out, lse, 0.0, causal, mask, scale], **_tol(dtype))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_flash_attention_with_a_row_masked_everywhere(dtype: type) -> None:
+    """PyTorch's answer: zeros, a logsumexp of 0, and zero gradients for that row."""
+    q, k, v = _x(19, (1, 2, 3, 4), dtype), _x(20, (1, 2, 5, 4), dtype), _x(21, (1, 2, 5, 4), dtype)
+    mask = np.zeros((3, 5), dtype=dtype)
+    mask[1] = -np.inf
+    out, lse = (np.asarray(a) for a in check_op(_FLASH, [q, k, v, 0.0, False, mask, None], **_tol(dtype)))
+    grad = _x(22, out.shape, dtype)
+    check_op(f"{_FLASH}_backward", [grad, q, k, v, out, lse, 0.0, False, mask, None], **_tol(dtype))
+
+
 def test_flash_attention_refuses_what_pytorchs_cpu_kernel_refuses() -> None:
     q = _x(18, (1, 2, 3, 4))
     _refuses(_FLASH, [q, q, q, 0.5, False, None, None], _FLASH, "dropout")
