@@ -56,7 +56,7 @@ def _line(cells: tuple[str, ...], widths: list[int]) -> str:
 def format_saved(graphs: list[Any]) -> str:
     """The table ``gradview saved`` prints (``graphs``: :class:`GraphSaved` list)."""
     if not graphs:
-        return "no graph saves values for backward: nothing in this target was differentiated\n"
+        return "no DifferentiableGraph or compiled graph of this target keeps values for backward\n"
     out = []
     headers = ("name", "shape", "dtype", "bytes", "producer", "consumers")
     for graph in graphs:
@@ -82,7 +82,11 @@ def format_saved(graphs: list[Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradview.runtime.saved_values import SavedValuesError, saved_values  # noqa: PLC0415 - keeps --help light
+    from gradview.runtime.saved_values import (  # noqa: PLC0415 - keeps --help light
+        SavedValuesError,
+        pasted_back,
+        saved_values,
+    )
     from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415
 
     try:
@@ -98,6 +102,12 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for note in session.notes:
         print(f"gradview: note: {note}", file=sys.stderr)
+    for k, why in pasted_back(session.trace).items():
+        print(
+            f"gradview: note: DifferentiableGraph {k} is not listed: {why} "
+            "(--inline-threshold 0 keeps it)",
+            file=sys.stderr,
+        )
     if not graphs and session.graph is not None and session.inputs is None:
         print(
             f"gradview: error: {args.target}: nothing was differentiated, since the graph did not run: "

@@ -157,6 +157,9 @@ class DifferentiableGraphOp:
             autodiff_subgraph_inlining=autodiff_subgraph_inlining, inline_threshold=inline_threshold,
         )
         self.registry: TensorRegistry | None = None
+        # The executor's DifferentiableGraph k this op runs (its df's executor's name);
+        # None for an eager node's one-node graph (runtime/eager_ops.py).
+        self.which = which
         # The trace learns what the first run saves for backward (shapes and dtypes:
         # TorchScript's types leave sizes open), for ``gradview saved``.
         record_saved = getattr(trace, "record_saved", None) if which is not None else None

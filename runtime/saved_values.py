@@ -41,7 +41,7 @@ from .trace_types import GraphName, Note
 
 __all__ = [
     "INPUT", "SavedValue", "GraphSaved", "SavedValuesError", "saved_values", "graph_label", "element_size",
-    "measured_meta", "sizes_at_symbols", "tensor_shape_dtype",
+    "measured_meta", "pasted_back", "sizes_at_symbols", "tensor_shape_dtype",
 ]
 
 INPUT = "input"  # the producer of a saved graph input
@@ -119,7 +119,10 @@ def saved_values(trace: PassTrace) -> list[GraphSaved]:
     Raises :class:`SavedValuesError` when a saved tensor's sizes are unknown
     (a TorchScript graph traced without running it, or symbolic sizes)."""
     graphs = []
+    gone = pasted_back(trace)
     for k in _differentiated(trace):
+        if k in gone:
+            continue  # its nodes run under eager autograd: no DifferentiableGraph keeps anything
         notes_step = _latest(trace, GraphName.forward(k), Note.DF_INPUT_VJPS)
         if notes_step is not None and Note.COMPILE_ID in notes_step.annotations:
             # AOTAutograd's forward and backward as the partition made them (the
@@ -140,6 +143,24 @@ def saved_values(trace: PassTrace) -> list[GraphSaved]:
             continue
         graphs.append(_graph_saved(trace, k, forward, backward, notes_step))
     return graphs
+
+
+def pasted_back(trace: PassTrace) -> dict[int, str]:
+    """DifferentiableGraph k -> why InlineAutodiffSubgraphs pasted it back into the graph
+    (so its ops run under eager autograd, which saves their values op by op)."""
+    created = _latest_main(trace, Note.DIFFERENTIABLE_GRAPHS)
+    inlined = _latest_main(trace, Note.INLINED)
+    last = _latest_main(trace)
+    if created is None or inlined is None or last is None or inlined.index < created.index:
+        return {}
+    present = {node.id for node in walk_records(last.graph)}
+    reasons = [str(reason) for reason in dict(inlined.annotations[Note.INLINED]).values()]
+    why = reasons[0] if reasons else "InlineAutodiffSubgraphs pasted it back"
+    return {int(k): why for node_id, k in dict(created.annotations[Note.DIFFERENTIABLE_GRAPHS]).items() if node_id not in present}
+
+
+def _latest_main(trace: PassTrace, key: str | None = None) -> Step | None:
+    return _latest(trace, GraphName.main(), key)
 
 
 def _differentiated(trace: PassTrace) -> list[int]:
