@@ -12,7 +12,8 @@ The models are the ones issue 13 names: an MLP, LayerNorm + GELU, attention
 (softmax, bmm), conv + batch norm in training + ReLU, an LSTM-cell step, a
 float64 function, and a function with a graph break (two compiled graphs in
 one log); and the MLP once more with Inductor, whose log adds the graphs after
-its post-grad passes, and a function under dynamic shapes. Needs PyTorch (the ``oracle`` extra); runs on a CPU in about ten
+its post-grad passes, a function under dynamic shapes, a transformer encoder
+layer (fused attention, dropout) and a slice assignment. Needs PyTorch (the ``oracle`` extra); runs on a CPU in about ten
 seconds per model.
 
     .venv/bin/python scripts/make_torch_traces.py [--out tests/data/torch_trace] [NAME ...]
@@ -62,6 +63,21 @@ def f(x, w):
     z = y.reshape(x.shape[0] * 2, -1)  # arithmetic on sizes: mul_6: "Sym(2*s77)" = primals_1 * 2
     return y[:, :3].sum(dim=1), y.view(-1), z[: x.shape[0] // 2 + 1]
 train(f, torch.randn(6, 8), torch.randn(8, 6, requires_grad=True), dynamic=True)
+""",
+    # A transformer encoder layer in training: PyTorch's fused CPU attention
+    # (_scaled_dot_product_flash_attention_for_cpu and its backward) and dropout.
+    "transformer": """
+model = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True)
+train(model, torch.randn(2, 5, 16))
+""",
+    # A slice assignment on a copy: aten.copy and slice_scatter in the graphs.
+    "slice_write": """
+def f(x, w):
+    y = x @ w
+    z = y.clone()
+    z[:, :2] = torch.sigmoid(y[:, :2])
+    return z.pow(2).mean()
+train(f, torch.randn(4, 6), torch.randn(6, 5, requires_grad=True))
 """,
     "layernorm_gelu": """
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(), torch.nn.Linear(32, 16))
