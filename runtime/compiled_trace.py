@@ -274,7 +274,7 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
         symbolic = _symbolic_sizes(forward_fx)
         if symbolic:
             notes[Note.SYMBOLIC_SIZES] = symbolic
-            notes[Note.SYMBOL_VALUES] = symbols.get(source, {})
+            notes[Note.SYMBOL_VALUES] = symbols.get((source, compile_id), {})
         name = compile_id if len(sources) == 1 else f"{Path(source).name} {compile_id}"
         compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found))
         later = post_grad.pop((source, compile_id), [])
@@ -290,14 +290,16 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
     return graphs, skipped
 
 
-def _symbol_values(entries: Sequence[TraceEntry]) -> dict[str, dict[str, int]]:
-    """Per log file, the value each symbol had when Dynamo made it (``create_symbol``'s ``val``)."""
-    found: dict[str, dict[str, int]] = {}
+def _symbol_values(entries: Sequence[TraceEntry]) -> dict[tuple[str, str | None], dict[str, int]]:
+    """Per log file and compile, the value each symbol had when Dynamo made it
+    (``create_symbol``'s ``val``). Symbol names are reused from frame to frame
+    (``s77`` is the first size of ``x`` in every frame), so each compile keeps its own."""
+    found: dict[tuple[str, str | None], dict[str, int]] = {}
     for entry in entries:
         if entry.key == "create_symbol" and isinstance(entry.value, dict):
             symbol, value = entry.value.get("symbol"), str(entry.value.get("val", ""))
             if isinstance(symbol, str) and value.lstrip("-").isdigit():
-                found.setdefault(entry.source, {})[symbol] = int(value)
+                found.setdefault((entry.source, entry.compile_id), {})[symbol] = int(value)
     return found
 
 

@@ -105,7 +105,7 @@ def parse_annotation(text: str) -> TensorAnnotation | SymbolAnnotation:
     short = match.group("dtype")
     if short not in DTYPES:
         raise AnnotationError(f"unknown dtype {short!r} in {text!r} (known: {', '.join(DTYPES)})")
-    sizes, strides = _dims(match.group("sizes"), text), _dims(match.group("strides"), text)
+    sizes, strides = _dims(match.group("sizes"), text), _dims(match.group("strides"), text, whole_is_strides=True)
     if len(sizes) != len(strides):
         raise AnnotationError(f"{len(sizes)} sizes but {len(strides)} strides in {text!r}")
     return TensorAnnotation(DTYPES[short][0], sizes, strides, match.group("device"))
@@ -133,7 +133,7 @@ def _top_level_parts(text: str) -> list[str]:
     return parts
 
 
-def _dims(text: str, whole: str) -> tuple[Dim, ...]:
+def _dims(text: str, whole: str, whole_is_strides: bool = False) -> tuple[Dim, ...]:
     if not text.strip():
         return ()
     dims: list[Dim] = []
@@ -141,6 +141,8 @@ def _dims(text: str, whole: str) -> tuple[Dim, ...]:
         item = part.strip()
         if not item:
             raise AnnotationError(f"an empty size or stride in {whole!r}")
+        if item.lstrip("-").isdigit() and int(item) < 0 and not whole_is_strides:
+            raise AnnotationError(f"a negative size {item} in {whole!r}")
         dims.append(int(item) if item.lstrip("-").isdigit() else item)
     return tuple(dims)
 
@@ -153,10 +155,17 @@ _FUNCTIONS = {
     "Max": max,
     "Min": min,
 }
+def _power(base: int, exponent: int) -> int:
+    if exponent < 0 or exponent > 64 or abs(base) > 2**32:
+        raise ValueError("a power too large for a size")
+    return base**exponent
+
+
 _OPERATORS = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Pow: lambda a, b: a**b,
+    ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Pow: _power,
 }
+_LONGEST_EXPRESSION = 1000  # characters: longer is not a size PyTorch printed
 
 
 def evaluate_size(expr: Dim, symbols: dict[str, int]) -> int | None:
@@ -165,9 +174,11 @@ def evaluate_size(expr: Dim, symbols: dict[str, int]) -> int | None:
     sympy's FloorDiv, CeilDiv, Mod, Max and Min."""
     if isinstance(expr, int):
         return expr
+    if len(expr) > _LONGEST_EXPRESSION:
+        return None
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         return None
 
     def value(node: ast.AST) -> int:
@@ -186,6 +197,7 @@ def evaluate_size(expr: Dim, symbols: dict[str, int]) -> int | None:
         raise ValueError(ast.dump(node))
 
     try:
-        return int(value(tree))
-    except (ValueError, ZeroDivisionError, TypeError, OverflowError):
+        result = int(value(tree))
+    except (ValueError, ZeroDivisionError, TypeError, OverflowError, RecursionError):
         return None
+    return result if result >= 0 else None  # a size is never negative

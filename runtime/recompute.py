@@ -12,10 +12,14 @@ choice of saved values, without changing any graph:
   for free (a constant), reruns the op that made it too (a forward
   intermediate that is not saved), or, for a forward graph input that was
   not saved, must now keep that input instead (its bytes are added back);
-* a saved graph input cannot be recomputed: nothing in the forward makes it.
+* a saved graph input cannot be recomputed: nothing in the forward makes it;
+* nor can a value made from an input the forward overwrites in place (the
+  backward would see the new contents);
+* a random op (dropout) rerun draws new numbers unless the generator's state
+  is kept too, as ``torch.utils.checkpoint`` does: the result names such ops.
 
-The result counts the ops to rerun (constants, and the nodes that only pack
-or unpack values, such as a list's element, do not count) and the saved
+The result counts the ops to rerun (constants, ``detach``, and the nodes that
+only pack or unpack values, such as a list's element, do not count) and the saved
 bytes before and after. An input whose size is not known (a TorchScript graph
 whose types leave sizes open) is listed with its bytes as unknown.
 """
@@ -27,7 +31,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .pass_trace import PassTrace
-from .saved_values import INPUT, GraphSaved, element_size, sizes_at_symbols, tensor_shape_dtype
+from .saved_values import (
+    INPUT,
+    PASS_THROUGH,
+    GraphSaved,
+    element_size,
+    sizes_at_symbols,
+    tensor_shape_dtype,
+)
 from .trace_records import NodeRecord, walk_records
 from .trace_types import Note
 
@@ -36,7 +47,7 @@ __all__ = ["RecomputeError", "Recomputation", "what_if_recomputed"]
 _CONSTANTS = ("prim::Constant",)
 # Ops that only pack or unpack values (a list's element, a number as a 0-d tensor): rerun
 # with the rest, but not counted as forward ops, as an FX graph's getitem is not one.
-_NOT_COUNTED = (*_CONSTANTS, "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct",
+_NOT_COUNTED = (*_CONSTANTS, *PASS_THROUGH, "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct",
                 "prim::TupleUnpack", "aten::__getitem__", "prim::NumToTensor")
 
 
@@ -53,6 +64,16 @@ class KeptInput:
     bytes: int | None  # None where its size is not known
 
 
+# Ops that draw random numbers: rerun in the backward, they draw new ones unless the
+# generator's state is kept too (as torch.utils.checkpoint does).
+RANDOM_OPS = frozenset({
+    "aten::native_dropout", "aten::dropout", "aten::bernoulli", "aten::bernoulli_", "aten::rand", "aten::rand_like",
+    "aten::randn", "aten::randn_like", "aten::randint", "aten::randint_like", "aten::randperm", "aten::normal",
+    "aten::uniform", "aten::uniform_", "aten::multinomial", "aten::rrelu_with_noise", "aten::exponential",
+    "aten::poisson", "prims::inductor_random", "prims::inductor_seeds",
+})
+
+
 @dataclass(frozen=True)
 class Recomputation:
     recomputed: tuple[str, ...]  # the saved values chosen, by name
@@ -61,6 +82,7 @@ class Recomputation:
     rerun_nodes: tuple[int, ...]  # forward node ids to run again, in the forward's order
     rerun_ops: tuple[str, ...]  # their kinds, in the same order
     kept_inputs: tuple[KeptInput, ...]  # forward inputs saved now, and not before
+    random_ops: tuple[str, ...] = ()  # rerun ops that draw random numbers (new ones, unless the RNG state is kept)
 
     @property
     def ops_to_rerun(self) -> int:
@@ -79,6 +101,7 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
     """The trade of recomputing the saved values ``names`` of ``graph`` (from :func:`saved_values`)."""
     by_name = {value.name: value for value in graph.saved}
     chosen = list(dict.fromkeys(names))
+    chosen_set = set(chosen)
     for name in chosen:
         value = by_name.get(name)
         if value is None:
@@ -94,7 +117,7 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
             producer[output.id] = node
     inputs = {param.id: param for param in forward.params}
     notes = trace[graph.forward_step].annotations
-    still_saved = {value.forward_value for value in graph.saved if value.name not in chosen}
+    still_saved = {value.forward_value for value in graph.saved if value.name not in chosen_set}
     rerun: dict[int, NodeRecord] = {}
     kept: dict[int, KeptInput] = {}
     pending = [by_name[name].forward_value for name in chosen]
@@ -118,6 +141,20 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
                 kept.setdefault(used, _kept(inputs[used].name, used, inputs[used].type, notes))
                 continue
             pending.append(used)
+    # An input the forward overwrites in place (aten::copy_ of a mutated input) holds its
+    # new value by the time the backward runs: rerunning from it would be wrong.
+    overwritten = {
+        node.inputs[0]: node.kind
+        for node in walk_records(forward, subgraphs=False)
+        if node.kind.endswith("_") and node.inputs and node.inputs[0] in inputs
+    }
+    for value in kept:
+        if value in overwritten:
+            raise RecomputeError(
+                f"{graph.name}: recomputing {', '.join(chosen)} reruns forward ops on the input {inputs[value].name}, "
+                f"which the forward overwrites ({overwritten[value]}): the backward would read its new value, not the "
+                "one the forward used"
+            )
     freed = sum(by_name[name].bytes for name in chosen)
     added = sum(item.bytes or 0 for item in kept.values())
     ordered = sorted(rerun.values(), key=lambda node: position[node.id])
@@ -126,6 +163,7 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
         tuple(chosen), graph.total_bytes, graph.total_bytes - freed + added,
         tuple(node.id for node in counted), tuple(node.kind for node in counted),
         tuple(sorted(kept.values(), key=lambda item: item.name)),
+        tuple(node.kind for node in counted if node.kind in RANDOM_OPS),
     )
 
 

@@ -14,9 +14,10 @@ Both become the same Gradient lists in a trace (:mod:`gradview.runtime.gradient_
 so one function lists them: per graph, each saved tensor with its shape,
 dtype and bytes (elements times the element's size), the op that made it in
 the forward graph (``input`` for a graph input saved as it is; the op that
-made a list for an element read out of it) and the ops of the backward graph
-that read it; biggest first, with the total. Sizes come from the graph's
-complete tensor types (a compiled graph's annotations) or, where the types
+made a list for an element read out of it; looking through ``detach``, which
+AOTAutograd puts between an activation and the backward) and the ops of the
+backward graph that read it (through ``detach`` too); biggest first, with
+the total. Sizes come from the graph's complete tensor types (a compiled graph's annotations) or, where the types
 leave sizes open (TorchScript's DifferentiableGraphs), from the arrays the
 executor kept on its first run, which the trace records
 (:meth:`PassTrace.record_saved`). Saved values that are not tensors (sizes,
@@ -217,10 +218,11 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
                    else "its sizes are symbolic (dynamic shapes) and the log does not give every symbol's value")
             )
         shape, dtype = shape_dtype
-        node = producers.get(value)
+        node = _made_by(producers.get(value), producers)
         is_input = position < n_inputs or node is None
-        consumer_nodes = tuple(sorted({n.id for n in readers.get(df_value, [])})) if df_value is not None else ()
-        consumer_kinds = tuple(sorted({n.kind for n in readers.get(df_value, [])})) if df_value is not None else ()
+        reading = _read_by(df_value, readers) if df_value is not None else []
+        consumer_nodes = tuple(sorted({n.id for n in reading}))
+        consumer_kinds = tuple(sorted({n.kind for n in reading}))
         values.append(SavedValue(
             value_name, shape, dtype, math.prod(shape) * element_size(dtype),
             INPUT if is_input else _producer_kind(node, producers),  # type: ignore[arg-type]
@@ -254,6 +256,35 @@ def sizes_at_symbols(
 
 def _producers(block: BlockRecord) -> dict[int, NodeRecord]:
     return {output.id: node for node in walk_records(block, subgraphs=False) for output in node.outputs}
+
+
+# Ops that hand on the same tensor: AOTAutograd saves activations through chains of
+# detach (``detach_1 = detach(detach(tanh))``), so the op that made a saved value and
+# the ops that read it are found by looking through them.
+PASS_THROUGH = ("aten::detach", "aten::alias")
+
+
+def _made_by(node: NodeRecord | None, producers: dict[int, NodeRecord]) -> NodeRecord | None:
+    """The op that made a value, through detach chains; None for a graph input."""
+    while node is not None and node.kind in PASS_THROUGH and node.inputs:
+        node = producers.get(node.inputs[0])
+    return node
+
+
+def _read_by(value: int, readers: dict[int, list[NodeRecord]]) -> list[NodeRecord]:
+    """The ops that read a value, through detach chains."""
+    found: list[NodeRecord] = []
+    pending, seen = [value], {value}
+    while pending:
+        for node in readers.get(pending.pop(), []):
+            if node.kind in PASS_THROUGH:
+                for output in node.outputs:
+                    if output.id not in seen:
+                        seen.add(output.id)
+                        pending.append(output.id)
+            else:
+                found.append(node)
+    return found
 
 
 def _producer_kind(node: NodeRecord, producers: dict[int, NodeRecord]) -> str:

@@ -145,6 +145,12 @@ def describe_what_if(graph: GraphSaved, marked: Sequence[str], what_if: Recomput
     text.append(f"\nthe backward reruns {ops} forward op{'s' if ops != 1 else ''}")
     if ops:
         text.append(": " + ", ".join(what_if.rerun_ops))
+    if what_if.random_ops:
+        text.append(
+            f"\n{', '.join(sorted(set(what_if.random_ops)))} draws new random numbers when rerun, "
+            "unless the RNG state is kept too (as torch.utils.checkpoint does)",
+            style="yellow",
+        )
     if what_if.kept_inputs:
         kept = ", ".join(
             f"{item.name} ({byte_count(item.bytes)} bytes)" if item.bytes is not None else f"{item.name} (size unknown)"

@@ -14,7 +14,7 @@ from gradview.runtime.trace_records import walk_records
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "data" / "torch_trace"
 _PACKING = {"prim::Constant", "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct",
-            "prim::TupleUnpack", "aten::__getitem__", "prim::NumToTensor"}
+            "prim::TupleUnpack", "aten::__getitem__", "prim::NumToTensor", "aten::detach", "aten::alias"}
 
 
 def test_the_mlp_recomputing_tanh_reruns_the_first_layer_and_keeps_its_inputs() -> None:
@@ -62,7 +62,12 @@ def test_every_saved_value_recomputes_from_what_is_left(log: str) -> None:
         for value in graph.saved:
             if value.producer == INPUT:
                 continue
-            result = what_if_recomputed(trace, graph, [value.name])
+            try:
+                result = what_if_recomputed(trace, graph, [value.name])
+            except RecomputeError as exc:
+                # Only refused when it would rerun from an input the forward overwrites.
+                assert "which the forward overwrites (aten::copy_)" in str(exc), exc
+                continue
             still = {v.forward_value for v in graph.saved if v.name != value.name}
             kept = {k.value for k in result.kept_inputs}
             # The ancestors up to what stays saved, walked here independently.
@@ -94,3 +99,16 @@ def test_the_readmes_attention_example() -> None:
     assert result.rerun_ops == ("aten::t", "aten::addmm", "aten::view", "aten::split", "aten::bmm", "aten::view")
     assert [(kept.name, kept.bytes) for kept in result.kept_inputs] == [("primals_1", 3072), ("primals_2", 192)]
     assert (result.saved_bytes_before, result.saved_bytes_after) == (6656, 8896)
+
+
+def test_rerunning_dropout_is_named_and_an_overwritten_input_refused() -> None:
+    trace = load_target(str(LOGS / "transformer.log")).trace
+    [graph] = saved_values(trace)
+    result = what_if_recomputed(trace, graph, ["view_16"])
+    assert "aten::native_dropout" in result.rerun_ops and result.random_ops == ("aten::native_dropout",)
+    trace = load_target(str(LOGS / "conv_bn_relu.log")).trace
+    [graph] = saved_values(trace)
+    # Batch norm in training updates its running statistics in place (aten::copy_ into the inputs).
+    with pytest.raises(RecomputeError, match="on the input primals_5, which the forward overwrites"):
+        what_if_recomputed(trace, graph, ["getitem_1"])
+    assert what_if_recomputed(trace, graph, ["convolution"]).rerun_ops == ("aten::convolution",)

@@ -22,13 +22,23 @@ def _reference(forward: str, backward: str, symbols: dict[str, int]) -> list[dic
     the backward's parameter annotations (symbolic sizes at ``symbols``' values;
     saved ``Sym(...)`` numbers are not tensors and left out); producers from the
     forward's assignment lines; consumers from the backward lines that pass the
-    name to an op."""
+    name to an op; both looking through detach."""
     saved = re.findall(r"^\s+(\w+),\s+# SavedForBackwardsAOTOutput", forward, re.M)
     params = dict(re.findall(r'^\s+(\w+): "([a-z0-9]+\[[^\]]*\]\[[^\]]*\][a-z0-9:]*)",', backward, re.M))
     produced = {name: op for name, op in re.findall(r"^\s+(\w+)(?::[^=]*)? = torch\.ops\.(\w+\.\w+)\.", forward, re.M)}
     items = dict(re.findall(r"^\s+(\w+)(?::[^=]*)? = (\w+)\[\d+\]", forward, re.M))
     inputs = set(re.findall(r"^\s+(\w+): \"[^\"]*\",\s+# PlainAOTInput", forward, re.M))
-    calls = re.findall(r"= torch\.ops\.(\w+\.\w+)\.\w+\(([^\n]*?)\)(?:;|$)", backward, re.M)
+    calls = re.findall(r"^\s+(\w+)(?::[^=]*)? = torch\.ops\.(\w+\.\w+)\.\w+\(([^\n]*?)\)(?:;|$)", backward, re.M)
+    detached = dict(re.findall(r"^\s+(\w+)(?::[^=]*)? = torch\.ops\.aten\.detach\.default\((\w+)\)", forward, re.M))
+
+    def readers(name: str) -> set[str]:
+        """The ops reading ``name``, looking through detach (AOTAutograd's chains)."""
+        found = set()
+        for out, op, args in calls:
+            if re.search(rf"\b{name}\b", args):
+                found |= readers(out) if op == "aten.detach" else {op.replace(".", "::")}
+        return found
+
     out = []
     for name in saved:
         if name not in params:  # a Sym(s77): not a tensor
@@ -36,9 +46,11 @@ def _reference(forward: str, backward: str, symbols: dict[str, int]) -> list[dic
             continue
         dtype, dims = re.match(r"([a-z0-9]+)\[([^\]]*)\]", params[name]).groups()
         shape = [eval(d, {}, dict(symbols)) for d in dims.split(",") if d.strip()]  # noqa: S307 - "s21*s77" from a fixture
-        source = items.get(name, name)
-        producer = "input" if name in inputs else produced[source].replace(".", "::")
-        consumers = sorted({op.replace(".", "::") for op, args in calls if re.search(rf"\b{name}\b", args)})
+        source = name
+        while source in detached or source in items:
+            source = detached.get(source) or items[source]
+        producer = "input" if source in inputs else produced[source].replace(".", "::")
+        consumers = sorted(readers(name))
         out.append({"name": name, "shape": shape, "bytes": math.prod(shape) * _SIZES[dtype], "producer": producer, "consumers": consumers})
     return sorted(out, key=lambda item: -item["bytes"])
 

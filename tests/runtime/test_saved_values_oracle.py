@@ -59,12 +59,26 @@ def _traced(code: str, symbols: dict[str, int]) -> torch.fx.GraphModule:
     return traced
 
 
+_DETACH = (torch.ops.aten.detach.default, torch.ops.aten.alias.default)
+
+
 def _op(node: torch.fx.Node) -> str:
+    """The op that made ``node``: through getitem to the multi-output op, through detach."""
     if node.op == "placeholder":
         return "input"
-    if node.target is operator.getitem:
+    if node.target is operator.getitem or node.target in _DETACH:
         return _op(node.args[0])
     return node.target._schema.name
+
+
+def _readers(node: torch.fx.Node) -> set[str]:
+    """The ops that read ``node``, through detach."""
+    found: set[str] = set()
+    for user in node.users:
+        if user.op != "call_function":
+            continue
+        found |= _readers(user) if user.target in _DETACH else {user.target._schema.name}
+    return found
 
 
 def _reference(forward_code: str, backward_code: str, symbols: dict[str, int]) -> list[dict[str, Any]]:
@@ -86,7 +100,7 @@ def _reference(forward_code: str, backward_code: str, symbols: dict[str, int]) -
             "dtype": str(meta.dtype).removeprefix("torch."),
             "bytes": meta.shape.numel() * element,
             "producer": _op(value),
-            "consumers": sorted({_op(user) for user in taken.users if user.op == "call_function"}),
+            "consumers": sorted(_readers(taken)),
         })
     return sorted(rows, key=lambda row: -row["bytes"])
 
