@@ -211,6 +211,12 @@ def gradient_notes(forward: FxGraph, backward: FxGraph, entry: TraceEntry) -> di
 def _what_it_holds(entries: Sequence[TraceEntry]) -> str:
     """Why a log gives no forward/backward pair, from what it does hold."""
     keys = [entry.key for entry in entries]
+    forwards = keys.count("aot_forward_graph") + keys.count("aot_joint_graph")
+    if forwards and not keys.count("aot_backward_graph"):
+        return (
+            "the log holds AOTAutograd's joint or forward graph but no backward graph: the backward did not "
+            "run under TORCH_TRACE, or the log was cut before it"
+        )
     inference = keys.count("aot_inference_graph")
     if inference:
         return (
@@ -223,7 +229,11 @@ def _what_it_holds(entries: Sequence[TraceEntry]) -> str:
             f"Dynamo started on {frames} frame{'s' if frames != 1 else ''} but compiled no graph with AOTAutograd "
             "(it may have run the code eagerly: look for graph breaks or skipped frames)"
         )
-    return f"the log's {len(entries)} entries hold no torch.compile graph: was the model compiled with torch.compile?"
+    count = len(entries)
+    return (
+        f"the log's {count} entr{'ies hold' if count != 1 else 'y holds'} no torch.compile graph: "
+        "was the model compiled with torch.compile?"
+    )
 
 
 def _read(entry: TraceEntry) -> tuple[FxGraph, Graph]:

@@ -16,7 +16,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["TensorAnnotation", "SymbolAnnotation", "parse_annotation", "DTYPES", "AnnotationError", "evaluate_size"]
+__all__ = ["TensorAnnotation", "SymbolAnnotation", "parse_annotation", "DTYPES", "ELEMENT_SIZES", "AnnotationError",
+           "evaluate_size"]
 
 # FX's short dtype names (torch.fx.graph.dtype_abbrs) -> (torch dtype name, bytes per element).
 # Sub-byte and bit dtypes have no whole-byte element size: their bytes are unknown (None).
@@ -50,7 +51,7 @@ DTYPES: dict[str, tuple[str, int | None]] = {
     "b16x1": ("bits16", 2),
 }
 
-_ELEMENT_SIZE = {name: size for name, size in DTYPES.values()}  # torch's name -> bytes per element
+ELEMENT_SIZES: dict[str, int | None] = {name: size for name, size in DTYPES.values()}  # torch's name -> bytes
 
 _TENSOR = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>[a-z][a-z0-9_]*(?::\d+)?)$")
 
@@ -70,7 +71,7 @@ class TensorAnnotation:
 
     @property
     def element_size(self) -> int | None:
-        return _ELEMENT_SIZE.get(self.dtype)
+        return ELEMENT_SIZES.get(self.dtype)
 
     @property
     def numel(self) -> int | None:

@@ -53,6 +53,9 @@ SCALAR_TYPE_OF_DTYPE = {
     "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
     "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
     "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bool": "Bool",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e4m3fnuz": "Float8_e4m3fnuz",
+    "bits1x8": "Bits1x8", "bits2x4": "Bits2x4", "bits4x2": "Bits4x2", "bits8": "Bits8", "bits16": "Bits16",
 }
 # ``torch.float32`` as an argument is the ScalarType's number, as TorchScript passes dtypes.
 _DTYPE_NUMBERS = {

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gradview.ir import IRParseError, TensorType, parse_type
-from gradview.kernels.dtypes import SCALAR_TYPES
 
-from .fx_tensor_types import evaluate_size
+from .fx_tensor_types import ELEMENT_SIZES, evaluate_size
+from .fx_to_ir import SCALAR_TYPE_OF_DTYPE
 from .gradient_wiring import gradient_wiring
 from .pass_trace import PassTrace, Step
 from .trace_records import BlockRecord, NodeRecord, walk_records
@@ -46,16 +46,9 @@ __all__ = [
 ]
 
 INPUT = "input"  # the producer of a saved graph input
-_ELEMENT_SIZES = {
-    "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long": 8, "Half": 2, "BFloat16": 2, "Float": 4, "Double": 8,
-    "ComplexHalf": 4, "ComplexFloat": 8, "ComplexDouble": 16, "Bool": 1,
-}
-_DTYPE_NAMES = {
-    "Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64", "Half": "float16",
-    "BFloat16": "bfloat16", "Float": "float32", "Double": "float64", "ComplexHalf": "complex32",
-    "ComplexFloat": "complex64", "ComplexDouble": "complex128", "Bool": "bool",
-}
-assert {name for name, _ in SCALAR_TYPES.values()} <= set(_DTYPE_NAMES)
+# TorchScript's scalar-type names (what a type prints) -> torch's dtype names (what the
+# tables print); bytes per element come from the FX annotations' dtype table.
+_DTYPE_NAMES = {scalar: dtype for dtype, scalar in SCALAR_TYPE_OF_DTYPE.items()}
 
 
 class SavedValuesError(ValueError):
@@ -212,11 +205,7 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
             if not _is_tensor(type_text):
                 not_tensors += 1
                 continue
-            raise SavedValuesError(
-                f"{name}: the size of saved value %{value_name} ({type_text}) is not known: "
-                + ("run the graph (give example inputs) so the executor measures it" if not notes.get(Note.COMPILE_ID)
-                   else "its sizes are symbolic (dynamic shapes) and the log does not give every symbol's value")
-            )
+            raise SavedValuesError(f"{name}: the size of saved value %{value_name} ({type_text}) is not known: " + _why_unknown(type_text, notes))
         shape, dtype = shape_dtype
         node = _made_by(producers.get(value), producers)
         is_input = position < n_inputs or node is None
@@ -312,6 +301,15 @@ def _value_types(block: BlockRecord) -> dict[int, tuple[str, str]]:
     return types
 
 
+def _why_unknown(type_text: str, notes: dict[str, object]) -> str:
+    parsed = parse_type(type_text)
+    if isinstance(parsed, TensorType) and parsed.scalar_type not in _DTYPE_NAMES:
+        return f"gradview does not know the size of its dtype ({parsed.scalar_type or 'not given'})"
+    if not notes.get(Note.COMPILE_ID):
+        return "run the graph (give example inputs) so the executor measures it"
+    return "its sizes are symbolic (dynamic shapes) and the log does not give every symbol's value"
+
+
 def tensor_shape_dtype(type_text: str) -> tuple[tuple[int, ...], str] | None:
     """(sizes, torch dtype name) of a complete tensor type's text; None where either is open."""
     try:
@@ -332,12 +330,14 @@ def _is_tensor(type_text: str) -> bool:
         return True
 
 
-_SIZE_BY_DTYPE = {_DTYPE_NAMES[name]: size for name, size in _ELEMENT_SIZES.items()}
 
 
 def element_size(dtype: str) -> int:
     """Bytes per element of torch dtype ``dtype`` ("float32": 4)."""
-    return _SIZE_BY_DTYPE[dtype]
+    size = ELEMENT_SIZES.get(dtype)
+    if size is None:
+        raise SavedValuesError(f"dtype {dtype} has no whole number of bytes per element")
+    return size
 
 
 def measured_meta(values: Sequence[object]) -> list[tuple[tuple[int, ...] | None, str | None]]:

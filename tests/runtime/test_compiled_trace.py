@@ -76,3 +76,24 @@ def test_gradients_are_matched_to_inputs_by_descriptor() -> None:
     params = compiled_trace(renamed).trace[1].annotations
     assert params[Note.DF_OUTPUT_VJPS] == plain[Note.DF_OUTPUT_VJPS] and list(params[Note.DF_OUTPUT_VJPS]) == [0, 1, 3, 4]
     assert params[Note.DF_OUTPUT_RETURNS] == plain[Note.DF_OUTPUT_RETURNS]
+
+
+@pytest.mark.parametrize(("short", "dtype", "size"), [("u16", "uint16", 2), ("f8e4m3fn", "float8_e4m3fn", 1), ("bf16", "bfloat16", 2)])
+def test_saved_values_of_every_dtype_the_annotations_name(short: str, dtype: str, size: int) -> None:
+    from gradview.runtime.saved_values import saved_values
+
+    entries = [
+        dataclasses.replace(e, payload=e.payload.replace('tanh: "f32[8, 32]', f'tanh: "{short}[8, 32]'))
+        for e in load_torch_trace(LOGS / "mlp.log")
+    ]
+    [graph] = saved_values(compiled_trace(entries).trace)
+    [tanh] = [v for v in graph.saved if v.name == "tanh"]
+    assert (tanh.dtype, tanh.bytes) == (dtype, 8 * 32 * size)
+
+
+def test_a_log_cut_before_the_backward_says_so() -> None:
+    entries = load_torch_trace(LOGS / "mlp.log")
+    with pytest.raises(TorchTraceError, match="holds AOTAutograd's joint or forward graph but no backward graph"):
+        compiled_trace(_without(entries, "aot_backward_graph"), "x.log")
+    with pytest.raises(TorchTraceError, match="the log's 1 entry holds no torch.compile graph"):
+        compiled_trace([e for e in entries if e.key == "artifact"][:1], "x.log")
