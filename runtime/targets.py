@@ -285,6 +285,10 @@ def load_target(
     if compile:
         return _compile_session(target)
     session = _load(target, inputs, seed, autodiff, inline_threshold)
+    if inputs is not None and session.graph is None:
+        session.notes.append(
+            f"--inputs is ignored: {target} holds recorded graphs, which run on inputs made from their own types"
+        )
     if inline_threshold is not None and session.graph is None:
         session.notes.append(
             f"--inline-threshold {inline_threshold} is ignored: {target} is a recorded trace, "
@@ -324,6 +328,10 @@ def _load(
     try:
         with path.open("rb") as handle:
             start = handle.read(64).lstrip()
+        if start.startswith(b"\x1f\x8b"):
+            raise TargetError(f"{target}: a gzip-compressed file: decompress it first (gunzip)")
+        if b"\x00" in start:
+            raise TargetError(f"{target}: not a text file (a graph, a trace, a JIT log or a TORCH_TRACE log)")
         if start.startswith(b"graph("):
             raise TargetError(f"{target}: looks like an IR file; name it .ir to trace its passes")
         if looks_like_torch_trace(start):

@@ -229,6 +229,8 @@ def view_unavailable_reason(trace: PassTrace, index: int, view: View, dg: int = 
     if dg >= count or dg < 0:
         if count == 0:
             return "this trace has no DifferentiableGraph: nothing in it needed gradients"
+        if Note.COMPILE_ID in trace[index].annotations:
+            return f"there is no compiled graph {dg}: this log has {count} (0 to {count - 1})"
         return f"there is no DifferentiableGraph {dg}: this trace has {count} (0 to {count - 1})"
     pending = []
     if view in (View.FORWARD, View.JOINT) and forward_step(trace, index, dg) is None:

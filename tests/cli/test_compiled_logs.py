@@ -261,3 +261,24 @@ def test_saved_on_a_jit_log_says_what_the_log_lacks(capsys: pytest.CaptureFixtur
     assert main(["saved", str(log)]) == 1
     error = _one_line_error(capsys)
     assert f"{log}: DifferentiableGraph 0:" in error and "(.ir or model.py)" in error
+
+
+def test_binary_files_and_ignored_flags_get_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gz = tmp_path / "trace.log.gz"
+    gz.write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(40)))
+    assert main(["saved", str(gz)]) == 1
+    assert "a gzip-compressed file: decompress it first" in _one_line_error(capsys)
+    binary = tmp_path / "blob.log"
+    binary.write_bytes(b"ab\x00cd")
+    assert main(["trace", str(binary)]) == 1
+    assert "not a text file" in _one_line_error(capsys)
+    assert main(["saved", str(LOGS / "mlp.log"), "--inputs", "3x4"]) == 0
+    assert "note: --inputs is ignored" in capsys.readouterr().err
+    assert main(["export", str(LOGS / "graph_break.log"), "--svg", str(tmp_path / "o"), "--view", "joint", "--dg", "5"]) == 1
+    assert "there is no compiled graph 5: this log has 2 (0 to 1)" in _one_line_error(capsys)
+
+
+def test_the_readmes_saved_table_is_what_saved_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["saved", str(LOGS / "layernorm_gelu.log")]) == 0
+    table = capsys.readouterr().out.rstrip("\n")
+    assert "```\n" + table + "\n```" in (ROOT / "README.md").read_text(encoding="utf-8")
