@@ -738,9 +738,13 @@ def repeat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, emit.op("aten::sum", grad, summed, False, None))
 
 
-# -- sizes: aten::size, numel, dim, is_floating_point (ints and bools: no gradient) ----------
+# -- sizes: aten::size, sym_size, numel, dim, is_floating_point (ints and bools: no gradient) ---
 kernel("aten::size")(kernels.size)
 kernel("aten::size.int")(kernels.size_int)
+# The SymInt forms AOTAutograd's graphs use under dynamic shapes: concrete sizes at run time.
+kernel("aten::sym_size")(kernels.size)
+kernel("aten::sym_size.int")(kernels.size_int)
+kernel("aten::sym_numel")(kernels.numel)
 kernel("aten::numel")(kernels.numel)
 fast_path("aten::size", "aten::numel")(kernels.fast_sizes)
 kernel("aten::dim")(kernels.dim)

@@ -143,7 +143,13 @@ def _run(step: Step, inputs: Sequence[Any]) -> list[Any] | CheckResult:
         return list(compile_graph(graph)(*[_copy_value(v) for v in inputs]))
     except _RunFailed as exc:
         error = str(exc)
-    except (GraphRuntimeError, GraphCompileError) as exc:
+    except GraphCompileError as exc:  # an op gradview has no kernel for: nothing to compare, not a failure
+        where = f"step {step.index} {step.pass_name} [{graph_label(step.which)}]"
+        return CheckResult(
+            "divergence", "unavailable", f"b: {where} cannot run here: {_one_line(exc)}",
+            step.index, step.pass_name, graph_label(step.which),
+        )
+    except GraphRuntimeError as exc:
         error = _one_line(exc)
     where = f"step {step.index} {step.pass_name} [{graph_label(step.which)}]"
     return CheckResult(
