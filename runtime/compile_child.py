@@ -33,7 +33,7 @@ def main(path: str, name: str) -> None:
     try:
         import torch  # noqa: PLC0415 - only the child needs PyTorch
     except ImportError:
-        _fail("--compile needs PyTorch: pip install 'gradview[oracle]' (or torch)")
+        _fail("--compile needs PyTorch: pip install 'gradview[torch]'")
     loader = importlib.util.spec_from_file_location("_gradview_compiled_model", path)
     if loader is None or loader.loader is None:
         _fail(f"{path}: cannot import as a Python module")
