@@ -282,3 +282,17 @@ def test_the_readmes_saved_table_is_what_saved_prints(capsys: pytest.CaptureFixt
     assert main(["saved", str(LOGS / "layernorm_gelu.log")]) == 0
     table = capsys.readouterr().out.rstrip("\n")
     assert "```\n" + table + "\n```" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_compile_without_pytorch_names_the_extra(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from gradview.runtime.compile_child import main\n"
+        f"main({str(tmp_path / 'model.py')!r}, 'build')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "gradview-compile-error: --compile needs PyTorch: pip install 'gradview[torch]'"
