@@ -29,6 +29,7 @@ from .saved_rows import (
     describe_graph,
     describe_value,
     describe_what_if,
+    empty_message,
     heading_cells,
     light_for,
     value_cells,
@@ -113,10 +114,7 @@ class SavedPanel(Vertical):
             self.status.update(Text(error, style="red"))
             return
         if not graphs:
-            self.status.update(Text(
-                "no graph saves values for backward: nothing in this target was differentiated "
-                "(a TorchScript graph differentiates when it runs: give example inputs)", style="yellow",
-            ))
+            self.status.update(Text(empty_message(trace), style="yellow"))
             return
         self.status.display = False  # the words under the table say what to do
         table = self.table
