@@ -46,3 +46,26 @@ def test_the_what_if_words_say_more_when_keeping_inputs_costs_more_than_it_frees
     assert "the backward reruns 2 forward ops: aten::t, aten::addmm" in text
     assert "forward inputs now kept: primals_1 (400 bytes), primals_9 (size unknown)" in text
     assert "w: what if" in describe_what_if(graph, [], None).plain
+
+
+def test_the_empty_tab_says_why(tmp_path) -> None:  # noqa: ANN001 - pytest's tmp_path
+    from pathlib import Path
+
+    from gradview.runtime.targets import load_target
+    from gradview.viewer.saved_rows import empty_message
+
+    root = Path(__file__).resolve().parents[2]
+    builder = tmp_path / "model.py"
+    builder.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "from tests.runtime.nn_modules import build_case\n\n\n"
+        "def build():\n    return build_case('ReLU')\n"
+    )
+    trace = load_target(f"{builder}:build").trace
+    assert empty_message(trace).startswith(
+        "no DifferentiableGraph keeps values for backward: InlineAutodiffSubgraphs pasted back DifferentiableGraph 0"
+    )
+    assert empty_message(load_target(str(root / "examples" / "mlp.ir"), inputs="none").trace).startswith(
+        "no graph saves values for backward: nothing in this target was differentiated"
+    )
