@@ -48,9 +48,7 @@ def test_the_what_if_words_say_more_when_keeping_inputs_costs_more_than_it_frees
     assert "w: what if" in describe_what_if(graph, [], None).plain
 
 
-def test_the_empty_tab_says_why(tmp_path) -> None:  # noqa: ANN001 - pytest's tmp_path
-    from pathlib import Path
-
+def test_the_empty_tab_says_why(tmp_path: Path) -> None:
     from gradview.runtime.targets import load_target
     from gradview.viewer.saved_rows import empty_message
 
