@@ -52,7 +52,7 @@ from .trace_types import GraphName, Note
 
 __all__ = [
     "CompiledGraph", "CompiledTrace", "compiled_graphs", "compiled_trace", "load_compiled_trace",
-    "looks_like_torch_trace", "JOINT_STEP", "PARTITION_STEP",
+    "JOINT_STEP", "PARTITION_STEP",
 ]
 
 JOINT_STEP = "aot_joint_graph"
@@ -95,12 +95,6 @@ captured values between them, so the forward, backward and joint views show
 it the same way."""
 _GRAPH_KEYS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph")
 _INDEX = re.compile(r"idx=(\d+)")
-_GLOG = re.compile(rb"^[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] \{")
-
-
-def looks_like_torch_trace(start: bytes) -> bool:
-    """Does a file starting with ``start`` look like a TORCH_TRACE log (a glog line holding JSON)?"""
-    return _GLOG.match(start.lstrip()) is not None
 
 
 @dataclass

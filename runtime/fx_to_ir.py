@@ -210,7 +210,7 @@ class _Translator:
                 raise FxToIrError(f"{arg.name} is not defined above it")
             return found
         if isinstance(arg, tuple):
-            if any(isinstance(item, FxRef) for item in arg) or not _constant_list(arg):
+            if not _constant_list(arg):  # values (sizes under dynamic shapes) or nested lists
                 items = [self._argument(item, _element(formal)) for item in arg]
                 node = self.graph.create("prim::ListConstruct", items, 1)
                 element = items[0].type() if items else TensorType()
@@ -218,7 +218,7 @@ class _Translator:
                 self.graph.insert_node(node)
                 return node.output()
             return insert_constant(self.graph, [_plain(item) for item in arg])
-        constant = insert_constant(self.graph, _plain(arg), _constant_type(arg, formal))
+        constant = insert_constant(self.graph, _plain(arg), DeviceType() if _is_device(arg) else None)
         if _wants_tensor(formal) and isinstance(arg, int | float) and not isinstance(arg, bool):
             # A number where the schema takes a Tensor (``sub.Tensor(1, mul)`` in Inductor's
             # graphs): PyTorch wraps it as a 0-d tensor, TorchScript with prim::NumToTensor.
@@ -265,9 +265,13 @@ def _plain(arg: Any) -> Any:
     if isinstance(arg, str):
         if arg in _TORCH_CONSTANTS:
             return _TORCH_CONSTANTS[arg]
-        if arg.startswith(("device(", "torch.device(")):
+        if _is_device(arg):
             return _device_text(arg)
     return arg
+
+
+def _is_device(arg: Any) -> bool:
+    return isinstance(arg, str) and arg.startswith(("device(", "torch.device("))
 
 
 def _device_text(text: str) -> str:
@@ -279,10 +283,13 @@ def _device_text(text: str) -> str:
     return kind if index is None else f"{kind}:{index.strip()}"
 
 
+def _required(formal: Type | None) -> Type | None:
+    """``T`` of ``T?``."""
+    return formal.elem if isinstance(formal, OptionalType) else formal
+
+
 def _wants_tensor(formal: Type | None) -> bool:
-    if isinstance(formal, OptionalType):
-        formal = formal.elem
-    return isinstance(formal, TensorType)
+    return isinstance(_required(formal), TensorType)
 
 
 def _listed(default: Any) -> Any:
@@ -295,13 +302,5 @@ def _constant_list(items: Sequence[Any]) -> bool:
 
 
 def _element(formal: Type | None) -> Type | None:
-    if isinstance(formal, OptionalType):
-        formal = formal.elem
+    formal = _required(formal)
     return formal.elem if isinstance(formal, ListType) else None
-
-
-def _constant_type(arg: Any, formal: Type | None) -> Type | None:
-    """The type of a constant argument where its Python value does not say it (a device)."""
-    if isinstance(arg, str) and arg.startswith(("device(", "torch.device(")):
-        return DeviceType()
-    return None

@@ -111,11 +111,16 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
     forward = trace[graph.forward_step].graph
     position = {}
     producer: dict[int, NodeRecord] = {}
+    inputs = {param.id: param for param in forward.params}
+    # An input the forward overwrites in place (aten::copy_ of a mutated input) holds its
+    # new value by the time the backward runs: rerunning from it would be wrong.
+    overwritten: dict[int, str] = {}
     for order, node in enumerate(walk_records(forward, subgraphs=False)):
         position[node.id] = order
         for output in node.outputs:
             producer[output.id] = node
-    inputs = {param.id: param for param in forward.params}
+        if node.kind.endswith("_") and node.inputs and node.inputs[0] in inputs:
+            overwritten.setdefault(node.inputs[0], node.kind)
     notes = trace[graph.forward_step].annotations
     still_saved = {value.forward_value for value in graph.saved if value.name not in chosen_set}
     rerun: dict[int, NodeRecord] = {}
@@ -141,13 +146,6 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
                 kept.setdefault(used, _kept(inputs[used].name, used, inputs[used].type, notes))
                 continue
             pending.append(used)
-    # An input the forward overwrites in place (aten::copy_ of a mutated input) holds its
-    # new value by the time the backward runs: rerunning from it would be wrong.
-    overwritten = {
-        node.inputs[0]: node.kind
-        for node in walk_records(forward, subgraphs=False)
-        if node.kind.endswith("_") and node.inputs and node.inputs[0] in inputs
-    }
     for value in kept:
         if value in overwritten:
             raise RecomputeError(

@@ -38,10 +38,10 @@ from .fx_to_ir import SCALAR_TYPE_OF_DTYPE
 from .gradient_wiring import gradient_wiring
 from .pass_trace import PassTrace, Step
 from .trace_records import BlockRecord, NodeRecord, walk_records
-from .trace_types import GraphName, Note
+from .trace_types import GraphName, Note, differentiated_graph_name
 
 __all__ = [
-    "INPUT", "SavedValue", "GraphSaved", "SavedValuesError", "saved_values", "graph_label", "element_size",
+    "INPUT", "SavedValue", "GraphSaved", "SavedValuesError", "saved_values", "element_size",
     "measured_meta", "pasted_back", "sizes_at_symbols", "tensor_shape_dtype",
 ]
 
@@ -99,12 +99,6 @@ class GraphSaved:
 
     def as_json(self) -> dict[str, object]:
         return {"name": self.name, "saved": [value.as_json() for value in self.saved], "total_bytes": self.total_bytes}
-
-
-def graph_label(step: Step, k: int) -> str:
-    """How a graph's saved values are titled: its compile id, or its DifferentiableGraph number."""
-    compile_id = step.annotations.get(Note.COMPILE_ID)
-    return f"compiled graph {compile_id}" if compile_id is not None else f"DifferentiableGraph {k}"
 
 
 def saved_values(trace: PassTrace) -> list[GraphSaved]:
@@ -175,7 +169,7 @@ def _latest(trace: PassTrace, which: GraphName, key: str | None = None) -> Step 
 def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_step: Step) -> GraphSaved:
     notes = dict(notes_step.annotations)
     wiring = gradient_wiring(forward.graph, backward.graph, notes)
-    name = graph_label(notes_step, k)
+    name = differentiated_graph_name(notes, k)
     f_values = [*wiring.captured_inputs_f, *wiring.captured_outputs_f]
     df_values = [*wiring.captured_inputs_df, *wiring.captured_outputs_df]
     n_inputs = len(wiring.captured_inputs_f)

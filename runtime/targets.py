@@ -61,16 +61,17 @@ from gradview.ir import (
 
 from . import autograd
 from .compile_model import CompileError, compile_and_trace, temporary_trace_dir
-from .compiled_trace import load_compiled_trace, looks_like_torch_trace
+from .compiled_trace import load_compiled_trace
 from .executor import GraphExecutor
 from .interpreter import GraphRuntimeError
 from .jit_log import load_jit_log
 from .pass_trace import PassTrace, TraceFormatError
 from .tensor import Tensor
+from .torch_trace_log import looks_like_torch_trace
 from .trace_types import Note
 
 __all__ = [
-    "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target",
+    "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target", "random_array",
     "parse_input_spec", "trace_executor", "trace_pipelines", "NO_INPUTS",
 ]
 
@@ -173,10 +174,11 @@ def _parse_entry(entry: str, position: int, rng: numpy.random.Generator, is_tens
     dtype = _DTYPES.get(dtype_name)
     if dtype is None:
         raise TargetError(f"--inputs entry {position + 1}: unknown dtype {dtype_name!r} (use one of {', '.join(_DTYPES)})")
-    return _random_array(rng, tuple(dims), dtype)
+    return random_array(rng, tuple(dims), dtype)
 
 
-def _random_array(rng: numpy.random.Generator, shape: tuple[int, ...], dtype: Any) -> numpy.ndarray:
+def random_array(rng: numpy.random.Generator, shape: tuple[int, ...], dtype: Any) -> numpy.ndarray:
+    """An example input: normal floats, small integers, random bools."""
     if numpy.dtype(dtype) == numpy.bool_:
         return rng.integers(0, 2, shape).astype(numpy.bool_)
     if numpy.issubdtype(dtype, numpy.integer):
@@ -195,7 +197,7 @@ def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
         dtype = _SCALAR_TYPES.get(type_.scalar_type or "")
         if dtype is None:
             return None
-        values.append(_random_array(rng, tuple(type_.sizes), dtype))
+        values.append(random_array(rng, tuple(type_.sizes), dtype))
     return values
 
 

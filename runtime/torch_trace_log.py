@@ -31,10 +31,12 @@ from typing import Any
 
 from .pass_trace import TraceFormatError
 
-__all__ = ["TorchTraceError", "TraceEntry", "read_torch_trace", "load_torch_trace"]
+__all__ = ["TorchTraceError", "TraceEntry", "read_torch_trace", "load_torch_trace", "looks_like_torch_trace"]
 
 # glog's prefix: level and date, time, thread id, file:line, then "] " and the message.
-_ENVELOPE = re.compile(r"^[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] (?P<json>\{.*\})\s*$")
+_GLOG_PREFIX = r"[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] "
+_ENVELOPE = re.compile(rf"^{_GLOG_PREFIX}(?P<json>\{{.*\}})\s*$")
+_STARTS_AN_ENTRY = re.compile(rf"^{_GLOG_PREFIX}\{{".encode())
 _METADATA = ("frame_id", "frame_compile_id", "attempt", "has_payload")
 
 
@@ -121,6 +123,11 @@ def read_torch_trace(text: str, source: str = "<trace>") -> list[TraceEntry]:
         current, payload = (number, envelope), []
     finish()
     return entries
+
+
+def looks_like_torch_trace(start: bytes) -> bool:
+    """Does a file starting with ``start`` look like a TORCH_TRACE log (an envelope first)?"""
+    return _STARTS_AN_ENTRY.match(start.lstrip()) is not None
 
 
 def load_torch_trace(path: str | Path) -> list[TraceEntry]:

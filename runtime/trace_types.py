@@ -40,6 +40,7 @@ __all__ = [
     "MAIN_GRAPH",
     "Note",
     "Recorder",
+    "differentiated_graph_name",
     "notes_dict",
 ]
 
@@ -226,6 +227,13 @@ class Note(enum.StrEnum):
 # AutogradZeroNotes, AutodiffSubgraphNotes and InlinedSubgraphNotes (imported
 # above): each field name is a Note value; :func:`notes_dict` turns one into
 # the step's annotations.
+
+
+def differentiated_graph_name(notes: Mapping[str, Any], k: int) -> str:
+    """What differentiated graph k is called, from its forward step's annotations:
+    ``compiled graph 0/0`` for torch.compile's, ``DifferentiableGraph 0`` for TorchScript's."""
+    compile_id = notes.get(Note.COMPILE_ID)
+    return f"compiled graph {compile_id}" if compile_id is not None else f"DifferentiableGraph {k}"
 
 
 def notes_dict(notes: Any) -> dict[str, Any]:

@@ -137,25 +137,20 @@ def _check_group(
 
 
 def _run(step: Step, inputs: Sequence[Any]) -> list[Any] | CheckResult:
-    """The step's outputs, or the failure as b's result naming the step."""
+    """The step's outputs, or the failure as b's result naming the step; an op gradview
+    has no kernel for leaves nothing to compare: unavailable, not a failure."""
+    status, why = "fail", "fails on seeded inputs of the forward's types"
     try:
         graph = _parse_step(step)
         return list(compile_graph(graph)(*[_copy_value(v) for v in inputs]))
     except _RunFailed as exc:
         error = str(exc)
-    except GraphCompileError as exc:  # an op gradview has no kernel for: nothing to compare, not a failure
-        where = f"step {step.index} {step.pass_name} [{graph_label(step.which)}]"
-        return CheckResult(
-            "divergence", "unavailable", f"b: {where} cannot run here: {_one_line(exc)}",
-            step.index, step.pass_name, graph_label(step.which),
-        )
+    except GraphCompileError as exc:
+        status, why, error = "unavailable", "cannot run here", _one_line(exc)
     except GraphRuntimeError as exc:
         error = _one_line(exc)
     where = f"step {step.index} {step.pass_name} [{graph_label(step.which)}]"
-    return CheckResult(
-        "divergence", "fail", f"b: {where} fails on seeded inputs of the forward's types: {error}",
-        step.index, step.pass_name, graph_label(step.which),
-    )
+    return CheckResult("divergence", status, f"b: {where} {why}: {error}", step.index, step.pass_name, graph_label(step.which))
 
 
 def _rows(names: list[str], wanted: list[Any], got: list[Any], rtol: float, atol: float) -> list[CheckRow]:

@@ -31,7 +31,7 @@ from gradview.ir import Graph, IRParseError, TensorType, parse_ir
 from gradview.kernels.dtypes import to_dtype
 from gradview.runtime.fx_tensor_types import evaluate_size
 from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.targets import example_inputs_for
+from gradview.runtime.targets import example_inputs_for, random_array
 from gradview.runtime.trace_types import Note
 
 __all__ = [
@@ -153,7 +153,7 @@ def _symbolic_inputs(graph: Graph, step: Step, group: CompiledGroup, seed: int) 
                 raise CompiledFeedError(
                     f"{group.label()}: input %{name} of step {step.index} has sizes the log's symbols do not fix"
                 )
-            values.append(_random_array(rng, tuple(int(s) for s in sizes), to_dtype(type_.scalar_type)))
+            values.append(random_array(rng, tuple(int(s) for s in sizes), to_dtype(type_.scalar_type)))
         elif isinstance(dims, str) and evaluate_size(dims, symbols) is not None:
             values.append(evaluate_size(dims, symbols))
         else:
@@ -162,15 +162,6 @@ def _symbolic_inputs(graph: Graph, step: Step, group: CompiledGroup, seed: int) 
                 "whose symbol the trace does not record"
             )
     return values
-
-
-def _random_array(rng: numpy.random.Generator, shape: tuple[int, ...], dtype: Any) -> numpy.ndarray:
-    """As runtime/targets.py makes example inputs: normal floats, small integers, random bools."""
-    if numpy.dtype(dtype) == numpy.bool_:
-        return rng.integers(0, 2, shape).astype(numpy.bool_)
-    if numpy.issubdtype(dtype, numpy.integer):
-        return rng.integers(0, 5, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def tangent_shapes(group: CompiledGroup, f_outputs: Sequence[Any] | None = None) -> list[Any]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gradview.runtime.trace_types import Note
+from gradview.runtime.trace_types import differentiated_graph_name
 
 from .export_joint import joint_layout
 from .layout import Layout, box_size, graphviz_program, union_layout
@@ -200,10 +200,7 @@ def _without_diff_marks(marks: Marks) -> Marks:
 
 # -- from a trace ----------------------------------------------------------------------
 def _view_label(view: View, dg: int, notes: dict[str, Any] | None = None) -> str | None:
-    if view is View.WHOLE:
-        return None
-    compile_id = (notes or {}).get(Note.COMPILE_ID)
-    return f"{view.value} of compiled graph {compile_id}" if compile_id is not None else f"{view.value} of DifferentiableGraph {dg}"
+    return None if view is View.WHOLE else f"{view.value} of {differentiated_graph_name(notes or {}, dg)}"
 
 
 def trace_frames(trace: Any, view: View = View.WHOLE, dg: int = 0, indices: Iterable[int] | None = None) -> list[Frame]:

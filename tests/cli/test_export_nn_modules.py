@@ -11,23 +11,15 @@ import pytest
 from gradview.cli.main import main
 from gradview.viewer.session import load_target
 
-from ..runtime.nn_modules import CASES
-
-ROOT = Path(__file__).resolve().parents[2]
+from ..runtime.nn_modules import CASES, write_builder
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_export_writes_every_step(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    builder = tmp_path / "model.py"
-    builder.write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from tests.runtime.nn_modules import build_case\n\n\n"
-        f"def build():\n    return build_case({name!r})\n"
-    )
+    target = write_builder(tmp_path / "model.py", name)
     out = tmp_path / "svg"
-    assert main(["export", f"{builder}:build", "--svg", str(out), "--all"]) == 0, capsys.readouterr().err
-    steps = len(load_target(f"{builder}:build").trace)
+    assert main(["export", target, "--svg", str(out), "--all"]) == 0, capsys.readouterr().err
+    steps = len(load_target(target).trace)
     written = sorted(out.glob("*.svg"))
     assert len(written) == steps > 0
     assert f"wrote {steps} SVG files" in capsys.readouterr().out

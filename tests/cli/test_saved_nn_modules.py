@@ -13,9 +13,7 @@ from gradview.cli.main import main
 from gradview.runtime import GraphExecutor, Tensor
 from gradview.runtime.targets import load_python
 
-from ..runtime.nn_modules import CASES
-
-ROOT = Path(__file__).resolve().parents[2]
+from ..runtime.nn_modules import CASES, write_builder
 
 
 def kept_by_the_executor(
@@ -53,21 +51,15 @@ def test_saved_lists_what_the_executor_keeps(
 ) -> None:
     """With PyTorch's inline threshold (small groups pasted back, their values saved by eager
     autograd op by op, not listed) and with none (every group kept)."""
-    builder = tmp_path / "model.py"
-    builder.write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from tests.runtime.nn_modules import build_case\n\n\n"
-        f"def build():\n    return build_case({name!r})\n"
-    )
+    target = write_builder(tmp_path / "model.py", name)
     extra = [] if threshold is None else ["--inline-threshold", str(threshold)]
-    assert main(["saved", f"{builder}:build", "--json", *extra]) == 0, capsys.readouterr().err
+    assert main(["saved", target, "--json", *extra]) == 0, capsys.readouterr().err
     listed = [
         (item["bytes"], tuple(item["shape"]), item["dtype"])
         for graph in json.loads(capsys.readouterr().out)["graphs"]
         for item in graph["saved"]
     ]
-    target = load_python(f"{builder}:build")
+    target = load_python(target)
     requires_grad = target.requires_grad or [
         isinstance(v, numpy.ndarray) and numpy.issubdtype(v.dtype, numpy.floating) for v in target.inputs
     ]
@@ -77,14 +69,8 @@ def test_saved_lists_what_the_executor_keeps(
 
 def test_a_group_pasted_back_is_named_not_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Linear+ReLU makes a DifferentiableGraph of 3 nodes, which PyTorch's threshold pastes back."""
-    builder = tmp_path / "model.py"
-    builder.write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from tests.runtime.nn_modules import build_case\n\n\n"
-        "def build():\n    return build_case('ReLU')\n"
-    )
-    assert main(["saved", f"{builder}:build"]) == 0
+    target = write_builder(tmp_path / "model.py", "ReLU")
+    assert main(["saved", target]) == 0
     captured = capsys.readouterr()
     assert captured.out == "no DifferentiableGraph or compiled graph of this target keeps values for backward\n"
     assert "note: DifferentiableGraph 0 is not listed: its DifferentiableGraph had 3 node(s)" in captured.err

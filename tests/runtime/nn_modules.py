@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -95,3 +96,15 @@ def build_case(name: str) -> tuple[nn.Module, tuple[Any, ...]]:
     case = CASES[name]
     module = case.build().double()
     return module, case.inputs()
+
+
+def write_builder(path: Path, name: str) -> str:
+    """Write ``model.py`` whose ``build()`` returns case ``name``; the ``model.py:build`` target."""
+    root = Path(__file__).resolve().parents[2]
+    path.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "from tests.runtime.nn_modules import build_case\n\n\n"
+        f"def build():\n    return build_case({name!r})\n"
+    )
+    return f"{path}:build"

@@ -58,6 +58,7 @@ def test_every_saved_value_recomputes_from_what_is_left(log: str) -> None:
     for graph in saved_values(trace):
         forward = trace[graph.forward_step].graph
         producer = {out.id: node for node in walk_records(forward, subgraphs=False) for out in node.outputs}
+        kinds = {node.id: node.kind for node in walk_records(forward, subgraphs=False)}
         inputs = {param.id for param in forward.params}
         for value in graph.saved:
             if value.producer == INPUT:
@@ -78,8 +79,7 @@ def test_every_saved_value_recomputes_from_what_is_left(log: str) -> None:
                     continue
                 expected.add(node.id)
                 stack.extend(used for used in node.inputs if used not in still and used not in inputs)
-            counted = {n for n in expected if next(
-                node.kind for node in walk_records(forward, subgraphs=False) if node.id == n) not in _PACKING}
+            counted = {n for n in expected if kinds[n] not in _PACKING}
             assert set(result.rerun_nodes) == counted, (log, value.name)
             made = {out.id for node in walk_records(forward, subgraphs=False) if node.id in expected for out in node.outputs}
             for node in walk_records(forward, subgraphs=False):

@@ -52,15 +52,11 @@ def test_the_empty_tab_says_why(tmp_path: Path) -> None:
     from gradview.runtime.targets import load_target
     from gradview.viewer.saved_rows import empty_message
 
+    from ..runtime.nn_modules import write_builder
+
     root = Path(__file__).resolve().parents[2]
-    builder = tmp_path / "model.py"
-    builder.write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {str(root)!r})\n"
-        "from tests.runtime.nn_modules import build_case\n\n\n"
-        "def build():\n    return build_case('ReLU')\n"
-    )
-    trace = load_target(f"{builder}:build").trace
+    target = write_builder(tmp_path / "model.py", "ReLU")
+    trace = load_target(target).trace
     assert empty_message(trace).startswith(
         "no DifferentiableGraph keeps values for backward: InlineAutodiffSubgraphs pasted back DifferentiableGraph 0"
     )
