@@ -157,6 +157,10 @@ class PassTrace:
         # DifferentiableGraph's first run captured for backward, in the Gradient's
         # order (captured inputs, then captured outputs); (None, None) for a non-array.
         self.saved_measured: dict[str, list[tuple[tuple[int, ...] | None, str | None]]] = {}
+        # The model's modules, when the graph came from one: dotted path (as
+        # ``named_modules()`` and ``gradview.ir.module_scope.module_path`` write it;
+        # "" for the model itself) -> the module's class name (``BasicBlock``).
+        self.module_types: dict[str, str] = {}
 
     # -- sequence protocol -----------------------------------------------------
     def __len__(self) -> int:
@@ -478,6 +482,8 @@ class PassTrace:
                 which: [[list(shape) if shape is not None else None, dtype] for shape, dtype in metas]
                 for which, metas in self.saved_measured.items()
             }
+        if self.module_types:
+            out["module_types"] = dict(self.module_types)
         return out
 
     def save(self, path: str) -> None:
@@ -530,6 +536,12 @@ class PassTrace:
                     (tuple(int(size) for size in shape) if shape is not None else None, None if dtype is None else str(dtype))
                     for shape, dtype in metas
                 ]
+            module_types = data.get("module_types", {})
+            if not isinstance(module_types, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in module_types.items()
+            ):
+                raise ValueError("module_types is not an object of strings")
+            trace.module_types = dict(module_types)
         except KeyError as exc:
             raise fail(f"missing field {exc}") from None
         except (TypeError, ValueError, IndexError, AttributeError) as exc:

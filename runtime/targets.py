@@ -310,9 +310,11 @@ def _load(
     lowered = target.lower()
     if ".py:" in lowered and lowered.rpartition(":")[0].endswith(".py"):
         loaded = load_python(target)
-        return _graph_session(
+        session = _graph_session(
             target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff, inline_threshold
         )
+        session.trace.module_types.update(loaded.module_types)
+        return session
     path = Path(target)
     if path.is_dir():
         return _compiled_session(target)
@@ -424,6 +426,8 @@ class PythonTarget:
     inputs: list[Any] | None = None
     # Which inputs require grad in the training step; None: every floating-point tensor.
     requires_grad: list[bool] | None = None
+    # A PyTorch model's modules: dotted path ("" the model) -> class name (``BasicBlock``).
+    module_types: dict[str, str] = field(default_factory=dict)
 
 
 def load_python(spec: str) -> PythonTarget:
@@ -505,7 +509,9 @@ def _build(spec: str, fn: Any) -> PythonTarget:
         floating = isinstance(value, numpy.ndarray) and numpy.issubdtype(value.dtype, numpy.floating)
         declared = getattr(graph_input.type(), "requires_grad", None)
         flags.append(floating if position < count or declared is None else floating and declared)
-    return PythonTarget(graph, inputs, flags)
+    named = getattr(model, "named_modules", None)
+    module_types = {path: type(module).__name__ for path, module in named()} if callable(named) else {}
+    return PythonTarget(graph, inputs, flags, module_types)
 
 
 def _as_value(value: Any) -> Any:
