@@ -1,0 +1,27 @@
+"""A 12-layer transformer encoder for ``gradview view examples/transformer_encoder.py:build``.
+
+``nn.TransformerEncoder`` of 12 ``nn.TransformerEncoderLayer`` (d_model 256,
+4 heads, feed-forward 512, batch first) over a batch of 2 sequences of 8
+tokens; PyTorch's tracer inlines it into about 1,340 nodes, with each layer's
+parameters named ``layers.N.self_attn.in_proj_weight``,
+``layers.N.linear1.weight`` and so on.
+
+The model is in eval mode so dropout is off and the traced graph is
+deterministic (a random op cannot be replayed; dropout in train mode would
+make the graph's values unrepeatable). Eval mode would let PyTorch take the
+fused "fast path" of the encoder layer, but only under ``torch.no_grad`` or for
+inputs that need no grad; tracing records the ordinary ops either way.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def build():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=512, dropout=0.1, batch_first=True)
+    model = nn.TransformerEncoder(layer, num_layers=12, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 8, 256)
+    return model, (x,)
