@@ -102,3 +102,10 @@ def build():
     model = resnet18().eval()  # eval: batch norm reads its running statistics (see the module docstring)
     x = torch.randn(1, 3, 64, 64)
     return model, (x,)
+
+
+def build_train():
+    """The model in train mode: what ``--compile`` records as a training step
+    (batch statistics, running statistics updated in place)."""
+    model, inputs = build()
+    return model.train(), inputs

@@ -25,3 +25,9 @@ def build():
     model = nn.TransformerEncoder(layer, num_layers=12, enable_nested_tensor=False).eval()
     x = torch.randn(2, 8, 256)
     return model, (x,)
+
+
+def build_train():
+    """The model in train mode (dropout on): what ``--compile`` records as a training step."""
+    model, inputs = build()
+    return model.train(), inputs
