@@ -17,7 +17,12 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_autodiff_option, add_compile_option, add_inline_threshold_option
+from .options import (
+    add_autodiff_option,
+    add_compile_option,
+    add_detail_option,
+    add_inline_threshold_option,
+)
 
 __all__ = ["register", "run", "choose_steps", "ExportError"]
 
@@ -59,6 +64,7 @@ def register(commands: Any) -> None:
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
     add_compile_option(parser)
+    add_detail_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -95,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> list[str]:
     """Do the export; returns what to report, raises ExportError with one line."""
+    from gradview.viewer.detail import Detail
     from gradview.viewer.export import export_trace_html, export_trace_svgs
     from gradview.viewer.layout import DotMissingError, LayoutError, graphviz_program
     from gradview.viewer.model import View
@@ -114,6 +121,7 @@ def _export(args: argparse.Namespace) -> list[str]:
     for note in session.notes:
         print(f"gradview: note: {note}", file=sys.stderr)
     view = View(args.view)
+    detail = Detail(args.detail) if args.detail else None
     try:
         indices = choose_steps(session.trace, view, args.dg, args.step, args.all)
     except ExportError as exc:
@@ -121,11 +129,14 @@ def _export(args: argparse.Namespace) -> list[str]:
     report = []
     try:
         if args.svg:
-            paths = export_trace_svgs(session.trace, args.svg, view, args.dg, indices, args.theme, args.leftovers)
+            paths = export_trace_svgs(
+                session.trace, args.svg, view, args.dg, indices, args.theme, args.leftovers, detail
+            )
             report.append(f"wrote {len(paths)} SVG file{'s' if len(paths) != 1 else ''} to {args.svg}")
         if args.html:
             export_trace_html(
-                session.trace, args.html, view, args.dg, indices, args.theme, f"gradview: {args.target}", args.leftovers
+                session.trace, args.html, view, args.dg, indices, args.theme, f"gradview: {args.target}",
+                args.leftovers, detail,
             )
             report.append(f"wrote {args.html} ({len(indices)} step{'s' if len(indices) != 1 else ''})")
     except (DotMissingError, LayoutError) as exc:

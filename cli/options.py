@@ -6,7 +6,7 @@ import argparse
 
 __all__ = [
     "AUTODIFF_CHOICES", "PYTORCH_INLINE_THRESHOLD", "add_autodiff_option", "add_compile_option",
-    "add_inline_threshold_option", "add_inputs_option",
+    "add_inline_threshold_option", "add_inputs_option", "DETAIL_CHOICES", "add_detail_option",
 ]
 
 # gradview.autodiff.AutodiffMode's values and DEFAULT_INLINE_THRESHOLD
@@ -14,6 +14,8 @@ __all__ = [
 # `gradview --help` does not import the autodiff stack.
 AUTODIFF_CHOICES = ("torch", "extended")
 PYTORCH_INLINE_THRESHOLD = 5
+# gradview.viewer.detail.Detail's values (tests/cli/test_options.py keeps them equal).
+DETAIL_CHOICES = ("model", "ops", "ir")
 
 
 def add_autodiff_option(parser: argparse.ArgumentParser) -> None:
@@ -60,4 +62,14 @@ def add_compile_option(parser: argparse.ArgumentParser) -> None:
         "--compile", action="store_true",
         help="for model.py:build: compile the model with torch.compile(backend='aot_eager'), run one "
         "forward and backward under a temporary TORCH_TRACE, and open AOTAutograd's graphs (needs PyTorch)",
+    )
+
+
+def add_detail_option(parser: argparse.ArgumentParser) -> None:
+    """``--detail model|ops|ir``: how much of the IR the pictures show."""
+    parser.add_argument(
+        "--detail", choices=DETAIL_CHOICES, default=None,
+        help="model: the model's modules as boxes (expand them to see inside), plumbing folded; "
+        "ops: every op, constants, lists and sizes folded into the op that reads them; ir: every node "
+        "(default: model when the graph comes from a PyTorch model with modules, else ir)",
     )

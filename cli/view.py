@@ -9,6 +9,7 @@ from typing import Any
 from .options import (
     add_autodiff_option,
     add_compile_option,
+    add_detail_option,
     add_inline_threshold_option,
     add_inputs_option,
 )
@@ -36,6 +37,7 @@ def register(commands: Any) -> None:
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
     add_compile_option(parser)
+    add_detail_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"gradview: error: {args.save_trace}: cannot write: {exc.strerror or exc}", file=sys.stderr)
             return 1
     from gradview.viewer.app import GradviewApp  # noqa: PLC0415
+    from gradview.viewer.detail import Detail  # noqa: PLC0415
 
-    GradviewApp(session, theme=args.theme).run()
+    GradviewApp(session, theme=args.theme, detail=Detail(args.detail) if args.detail else None).run()
     return 0

@@ -94,6 +94,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         Binding("n", "select_next(1)", "Next node"),
         Binding("N", "select_next(-1)", "Prev node", show=False),
         Binding("c", "follow", "Center"),
+        Binding("enter", "app.collapse_group", "Expand", show=False),
     ]
 
     NodeSelected = NodeSelected  # posted on a click on a node or ``n`` (viewer/messages.py)
@@ -482,12 +483,12 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._set_zoom(zoom)
         self._centre_drawing()
 
-    def select(self, node_id: int | None, follow: bool = True) -> None:
+    def select(self, node_id: int | None, follow: bool = True, clicked: bool = False) -> None:
         self.selected = node_id
         self.refresh()
         if follow and node_id is not None:
             self.action_follow()
-        self.post_message(self.NodeSelected(node_id))
+        self.post_message(self.NodeSelected(node_id, clicked))
 
     def action_select_next(self, direction: int) -> None:
         order = [n for n in self.graph.nodes if self._geometry is not None and n in self._geometry.node_cells]
@@ -546,7 +547,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         col, row = event.x + x, event.y + y
         node = self._geometry.node_at(col, row, self.graph.nodes)
         if node is not None:
-            self.select(node, follow=False)
+            self.select(node, follow=False, clicked=True)
 
 
 def _frame_text(row: int, c0: int, r0: int, c1: int, r1: int, title: str) -> str:

@@ -136,11 +136,18 @@ class Controller:
         with self._lock:
             self._zoom = zoom
 
-    def start(self) -> None:
-        """Want every layout (after the first paint: packing the trace competes with it)."""
+    def view_keys(self) -> list[LayoutKey]:
+        """The plain layout key of every view: the whole graph of each graph, then
+        forward, backward and joint of each DifferentiableGraph."""
         keys = list(dict.fromkeys(("whole", step.which) for step in self.trace))
         for dg in range(views.differentiable_graph_count(self.trace)):
             keys += [(View.FORWARD.value, dg), (View.BACKWARD.value, dg), (View.JOINT.value, dg)]
+        return keys
+
+    def start(self, plain: bool = True) -> None:
+        """Start the workers (after the first paint: packing the trace competes
+        with it); with ``plain``, want every plain layout (else only those asked for)."""
+        keys = self.view_keys() if plain else []
         with self._lock:
             self._started = True
             for key in keys:

@@ -21,10 +21,12 @@ from typing import Any
 
 from gradview.runtime.trace_types import differentiated_graph_name
 
+from .detail import Detail
 from .export_joint import joint_layout
 from .layout import Layout, box_size, graphviz_program, union_layout
 from .model import DrawGraph, DrawNode, Marks, View
 from .svg_dot import run_neato, step_crop, step_dot
+from .transforms import Transforms
 
 __all__ = [
     "Frame",
@@ -37,6 +39,7 @@ __all__ = [
     "view_layouts",
     "export_trace_svgs",
     "export_trace_html",
+    "export_transforms",
 ]
 
 Layouts = Layout | Mapping[str, Layout] | None
@@ -203,10 +206,17 @@ def _view_label(view: View, dg: int, notes: dict[str, Any] | None = None) -> str
     return None if view is View.WHOLE else f"{view.value} of {differentiated_graph_name(notes or {}, dg)}"
 
 
-def trace_frames(trace: Any, view: View = View.WHOLE, dg: int = 0, indices: Iterable[int] | None = None) -> list[Frame]:
+def trace_frames(
+    trace: Any,
+    view: View = View.WHOLE,
+    dg: int = 0,
+    indices: Iterable[int] | None = None,
+    transforms: Transforms | None = None,
+) -> list[Frame]:
     """Frames of the steps ``indices`` (default: all) of ``trace`` in ``view``
-    of DifferentiableGraph ``dg``, drawn and marked as the viewer does; steps
-    where the view has nothing to show are left out."""
+    of DifferentiableGraph ``dg``, drawn and marked as the viewer does, at the
+    level of detail of ``transforms`` (None: every IR node); steps where the
+    view has nothing to show are left out."""
     from .marks import step_marks
     from .view_steps import gradient_notes
     from .views import draw_step, view_unavailable_reason
@@ -217,11 +227,30 @@ def trace_frames(trace: Any, view: View = View.WHOLE, dg: int = 0, indices: Iter
             continue
         graph = draw_step(trace, index, view, dg)
         marks = step_marks(trace, index, view, dg)
+        if transforms is not None:
+            graph = transforms.picture(graph, _export_key(trace, index, view, dg)).graph
         frames.append(frame_for_step(trace[index], graph, marks, _view_label(view, dg, gradient_notes(trace, index, dg))))
     return frames
 
 
-def view_layouts(trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, dg: int = 0) -> dict[str, Layout]:
+def _export_key(trace: Any, index: int, view: View, dg: int) -> tuple[str, Any]:
+    """The view a step belongs to (its transform's key): as the viewer's layout keys."""
+    return ("whole", trace[index].which) if view is View.WHOLE else (view.value, dg)
+
+
+def export_transforms(trace: Any, detail: Detail | None) -> Transforms | None:
+    """The transforms an export draws with: the viewer's first view at ``detail``
+    (None: the viewer's default level), without fan-out stubs; None at the IR level."""
+    transforms = Transforms.for_trace(trace, detail)
+    transforms.stubs = False
+    if transforms.detail is Detail.IR and not transforms.default_collapsed:
+        return None
+    return transforms
+
+
+def view_layouts(
+    trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, dg: int = 0, transforms: Transforms | None = None
+) -> dict[str, Layout]:
     """The layout of each graph the frames show, made from every step of the
     trace that shows it (as the viewer lays it out), not only the exported ones,
     so an exported step looks as it does on screen."""
@@ -240,6 +269,8 @@ def view_layouts(trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, d
             elif view_unavailable_reason(trace, step.index, view, dg) is not None:
                 continue
             graph = draw_step(trace, step.index, view, dg, ghosts=False)
+            if transforms is not None:
+                graph = transforms.picture(graph, _export_key(trace, step.index, view, dg)).graph
             # Steps a pass left alone add nothing to the union (a label that grew does: its box grows).
             signature = hash(tuple(sorted((i, n.label) for i, n in graph.nodes.items())))
             if signature not in seen:
@@ -257,11 +288,14 @@ def export_trace_svgs(
     indices: Iterable[int] | None = None,
     theme: str = "dark",
     leftovers: bool = False,
+    detail: Detail | None = None,
 ) -> list[Path]:
-    """One SVG per step ``indices`` (default: all) of ``trace`` in ``view``, into ``directory``."""
+    """One SVG per step ``indices`` (default: all) of ``trace`` in ``view``, into
+    ``directory``, at ``detail`` (None: the viewer's default level)."""
     _need_graphviz()
-    frames = trace_frames(trace, view, dg, indices)
-    return export_steps(frames, directory, view_layouts(trace, frames, view, dg), theme, leftovers)
+    transforms = export_transforms(trace, detail)
+    frames = trace_frames(trace, view, dg, indices, transforms)
+    return export_steps(frames, directory, view_layouts(trace, frames, view, dg, transforms), theme, leftovers)
 
 
 def export_trace_html(
@@ -273,8 +307,11 @@ def export_trace_html(
     theme: str = "dark",
     title: str = "gradview",
     leftovers: bool = False,
+    detail: Detail | None = None,
 ) -> Path:
-    """One HTML page stepping through the steps ``indices`` (default: all) of ``trace`` in ``view``."""
+    """One HTML page stepping through the steps ``indices`` (default: all) of
+    ``trace`` in ``view``, at ``detail`` (None: the viewer's default level)."""
     _need_graphviz()
-    frames = trace_frames(trace, view, dg, indices)
-    return export_html(frames, path, view_layouts(trace, frames, view, dg), theme, title, leftovers)
+    transforms = export_transforms(trace, detail)
+    frames = trace_frames(trace, view, dg, indices, transforms)
+    return export_html(frames, path, view_layouts(trace, frames, view, dg, transforms), theme, title, leftovers)

@@ -20,10 +20,12 @@ from textual.widgets import Static
 
 from . import views
 from .controller import layout_key
+from .detail import Detail, next_detail
 from .graph_analysis import GROUP_PREFIXES, collapsible_groups
 from .layout_service import union_members
 from .model import DrawGraph
-from .transforms import MAX_HOPS, Picture, Transforms, ViewTransform, describe
+from .module_tree import child_modules, is_module_key, key_path, module_key
+from .transforms import MAX_HOPS, Picture, Transforms, ViewTransform, describe, transform_key
 
 if TYPE_CHECKING:
     from .app import GradviewApp
@@ -39,11 +41,25 @@ class LargeGraphTools:
     _large_key: Hashable | None = None  # the transformed layout the screen waits for
     _large_picture: Picture | None = None  # the picture the transform gives (laid out or not)
 
-    def init_large_graph(self) -> None:
-        self.transforms = Transforms()
+    def init_large_graph(self: GradviewApp, detail: Detail | None = None) -> None:
+        """Every view's transform, at ``detail`` (see :meth:`Transforms.for_trace`)."""
+        self.transforms = Transforms.for_trace(self.trace, detail)
         self._large_key = None
         self._large_picture = None
         self.large_note = ""
+
+    def start_layouts(self: GradviewApp) -> None:
+        """Lay out every view at the level on screen: the plain union layouts at
+        the IR level; above it, each view's picture as its transform folds it
+        (the plain union of a real model is what takes dot over its limit)."""
+        if self.transforms.detail is Detail.IR and not self.transforms.default_collapsed:
+            self.controller.start()
+            return
+        self.controller.start(plain=False)
+        for base in self.controller.view_keys():
+            state = self.transforms.state(base)
+            if state.restructures:
+                self._request_transformed(base, state, transform_key(base, state))
 
     # -- what refresh_view draws ---------------------------------------------------------------
     def large_picture(self: GradviewApp, drawing: DrawGraph, base: Hashable) -> Picture:
@@ -56,6 +72,7 @@ class LargeGraphTools:
         if picture.collapsed is not None and self.selected in picture.collapsed.box_of:
             self.selected = picture.collapsed.box_of[self.selected]  # a folded node: its box stands for it
         note = describe(picture, state, drawing)
+        note = f"detail: {state.detail.value} (l)" + (f" · {note}" if note else "")
         if picture.key != base and picture.key not in self.layouts:
             error = self.controller.layout_errors.get(picture.key)
             if error is None:
@@ -64,7 +81,10 @@ class LargeGraphTools:
                 note += " · laying out…"
             else:
                 note += f" · {error}"
-            picture = self.transforms.picture(drawing, base, ViewTransform(stubs=state.stubs))
+            if state.detail is Detail.IR or base in self.layouts:
+                # The plain picture while the transformed one is laid out; above the
+                # IR level the canvas waits instead (a real model's plain layout is the slow one).
+                picture = self.transforms.picture(drawing, base, ViewTransform(stubs=state.stubs))
         self.large_note = note
         return picture
 
@@ -120,25 +140,59 @@ class LargeGraphTools:
         state = self.transforms.state(base)
         picture = self._large_picture
         if picture is not None and picture.collapsed is not None and self.selected in picture.collapsed.groups:
-            group = picture.collapsed.groups[self.selected]  # type: ignore[index]
-            members = picture.collapsed.members[self.selected]  # type: ignore[index]
-            first = next((i for i in members if i in drawing.nodes), None)
-            focus = first if state.focus == self.selected else state.focus  # a focus on the box: on its first node
-            self._change(base, replace(state, collapsed=state.collapsed - {group}, focus=focus), first)
-            self.notify(f"expanded {drawing.clusters[group].title}" if group in drawing.clusters else "expanded", timeout=2)
+            self.expand_box(base, drawing, state, picture)
             return
-        node = drawing.nodes.get(self.selected) if self.selected is not None else None
+        shown = picture.graph if picture is not None else drawing
+        node = shown.nodes.get(self.selected) if self.selected is not None else None
         key = node.cluster if node is not None else None
-        while key is not None and key in drawing.clusters:
-            cluster = drawing.clusters[key]
-            if cluster.title.startswith(GROUP_PREFIXES) and key not in state.collapsed:
-                new = replace(state, collapsed=state.collapsed | {key})
+        while key is not None and key in shown.clusters:
+            cluster = shown.clusters[key]
+            if (cluster.title.startswith(GROUP_PREFIXES) or is_module_key(key)) and key not in state.collapsed:
+                inside = key_path(key) + "." if is_module_key(key) else None
+                kept = frozenset(k for k in state.collapsed if not (inside and k.startswith(module_key(inside))))
+                new = replace(state, collapsed=kept | {key})
                 self.transforms.set_state(base, new)
                 self._change(base, new, self.transforms.box_id(key))
                 return
             key = cluster.parent
-        self.notify("select a node inside a DifferentiableGraph, GradOf or If/Loop block (or a collapsed box), "
-                    "then x", severity="warning", timeout=5)
+        self.notify("select a node inside a module, a DifferentiableGraph, GradOf or If/Loop block "
+                    "(or a folded box), then x", severity="warning", timeout=5)
+
+    def expand_box(self: GradviewApp, base: Hashable, drawing: DrawGraph, state: ViewTransform, picture: Picture) -> None:
+        """Unfold the selected box in place; a module's submodules come out folded, one level at a time."""
+        assert picture.collapsed is not None and self.selected is not None
+        group = picture.collapsed.groups[self.selected]
+        members = picture.collapsed.members[self.selected]
+        first = next((i for i in members if i in drawing.nodes), None)
+        focus = first if state.focus == self.selected else state.focus  # a focus on the box: on its first node
+        collapsed = state.collapsed - {group}
+        if is_module_key(group):
+            collapsed |= {module_key(path) for path in child_modules(self.transforms.modules, key_path(group))}
+        new = replace(state, collapsed=collapsed, focus=focus)
+        self.transforms.set_state(base, new)
+        self._change(base, new, first)
+        title = key_path(group) if is_module_key(group) else drawing.clusters[group].title if group in drawing.clusters else ""
+        self.notify(f"expanded {title}" if title else "expanded", timeout=2)
+
+    def action_next_detail(self: GradviewApp) -> None:
+        """l: the next level of detail (model -> ops -> ir), for every view."""
+        self.transforms.detail = next_detail(self.transforms.detail)
+        self.notify(f"detail: {self.transforms.detail.value}", timeout=2)
+        self.refresh_view()
+
+    def expand_clicked(self: GradviewApp) -> bool:
+        """A click on a folded module's box unfolds it (True when it did)."""
+        picture = self._large_picture
+        if picture is None or picture.collapsed is None or self.selected not in picture.collapsed.groups:
+            return False
+        if not is_module_key(picture.collapsed.groups[self.selected]):  # type: ignore[index]
+            return False
+        found = self._view_drawing()
+        if found is None:
+            return False
+        base, drawing = found
+        self.expand_box(base, drawing, self.transforms.state(base), picture)
+        return True
 
     def action_collapse_all(self: GradviewApp) -> None:
         """X: fold every group of the view, or unfold them all when any is folded."""

@@ -47,9 +47,10 @@ class StepChosen(Message):
 class NodeSelected(Message):
     """The user selected a node on the canvas (by click or by ``n``)."""
 
-    def __init__(self, node_id: int | None) -> None:
+    def __init__(self, node_id: int | None, clicked: bool = False) -> None:
         super().__init__()
         self.node_id = node_id
+        self.clicked = clicked  # by a click (a click on a folded module's box unfolds it)
 
 
 class SplitterMoved(Message):

@@ -55,6 +55,9 @@ class DrawNode:
     role: NodeRole = NodeRole.OP
     cluster: str | None = None  # key into DrawGraph.clusters, None for top level
     tooltip: str = ""  # the node's printed IR line
+    # The nn.Module the node comes from, as named_modules() spells it ("layer1.0.conv1";
+    # "" for none or the model itself): a parameter's input box names its owner.
+    module: str = ""
 
 
 @dataclass(frozen=True)

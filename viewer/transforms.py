@@ -24,10 +24,22 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
+from .detail import Detail
 from .graph_analysis import Collapsed, Stubs, collapse, fan_out_stubs, focus_graph
 from .layout import union_graph
 from .model import DrawGraph, DrawNode
+from .module_tree import (
+    frame_modules,
+    is_module_key,
+    label_module_boxes,
+    largest_graph,
+    merge_box_edges,
+    module_key,
+    top_modules,
+    trace_module_types,
+)
 
 __all__ = [
     "DEFAULT_HOPS",
@@ -39,10 +51,12 @@ __all__ = [
     "stub_labels",
     "describe",
     "Transforms",
+    "FOLD_ABOVE",
 ]
 
 DEFAULT_HOPS = 2
 MAX_HOPS = 6
+FOLD_ABOVE = 40  # nodes: a larger model's graph opens with its top-level modules folded
 _BOX_BASE = -2_000_000  # collapsed-group boxes, shared by every drawing of the app
 _PICTURES_KEPT = 64
 _MEMBERS_KEPT = 1  # views whose drawings are kept for transformed layouts (at 5,000 ops, 12 of 60,000 boxes)
@@ -57,14 +71,18 @@ class ViewTransform:
     focus: int | None = None
     hops: int = DEFAULT_HOPS
     stubs: bool = True
+    detail: Detail = Detail.IR
 
     @property
     def restructures(self) -> bool:
         """True when the boxes differ from the plain view's (a layout of its own)."""
-        return bool(self.collapsed) or self.focus is not None
+        return bool(self.collapsed) or self.focus is not None or self.detail is not Detail.IR
 
     def signature(self) -> tuple[Hashable, ...]:
-        return (tuple(sorted(self.collapsed)), self.focus, self.hops if self.focus is not None else None, self.stubs)
+        return (
+            tuple(sorted(self.collapsed)), self.focus, self.hops if self.focus is not None else None, self.stubs,
+            self.detail.value,
+        )
 
 
 def transform_key(base: Hashable, state: ViewTransform) -> tuple[Hashable, ...]:
@@ -112,15 +130,52 @@ class Transforms:
     def __init__(self) -> None:
         self._states: dict[Hashable, ViewTransform] = {}
         self.stubs = True  # o: for every view
+        self.detail = Detail.IR  # the detail key: for every view
+        self.modules: dict[str, str] = {}  # the model's modules (path -> class name), for the model level
+        self.default_collapsed: frozenset[str] = frozenset()  # a view's folded modules until the user changes them
         self._box_ids: dict[str, int] = {}
         self._lock = threading.Lock()  # the members and picture caches and box ids are used from worker threads
         self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
         self._pictures: OrderedDict[tuple[int, Hashable, ViewTransform], tuple[DrawGraph, Picture]] = OrderedDict()
 
+    @classmethod
+    def for_trace(cls, trace: Any, detail: Detail | None = None) -> Transforms:
+        """The transforms a trace opens with, on screen and in exports alike: at
+        ``detail`` (None: the model level when the trace has a model's modules,
+        else the IR level), a graph of more than FOLD_ABOVE nodes with each
+        top-level module folded into one box."""
+        transforms = cls()
+        modules = trace_module_types(trace)
+        transforms.modules = modules
+        transforms.detail = detail if detail is not None else (Detail.MODEL if modules else Detail.IR)
+        if modules and largest_graph(trace) > FOLD_ABOVE:
+            transforms.set_defaults(frozenset(module_key(path) for path in top_modules(modules)))
+        return transforms
+
     # -- state ------------------------------------------------------------------------------
+    def set_defaults(self, collapsed: frozenset[str]) -> None:
+        """The groups every view opens with folded (the model level's top-level modules)."""
+        with self._lock:
+            for key in collapsed:
+                self._box_ids.setdefault(key, _BOX_BASE - len(self._box_ids))
+        self.default_collapsed = collapsed
+
     def state(self, base: Hashable) -> ViewTransform:
-        state = self._states.get(base, ViewTransform())
-        return state if state.stubs == self.stubs else replace(state, stubs=self.stubs)
+        """View ``base``'s transform at the detail level and stubs setting on now
+        (module groups count at the model level only)."""
+        state = self._states.get(base)
+        if state is None:
+            state = ViewTransform(collapsed=self.default_collapsed)
+        if state.stubs != self.stubs or state.detail is not self.detail:
+            state = replace(state, stubs=self.stubs, detail=self.detail)
+        if self.detail is not Detail.MODEL and any(is_module_key(key) for key in state.collapsed):
+            state = replace(state, collapsed=frozenset(k for k in state.collapsed if not is_module_key(k)))
+        return state
+
+    def stored_collapsed(self, base: Hashable) -> frozenset[str]:
+        """The groups view ``base`` keeps folded, modules included whatever the level."""
+        state = self._states.get(base)
+        return state.collapsed if state is not None else self.default_collapsed
 
     def set_state(self, base: Hashable, state: ViewTransform) -> None:
         with self._lock:
@@ -161,10 +216,16 @@ class Transforms:
         """Collapse, then focus (around the box that hides the centre, if one
         does), then stubs; the picture's key is left to the caller."""
         graph, folded, missing = drawing, None, False
+        if state.detail is Detail.MODEL and self.modules:
+            graph = frame_modules(graph, self.modules)
         if state.collapsed:
             with self._lock:
                 ids = {key: self._box_ids[key] for key in state.collapsed if key in self._box_ids}
+            framed = graph
             folded = collapse(graph, state.collapsed, ids)
+            if state.detail is Detail.MODEL:
+                label_module_boxes(folded, framed, self.modules)
+                merge_box_edges(folded.graph, {box for box, key in folded.groups.items() if is_module_key(key)})
             graph = folded.graph
         if state.focus is not None:
             centre = folded.box_of.get(state.focus, state.focus) if folded is not None else state.focus
@@ -193,7 +254,12 @@ class Transforms:
                 self._members[base] = drawings
                 while len(self._members) > _MEMBERS_KEPT:
                     self._members.popitem(last=False)
-        return union_graph([self.apply(drawing, state).graph for drawing in drawings])
+        union = union_graph([self.apply(drawing, state).graph for drawing in drawings])
+        if state.detail is Detail.MODEL:
+            with self._lock:
+                boxes = {box for key, box in self._box_ids.items() if is_module_key(key)}
+            merge_box_edges(union, boxes)
+        return union
 
 
 def describe(picture: Picture, state: ViewTransform, drawing: DrawGraph) -> str:
@@ -206,8 +272,12 @@ def describe(picture: Picture, state: ViewTransform, drawing: DrawGraph) -> str:
         where = " (not in this step)" if picture.focus_missing else ""
         parts.append(f"focus: {state.hops} hop{'s' if state.hops != 1 else ''} around {name}{where} (f)")
     if picture.collapsed is not None and picture.collapsed.groups:
-        count = len(picture.collapsed.groups)
-        parts.append(f"{count} group{'s' if count != 1 else ''} collapsed (x X)")
+        modules = sum(1 for key in picture.collapsed.groups.values() if is_module_key(key))
+        others = len(picture.collapsed.groups) - modules
+        if modules:
+            parts.append(f"{modules} module{'s' if modules != 1 else ''} folded (enter/x expands)")
+        if others:
+            parts.append(f"{others} group{'s' if others != 1 else ''} collapsed (x X)")
     if picture.stubs is not None:
         count = len(picture.stubs.labels)
         parts.append(f"stubs: {count} value{'s' if count != 1 else ''} (o)")

@@ -45,6 +45,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
+from gradview.ir.module_scope import module_path, owner_of_parameter
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import (
     BlockRecord,
@@ -58,6 +59,7 @@ from gradview.runtime.trace_types import Note
 from .labels import abbreviate
 from .layout import drop_broken_clusters
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
+from .module_tree import trace_module_paths
 from .ui_priority import step_aside
 from .view_steps import (
     changed_here,
@@ -177,8 +179,9 @@ class _Memo:
     millions of boxes. Keyed by ``id``, the record kept beside its entry so
     the id cannot be reused while the entry lives."""
 
-    def __init__(self) -> None:
+    def __init__(self, modules: frozenset[str] = frozenset()) -> None:
         self.lock = threading.Lock()
+        self.modules = modules  # the trace's module paths: a parameter input's owner is one of them
         self.nodes: dict[int, tuple[NodeRecord, NodeRole, str, str, str]] = {}
         self.boxes: dict[tuple[int, str | None], tuple[NodeRecord | ValueRecord, DrawNode]] = {}
         # The last few steps' graphs drawn without ghosts: step index -> (numbers, drawing).
@@ -217,13 +220,20 @@ class _Memo:
             return found[1]
         if isinstance(record, ValueRecord):
             label = _clip(f"%{record.name} : {short_type(record.type)}")
-            box = DrawNode(record.id, label, NodeRole.INPUT, cluster)
+            box = DrawNode(record.id, label, NodeRole.INPUT, cluster, "", self.input_module(record.name))
         else:
             role, label, _, _ = self.node(record)
-            box = DrawNode(record.id, label, role, cluster)
+            box = DrawNode(record.id, label, role, cluster, "", module_path(record.scope))
         with self.lock:
             self.boxes[key] = (record, box)
         return box
+
+
+    def input_module(self, name: str) -> str:
+        """The module owning a graph input named like a parameter (``layer1.0.conv1.weight``), else ""."""
+        if not self.modules:
+            return ""
+        return owner_of_parameter(name, self.modules) or ""
 
 
 class _Union(DrawGraph):
@@ -263,7 +273,7 @@ def _memo(trace: PassTrace) -> _Memo:
         found = _MEMOS.get(id(trace))
         if found is not None and found[0]() is trace:
             return found[1]
-        memo = _Memo()
+        memo = _Memo(frozenset(trace_module_paths(trace)))
         key = id(trace)
         _MEMOS[key] = (weakref.ref(trace, lambda _ref: _MEMOS.pop(key, None)), memo)
         return memo
@@ -293,7 +303,10 @@ class _Drawer:
                 self.union.add_node(self.memo.box(param, cluster))
             else:
                 label = _clip(f"%{param.name} : {short_type(param.type)}")
-                self.out.add_node(DrawNode(param.id, label, NodeRole.INPUT, cluster, f"%{param.name} : {param.type}"))
+                self.out.add_node(DrawNode(
+                    param.id, label, NodeRole.INPUT, cluster, f"%{param.name} : {param.type}",
+                    self.memo.input_module(param.name),
+                ))
             self.source[param.id] = param.id
         self.nodes(record.nodes, cluster)
         self.returns(record.returns, return_id(scope), "return", cluster)
@@ -325,7 +338,9 @@ class _Drawer:
                 self.union.add_node(self.memo.box(node, cluster))
             else:
                 role, label, head, tail = self.memo.node(node)
-                self.out.add_node(DrawNode(node.id, label, role, cluster, head + _inputs_text(node, self.names) + tail))
+                self.out.add_node(DrawNode(
+                    node.id, label, role, cluster, head + _inputs_text(node, self.names) + tail, module_path(node.scope)
+                ))
             for value in node.inputs:
                 self.edge(value, node.id)
             for index, block in enumerate(node.blocks):

@@ -1,0 +1,321 @@
+"""The model's module hierarchy as the picture's skeleton.
+
+A real model's graph is hundreds or thousands of ops; the model that made it
+is a few dozen modules (``conv1``, ``layer1`` ... ``fc``), and PyTorch prints
+each node's module (its ``scope``). Here the modules become frames of the
+drawing, nested as the modules are: one cluster per module, keyed
+``mod:<path>``, holding the module's own nodes and the frames of its
+submodules; a parameter's input box sits in the module that owns it. The
+large-graph tools then fold any of them into one box (``collapse``), which is
+how the model level opens: each top-level module one box.
+
+DifferentiableGraph, GradOf and If/Loop frames keep their nesting: such a
+frame sits in the innermost module holding all of its nodes (their common
+ancestor), so folding that module folds the frame with it.
+
+Everything is linear in the drawing; nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Iterable, Mapping
+
+from gradview.ir.module_scope import ancestors, module_path, parent_path
+from gradview.runtime.pass_trace import PassTrace
+from gradview.runtime.trace_records import walk_records
+
+from .graph_analysis import Collapsed
+from .labels import abbreviate
+from .model import Cluster, DrawGraph, DrawNode, NodeRole
+
+__all__ = [
+    "MODULE_KEY_PREFIX",
+    "module_key",
+    "is_module_key",
+    "key_path",
+    "trace_module_paths",
+    "trace_module_types",
+    "largest_graph",
+    "top_modules",
+    "child_modules",
+    "frame_modules",
+    "label_module_boxes",
+    "merge_box_edges",
+]
+
+MODULE_KEY_PREFIX = "mod:"
+_LINE = 36  # characters per box line, as the op boxes
+
+
+def module_key(path: str) -> str:
+    """The cluster key of module ``path``."""
+    return MODULE_KEY_PREFIX + path
+
+
+def is_module_key(key: str | None) -> bool:
+    return key is not None and key.startswith(MODULE_KEY_PREFIX)
+
+
+def key_path(key: str) -> str:
+    """The module path of a module cluster key."""
+    return key[len(MODULE_KEY_PREFIX):]
+
+
+# -- the trace's modules ----------------------------------------------------------------------
+_found: dict[int, tuple[weakref.ref[PassTrace], dict[str, str]]] = {}
+_found_lock = threading.Lock()
+
+
+def trace_module_types(trace: PassTrace) -> dict[str, str]:
+    """Every module of the trace's model (its path, "" never) -> its class name
+    ("" where only the scope names it): the modules the trace records
+    (``PassTrace.module_types``) and every module a node's scope names, with
+    their ancestors. Read once per trace, from the first step of each graph
+    (nodes made later by passes carry the scopes they were made from)."""
+    with _found_lock:
+        found = _found.get(id(trace))
+        if found is not None and found[0]() is trace:
+            return found[1]
+    types: dict[str, str] = {}
+    seen: set[object] = set()
+    for step in trace.steps:
+        if step.which in seen:
+            continue
+        seen.add(step.which)
+        for record in walk_records(step.graph):
+            path = module_path(record.scope)
+            if path and path not in types:
+                for level in ancestors(path):
+                    types.setdefault(level, "")
+    for path, name in trace.module_types.items():
+        if path:
+            for level in ancestors(path):
+                types.setdefault(level, "")
+            types[path] = name
+    key = id(trace)
+    with _found_lock:
+        _found[key] = (weakref.ref(trace, lambda _ref: _found.pop(key, None)), types)
+    return types
+
+
+def largest_graph(trace: PassTrace) -> int:
+    """The node count of the largest graph the trace shows (the first step of
+    each graph, DifferentiableGraphs' nodes included)."""
+    sizes: dict[object, int] = {}
+    for step in trace.steps:
+        if step.which not in sizes:
+            sizes[step.which] = sum(1 for _ in walk_records(step.graph))
+    return max(sizes.values(), default=0)
+
+
+def trace_module_paths(trace: PassTrace) -> set[str]:
+    """The module paths of :func:`trace_module_types`."""
+    return set(trace_module_types(trace))
+
+
+def top_modules(modules: Iterable[str]) -> list[str]:
+    """The modules directly below the model, in the order given."""
+    return [path for path in modules if path and "." not in path]
+
+
+def child_modules(modules: Iterable[str], path: str) -> list[str]:
+    """The modules directly below ``path``, in the order given."""
+    return [other for other in modules if other and parent_path(other) == path]
+
+
+# -- frames -----------------------------------------------------------------------------------
+def _common(a: str, b: str) -> str:
+    """The innermost module holding both ``a`` and ``b`` ("" the model)."""
+    if a == b or not a or not b:
+        return a if a == b else ""
+    left, right = a.split("."), b.split(".")
+    size = 0
+    for x, y in zip(left, right, strict=False):
+        if x != y:
+            break
+        size += 1
+    return ".".join(left[:size])
+
+
+def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
+    """``graph`` with a frame per module (``mod:<path>``, nested as the modules),
+    holding the nodes drawn outside other frames and the outermost frames of
+    DifferentiableGraphs and blocks (each in the common module of its nodes).
+    Nodes without a module stay outside every module frame. ``graph`` is not changed."""
+    # The common module of each outermost frame's nodes.
+    outermost: dict[str, str] = {}
+
+    def top(key: str) -> str:
+        found = outermost.get(key)
+        if found is None:
+            parent = graph.clusters[key].parent if key in graph.clusters else None
+            found = top(parent) if parent is not None and parent in graph.clusters else key
+            outermost[key] = found
+        return found
+
+    frame_module: dict[str, str] = {}
+    for node in graph.nodes.values():
+        if node.cluster is None or node.cluster not in graph.clusters:
+            continue
+        if node.role is NodeRole.RETURN:
+            continue  # a block's return box belongs to its block, not to a module
+        frame = top(node.cluster)
+        frame_module[frame] = _common(frame_module[frame], node.module) if frame in frame_module else node.module
+
+    used: set[str] = set()
+    out = DrawGraph()
+    out.ghosts = set(graph.ghosts)
+    for node_id, node in graph.nodes.items():
+        # Constants are shared plumbing (ConstantPooling keeps one per value, in
+        # whichever module came first): in a module they would wire it to every reader.
+        if node.cluster is None and node.module and node.role is NodeRole.OP or node.role is NodeRole.INPUT and node.module:
+            out.nodes[node_id] = DrawNode(
+                node.id, node.label, node.role, module_key(node.module), node.tooltip, node.module
+            )
+            used.add(node.module)
+        else:
+            out.nodes[node_id] = node
+    out.edges = list(graph.edges)
+    for key, cluster in graph.clusters.items():
+        if cluster.parent is None and frame_module.get(key):
+            module = frame_module[key]
+            used.add(module)
+            out.clusters[key] = Cluster(cluster.key, cluster.title, module_key(module))
+        else:
+            out.clusters[key] = cluster
+    for path in sorted({level for found in used for level in ancestors(found)}, key=lambda p: p.count(".")):
+        parent = parent_path(path)
+        kind = types.get(path, "")
+        title = f"{path} · {kind}" if kind else path
+        out.clusters[module_key(path)] = Cluster(module_key(path), title, module_key(parent) if parent else None)
+    # Frames in the order a parent comes before its children (the layout writes them so).
+    ordered = {k: c for k, c in out.clusters.items() if is_module_key(k)}
+    ordered.update((k, c) for k, c in out.clusters.items() if not is_module_key(k))
+    out.clusters = ordered
+    return out
+
+
+# -- module boxes -----------------------------------------------------------------------------
+_TYPE = re.compile(r" : (.+)$")
+_DTYPE_BYTES = {
+    "Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2,
+    "Char": 1, "Byte": 1, "Bool": 1,
+}
+
+
+def _input_type(node: DrawNode) -> str:
+    """``Float(64, 3, 7, 7)`` from an input box's label ``%conv1.weight : Float(64, 3, 7, 7)``."""
+    found = _TYPE.search(node.label.splitlines()[0]) if node.label else None
+    return found.group(1) if found else ""
+
+
+def _bytes(type_text: str) -> int:
+    head, paren, rest = type_text.partition("(")
+    size = _DTYPE_BYTES.get(head)
+    if size is None or not paren:
+        return 0
+    count = 1
+    for part in rest.rstrip(")").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit():
+            return 0
+        count *= int(part)
+    return count * size
+
+
+def _size_text(count: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
+
+
+def label_module_boxes(folded: Collapsed, before: DrawGraph, types: Mapping[str, str]) -> None:
+    """Give each folded module's box its summary: name and class, op count and
+    parameter bytes, the shapes going in and out. ``before`` is the drawing
+    that was folded (the boxes' members are its nodes)."""
+    out = folded.graph
+    edge_types = _edge_types(before)
+    for box, key in folded.groups.items():
+        if not is_module_key(key):
+            continue
+        path = key_path(key)
+        members = set(folded.members[box])
+        ops = sum(1 for i in members if before.nodes[i].role is NodeRole.OP)
+        params = sum(_bytes(_input_type(before.nodes[i])) for i in members if before.nodes[i].role is NodeRole.INPUT)
+        ins: list[str] = []
+        outs: list[str] = []
+        for edge in before.edges:
+            inside_source, inside_target = edge.source in members, edge.target in members
+            if inside_source == inside_target:
+                continue
+            shape = edge_types.get(edge.value_id, "")
+            bucket = outs if inside_source else ins
+            if shape and shape not in bucket:
+                bucket.append(shape)
+        kind = types.get(path, "")
+        lines = [abbreviate(path.rpartition(".")[2] if "." in path else path, _LINE)]
+        if kind:
+            lines[0] = abbreviate(f"{lines[0]} · {kind}", _LINE)
+        counts = f"{ops} op{'s' if ops != 1 else ''}"
+        if params:
+            counts += f" · {_size_text(params)} params"
+        lines.append(counts)
+        if ins:
+            lines.append(abbreviate("in  " + ", ".join(ins[:2]) + (" …" if len(ins) > 2 else ""), _LINE))
+        if outs:
+            lines.append(abbreviate("out " + ", ".join(outs[:2]) + (" …" if len(outs) > 2 else ""), _LINE))
+        node = out.nodes[box]
+        tooltip = f"module {path}" + (f" ({kind})" if kind else "") + f": {ops} ops, folded (x or enter expands it)"
+        out.nodes[box] = DrawNode(box, "\n".join(lines), node.role, node.cluster, tooltip, path)
+
+
+def merge_box_edges(graph: DrawGraph, boxes: set[int] | frozenset[int]) -> None:
+    """One arrow per pair of ends where an end is one of ``boxes`` (folded
+    modules): the values a module hands on (a block's several results, each
+    step's own copies in a union) are one arrow in the picture, which keeps
+    the layout to the modules' chain."""
+    if not boxes:
+        return
+    seen: set[tuple[int, int]] = set()
+    kept = []
+    for edge in graph.edges:
+        if edge.source in boxes or edge.target in boxes:
+            pair = (edge.source, edge.target)
+            if pair in seen:
+                continue
+            seen.add(pair)
+        kept.append(edge)
+    graph.edges = kept
+
+
+def _edge_types(graph: DrawGraph) -> dict[int, str]:
+    """Value id -> its short type, read from the producing box's label
+    (``%h : Float(1, 64)`` lines) or an input box's."""
+    types: dict[int, str] = {}
+    by_name: dict[int, dict[str, str]] = {}
+    for node in graph.nodes.values():
+        if node.role is NodeRole.INPUT:
+            types[node.id] = _input_type(node)
+            continue
+        named = {}
+        for line in node.label.splitlines()[1:]:
+            name, sep, type_text = line.partition(" : ")
+            if sep and name.startswith("%"):
+                named[name] = type_text
+        if named:
+            by_name[node.id] = named
+    for edge in graph.edges:
+        if edge.value_id in types:
+            continue
+        named = by_name.get(edge.source)
+        if named and edge.label in named:
+            types[edge.value_id] = named[edge.label]
+        elif named and len(named) == 1:
+            types[edge.value_id] = next(iter(named.values()))
+    return types
