@@ -24,6 +24,7 @@ from . import tasks, ui_priority, views
 from .check_result import CheckCancelled, CheckResult
 from .commands import GradviewCommands
 from .controller import Controller, layout_key
+from .detail import Detail
 from .formatting import (
     add_run_values,
     autodiff_label,
@@ -94,6 +95,7 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
         Binding("c", "canvas('follow')", "Center", show=False),
         # Large graphs (viewer/large_graph.py): collapse, focus, fan-out stubs.
         Binding("x", "collapse_group", "Collapse", show=False),
+        Binding("l", "next_detail", "Detail"),
         Binding("X", "collapse_all", "Collapse all", show=False),
         Binding("f", "focus_mode", "Focus", show=False),
         Binding("less_than_sign", "focus_hops(-1)", "Fewer hops", show=False),
@@ -105,7 +107,9 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
         Binding("w", "mark_recomputed", "Recompute?", show=False),
     ]
 
-    def __init__(self, session: Session, *, theme: str = "dark", export_dir: str = "gradview-export") -> None:
+    def __init__(
+        self, session: Session, *, theme: str = "dark", export_dir: str = "gradview-export", detail: Detail | None = None
+    ) -> None:
         super().__init__()
         self.session = session
         self.trace = session.trace
@@ -123,7 +127,7 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
         self._dot_note_shown = False
-        self.init_large_graph()
+        self.init_large_graph(detail)
         self.controller.make_ahead = self.transforms.make_ahead
 
     def get_default_screen(self) -> Screen[Any]:
@@ -168,7 +172,7 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
         self.show_step(0)
         # Lay out once the first screen is painted: the worker competes with
         # the event loop for the interpreter, and the first paint comes first.
-        self.call_after_refresh(self.controller.start)
+        self.call_after_refresh(self.start_layouts)
 
     def on_unmount(self) -> None:
         self.controller.stop()  # stops and reaps the layout processes: exit never waits for a layout
@@ -217,14 +221,14 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
         reason = views.view_unavailable_reason(self.trace, self.index, self.view, self.dg)
         graph = DrawGraph() if reason else self.controller.draw(self.index, self.view, self.dg)
         marks = Marks() if reason else self._marks()
-        key = layout_key(self.trace, self.index, self.view, self.dg)
-        picture = None if reason else self.large_picture(graph, key)  # collapse, focus, stubs
+        key = picture_base = layout_key(self.trace, self.index, self.view, self.dg)
+        picture = None if reason else self.large_picture(graph, key)  # detail, collapse, focus, stubs
         if picture is not None:
             graph, key = picture.graph, picture.key
         graph = add_run_values(graph, step, self.run_results.get(self.index))
         layout = None if reason else self.layouts.get(key)
-        if layout is None and not reason:
-            self.controller.request(key)
+        if layout is None and not reason and picture is not None and picture.key == picture_base:
+            self.controller.request(key)  # a plain layout (a transformed one is requested by large_picture)
         canvas = main.canvas
         self.controller.set_zoom(canvas.zoom)
         canvas.selected = self.selected if self.selected in graph.nodes else None
@@ -259,6 +263,8 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
     @on(NodeSelected)
     def _node_selected(self, event: NodeSelected) -> None:
         self.selected = event.node_id
+        if event.clicked and self.expand_clicked():
+            return
         self.main.canvas.set_marks(self._marks())
         self.main.details.show_inspector(
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
