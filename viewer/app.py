@@ -280,12 +280,9 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
                 self.main.canvas.prime(message.layout, message.geometry)
             if message.minimap is not None:
                 self.main.graph.minimap.prime(message.layout, message.minimap)
-            if message.layout.engine != "dot" and not self._dot_note_shown:
-                self._dot_note_shown = True
-                self.notify(
-                    "Graphviz's dot was not found (Debian: apt-get install graphviz): using the built-in layered layout",
-                    severity="warning", timeout=8,
-                )
+            if message.layout.fallback and not self._dot_note_shown:
+                self._dot_note_shown = True  # the layout says why dot was not used
+                self.notify(message.layout.fallback, severity="warning", timeout=8)
         if not self.controller.busy():
             self._collector.freeze_more()
         if message.key in (layout_key(self.trace, self.index, self.view, self.dg), self._large_key):

@@ -83,6 +83,9 @@ class Layout:
     width: float = 0.0
     height: float = 0.0
     engine: str = "dot"  # "dot" or "layered" (the fallback)
+    # Why "auto" fell back to the layered layout, one line ("" when it did not):
+    # dot missing, over its time limit, failed, or the union over DOT_NODE_LIMIT.
+    fallback: str = ""
 
     def subset(self, graph: DrawGraph) -> Layout:
         """The part of this (union) layout that ``graph``, one step, shows: its
@@ -95,7 +98,7 @@ class Layout:
             if points is not None:
                 edges[key] = points
         clusters = {k: self.clusters[k] for k in graph.clusters if k in self.clusters}
-        return Layout(boxes, edges, clusters, self.width, self.height, self.engine)
+        return Layout(boxes, edges, clusters, self.width, self.height, self.engine, self.fallback)
 
 
 # -- sizes ---------------------------------------------------------------------------
@@ -213,11 +216,15 @@ def lay_out_sized(union: DrawGraph, sizes: dict[int, tuple[float, float]], engin
     if engine == "dot":
         return dot_layout(union, sizes, graphviz_program("dot"))
     if len(union.nodes) > DOT_NODE_LIMIT:
-        return layered_layout(union, sizes)
-    try:
-        return dot_layout(union, sizes, graphviz_program("dot"), timeout=AUTO_DOT_TIMEOUT)
-    except (DotMissingError, LayoutError):
-        return layered_layout(union, sizes)
+        reason = f"{len(union.nodes):,} nodes is over the {DOT_NODE_LIMIT:,} that dot is given"
+    else:
+        try:
+            return dot_layout(union, sizes, graphviz_program("dot"), timeout=AUTO_DOT_TIMEOUT)
+        except (DotMissingError, LayoutError) as exc:
+            reason = str(exc)
+    layout = layered_layout(union, sizes)
+    layout.fallback = f"{reason}; using the built-in layout"
+    return layout
 
 
 class LayoutCache:

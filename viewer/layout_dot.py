@@ -54,7 +54,7 @@ def dot_layout(union: DrawGraph, sizes: Sizes, program: str, timeout: float = DO
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise LayoutError(f"dot took over {timeout:.0f} s on {len(union.nodes)} nodes") from None
+        raise LayoutError(f"dot took over {timeout:g} s on {len(union.nodes):,} nodes") from None
     except OSError as exc:
         raise LayoutError(f"cannot run {program}: {exc.strerror or exc}") from None
     if done.returncode != 0:
