@@ -5,9 +5,13 @@ function the executor runs one training step (so the sizes are those of the
 arrays it actually kept); for a TORCH_TRACE log of torch.compile the sizes are
 the graphs' annotations. Per graph, one row per saved tensor: name, shape,
 dtype, bytes, the forward op that made it (``input`` for a graph input saved
-as it is) and the backward ops that read it, then the total. ``--json``
-prints ``{"graphs": [{"name", "saved": [{"name", "shape", "dtype", "bytes",
-"producer", "consumers"}], "total_bytes"}]}``.
+as it is) and the backward ops that read it, then the total. A value is named
+as users know it (:mod:`gradview.runtime.value_names`): a parameter by its
+qualified name with the graph's name beside it (``layer4.1.conv2.weight
+(primals_98)``), an intermediate with the module of the op that made it
+(``100 in layer2.1.bn1``). ``--json`` prints ``{"graphs": [{"name", "saved":
+[{"name", "user_name", "module", "shape", "dtype", "bytes", "producer",
+"consumers"}], "total_bytes"}]}`` (``name`` the graph's own).
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ def format_saved(graphs: list[Any]) -> str:
             values = ", ".join(f"{name}={value}" for name, value in graph.symbols)
             out.append(f"  (dynamic shapes: sizes as in the run that compiled it, {values})")
         rows = [
-            (v.name, "[" + ", ".join(map(str, v.shape)) + "]", v.dtype, _bytes(v.bytes), v.producer, ", ".join(v.consumers) or "-")
+            (v.display, "[" + ", ".join(map(str, v.shape)) + "]", v.dtype, _bytes(v.bytes), v.producer, ", ".join(v.consumers) or "-")
             for v in graph.saved
         ]
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]

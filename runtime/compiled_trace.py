@@ -42,6 +42,7 @@ from pathlib import Path
 
 from gradview.ir import Graph
 
+from .compiled_names import dynamo_input_names, graph_value_names
 from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
 from .fx_tensor_types import SymbolAnnotation, TensorAnnotation
 from .fx_to_ir import FxToIrError, fx_to_graph
@@ -108,6 +109,9 @@ class CompiledGraph:
     notes: dict[str, object]  # the Gradient's lists, keyed by Note
     entries: dict[str, TraceEntry] = field(default_factory=dict)  # log key -> its entry
     post_grad: list[tuple[Graph, TraceEntry]] = field(default_factory=list)  # Inductor's, forward first
+    # Per graph (JOINT_STEP, "forward", "backward"): value name -> the name users act on
+    # (:mod:`gradview.runtime.compiled_names`: parameters, buffers, arguments, their gradients).
+    value_names: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -252,6 +256,7 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
     skipped = 0
     post_grad: dict[tuple[str, str], list[TraceEntry]] = {}
     symbols = _symbol_values(entries)
+    dynamo_inputs = dynamo_input_names(entries)
     for entry in entries:
         if _is_post_grad(entry) and entry.compile_id is not None:
             post_grad.setdefault((entry.source, entry.compile_id), []).append(entry)
@@ -273,14 +278,18 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
             continue
         forward_fx, forward = _read(forward_entry)
         backward_fx, backward = _read(backward_entry)
-        joint = _read(found[JOINT_STEP])[1] if JOINT_STEP in found else None
+        joint_fx, joint = _read(found[JOINT_STEP]) if JOINT_STEP in found else (None, None)
         notes = gradient_notes(forward_fx, backward_fx, backward_entry)
         symbolic = _symbolic_sizes(forward_fx)
         if symbolic:
             notes[Note.SYMBOLIC_SIZES] = symbolic
             notes[Note.SYMBOL_VALUES] = symbols.get((source, compile_id), {})
         name = compile_id if len(sources) == 1 else f"{Path(source).name} {compile_id}"
-        compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found))
+        inputs = dynamo_inputs.get((source, compile_id), [])
+        named = {"forward": graph_value_names(forward_fx, inputs), "backward": graph_value_names(backward_fx, inputs)}
+        if joint_fx is not None:
+            named[JOINT_STEP] = graph_value_names(joint_fx, inputs)
+        compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found), value_names=named)
         later = post_grad.pop((source, compile_id), [])
         for entry, partitioned in zip(later, (forward, backward), strict=False):
             graph = _read(entry)[1]
@@ -336,26 +345,49 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
             entry = compiled.entries[JOINT_STEP]
             trace.record(
                 JOINT_STEP, compiled.joint, which=GraphName.main(k + 1), changed=True,
-                annotations={**common, Note.HEADER: entry.key, Note.LOG_LINE: entry.line},
+                annotations={**common, **_names(compiled.value_names.get(JOINT_STEP)), Note.HEADER: entry.key, Note.LOG_LINE: entry.line},
             )
         forward_entry, backward_entry = compiled.entries["aot_forward_graph"], compiled.entries["aot_backward_graph"]
         trace.record(
             PARTITION_STEP, compiled.forward, which=GraphName.forward(k), changed=True,
-            annotations={**common, **compiled.notes, Note.HEADER: forward_entry.key, Note.LOG_LINE: forward_entry.line},
+            annotations={
+                **common, **compiled.notes, **_names(compiled.value_names.get("forward")),
+                Note.HEADER: forward_entry.key, Note.LOG_LINE: forward_entry.line,
+            },
         )
         trace.record(
             PARTITION_STEP, compiled.backward, which=GraphName.backward(k), changed=True,
-            annotations={**common, Note.HEADER: backward_entry.key, Note.LOG_LINE: backward_entry.line},
+            annotations={
+                **common, **_names(compiled.value_names.get("backward")),
+                Note.HEADER: backward_entry.key, Note.LOG_LINE: backward_entry.line,
+            },
         )
         partitioned = (compiled.forward, compiled.backward)
         whiches = (GraphName.forward(k), GraphName.backward(k))
-        for (graph, entry), before, which in zip(compiled.post_grad, partitioned, whiches, strict=False):
+        kinds = ("forward", "backward")
+        for (graph, entry), before, which, kind in zip(compiled.post_grad, partitioned, whiches, kinds, strict=False):
             trace.inherit_ids(match_graphs(before, graph))  # what the passes kept keeps its id
+            names = _names(_by_position(before, graph, compiled.value_names.get(kind, {})))
             trace.record(
                 POST_GRAD_STEP, graph, which=which, changed=True,
-                annotations={**common, Note.HEADER: POST_GRAD_STEP, Note.LOG_LINE: entry.line},
+                annotations={**common, **names, Note.HEADER: POST_GRAD_STEP, Note.LOG_LINE: entry.line},
             )
     return CompiledTrace(graphs, skipped, trace)
+
+
+def _names(names: dict[str, str] | None) -> dict[str, object]:
+    return {Note.VALUE_NAMES: names} if names else {}
+
+
+def _by_position(before: Graph, after: Graph, names: dict[str, str]) -> dict[str, str]:
+    """``names`` carried to a graph with the same inputs and outputs in the same places
+    (Inductor's post-grad graph keeps the partition's signature, not its value names)."""
+    carried = {}
+    pairs = [*zip(before.inputs(), after.inputs(), strict=False), *zip(before.outputs(), after.outputs(), strict=False)]
+    for old, new in pairs:
+        if old.debug_name() in names:
+            carried.setdefault(new.debug_name(), names[old.debug_name()])
+    return carried
 
 
 def load_compiled_trace(path: str | Path) -> CompiledTrace:

@@ -39,6 +39,7 @@ from .gradient_wiring import gradient_wiring
 from .pass_trace import PassTrace, Step
 from .trace_records import BlockRecord, NodeRecord, walk_records
 from .trace_types import GraphName, Note, differentiated_graph_name
+from .value_names import ValueName, name_table
 
 __all__ = [
     "INPUT", "SavedValue", "GraphSaved", "SavedValuesError", "saved_values", "element_size",
@@ -69,10 +70,21 @@ class SavedValue:
     producer_node: int | None = None  # None for an input
     consumer_nodes: tuple[int, ...] = ()
     source: str | None = None  # the source line that made it ("model.py:12 in forward, code: ...")
+    # What the user knows it by (:mod:`gradview.runtime.value_names`): a parameter's,
+    # buffer's or argument's name, and the module of the op that made it.
+    user_name: str | None = None
+    module: str | None = None
+
+    @property
+    def display(self) -> str:
+        """``layer4.1.conv2.weight (primals_98)``, ``100 in layer2.1.bn1``, or the name alone."""
+        return ValueName(self.name, self.user_name, self.module).text()
 
     def as_json(self) -> dict[str, object]:
         return {
             "name": self.name,
+            "user_name": self.user_name,
+            "module": self.module,
             "shape": list(self.shape),
             "dtype": self.dtype,
             "bytes": self.bytes,
@@ -179,6 +191,7 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
     producers = _producers(forward.graph)
     readers = _readers(backward.graph)
     types = _value_types(forward.graph)
+    names = name_table(trace, forward.index)
     symbolic = dict(notes.get(Note.SYMBOLIC_SIZES, {}))
     symbol_values = dict(notes.get(Note.SYMBOL_VALUES, {}))
     used: dict[str, int] = {}
@@ -206,11 +219,13 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
         reading = _read_by(df_value, readers) if df_value is not None else []
         consumer_nodes = tuple(sorted({n.id for n in reading}))
         consumer_kinds = tuple(sorted({n.kind for n in reading}))
+        known = names.of(value, value_name)
         values.append(SavedValue(
             value_name, shape, dtype, math.prod(shape) * element_size(dtype),
             INPUT if is_input else _producer_kind(node, producers),  # type: ignore[arg-type]
             consumer_kinds, value, df_value, None if is_input else node.id, consumer_nodes,  # type: ignore[union-attr]
             None if is_input else node.source,  # type: ignore[union-attr]
+            known.user_name, known.module,
         ))
     values.sort(key=lambda item: -item.bytes)  # stable: the forward's order among equals
     return GraphSaved(name, tuple(values), k, forward.index, backward.index, not_tensors, tuple(sorted(used.items())))

@@ -216,6 +216,7 @@ class Note(enum.StrEnum):
     COMPILE_ID = "compile_id"  # "0/0", "1/0", "0/0_1" (a retried compile)
     SYMBOLIC_SIZES = "symbolic_sizes"  # forward value name -> its sizes, symbols as text ("s77")
     SYMBOL_VALUES = "symbol_values"  # symbol -> the value it had in the run that compiled it
+    VALUE_NAMES = "value_names"  # graph value name -> the name users act on ("primals_98" -> "layer4.1.conv2.weight")
     # JIT logs
     HEADER = "header"
     COMPILATION = "compilation"

@@ -20,6 +20,7 @@ from gradview.ir import IRParseError, TensorType, parse_type
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, value_names
 from gradview.runtime.trace_types import Note
+from gradview.runtime.value_names import name_table
 
 from .marks import grad_of_links, step_marks, zero_states
 from .model import Mark, View
@@ -282,6 +283,9 @@ def inspect_value(trace: PassTrace, index: int, value_id: int, view: View = View
     step, table = found
     value = table.values[value_id]
     lines: Lines = [("value", f"%{value.name} : {value.type}")]
+    known = name_table(trace, step.index).of(value_id, value.name)
+    if known.text() != value.name:  # a parameter's, argument's or gradient's name, or its module
+        lines.append(("name", known.text()))
     lines.extend(_type_lines(value))
     producer = table.producer.get(value_id)
     if producer is not None:

@@ -74,7 +74,7 @@ def heading_cells(graph: GraphSaved, what_if: Recomputation | None) -> tuple[Tex
 
 def value_cells(value: SavedValue, recomputed: bool) -> tuple[Text, ...]:
     """One saved tensor's row; a value marked as recomputed is flagged and its bytes struck out."""
-    name = Text(RECOMPUTED + value.name, style="bold italic") if recomputed else Text(value.name)
+    name = Text(RECOMPUTED + value.display, style="bold italic") if recomputed else Text(value.display)
     return (
         name, Text(byte_count(value.bytes), style="strike dim" if recomputed else "", justify="right"),
         Text("[" + ", ".join(map(str, value.shape)) + "]"), Text(value.dtype), Text(value.producer),
@@ -111,7 +111,7 @@ def describe_graph(graph: GraphSaved) -> Text:
 def describe_value(value: SavedValue) -> Text:
     """The row in full: what it is, who made it, who reads it, and the source line that made it."""
     text = Text()
-    text.append(value.name, style="bold")
+    text.append(value.display, style="bold")
     text.append(f" [{', '.join(map(str, value.shape))}] {value.dtype}, {byte_count(value.bytes)} bytes")
     if value.producer == INPUT:
         text.append("\na forward input, saved as it is")

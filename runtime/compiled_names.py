@@ -1,0 +1,127 @@
+"""The names users act on for a compiled graph's inputs and gradients, read from a TORCH_TRACE log.
+
+AOTAutograd calls the inputs of its graphs ``primals_1``, ``primals_2``, ...
+and marks each with a descriptor: ``PlainAOTInput(idx=i)`` is input ``i`` of
+the graph Dynamo handed it, ``ParamAOTInput(target='layer4.1.conv2.weight')``
+a parameter by its qualified name. Dynamo, which lifts a model's parameters
+and buffers to graph inputs, says which is which in two entries of the same
+compile:
+
+* ``dynamo_output_graph`` names its input ``i`` after the input's *source*,
+  every run of other characters made one ``_``
+  (``L_self_modules_layer1_modules_0_modules_conv1_parameters_weight_``);
+* ``describe_source`` gives each source exactly
+  (``L['self']._modules['layer1']._modules['0']._modules['conv1']._parameters['weight']``).
+
+So input ``i`` of AOTAutograd's graphs is named after the source of Dynamo's
+input ``i``: a parameter or buffer by its qualified name as ``named_parameters()``
+writes it (``layer1.0.conv1.weight``; prefixed with the root's name when the
+compiled code reads several models), an argument by its name (``x``). A
+gradient (``GradAOTOutput(grad_of=PlainAOTInput(idx=i))``) is named after its
+input: ``layer1.0.conv1.weight.grad``. Nothing is guessed: an input whose
+source the log does not give, or gives ambiguously, keeps its graph name alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+
+from .fx_graph_text import FxGraph
+from .torch_trace_log import TraceEntry
+
+__all__ = ["dynamo_input_names", "source_name", "graph_value_names", "GRAD_SUFFIX"]
+
+GRAD_SUFFIX = ".grad"  # a gradient's name: its input's, as PyTorch keeps it (param.grad)
+
+_MANGLE = re.compile(r"[^a-zA-Z0-9]+")  # Dynamo's rule for a graph input's name (variables/builder.py)
+_PARAMETER = re.compile(
+    r"^[LG]\['(?P<root>[^']+)'\](?P<modules>(?:\._modules\['[^']+'\])*)\._(?:parameters|buffers)\['(?P<leaf>[^']+)'\]$"
+)
+_MODULE = re.compile(r"\._modules\['([^']+)'\]")
+_ARGUMENT = re.compile(r"^[LG]\['([A-Za-z_][A-Za-z0-9_]*)'\]$")
+_INPUT_INDEX = re.compile(r"^PlainAOTInput\(idx=(\d+)\)$")
+_TARGET = re.compile(r"^(?:Param|Buffer)AOTInput\(target='([^']+)'\)$")
+_GRAD_OF = re.compile(r"^GradAOTOutput\(grad_of=(.*)\)$")
+
+
+def source_name(source: str, roots: int = 1) -> str | None:
+    """What a user calls the tensor at Dynamo's ``source``: a parameter or buffer by its
+    qualified name (``L['self']._modules['fc']._parameters['weight']`` -> ``fc.weight``;
+    with ``roots`` > 1 models read, the root's name first: ``model.fc.weight``), an
+    argument or a global tensor by its name (``L['x']`` -> ``x``); None for any other source."""
+    match = _PARAMETER.match(source)
+    if match is not None:
+        parts = [*_MODULE.findall(match.group("modules")), match.group("leaf")]
+        if roots > 1:
+            parts.insert(0, match.group("root"))
+        return ".".join(parts)
+    match = _ARGUMENT.match(source)
+    return match.group(1) if match is not None else None
+
+
+def dynamo_input_names(entries: Sequence[TraceEntry]) -> dict[tuple[str, str], list[str | None]]:
+    """Per (log file, compile id): the name users act on for each input of Dynamo's
+    graph, in order (None where the log does not say)."""
+    sources: dict[tuple[str, str], list[str]] = {}
+    signatures: dict[tuple[str, str], list[str]] = {}
+    for entry in entries:
+        key = (entry.source, entry.compile_id or "")
+        if entry.key == "describe_source" and isinstance(entry.value, dict) and isinstance(entry.value.get("source"), str):
+            sources.setdefault(key, []).append(entry.value["source"])
+        elif entry.key == "dynamo_output_graph":
+            signatures[key] = _placeholders(entry.payload)
+    found = {}
+    for key, placeholders in signatures.items():
+        by_mangled: dict[str, str | None] = {}
+        for source in sources.get(key, []):
+            mangled = _MANGLE.sub("_", source)
+            # Two sources that read the same once mangled: neither is named.
+            by_mangled[mangled] = source if by_mangled.get(mangled, source) == source else None
+        roots = {m.group("root") for s in by_mangled.values() if s and (m := _PARAMETER.match(s))}
+        found[key] = [
+            source_name(source, len(roots)) if (source := by_mangled.get(name)) else None for name in placeholders
+        ]
+    return found
+
+
+def _placeholders(payload: str) -> list[str]:
+    """The input names of Dynamo's printed graph (its ``forward``'s parameters after self)."""
+    try:
+        module = ast.parse(payload)
+    except SyntaxError:
+        return []
+    function = next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    return [arg.arg for arg in function.args.args[1:]] if function is not None else []
+
+
+def graph_value_names(fx: FxGraph, inputs: Sequence[str | None]) -> dict[str, str]:
+    """Graph value name -> the name users act on, for one of AOTAutograd's graphs: its
+    inputs by their descriptors (``inputs``: Dynamo's input names, from
+    :func:`dynamo_input_names`), its gradients after the inputs they are for."""
+    by_descriptor: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for value in fx.inputs:
+        name = _input_name(value.descriptor or "", inputs)
+        if name is not None:
+            names[value.name] = name
+            by_descriptor[value.descriptor or ""] = name
+    for value in fx.outputs:
+        match = _GRAD_OF.match(value.descriptor or "")
+        if match is None or value.name == "None":
+            continue
+        of = by_descriptor.get(match.group(1)) or _input_name(match.group(1), inputs)
+        if of is not None:
+            names.setdefault(value.name, of + GRAD_SUFFIX)
+    return names
+
+
+def _input_name(descriptor: str, inputs: Sequence[str | None]) -> str | None:
+    match = _TARGET.match(descriptor)
+    if match is not None:
+        return match.group(1)
+    match = _INPUT_INDEX.match(descriptor)
+    if match is not None and int(match.group(1)) < len(inputs):
+        return inputs[int(match.group(1))]
+    return None
