@@ -94,3 +94,18 @@ def test_every_step_of_the_example_has_a_doc(mlp_trace: PassTrace) -> None:
     assert not missing
     assert "GradOf" in pass_doc("lower_grad_of") and "captured" in pass_doc("lambdaLiftReverse")
     assert pass_doc("NoSuchPass") == ""
+
+
+def test_a_value_shows_the_name_users_know() -> None:
+    """A compiled graph's parameter input: the name Dynamo read it under, the log's beside it."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from gradview.runtime.compiled_trace import load_compiled_trace  # noqa: PLC0415
+
+    log = Path(__file__).resolve().parents[1] / "data" / "torch_trace" / "conv_bn_relu.log"
+    trace = load_compiled_trace(log).trace
+    forward = next(step for step in trace if step.pass_name == "partition")
+    weight = next(param for param in forward.graph.params if param.name == "primals_1")
+    assert said(inspect_value(trace, forward.index, weight.id, View.FORWARD), "name") == "0.weight (primals_1)"
+    unnamed = next(param for param in forward.graph.params if param.name == "primals_3")
+    assert said(inspect_value(trace, forward.index, unnamed.id, View.FORWARD), "name") == ""

@@ -63,3 +63,13 @@ def test_the_empty_tab_says_why(tmp_path: Path) -> None:
     assert empty_message(load_target(str(root / "examples" / "mlp.ir"), inputs="none").trace).startswith(
         "no graph saves values for backward: nothing in this target was differentiated"
     )
+
+
+def test_a_row_and_its_description_name_the_parameter() -> None:
+    """A compiled graph's saved weight reads as the model's parameter, the log's name beside it."""
+    from gradview.viewer.saved_rows import describe_value, value_cells  # noqa: PLC0415
+
+    graph = saved_values(load_target(str(LOGS / "conv_bn_relu.log")).trace)[0]
+    weight = next(v for v in graph.saved if v.name == "primals_1")
+    assert value_cells(weight, recomputed=False)[0].plain == "0.weight (primals_1)"
+    assert describe_value(weight).plain.startswith("0.weight (primals_1) [8, 3, 3, 3] float32")
