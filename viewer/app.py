@@ -50,6 +50,7 @@ from .messages import (
     StepFailed,
 )
 from .model import DrawGraph, Mark, Marks, View
+from .module_tree import is_module_key
 from .saved_tools import SavedTools
 from .session import Session
 from .timeline import summarize_steps
@@ -235,6 +236,9 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
         canvas.stubs = picture.stub_labels if picture is not None else {}
         canvas.show(
             layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
+        )
+        canvas.overview = picture is not None and picture.collapsed is not None and any(
+            is_module_key(group) for group in picture.collapsed.groups.values()
         )
         main.graph.show_viewbar(
             step, len(self.trace) - 1, self.view, self.failures.get(step.index), self.dg,

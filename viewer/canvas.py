@@ -106,6 +106,9 @@ class GraphCanvas(ScrollView, can_focus=True):
         self.marks: Marks = Marks()
         self.selected: int | None = None
         self.stubs: dict[int, str] = {}  # node id -> fan-out stub text for its bottom border (the app sets it)
+        # The drawing is an overview (a model's folded modules): its first view shows it
+        # whole even where boxes keep only their first line (the app sets it).
+        self.overview = False
         self.zoom = 1.0
         self.notice = ""  # the last thing the camera told the user (fit refused to make dots)
         self.theme_name = theme
@@ -217,9 +220,14 @@ class GraphCanvas(ScrollView, can_focus=True):
             return
         self._first_view_due = False
         fit = self._fit_zoom()
-        if fit >= FULL_LABELS:
+        if fit >= FULL_LABELS or (self.overview and fit >= COMPACT_BOXES):
             self._set_zoom(min(fit, FIRST_VIEW_MAX))
             self._centre_drawing()
+        elif self.overview:
+            # A model's modules that do not fit even with one line per box: as many
+            # as fit with their names, from the model's input down.
+            self._set_zoom(COMPACT_BOXES)
+            self._show_top()
         else:
             self._set_zoom(1.0)
             # The selection when there is one (a group just folded into a box,
@@ -321,6 +329,15 @@ class GraphCanvas(ScrollView, can_focus=True):
                 break
             zoom = zoom * min((columns - 2) / (cells[2] - cells[0]), (rows - 2) / (cells[3] - cells[1]), 0.95)
         return zoom
+
+    def _show_top(self) -> None:
+        """Scroll to the top of the drawing, centred across."""
+        bounds = self._drawn_cells(self._geometry) if self._geometry is not None else None
+        if bounds is None:
+            self._scroll_now(0, 0)
+            return
+        c0, r0, c1, _ = bounds
+        self._scroll_now((c0 + c1) // 2 - self.size.width // 2, r0 - 1)
 
     def _centre_drawing(self) -> None:
         bounds = self._drawn_cells(self._geometry) if self._geometry is not None else None

@@ -69,8 +69,8 @@ class LargeGraphTools:
         picture = self.transforms.picture(drawing, base, state)
         self._large_picture = picture
         self._large_key = None
-        if picture.collapsed is not None and self.selected in picture.collapsed.box_of:
-            self.selected = picture.collapsed.box_of[self.selected]  # a folded node: its box stands for it
+        if self.selected is not None and picture.shown_as(self.selected) != self.selected:
+            self.selected = picture.shown_as(self.selected)  # a folded node: the box that shows it stands for it
         note = describe(picture, state, drawing)
         note = f"detail: {state.detail.value} (l)" + (f" · {note}" if note else "")
         if picture.key != base and picture.key not in self.layouts:

@@ -173,7 +173,7 @@ def structure_key(graph: DrawGraph, engine: str = "auto") -> str:
     """A hash of everything that shapes ``graph``'s layout: node ids in order,
     their box sizes and clusters, edges, cluster titles and parents."""
     digest = hashlib.blake2b(engine.encode(), digest_size=16)
-    parts = []
+    parts = ["compact ranks"] if graph.compact_ranks else []
     for node in graph.nodes.values():
         width, height = box_size(node.label)
         parts.append(f"n{node.id},{width:g},{height:g},{node.cluster!r}")

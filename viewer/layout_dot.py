@@ -90,7 +90,7 @@ def dot_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], list
     big = len(union.nodes) >= BIG_GRAPH
     lines = [
         "digraph gradview {",
-        "graph [" + ", ".join(f"{name}={value}" for name, value in _graph_attributes(big).items()) + "];",
+        "graph [" + ", ".join(f"{name}={value}" for name, value in _graph_attributes(big, union.compact_ranks).items()) + "];",
         'node [shape=box, fixedsize=true, label=""];',
         "edge [arrowsize=0.6];",
     ]
@@ -132,7 +132,7 @@ def digraph_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], 
         children.setdefault(cluster.parent, []).append(key)
     graph = graphviz.Digraph(
         "gradview",
-        graph_attr=_graph_attributes(len(union.nodes) >= BIG_GRAPH),
+        graph_attr=_graph_attributes(len(union.nodes) >= BIG_GRAPH, union.compact_ranks),
         node_attr={"shape": "box", "fixedsize": "true", "label": ""},
         edge_attr={"arrowsize": "0.6"},
     )
@@ -153,11 +153,13 @@ def digraph_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], 
     return graph.source, edge_keys, cluster_keys
 
 
-def _graph_attributes(big: bool) -> dict[str, str]:
+def _graph_attributes(big: bool, compact_ranks: bool = False) -> dict[str, str]:
     attributes = {
         "rankdir": "TB", "nodesep": "0.25", "ranksep": "0.5", "fontname": "Courier", "fontsize": "10",
         "margin": "0", "pad": "0",
     }
+    if compact_ranks:  # a chain of module boxes: a third of the gap, so a model's top level fits a terminal
+        attributes["ranksep"] = "0.17"
     if big:  # dot's x-coordinate network simplex dominates: limit it (12 s -> 1.6 s at 3,000 nodes)
         attributes.update(nslimit="0.2", nslimit1="0.2", mclimit="0.5")
     return attributes

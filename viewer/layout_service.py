@@ -85,19 +85,21 @@ def default_workers() -> int:
 # A union of 60,000 nodes is 14 MB as pickled DrawGraph objects; as flat tuples
 # of what a layout reads (ids, box sizes, clusters, edges) it is a fraction of
 # that and crosses the process boundary several times faster.
-_Packed = tuple[list[tuple[int, float, float, str | None]], list[tuple[int, int, int]], list[tuple[str, str, str | None]]]
+_Packed = tuple[
+    list[tuple[int, float, float, str | None]], list[tuple[int, int, int]], list[tuple[str, str, str | None]], bool
+]
 
 
 def _pack(union: DrawGraph) -> _Packed:
     nodes = [(i, *box_size(n.label), n.cluster) for i, n in union.nodes.items()]
     edges = [(e.source, e.target, e.value_id) for e in union.edges]
     clusters = [(c.key, c.title, c.parent) for c in union.clusters.values()]
-    return nodes, edges, clusters
+    return nodes, edges, clusters, union.compact_ranks
 
 
 def _unpack(packed: _Packed) -> tuple[DrawGraph, dict[int, tuple[float, float]]]:
-    nodes, edges, clusters = packed
-    union = DrawGraph()
+    nodes, edges, clusters, compact_ranks = packed
+    union = DrawGraph(compact_ranks=compact_ranks)
     sizes = {}
     for node_id, width, height, cluster in nodes:
         # A label of the box's size: layouts read sizes from ``sizes`` only.

@@ -86,6 +86,12 @@ class DrawGraph:
     # Nodes of the previous step that this step removed, drawn back (faded) so
     # the eye sees what went; ``nodes`` holds them too.
     ghosts: set[int] = field(default_factory=set)
+    # Lay out with tight gaps between ranks (the model level's module boxes).
+    compact_ranks: bool = False
+    # The trace's graph records this drawing was drawn from (the step's graphs,
+    # then those its ghosts come from), for what reads the IR behind the boxes
+    # (the plumbing folded at the ops level); empty for drawings made otherwise.
+    sources: tuple[object, ...] = field(default=(), repr=False, compare=False)
     # The drawing this one is an untouched copy of (same nodes, edges, frames,
     # ghosts), so what is derived from it (a picture with stubs) is made once;
     # adding a node or an edge forgets it.
@@ -106,7 +112,8 @@ class DrawGraph:
         return keys
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_edge_key_cache": None, "same_as": None}  # sent to layout workers: caches stay here
+        # Sent to layout workers: caches and records stay here.
+        return {**self.__dict__, "_edge_key_cache": None, "same_as": None, "sources": ()}
 
     def add_node(self, node: DrawNode) -> None:
         self.nodes[node.id] = node
@@ -118,7 +125,8 @@ class DrawGraph:
 
     def copy(self) -> DrawGraph:
         """A copy whose containers can change without touching this one (``same_as`` this)."""
-        out = DrawGraph(dict(self.nodes), list(self.edges), dict(self.clusters), set(self.ghosts))
+        out = DrawGraph(dict(self.nodes), list(self.edges), dict(self.clusters), set(self.ghosts), self.compact_ranks)
+        out.sources = self.sources
         out.same_as = self.same_as if self.same_as is not None else self
         return out
 

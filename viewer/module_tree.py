@@ -18,7 +18,6 @@ Everything is linear in the drawing; nothing here imports Textual.
 
 from __future__ import annotations
 
-import re
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
@@ -39,6 +38,7 @@ __all__ = [
     "trace_module_paths",
     "trace_module_types",
     "largest_graph",
+    "trace_value_types",
     "top_modules",
     "child_modules",
     "frame_modules",
@@ -98,6 +98,42 @@ def trace_module_types(trace: PassTrace) -> dict[str, str]:
     key = id(trace)
     with _found_lock:
         _found[key] = (weakref.ref(trace, lambda _ref: _found.pop(key, None)), types)
+    return types
+
+
+_types_found: dict[int, tuple[weakref.ref[PassTrace], dict[int, str]]] = {}
+
+
+def trace_value_types(trace: PassTrace) -> dict[int, str]:
+    """Value id -> its most complete short type over the trace (``Float(1, 64, 16, 16)``):
+    late steps erase sizes (``Float(*, *, *, *)``), a module box shows the sizes
+    the values had. Records shared between steps are read once."""
+    from .views import short_type  # the label code; views imports this module
+
+    with _found_lock:
+        found = _types_found.get(id(trace))
+        if found is not None and found[0]() is trace:
+            return found[1]
+    types: dict[int, str] = {}
+    seen: set[int] = set()
+
+    def note(value_id: int, type_text: str) -> None:
+        known = types.get(value_id)
+        if known is None or ("*" in known and "*" not in type_text):
+            types[value_id] = short_type(type_text)
+
+    for step in trace.steps:
+        for param in step.graph.params:
+            note(param.id, param.type)
+        for record in walk_records(step.graph):
+            if id(record) in seen:
+                continue
+            seen.add(id(record))
+            for value in record.outputs:
+                note(value.id, value.type)
+    key = id(trace)
+    with _found_lock:
+        _types_found[key] = (weakref.ref(trace, lambda _ref: _types_found.pop(key, None)), types)
     return types
 
 
@@ -199,17 +235,10 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
 
 
 # -- module boxes -----------------------------------------------------------------------------
-_TYPE = re.compile(r" : (.+)$")
 _DTYPE_BYTES = {
     "Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2,
     "Char": 1, "Byte": 1, "Bool": 1,
 }
-
-
-def _input_type(node: DrawNode) -> str:
-    """``Float(64, 3, 7, 7)`` from an input box's label ``%conv1.weight : Float(64, 3, 7, 7)``."""
-    found = _TYPE.search(node.label.splitlines()[0]) if node.label else None
-    return found.group(1) if found else ""
 
 
 def _bytes(type_text: str) -> int:
@@ -235,43 +264,49 @@ def _size_text(count: int) -> str:
     return f"{count} B"
 
 
-def label_module_boxes(folded: Collapsed, before: DrawGraph, types: Mapping[str, str]) -> None:
+def label_module_boxes(
+    folded: Collapsed, before: DrawGraph, types: Mapping[str, str], value_types: Mapping[int, str]
+) -> None:
     """Give each folded module's box its summary: name and class, op count and
-    parameter bytes, the shapes going in and out. ``before`` is the drawing
-    that was folded (the boxes' members are its nodes)."""
+    parameter bytes, the shapes going out (in and out in its tooltip; ``value_types``:
+    value id -> short type). ``before`` is the drawing that was folded (the boxes' members are its nodes)."""
     out = folded.graph
-    edge_types = _edge_types(before)
     for box, key in folded.groups.items():
         if not is_module_key(key):
             continue
         path = key_path(key)
         members = set(folded.members[box])
         ops = sum(1 for i in members if before.nodes[i].role is NodeRole.OP)
-        params = sum(_bytes(_input_type(before.nodes[i])) for i in members if before.nodes[i].role is NodeRole.INPUT)
+        params = sum(
+            _bytes(value_types.get(i, "")) for i in members if before.nodes[i].role is NodeRole.INPUT
+        )
         ins: list[str] = []
         outs: list[str] = []
         for edge in before.edges:
             inside_source, inside_target = edge.source in members, edge.target in members
             if inside_source == inside_target:
                 continue
-            shape = edge_types.get(edge.value_id, "")
+            shape = value_types.get(edge.value_id, "")
             bucket = outs if inside_source else ins
             if shape and shape not in bucket:
                 bucket.append(shape)
         kind = types.get(path, "")
-        lines = [abbreviate(path.rpartition(".")[2] if "." in path else path, _LINE)]
-        if kind:
-            lines[0] = abbreviate(f"{lines[0]} · {kind}", _LINE)
+        # The name alone on the first line: what a zoomed-out box keeps.
+        lines = [abbreviate(path.rpartition(".")[2], _LINE)]
         counts = f"{ops} op{'s' if ops != 1 else ''}"
         if params:
-            counts += f" · {_size_text(params)} params"
-        lines.append(counts)
-        if ins:
-            lines.append(abbreviate("in  " + ", ".join(ins[:2]) + (" …" if len(ins) > 2 else ""), _LINE))
+            counts += f" · {_size_text(params)}"
+        lines.append(abbreviate(f"{kind} · {counts}" if kind else counts, _LINE))
+        # Three lines, so a ResNet's dozen top-level modules fit a terminal: the
+        # shapes going out (a chain's next box shows what came in); the inspector has both.
         if outs:
-            lines.append(abbreviate("out " + ", ".join(outs[:2]) + (" …" if len(outs) > 2 else ""), _LINE))
+            lines.append(abbreviate("→ " + ", ".join(outs[:2]) + (" …" if len(outs) > 2 else ""), _LINE))
         node = out.nodes[box]
-        tooltip = f"module {path}" + (f" ({kind})" if kind else "") + f": {ops} ops, folded (x or enter expands it)"
+        tooltip = (
+            f"module {path}" + (f" ({kind})" if kind else "")
+            + f": {ops} ops, {_size_text(params)} of parameters and buffers; "
+            + f"in {', '.join(ins) or 'nothing'}; out {', '.join(outs) or 'nothing'} (folded: enter or x expands it)"
+        )
         out.nodes[box] = DrawNode(box, "\n".join(lines), node.role, node.cluster, tooltip, path)
 
 
@@ -292,30 +327,3 @@ def merge_box_edges(graph: DrawGraph, boxes: set[int] | frozenset[int]) -> None:
             seen.add(pair)
         kept.append(edge)
     graph.edges = kept
-
-
-def _edge_types(graph: DrawGraph) -> dict[int, str]:
-    """Value id -> its short type, read from the producing box's label
-    (``%h : Float(1, 64)`` lines) or an input box's."""
-    types: dict[int, str] = {}
-    by_name: dict[int, dict[str, str]] = {}
-    for node in graph.nodes.values():
-        if node.role is NodeRole.INPUT:
-            types[node.id] = _input_type(node)
-            continue
-        named = {}
-        for line in node.label.splitlines()[1:]:
-            name, sep, type_text = line.partition(" : ")
-            if sep and name.startswith("%"):
-                named[name] = type_text
-        if named:
-            by_name[node.id] = named
-    for edge in graph.edges:
-        if edge.value_id in types:
-            continue
-        named = by_name.get(edge.source)
-        if named and edge.label in named:
-            types[edge.value_id] = named[edge.label]
-        elif named and len(named) == 1:
-            types[edge.value_id] = next(iter(named.values()))
-    return types

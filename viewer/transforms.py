@@ -39,7 +39,9 @@ from .module_tree import (
     module_key,
     top_modules,
     trace_module_types,
+    trace_value_types,
 )
+from .plumbing import Folded, fold_plumbing
 
 __all__ = [
     "DEFAULT_HOPS",
@@ -100,6 +102,16 @@ class Picture:
     stubs: Stubs | None = None
     stub_labels: dict[int, str] = field(default_factory=dict)  # node id -> text on its box's bottom border
     focus_missing: bool = False  # the focus centre is not in this step
+    plumbing: Folded | None = None  # the plumbing folded into its readers (ops and model levels)
+
+    def shown_as(self, node_id: int) -> int:
+        """The box that shows node ``node_id`` in this picture: itself, the reader
+        its plumbing folded into, or the group box it is folded in."""
+        if self.plumbing is not None:
+            node_id = self.plumbing.box_of.get(node_id, node_id)
+        if self.collapsed is not None:
+            node_id = self.collapsed.box_of.get(node_id, node_id)
+        return node_id
 
 
 def node_name(node: DrawNode) -> str:
@@ -133,6 +145,7 @@ class Transforms:
         self.detail = Detail.IR  # the detail key: for every view
         self.modules: dict[str, str] = {}  # the model's modules (path -> class name), for the model level
         self.default_collapsed: frozenset[str] = frozenset()  # a view's folded modules until the user changes them
+        self.value_types: dict[int, str] = {}  # value id -> short type, for module boxes (the model level)
         self._box_ids: dict[str, int] = {}
         self._lock = threading.Lock()  # the members and picture caches and box ids are used from worker threads
         self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
@@ -147,6 +160,8 @@ class Transforms:
         transforms = cls()
         modules = trace_module_types(trace)
         transforms.modules = modules
+        if modules:
+            transforms.value_types = trace_value_types(trace)
         transforms.detail = detail if detail is not None else (Detail.MODEL if modules else Detail.IR)
         if modules and largest_graph(trace) > FOLD_ABOVE:
             transforms.set_defaults(frozenset(module_key(path) for path in top_modules(modules)))
@@ -216,6 +231,10 @@ class Transforms:
         """Collapse, then focus (around the box that hides the centre, if one
         does), then stubs; the picture's key is left to the caller."""
         graph, folded, missing = drawing, None, False
+        plumbing = None
+        if state.detail is not Detail.IR and drawing.sources:
+            plumbing = fold_plumbing(graph, drawing.sources)  # type: ignore[arg-type]
+            graph = plumbing.graph
         if state.detail is Detail.MODEL and self.modules:
             graph = frame_modules(graph, self.modules)
         if state.collapsed:
@@ -224,7 +243,7 @@ class Transforms:
             framed = graph
             folded = collapse(graph, state.collapsed, ids)
             if state.detail is Detail.MODEL:
-                label_module_boxes(folded, framed, self.modules)
+                label_module_boxes(folded, framed, self.modules, self.value_types)
                 merge_box_edges(folded.graph, {box for box, key in folded.groups.items() if is_module_key(key)})
             graph = folded.graph
         if state.focus is not None:
@@ -237,7 +256,7 @@ class Transforms:
             if found.labels:
                 stubs, graph = found, found.graph
         labels = stub_labels(stubs) if stubs is not None else {}
-        return Picture(graph, None, folded, stubs, labels, missing)
+        return Picture(graph, None, folded, stubs, labels, missing, plumbing)
 
     # -- layouts ---------------------------------------------------------------------------------
     def layout_graph(
@@ -259,6 +278,7 @@ class Transforms:
             with self._lock:
                 boxes = {box for key, box in self._box_ids.items() if is_module_key(key)}
             merge_box_edges(union, boxes)
+            union.compact_ranks = any(node_id in boxes for node_id in union.nodes)
         return union
 
 

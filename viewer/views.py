@@ -531,8 +531,12 @@ def draw_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: boo
         if not steps:
             return DrawGraph()
         if view is View.JOINT:
-            return _joint(trace, index, dg, steps[0], steps[1], ghosts)
-        return _single(trace, index, steps[0], ghosts)
+            drawing = _joint(trace, index, dg, steps[0], steps[1], ghosts)
+        else:
+            drawing = _single(trace, index, steps[0], ghosts)
+        previous = [previous_graph(trace, step) for step in steps] if ghosts else []
+        drawing.sources = tuple(step.graph for step in steps) + tuple(graph for graph in previous if graph is not None)
+        return drawing
 
     return _cached(trace, (id(trace), len(trace), index, view, dg, ghosts), build)
 
