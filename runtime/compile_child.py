@@ -2,8 +2,9 @@
 
 ``python -m gradview.runtime.compile_child FILE NAME``, with ``TORCH_TRACE``
 set: imports FILE, calls ``NAME()`` for ``(model, example_inputs[, how])``,
-compiles the model with ``torch.compile(backend="aot_eager")`` and runs one
-training step. A failure prints one line starting ``gradview-compile-error: ``
+compiles the model with ``torch.compile(backend="aot_eager")`` (whose
+compilers also log each node's module: :mod:`gradview.runtime.compiled_modules`)
+and runs one training step. A failure prints one line starting ``gradview-compile-error: ``
 on stderr and exits with status 1.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 from typing import Any
+
+from gradview.runtime.compiled_modules import logging_backend
 
 _MARK = "gradview-compile-error: "
 
@@ -54,7 +57,8 @@ def main(path: str, name: str) -> None:
     model, examples = built[0], built[1]
     inputs = list(examples) if isinstance(examples, list | tuple) else [examples]
     try:
-        compiled = torch.compile(model, backend="aot_eager")
+        # aot_eager, whose compilers also log each node's module (PyTorch's graphs print none).
+        compiled = torch.compile(model, backend=logging_backend(torch, type(model).__name__))
         outputs = [o for o in _outputs(compiled(*inputs)) if isinstance(o, torch.Tensor) and o.requires_grad]
         if not outputs:
             _fail("no output requires grad: nothing to differentiate (do the parameters or inputs require grad?)")

@@ -42,6 +42,8 @@ from pathlib import Path
 
 from gradview.ir import Graph
 
+from .compiled_modules import ARTIFACT as MODULES_ARTIFACT
+from .compiled_modules import module_paths
 from .compiled_names import dynamo_input_names, graph_value_names
 from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
 from .fx_tensor_types import SymbolAnnotation, TensorAnnotation
@@ -112,6 +114,8 @@ class CompiledGraph:
     # Per graph (JOINT_STEP, "forward", "backward"): value name -> the name users act on
     # (:mod:`gradview.runtime.compiled_names`: parameters, buffers, arguments, their gradients).
     value_names: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Module path -> class name, where the log records the nodes' modules (--compile's logs).
+    module_types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -234,10 +238,10 @@ def _what_it_holds(entries: Sequence[TraceEntry]) -> str:
     )
 
 
-def _read(entry: TraceEntry) -> tuple[FxGraph, Graph]:
+def _read(entry: TraceEntry, modules: dict[str, str] | None = None) -> tuple[FxGraph, Graph]:
     try:
         fx = parse_fx_graph(entry.payload)
-        return fx, fx_to_graph(fx)
+        return fx, fx_to_graph(fx, modules)
     except (FxGraphError, FxToIrError) as exc:
         # The payload starts on the line after the envelope.
         message = str(exc)
@@ -257,10 +261,13 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
     post_grad: dict[tuple[str, str], list[TraceEntry]] = {}
     symbols = _symbol_values(entries)
     dynamo_inputs = dynamo_input_names(entries)
+    modules = module_paths(entries)
     for entry in entries:
         if _is_post_grad(entry) and entry.compile_id is not None:
             post_grad.setdefault((entry.source, entry.compile_id), []).append(entry)
             continue
+        if entry.key == "artifact" and isinstance(entry.value, dict) and entry.value.get("name") == MODULES_ARTIFACT:
+            continue  # read above, into the graphs' node scopes
         if entry.key not in _GRAPH_KEYS or entry.compile_id is None:
             skipped += 1
             continue
@@ -276,9 +283,10 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
             # An inference-only compile (no backward) has no autodiff to show.
             skipped += len(found)
             continue
-        forward_fx, forward = _read(forward_entry)
-        backward_fx, backward = _read(backward_entry)
-        joint_fx, joint = _read(found[JOINT_STEP]) if JOINT_STEP in found else (None, None)
+        paths, module_types = modules.get((source, compile_id), ({}, {}))
+        forward_fx, forward = _read(forward_entry, paths)
+        backward_fx, backward = _read(backward_entry, paths)
+        joint_fx, joint = _read(found[JOINT_STEP], paths) if JOINT_STEP in found else (None, None)
         notes = gradient_notes(forward_fx, backward_fx, backward_entry)
         symbolic = _symbolic_sizes(forward_fx)
         if symbolic:
@@ -289,7 +297,7 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
         named = {"forward": graph_value_names(forward_fx, inputs), "backward": graph_value_names(backward_fx, inputs)}
         if joint_fx is not None:
             named[JOINT_STEP] = graph_value_names(joint_fx, inputs)
-        compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found), value_names=named)
+        compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found), value_names=named, module_types=module_types)
         later = post_grad.pop((source, compile_id), [])
         for entry, partitioned in zip(later, (forward, backward), strict=False):
             graph = _read(entry)[1]
@@ -339,6 +347,8 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
     if not graphs:
         raise TorchTraceError(f"{source}: no compiled graph with a backward: {_what_it_holds(entries)}")
     trace = PassTrace()
+    for compiled in graphs:
+        trace.module_types.update(compiled.module_types)
     for k, compiled in enumerate(graphs):
         common = {Note.COMPILE_ID: compiled.compile_id}
         if compiled.joint is not None:

@@ -20,6 +20,9 @@ translates:
   (``*``) and ``Sym(s0)`` is an ``int``;
 * the ``# File: model.py:12 in forward, code: ...`` comment above a node
   becomes the node's source location, printed after it as TorchScript does.
+* the module PyTorch recorded for a node (``nn_module_stack``, where the log
+  holds it: :mod:`gradview.runtime.compiled_modules`) becomes the node's
+  ``scope`` in TorchScript's form (``__module.layer1/__module.layer1.0``).
 
 An op gradview has no schema for (a ``prims`` op, a custom op) is kept with
 the inputs as written and its outputs typed by their annotations, so it shows
@@ -28,11 +31,12 @@ and prints; running it is refused at that node, by name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gradview.ir import Graph, TensorType, Value
 from gradview.ir.constants import insert_constant
+from gradview.ir.module_scope import scope_text
 from gradview.ir.operators import schemas_for
 from gradview.ir.schema import NO_DEFAULT, FunctionSchema
 from gradview.ir.types import (
@@ -92,14 +96,18 @@ def _type_of(annotation: Any) -> Type:
     return TensorType()
 
 
-def fx_to_graph(fx: FxGraph) -> Graph:
-    """The gradview graph of ``fx``: same inputs, nodes (in order) and outputs, same names."""
-    return _Translator(fx).graph
+def fx_to_graph(fx: FxGraph, modules: Mapping[str, str] | None = None) -> Graph:
+    """The gradview graph of ``fx``: same inputs, nodes (in order) and outputs, same names.
+
+    ``modules`` (FX node name -> module path, as PyTorch recorded it:
+    :mod:`gradview.runtime.compiled_modules`) gives the nodes their ``scope``."""
+    return _Translator(fx, modules or {}).graph
 
 
 class _Translator:
-    def __init__(self, fx: FxGraph) -> None:
+    def __init__(self, fx: FxGraph, modules: Mapping[str, str]) -> None:
         self.graph = Graph()
+        self.modules = modules
         self.values: dict[str, Value] = {}
         self.lists: dict[str, Value] = {}  # an op's list result, read by getitem
         self.multi: dict[str, list[Value]] = {}  # a multi-output node's outputs, read by getitem
@@ -136,6 +144,7 @@ class _Translator:
         created = self.graph.create(node.op, inputs, count)
         if node.source:
             created.source_location = node.source.removeprefix("File:").strip()
+        created.scope = scope_text(self.modules.get(node.name, ""))
         self.graph.insert_node(created)
         outputs = created.outputs()
         if count == 1:
@@ -173,6 +182,7 @@ class _Translator:
         created = self.graph.create("aten::__getitem__", [listed, insert_constant(self.graph, index)], 1)
         if node.source:
             created.source_location = node.source.removeprefix("File:").strip()
+        created.scope = scope_text(self.modules.get(node.name, ""))
         self.graph.insert_node(created)
         created.output().set_debug_name(node.name).set_type(_type_of(node.annotation))
         self.values[node.name] = created.output()
