@@ -26,6 +26,12 @@ the steps the viewer already shows for DifferentiableGraph k:
   (``df_output_vjps``), and where the backward takes and returns each of
   them (AOTAutograd's order is not TorchScript's).
 
+Every step of compiled graph k carries, under ``value_names``, the names users
+act on for its parameters, buffers, arguments and gradients
+(:mod:`gradview.runtime.compiled_names`); where the log records each node's
+module (``--compile``'s logs: :mod:`gradview.runtime.compiled_modules`), the
+nodes carry it as their ``scope`` and the trace the module classes.
+
 Graphs come in the order they were compiled (a graph break gives several,
 ``0/0`` and ``1/0``). Entries that are not these graphs (Dynamo's own graph,
 guards, metrics, artifacts such as ``aot_forward_graph_fw_metadata``) are

@@ -182,3 +182,27 @@ def test_torchscript_saved_values_name_the_module_torch_prints(tmp_path: Path, c
     parameters = [item["user_name"] for graph in graphs for item in graph["saved"] if item["user_name"]]
     assert checked >= 3
     assert parameters and set(parameters) <= {n for n, _ in model.named_parameters()} | {"x"}  # type: ignore[attr-defined]
+
+
+def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
+    """``ParamAOTInput(target=...)`` (AOTAutograd given a module's own parameters) names the
+    input directly; PlainAOTInput(idx=i) takes Dynamo's input i; a gradient follows its input."""
+    from gradview.runtime.compiled_names import graph_value_names  # noqa: PLC0415
+    from gradview.runtime.fx_graph_text import parse_fx_graph  # noqa: PLC0415
+
+    fx = parse_fx_graph(
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(\n"
+        "        self,\n"
+        "        primals_1: \"f32[4, 3][3, 1]cpu\",  # ParamAOTInput(target='fc.weight')\n"
+        "        primals_2: \"f32[2, 3][3, 1]cpu\",  # PlainAOTInput(idx=1)\n"
+        "        tangents_1: \"f32[2, 4][4, 1]cpu\",  # TangentAOTInput(output=PlainAOTOutput(idx=0))\n"
+        "    ):\n"
+        "        mm: \"f32[4, 3][3, 1]cpu\" = torch.ops.aten.mm.default(primals_1, primals_2)\n"
+        "        return (\n"
+        "            mm,  # GradAOTOutput(grad_of=ParamAOTInput(target='fc.weight'))\n"
+        "            None,  # None\n"
+        "        )\n"
+    )
+    assert graph_value_names(fx, [None, "x"]) == {"primals_1": "fc.weight", "primals_2": "x", "mm": "fc.weight.grad"}
+    assert graph_value_names(fx, []) == {"primals_1": "fc.weight", "mm": "fc.weight.grad"}
