@@ -5,6 +5,7 @@ from gradview.ops.errors import DifferentiationError
 from .autodiff_mode import DEFAULT_AUTODIFF_MODE, AutodiffMode, autodiff_mode
 from .create_autodiff_subgraphs import (
     AutodiffSubgraphNotes,
+    OutsideCause,
     create_autodiff_subgraphs,
     create_autodiff_subgraphs_with_notes,
 )
@@ -30,7 +31,7 @@ __all__ = [
 __all__ += ["specialize_autograd_zero", "AutodiffMode", "DEFAULT_AUTODIFF_MODE", "autodiff_mode"]
 # The passes' annotations for the viewer, returned with their results.
 __all__ += [
-    "AutodiffSubgraphNotes", "AutogradZeroNotes", "InlinedSubgraphNotes", "DEFAULT_INLINE_THRESHOLD",
+    "AutodiffSubgraphNotes", "AutogradZeroNotes", "InlinedSubgraphNotes", "DEFAULT_INLINE_THRESHOLD", "OutsideCause",
     "create_autodiff_subgraphs_with_notes", "inline_autodiff_subgraphs_with_notes",
     "specialize_autograd_zero_with_notes",
 ]

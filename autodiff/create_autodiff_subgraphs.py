@@ -68,6 +68,7 @@ the print, too small for a group::
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -91,7 +92,7 @@ from .subgraph_utils import (
 
 __all__ = [
     "create_autodiff_subgraphs", "create_autodiff_subgraphs_with_notes", "AutodiffSubgraphNotes",
-    "exclusion_reason", "DIFFERENTIABLE_GRAPH", "VIEW_OPS", "DEFAULT_THRESHOLD",
+    "OutsideCause", "exclusion_reason", "DIFFERENTIABLE_GRAPH", "VIEW_OPS", "DEFAULT_THRESHOLD",
 ]
 
 DIFFERENTIABLE_GRAPH = "prim::DifferentiableGraph"
@@ -108,6 +109,22 @@ NOT_EXECUTED = frozenset({"prim::Constant", *PROFILE_KINDS})
 Predicate = Callable[[Node], bool]
 
 
+class OutsideCause(enum.StrEnum):
+    """Why a node is in no group, as a kind of reason (the text says it in full)."""
+
+    CONSTANT = "constant"  # copied into each group that reads it
+    NOT_AN_OP = "not an op"  # a graph's inputs or outputs
+    VIEW = "view"  # a view op: a group cannot return a view
+    CONTROL_FLOW = "control flow"  # a node with blocks: groups form inside them
+    NOT_DIFFERENTIABLE = "not differentiable"  # outside the mode's differentiable set
+    TOO_SMALL = "too small"  # its group had fewer than the threshold's real ops
+    UNFUSED = "unfused"  # moved back out: an output may alias
+    SIDE_EFFECTS = "side effects"  # prints, raises or writes: cuts its block
+
+
+_Why = tuple[OutsideCause, str]
+
+
 @dataclass(frozen=True)
 class AutodiffSubgraphNotes:
     """What the slicing did, for the viewer (field names are the trace's annotation keys).
@@ -115,12 +132,18 @@ class AutodiffSubgraphNotes:
     ``differentiable_graphs``: each group kept -> its number k, in the order
     the executor differentiates them; ``excluded``: every node of the result
     outside the groups (nested blocks included) -> why, in plain words;
-    ``autodiff_mode``: ``"torch"`` or ``"extended"``.
+    ``autodiff_mode``: ``"torch"`` or ``"extended"``; ``needs_grad_outside``:
+    each node outside the groups with an output that requires grad (an op
+    autograd then records one by one) -> ``(cause, extended)``, the
+    :class:`OutsideCause` value and whether gradview's extended autodiff mode
+    differentiates its op: what a viewer needs to say why a graph that needs
+    gradients got no DifferentiableGraph, and what would give it one.
     """
 
     differentiable_graphs: Mapping[Node, int]
     excluded: Mapping[Node, str]
     autodiff_mode: str
+    needs_grad_outside: Mapping[Node, tuple[str, bool]]
 
 
 def create_autodiff_subgraphs(
@@ -151,15 +174,29 @@ def create_autodiff_subgraphs_with_notes(
     """:func:`create_autodiff_subgraphs`, also saying why each node left
     outside every group is there (:class:`AutodiffSubgraphNotes`)."""
     mode = autodiff_mode(mode)
-    excluded: dict[Node, str] = {}
+    excluded: dict[Node, _Why] = {}
     groups = _slice(graph, threshold, differentiable, mode, excluded)
     numbers = MappingProxyType({node: k for k, node in enumerate(groups)})
-    return groups, AutodiffSubgraphNotes(numbers, MappingProxyType(excluded), mode.value)
+    texts = MappingProxyType({node: text for node, (_, text) in excluded.items()})
+    return groups, AutodiffSubgraphNotes(numbers, texts, mode.value, _needing_grad(excluded))
+
+
+_NOT_COUNTED = frozenset({OutsideCause.CONSTANT, OutsideCause.NOT_AN_OP})
+
+
+def _needing_grad(excluded: Mapping[Node, _Why]) -> Mapping[Node, tuple[str, bool]]:
+    """The nodes outside every group that compute something requiring grad."""
+    out = {
+        node: (cause.value, is_differentiable(node, AutodiffMode.EXTENDED))
+        for node, (cause, _) in excluded.items()
+        if cause not in _NOT_COUNTED and any(v.requires_grad() for v in node.outputs())
+    }
+    return MappingProxyType(out)
 
 
 def _slice(
     graph: Graph, threshold: int, differentiable: Predicate | None, mode: AutodiffMode,
-    excluded: dict[Node, str] | None,
+    excluded: dict[Node, _Why] | None,
 ) -> list[Node]:
     """The pass; ``excluded`` (when given) collects why nodes stay outside."""
     diff_nodes: list[Node] = []
@@ -188,15 +225,23 @@ def exclusion_reason(
     may still end up outside every group (its group was too small, say):
     :func:`create_autodiff_subgraphs_with_notes` says why.
     """
+    why = _exclusion(node, differentiable, mode)
+    return None if why is None else why[1]
+
+
+def _exclusion(node: Node, differentiable: Predicate | None, mode: AutodiffMode | str | None) -> _Why | None:
+    """:func:`exclusion_reason` with the kind of reason."""
     kind = node.kind()
     if kind == DIFFERENTIABLE_GRAPH:
         return None
     if kind == "prim::Constant":
-        return "a constant: every group that reads it gets its own copy, so the constant itself stays outside"
+        return OutsideCause.CONSTANT, (
+            "a constant: every group that reads it gets its own copy, so the constant itself stays outside"
+        )
     if kind in ("prim::Param", "prim::Return"):
-        return "a graph's inputs or outputs, not an operation"
+        return OutsideCause.NOT_AN_OP, "a graph's inputs or outputs, not an operation"
     if kind in VIEW_OPS:
-        return (
+        return OutsideCause.VIEW, (
             f"{kind} is a view op: its output shares memory with its input, and a DifferentiableGraph "
             "cannot return a view correctly, so views stay outside"
         )
@@ -204,23 +249,23 @@ def exclusion_reason(
     if (differentiable or _mode_predicate(mode))(node):
         return None
     if node.blocks():
-        return (
+        return OutsideCause.CONTROL_FLOW, (
             f"{kind} is control flow: symbolic autodiff does not differentiate blocks, "
             "so groups are formed inside its blocks instead"
         )
     if differentiable is None and mode == AutodiffMode.TORCH and is_differentiable(node, AutodiffMode.EXTENDED):
-        return (
+        return OutsideCause.NOT_DIFFERENTIABLE, (
             f"not differentiated symbolically by PyTorch: its JIT leaves {kind} to eager autograd "
             "(gradview's extended autodiff mode would put it in a DifferentiableGraph)"
         )
     reason = no_gradient_reason(node)
     if reason is not None:
-        return f"not differentiable: {reason}"
+        return OutsideCause.NOT_DIFFERENTIABLE, f"not differentiable: {reason}"
     if formula_for(node) is None:
         schema = node.maybe_schema()
         overload = schema.qualified_name if schema is not None else kind
-        return f"not differentiable: there is no gradient formula for {overload}"
-    return (
+        return OutsideCause.NOT_DIFFERENTIABLE, f"not differentiable: there is no gradient formula for {overload}"
+    return OutsideCause.NOT_DIFFERENTIABLE, (
         f"not differentiable here: {kind} has a gradient formula, but not for these inputs "
         "(this overload, or arguments that are not constant)"
     )
@@ -237,7 +282,7 @@ _SIDE_EFFECTS = (
 
 
 def _explain_the_rest(
-    block: Block, db: SlicingAliasDb, differentiable: Predicate | None, mode: AutodiffMode, excluded: dict[Node, str]
+    block: Block, db: SlicingAliasDb, differentiable: Predicate | None, mode: AutodiffMode, excluded: dict[Node, _Why]
 ) -> None:
     """Give every node outside the groups a reason, keeping those the slicer recorded."""
     for node in [n for n in excluded if n.owning_block is None]:
@@ -250,11 +295,11 @@ def _explain_the_rest(
             if node.kind() == DIFFERENTIABLE_GRAPH or node in excluded:
                 continue
             if db.has_side_effects(node):
-                excluded[node] = _SIDE_EFFECTS
+                excluded[node] = OutsideCause.SIDE_EFFECTS, _SIDE_EFFECTS
             else:
                 # A node the slicer would take that is outside every group
                 # was unfused (short stretches and small groups are recorded).
-                excluded[node] = exclusion_reason(node, differentiable, mode) or _UNFUSED
+                excluded[node] = _exclusion(node, differentiable, mode) or (OutsideCause.UNFUSED, _UNFUSED)
 
 
 class SubgraphSlicer:
@@ -262,14 +307,14 @@ class SubgraphSlicer:
 
     def __init__(
         self, block: Block, threshold: int, db: SlicingAliasDb, diff_nodes: list[Node],
-        differentiable: Predicate, excluded: dict[Node, str] | None = None,
+        differentiable: Predicate, excluded: dict[Node, _Why] | None = None,
     ) -> None:
         self.block = block
         self.threshold = threshold
         self.db = db
         self.diff_nodes = diff_nodes
         self.differentiable = differentiable
-        self.excluded = excluded  # node -> why it stays outside, when the caller asks
+        self.excluded = excluded  # node -> (kind of reason, why) it stays outside, when the caller asks
 
     def _nested(self, block: Block) -> SubgraphSlicer:
         return SubgraphSlicer(block, self.threshold, self.db, self.diff_nodes, self.differentiable, self.excluded)
@@ -324,7 +369,7 @@ class SubgraphSlicer:
         if self.excluded is None:
             return
         for node in candidates:
-            self.excluded[node] = (
+            self.excluded[node] = OutsideCause.TOO_SMALL, (
                 f"only {len(candidates)} differentiable node(s) in its stretch of the block (blocks are cut "
                 f"at nodes with side effects), fewer than the threshold {self.threshold}: no group is formed there"
             )
@@ -389,7 +434,7 @@ class SubgraphSlicer:
                 return False
         pasted = unmerge_subgraph(group)
         if self.excluded is not None:
-            reason = (
+            reason = OutsideCause.TOO_SMALL, (
                 f"its group had {count} op(s), fewer than the threshold {self.threshold}: pasted back, "
                 "since plain autograd (one node per op) is as cheap for so few ops"
             )

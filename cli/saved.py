@@ -86,6 +86,7 @@ def format_saved(graphs: list[Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gradview.runtime.no_graph_reason import no_differentiable_graph_reason  # noqa: PLC0415
     from gradview.runtime.saved_values import (  # noqa: PLC0415 - keeps --help light
         SavedValuesError,
         pasted_back,
@@ -112,7 +113,10 @@ def run(args: argparse.Namespace) -> int:
             "(--inline-threshold 0 keeps it)",
             file=sys.stderr,
         )
-    if not graphs and session.graph is not None and session.inputs is None:
+    ran = not (session.graph is not None and session.inputs is None)
+    if not graphs and ran and not pasted_back(session.trace):  # say why, as the viewer does
+        print(f"gradview: note: {no_differentiable_graph_reason(session.trace)}", file=sys.stderr)
+    if not graphs and not ran:
         print(
             f"gradview: error: {args.target}: nothing was differentiated, since the graph did not run: "
             "give example inputs (--inputs 8x4,...) so the executor runs one training step",

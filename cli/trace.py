@@ -78,6 +78,10 @@ def load_any(
     compile: bool = False,  # noqa: A002 - the command line's --compile
 ) -> PassTrace:
     """The trace FILE stands for, as ``gradview view`` loads it; raises _InputError with a one-line message."""
+    from gradview.runtime.no_graph_reason import (  # noqa: PLC0415 - keeps --help light
+        no_differentiable_graph_reason,
+        shows_differentiable_graph,
+    )
     from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - keeps --help light
 
     try:
@@ -87,6 +91,9 @@ def load_any(
         raise _InputError(message, 2 if ": cannot read: " in message else 1) from None
     for note in session.notes:
         print(f"gradview: note: {note}", file=sys.stderr)
+    ran = session.graph is None or session.inputs is not None  # else the loader's note says so
+    if ran and not shows_differentiable_graph(session.trace):
+        print(f"gradview: note: {no_differentiable_graph_reason(session.trace)}", file=sys.stderr)
     return session.trace
 
 

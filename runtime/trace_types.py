@@ -191,6 +191,9 @@ class Note(enum.StrEnum):
     DIFFERENTIABLE_GRAPHS = "differentiable_graphs"  # DifferentiableGraph node id -> k
     EXCLUDED = "excluded"  # node id -> why it stayed outside every group
     AUTODIFF_MODE = "autodiff_mode"  # "torch" or "extended"
+    # node id -> (OutsideCause value, extended mode differentiates it), for each node
+    # outside every group with an output that requires grad
+    NEEDS_GRAD_OUTSIDE = "needs_grad_outside"
     # specializeAutogradZero
     AUTOGRAD_ZERO = "autograd_zero"  # value id -> "zero" | "nonzero" | "unknown"
     # InlineAutodiffSubgraphs

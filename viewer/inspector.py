@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gradview.ir import IRParseError, TensorType, parse_type
+from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, value_names
 from gradview.runtime.trace_types import Note
@@ -179,6 +180,8 @@ def _why_outside(trace: PassTrace, step: Step, node_id: int) -> str:
         later = [s.index for s in trace.select("CreateAutodiffSubgraphs", step.which) if s.index > step.index]
         if later:
             return f"not yet: CreateAutodiffSubgraphs runs at step {later[0]}"
+        if step.which.is_main:
+            return no_differentiable_graph_reason(trace)
         return "this graph gets no DifferentiableGraphs: nothing in it needs gradients here (or it is a backward graph)"
     inlined = latest_step(trace, step.which, step.index, Note.INLINED)
     if inlined is not None and inlined.index > created.index and node_id in inlined.annotations[Note.INLINED]:

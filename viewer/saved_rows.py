@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.recompute import Recomputation
-from gradview.runtime.saved_values import INPUT, GraphSaved, SavedValue, pasted_back
+from gradview.runtime.saved_values import INPUT, GraphSaved, SavedValue
 
 __all__ = [
     "COLUMNS", "RECOMPUTED", "SavedLight", "short_name", "heading_cells", "value_cells", "light_for", "joint_step",
@@ -162,15 +163,6 @@ def describe_what_if(graph: GraphSaved, marked: Sequence[str], what_if: Recomput
 
 
 def empty_message(trace: PassTrace) -> str:
-    """What the tab says when no graph keeps values for backward, and why."""
-    gone = pasted_back(trace)
-    if gone:
-        ks = ", ".join(str(k) for k in sorted(gone))
-        return (
-            f"no DifferentiableGraph keeps values for backward: InlineAutodiffSubgraphs pasted back "
-            f"DifferentiableGraph {ks} ({next(iter(gone.values()))}); --inline-threshold 0 keeps them"
-        )
-    return (
-        "no graph saves values for backward: nothing in this target was differentiated "
-        "(a TorchScript graph differentiates when it runs: give example inputs)"
-    )
+    """What the tab says when no graph keeps values for backward, and why (as
+    the backward view and ``gradview saved`` say it)."""
+    return f"nothing is saved for backward: {no_differentiable_graph_reason(trace)}"

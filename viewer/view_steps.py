@@ -28,6 +28,7 @@ import weakref
 from typing import Any
 
 from gradview.runtime.gradient_wiring import GradientWiring, gradient_wiring
+from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
 from gradview.runtime.pass_trace import GraphName, PassTrace, Step, Which
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 from gradview.runtime.trace_types import Note
@@ -228,7 +229,7 @@ def view_unavailable_reason(trace: PassTrace, index: int, view: View, dg: int = 
     count = differentiable_graph_count(trace)
     if dg >= count or dg < 0:
         if count == 0:
-            return "this trace has no DifferentiableGraph: nothing in it needed gradients"
+            return no_differentiable_graph_reason(trace)
         if Note.COMPILE_ID in trace[index].annotations:
             return f"there is no compiled graph {dg}: this log has {count} (0 to {count - 1})"
         return f"there is no DifferentiableGraph {dg}: this trace has {count} (0 to {count - 1})"

@@ -95,3 +95,25 @@ def test_threshold_zero_keeps_every_group() -> None:
     _, notes = inline_autodiff_subgraphs_with_notes(graph, 0)
     assert sizes(graph) == before and sorted(before) == [2, 2, 6] and not notes.inlined
     assert inline_autodiff_subgraphs_with_notes(sliced())[1].inline_threshold == DEFAULT_INLINE_THRESHOLD == 5
+
+
+NEEDS_GRAD = """
+graph(%x : Float(4, 3, requires_grad=1), %n : Long(4, 3, requires_grad=0)):
+  %a : Float(4, 3, requires_grad=1) = aten::mul(%x, %x)
+  %s : int[] = aten::size(%x)
+  %v : Float(4, 3, requires_grad=1) = aten::view(%a, %s)
+  %m : Long(4, 3, requires_grad=0) = aten::neg(%n)
+  return (%v, %m)
+"""
+
+
+def test_the_notes_name_each_node_that_needs_grad_and_stays_outside() -> None:
+    """mul alone is a group under the threshold (pasted back), view is a view op;
+    size and neg need no grad (an int list, a Long tensor), so they are not listed.
+    The flag says whether the extended mode differentiates the op (both: yes)."""
+    graph = parse_ir(NEEDS_GRAD)
+    groups, notes = create_autodiff_subgraphs_with_notes(graph, 2)
+    assert groups == []
+    kinds = {node.kind(): reason for node, reason in notes.needs_grad_outside.items()}
+    assert kinds == {"aten::mul": ("too small", True), "aten::view": ("view", True)}
+    assert set(notes.needs_grad_outside) <= set(notes.excluded)

@@ -58,10 +58,12 @@ def test_the_empty_tab_says_why(tmp_path: Path) -> None:
     target = write_builder(tmp_path / "model.py", "ReLU")
     trace = load_target(target).trace
     assert empty_message(trace).startswith(
-        "no DifferentiableGraph keeps values for backward: InlineAutodiffSubgraphs pasted back DifferentiableGraph 0"
+        "nothing is saved for backward: no DifferentiableGraph is left: "
+        "InlineAutodiffSubgraphs pasted back DifferentiableGraph 0"
     )
+    assert empty_message(trace).endswith("--inline-threshold 0 keeps them")
     assert empty_message(load_target(str(root / "examples" / "mlp.ir"), inputs="none").trace).startswith(
-        "no graph saves values for backward: nothing in this target was differentiated"
+        "nothing is saved for backward: no DifferentiableGraph: the graph did not run (no example inputs)"
     )
 
 

@@ -1,0 +1,35 @@
+"""The views and the Saved tab of a target without a DifferentiableGraph say
+why (the ops that kept it out and what would show one), as the CLI does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
+from gradview.runtime.pass_trace import PassTrace
+from gradview.viewer.model import View
+from gradview.viewer.saved_rows import empty_message
+from gradview.viewer.session import load_target
+from gradview.viewer.view_steps import view_unavailable_reason
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def lstm() -> PassTrace:
+    return load_target(f"{ROOT / 'examples' / 'lstm.py'}:build").trace
+
+
+@pytest.mark.parametrize("view", [View.FORWARD, View.BACKWARD, View.JOINT])
+def test_each_differentiated_view_says_why_there_is_none(lstm: PassTrace, view: View) -> None:
+    reason = view_unavailable_reason(lstm, len(lstm) - 1, view, 0)
+    assert reason == no_differentiable_graph_reason(lstm)
+    assert "aten::lstm" in reason and "nothing in it needed grad" not in reason
+
+
+def test_the_empty_saved_tab_says_the_same_and_asks_for_no_inputs(lstm: PassTrace) -> None:
+    message = empty_message(lstm)
+    assert message == f"nothing is saved for backward: {no_differentiable_graph_reason(lstm)}"
+    assert "give example inputs" not in message
