@@ -35,6 +35,7 @@ Every failure is a :class:`TargetError` with one line naming the target.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import re
@@ -320,6 +321,8 @@ def _load(
         return _compiled_session(target)
     if not path.is_file():
         raise TargetError(f"{target}: cannot read: no such file")
+    if lowered.endswith(".py"):
+        raise TargetError(_needs_a_function(target, path))
     if lowered.endswith(".ir"):
         try:
             graph = parse_ir(path.read_text(encoding="utf-8", errors="surrogateescape"))
@@ -348,6 +351,28 @@ def _load(
     if len(trace) == 0:
         raise TargetError(f"{target}: the file holds no graph steps")
     return Session(target, trace)
+
+
+def _needs_a_function(target: str, path: Path) -> str:
+    """The one line for a Python file named without ``:fn``, with the functions it
+    defines (read from its source: nothing is imported or run)."""
+    message = f"{target}: a Python file needs a function: {target}:build or {target}:<fn>"
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return message
+    names = [
+        node.name for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("_") and not node.name.endswith("example_inputs")
+    ]
+    if not names:
+        return message + " (it defines no function)"
+    shown = ", ".join(names[:_FUNCTIONS_SHOWN]) + (", ..." if len(names) > _FUNCTIONS_SHOWN else "")
+    return f"{message} (it defines {shown})"
+
+
+_FUNCTIONS_SHOWN = 8
 
 
 def _compile_session(target: str) -> Session:
