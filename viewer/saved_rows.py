@@ -3,7 +3,8 @@ table, and which nodes a row lights.
 
 The rows are ``gradview saved``'s table (:func:`gradview.runtime.saved_values.saved_values`):
 one heading row per differentiated graph, carrying the graph's total, then one
-row per saved tensor, biggest first. Bytes come second, after the name, so a
+row per saved tensor, biggest first, named as users know it (``SavedValue.display``:
+:mod:`gradview.runtime.value_names`). Bytes come second, after the name, so a
 narrow tabs panel still shows them; the other columns scroll into view.
 
 A row lights, in the joint view of its graph, the node that made the value in
