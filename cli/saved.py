@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         session = load_target(
             args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold, compile=args.compile
         )
+        if session.run_error is not None:  # saved values are measured by running: refuse in one line
+            raise TargetError(f"{args.target}: {session.run_error}")
         graphs = saved_values(session.trace)
     except TargetError as exc:
         print(f"gradview: error: {str(exc).splitlines()[0]}", file=sys.stderr)

@@ -73,7 +73,7 @@ from .trace_types import Note
 
 __all__ = [
     "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target", "random_array",
-    "parse_input_spec", "trace_executor", "trace_pipelines", "NO_INPUTS",
+    "parse_input_spec", "record_training_step", "trace_executor", "trace_pipelines", "NO_INPUTS",
 ]
 
 NO_INPUTS = "none"  # the --inputs spec that asks for the pipelines, not a run
@@ -103,11 +103,17 @@ class Session:
     inputs: list[Any] | None = None  # example inputs for ``graph``: arrays or Python values
     input_names: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the loader wants the user to know
+    # Why the graph cannot run on its inputs (one line naming the node), when running
+    # it failed: the trace then holds the steps up to the failure, and r, b, G and
+    # the saved values say this instead of running.
+    run_error: str | None = None
 
     @property
     def can_run(self) -> bool:
         """r, b and G: a graph with example inputs, or compiled graphs (a TORCH_TRACE
         log's), which run on inputs made from their annotated types."""
+        if self.run_error is not None:
+            return False
         if self.graph is not None and self.inputs is not None:
             return True
         return any(Note.COMPILE_ID in step.annotations for step in self.trace.steps)
@@ -216,6 +222,20 @@ def trace_executor(
     ``autodiff`` is the executor's autodiff mode and ``inline_threshold`` its
     InlineAutodiffSubgraphs threshold (PyTorch's by default)."""
     trace = PassTrace()
+    record_training_step(trace, graph, inputs, requires_grad, autodiff, inline_threshold)
+    return trace
+
+
+def record_training_step(
+    trace: PassTrace,
+    graph: Graph,
+    inputs: Sequence[Any],
+    requires_grad: Sequence[bool] | None = None,
+    autodiff: str | None = None,
+    inline_threshold: int | None = None,
+) -> None:
+    """:func:`trace_executor` into ``trace``: when running fails, ``trace`` keeps
+    every step recorded up to there (the caller decides whether to show them)."""
     trace.record("Input", graph, changed=False)
     # The executor compiles copies; the trace keeps the ids.
     executor = GraphExecutor(graph, trace=trace, autodiff=autodiff, inline_threshold=inline_threshold)
@@ -229,7 +249,6 @@ def trace_executor(
     roots = [out for out in _flatten_outputs(outputs) if isinstance(out, Tensor) and out.requires_grad]
     if roots:
         autograd.backward(roots, [Tensor(numpy.ones_like(out.data)) for out in roots])
-    return trace
 
 
 def trace_pipelines(graph: Graph) -> PassTrace:
@@ -436,11 +455,30 @@ def _graph_session(
         return Session(target, trace_pipelines(graph), graph, None, names, notes)
     if len(values) != len(names):
         raise TargetError(f"{target}: {len(values)} example inputs for {len(names)} graph inputs")
+    trace = PassTrace()
     try:
-        trace = trace_executor(graph, values, requires_grad, autodiff, inline_threshold)
-    except (GraphRuntimeError, ValueError, TypeError, RuntimeError) as exc:
-        raise TargetError(f"{target}: running the graph on the example inputs failed: {str(exc).splitlines()[0]}") from None
+        record_training_step(trace, graph, values, requires_grad, autodiff, inline_threshold)
+    except (GraphRuntimeError, ValueError, TypeError, RuntimeError, NotImplementedError) as exc:
+        # The steps recorded up to the failure still open (r, b, G and saved say why they cannot run).
+        error = f"running the graph on the example inputs failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        return _stopped_session(target, graph, trace, values, names, notes, error)
     return Session(target, trace, graph, values, names, notes)
+
+
+def _stopped_session(
+    target: str, graph: Graph, trace: PassTrace, values: list[Any], names: list[str], notes: list[str], error: str
+) -> Session:
+    """A session whose run failed: the executor's steps up to the failure, or, when
+    it recorded no pass, the generic pipelines (which need no values)."""
+    shown = "the executor's steps up to there"
+    if len(trace) <= 1:
+        try:
+            trace = trace_pipelines(graph)
+            shown = "the generic pass pipelines instead, since the executor recorded no pass"
+        except Exception:  # noqa: BLE001 - a pass that fails here too: the input graph alone still opens
+            shown = "the input graph alone, since the passes fail on it too"
+    notes.append(f"{error}; showing {shown}")
+    return Session(target, trace, graph, values, names, notes, run_error=error)
 
 
 @dataclass

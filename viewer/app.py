@@ -406,6 +406,9 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
     def _need_inputs(self) -> bool:
         if self.session.can_run:
             return True
+        if self.session.run_error is not None:  # the graph has inputs, but running it stopped at a node
+            self.notify(f"nothing to run: {self.session.run_error}", severity="warning", timeout=8)
+            return False
         self.notify("nothing to run: this target has no graph with example inputs (open a .ir or model.py:fn, "
                     "with --inputs if its input types are not complete)", severity="warning", timeout=6)
         return False

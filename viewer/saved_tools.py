@@ -71,6 +71,9 @@ class SavedTools:
         if self._saved_asked:
             return
         self._saved_asked = True
+        if self.session.run_error is not None:  # saved values are measured by running the graph
+            self.post_message(SavedPanel.Loaded([], f"nothing is saved for backward: {self.session.run_error}"))
+            return
         trace = self.trace
         self.run_worker(lambda: self.post_message(_list_saved(trace)), thread=True, group="saved")
 

@@ -52,3 +52,61 @@ def test_every_command_gives_that_line_instead_of_no_jit_log_lines(
     err = capsys.readouterr().err
     assert "a Python file needs a function" in err and "JIT log" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+NO_KERNEL = """graph(%x : Float(4, 4), %w : Float(4, 4)):
+  %a : Tensor = aten::mm(%x, %w)
+  %f : bool = prim::Constant[value=0]()
+  %b : Tensor = aten::cholesky(%a, %f)
+  %c : Tensor = aten::tanh(%b)
+  return (%c)
+"""
+
+
+def _no_kernel(tmp_path: Path) -> str:
+    path = tmp_path / "cholesky.ir"
+    path.write_text(NO_KERNEL)
+    return str(path)
+
+
+def test_a_graph_with_an_op_without_a_kernel_opens_with_the_executors_steps(tmp_path: Path) -> None:
+    session = load_target(_no_kernel(tmp_path))
+    assert session.run_error is not None and not session.can_run
+    assert session.run_error.startswith("running the graph on the example inputs failed: unknown operator aten::cholesky")
+    assert "aten::cholesky(%" in session.run_error  # the node, as printed
+    passes = [step.pass_name for step in session.trace]
+    assert passes[0] == "Input" and "specializeTypes" in passes and "CreateAutodiffSubgraphs" in passes
+    assert session.notes[-1] == f"{session.run_error}; showing the executor's steps up to there"
+
+
+def test_an_executor_that_records_no_pass_falls_back_to_the_generic_pipelines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gradview.runtime import targets
+    from gradview.runtime.interpreter import GraphRuntimeError
+
+    def refuse(self: object, inputs: object, grad_enabled: object = None) -> None:
+        raise GraphRuntimeError("no plan for these inputs")
+
+    monkeypatch.setattr(targets.GraphExecutor, "run", refuse)
+    session = load_target(_no_kernel(tmp_path))
+    assert session.run_error == "running the graph on the example inputs failed: no plan for these inputs"
+    assert "specializeTypes" not in [step.pass_name for step in session.trace]
+    assert len(session.trace) > 1  # Input, then the pipelines' passes
+    assert session.notes[-1].endswith("showing the generic pass pipelines instead, since the executor recorded no pass")
+
+
+def test_trace_and_export_open_it_and_saved_refuses_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = _no_kernel(tmp_path)
+    assert main(["trace", target, "--changes"]) == 0
+    captured = capsys.readouterr()
+    assert "CreateAutodiffSubgraphs" in captured.out
+    assert "note: running the graph on the example inputs failed: unknown operator aten::cholesky" in captured.err
+    assert main(["saved", target]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"gradview: error: {target}: running the graph on the example inputs failed: unknown operator")
+    assert len(err.strip().splitlines()) == 1
+    assert main(["export", target, "--svg", str(tmp_path / "svg")]) == 0
+    assert list((tmp_path / "svg").glob("*.svg"))
