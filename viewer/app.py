@@ -53,6 +53,7 @@ from .model import DrawGraph, Mark, Marks, View
 from .module_tree import is_module_key
 from .saved_tools import SavedTools
 from .session import Session
+from .tab_tools import TabTools
 from .timeline import summarize_steps
 
 __all__ = ["GradviewApp", "HelpScreen"]
@@ -60,7 +61,7 @@ __all__ = ["GradviewApp", "HelpScreen"]
 VIEWS = (View.WHOLE, View.FORWARD, View.BACKWARD, View.JOINT)
 
 
-class GradviewApp(LargeGraphTools, SavedTools, App[None]):
+class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
     """Step through a pass trace: timeline, graph canvas, inspector."""
 
     TITLE = "gradview"
@@ -79,6 +80,8 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
         Binding("v", "cycle_view", "View"),
         Binding("g", "next_graph", "Next DG", show=False),
         Binding("d", "toggle_diff", "Diff"),
+        Binding("p", "cycle_tab(1)", "Tab"),
+        Binding("P", "cycle_tab(-1)", "Prev tab", show=False),
         Binding("r", "run_step", "Run"),
         Binding("b", "find_divergence", "Broke?", show=False),
         Binding("escape", "cancel_check", "Cancel b", show=False),
@@ -274,7 +277,7 @@ class GradviewApp(LargeGraphTools, SavedTools, App[None]):
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
         )
         self.large_inspect()
-        self.main.details.activate("tab-inspect")
+        self.main.details.show_selection()  # Inspect comes forward, unless another tab is being read
 
     @on(LayoutReady)
     def _layout_ready(self, message: LayoutReady) -> None:

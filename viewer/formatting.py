@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "DocLine",
     "inline_markdown",
     "wrap_text",
+    "wrap_lines",
     "diff_lines",
     "marked_ir",
     "add_run_values",
@@ -117,8 +119,8 @@ def inline_markdown(text: str, base: Style | None = None) -> Text:
 
 def wrap_text(text: Text, width: int, indent: int = 0) -> list[Text]:
     """``text`` in lines of at most ``width`` cells, broken at spaces (never inside a
-    code span that fits on a line; a word wider than a line is folded); later lines
-    indented ``indent``."""
+    code span that fits on a line; a word wider than a line is folded, after a
+    ``/``, ``.``, ``,`` or ``(`` where it has one); later lines indented ``indent``."""
     plain = text.plain
     inside = bytearray(len(plain))  # 1: a space inside a code span that fits on a line
     for span in text.spans:
@@ -145,8 +147,8 @@ def wrap_text(text: Text, width: int, indent: int = 0) -> list[Text]:
         if line_start is not None:
             lines.append(_indented(text[line_start:line_end], indent if lines else 0))
         room = width - (indent if lines else 0)
-        while word_end - word_start > room:  # a word wider than a line: folded, after a "/" if it has one
-            cut = plain.rfind("/", word_start, word_start + room - 1) + 1 or word_start + room
+        while word_end - word_start > room:  # a word wider than a line: folded, after a / . , or ( if it has one
+            cut = max(plain.rfind(c, word_start, word_start + room - 1) for c in "/.,(") + 1 or word_start + room
             lines.append(_indented(text[word_start:cut], indent if lines else 0))
             word_start = cut
             room = width - indent
@@ -154,6 +156,22 @@ def wrap_text(text: Text, width: int, indent: int = 0) -> list[Text]:
     if line_start is not None:
         lines.append(_indented(text[line_start:line_end], indent if lines else 0))
     return lines or [Text("")]
+
+
+def wrap_lines(lines: list[Line], width: int, indent: int = 4) -> list[Line]:
+    """Lines of IR (or a diff) in at most ``width`` cells: a longer line breaks at
+    spaces (a word wider than the pane folds), its continuations indented
+    ``indent`` past the line's own indentation, each piece in the line's style."""
+    width = max(8, width)
+    out: list[Line] = []
+    for text, style in lines:
+        if len(text) <= width:
+            out.append((text, style))
+            continue
+        hang = " " * min(width // 2, len(text) - len(text.lstrip(" ")) + indent)
+        pieces = textwrap.wrap(text, width, subsequent_indent=hang, break_on_hyphens=False, drop_whitespace=True)
+        out.extend((piece, style) for piece in pieces or [text[:width]])
+    return out
 
 
 def _indented(text: Text, indent: int) -> Text:

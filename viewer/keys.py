@@ -28,6 +28,7 @@ KEYS: tuple[tuple[str, str], ...] = (
            "label at each reader (and its count at the source) instead of a fan of edges"),
     ("s, i", "collapse or expand the steps panel, the tabs panel (or click the panel's splitter)"),
     ("{ }, ( )", "narrow / widen the steps panel, the tabs panel (or drag the panel's splitter)"),
+    ("p / P", "next / previous tab (Inspect, IR, Run, Check, Saved); a collapsed tabs panel opens"),
     ("d", "IR text or unified diff against the previous step of the same graph"),
     ("r", "run this step's graph on the example inputs: shape, dtype and mean on the nodes, "
           "min/max/mean in the Run tab"),

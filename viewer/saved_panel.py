@@ -4,7 +4,9 @@ what-if of recomputing some of it.
 The table is ``gradview saved``'s (rows from :mod:`~gradview.viewer.saved_rows`).
 The row under the cursor is the selected one: the panel posts
 :class:`SavedPanel.Chosen` with what to light, and the app moves the canvas to
-that graph's joint view. ``w`` (:meth:`SavedPanel.toggle_mark`) marks or unmarks
+that graph's joint view. The table keeps its most useful columns at any
+width (:mod:`~gradview.viewer.fit_table`; the line under it names those left
+out, and the words under it give the selected row in full). ``w`` (:meth:`SavedPanel.toggle_mark`) marks or unmarks
 the row as recomputed; the words under the table then give the trade
 (:func:`gradview.runtime.recompute.what_if_recomputed`). Nothing in the trace
 changes: marks live in this panel only.
@@ -17,12 +19,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.recompute import Recomputation, RecomputeError, what_if_recomputed
 from gradview.runtime.saved_values import GraphSaved, SavedValue
 
+from .fit_table import FitTable
 from .saved_rows import (
     COLUMNS,
     SavedLight,
@@ -34,8 +37,17 @@ from .saved_rows import (
     light_for,
     value_cells,
 )
+from .table_fit import Cell, Column, hidden_note, shape
 
-__all__ = ["SavedPanel"]
+__all__ = ["SavedPanel", "SAVED_COLUMNS"]
+
+# How useful each of saved_rows' columns is at a narrow width: 0 is dropped last.
+_KEEP = {"name": 0, "bytes": 1, "producer": 2, "shape": 3, "consumers": 4, "dtype": 5}
+SAVED_COLUMNS = tuple(
+    Column(label, _KEEP.get(label, len(_KEEP)), min_width=8 if label == "name" else 7,
+           justify="right" if label == "bytes" else "left", cut_at="middle" if label == "name" else "end")
+    for label in COLUMNS
+)
 
 class SavedPanel(Vertical):
     """A status line, the table, and the selected row in full with its graph's what-if."""
@@ -47,6 +59,10 @@ class SavedPanel(Vertical):
     SavedPanel #saved-table {
         height: 1fr;
         min-height: 4;
+    }
+    SavedPanel #saved-note {
+        height: auto;
+        color: $text-muted;
     }
     SavedPanel #saved-detail-scroll {
         height: auto;
@@ -86,16 +102,24 @@ class SavedPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("S: computing what each graph saves…", style="dim"), id="saved-status")
-        yield DataTable(id="saved-table", cursor_type="row", zebra_stripes=True)
+        yield FitTable(SAVED_COLUMNS, id="saved-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="saved-note")
         with VerticalScroll(id="saved-detail-scroll"):  # long source lines wrap: scroll at 80x24
             yield Static("", id="saved-detail")
 
     def on_mount(self) -> None:
-        self.table.add_columns(*COLUMNS)
+        self.query_one("#saved-note", Static).display = False
+
+    @on(FitTable.Fitted, "#saved-table")
+    def _fitted(self, event: FitTable.Fitted) -> None:
+        event.stop()
+        note = self.query_one("#saved-note", Static)
+        note.update(hidden_note(event.hidden))
+        note.display = bool(event.hidden) and bool(self.table.display)
 
     @property
-    def table(self) -> DataTable[Text]:
-        return self.query_one("#saved-table", DataTable)
+    def table(self) -> FitTable:
+        return self.query_one("#saved-table", FitTable)
 
     @property
     def status(self) -> Static:
@@ -118,12 +142,14 @@ class SavedPanel(Vertical):
             return
         self.status.display = False  # the words under the table say what to do
         table = self.table
+        rows: list[tuple[str | None, tuple[Cell, ...]]] = []
         for position, graph in enumerate(graphs):
-            table.add_row(*heading_cells(graph, None), key=str(position))
+            rows.append((str(position), heading_cells(graph, None)))
             self._rows.append((position, None))
             for value in graph.saved:
-                table.add_row(*value_cells(value, False), key=f"{position}:{value.name}")
+                rows.append((f"{position}:{value.name}", _cells(value, False)))
                 self._rows.append((position, value))
+        table.set_rows(rows)
         table.move_cursor(row=1 if len(self._rows) > 1 else 0)  # the first graph's biggest value
         self.choose()
 
@@ -136,8 +162,8 @@ class SavedPanel(Vertical):
         row = self.table.cursor_row
         return self._rows[row] if self._rows and 0 <= row < len(self._rows) else None
 
-    @on(DataTable.RowHighlighted, "#saved-table")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(FitTable.RowHighlighted, "#saved-table")
+    def _highlighted(self, event: FitTable.RowHighlighted) -> None:
         event.stop()
         if self.current() != self._chosen:
             self.refusal = None
@@ -185,10 +211,15 @@ class SavedPanel(Vertical):
             self.what_ifs.pop(position, None)
         else:
             self.what_ifs[position] = what_if
-        table = self.table
-        names = table.ordered_columns
-        for column, cell in zip(names, value_cells(value, value.name in marked), strict=True):
-            table.update_cell(f"{position}:{value.name}", column.key, cell, update_width=True)
-        for column, cell in zip(names, heading_cells(graph, what_if), strict=True):
-            table.update_cell(str(position), column.key, cell, update_width=True)
+        self.table.replace_rows({
+            f"{position}:{value.name}": _cells(value, value.name in marked),
+            str(position): heading_cells(graph, what_if),
+        })
         self.choose()
+
+
+def _cells(value: SavedValue, recomputed: bool) -> tuple[Cell, ...]:
+    """A saved value's row, its shape spelt so that a narrow column shortens it (``8x16``) rather than cut it."""
+    cells: list[Cell] = list(value_cells(value, recomputed))
+    cells[COLUMNS.index("shape")] = shape(tuple(value.shape), brackets="[]")
+    return tuple(cells)

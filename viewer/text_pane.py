@@ -38,23 +38,24 @@ class TextPane(ScrollView, can_focus=True):
         self._wrap: Callable[[int], list[Line]] | None = None
         self._wrapped_at = 0
 
-    def set_wrapped(self, build: Callable[[int], list[Line]]) -> None:
+    def set_wrapped(self, build: Callable[[int], list[Line]], keep_scroll: bool = False) -> None:
         """Lines that depend on the pane's width: ``build(width)`` now if the pane
-        has a size, and again whenever its width changes."""
+        has a size, and again whenever its width changes (``keep_scroll``: the
+        pane stays where it was scrolled to)."""
         self._wrap = build
         self._wrapped_at = 0
-        self._rewrap()
+        self._rewrap(keep_scroll)
 
-    def _rewrap(self) -> None:
+    def _rewrap(self, keep_scroll: bool = False) -> None:
         # The widget's width less room for a vertical scrollbar, which appears
         # only once the lines are set (and then resizes nothing).
         width = self.size.width
         if self._wrap is not None and width > 0 and width != self._wrapped_at:
             self._wrapped_at = width
-            self.set_lines(self._wrap(width - 3))
+            self.set_lines(self._wrap(width - 3), keep_scroll=keep_scroll)
 
     def on_resize(self) -> None:
-        self._rewrap()
+        self._rewrap(keep_scroll=True)
 
     def set_lines(self, lines: list[Line], keep_scroll: bool = False) -> None:
         """Show ``lines`` as they are (a later :meth:`set_wrapped` replaces them)."""
