@@ -4,15 +4,16 @@ The network is torchvision's ``resnet18`` written out layer by layer, with
 torchvision's module names (the stem ``conv1``/``bn1``/``relu``/``maxpool``,
 ``layer1`` to ``layer4`` of two ``BasicBlock`` each, ``avgpool``, ``fc``), so its
 parameters are named as torchvision's are (``layer4.1.conv2.weight``) without
-importing torchvision. The input is one 3x64x64 image, small enough that a
-training step runs in well under a second on two cores; the structure, not the
-image size, is what the viewer shows.
+importing torchvision. The input is one 3x64x64 image, small enough that
+gradview builds the trace of a training step in about a second on two cores;
+the structure, not the image size, is what the viewer shows.
 
 The model is in eval mode: batch norm reads its running statistics, which
 become graph inputs like the parameters (62 parameters and 60 buffers). In
-train mode the model opens too, with batch statistics and 20 more nodes: each
-batch norm's in-place ``num_batches_tracked += 1`` (``aten::add_``), and
-running statistics that every replayed step would update in place.
+train mode the model opens too, with batch statistics and 25 more nodes
+(among them each batch norm's in-place ``num_batches_tracked += 1``,
+``aten::add_``), and running statistics that every replayed step would
+update in place.
 """
 
 from __future__ import annotations

@@ -2,15 +2,15 @@
 
 ``nn.TransformerEncoder`` of 12 ``nn.TransformerEncoderLayer`` (d_model 256,
 4 heads, feed-forward 512, batch first) over a batch of 2 sequences of 8
-tokens; PyTorch's tracer inlines it into about 1,340 nodes, with each layer's
+tokens; PyTorch's tracer inlines it into about 1,350 nodes, with each layer's
 parameters named ``layers.N.self_attn.in_proj_weight``,
 ``layers.N.linear1.weight`` and so on.
 
-The model is in eval mode so dropout is off and the traced graph is
-deterministic (a random op cannot be replayed; dropout in train mode would
-make the graph's values unrepeatable). Eval mode would let PyTorch take the
-fused "fast path" of the encoder layer, but only under ``torch.no_grad`` or for
-inputs that need no grad; tracing records the ordinary ops either way.
+The model is in eval mode, so dropout is off (its 36 ``aten::dropout``
+nodes pass values through) and the step can be replayed; a random op's
+values could not be. Its parameters require grad, so PyTorch's fused
+inference path for encoder layers stays off and the graph holds the ordinary
+ops (``aten::scaled_dot_product_attention``, ``linear``, ``layer_norm``).
 """
 
 from __future__ import annotations
