@@ -27,11 +27,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from .fx_graph_text import FxGraph
 from .torch_trace_log import TraceEntry
 
-__all__ = ["dynamo_input_names", "source_name", "graph_value_names", "GRAD_SUFFIX"]
+__all__ = ["InputName", "dynamo_input_names", "source_name", "graph_value_names", "parameter_owners", "GRAD_SUFFIX"]
 
 GRAD_SUFFIX = ".grad"  # a gradient's name: its input's, as PyTorch keeps it (param.grad)
 
@@ -61,7 +62,14 @@ def source_name(source: str, roots: int = 1) -> str | None:
     return match.group(1) if match is not None else None
 
 
-def dynamo_input_names(entries: Sequence[TraceEntry]) -> dict[tuple[str, str], list[str | None]]:
+class InputName(NamedTuple):
+    """What an input of Dynamo's graph is to the user."""
+
+    name: str  # "layer1.0.conv1.weight", "x"
+    is_parameter: bool  # a parameter or buffer (owned by the module its name's prefix names)
+
+
+def dynamo_input_names(entries: Sequence[TraceEntry]) -> dict[tuple[str, str], list[InputName | None]]:
     """Per (log file, compile id): the name users act on for each input of Dynamo's
     graph, in order (None where the log does not say)."""
     sources: dict[tuple[str, str], list[str]] = {}
@@ -80,10 +88,13 @@ def dynamo_input_names(entries: Sequence[TraceEntry]) -> dict[tuple[str, str], l
             # Two sources that read the same once mangled: neither is named.
             by_mangled[mangled] = source if by_mangled.get(mangled, source) == source else None
         roots = {m.group("root") for s in by_mangled.values() if s and (m := _PARAMETER.match(s))}
-        found[key] = [
-            source_name(source, len(roots)) if (source := by_mangled.get(name)) else None for name in placeholders
-        ]
+        found[key] = [_input(by_mangled.get(name), len(roots)) for name in placeholders]
     return found
+
+
+def _input(source: str | None, roots: int) -> InputName | None:
+    name = source_name(source, roots) if source else None
+    return InputName(name, bool(_PARAMETER.match(source or ""))) if name else None
 
 
 def _placeholders(payload: str) -> list[str]:
@@ -96,31 +107,40 @@ def _placeholders(payload: str) -> list[str]:
     return [arg.arg for arg in function.args.args[1:]] if function is not None else []
 
 
-def graph_value_names(fx: FxGraph, inputs: Sequence[str | None]) -> dict[str, str]:
+def graph_value_names(fx: FxGraph, inputs: Sequence[InputName | None]) -> dict[str, str]:
     """Graph value name -> the name users act on, for one of AOTAutograd's graphs: its
     inputs by their descriptors (``inputs``: Dynamo's input names, from
     :func:`dynamo_input_names`), its gradients after the inputs they are for."""
-    by_descriptor: dict[str, str] = {}
     names: dict[str, str] = {}
     for value in fx.inputs:
-        name = _input_name(value.descriptor or "", inputs)
-        if name is not None:
-            names[value.name] = name
-            by_descriptor[value.descriptor or ""] = name
+        found = _input_name(value.descriptor or "", inputs)
+        if found is not None:
+            names[value.name] = found.name
     for value in fx.outputs:
         match = _GRAD_OF.match(value.descriptor or "")
         if match is None or value.name == "None":
             continue
-        of = by_descriptor.get(match.group(1)) or _input_name(match.group(1), inputs)
+        of = _input_name(match.group(1), inputs)
         if of is not None:
-            names.setdefault(value.name, of + GRAD_SUFFIX)
+            names.setdefault(value.name, of.name + GRAD_SUFFIX)
     return names
 
 
-def _input_name(descriptor: str, inputs: Sequence[str | None]) -> str | None:
+def parameter_owners(fx: FxGraph, inputs: Sequence[InputName | None]) -> dict[str, str]:
+    """Graph input name -> the module owning it, for the inputs that are parameters or
+    buffers (``layer1.0.conv1.weight`` -> ``layer1.0.conv1``; ``""``: the model's own)."""
+    owners = {}
+    for value in fx.inputs:
+        found = _input_name(value.descriptor or "", inputs)
+        if found is not None and found.is_parameter:
+            owners[value.name] = found.name.rpartition(".")[0]
+    return owners
+
+
+def _input_name(descriptor: str, inputs: Sequence[InputName | None]) -> InputName | None:
     match = _TARGET.match(descriptor)
     if match is not None:
-        return match.group(1)
+        return InputName(match.group(1), True)
     match = _INPUT_INDEX.match(descriptor)
     if match is not None and int(match.group(1)) < len(inputs):
         return inputs[int(match.group(1))]

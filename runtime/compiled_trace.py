@@ -27,7 +27,8 @@ the steps the viewer already shows for DifferentiableGraph k:
   them (AOTAutograd's order is not TorchScript's).
 
 Every step of compiled graph k carries, under ``value_names``, the names users
-act on for its parameters, buffers, arguments and gradients
+act on for its parameters, buffers, arguments and gradients, and under
+``parameter_owners`` the module owning each parameter or buffer
 (:mod:`gradview.runtime.compiled_names`); where the log records each node's
 module (``--compile``'s logs: :mod:`gradview.runtime.compiled_modules`), the
 nodes carry it as their ``scope`` and the trace the module classes.
@@ -50,7 +51,7 @@ from gradview.ir import Graph
 
 from .compiled_modules import ARTIFACT as MODULES_ARTIFACT
 from .compiled_modules import module_paths
-from .compiled_names import dynamo_input_names, graph_value_names
+from .compiled_names import InputName, dynamo_input_names, graph_value_names, parameter_owners
 from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
 from .fx_tensor_types import SymbolAnnotation, TensorAnnotation
 from .fx_to_ir import FxToIrError, fx_to_graph
@@ -117,9 +118,10 @@ class CompiledGraph:
     notes: dict[str, object]  # the Gradient's lists, keyed by Note
     entries: dict[str, TraceEntry] = field(default_factory=dict)  # log key -> its entry
     post_grad: list[tuple[Graph, TraceEntry]] = field(default_factory=list)  # Inductor's, forward first
-    # Per graph (JOINT_STEP, "forward", "backward"): value name -> the name users act on
-    # (:mod:`gradview.runtime.compiled_names`: parameters, buffers, arguments, their gradients).
-    value_names: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Per graph (JOINT_STEP, "forward", "backward"), its steps' naming annotations
+    # (:mod:`gradview.runtime.compiled_names`): Note.VALUE_NAMES (value name -> the name
+    # users act on) and Note.PARAMETER_OWNERS (parameter input name -> its module).
+    naming: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     # Module path -> class name, where the log records the nodes' modules (--compile's logs).
     module_types: dict[str, str] = field(default_factory=dict)
 
@@ -300,10 +302,10 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
             notes[Note.SYMBOL_VALUES] = symbols.get((source, compile_id), {})
         name = compile_id if len(sources) == 1 else f"{Path(source).name} {compile_id}"
         inputs = dynamo_inputs.get((source, compile_id), [])
-        named = {"forward": graph_value_names(forward_fx, inputs), "backward": graph_value_names(backward_fx, inputs)}
+        naming = {"forward": _naming(forward_fx, inputs), "backward": _naming(backward_fx, inputs)}
         if joint_fx is not None:
-            named[JOINT_STEP] = graph_value_names(joint_fx, inputs)
-        compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found), value_names=named, module_types=module_types)
+            naming[JOINT_STEP] = _naming(joint_fx, inputs)
+        compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found), naming=naming, module_types=module_types)
         later = post_grad.pop((source, compile_id), [])
         for entry, partitioned in zip(later, (forward, backward), strict=False):
             graph = _read(entry)[1]
@@ -361,20 +363,20 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
             entry = compiled.entries[JOINT_STEP]
             trace.record(
                 JOINT_STEP, compiled.joint, which=GraphName.main(k + 1), changed=True,
-                annotations={**common, **_names(compiled.value_names.get(JOINT_STEP)), Note.HEADER: entry.key, Note.LOG_LINE: entry.line},
+                annotations={**common, **compiled.naming.get(JOINT_STEP, {}), Note.HEADER: entry.key, Note.LOG_LINE: entry.line},
             )
         forward_entry, backward_entry = compiled.entries["aot_forward_graph"], compiled.entries["aot_backward_graph"]
         trace.record(
             PARTITION_STEP, compiled.forward, which=GraphName.forward(k), changed=True,
             annotations={
-                **common, **compiled.notes, **_names(compiled.value_names.get("forward")),
+                **common, **compiled.notes, **compiled.naming.get("forward", {}),
                 Note.HEADER: forward_entry.key, Note.LOG_LINE: forward_entry.line,
             },
         )
         trace.record(
             PARTITION_STEP, compiled.backward, which=GraphName.backward(k), changed=True,
             annotations={
-                **common, **_names(compiled.value_names.get("backward")),
+                **common, **compiled.naming.get("backward", {}),
                 Note.HEADER: backward_entry.key, Note.LOG_LINE: backward_entry.line,
             },
         )
@@ -383,7 +385,7 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
         kinds = ("forward", "backward")
         for (graph, entry), before, which, kind in zip(compiled.post_grad, partitioned, whiches, kinds, strict=False):
             trace.inherit_ids(match_graphs(before, graph))  # what the passes kept keeps its id
-            names = _names(_by_position(before, graph, compiled.value_names.get(kind, {})))
+            names = {note: _by_position(before, graph, table) for note, table in compiled.naming.get(kind, {}).items()}
             trace.record(
                 POST_GRAD_STEP, graph, which=which, changed=True,
                 annotations={**common, **names, Note.HEADER: POST_GRAD_STEP, Note.LOG_LINE: entry.line},
@@ -391,12 +393,13 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
     return CompiledTrace(graphs, skipped, trace)
 
 
-def _names(names: dict[str, str] | None) -> dict[str, object]:
-    return {Note.VALUE_NAMES: names} if names else {}
+def _naming(fx: FxGraph, inputs: list[InputName | None]) -> dict[str, dict[str, str]]:
+    tables = {Note.VALUE_NAMES: graph_value_names(fx, inputs), Note.PARAMETER_OWNERS: parameter_owners(fx, inputs)}
+    return {str(note): table for note, table in tables.items() if table}
 
 
 def _by_position(before: Graph, after: Graph, names: dict[str, str]) -> dict[str, str]:
-    """``names`` carried to a graph with the same inputs and outputs in the same places
+    """``names`` (keyed by value name) carried to a graph with the same inputs and outputs in the same places
     (Inductor's post-grad graph keeps the partition's signature, not its value names)."""
     carried = {}
     pairs = [*zip(before.inputs(), after.inputs(), strict=False), *zip(before.outputs(), after.outputs(), strict=False)]

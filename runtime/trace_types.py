@@ -220,6 +220,7 @@ class Note(enum.StrEnum):
     SYMBOLIC_SIZES = "symbolic_sizes"  # forward value name -> its sizes, symbols as text ("s77")
     SYMBOL_VALUES = "symbol_values"  # symbol -> the value it had in the run that compiled it
     VALUE_NAMES = "value_names"  # graph value name -> the name users act on ("primals_98" -> "layer4.1.conv2.weight")
+    PARAMETER_OWNERS = "parameter_owners"  # parameter/buffer input name -> its module ("" the model's own)
     # JIT logs
     HEADER = "header"
     COMPILATION = "compilation"

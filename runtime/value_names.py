@@ -37,6 +37,9 @@ class ValueName:
     graph_name: str  # as the graph prints it, without "%": "primals_98", "100"
     user_name: str | None = None  # a parameter, buffer, argument or gradient: "layer4.1.conv2.weight"
     module: str | None = None  # the module of the op that made it: "layer2.1.bn1" (None: not known)
+    # For a parameter or buffer whose owner the source says (a compiled graph's): the module
+    # holding it, as ``named_modules()`` writes it ("" for the model's own).
+    owner: str | None = None
 
     def text(self) -> str:
         """``layer4.1.conv2.weight (primals_98)``, ``100 in layer2.1.bn1``, or the graph's name alone."""
@@ -84,11 +87,12 @@ def display_name(trace: PassTrace, index: int, value_id: int) -> str:
 
 def _build(trace: PassTrace, step: Step) -> dict[int, ValueName]:
     logged = step.annotations.get(Note.VALUE_NAMES) or {}
+    owners = step.annotations.get(Note.PARAMETER_OWNERS) or {}
     names: dict[int, ValueName] = {}
     outer = _outer_names(trace, step)
     for position, param in enumerate(step.graph.params):
         from_outside = outer[position] if outer is not None else None
-        names[param.id] = _renamed(param.name, logged.get(param.name), from_outside)
+        names[param.id] = _renamed(param.name, logged.get(param.name), from_outside, owners.get(param.name))
     for node in walk_records(step.graph):
         module = module_path(node.scope) or None
         for output in node.outputs:
@@ -98,11 +102,11 @@ def _build(trace: PassTrace, step: Step) -> dict[int, ValueName]:
     return names
 
 
-def _renamed(graph_name: str, logged: str | None, outside: ValueName | None) -> ValueName:
+def _renamed(graph_name: str, logged: str | None, outside: ValueName | None, owner: str | None = None) -> ValueName:
     if logged is not None:
-        return ValueName(graph_name, logged)
+        return ValueName(graph_name, logged, owner=owner)
     if outside is not None:
-        return ValueName(graph_name, outside.user_name or _plain(outside), outside.module)
+        return ValueName(graph_name, outside.user_name or _plain(outside), outside.module, outside.owner)
     return ValueName(graph_name)
 
 

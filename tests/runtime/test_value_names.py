@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradview.cli.main import main
-from gradview.ir.module_scope import module_path
+from gradview.ir.module_scope import module_path, owner_of_parameter
 from gradview.runtime.compiled_names import source_name
 from gradview.runtime.compiled_trace import load_compiled_trace
 from gradview.runtime.saved_values import saved_values
@@ -50,6 +50,17 @@ def test_saved_names_the_parameters_of_a_compiled_graph(capsys: pytest.CaptureFi
     assert main(["saved", str(LOGS / "conv_bn_relu.log")]) == 0
     rows = {line.split("  ")[1].strip() for line in capsys.readouterr().out.splitlines()[2:-2]}
     assert {"0.weight (primals_1)", "1.weight (primals_7)", "primals_3", "convolution"} <= rows
+
+
+def test_parameters_are_owned_by_the_modules_their_sources_name() -> None:
+    trace = load_compiled_trace(LOGS / "conv_bn_relu.log").trace
+    forward = next(step for step in trace if step.which == GraphName.forward(0))
+    table = name_table(trace, forward.index)
+    owners = {param.name: table.of(param.id).owner for param in forward.graph.params}
+    assert owners == {
+        "primals_1": "0", "primals_2": "0", "primals_3": None, "primals_4": "1",
+        "primals_5": "1", "primals_6": "1", "primals_7": "1", "primals_8": "1",
+    }
 
 
 def test_gradients_are_named_after_their_inputs() -> None:
@@ -141,10 +152,14 @@ def test_compiled_parameter_names_are_the_models(tmp_path: Path) -> None:
     forward = next(step for step in trace if step.which == GraphName.forward(0))
     backward = next(step for step in trace if step.which == GraphName.backward(0))
     named = {}
+    modules = {path for path, _ in model.named_modules()}  # type: ignore[attr-defined]
     for param in forward.graph.params:
         known = name_table(trace, forward.index).of(param.id)
         assert known.user_name is not None, param.name
         named[known.user_name] = param.type
+        # The owner the source names is the module named_modules() holds it under.
+        expected = owner_of_parameter(known.user_name, modules) if known.user_name in tensors else None
+        assert known.owner == expected, known
     assert set(named) == {*tensors, "x"}
     for name, tensor in tensors.items():
         assert f"Double({', '.join(map(str, tensor.shape))}" in named[name], name
@@ -187,7 +202,7 @@ def test_torchscript_saved_values_name_the_module_torch_prints(tmp_path: Path, c
 def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
     """``ParamAOTInput(target=...)`` (AOTAutograd given a module's own parameters) names the
     input directly; PlainAOTInput(idx=i) takes Dynamo's input i; a gradient follows its input."""
-    from gradview.runtime.compiled_names import graph_value_names  # noqa: PLC0415
+    from gradview.runtime.compiled_names import InputName, graph_value_names, parameter_owners  # noqa: PLC0415
     from gradview.runtime.fx_graph_text import parse_fx_graph  # noqa: PLC0415
 
     fx = parse_fx_graph(
@@ -204,5 +219,7 @@ def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
         "            None,  # None\n"
         "        )\n"
     )
-    assert graph_value_names(fx, [None, "x"]) == {"primals_1": "fc.weight", "primals_2": "x", "mm": "fc.weight.grad"}
+    inputs = [None, InputName("x", is_parameter=False)]
+    assert graph_value_names(fx, inputs) == {"primals_1": "fc.weight", "primals_2": "x", "mm": "fc.weight.grad"}
     assert graph_value_names(fx, []) == {"primals_1": "fc.weight", "mm": "fc.weight.grad"}
+    assert parameter_owners(fx, inputs) == {"primals_1": "fc"}  # an argument has no owner
