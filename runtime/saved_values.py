@@ -104,6 +104,9 @@ class GraphSaved:
     # Under dynamic shapes: the symbols the sizes use, with the values they had in the
     # run that compiled the graph (Dynamo's create_symbol), which the sizes are given at.
     symbols: tuple[tuple[str, int], ...] = ()
+    # Forward input value id -> its name as users know it, where that differs from the
+    # graph's (the inputs a what-if would keep: :mod:`gradview.runtime.value_names`).
+    input_names: tuple[tuple[int, str], ...] = ()
 
     @property
     def total_bytes(self) -> int:
@@ -228,7 +231,11 @@ def _graph_saved(trace: PassTrace, k: int, forward: Step, backward: Step, notes_
             known.user_name, known.module,
         ))
     values.sort(key=lambda item: -item.bytes)  # stable: the forward's order among equals
-    return GraphSaved(name, tuple(values), k, forward.index, backward.index, not_tensors, tuple(sorted(used.items())))
+    known_inputs = ((param.id, param.name, names.of(param.id, param.name).text()) for param in forward.graph.params)
+    renamed = tuple((value, text) for value, graph_name, text in known_inputs if text != graph_name)
+    return GraphSaved(
+        name, tuple(values), k, forward.index, backward.index, not_tensors, tuple(sorted(used.items())), renamed
+    )
 
 
 def sizes_at_symbols(

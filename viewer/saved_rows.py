@@ -134,9 +134,10 @@ def describe_what_if(graph: GraphSaved, marked: Sequence[str], what_if: Recomput
     if what_if is None or not marked:
         return Text("up / down: a saved value, lit in the joint view · w: what if the backward "
                     "recomputed it instead of keeping it?", style="dim")
+    shown = {value.name: value.display for value in graph.saved}
     text = Text()
     text.append("what if recomputed: ", style="bold")
-    text.append(", ".join(marked))
+    text.append(", ".join(shown.get(name, name) for name in marked))
     before, after = what_if.saved_bytes_before, what_if.saved_bytes_after
     text.append(f"\nsaved {byte_count(before)} → {byte_count(after)} bytes")
     if what_if.sizes_unknown:
@@ -155,8 +156,10 @@ def describe_what_if(graph: GraphSaved, marked: Sequence[str], what_if: Recomput
             style="yellow",
         )
     if what_if.kept_inputs:
+        known = dict(graph.input_names)
         kept = ", ".join(
-            f"{item.name} ({byte_count(item.bytes)} bytes)" if item.bytes is not None else f"{item.name} (size unknown)"
+            f"{known.get(item.value, item.name)} "
+            + (f"({byte_count(item.bytes)} bytes)" if item.bytes is not None else "(size unknown)")
             for item in what_if.kept_inputs
         )
         text.append(f"\nforward inputs now kept: {kept}")

@@ -75,3 +75,11 @@ def test_a_row_and_its_description_name_the_parameter() -> None:
     weight = next(v for v in graph.saved if v.name == "primals_1")
     assert value_cells(weight, recomputed=False)[0].plain == "0.weight (primals_1)"
     assert describe_value(weight).plain.startswith("0.weight (primals_1) [8, 3, 3, 3] float32")
+
+
+def test_the_what_if_names_the_parameters_it_would_keep() -> None:
+    """Recomputing view_2 of the attention block keeps the projection's weight and bias: by name."""
+    trace = load_target(str(LOGS / "attention.log")).trace
+    graph = saved_values(trace)[0]
+    text = describe_what_if(graph, ["view_2"], what_if_recomputed(trace, graph, ["view_2"])).plain
+    assert "forward inputs now kept: qkv.weight (primals_1) (3,072 bytes), qkv.bias (primals_2) (192 bytes)" in text
