@@ -98,13 +98,18 @@ def _input(source: str | None, roots: int) -> InputName | None:
 
 
 def _placeholders(payload: str) -> list[str]:
-    """The input names of Dynamo's printed graph (its ``forward``'s parameters after self)."""
+    """The input names of Dynamo's printed graph (its ``forward``'s parameters after self),
+    read from the signature alone: the body, as long as the graph, is not needed."""
+    start = payload.find("def forward(")
+    end = payload.find("):", start)
+    if start < 0 or end < 0:
+        return []
     try:
-        module = ast.parse(payload)
+        module = ast.parse(payload[start : end + 2] + " pass")
     except SyntaxError:
         return []
-    function = next((n for n in ast.walk(module) if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
-    return [arg.arg for arg in function.args.args[1:]] if function is not None else []
+    function = module.body[0]
+    return [arg.arg for arg in function.args.args[1:]] if isinstance(function, ast.FunctionDef) else []
 
 
 def graph_value_names(fx: FxGraph, inputs: Sequence[InputName | None]) -> dict[str, str]:
