@@ -13,13 +13,18 @@ they differ (so the log or the IR can still be searched for it):
   (``bn.weight (bn.weight.1)``);
 * any other value made by an op whose node names its module (TorchScript's
   ``scope:``) by its name and that module: ``100 in layer2.1.bn1``.
+
+A parameter or buffer input also knows the module that owns it
+(:attr:`ValueName.owner`), where that is certain: from the source Dynamo read
+it from (a compiled graph), or from a qualified name whose module the trace's
+``module_types`` holds (a TorchScript graph from ``from_torch``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gradview.ir.module_scope import module_path
+from gradview.ir.module_scope import module_path, owner_of_parameter
 
 from .pass_trace import PassTrace, Step
 from .trace_records import BlockRecord, NodeRecord, walk_records
@@ -88,11 +93,13 @@ def display_name(trace: PassTrace, index: int, value_id: int) -> str:
 def _build(trace: PassTrace, step: Step) -> dict[int, ValueName]:
     logged = step.annotations.get(Note.VALUE_NAMES) or {}
     owners = step.annotations.get(Note.PARAMETER_OWNERS) or {}
+    modules = frozenset(trace.module_types)
     names: dict[int, ValueName] = {}
     outer = _outer_names(trace, step)
     for position, param in enumerate(step.graph.params):
         from_outside = outer[position] if outer is not None else None
-        names[param.id] = _renamed(param.name, logged.get(param.name), from_outside, owners.get(param.name))
+        owner = owners.get(param.name, _traced_owner(param.name, modules) if outer is None else None)
+        names[param.id] = _renamed(param.name, logged.get(param.name), from_outside, owner)
     for node in walk_records(step.graph):
         module = module_path(node.scope) or None
         for output in node.outputs:
@@ -102,12 +109,19 @@ def _build(trace: PassTrace, step: Step) -> dict[int, ValueName]:
     return names
 
 
+def _traced_owner(name: str, modules: frozenset[str]) -> str | None:
+    """A TorchScript graph input named after a parameter of a known module (``from_torch``
+    names them ``%layer1.0.conv1.weight``): that module. An undotted name could be the
+    model's own parameter or an argument, so it is left unowned."""
+    return owner_of_parameter(name, modules) if "." in name and modules else None
+
+
 def _renamed(graph_name: str, logged: str | None, outside: ValueName | None, owner: str | None = None) -> ValueName:
     if logged is not None:
         return ValueName(graph_name, logged, owner=owner)
     if outside is not None:
         return ValueName(graph_name, outside.user_name or _plain(outside), outside.module, outside.owner)
-    return ValueName(graph_name)
+    return ValueName(graph_name, owner=owner)
 
 
 def _plain(outside: ValueName) -> str | None:

@@ -223,3 +223,18 @@ def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
     assert graph_value_names(fx, inputs) == {"primals_1": "fc.weight", "primals_2": "x", "mm": "fc.weight.grad"}
     assert graph_value_names(fx, []) == {"primals_1": "fc.weight", "mm": "fc.weight.grad"}
     assert parameter_owners(fx, inputs) == {"primals_1": "fc"}  # an argument has no owner
+
+
+def test_torchscript_parameter_inputs_know_their_module(tmp_path: Path) -> None:
+    """from_torch names parameter inputs after them; the builder's model gives the modules."""
+    pytest.importorskip("torch")
+    from gradview.runtime.targets import load_target  # noqa: PLC0415
+
+    target, model, _ = _model(tmp_path)
+    trace = load_target(target).trace
+    table = name_table(trace, 0)
+    owners = {param.name: table.of(param.id).owner for param in trace[0].graph.params}
+    expected = {name: name.rpartition(".")[0] for name, _ in [*model.named_parameters(), *model.named_buffers()]}  # type: ignore[attr-defined]
+    expected["shift"] = None  # the model's own buffer: undotted, like an argument, so not claimed
+    assert {name: owner for name, owner in owners.items() if name in expected} == expected
+    assert all(owner is None for name, owner in owners.items() if name not in expected)
