@@ -21,8 +21,8 @@ What folds (a *plumbing* box):
   input of that type (the sizes a backward graph is handed);
 * size arithmetic: ``prim::NumToTensor``, ``aten::Int``, ``mul``, ``div``...
   when every input is folded plumbing and every result is a number, a list of
-  ints or an integer scalar tensor (``x.size(0) * 4`` as the tracer records
-  it). A ``aten::Int`` of a tensor computed from data stays: it is a real
+  ints or a tensor with no dimensions (``x.size(0) * 4`` as the tracer records
+  it, a constant made a tensor). A ``aten::Int`` of a tensor computed from data stays: it is a real
   dependency (and a sync point).
 
 What stays although it is plumbing: a box read by a return (a graph's, a
@@ -50,6 +50,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gradview.ir.types import SCALAR_TYPE_NAMES
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, walk_records
 
@@ -346,6 +347,7 @@ class _Folding:
 
 
 def _scalar_tensor(type_text: str) -> bool:
-    """``Long(requires_grad=0, device=cpu)``: an integer tensor with no dimensions (NumToTensor's result)."""
-    head, _, rest = type_text.partition("(")
-    return head in ("Long", "Int") and all("=" in part for part in rest.rstrip(")").split(",") if part.strip())
+    """``Long(requires_grad=0, device=cpu)``, ``Double()``: a tensor with no
+    dimensions (NumToTensor's result, the tracer's sizes as tensors)."""
+    head, paren, rest = type_text.partition("(")
+    return bool(paren) and head in SCALAR_TYPE_NAMES and all("=" in part for part in rest.rstrip(")").split(",") if part.strip())

@@ -23,6 +23,7 @@ all equal shows one where PyTorch takes one int for it (``int[2] stride``:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,8 +54,14 @@ _ALSO_DEFAULT: dict[str, dict[str, Any]] = {
     "aten::convolution": {
         "bias": None, "stride": 1, "padding": 0, "dilation": 1, "transposed": False, "output_padding": 0, "groups": 1,
     },
+    "aten::convolution_backward": {
+        "stride": 1, "padding": 0, "dilation": 1, "transposed": False, "output_padding": 0, "groups": 1,
+    },
     "aten::batch_norm": {"training": False, "momentum": 0.1, "eps": 1e-05, "cudnn_enabled": True},
     "aten::native_batch_norm": {"momentum": 0.1, "eps": 1e-05},
+    "aten::_native_batch_norm_legit": {"momentum": 0.1, "eps": 1e-05},
+    "aten::_native_batch_norm_legit_functional": {"momentum": 0.1, "eps": 1e-05},
+    "aten::native_batch_norm_backward": {"eps": 1e-05},
     "aten::native_layer_norm": {"eps": 1e-05},
     "aten::lstm": {"has_biases": True, "dropout": 0.0, "train": False, "bidirectional": False, "batch_first": False},
     "aten::gru": {"has_biases": True, "dropout": 0.0, "train": False, "bidirectional": False, "batch_first": False},
@@ -64,14 +71,21 @@ _ANY_OP_ALSO_DEFAULT: dict[str, Any] = {"pin_memory": False, "layout": 0}  # as 
 # Lists PyTorch also takes as one int (the schema says SymInt[] but conv2d's says SymInt[2]).
 _EXPANDS: dict[str, frozenset[str]] = {
     kind: frozenset({"stride", "padding", "dilation", "output_padding"})
-    for kind in ("aten::_convolution", "aten::convolution")
+    for kind in ("aten::_convolution", "aten::convolution", "aten::convolution_backward")
 }
+_CONVOLUTIONS = ("aten::_convolution", "aten::convolution")  # named as PyTorch's modules call them: conv2d
 _SHORT_NAMES = {"padding": "pad"}
 _PRIM_ARGUMENTS = {"prim::If": ("cond",), "prim::Loop": ("max_trip_count", "cond")}
 _TRANSPARENT = frozenset({"prim::NumToTensor", "aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit"})
 _OPERATORS = {
     "aten::mul": "*", "aten::add": "+", "aten::sub": "-", "aten::floordiv": "//", "aten::floor_divide": "//",
     "aten::remainder": "%",
+}
+# Enums TorchScript passes as ints, by their c10 numbering.
+_ENUM_NAMES: dict[str, tuple[str, ...]] = {
+    "ScalarType": SCALAR_TYPE_NAMES,
+    "MemoryFormat": ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"),
+    "Layout": ("strided", "sparse_coo"),  # as runtime/fx_to_ir.py numbers them; others stay numbers
 }
 _ATTRIBUTE_LINES = 2  # lines for the op and its arguments
 _MAX_TEXT = 120  # an argument's text is cut here, so nested plumbing stays linear
@@ -200,7 +214,7 @@ def op_lines(node: NodeRecord, args: Sequence[Expr], input_types: Sequence[str])
     schema = _schema(node.kind, tuple(input_types)) if shown else None
     name = _short_kind(node.kind)
     said = None  # an argument the name already says
-    if node.kind in _EXPANDS and schema is not None:
+    if node.kind in _CONVOLUTIONS and schema is not None:
         convolution = _convolution_name(schema, args)
         if convolution is not None:
             name, said = convolution, schema.argument_index("transposed")
@@ -223,6 +237,13 @@ def _schema(kind: str, types: tuple[str, ...]) -> FunctionSchema | None:
     if parsed is not None:
         for schema in candidates:
             if schema_accepts(schema, parsed):
+                return schema
+        # Compiled graphs leave out trailing arguments that have defaults (``aten::add(%x, 1)``).
+        for schema in candidates:
+            rest = schema.arguments[len(types):]
+            if rest and all(a.default is not NO_DEFAULT for a in rest) and schema_accepts(
+                dataclasses.replace(schema, arguments=schema.arguments[: len(types)]), parsed
+            ):
                 return schema
     same = [s for s in candidates if len(s.arguments) == len(types)]
     return same[0] if same else candidates[0]
@@ -256,8 +277,9 @@ def _argument(kind: str, schema: FunctionSchema | None, position: int, expr: Exp
     expands = argument.list_size is not None or name in _EXPANDS.get(kind, ())
     if expands and isinstance(value, list) and value and all(_same(v, value[0]) for v in value):
         text = _format(value[0])
-    if argument.type_text.rstrip("?") == "ScalarType" and isinstance(value, int) and 0 <= value < len(SCALAR_TYPE_NAMES):
-        text = SCALAR_TYPE_NAMES[value]  # dtype=Float, as the types in the label read
+    names = _ENUM_NAMES.get(argument.type_text.rstrip("?"), ())
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        text = names[value]  # dtype=Float (as the label's types read), memory_format=contiguous_format
     return f"{_SHORT_NAMES.get(name, name)}={text}"
 
 

@@ -1,7 +1,8 @@
 """Traces and helpers for the ``ops``-level tests (test_plumbing, test_plumbing_text).
 
 The traces are made once per process: the bundled MLP, the conv/batch-norm
-example and ResNet-18 (examples/resnet18.py), as ``gradview view`` opens them.
+example and ResNet-18 (examples/resnet18.py), as ``gradview view`` opens them,
+and recorded TORCH_TRACE logs (tests/data/torch_trace).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from gradview.viewer.view_steps import differentiable_graph_count
 from gradview.viewer.views import available_views, draw_step
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TORCH_TRACES = Path(__file__).resolve().parents[1] / "data" / "torch_trace"
 # The kinds issue 21 names as plumbing, and the size conversions that fold with them.
 PLUMBING = frozenset({
     "prim::Constant", "prim::ListConstruct", "prim::TupleConstruct", "prim::TupleUnpack", "prim::ListUnpack",
@@ -33,6 +35,12 @@ PLUMBING = frozenset({
 def example_trace(target: str) -> PassTrace:
     """``examples/<target>`` opened as the viewer opens it (``mlp.ir``, ``resnet18.py:build``)."""
     return load_target(str(EXAMPLES / target)).trace
+
+
+@functools.cache
+def torch_trace(name: str) -> PassTrace:
+    """A recorded TORCH_TRACE log of tests/data/torch_trace (``conv_bn_relu``): its compiled graphs."""
+    return load_target(str(TORCH_TRACES / f"{name}.log")).trace
 
 
 @functools.cache

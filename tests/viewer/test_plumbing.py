@@ -23,6 +23,7 @@ from .plumbing_cases import (
     parsed,
     records,
     resnet_model,
+    torch_trace,
 )
 
 
@@ -35,6 +36,12 @@ def mlp() -> PassTrace:
 def conv_bn() -> PassTrace:
     pytest.importorskip("torch")
     return example_trace("conv_bn.py:build")
+
+
+@pytest.fixture(scope="module")
+def compiled() -> PassTrace:
+    """torch.compile's joint, forward and backward graphs of a conv, batch norm and ReLU."""
+    return torch_trace("conv_bn_relu")
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +91,7 @@ def _paths(drawing: DrawGraph, real: set[int]) -> set[tuple[int, int]]:
 
 
 # -- on real traces, every step and view ---------------------------------------------------------
-@pytest.mark.parametrize("name", ["mlp", "conv_bn", "resnet"])
+@pytest.mark.parametrize("name", ["mlp", "conv_bn", "resnet", "compiled"])
 def test_plumbing_folds_at_every_step_and_nothing_else_does(name, request):
     trace = request.getfixturevalue(name)
     checked = 0
@@ -104,7 +111,7 @@ def test_plumbing_folds_at_every_step_and_nothing_else_does(name, request):
     assert checked >= len(trace)
 
 
-@pytest.mark.parametrize("name", ["mlp", "conv_bn", "resnet"])
+@pytest.mark.parametrize("name", ["mlp", "conv_bn", "resnet", "compiled"])
 def test_every_edge_between_real_boxes_survives_as_one_edge(name, request):
     trace = request.getfixturevalue(name)
     for where, drawing, folded in drawings(trace):
@@ -114,7 +121,7 @@ def test_every_edge_between_real_boxes_survives_as_one_edge(name, request):
         assert len(merged) == len(set(merged)), where  # a merged edge is drawn once
 
 
-@pytest.mark.parametrize("name", ["mlp", "conv_bn", "resnet"])
+@pytest.mark.parametrize("name", ["mlp", "conv_bn", "resnet", "compiled"])
 def test_a_folded_box_maps_to_a_drawn_reader(name, request):
     trace = request.getfixturevalue(name)
     for where, drawing, folded in drawings(trace):

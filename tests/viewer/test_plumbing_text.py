@@ -20,6 +20,7 @@ from .plumbing_cases import (
     parsed,
     records,
     resnet_model,
+    torch_trace,
     traced,
 )
 
@@ -77,6 +78,17 @@ def test_conv_labels_follow_every_module_setting():
     assert op_heads(fold_step(traced(conv1d, torch.randn(1, 2, 9, dtype=torch.float64)), 0, View.WHOLE)) == [
         "conv1d stride=3"
     ]
+
+
+def test_compiled_graphs_read_the_same():
+    """torch.compile's graphs (trailing defaults left out, ``aten::convolution``,
+    constants made tensors) fold and read as the traced ones do."""
+    joint = op_heads(fold_step(torch_trace("conv_bn_relu"), 0, View.WHOLE))
+    assert joint[:2] == ["conv2d pad=1", "add other=1"]  # the batch norm's num_batches_tracked += 1
+    assert any(h.startswith("convolution_backward bias_sizes=[8]") and "pad=1" in h for h in joint)
+    attention = op_heads(fold_step(torch_trace("attention"), 0, View.WHOLE))
+    assert "div other=4.0" in attention  # the scale, a constant NumToTensor folded in
+    assert not [h for h in attention if h.startswith("prim::NumToTensor")]
 
 
 def test_sizes_read_at_run_time_name_their_tensor():
