@@ -47,6 +47,9 @@ capped at 120 characters).
 from __future__ import annotations
 
 import dataclasses
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -104,9 +107,28 @@ def step_graphs(trace: PassTrace, index: int, view: View, dg: int = 0) -> list[B
     return [step.graph for step in steps] + [graph for graph in previous if graph is not None]
 
 
+_CACHE_SIZE = 16  # as views.draw_step's
+_Key = tuple[int, int, int, View, int, bool]
+_cache: OrderedDict[_Key, tuple[weakref.ref[PassTrace], Folded]] = OrderedDict()
+_cache_lock = threading.Lock()  # the app's UI thread and its layout worker both draw
+
+
 def fold_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: bool = True) -> Folded:
-    """Step ``index`` in ``view`` drawn at the ``ops`` level."""
-    return fold_plumbing(draw_step(trace, index, view, dg, ghosts), step_graphs(trace, index, view, dg))
+    """Step ``index`` in ``view`` (of DifferentiableGraph ``dg``) drawn at the
+    ``ops`` level: :func:`draw_step`'s drawing, folded. The last few are kept;
+    callers get a copy of the drawing they may change (the maps are shared: read them only)."""
+    key = (id(trace), len(trace), index, view, dg, ghosts)
+    with _cache_lock:
+        found = _cache.get(key)
+        if found is not None and found[0]() is trace:
+            _cache.move_to_end(key)
+            return dataclasses.replace(found[1], graph=found[1].graph.copy())
+    folded = fold_plumbing(draw_step(trace, index, view, dg, ghosts), step_graphs(trace, index, view, dg))
+    with _cache_lock:
+        _cache[key] = (weakref.ref(trace), folded)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return dataclasses.replace(folded, graph=folded.graph.copy())
 
 
 def fold_plumbing(drawing: DrawGraph, graphs: Iterable[BlockRecord]) -> Folded:

@@ -75,6 +75,7 @@ _EXPANDS: dict[str, frozenset[str]] = {
 }
 _CONVOLUTIONS = ("aten::_convolution", "aten::convolution")  # named as PyTorch's modules call them: conv2d
 _SHORT_NAMES = {"padding": "pad"}
+_PACKERS = ("prim::ListConstruct", "prim::TupleConstruct")
 _PRIM_ARGUMENTS = {"prim::If": ("cond",), "prim::Loop": ("max_trip_count", "cond")}
 _TRANSPARENT = frozenset({"prim::NumToTensor", "aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit"})
 _OPERATORS = {
@@ -159,7 +160,7 @@ def folded_expr(node: NodeRecord, position: int, args: Sequence[Expr]) -> Expr:
         return constant_expr(node)
     if kind in _TRANSPARENT and len(args) == 1:
         return Expr(args[0].text, args[0].value, infix=args[0].infix)
-    if kind in ("prim::ListConstruct", "prim::TupleConstruct"):
+    if kind in _PACKERS:
         return _packed(node, args)
     if kind in ("prim::TupleUnpack", "prim::ListUnpack") and args:
         return Expr(_cut(f"{args[0].operand()}[{position}]"))
@@ -220,6 +221,9 @@ def op_lines(node: NodeRecord, args: Sequence[Expr], input_types: Sequence[str])
             name, said = convolution, schema.argument_index("transposed")
     if node.attrs:
         name += "[" + ", ".join(f"{key}={text}" for key, text in node.attrs) + "]"
+    if node.kind in _PACKERS and shown:  # a list a return reads, so kept: its entries
+        packed = _packed(node, [Expr(a.text, a.value) for a in args])
+        return _wrap(abbreviate(name, MAX_LINE), packed.text.split(" "))
     tokens = [_argument(node.kind, schema, i, args[i]) for i in shown if i != said]
     return _wrap(abbreviate(name, MAX_LINE), [t for t in tokens if t])
 

@@ -11,7 +11,7 @@ import pytest
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import NodeRecord
 from gradview.viewer.model import DrawEdge, DrawGraph, NodeRole, View
-from gradview.viewer.plumbing import fold_step
+from gradview.viewer.plumbing import fold_plumbing, fold_step, step_graphs
 from gradview.viewer.views import available_views, draw_step
 
 from .plumbing_cases import (
@@ -206,7 +206,7 @@ def test_plumbing_a_return_reads_stays():
   %y : Double(3, 2) = aten::reshape(%x, %l)
   return (%y, %l)
 """)
-    assert op_heads(folded) == ["prim::ListConstruct arg0=%x.size(1) arg1=1", "reshape"]
+    assert op_heads(folded) == ["prim::ListConstruct [%x.size(1), 1]", "reshape"]
     assert folded.box_of == {1: 5, 3: 5}  # the constant and the size (ids: %x 0, nodes 1, 3, 5), into the list
 
 
@@ -239,3 +239,11 @@ def test_an_int_of_data_stays_and_its_list_still_shows():
   return (%y)
 """)
     assert op_heads(folded) == ["Int", "view size=[%n]"]
+
+
+def test_a_step_folded_again_is_the_same_and_a_copy(mlp):
+    first = fold_step(mlp, 37, View.JOINT)
+    first.graph.nodes.clear()
+    again = fold_step(mlp, 37, View.JOINT)
+    assert again.graph.nodes and again.box_of == first.box_of
+    assert list(again.graph.nodes) == list(fold_plumbing(draw_step(mlp, 37, View.JOINT), step_graphs(mlp, 37, View.JOINT)).graph.nodes)
