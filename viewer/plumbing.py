@@ -59,10 +59,9 @@ from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord,
 
 from .model import DrawEdge, DrawGraph, DrawNode, NodeRole, View
 from .plumbing_text import LIST_TYPES, Expr, folded_expr, op_lines
-from .view_steps import previous_graph, view_steps
 from .views import DIFFERENTIABLE_GRAPH, draw_step
 
-__all__ = ["Folded", "fold_plumbing", "fold_step", "step_graphs", "is_plumbing_kind"]
+__all__ = ["Folded", "fold_plumbing", "fold_step", "is_plumbing_kind"]
 
 # Always plumbing: packing, unpacking, constants, attribute reads, shape queries.
 _ALWAYS = frozenset({
@@ -99,14 +98,6 @@ def is_plumbing_kind(kind: str) -> bool:
 
 
 # -- the API -----------------------------------------------------------------------------------
-def step_graphs(trace: PassTrace, index: int, view: View, dg: int = 0) -> list[BlockRecord]:
-    """The graphs :func:`draw_step` draws for ``(index, view, dg)``, then the graphs
-    its ghosts come from (the previous graph of each): what :func:`fold_plumbing` reads."""
-    steps = view_steps(trace, index, view, dg)
-    previous = [previous_graph(trace, step) for step in steps]
-    return [step.graph for step in steps] + [graph for graph in previous if graph is not None]
-
-
 _CACHE_SIZE = 16  # as views.draw_step's
 _Key = tuple[int, int, int, View, int, bool]
 _cache: OrderedDict[_Key, tuple[weakref.ref[PassTrace], Folded]] = OrderedDict()
@@ -123,7 +114,7 @@ def fold_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: boo
         if found is not None and found[0]() is trace:
             _cache.move_to_end(key)
             return dataclasses.replace(found[1], graph=found[1].graph.copy())
-    folded = fold_plumbing(draw_step(trace, index, view, dg, ghosts), step_graphs(trace, index, view, dg))
+    folded = fold_plumbing(draw_step(trace, index, view, dg, ghosts))
     with _cache_lock:
         _cache[key] = (weakref.ref(trace), folded)
         while len(_cache) > _CACHE_SIZE:
@@ -131,13 +122,15 @@ def fold_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: boo
     return dataclasses.replace(folded, graph=folded.graph.copy())
 
 
-def fold_plumbing(drawing: DrawGraph, graphs: Iterable[BlockRecord]) -> Folded:
+def fold_plumbing(drawing: DrawGraph, graphs: Iterable[BlockRecord] | None = None) -> Folded:
     """``drawing`` with its plumbing folded into the boxes that read it.
 
-    ``graphs`` are the records it was drawn from (:func:`step_graphs`: the
-    step's graphs first, then the previous ones for the ghosts; a node id in
-    several keeps its first record). Boxes without a record are kept as drawn."""
-    folding = _Folding(drawing, _Records(graphs))
+    ``graphs`` are the records it was drawn from, by default its ``sources``
+    (:func:`draw_step`'s: the step's graphs first, then the previous ones for
+    the ghosts; a node id in several keeps its first record). Boxes without a
+    record are kept as drawn."""
+    sources = drawing.sources if graphs is None else graphs
+    folding = _Folding(drawing, _Records(source for source in sources if isinstance(source, BlockRecord)))
     return folding.result()
 
 
@@ -306,7 +299,8 @@ class _Folding:
             if box_id in self.folded and node is not None:
                 for value in node.outputs:
                     self._expr(value.id)
-        out = DrawGraph()
+        # A new drawing with the same settings and sources (what else DrawGraph holds).
+        out = dataclasses.replace(drawing, nodes={}, edges=[], clusters={}, ghosts=drawing.ghosts - self.folded)
         for box_id, box in drawing.nodes.items():
             if box_id not in self.folded:
                 out.nodes[box_id] = self._relabelled(box_id, box)
@@ -324,7 +318,6 @@ class _Folding:
                     seen.add(key)
                     out.edges.append(DrawEdge(inner.source, edge.target, inner.value_id, inner.label,
                                               inner.capture or edge.capture))
-        out.ghosts = drawing.ghosts - self.folded
         used: set[str] = set()
         for node in out.nodes.values():
             key = node.cluster

@@ -18,7 +18,7 @@ from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.targets import load_target
 from gradview.runtime.trace_records import NodeRecord, walk_records
 from gradview.viewer.model import DrawGraph, NodeRole, View
-from gradview.viewer.plumbing import Folded, fold_plumbing, fold_step, step_graphs
+from gradview.viewer.plumbing import Folded, fold_plumbing, fold_step
 from gradview.viewer.view_steps import differentiable_graph_count
 from gradview.viewer.views import available_views, draw_step
 
@@ -61,12 +61,13 @@ def drawings(trace: PassTrace) -> Iterator[tuple[tuple[int, View, int], DrawGrap
                 for ghosts in (True, False):
                     drawing = draw_step(trace, index, view, dg, ghosts)
                     if drawing.nodes:
-                        yield (index, view, dg), drawing, fold_plumbing(drawing, step_graphs(trace, index, view, dg))
+                        yield (index, view, dg), drawing, fold_plumbing(drawing)
 
 
 def records(trace: PassTrace, index: int, view: View = View.WHOLE, dg: int = 0) -> dict[int, NodeRecord]:
+    """Node id -> record for the step's graphs and those its ghosts come from."""
     found: dict[int, NodeRecord] = {}
-    for graph in step_graphs(trace, index, view, dg):
+    for graph in draw_step(trace, index, view, dg).sources:
         for node in walk_records(graph):
             found.setdefault(node.id, node)
     return found

@@ -11,7 +11,7 @@ import pytest
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import NodeRecord
 from gradview.viewer.model import DrawEdge, DrawGraph, NodeRole, View
-from gradview.viewer.plumbing import fold_plumbing, fold_step, step_graphs
+from gradview.viewer.plumbing import fold_plumbing, fold_step
 from gradview.viewer.views import available_views, draw_step
 
 from .plumbing_cases import (
@@ -246,4 +246,4 @@ def test_a_step_folded_again_is_the_same_and_a_copy(mlp):
     first.graph.nodes.clear()
     again = fold_step(mlp, 37, View.JOINT)
     assert again.graph.nodes and again.box_of == first.box_of
-    assert list(again.graph.nodes) == list(fold_plumbing(draw_step(mlp, 37, View.JOINT), step_graphs(mlp, 37, View.JOINT)).graph.nodes)
+    assert list(again.graph.nodes) == list(fold_plumbing(draw_step(mlp, 37, View.JOINT)).graph.nodes)
