@@ -47,9 +47,6 @@ capped at 120 characters).
 from __future__ import annotations
 
 import dataclasses
-import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -61,7 +58,7 @@ from .model import DrawEdge, DrawGraph, DrawNode, NodeRole, View
 from .plumbing_text import LIST_TYPES, Expr, folded_expr, op_lines
 from .views import DIFFERENTIABLE_GRAPH, draw_step
 
-__all__ = ["Folded", "fold_plumbing", "fold_step", "is_plumbing_kind"]
+__all__ = ["Folded", "fold_plumbing", "fold_step"]
 
 # Always plumbing: packing, unpacking, constants, attribute reads, shape queries.
 _ALWAYS = frozenset({
@@ -76,9 +73,10 @@ _SIZE_ARITHMETIC = frozenset({
     "aten::remainder", "aten::neg", "prim::min", "prim::max", "aten::__getitem__", "prim::TupleIndex",
     "aten::len",
 })
-# Shown as their input: they change a number's box, not its value.
 _PACKERS = ("prim::ListConstruct", "prim::TupleConstruct")
+# What size arithmetic makes (besides tensors with no dimensions).
 _SIZE_TYPES = frozenset({"int", "float", "bool", "int[]", "int[]?", "NoneType", "Scalar", "number"})
+
 
 @dataclass
 class Folded:
@@ -92,34 +90,11 @@ class Folded:
     members: dict[int, list[int]] = field(default_factory=dict)
 
 
-def is_plumbing_kind(kind: str) -> bool:
-    """Is a node of ``kind`` always plumbing (whatever its inputs)?"""
-    return kind in _ALWAYS
-
-
 # -- the API -----------------------------------------------------------------------------------
-_CACHE_SIZE = 16  # as views.draw_step's
-_Key = tuple[int, int, int, View, int, bool]
-_cache: OrderedDict[_Key, tuple[weakref.ref[PassTrace], Folded]] = OrderedDict()
-_cache_lock = threading.Lock()  # the app's UI thread and its layout worker both draw
-
-
 def fold_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: bool = True) -> Folded:
     """Step ``index`` in ``view`` (of DifferentiableGraph ``dg``) drawn at the
-    ``ops`` level: :func:`draw_step`'s drawing, folded. The last few are kept;
-    callers get a copy of the drawing they may change (the maps are shared: read them only)."""
-    key = (id(trace), len(trace), index, view, dg, ghosts)
-    with _cache_lock:
-        found = _cache.get(key)
-        if found is not None and found[0]() is trace:
-            _cache.move_to_end(key)
-            return dataclasses.replace(found[1], graph=found[1].graph.copy())
-    folded = fold_plumbing(draw_step(trace, index, view, dg, ghosts))
-    with _cache_lock:
-        _cache[key] = (weakref.ref(trace), folded)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return dataclasses.replace(folded, graph=folded.graph.copy())
+    ``ops`` level: :func:`draw_step`'s drawing, folded."""
+    return fold_plumbing(draw_step(trace, index, view, dg, ghosts))
 
 
 def fold_plumbing(drawing: DrawGraph, graphs: Iterable[BlockRecord] | None = None) -> Folded:

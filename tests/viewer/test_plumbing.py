@@ -11,7 +11,7 @@ import pytest
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import NodeRecord
 from gradview.viewer.model import DrawEdge, DrawGraph, NodeRole, View
-from gradview.viewer.plumbing import fold_plumbing, fold_step
+from gradview.viewer.plumbing import fold_step
 from gradview.viewer.views import available_views, draw_step
 
 from .plumbing_cases import (
@@ -240,10 +240,3 @@ def test_an_int_of_data_stays_and_its_list_still_shows():
 """)
     assert op_heads(folded) == ["Int", "view size=[%n]"]
 
-
-def test_a_step_folded_again_is_the_same_and_a_copy(mlp):
-    first = fold_step(mlp, 37, View.JOINT)
-    first.graph.nodes.clear()
-    again = fold_step(mlp, 37, View.JOINT)
-    assert again.graph.nodes and again.box_of == first.box_of
-    assert list(again.graph.nodes) == list(fold_plumbing(draw_step(mlp, 37, View.JOINT)).graph.nodes)
