@@ -180,7 +180,7 @@ class _Folding:
         if box.role is NodeRole.RETURN:
             return False
         if box.role is NodeRole.INPUT:
-            return box_id not in self.records.nodes and self.records.type_of(box_id) in LIST_TYPES
+            return self.records.type_of(box_id) in LIST_TYPES  # an input box's id is its value's
         node = self.records.nodes.get(box_id)
         if node is None:
             return box.role is NodeRole.CONSTANT
@@ -202,7 +202,7 @@ class _Folding:
         if not edges:
             return True
         nodes = self.drawing.nodes
-        return any(edge.capture or nodes[edge.target].role is NodeRole.RETURN for edge in edges if edge.target in nodes)
+        return any(edge.capture or nodes[edge.target].role is NodeRole.RETURN for edge in edges)
 
     def _box_of_value(self, value: int) -> int | None:
         resolved = self.records.resolve(value)
