@@ -168,6 +168,7 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
     last: dict[GraphName, tuple[str, Graph]] = {}  # each graph's previous dump: text, parsed
     executors: dict[str, int] = {}  # profiling executor's address -> its compilation number
     running: list[int] = []  # profiling executors whose plan is being made, innermost last
+    address: str | None = None  # the profiling executor that ran last
     messages = split_messages(text)
     for message in messages:
         header = message.header
@@ -178,6 +179,7 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
             if match:
                 # The profiling executor names itself before each run; a pass of one
                 # executor (DecomposeOps) may run another, whose dumps come in between.
+                address = match[1]
                 if match[1] not in executors:
                     executors[match[1]] = max([compilation, *executors.values()]) + 1
                 compilation = executors[match[1]]
@@ -219,6 +221,14 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
                 raise JitLogError(
                     f"{source}:{line}: cannot parse the graph dumped after {header!r}: {exc.message}"
                 ) from None
+            if previous is not None and address is not None and which.is_main and _inputs(previous[1]) != _inputs(graph):
+                # A freed executor's address reused by the next one (a helper graph's
+                # executor, then the user's): the same graph never changes its inputs.
+                compilation = max([compilation, *executors.values()]) + 1
+                executors[address] = compilation
+                if running:
+                    running[-1] = compilation
+                which, previous = GraphName.main(compilation), None
             if previous is not None:
                 trace.inherit_ids(match_graphs(previous[1], graph))
         annotations: dict[str, object] = {
@@ -245,6 +255,10 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
     if not trace.steps:
         raise JitLogError(f"{source}: {_why_no_graphs(messages)}")
     return trace
+
+
+def _inputs(graph: Graph) -> list[str]:
+    return [value.debugName() for value in graph.inputs()]
 
 
 def _why_no_graphs(messages: list[LogMessage]) -> str:

@@ -55,6 +55,7 @@ from .saved_tools import SavedTools
 from .session import Session
 from .tab_tools import TabTools
 from .timeline import summarize_steps
+from .view_steps import opening_step
 
 __all__ = ["GradviewApp", "HelpScreen"]
 
@@ -173,7 +174,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         self.main.timeline.focus()
         for note in self.session.notes:
             self.notify(note, severity="warning", timeout=8)
-        self.show_step(0)
+        self.show_step(opening_step(self.trace))  # a JIT log: the user's graph, not a helper
         # Lay out once the first screen is painted: the worker competes with
         # the event loop for the interpreter, and the first paint comes first.
         self.call_after_refresh(self.start_layouts)

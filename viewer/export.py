@@ -159,12 +159,14 @@ def export_html(
     title: str = "gradview",
     leftovers: bool = False,
     docs: Callable[[str], str] | None = None,
+    opening: int = 0,
 ) -> Path:
     """Write one self-contained HTML page (no server, no network) that steps
     through the frames with the arrow keys, Home and End, showing each step's
     pass docs (``docs``: pass name -> text, default the viewer's) and diff.
     Every part drawn is stored once (:mod:`gradview.viewer.stepper`).
-    ``layout`` as for :func:`export_steps`."""
+    ``layout`` as for :func:`export_steps`. The page opens on the first frame
+    at or after step ``opening``."""
     from .html_page import html_page
     from .pass_docs import pass_doc
     from .stepper import stepper_data
@@ -185,7 +187,8 @@ def export_html(
     data = stepper_data(frames, layout_of, crop_of, render, docs or pass_doc, leftovers)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(html_page(data, title, theme), encoding="utf-8")
+    start = next((position for position, frame in enumerate(frames) if frame.index >= opening), 0)
+    target.write_text(html_page(data, title, theme, start), encoding="utf-8")
     return target
 
 
@@ -314,4 +317,7 @@ def export_trace_html(
     _need_graphviz()
     transforms = export_transforms(trace, detail)
     frames = trace_frames(trace, view, dg, indices, transforms)
-    return export_html(frames, path, view_layouts(trace, frames, view, dg, transforms), theme, title, leftovers)
+    from .view_steps import opening_step  # a JIT log opens on the user's graph, not a helper's
+
+    layouts = view_layouts(trace, frames, view, dg, transforms)
+    return export_html(frames, path, layouts, theme, title, leftovers, opening=opening_step(trace))

@@ -10,7 +10,9 @@ beside the picture are the step's diff (nodes added and removed) and the
 docs of its pass. Keys: left/right and up/down arrows step, Home and End
 jump, ``+``/``-`` zoom, ``0`` fits to the width, ``f`` switches between fit
 and full size, ``d`` hides the docs. The picture opens fitted to the width,
-or at a readable zoom when fitting would make its text too small.
+or at a readable zoom when fitting would make its text too small; a step
+whose boxes are all out of view (a big picture's top left can be empty)
+scrolls to its top-most box, so no step opens blank.
 All text goes through :func:`html.escape` or the packed JSON; the script writes text only with ``textContent`` and builds
 pictures only from the parts, whose text Graphviz escaped; a
 Content-Security-Policy lets no script run but this page's own (by its
@@ -70,6 +72,21 @@ SCRIPT = r"""
     svg.style.height = "auto";
     setText("zoom", Math.round(scale * 100) + "%");
   }
+  /* A picture larger than the stage opens at its top left, which may hold no box
+     (a big model's is mostly edges and cluster margins there): when no box is in
+     view, scroll to the top-most one. Stepping keeps the scroll otherwise, so the
+     boxes of consecutive steps stay where they were. */
+  function keepABoxInView() {
+    var boxes = stage.querySelectorAll("g.node"), view = stage.getBoundingClientRect(), top = null;
+    for (var i = 0; i < boxes.length; i++) {
+      var r = boxes[i].getBoundingClientRect();
+      if (r.right > view.left && r.left < view.right && r.bottom > view.top && r.top < view.bottom) { return; }
+      if (top === null || r.top < top.top) { top = r; }
+    }
+    if (top === null) { return; }
+    stage.scrollLeft += top.left - view.left - Math.max(0, (view.width - top.width) / 2);
+    stage.scrollTop += top.top - view.top - 16;
+  }
   function fillList(list, words) {
     var node = document.getElementById(list);
     node.replaceChildren();
@@ -86,6 +103,7 @@ SCRIPT = r"""
       frame.viewBox + '"><g transform="' + frame.transform + '">' + parts(step) + "</g></svg>";
     natural = ptToPx(frame.width);
     applyZoom();
+    keepABoxInView();
     item.classList.add("current");
     item.scrollIntoView({block: "nearest"});
     setText("step-index", "step " + step.index);
@@ -138,7 +156,11 @@ SCRIPT = r"""
   var packed = document.getElementById("data").textContent.trim();
   var bytes = Uint8Array.from(atob(packed), function (c) { return c.charCodeAt(0); });
   new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
-    .then(function (text) { data = JSON.parse(text); show(0); document.body.dataset.ready = "true"; })
+    .then(function (text) {
+      data = JSON.parse(text);
+      show(+document.body.dataset.start || 0);
+      document.body.dataset.ready = "true";
+    })
     .catch(function (error) { stage.textContent = "This browser cannot unpack the pictures: " + error; });
 })();
 """
@@ -197,8 +219,9 @@ def unpack(text: str) -> Any:
     return json.loads(gzip.decompress(base64.b64decode(text)).decode("utf-8"))
 
 
-def html_page(data: StepperData, title: str = "gradview", theme: str = "dark") -> str:
-    """The page for ``data`` (:func:`gradview.viewer.stepper.stepper_data`)."""
+def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", start: int = 0) -> str:
+    """The page for ``data`` (:func:`gradview.viewer.stepper.stepper_data`), opening
+    on its ``start``-th step (a JIT log's: the user's graph, not a helper's)."""
     esc = html.escape
     items = []
     group = None
@@ -237,7 +260,7 @@ def html_page(data: StepperData, title: str = "gradview", theme: str = "dark") -
             *rules,
             "</style>",
             "</head>",
-            '<body data-position="" data-step="">',
+            f'<body data-position="" data-step="" data-start="{max(0, min(start, len(data.steps) - 1))}">',
             "<header>",
             '<button id="prev" type="button" title="previous step (left arrow)">&#9664;</button>',
             '<button id="next" type="button" title="next step (right arrow)">&#9654;</button>',

@@ -13,6 +13,7 @@ autodiff (doc_text.for_people: no return values or argument notes, Markdown).
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 from collections.abc import Callable
 from functools import cache
@@ -20,6 +21,7 @@ from typing import Any
 
 from gradview.autodiff import (
     create_autodiff_subgraphs,
+    differentiate,
     inline_autodiff_subgraphs,
     specialize_autograd_zero,
 )
@@ -31,6 +33,11 @@ from gradview.autodiff.lambda_lift import (
 from gradview.autodiff.optimize import OPTIMIZE_STEPS
 from gradview.autodiff.reverse import add_reverse_inline
 from gradview.ir.passes import PASSES, eliminate_dead_code
+from gradview.ir.passes.pipelines import (
+    run_nondiff_optimization,
+    run_optimization,
+    run_required_passes,
+)
 from gradview.runtime.argument_spec import specialize_types
 from gradview.runtime.compiled_trace import (
     JOINT_DOC,
@@ -44,6 +51,7 @@ from gradview.runtime.executor import pack_gradient
 from gradview.runtime.pass_trace import normalize_pass_name
 
 from .doc_text import for_people
+from .executor_phase_docs import ALIASES, PHASE_DOCS
 
 __all__ = ["pass_doc"]
 
@@ -56,6 +64,7 @@ compilation. Nodes keep their ids while they live, which is how the viewer
 knows what each step added, removed or rewired."""
 
 _DIFFERENTIATE = "In differentiate (on the forward graph and the reverse block)"
+_DIFF_NODE = re.compile(r"^(Optimizing diff node) \d+$")
 
 
 def _sources() -> dict[str, list[tuple[str | None, Callable[..., Any] | str]]]:
@@ -83,6 +92,13 @@ def _sources() -> dict[str, list[tuple[str | None, Callable[..., Any] | str]]]:
     add(JOINT_STEP, JOINT_DOC)
     add(PARTITION_STEP, PARTITION_DOC)
     add(POST_GRAD_STEP, POST_GRAD_DOC)
+    # The names PyTorch's JIT logs use: its pipelines, its executors' phases.
+    add("differentiate", differentiate)
+    add("runRequiredPasses", run_required_passes)
+    add("runOptimization", run_optimization)
+    add("runNondiffOptimization", run_nondiff_optimization)
+    for name, text in PHASE_DOCS.items():
+        add(name, text)
     return table
 
 
@@ -114,5 +130,8 @@ def _docs() -> dict[str, str]:
 
 
 def pass_doc(pass_name: str) -> str:
-    """The explanation of the pass or step called ``pass_name``, as Markdown ('' if unknown)."""
-    return _docs().get(normalize_pass_name(pass_name), "")
+    """The explanation of the pass or step called ``pass_name``, as Markdown ('' if unknown).
+    A JIT log's names count too (``inlining``, ``Optimizing diff node 0``)."""
+    name = ALIASES.get(pass_name, pass_name)
+    name = _DIFF_NODE.sub(r"\1", name)
+    return _docs().get(normalize_pass_name(name), "")

@@ -40,6 +40,7 @@ __all__ = [
     "forward_step",
     "backward_step",
     "view_steps",
+    "opening_step",
     "changed_here",
     "previous_graph",
     "gradient_notes",
@@ -218,6 +219,17 @@ def differentiable_graph_count(trace: PassTrace) -> int:
     for position in index.by_note.get((None, _CREATED), []):
         numbers.update(trace[position].annotations[_CREATED].values())
     return len(numbers)
+
+
+def opening_step(trace: PassTrace) -> int:
+    """The step a trace opens on: the first, except in a JIT log, whose first dumps
+    are often of helper graphs TorchScript compiles for itself (``graph():``
+    returning ``(False, False)``, no inputs): there, the first dump of a main
+    graph that takes inputs, which is the user's function (backward graphs'
+    executors compile after it)."""
+    if not len(trace) or Note.LOG_LINE not in trace[0].annotations:
+        return 0
+    return next((step.index for step in trace if step.which.is_main and step.graph.params), 0)
 
 
 def view_unavailable_reason(trace: PassTrace, index: int, view: View, dg: int = 0) -> str | None:

@@ -213,3 +213,47 @@ def test_bad_logs():
     bad = "[DUMP a.cpp:1] After Foo\n[DUMP a.cpp:1] graph(%x : Tensor):\n[DUMP a.cpp:1]   %y = ???\n"
     with pytest.raises(JitLogError, match=r"^x.log:3: cannot parse"):
         parse_jit_log(bad, "x.log")
+
+
+# The profiling executor compiles a helper graph (no inputs, constants out) before
+# the user's; the next executor can reuse the freed one's address.
+_P = "[DEBUG profiling_graph_executor_impl.cpp:{}] "
+HELPER_FIRST = "\n".join(
+    [
+        _P.format(623) + "Running ProfilingGraphExecutorImpl 0x5609865c1600",
+        _P.format(630) + "Before LowerGradOf (beginning of runNooptPassPipeline)",
+        _P.format(630) + "graph():",
+        _P.format(630) + "  %0 : (bool, bool) = prim::Constant[value=(False, False)]()",
+        _P.format(630) + "  return (%0)",
+        "[DUMP profiling_graph_executor_impl.cpp:636] NoOpt Graph: ",
+        "[DUMP profiling_graph_executor_impl.cpp:636] graph():",
+        "[DUMP profiling_graph_executor_impl.cpp:636]   %0 : (bool, bool) = prim::Constant[value=(False, False)]()",
+        "[DUMP profiling_graph_executor_impl.cpp:636]   return (%0)",
+        _P.format(623) + "Running ProfilingGraphExecutorImpl 0x5609865c1600",
+        _P.format(545) + "Before inlining (beginning of runProfilingInsensitiveOptimizations)",
+        _P.format(545) + "graph(%x.1 : Tensor,",
+        _P.format(545) + "      %w.1 : Tensor):",
+        _P.format(545) + "  %y.1 : Tensor = aten::mul(%x.1, %w.1)",
+        _P.format(545) + "  %z.1 : Tensor = aten::tanh(%y.1)",
+        _P.format(545) + "  return (%z.1)",
+        _P.format(553) + "After inlining, before ClearProfilingInformation",
+        _P.format(553) + "graph(%x.1 : Tensor,",
+        _P.format(553) + "      %w.1 : Tensor):",
+        _P.format(553) + "  %y.1 : Tensor = aten::mul(%x.1, %w.1)",
+        _P.format(553) + "  %z.1 : Tensor = aten::tanh(%y.1)",
+        _P.format(553) + "  return (%z.1)",
+        "",
+    ]
+)
+
+
+def test_an_executor_reusing_a_freed_ones_address_is_a_new_compilation() -> None:
+    trace = parse_jit_log(HELPER_FIRST)
+    assert [(s.pass_name, str(s.which)) for s in trace] == [
+        ("runNooptPassPipeline", "main"),
+        ("NoOpt Graph", "main"),
+        ("runProfilingInsensitiveOptimizations", "main (compilation 2)"),
+        ("inlining", "main (compilation 2)"),
+    ]
+    # The user's graph is not drawn as a change of the helper's.
+    assert not trace[2].changed and not trace[3].changed
