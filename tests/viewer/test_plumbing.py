@@ -150,9 +150,12 @@ def test_resnet_keeps_its_ops_only(resnet):
         assert kinds.count("aten::batch_norm") == norms
         assert kinds.count("aten::add_") == blocks
         assert not set(kinds) & PLUMBING, index
+        # 20 convolutions, 20 norms, 17 ReLUs, 8 adds, the two pools, flatten, the classifier
+        assert len(kinds) == 69
         drawn = draw_step(resnet, index, View.WHOLE, ghosts=False)
         inputs = sum(n.role is NodeRole.INPUT for n in drawn.nodes.values())
         assert len(folded.graph.nodes) == len(kinds) + inputs + 1  # ops, inputs, the return
+    assert len(records(resnet, 0)) == 203  # the IR of the first step (README: 203 nodes, 69 ops)
     last = len(resnet) - 1
     print(f"ResNet-18 whole view, nodes at ir -> ops: step 0 {len(draw_step(resnet, 0, View.WHOLE).nodes)} -> "
           f"{len(fold_step(resnet, 0, View.WHOLE).graph.nodes)}, step {last} {len(draw_step(resnet, last, View.WHOLE).nodes)} "
