@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradview.ir import IRParseError, parse_type, schemas_for
+from gradview.ir.attributes import quote_string
 from gradview.ir.operators import schema_accepts
 from gradview.ir.schema import NO_DEFAULT, FunctionSchema
 from gradview.ir.types import SCALAR_TYPE_NAMES
@@ -117,7 +118,7 @@ def _format(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)  # the shortest text that reads back as the same double: 1e-05, 0.1
     if isinstance(value, str):
-        return '"' + value + '"'
+        return quote_string(value)  # as the IR prints it
     if isinstance(value, list):
         return "[" + ", ".join(_format(v) for v in value) + "]"
     if isinstance(value, tuple):

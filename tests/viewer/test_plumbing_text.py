@@ -152,6 +152,7 @@ def _constant(type_: str, text: str | None) -> NodeRecord:
     ("float", "1.0000000000000001e-05", "1e-05", 1e-05),
     ("float", "0.", "0.0", 0.0),
     ("str", '"trunc"', '"trunc"', "trunc"),
+    ("str", '"say \\"hi\\""', '"say \\"hi\\""', 'say "hi"'),  # quoted as the IR prints it
     ("int[]", "[1, -1, 1, 1]", "[1, -1, 1, 1]", [1, -1, 1, 1]),
     ("NoneType", None, "None", None),
     ("Long(requires_grad=0, device=cpu)", "{4}", "4", DYNAMIC),  # a tensor never equals a default
