@@ -22,8 +22,8 @@ What folds (a *plumbing* box):
 * size arithmetic: ``prim::NumToTensor``, ``aten::Int``, ``mul``, ``div``...
   when every input is folded plumbing and every result is a number, a list of
   ints or a tensor with no dimensions (``x.size(0) * 4`` as the tracer records
-  it, a constant made a tensor). A ``aten::Int`` of a tensor computed from data stays: it is a real
-  dependency (and a sync point).
+  it, a constant made a tensor). An ``aten::Int`` of a tensor computed from
+  data stays: it is a real dependency (and a sync point).
 
 What stays although it is plumbing: a box read by a return (a graph's, a
 block's: the value leaves the picture there), a box whose value f hands to

@@ -11,6 +11,7 @@
   ``_convolution`` as the ``conv2d`` PyTorch's module calls), then
   ``name=value`` for each argument shown, named by the op's schema, on at most
   two lines of ``MAX_LINE`` (a cut ends with "…"; the tooltip keeps the full IR).
+  An argument drawn as an arrow (a tensor, a list of tensors) is left out.
 
 An argument equal to its default is left out: the schema's default, or, where
 the schema has none, the value PyTorch's modules pass (nn.Conv2d's
