@@ -136,3 +136,10 @@ def test_a_trace_saved_without_the_reasons_says_it_does_not_know(lstm: PassTrace
     assert any(entry is not None for entry in dropped)
     path.write_text(json.dumps(data))
     assert "recorded without the reasons" in no_differentiable_graph_reason(PassTrace.load(str(path)))
+
+
+def test_the_readme_quotes_the_resnets_message(resnet: PassTrace) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```\nno DifferentiableGraph, although") + 4
+    quoted = readme[start : readme.index("\n```", start)]
+    assert " ".join(quoted.splitlines()) == no_differentiable_graph_reason(resnet)
