@@ -33,3 +33,28 @@ def test_the_empty_saved_tab_says_the_same_and_asks_for_no_inputs(lstm: PassTrac
     message = empty_message(lstm)
     assert message == f"nothing is saved for backward: {no_differentiable_graph_reason(lstm)}"
     assert "give example inputs" not in message
+
+
+def test_the_backward_view_shows_the_whole_reason_at_120x40(lstm: PassTrace) -> None:
+    """The reason is longer than the canvas is wide: it wraps, every word on screen."""
+    from textual.pilot import Pilot  # noqa: PLC0415
+
+    from gradview.viewer.app import GradviewApp  # noqa: PLC0415
+    from gradview.viewer.canvas import GraphCanvas  # noqa: PLC0415
+    from gradview.viewer.session import Session  # noqa: PLC0415
+
+    from .driving import drive  # noqa: PLC0415
+
+    rows: list[str] = []
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await pilot.press("3")
+        await pilot.pause()
+        canvas = app.query_one(GraphCanvas)
+        for y in range(canvas.size.height):
+            rows.append("".join(segment.text for segment in canvas.render_line(y)).strip())
+
+    drive(Session("lstm", lstm), script, (120, 40))
+    shown = " ".join(row for row in rows if row)
+    assert len([row for row in rows if row]) > 1
+    assert shown == no_differentiable_graph_reason(lstm)
