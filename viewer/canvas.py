@@ -20,6 +20,8 @@ Zoom 1 shows full labels (one cell is 6 x 12 points, the size of a Courier
 
 from __future__ import annotations
 
+import functools
+import textwrap
 from collections.abc import Hashable, Iterable
 
 from rich.segment import Segment
@@ -72,6 +74,12 @@ __all__ = [
 
 _CAMERAS_KEPT = 64
 _FIT_TRIES = 6  # rounding boxes to cells can overshoot the estimate: shrink and retry
+
+
+@functools.lru_cache(maxsize=8)
+def _wrapped(text: str, width: int) -> tuple[str, ...]:
+    """``text`` in lines of at most ``width`` columns, broken between words."""
+    return tuple(textwrap.wrap(text, max(width, 1))) or ("",)
 
 
 class GraphCanvas(ScrollView, can_focus=True):
@@ -369,7 +377,8 @@ class GraphCanvas(ScrollView, can_focus=True):
         width = self.size.width
         geometry = self._geometry
         if geometry is None:
-            text = self.message_text if y == 0 else ""
+            lines = _wrapped(self.message_text, width)  # a reason can be long: every word shows
+            text = lines[y] if y < len(lines) else ""
             plain = Style(color=style_for(None, self.theme_name).text)
             return Strip([Segment(text.ljust(width)[:width], plain)]).apply_style(self._background_style())
         start, top = self.camera_offset
