@@ -9,6 +9,9 @@ arrow keys. The steps: the last one by default, ``--step NAME`` those of one
 pass (any spelling: ``EliminateDeadCode``, ``eliminate_dead_code``),
 ``--all`` every step where the view has something to show. Each picture
 covers what its step shows; ``--leftovers`` also draws the removed nodes, faded.
+``--model-explorer FILE.json`` writes Google Model Explorer's graph JSON
+instead of pictures (no Graphviz needed): every step, or those of ``--step``,
+in every view (:mod:`gradview.viewer.export_model_explorer`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--svg", metavar="DIR", help="write one SVG per step into DIR")
     parser.add_argument("--html", metavar="FILE", help="write one HTML page that steps through the steps")
+    parser.add_argument(
+        "--model-explorer", metavar="FILE.json",
+        help="write Google Model Explorer's graph JSON (every step, or those of --step, in every view; "
+        "modules as layers) and its node data files beside it; open with `model-explorer FILE.json`",
+    )
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument("--step", metavar="NAME", help="the steps of pass NAME (any spelling)")
     steps.add_argument("--all", action="store_true", help="every step (default: the last step)")
@@ -107,10 +115,10 @@ def _export(args: argparse.Namespace) -> list[str]:
     from gradview.viewer.model import View
     from gradview.viewer.session import TargetError, load_target
 
-    if not args.svg and not args.html:
-        raise ExportError("nothing to write: give --svg DIR and/or --html FILE")
+    if not args.svg and not args.html and not args.model_explorer:
+        raise ExportError("nothing to write: give --svg DIR, --html FILE and/or --model-explorer FILE.json")
     try:
-        for program in ("dot", "neato"):  # before the slow part: fail fast with the fix
+        for program in ("dot", "neato") if args.svg or args.html else ():  # before the slow part: fail fast
             graphviz_program(program)
         session = load_target(
             args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold,
@@ -120,13 +128,15 @@ def _export(args: argparse.Namespace) -> list[str]:
         raise ExportError(str(exc)) from None
     for note in session.notes:
         print(f"gradview: note: {note}", file=sys.stderr)
+    report = _export_model_explorer(args, session.trace) if args.model_explorer else []
+    if not args.svg and not args.html:
+        return report
     view = View(args.view)
     detail = Detail(args.detail) if args.detail else None
     try:
         indices = choose_steps(session.trace, view, args.dg, args.step, args.all)
     except ExportError as exc:
         raise ExportError(f"{args.target}: {exc}") from None
-    report = []
     try:
         if args.svg:
             paths = export_trace_svgs(
@@ -144,3 +154,32 @@ def _export(args: argparse.Namespace) -> list[str]:
     except OSError as exc:
         raise ExportError(f"{exc.filename or args.svg or args.html}: cannot write: {exc.strerror or exc}") from None
     return report
+
+
+def _export_model_explorer(args: argparse.Namespace, trace: Any) -> list[str]:
+    """Write the Model Explorer files: every step, or those of ``--step``, in every view."""
+    import shlex
+
+    from gradview.viewer.export_model_explorer import ModelExplorerError, write_model_explorer
+    from gradview.viewer.model import View
+
+    try:
+        indices = choose_steps(trace, View.WHOLE, 0, args.step, True)
+        written = write_model_explorer(
+            trace, args.model_explorer, indices, label=args.target, keep_unchanged=args.step is not None
+        )
+    except ExportError as exc:
+        raise ExportError(f"{args.target}: {exc}") from None
+    except ModelExplorerError as exc:
+        raise ExportError(str(exc)) from None
+    except OSError as exc:
+        raise ExportError(f"{exc.filename or args.model_explorer}: cannot write: {exc.strerror or exc}") from None
+    for note in written.notes:
+        print(f"gradview: note: {note}", file=sys.stderr)
+    command = f"model-explorer {shlex.quote(str(written.graph))}"
+    if written.node_data:
+        command += " --node_data_paths=" + shlex.quote(",".join(str(path) for path in written.node_data))
+    count = len(written.node_data)
+    data = f" and {count} node data file{'s' if count != 1 else ''}" if count else ""
+    graphs = f"{written.graphs} graph{'s' if written.graphs != 1 else ''}"
+    return [f"wrote {written.graph} ({graphs}){data}; open it with: {command}"]
