@@ -13,7 +13,8 @@ Each goes two ways into the export:
 * as *node data*, the per-node values Model Explorer colours nodes by, read
   from files apart from the graph (its ``ModelNodeData`` JSON: graph id ->
   ``{"name", "results": {node id: {"value"}}, ...}``); a node's value is the
-  bytes its outputs hold for backward, or its outputs' states.
+  bytes its outputs hold for backward (in the joint view on f's side only, so
+  a graph's values add up to what is saved), or its outputs' states.
 
 Saved bytes are put only on graphs that are the exact forward and backward
 graphs the saved list was read from (the last of each), since an earlier
@@ -79,10 +80,13 @@ def trace_extras(trace: PassTrace, shown: Sequence[Shown]) -> tuple[dict[str, Gr
         saved = []
         notes.append(f"saved bytes left out: {exc}")
     for entry in shown:
+        counted: set[int] = set()  # saved lists counted in this graph: the joint view counts each once
         for step in entry.steps:
             boxes = _boxes(step)
-            for graph_saved in saved:
-                _add_saved(trace, graph_saved, step, boxes, extras[entry.id], data[SAVED_BYTES].setdefault(entry.id, {}))
+            for number, graph_saved in enumerate(saved):
+                values = data[SAVED_BYTES].setdefault(entry.id, {})
+                if _add_saved(trace, graph_saved, step, boxes, extras[entry.id], values, number not in counted):
+                    counted.add(number)
             _add_states(trace, step, boxes, extras[entry.id], data[AUTOGRAD_ZERO].setdefault(entry.id, {}))
     for kind in data:
         data[kind] = {graph: values for graph, values in data[kind].items() if values}
@@ -90,12 +94,14 @@ def trace_extras(trace: PassTrace, shown: Sequence[Shown]) -> tuple[dict[str, Gr
 
 
 def _add_saved(trace: PassTrace, graph_saved: GraphSaved, step: Step, boxes: dict[int, int],
-               extras: GraphExtras, values: dict[str, Any]) -> None:
+               extras: GraphExtras, values: dict[str, Any], count: bool) -> bool:
+    """Annotate ``step`` when it is the forward or backward graph of ``graph_saved``;
+    ``count``: also give the bytes as node data (once per graph shown). Did it annotate?"""
     forward, backward = trace[graph_saved.forward_step], trace[graph_saved.backward_step]
     on_forward = step.which == forward.which and step.graph == forward.graph
     on_backward = step.which == backward.which and step.graph == backward.graph
     if not (on_forward or on_backward):
-        return
+        return False
     touched: set[str] = set()
     for value in graph_saved.saved:
         where = f"{value.dtype}[{', '.join(map(str, value.shape))}]"
@@ -111,12 +117,13 @@ def _add_saved(trace: PassTrace, graph_saved: GraphSaved, step: Step, boxes: dic
             _note(extras.value_attrs, value.backward_value, "saved by forward",
                   f"{value.bytes:,} B ({where}), made by {made}")
             box = boxes.get(value.backward_value)
-        if box is not None:
+        if box is not None and count:
             values[str(box)] = {"value": values.get(str(box), {"value": 0})["value"] + value.bytes}
             touched.add(str(box))
     total = f"{graph_saved.total_bytes:,} B in {len(graph_saved.saved)} tensors"
     for box in touched:
         _note(extras.node_attrs, int(box), SAVED_BYTES, f"{values[box]['value']:,} B of {graph_saved.name}'s {total}")
+    return True
 
 
 def _add_states(trace: PassTrace, step: Step, boxes: dict[int, int], extras: GraphExtras, values: dict[str, Any]) -> None:

@@ -254,10 +254,34 @@ def test_the_joint_view_has_f_and_df_and_one_capture_edge_per_captured_value(mlp
     assert len(captures) == len(captured) > 0
 
 
-def test_steps_named_by_pass_are_all_kept(mlp_trace):
+def test_steps_named_by_pass_are_all_kept_with_the_views_they_lack(mlp_trace):
     chosen = [s.index for s in mlp_trace if s.pass_name == "EliminateDeadCode"]
     shown = shown_graphs(mlp_trace, chosen, keep_unchanged=True)
     assert [s.index for s in shown if s.id.endswith("]")] == chosen
+    # At the last of them (a backward executor step), f is not among them: its view is added.
+    assert [s.id for s in shown if not s.id.endswith("]")] == [
+        f"{chosen[-1]:03d} forward of DifferentiableGraph 0", f"{chosen[-1]:03d} joint of DifferentiableGraph 0"]
+
+
+def test_a_node_carries_its_op_module_ir_line_and_output_types(resnet_export, resnet_trace):
+    from gradview.viewer.views import node_text
+
+    _, collection = resnet_export
+    graph = collection["graphs"][0]  # as traced: complete types (the executor's passes open the sizes)
+    step = resnet_trace[_step_of(graph)]
+    record = next(n for n in step.graph.nodes if module_path(n.scope) == "layer1.0.conv1" and n.kind == "aten::_convolution")
+    node = _nodes(graph)[str(record.id)]
+    attrs = {a["key"]: a["value"] for a in node["attrs"]}
+    assert node["label"] == attrs["op"] == record.kind
+    assert attrs["module"] == "layer1.0.conv1 (Conv2d)"
+    names = {v.id: v.name for v in step.graph.params} | {v.id: v.name for n in step.graph.nodes for v in n.outputs}
+    assert attrs["ir"] == node_text(record, names)
+    assert attrs["source"] == record.source and "conv.py" in record.source
+    (output,) = node["outputsMetadata"]
+    out = {a["key"]: a["value"] for a in output["attrs"]}
+    assert out["tensor_name"] == f"%{record.outputs[0].name}" and out["type"] == record.outputs[0].type
+    assert out["tensor_shape"] == "float32[1, 64, 16, 16]"
+    assert [item["attrs"][0]["value"] for item in node["inputsMetadata"]] == [f"%{names[v]}" for v in record.inputs]
 
 
 # -- node data -----------------------------------------------------------------------------------
@@ -276,6 +300,19 @@ def test_saved_bytes_add_up_to_what_the_forward_saves(mlp_export, mlp_trace):
     biggest = graph_saved.saved[0]
     attrs = [a for item in nodes[str(biggest.producer_node)]["outputsMetadata"] for a in item["attrs"]]
     assert any(a["key"] == "saved for backward" and a["value"].startswith(f"{biggest.bytes:,} B") for a in attrs)
+
+
+def test_saved_bytes_of_a_compiled_graph_add_up_once_in_each_view(tmp_path):
+    """A TORCH_TRACE log's forward, backward and joint view each hold the saved
+    tensors once (the joint view on f's side), as ``gradview saved`` lists them."""
+    trace = load_target(str(ROOT / "tests" / "data" / "torch_trace" / "mlp.log")).trace
+    written, collection = _write(trace, tmp_path, "compiled")
+    data = json.loads(node_data_paths(written.graph)["saved bytes"].read_text(encoding="utf-8"))
+    (graph_saved,) = saved_values(trace)
+    assert sorted(data) == sorted(g["id"] for g in collection["graphs"] if "main" not in g["id"])
+    assert any("joint" in graph_id for graph_id in data)
+    for graph_id, entry in data.items():
+        assert sum(item["value"] for item in entry["results"].values()) == graph_saved.total_bytes > 0, graph_id
 
 
 def test_autograd_zero_states_are_the_recorded_ones(mlp_export, mlp_trace):
