@@ -174,7 +174,13 @@ def _export_model_explorer(args: argparse.Namespace, trace: Any) -> list[str]:
         raise ExportError(str(exc)) from None
     except OSError as exc:
         raise ExportError(f"{exc.filename or args.model_explorer}: cannot write: {exc.strerror or exc}") from None
-    for note in written.notes:
+    notes = list(written.notes)
+    if args.detail is not None:
+        notes.append(
+            f"--detail {args.detail} applies to --svg and --html: the Model Explorer file holds every node "
+            "of the IR, with the modules as layers to open one by one"
+        )
+    for note in notes:
         print(f"gradview: note: {note}", file=sys.stderr)
     command = f"model-explorer {shlex.quote(str(written.graph))}"
     if written.node_data:

@@ -368,6 +368,13 @@ def test_cli_writes_the_files_without_graphviz_and_says_how_to_open_them(tmp_pat
     assert json.loads(out.read_text(encoding="utf-8"))["graphs"]
 
 
+def test_cli_says_the_detail_level_does_not_apply_to_the_model_explorer_file(tmp_path, capsys):
+    out = tmp_path / "mlp.json"
+    assert main(["export", str(EXAMPLES / "mlp.ir"), "--model-explorer", str(out), "--detail", "ops"]) == 0
+    err = capsys.readouterr().err
+    assert "gradview: note: --detail ops applies to --svg and --html" in err and out.exists()
+
+
 def test_cli_bad_path_is_one_line(tmp_path, capsys):
     assert main(["export", str(EXAMPLES / "mlp.ir"), "--model-explorer", str(tmp_path / "mlp.svg")]) == 1
     err = capsys.readouterr().err
