@@ -280,7 +280,8 @@ def _namespaces(drawing: DrawGraph, graph: _Graph) -> tuple[dict[int, str], dict
     stands for ("" for a group that is no module). Module levels nest as the
     modules do; each other group (DifferentiableGraph, block, f, df) sits in the
     innermost module holding all of its boxes."""
-    levels = {node_id: _levels_of(graph.module_of(box)) for node_id, box in drawing.nodes.items()}
+    paths = {node_id: graph.module_of(box) for node_id, box in drawing.nodes.items()}
+    levels = {node_id: None if path is None else _module_levels(path) for node_id, path in paths.items()}
     chains = {node_id: _cluster_chain(drawing, box.cluster) for node_id, box in drawing.nodes.items()}
     anchor: dict[str, list[tuple[str, str]]] = {}  # cluster -> the module levels all its boxes share
     for node_id, own in levels.items():
@@ -295,7 +296,7 @@ def _namespaces(drawing: DrawGraph, graph: _Graph) -> tuple[dict[int, str], dict
             while same < min(len(known), len(own)) and known[same] == own[same]:
                 same += 1
             anchor[key] = known[:same]
-    names = {key: _cluster_component(drawing, key, graph) for key in anchor.keys() | _all_keys(chains)}
+    names = {key: _cluster_component(drawing, key, graph) for chain in chains.values() for key in chain}
     groups: dict[str, str] = {}
     out = {node_id: _namespace(own, chains[node_id], anchor, names, groups) for node_id, own in levels.items()}
     return out, groups
@@ -318,14 +319,6 @@ def _namespace(own: list[tuple[str, str]] | None, chain: list[str], anchor: dict
             components.append(names[key])
             groups.setdefault("/".join(components), "")
     return "/".join(components)
-
-
-def _levels_of(path: str | None) -> list[tuple[str, str]] | None:
-    return None if path is None else _module_levels(path)
-
-
-def _all_keys(chains: dict[int, list[str]]) -> set[str]:
-    return {key for chain in chains.values() for key in chain}
 
 
 # -- one graph -----------------------------------------------------------------------------------
@@ -387,11 +380,15 @@ def _incoming(drawing: DrawGraph, graph: _Graph) -> dict[int, list[dict[str, str
     (the k-th arrow of a value into a box is its k-th use there)."""
     out: dict[int, list[dict[str, str]]] = {}
     used: dict[tuple[int, int], int] = {}
+    places: dict[int, dict[int, list[int]]] = {}  # box id -> value id -> where the box reads it
     for edge in drawing.edges:
-        reads = graph.inputs_of.get(edge.target, ())
+        if edge.target not in places:
+            places[edge.target] = {}
+            for i, value in enumerate(graph.inputs_of.get(edge.target, ())):
+                places[edge.target].setdefault(value, []).append(i)
+        positions = places[edge.target].get(edge.value_id, [])
         nth = used.get((edge.target, edge.value_id), 0)
         used[(edge.target, edge.value_id)] = nth + 1
-        positions = [i for i, value in enumerate(reads) if value == edge.value_id]
         # A capture arrow of the joint view ends at df's input box, which reads nothing.
         position = positions[min(nth, len(positions) - 1)] if positions else 0
         out.setdefault(edge.target, []).append({
