@@ -239,6 +239,12 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         canvas.selected = self.selected if self.selected in graph.nodes else None
         canvas.stubs = picture.stub_labels if picture is not None else {}
         canvas.show(
+        canvas.show(
+            layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
+        )
+        if self.first_picture_fits(layout is not None):
+            self.refresh_view()
+            return
             layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
         )
         canvas.overview = picture is not None and picture.collapsed is not None and any(

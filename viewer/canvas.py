@@ -75,6 +75,7 @@ __all__ = [
 _CAMERAS_KEPT = 64
 _FIT_TRIES = 6  # rounding boxes to cells can overshoot the estimate: shrink and retry
 
+SMALL_GRAPH = 40  # boxes: a first view shows such a graph whole while op names stay readable
 
 @functools.lru_cache(maxsize=8)
 def _wrapped(text: str, width: int) -> tuple[str, ...]:
@@ -228,7 +229,11 @@ class GraphCanvas(ScrollView, can_focus=True):
             return
         self._first_view_due = False
         fit = self._fit_zoom()
-        if fit >= FULL_LABELS or (self.overview and fit >= COMPACT_BOXES):
+        # Whole, at a zoom that names every op, rather than a corner at zoom 1: an
+        # overview (a model's modules), and any graph small enough to read so.
+        # (With a selection in it, a group just folded or a focus, the selection comes first.)
+        whole = self.overview or (len(self.graph.nodes) <= SMALL_GRAPH and self.selected not in self.graph.nodes)
+        if fit >= FULL_LABELS or (whole and fit >= COMPACT_BOXES):
             self._set_zoom(min(fit, FIRST_VIEW_MAX))
             self._centre_drawing()
         elif self.overview:
@@ -316,6 +321,10 @@ class GraphCanvas(ScrollView, can_focus=True):
         return (
             min(s[0] for s in spans), min(s[1] for s in spans), max(s[2] for s in spans), max(s[3] for s in spans)
         )
+
+    def fits_readably(self) -> bool:
+        """Does the drawing on screen fit the canvas whole with every label line shown?"""
+        return self.layout_data is not None and bool(self.size.width) and self._fit_zoom() >= FULL_LABELS
 
     def _fit_zoom(self) -> float:
         """The largest zoom (at most MAX_ZOOM) at which the drawn nodes fit the

@@ -42,11 +42,29 @@ class LargeGraphTools:
     _large_picture: Picture | None = None  # the picture the transform gives (laid out or not)
 
     def init_large_graph(self: GradviewApp, detail: Detail | None = None) -> None:
-        """Every view's transform, at ``detail`` (see :meth:`Transforms.for_trace`)."""
+        """Every view's transform, at ``detail`` (see :meth:`Transforms.for_trace`);
+        without a level asked for, a first picture that does not fit opens one level up."""
         self.transforms = Transforms.for_trace(self.trace, detail)
+        self._detail_chosen = detail is not None
         self._large_key = None
         self._large_picture = None
         self.large_note = ""
+
+    def first_picture_fits(self: GradviewApp, laid_out: bool) -> bool:
+        """Called after each picture is shown: the first one laid out, unless the
+        user chose the level, goes one level up (ir -> ops -> model) while it does
+        not fit the canvas with its labels whole; True when it changed the level."""
+        if self._detail_chosen or not laid_out:
+            return False
+        canvas = self.main.canvas
+        detail = self.transforms.detail
+        up = {Detail.IR: Detail.OPS, Detail.OPS: Detail.MODEL if self.transforms.modules else None}.get(detail)
+        if up is None or canvas.fits_readably():
+            self._detail_chosen = True  # the first picture is settled: the level is the user's from now on
+            return False
+        self.transforms.detail = up
+        self.notify(f"detail: {up.value}: the {detail.value} picture does not fit whole (l switches)", timeout=4)
+        return True
 
     def start_layouts(self: GradviewApp) -> None:
         """Lay out every view at the level on screen: the plain union layouts at
