@@ -190,6 +190,28 @@ class Controller:
 
         self._spawn(work)
 
+    def request_custom_later(self, jobs: list[tuple[LayoutKey, Callable[[], DrawGraph]]]) -> None:
+        """Lay out drawings the caller builds, one after another in one thread
+        worker, behind what the screen asks for: a key the screen asked for
+        meanwhile (:meth:`request_custom`) is not built twice."""
+
+        def work() -> None:
+            for key, build in jobs:
+                if self._stop.is_set():
+                    return
+                with self._lock:
+                    if key in self._submitted or key in self.layouts or key in self.layout_errors:
+                        continue
+                    self._submitted.add(key)
+                    self._outstanding += 1
+                try:
+                    self.service.submit(key, build(), callback=self._layout_done, first=False)
+                except Exception as exc:  # noqa: BLE001 - shown in the view bar, never a crash
+                    self._send(LayoutReady(key, None, f"layout failed: {type(exc).__name__}: {exc}"), outstanding=1)
+
+        if jobs:
+            self._spawn(work)
+
     def _wake(self) -> None:
         with self._lock:
             if self._running or not self._started or self._stop.is_set():

@@ -74,10 +74,18 @@ class LargeGraphTools:
             self.controller.start()
             return
         self.controller.start(plain=False)
+        trace, transforms = self.trace, self.transforms
+        jobs = []
         for base in self.controller.view_keys():
-            state = self.transforms.state(base)
+            state = transforms.state(base)
             if state.restructures:
-                self._request_transformed(base, state, transform_key(base, state))
+                jobs.append((
+                    transform_key(base, state),
+                    lambda base=base, state=state: transforms.layout_graph(
+                        base, state, lambda: union_members(trace, base)  # type: ignore[arg-type]
+                    ),
+                ))
+        self.controller.request_custom_later(jobs)  # behind the view on screen, asked for when it was drawn
 
     # -- what refresh_view draws ---------------------------------------------------------------
     def large_picture(self: GradviewApp, drawing: DrawGraph, base: Hashable) -> Picture:
