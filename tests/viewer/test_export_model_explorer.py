@@ -331,6 +331,9 @@ def test_autograd_zero_states_are_the_recorded_ones(mlp_export, mlp_trace):
                 want.setdefault(str(node.id), []).append(states[value.id])
     got = {node_id: entry["value"] for node_id, entry in data[graph_id]["results"].items()}
     assert got == {node_id: s[0] if len(set(s)) == 1 else ", ".join(s) for node_id, s in want.items()}
+    colours = {"Zero": "#9ecae1", "Nonzero": "#a1d99b", "Unknown": "#d9d9d9"}  # blue, green, grey
+    for entry in data[graph_id]["results"].values():
+        assert entry["bgColor"] == colours.get(entry["value"], colours["Unknown"])
     assert {"Zero", "Nonzero"} <= set(got.values())
 
 
@@ -524,6 +527,57 @@ def test_model_explorer_renders_the_export(export, graph_prefix, request, model_
     labels = [cell.text for cell in explorer_browser.find_elements("css selector", "table.children-stats-results td.node-label")]
     assert sorted(labels) == _expected_root(graph)
     assert "gradview: AutogradZero" in page
+
+
+_COUNT_ORANGE = """
+const done = arguments[arguments.length - 1];
+const image = new Image();
+image.onload = () => {
+  const canvas = document.createElement('canvas');
+  canvas.width = image.width; canvas.height = image.height;
+  const context = canvas.getContext('2d');
+  context.drawImage(image, 0, 0);
+  const pixels = context.getImageData(0, 0, image.width, image.height).data;
+  let count = 0;
+  for (let i = 0; i < pixels.length; i += 4) {
+    if (pixels[i] > 240 && pixels[i + 1] > 120 && pixels[i + 1] < 160 && pixels[i + 2] < 80) count++;
+  }
+  done(count);
+};
+image.src = 'data:image/png;base64,' + arguments[0];
+"""
+
+
+def _orange_pixels(driver) -> int:
+    """Pixels of the page in the saved-bytes colour of the biggest saver (#fd8d3c)."""
+    return driver.execute_async_script(_COUNT_ORANGE, driver.get_screenshot_as_base64())
+
+
+def test_model_explorer_sums_the_saved_bytes_and_colours_nodes_by_them(
+    mlp_export, mlp_trace, model_explorer_server, explorer_browser
+):
+    written, collection = mlp_export
+    (graph_saved,) = saved_values(mlp_trace)
+    forward = mlp_trace[graph_saved.forward_step]
+    graph = next(g for g in collection["graphs"] if g["id"].endswith("]")
+                 and mlp_trace[_step_of(g)].which == forward.which and mlp_trace[_step_of(g)].graph == forward.graph)
+    saved = node_data_paths(written.graph)["saved bytes"]
+    _open_graph(explorer_browser, explorer_url(model_explorer_server, written.graph, collection["label"], graph["id"], []),
+                graph["id"])
+    time.sleep(1)  # the layout animates into place
+    assert _orange_pixels(explorer_browser) == 0
+    url = explorer_url(model_explorer_server, written.graph, collection["label"], graph["id"], [saved])
+    _open_graph(explorer_browser, url, graph["id"])
+    sums = explorer_browser.execute_script(
+        "return Array.from(document.querySelectorAll('tr')).filter(r => r.cells.length > 1"
+        " && r.cells[0].textContent.trim() === 'Sum').map(r => r.cells[1].textContent.trim());"
+    )
+    assert sums == [str(graph_saved.total_bytes)]
+    time.sleep(1)
+    assert _orange_pixels(explorer_browser) > 200  # the biggest saver's box, in the top colour
+    folder = os.environ.get("GRADVIEW_SCREENSHOTS")
+    if folder:
+        assert explorer_browser.save_screenshot(str(Path(folder) / "model-explorer-mlp-saved-bytes.png"))
 
 
 def test_screenshot_of_the_resnet_in_model_explorer(resnet_export, model_explorer_server, explorer_browser):
