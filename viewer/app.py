@@ -127,6 +127,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
         self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
         self._divergence: Worker[None] | None = None  # b's search while it runs
+        self._title = ""  # the header's words before the level of detail
         self._divergence_at = ""  # the step it said it checks
         self.show_diff = False
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
@@ -168,6 +169,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         name = self.session.name
         self.sub_title = Path(name.partition(":")[0]).name + (
             ":" + name.rpartition(":")[2] if ".py:" in name else ""
+        self._title = self.sub_title
         ) + autodiff_label(self.trace.autodiff_mode())
         self.sub_title += inline_threshold_label(self.trace.inline_threshold())  # when not PyTorch's
         self.main.timeline.load(summarize_steps(self.trace))
@@ -242,6 +244,9 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         canvas.show(
             layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
         )
+        title = self._title + f" · detail: {self.transforms.detail.value}"
+        if self.sub_title != title and self._title:
+            self.sub_title = title  # the header says which level of detail is on
         if self.first_picture_fits(layout is not None):
             self.refresh_view()
             return

@@ -44,6 +44,7 @@ __all__ = [
     "frame_modules",
     "label_module_boxes",
     "merge_box_edges",
+    "box_name",
 ]
 
 MODULE_KEY_PREFIX = "mod:"
@@ -292,7 +293,7 @@ def label_module_boxes(
                 bucket.append(shape)
         kind = types.get(path, "")
         # The name alone on the first line: what a zoomed-out box keeps.
-        lines = [abbreviate(path.rpartition(".")[2], _LINE)]
+        lines = [abbreviate(box_name(path), _LINE)]
         counts = f"{ops} op{'s' if ops != 1 else ''}"
         if params:
             counts += f" · {_size_text(params)}"
@@ -308,6 +309,15 @@ def label_module_boxes(
             + f"in {', '.join(ins) or 'nothing'}; out {', '.join(outs) or 'nothing'} (folded: enter or x expands it)"
         )
         out.nodes[box] = DrawNode(box, "\n".join(lines), node.role, node.cluster, tooltip, path)
+
+
+def box_name(path: str) -> str:
+    """What a module's box is called: the last part of its path, with its
+    parent's where that part is an index (``layer1.0``, not ``0``)."""
+    parts = path.split(".")
+    if len(parts) > 1 and parts[-1].isdigit():
+        return ".".join(parts[-2:])
+    return parts[-1]
 
 
 def merge_box_edges(graph: DrawGraph, boxes: set[int] | frozenset[int]) -> None:

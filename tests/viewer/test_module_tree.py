@@ -1,0 +1,190 @@
+"""The model level: a model's modules as frames and folded boxes.
+
+Checked on ResNet-18 written out as torchvision's layers (examples/resnet18.py),
+against PyTorch's own module tree (``named_modules``, ``named_parameters``), and
+on small drawings made by hand for the frame rules.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from gradview.viewer import views
+from gradview.viewer.detail import Detail, next_detail, parse_detail
+from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View
+from gradview.viewer.module_tree import (
+    box_name,
+    child_modules,
+    frame_modules,
+    is_module_key,
+    key_path,
+    module_key,
+    top_modules,
+    trace_module_types,
+)
+from gradview.viewer.session import Session, load_target
+from gradview.viewer.transforms import Transforms, ViewTransform
+
+ROOT = Path(__file__).resolve().parents[2]
+RESNET = ROOT / "examples" / "resnet18.py"
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def resnet() -> Session:
+    return load_target(f"{RESNET}:build")
+
+
+@pytest.fixture(scope="module")
+def resnet_model() -> object:
+    spec = importlib.util.spec_from_file_location("resnet_example", RESNET)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, _ = module.build()
+    return model
+
+
+def _picture(session: Session, index: int = 0, state: ViewTransform | None = None, detail: Detail | None = None):
+    transforms = Transforms.for_trace(session.trace, detail)
+    drawing = views.draw_step(session.trace, index, View.WHOLE)
+    base = ("whole", session.trace[index].which)
+    return transforms, drawing, transforms.picture(drawing, base, state)
+
+
+def test_the_traces_modules_are_torchs_named_modules(resnet: Session, resnet_model) -> None:
+    named = {name: type(module).__name__ for name, module in resnet_model.named_modules() if name}
+    assert trace_module_types(resnet.trace) == named
+
+
+def test_a_real_model_opens_at_the_model_level_with_its_top_level_modules_folded(resnet: Session, resnet_model) -> None:
+    transforms, drawing, picture = _picture(resnet)
+    assert transforms.detail is Detail.MODEL
+    folded = picture.collapsed
+    assert folded is not None
+    boxes = {key_path(key) for key in folded.groups.values() if is_module_key(key)}
+    assert boxes == {name for name, _ in resnet_model.named_children()}
+    # Each box is named after its module and class, as torch names them.
+    for box, key in folded.groups.items():
+        path = key_path(key)
+        lines = picture.graph.nodes[box].label.splitlines()
+        assert lines[0] == path
+        assert lines[1].startswith(type(resnet_model.get_submodule(path)).__name__ + " · ")
+    # The top level is a few dozen boxes at most, where the IR has hundreds of nodes.
+    assert len(picture.graph.nodes) <= 20 < len(drawing.nodes)
+
+
+def test_parameters_sit_in_the_module_that_owns_them(resnet: Session, resnet_model) -> None:
+    _, drawing, picture = _picture(resnet)
+    folded = picture.collapsed
+    assert folded is not None
+    members_of = {key_path(folded.groups[box]): set(ids) for box, ids in folded.members.items()}
+    inputs = {node.label.split(" : ")[0].lstrip("%"): node_id for node_id, node in drawing.nodes.items()
+              if node.role is NodeRole.INPUT}
+    for name, _ in resnet_model.named_parameters():
+        top = name.split(".")[0]
+        assert inputs[name] in members_of[top], f"{name} is drawn inside {top}"
+    # No parameter is left as a graph input on the top level: only the image.
+    shown_inputs = [n for n in picture.graph.nodes.values() if n.role is NodeRole.INPUT]
+    assert [n.label.split(" : ")[0] for n in shown_inputs] == ["%x"]
+
+
+def test_a_module_box_counts_its_ops_and_parameter_bytes(resnet: Session, resnet_model) -> None:
+    _, _, picture = _picture(resnet)
+    folded = picture.collapsed
+    assert folded is not None
+    for box, key in folded.groups.items():
+        path = key_path(key)
+        module = resnet_model.get_submodule(path)
+        expected = sum(p.numel() * p.element_size() for p in module.parameters())
+        expected += sum(b.numel() * b.element_size() for b in module.buffers())
+        tooltip = picture.graph.nodes[box].tooltip
+        assert f"module {path} ({type(module).__name__})" in tooltip
+        if expected:
+            assert _bytes_in(picture.graph.nodes[box].label) == pytest.approx(expected, rel=0.06)
+
+
+def _bytes_in(label: str) -> float:
+    text = label.splitlines()[1].rsplit(" · ", 1)[1]
+    number, unit = text.split()
+    return float(number) * {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}[unit]
+
+
+def test_expanding_a_module_shows_its_children_folded_and_repeated_blocks_look_alike(resnet: Session) -> None:
+    transforms, drawing, _ = _picture(resnet)
+    base = ("whole", resnet.trace[0].which)
+    state = transforms.state(base)
+    children = child_modules(transforms.modules, "layer1")
+    assert children == ["layer1.0", "layer1.1"]
+    expanded = ViewTransform(
+        collapsed=(state.collapsed - {module_key("layer1")}) | {module_key(c) for c in children}, detail=Detail.MODEL
+    )
+    transforms.set_state(base, expanded)
+    picture = transforms.picture(drawing, base)
+    folded = picture.collapsed
+    assert folded is not None
+    labels = {key_path(key): picture.graph.nodes[box].label for box, key in folded.groups.items()}
+    assert "layer1" not in labels and {"layer1.0", "layer1.1"} <= set(labels)
+    assert module_key("layer1") in picture.graph.clusters, "the expanded module is a frame around its children"
+    first, second = labels["layer1.0"].splitlines(), labels["layer1.1"].splitlines()
+    assert first[0] == "layer1.0" and second[0] == "layer1.1"
+    assert first[1:] == second[1:], "the two BasicBlocks read alike"
+
+
+def test_every_op_of_the_ops_level_is_in_exactly_one_box_or_drawn(resnet: Session) -> None:
+    _, _, model = _picture(resnet)
+    _, _, ops = _picture(resnet, detail=Detail.OPS)
+    folded = model.collapsed
+    assert folded is not None
+    hidden = set(folded.box_of)
+    shown = set(model.graph.nodes) - set(folded.members)
+    op_ids = {i for i, n in ops.graph.nodes.items() if n.role is not NodeRole.RETURN}
+    assert op_ids <= hidden | shown
+    assert not hidden & shown
+
+
+def test_the_ir_level_is_todays_picture(resnet: Session) -> None:
+    _, drawing, picture = _picture(resnet, detail=Detail.IR)
+    assert picture.collapsed is None and picture.plumbing is None
+    assert set(picture.graph.nodes) == set(drawing.nodes)
+
+
+def test_frames_nest_groups_in_the_common_module_of_their_nodes() -> None:
+    graph = DrawGraph()
+    graph.nodes = {
+        1: DrawNode(1, "a", NodeRole.OP, None, "", "enc.0.lin"),
+        2: DrawNode(2, "b", NodeRole.OP, "dg2", "", "enc.0.lin"),
+        3: DrawNode(3, "c", NodeRole.OP, "dg2", "", "enc.1.lin"),
+        4: DrawNode(4, "%w", NodeRole.INPUT, None, "", "enc.1.lin"),
+        5: DrawNode(5, "1", NodeRole.CONSTANT, None, "", "enc.0.lin"),
+        6: DrawNode(6, "return", NodeRole.RETURN),
+    }
+    graph.edges = [DrawEdge(1, 2, 10), DrawEdge(4, 3, 11), DrawEdge(5, 1, 12), DrawEdge(3, 6, 13)]
+    graph.clusters = {"dg2": Cluster("dg2", "DifferentiableGraph_0")}
+    framed = frame_modules(graph, {"enc": "Sequential", "enc.0": "Block", "enc.0.lin": "Linear"})
+    assert framed.nodes[1].cluster == module_key("enc.0.lin")
+    assert framed.nodes[4].cluster == module_key("enc.1.lin")
+    assert framed.nodes[5].cluster is None, "a constant is shared plumbing, in no module"
+    assert framed.nodes[6].cluster is None
+    assert framed.clusters["dg2"].parent == module_key("enc"), "the group's nodes span enc.0 and enc.1"
+    assert framed.clusters[module_key("enc.0.lin")].parent == module_key("enc.0")
+    assert framed.clusters[module_key("enc")].title == "enc · Sequential"
+    assert graph.nodes[1].cluster is None, "the drawing given is not changed"
+
+
+def test_box_names_and_module_lists() -> None:
+    assert box_name("layer1.0") == "layer1.0" and box_name("layer1.0.conv1") == "conv1" and box_name("fc") == "fc"
+    modules = ["conv1", "layer1", "layer1.0", "layer1.1", "layer1.0.conv1", "fc"]
+    assert top_modules(modules) == ["conv1", "layer1", "fc"]
+    assert child_modules(modules, "layer1") == ["layer1.0", "layer1.1"]
+
+
+def test_detail_levels_parse_and_cycle() -> None:
+    assert parse_detail(" Model ") is Detail.MODEL
+    with pytest.raises(ValueError, match="model, ops or ir"):
+        parse_detail("layers")
+    assert [next_detail(d) for d in Detail] == [Detail.OPS, Detail.IR, Detail.MODEL]
