@@ -64,8 +64,13 @@ def owner_of_parameter(qualified_name: str, modules: set[str] | frozenset[str]) 
     """The module that owns a parameter or buffer named ``qualified_name``
     (``layer1.0.conv1.weight`` -> ``layer1.0.conv1``) when that module is one of
     ``modules``; ``""`` for the model's own parameters; None when the name is
-    not a parameter of a known module."""
-    owner, dot, _ = qualified_name.rpartition(".")
+    not a parameter of a known module. A copy TorchScript renamed
+    (``layer1.0.conv1.weight.1``) has the owner of the name it copies."""
+    owner, dot, last = qualified_name.rpartition(".")
     if not dot:
         return "" if modules else None
-    return owner if owner in modules else None
+    if owner in modules:
+        return owner
+    if last.isdigit():  # a renamed copy: TorchScript's ``%head.weight.1``
+        return owner_of_parameter(owner, modules)
+    return None

@@ -266,11 +266,17 @@ def _size_text(count: int) -> str:
 
 
 def label_module_boxes(
-    folded: Collapsed, before: DrawGraph, types: Mapping[str, str], value_types: Mapping[int, str]
+    folded: Collapsed,
+    before: DrawGraph,
+    types: Mapping[str, str],
+    value_types: Mapping[int, str],
+    known_shapes: dict[str, tuple[list[str], list[str]]] | None = None,
 ) -> None:
     """Give each folded module's box its summary: name and class, op count and
     parameter bytes, the shapes going out (in and out in its tooltip; ``value_types``:
-    value id -> short type). ``before`` is the drawing that was folded (the boxes' members are its nodes)."""
+    value id -> short type; ``known_shapes``, kept between calls, gives a module the
+    complete shapes an earlier step showed). ``before`` is the drawing that was folded
+    (the boxes' members are its nodes)."""
     out = folded.graph
     for box, key in folded.groups.items():
         if not is_module_key(key):
@@ -291,6 +297,13 @@ def label_module_boxes(
             bucket = outs if inside_source else ins
             if shape and shape not in bucket:
                 bucket.append(shape)
+        if known_shapes is not None:
+            # Late steps erase sizes (Float(*, *)): a module keeps the shapes an earlier step showed.
+            complete = not any("*" in shape for shape in ins + outs)
+            if complete and (ins or outs):
+                known_shapes[path] = (ins, outs)
+            elif path in known_shapes:
+                ins, outs = known_shapes[path]
         kind = types.get(path, "")
         # The name alone on the first line: what a zoomed-out box keeps.
         lines = [abbreviate(box_name(path), _LINE)]

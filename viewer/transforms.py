@@ -29,7 +29,7 @@ from typing import Any
 from .detail import Detail
 from .graph_analysis import Collapsed, Stubs, collapse, fan_out_stubs, focus_graph
 from .layout import union_graph
-from .model import DrawGraph, DrawNode
+from .model import DrawGraph, DrawNode, View
 from .module_tree import (
     frame_modules,
     is_module_key,
@@ -146,6 +146,7 @@ class Transforms:
         self.modules: dict[str, str] = {}  # the model's modules (path -> class name), for the model level
         self.default_collapsed: frozenset[str] = frozenset()  # a view's folded modules until the user changes them
         self.value_types: dict[int, str] = {}  # value id -> short type, for module boxes (the model level)
+        self._module_shapes: dict[str, tuple[list[str], list[str]]] = {}  # module -> its shapes in and out
         self._box_ids: dict[str, int] = {}
         self._lock = threading.Lock()  # the members and picture caches and box ids are used from worker threads
         self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
@@ -165,7 +166,27 @@ class Transforms:
         transforms.detail = detail if detail is not None else (Detail.MODEL if modules else Detail.IR)
         if modules and largest_graph(trace) > FOLD_ABOVE:
             transforms.set_defaults(frozenset(module_key(path) for path in top_modules(modules)))
+        if modules and len(trace):
+            transforms.learn_module_shapes(trace)
         return transforms
+
+    def learn_module_shapes(self, trace: Any) -> None:
+        """Read every module's shapes in and out from the trace's first step (its
+        types are complete; later steps erase sizes), one fold per depth of the tree."""
+        from .views import draw_step  # noqa: PLC0415 - the drawing code imports the viewer's modules
+
+        drawing = draw_step(trace, 0, View.WHOLE, ghosts=False)
+        if drawing.sources:
+            drawing = fold_plumbing(drawing, drawing.sources).graph  # type: ignore[arg-type]
+        framed = frame_modules(drawing, self.modules)
+        depth = 0
+        while True:
+            level = [path for path in self.modules if path.count(".") == depth]
+            if not level:
+                break
+            folded = collapse(framed, [module_key(path) for path in level])
+            label_module_boxes(folded, framed, self.modules, self.value_types, self._module_shapes)
+            depth += 1
 
     # -- state ------------------------------------------------------------------------------
     def set_defaults(self, collapsed: frozenset[str]) -> None:
@@ -243,7 +264,7 @@ class Transforms:
             framed = graph
             folded = collapse(graph, state.collapsed, ids)
             if state.detail is Detail.MODEL:
-                label_module_boxes(folded, framed, self.modules, self.value_types)
+                label_module_boxes(folded, framed, self.modules, self.value_types, self._module_shapes)
                 merge_box_edges(folded.graph, {box for box, key in folded.groups.items() if is_module_key(key)})
             graph = folded.graph
         if state.focus is not None:

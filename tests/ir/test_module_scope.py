@@ -32,6 +32,7 @@ def test_parents_ancestors_and_parameter_owners() -> None:
     modules = frozenset({"layer1", "layer1.0", "layer1.0.conv1", "fc"})
     assert owner_of_parameter("layer1.0.conv1.weight", modules) == "layer1.0.conv1"
     assert owner_of_parameter("fc.bias", modules) == "fc"
+    assert owner_of_parameter("layer1.0.conv1.weight.1", modules) == "layer1.0.conv1"  # a renamed copy
     assert owner_of_parameter("x", modules) == ""  # an undotted input: the model's own
     assert owner_of_parameter("head.weight", modules) is None  # not a known module
 
