@@ -168,21 +168,38 @@ class LargeGraphTools:
         if picture is not None and picture.collapsed is not None and self.selected in picture.collapsed.groups:
             self.expand_box(base, drawing, state, picture)
             return
-        shown = picture.graph if picture is not None else drawing
+        if not self._fold_around(base, state, picture.graph if picture is not None else drawing):
+            self.notify("select a node inside a module, a DifferentiableGraph, GradOf or If/Loop block "
+                        "(or a folded box), then x", severity="warning", timeout=5)
+
+    def action_fold_parent(self: GradviewApp) -> None:
+        """backspace: fold the module or group around the selection (a folded box
+        included) into one box: one level up, the way back from enter."""
+        found = self._view_drawing()
+        if found is None:
+            return
+        base, drawing = found
+        picture = self._large_picture
+        if not self._fold_around(base, self.transforms.state(base), picture.graph if picture is not None else drawing):
+            self.notify("the selection is in no module or group (backspace folds the one around it)",
+                        severity="warning", timeout=4)
+
+    def _fold_around(self: GradviewApp, base: Hashable, state: ViewTransform, shown: DrawGraph) -> bool:
+        """Fold the innermost module or group frame holding the selection in ``shown``
+        (the picture on screen); False when there is none."""
         node = shown.nodes.get(self.selected) if self.selected is not None else None
         key = node.cluster if node is not None else None
         while key is not None and key in shown.clusters:
             cluster = shown.clusters[key]
             if (cluster.title.startswith(GROUP_PREFIXES) or is_module_key(key)) and key not in state.collapsed:
-                inside = key_path(key) + "." if is_module_key(key) else None
-                kept = frozenset(k for k in state.collapsed if not (inside and k.startswith(module_key(inside))))
+                inside = module_key(key_path(key) + ".") if is_module_key(key) else None
+                kept = frozenset(k for k in state.collapsed if not (inside and k.startswith(inside)))
                 new = replace(state, collapsed=kept | {key})
                 self.transforms.set_state(base, new)
                 self._change(base, new, self.transforms.box_id(key))
-                return
+                return True
             key = cluster.parent
-        self.notify("select a node inside a module, a DifferentiableGraph, GradOf or If/Loop block "
-                    "(or a folded box), then x", severity="warning", timeout=5)
+        return False
 
     def expand_box(self: GradviewApp, base: Hashable, drawing: DrawGraph, state: ViewTransform, picture: Picture) -> None:
         """Unfold the selected box in place; a module's submodules come out folded, one level at a time."""
