@@ -100,6 +100,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         Binding("c", "canvas('follow')", "Center", show=False),
         # Large graphs (viewer/large_graph.py): collapse, focus, fan-out stubs.
         Binding("x", "collapse_group", "Collapse", show=False),
+        Binding("backspace", "fold_parent", "Fold up", show=False),
         Binding("l", "next_detail", "Detail"),
         Binding("X", "collapse_all", "Collapse all", show=False),
         Binding("f", "focus_mode", "Focus", show=False),
