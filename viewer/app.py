@@ -18,10 +18,8 @@ from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.worker import Worker, get_current_worker
 
 from . import tasks, ui_priority, views
-from .check_result import CheckCancelled, CheckResult
 from .commands import GradviewCommands
 from .controller import Controller, layout_key
 from .detail import Detail
@@ -54,6 +52,7 @@ from .module_tree import is_module_key
 from .saved_tools import SavedTools
 from .session import Session
 from .tab_tools import TabTools
+from .task_tools import TaskTools
 from .timeline import summarize_steps
 from .view_steps import opening_step
 
@@ -62,7 +61,7 @@ __all__ = ["GradviewApp", "HelpScreen"]
 VIEWS = (View.WHOLE, View.FORWARD, View.BACKWARD, View.JOINT)
 
 
-class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
+class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
     """Step through a pass trace: timeline, graph canvas, inspector."""
 
     TITLE = "gradview"
@@ -85,7 +84,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         Binding("P", "cycle_tab(-1)", "Prev tab", show=False),
         Binding("r", "run_step", "Run"),
         Binding("b", "find_divergence", "Broke?", show=False),
-        Binding("escape", "cancel_check", "Cancel b", show=False),
+        Binding("escape", "cancel_check", "Cancel b, G, E", show=False),
         Binding("G", "gradient_check", "Gradcheck", show=False),
         Binding("T", "trace_back", "Trace back", show=False),
         Binding("e", "export_view", "Export SVG", show=False),
@@ -127,9 +126,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         self.selected: int | None = None
         # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
         self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
-        self._divergence: Worker[None] | None = None  # b's search while it runs
+        self.init_tasks()  # b, G and E: progress shown, escape cancels (viewer/task_tools.py)
         self._title = ""  # the header's words before the level of detail
-        self._divergence_at = ""  # the step it said it checks
         self.show_diff = False
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
@@ -346,6 +344,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
     def _export_done(self, message: ExportDone) -> None:
         if message.result.startswith("error"):
             self.notify(message.result, severity="error", timeout=8)
+        elif message.result.startswith("E: cancelled"):
+            self.notify(message.result, severity="warning", timeout=8)
         else:
             self.notify(f"exported {message.result}", timeout=5)
 
@@ -440,53 +440,23 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
 
     def action_find_divergence(self) -> None:
         """b: search in a thread that says which step it checks; b again (or escape) cancels."""
-        if self.action_cancel_check():
+        if self.cancel_task("b") or not self._need_inputs():
             return
-        if self._need_inputs():
-            trace, inputs = self.trace, self.session.inputs
-            self.main.details.check_started(
-                "b: running every step, forward and backward, against the original graph…"
-            )
-            self._divergence_at = ""
-            self._divergence = self.run_worker(
-                lambda: self._search_divergence(trace, inputs), thread=True, exclusive=True, group="check"
-            )
-
-    def _search_divergence(self, trace: Any, inputs: Any) -> None:
-        """b's worker (a thread): progress goes to the Check tab; a cancelled search posts nothing."""
-        worker = get_current_worker()
-
-        def report(text: str) -> None:
-            if worker.is_cancelled:
-                raise CheckCancelled
-            self.call_from_thread(self._divergence_progress, text)
-
-        result = tasks.find_divergence(trace, inputs, report)
-        if not worker.is_cancelled:
-            self.post_message(CheckDone(result))
-
-    def _divergence_progress(self, text: str) -> None:
-        self._divergence_at = text
-        self.main.details.check_progress(text)
-
-    def action_cancel_check(self) -> bool:
-        """Stop b's search if it runs (it stops before its next step); whether one ran."""
-        worker, self._divergence = self._divergence, None
-        if worker is None or worker.is_finished:
-            return False
-        worker.cancel()
-        where = self._divergence_at.removeprefix("b: ").rstrip("…")
-        message = f"b: cancelled ({where})" if where else "b: cancelled"
-        self.main.details.show_check(CheckResult("divergence", "cancelled", message))
-        return True
+        trace, inputs = self.trace, self.session.inputs
+        self.start_task(
+            "b", lambda report: CheckDone(tasks.find_divergence(trace, inputs, report)),
+            "b: running every step, forward and backward, against the original graph…",
+        )
 
     def action_gradient_check(self) -> None:
-        if self._need_inputs():
-            trace, index, inputs = self.trace, self.index, self.session.inputs
-            self.main.details.check_started(
-                f"G: checking step {index} ({trace[index].pass_name}) against finite differences…"
-            )
-            self._in_thread("check", lambda: CheckDone(tasks.gradient_check(trace, index, inputs)))
+        """G: the step on screen against finite differences, input by input; G again (or escape) cancels."""
+        if self.cancel_task("G") or not self._need_inputs():
+            return
+        trace, index, inputs = self.trace, self.index, self.session.inputs
+        self.start_task(
+            "G", lambda report: CheckDone(tasks.gradient_check(trace, index, inputs, report)),
+            f"G: checking step {index} ({trace[index].pass_name}) against finite differences…",
+        )
 
     def action_trace_back(self) -> None:
         """Light the path of the selected gradient: the df ops that compute it and
@@ -516,5 +486,11 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, App[None]):
         self._in_thread("export", lambda: ExportDone(tasks.export_svg(target, drawing, marks, layout, theme)))
 
     def action_export_html(self) -> None:
+        """E: every step as one HTML page, in a thread that says which picture it draws; E again (or escape) cancels."""
+        if self.cancel_task("E"):
+            return
         target, trace, view, dg, theme = self.export_dir / "steps.html", self.trace, self.view, self.dg, self.theme_name
-        self._in_thread("export", lambda: ExportDone(tasks.export_html(target, trace, view, dg, theme)))
+        self.start_task(
+            "E", lambda report: ExportDone(tasks.export_html(target, trace, view, dg, theme, report)),
+            f"E: exporting every step to {target}…",
+        )

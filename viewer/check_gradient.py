@@ -5,28 +5,32 @@
 
 * a main step: the gradient the executor computes for that step's graph
   (its DifferentiableGraphs pasted back first), per graph input, against
-  central finite differences of the graph (:func:`gradient_check`);
+  finite differences of the graph (:func:`gradient_check`);
 * a step of DifferentiableGraph k (forward, backward or backward executor):
   the gradient that step's df (the backward executor's graph, or the latest
   df for a forward step) computes from f's captured values, per input of f,
-  against central finite differences of the step's f (its real outputs),
-  on the values flowing into the group. Both run in float64;
+  against finite differences of the step's f (its real outputs), on the
+  values flowing into the group;
 * a compiled graph's step (a TORCH_TRACE log's): backward k's gradients (the
   joint graph's on its step) against finite differences of forward k's real
-  outputs, on seeded inputs of the forward's types (:mod:`.compiled_runs`).
+  outputs (the joint's), on seeded inputs of the forward's types (:mod:`.compiled_runs`).
 
-The loss is the sum of each floating-point output times fixed random
-weights (seeded); finite differences cover a seeded sample of each input's
-elements. Inputs that did not require grad in the traced run (a model's
-buffers) are skipped: PyTorch gives them no gradient.
+All run in float64. The comparison is ``torch.autograd.gradcheck``'s
+(:mod:`.finite_differences`): by default its fast mode, one random direction
+per input checked against ``v^T J u`` from the one backward pass, so a check
+costs two runs of the forward per input, whatever the inputs' sizes (a
+ResNet-18's 62 parameters: 124 runs); ``mode="elementwise"`` compares a
+seeded sample of each input's elements one by one, for small graphs.
+Inputs that did not require grad in the traced run (a model's buffers) are
+skipped: PyTorch gives them no gradient. ``report`` hears "G: input k of n:
+%name…" before each input and may raise :class:`CheckCancelled` to stop.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -45,7 +49,7 @@ from gradview.runtime import (
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_types import Note
 
-from .check_result import CheckResult, CheckRow
+from .check_result import CheckCancelled, CheckResult, CheckRow
 from .check_states import (
     flatten,
     graph_kind,
@@ -67,122 +71,113 @@ from .compiled_runs import (
     tangents,
 )
 from .evaluate import _copy_value, _one_line, _parse_step, _RunFailed, _Unavailable
+from .finite_differences import (
+    GRADCHECK,
+    Checked,
+    GradCheckRow,
+    GradientComparison,
+    Mode,
+    NotFinite,
+    Tolerance,
+    check_inputs,
+    compare_gradients,
+    direction,
+)
 
 __all__ = [
-    "GradCheckRow", "GradientComparison", "check_step_gradient", "compare_gradients", "gradient_check",
+    "GRADCHECK", "GradCheckRow", "GradientComparison", "Tolerance",
+    "check_step_gradient", "compare_gradients", "gradient_check",
 ]
 
-_flatten = flatten
+Report = Callable[[str], None]
 
 
+@dataclasses.dataclass(frozen=True)
+class _How:
+    """How the check compares: the mode, its tolerance and sample size, and who hears progress."""
 
-@dataclass(frozen=True)
-class GradientComparison:
-    """Analytic against numeric gradient: the largest errors and whether all are within tolerance."""
+    tol: Tolerance = GRADCHECK
+    mode: Mode = "fast"
+    samples: int = 64
+    seed: int = 0
+    report: Report | None = None
 
-    max_abs_error: float
-    max_rel_error: float
-    passed: bool
+    def check(self, run: Any, inputs: Sequence[Any], wrt: Sequence[tuple[int, str]], analytic: Any,
+              weights: Sequence[tuple[int, numpy.ndarray]]) -> Checked:
+        return check_inputs(run, inputs, wrt, analytic, weights, tol=self.tol, mode=self.mode,
+                            samples=self.samples, seed=self.seed, report=self.say)
 
+    def say(self, text: str) -> None:
+        if self.report is not None:
+            self.report(f"G: {text}…")
 
-@dataclass(frozen=True)
-class GradCheckRow:
-    """The gradient check of one graph input.
-
-    ``checked`` elements (a seeded sample) were compared. A row with
-    ``skipped`` set was not checked (an integer, bool or non-tensor input)
-    and does not pass; ``error`` is set when a run failed; ``note`` says
-    what else the user should know (no gradient reached the input).
-    """
-
-    name: str
-    shape: tuple[int, ...] | None
-    checked: int
-    max_abs_error: float
-    max_rel_error: float
-    passed: bool
-    skipped: str | None = None
-    error: str | None = None
-    note: str = ""
+    def describe(self, tol: Tolerance) -> str:
+        if self.mode == "fast":
+            return f"gradcheck's fast mode: one random direction per input; {tol.describe()}"
+        return f"elementwise on up to {self.samples} sampled elements per input; {tol.describe()}"
 
 
-# -- gradient_check --------------------------------------------------------------------------------
-def compare_gradients(analytic: Any, numeric: Any, rtol: float = 1e-4, atol: float = 1e-6) -> GradientComparison:
-    """Compare gradient entries elementwise: passes when ``|a - n| <= atol + rtol * |n|``
-    everywhere. The relative error is against the larger magnitude of the two;
-    a NaN anywhere fails."""
-    a = numpy.asarray(analytic, dtype=numpy.float64)
-    n = numpy.asarray(numeric, dtype=numpy.float64)
-    if a.shape != n.shape:
-        return GradientComparison(math.inf, math.inf, False)
-    if a.size == 0:
-        return GradientComparison(0.0, 0.0, True)
-    diff = numpy.abs(a - n)
-    if numpy.isnan(diff).any():
-        return GradientComparison(math.nan, math.nan, False)
-    with numpy.errstate(divide="ignore", invalid="ignore"):
-        rel = numpy.where(diff == 0, 0.0, diff / numpy.maximum(numpy.abs(a), numpy.abs(n)))
-    passed = bool((diff <= atol + rtol * numpy.abs(n)).all())
-    return GradientComparison(float(diff.max()), float(rel.max()), passed)
-
-
+# -- gradient_check: one graph ----------------------------------------------------------------------
 def gradient_check(
     graph: Graph,
     inputs: Sequence[Any] | None,
-    eps: float = 1e-6,
-    rtol: float = 1e-4,
-    atol: float = 1e-6,
+    tol: Tolerance = GRADCHECK,
+    *,
+    mode: Mode = "fast",
     samples: int = 64,
     seed: int = 0,
     requires_grad: Sequence[bool] | None = None,
+    report: Report | None = None,
 ) -> list[GradCheckRow]:
     """Check the gradient the executor computes against finite differences, per input.
 
     ``requires_grad`` marks the inputs that require grad (default: every
     floating-point one); as in PyTorch, the others get no gradient, and their
-    rows are skipped.
-
-    The loss is the sum of each floating-point tensor output times fixed
-    random weights (seeded). The analytic gradient comes from running
-    ``graph`` through a GraphExecutor with the floating-point inputs requiring
-    grad and ``autograd.backward``; the numeric one from central differences
-    ``(loss(x + eps) - loss(x - eps)) / (2 eps)`` of the graph run directly,
-    on at most ``samples`` elements per input (a seeded sample). Both run in
-    float64. One row per graph input, in order.
+    rows are skipped. The analytic gradient comes from running ``graph``
+    through a GraphExecutor with those inputs requiring grad and one
+    ``autograd.backward`` of random output weights; the numeric one from
+    central differences of the graph run directly (see :mod:`.finite_differences`).
+    Both run in float64. One row per graph input, in order.
     """
+    try:
+        return _graph_check(graph, inputs, requires_grad, _How(tol, mode, samples, seed, report)).rows
+    except NotFinite as exc:
+        return [GradCheckRow(v.debugName(), None, 0, math.nan, math.nan, False, error=str(exc)) for v in graph.inputs()]
+
+
+def _graph_check(graph: Graph, inputs: Sequence[Any] | None, requires_grad: Sequence[bool] | None, how: _How) -> Checked:
     names = [v.debugName() for v in graph.inputs()]
-    if inputs is None:
-        return [GradCheckRow(n, None, 0, math.nan, math.nan, False, error="no example inputs") for n in names]
-    if len(inputs) != len(names):
-        message = f"{len(inputs)} inputs given for {len(names)} graph inputs"
-        return [GradCheckRow(n, None, 0, math.nan, math.nan, False, error=message) for n in names]
-    floating = [isinstance(v, numpy.ndarray) and v.dtype.kind == "f" for v in inputs]
+    if inputs is None or len(inputs) != len(names):
+        message = "no example inputs" if inputs is None else f"{len(inputs)} inputs given for {len(names)} graph inputs"
+        return Checked([GradCheckRow(n, None, 0, math.nan, math.nan, False, error=message) for n in names], how.tol)
+    floating = [_is_float(v) for v in inputs]
     wanted = [f and (requires_grad is None or bool(requires_grad[i])) for i, f in enumerate(floating)]
-    rows: list[GradCheckRow | None] = [
-        None if want else GradCheckRow(
+    rows: dict[int, GradCheckRow] = {
+        i: GradCheckRow(
             name, _shape(value), 0, math.nan, math.nan, False,
             skipped="does not require grad: no gradient, as in PyTorch" if is_float else _skip_reason(value),
         )
-        for name, value, is_float, want in zip(names, inputs, floating, wanted, strict=True)
-    ]
+        for i, (name, value, is_float, want) in enumerate(zip(names, inputs, floating, wanted, strict=True))
+        if not want
+    }
+    wrt = [(i, names[i]) for i, want in enumerate(wanted) if want]
+    how.say("the gradient from one backward pass")
     try:
         wide_graph, wide = _in_float64(graph, inputs, floating)
-        analytic, weights, error = _analytic_gradients(wide_graph, wide, wanted, seed)
+        analytic, weights, error = _analytic_gradients(wide_graph, wide, wanted, how.seed)
         compiled = compile_graph(wide_graph) if error is None else None
     except Exception as exc:  # noqa: BLE001 - report in the rows, do not raise
-        wide, compiled, error = list(inputs), None, _one_line(exc)
-    rng = numpy.random.default_rng(seed + 1)
-    for position, row in enumerate(rows):
-        if row is not None:
-            continue
-        name = names[position]
-        if compiled is None:
-            rows[position] = GradCheckRow(name, _shape(wide[position]), 0, math.nan, math.nan, False, error=error)
-            continue
-        rows[position] = _check_input(
-            compiled, wide, position, name, analytic[position], weights, rng, eps, rtol, atol, samples
-        )
-    return [row for row in rows if row is not None]
+        compiled, error = None, _one_line(exc)
+    if compiled is None:
+        rows.update({i: GradCheckRow(n, _shape(inputs[i]), 0, math.nan, math.nan, False, error=error) for i, n in wrt})
+        return Checked([rows[i] for i in range(len(names))], how.tol)
+    checked = how.check(lambda args: flatten(compiled(*args)), wide, wrt, dict(enumerate(analytic)), weights)
+    rows.update({i: row for (i, _), row in zip(wrt, checked.rows, strict=True)})
+    return Checked([rows[i] for i in range(len(names))], checked.tol)
+
+
+def _is_float(value: Any) -> bool:
+    return isinstance(value, numpy.ndarray) and value.dtype.kind == "f"
 
 
 def _shape(value: Any) -> tuple[int, ...] | None:
@@ -213,17 +208,17 @@ def _in_float64(graph: Graph, inputs: Sequence[Any], floating: list[bool]) -> tu
 
 
 def _analytic_gradients(
-    graph: Graph, inputs: list[Any], floating: list[bool], seed: int
+    graph: Graph, inputs: list[Any], wanted: list[bool], seed: int
 ) -> tuple[list[Any], list[tuple[int, numpy.ndarray]], str | None]:
-    """Each input's gradient (None for non-floating inputs) of the weighted
-    sum of the outputs, through the executor; and the weights, as (flat
-    output position, weight array) pairs. A failure is the third item."""
+    """Each wanted input's gradient (None elsewhere, and where no gradient reached it) of
+    the weighted sum of the outputs, through the executor; and the weights, as (flat
+    output position, weight) pairs, random unit vectors as gradcheck's. A failure is the third item."""
     tensors = [
-        Tensor(_copy_value(v), requires_grad=True) if is_float else _copy_value(v)
-        for v, is_float in zip(inputs, floating, strict=True)
+        Tensor(_copy_value(v), requires_grad=True) if want else _copy_value(v)
+        for v, want in zip(inputs, wanted, strict=True)
     ]
     try:
-        outputs = _flatten(GraphExecutor(graph.copy()).run(tensors))
+        outputs = flatten(GraphExecutor(graph.copy()).run(tensors))
     except Exception as exc:  # noqa: BLE001 - executor failures are data here
         return [], [], f"running the graph through the executor: {_one_line(exc)}"
     rng = numpy.random.default_rng(seed)
@@ -232,7 +227,7 @@ def _analytic_gradients(
     for position, out in enumerate(outputs):
         if not (isinstance(out, Tensor) and out.data.dtype.kind == "f"):
             continue
-        weight = rng.standard_normal(out.data.shape)
+        weight = direction(out.data.shape, rng)
         weights.append((position, weight))
         if out.requires_grad:
             roots.append(out)
@@ -242,63 +237,11 @@ def _analytic_gradients(
             autograd.backward(roots, grads)
     except Exception as exc:  # noqa: BLE001
         return [], [], f"backward through the executor's graph: {_one_line(exc)}"
-    analytic = []
-    for tensor, is_float in zip(tensors, floating, strict=True):
-        if not is_float:
-            analytic.append(None)
-            continue
-        grad = tensor.grad
-        # None: no gradient reached the input; compared as zeros (and noted in the row).
-        analytic.append(None if grad is None else numpy.asarray(grad.data, dtype=numpy.float64))
+    analytic = [
+        None if not want or tensor.grad is None else numpy.asarray(tensor.grad.data, dtype=numpy.float64)
+        for tensor, want in zip(tensors, wanted, strict=True)
+    ]
     return analytic, weights, None
-
-
-def _check_input(
-    compiled: Any,
-    inputs: list[Any],
-    position: int,
-    name: str,
-    analytic: numpy.ndarray | None,
-    weights: list[tuple[int, numpy.ndarray]],
-    rng: numpy.random.Generator,
-    eps: float,
-    rtol: float,
-    atol: float,
-    samples: int,
-    real: int | None = None,
-) -> GradCheckRow:
-    base = inputs[position]
-    shape = tuple(base.shape)
-    size = base.size
-    chosen = numpy.arange(size) if size <= samples else numpy.sort(rng.choice(size, samples, replace=False))
-    moved = base.copy()
-    numeric = numpy.empty(len(chosen))
-
-    def loss() -> float:
-        # Fresh copies each run: an in-place op must not change the next run's inputs.
-        args = [moved.copy() if i == position else _copy_value(v) for i, v in enumerate(inputs)]
-        outputs = _flatten(compiled(*args))
-        if real is not None:  # f also returns the values df captures: only the real outputs count
-            outputs = outputs[:real]
-        return float(sum(numpy.sum(w * numpy.asarray(outputs[p], dtype=numpy.float64)) for p, w in weights))
-
-    try:
-        for slot, flat in enumerate(chosen):
-            original = moved.flat[flat]
-            moved.flat[flat] = original + eps
-            plus = loss()
-            moved.flat[flat] = original - eps
-            minus = loss()
-            moved.flat[flat] = original
-            numeric[slot] = (plus - minus) / (2 * eps)
-    except (GraphRuntimeError, GraphCompileError, IndexError, ValueError, TypeError) as exc:
-        return GradCheckRow(name, shape, 0, math.nan, math.nan, False, error=f"finite differences: {_one_line(exc)}")
-    note = ""
-    if analytic is None:
-        note = "no gradient reached this input through the executor (compared as zeros)"
-        analytic = numpy.zeros(shape)
-    result = compare_gradients(analytic.reshape(-1)[chosen], numeric, rtol, atol)
-    return GradCheckRow(name, shape, len(chosen), result.max_abs_error, result.max_rel_error, result.passed, note=note)
 
 
 # -- the step on screen --------------------------------------------------------------------------
@@ -306,17 +249,26 @@ def check_step_gradient(
     trace: PassTrace,
     index: int,
     inputs: Sequence[Any] | None,
-    eps: float = 1e-6,
-    rtol: float = 1e-4,
-    atol: float = 1e-6,
+    tol: Tolerance = GRADCHECK,
+    *,
+    mode: Mode = "fast",
     samples: int = 64,
     seed: int = 0,
+    report: Report | None = None,
 ) -> CheckResult:
     """``G`` on step ``index``: its gradient against finite differences (see the module docstring)."""
     if not 0 <= index < len(trace):
         return CheckResult("gradient", "unavailable", f"G: no step {index} (the trace has {len(trace)} steps)")
     step = trace[index]
     head = f"G: step {index} {step.pass_name} [{graph_label(step.which)}]"
+    heard: list[str] = []
+
+    def hear(text: str) -> None:
+        heard.append(text)
+        if report is not None:
+            report(text)
+
+    how = _How(tol, mode, samples, seed, hear)
 
     def result(status: Any, text: str, rows: Sequence[CheckRow] = ()) -> CheckResult:
         return CheckResult(
@@ -329,86 +281,107 @@ def check_step_gradient(
     kind = graph_kind(step.which)
     try:
         if compiled:
-            rows = _compiled_rows(trace, step, eps, rtol, atol, samples, seed)
+            checked = _compiled_rows(trace, step, how)
         elif kind == "main":
             graph = _parse_step(step)
             inline_autodiff_subgraphs(graph, threshold=math.inf)  # type: ignore[arg-type]
             propagate_requires_grad(graph)  # pasted nodes keep f's requires_grad=0 types
-            wanted = input_requires_grad(trace)
-            rows = [_as_check_row(r) for r in gradient_check(graph, inputs, eps, rtol, atol, samples, seed, wanted)]
+            checked = _graph_check(graph, inputs, input_requires_grad(trace), how)
         elif kind in ("forward", "backward", "backward executor") and graph_number(step.which) is not None:
-            rows = _group_rows(trace, step, inputs, eps, rtol, atol, samples, seed)
+            checked = _group_rows(trace, step, inputs, how)
         else:
             return result("unavailable", "not a graph the check can feed")
+    except CheckCancelled:
+        where = heard[-1].removeprefix("G: ").rstrip("…") if heard else "before it began"
+        return result("cancelled", f"cancelled at {where}")
     except (_Unavailable, CompiledFeedError) as exc:
         return result("unavailable", str(exc))
+    except NotFinite as exc:
+        return result("unavailable", f"{exc} (the step runs on {_inputs_said(step)})")
     except _RunFailed as exc:
         return result("fail", str(exc))
     except Exception as exc:  # noqa: BLE001 - the viewer keeps running: report, do not raise
         return result("fail", f"unexpected {type(exc).__name__}: {_one_line(exc)}")
-    checked = [r for r in rows if r.verdict != "skipped"]
-    failed = [r for r in checked if r.verdict != "pass"]
-    if not checked:
+    rows = [_as_check_row(row) for row in checked.rows]
+    done = [r for r in rows if r.verdict != "skipped"]
+    failed = [r for r in done if r.verdict != "pass"]
+    if not done:
         return result("unavailable", "no floating-point input to differentiate", rows)
+    said = how.describe(checked.tol)
     if failed:
         worst = failed[0]
         detail = worst.note or f"max abs error {worst.max_abs_error:.3g}, max rel error {worst.max_rel_error:.3g}"
-        return result("fail", f"{len(failed)} of {len(checked)} gradients fail; {worst.name}: {detail}", rows)
-    return result("pass", f"all {len(checked)} gradients match finite differences", rows)
+        return result("fail", f"{len(failed)} of {len(done)} gradients fail; {worst.name}: {detail} ({said})", rows)
+    return result("pass", f"all {len(done)} gradients match finite differences ({said})", rows)
+
+
+def _inputs_said(step: Step) -> str:
+    return "seeded random inputs of the log's types" if is_compiled(step) else "the example inputs"
 
 
 def _as_check_row(row: GradCheckRow) -> CheckRow:
     verdict = "skipped" if row.skipped else "pass" if row.passed else "FAIL"
     note = row.skipped or row.error or row.note
-    return CheckRow(f"grad %{row.name}", row.shape, row.max_abs_error, row.max_rel_error, verdict, row.checked, note)
+    name = row.name if row.name.startswith("grad ") else f"grad %{row.name}"
+    return CheckRow(name, row.shape, row.max_abs_error, row.max_rel_error, verdict, row.checked, note)
 
 
-def _group_rows(
-    trace: PassTrace, step: Step, inputs: Sequence[Any], eps: float, rtol: float, atol: float, samples: int, seed: int
-) -> list[CheckRow]:
+def _skipped_or_checked(
+    names: list[str], values: Sequence[Any], positions: Sequence[int]
+) -> tuple[list[tuple[int, str]], dict[int, GradCheckRow]]:
+    """The positions to check (floating-point tensors) and rows for the others."""
+    wrt, skipped = [], {}
+    for position in positions:
+        name = names[position] if position < len(names) else f"grad of input {position}"
+        value = values[position]
+        if _is_float(value):
+            wrt.append((position, name))
+        else:
+            skipped[position] = GradCheckRow(name, None, 0, math.nan, math.nan, False, skipped=_skip_reason(value))
+    return wrt, skipped
+
+
+def _in_order(positions: Sequence[int], wrt: list[tuple[int, str]], checked: Checked,
+              skipped: dict[int, GradCheckRow]) -> Checked:
+    rows = dict(skipped)
+    rows.update({p: row for (p, _), row in zip(wrt, checked.rows, strict=True)})
+    return Checked([rows[p] for p in positions], checked.tol)
+
+
+def _group_rows(trace: PassTrace, step: Step, inputs: Sequence[Any], how: _How) -> Checked:
     """DifferentiableGraph k at ``step``: df's gradients against finite differences of f."""
     k = graph_number(step.which)
     assert k is not None
-    area = region(trace, k, inputs, seed)
+    how.say("the gradient from one backward pass")
+    area = region(trace, k, inputs, how.seed)
     f_step, df_step = _group_state(trace, step, k)
     _, grads = run_region_state(trace, area, f_step, df_step, widen=True)
     assert grads is not None
     wide = [_widen(v) for v in area.inputs]
-    graph = _parse_step(f_step)
     try:
-        compiled = compile_graph(graph, check_inputs=False)
+        compiled = compile_graph(_parse_step(f_step), check_inputs=False)
     except GraphCompileError as exc:
         raise _RunFailed(f"forward graph (step {f_step.index}): {_one_line(exc)}") from None
     weights = [(i, numpy.asarray(w, dtype=numpy.float64)) for i, w in area.weights.items()]
     names = [p.name for p in f_step.graph.params]
-    analytic = dict(zip(area.wrt, grads, strict=False))
-    rng = numpy.random.default_rng(seed + 1)
-    rows = []
-    for position in area.wrt:
-        name = f"grad %{names[position]}" if position < len(names) else f"grad of input {position}"
-        value = wide[position]
-        if not (isinstance(value, numpy.ndarray) and value.dtype.kind == "f"):
-            rows.append(CheckRow(name, None, math.nan, math.nan, "skipped", note=_skip_reason(value)))
-            continue
-        got = analytic.get(position)
-        row = _check_input(compiled, wide, position, name, None if got is None else numpy.asarray(got, numpy.float64),
-                           weights, rng, eps, rtol, atol, samples, real=area.real)
-        rows.append(_as_check_row(dataclasses.replace(row, name=names[position] if position < len(names) else name)))
-    return rows
+    analytic = {p: None if g is None else numpy.asarray(g, numpy.float64) for p, g in zip(area.wrt, grads, strict=False)}
+    wrt, skipped = _skipped_or_checked(names, wide, area.wrt)
+    # f also returns the values df captures: only its real outputs count.
+    checked = how.check(lambda args: flatten(compiled(*args))[: area.real], wide, wrt, analytic, weights)
+    return _in_order(area.wrt, wrt, checked, skipped)
 
 
-def _compiled_rows(
-    trace: PassTrace, step: Step, eps: float, rtol: float, atol: float, samples: int, seed: int
-) -> list[CheckRow]:
+def _compiled_rows(trace: PassTrace, step: Step, how: _How) -> Checked:
     """A compiled graph's step: backward k's gradients (on the joint graph's step, the
     joint's) against finite differences of forward k's real outputs (the joint's), per
     forward input with a gradient, on seeded inputs of the forward's types in float64.
     Which forward and backward stand for the graph at ``step``: CompiledGroup.pair."""
     group = compiled_group(trace, step)
     f_step, df_step = group.pair(step)
-    wide = [_widen(v) for v in primals(group, seed, f_step)]
-    rng = numpy.random.default_rng(seed)
-    random = lambda like: rng.standard_normal(like.shape)  # noqa: E731
+    wide = [_widen(v) for v in primals(group, how.seed, f_step)]
+    rng = numpy.random.default_rng(how.seed)
+    random = lambda like: direction(like.shape, rng)  # noqa: E731
+    how.say("the gradient from one backward pass")
     if step.which.is_main:  # the joint graph: its real outputs, then one gradient per primal
         compiled = _compiled(step)
         vjps = tangents(tangent_shapes(group), random)
@@ -425,18 +398,11 @@ def _compiled_rows(
         real = int(group.notes[Note.F_REAL_OUTPUTS])
     weights = [(i, w) for i, w in zip(group.notes[Note.DF_INPUT_VJPS], vjps, strict=True) if w is not None]
     names = [p.name for p in group.forward.graph.params]
-    fd_rng = numpy.random.default_rng(seed + 1)
-    rows = []
-    for position, got in analytic.items():
-        value = wide[position]
-        if not (isinstance(value, numpy.ndarray) and value.dtype.kind == "f"):
-            rows.append(CheckRow(f"grad %{names[position]}", None, math.nan, math.nan, "skipped", note=_skip_reason(value)))
-            continue
-        grad = None if got is None else numpy.asarray(got, numpy.float64)
-        row = _check_input(compiled, wide, position, names[position], grad, weights, fd_rng, eps, rtol, atol, samples,
-                           real=real)
-        rows.append(_as_check_row(row))
-    return rows
+    grads = {p: None if g is None else numpy.asarray(g, numpy.float64) for p, g in analytic.items()}
+    positions = list(analytic)
+    wrt, skipped = _skipped_or_checked(names, wide, positions)
+    checked = how.check(lambda args: flatten(compiled(*args))[:real], wide, wrt, grads, weights)
+    return _in_order(positions, wrt, checked, skipped)
 
 
 def _compiled(step: Step) -> Any:
@@ -483,4 +449,4 @@ def _latest(trace: PassTrace, before: int, kind: str, k: int) -> Step | None:
 
 
 def _widen(value: Any) -> Any:
-    return value.astype(numpy.float64) if isinstance(value, numpy.ndarray) and value.dtype.kind == "f" else value
+    return value.astype(numpy.float64) if _is_float(value) else value

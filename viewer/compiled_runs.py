@@ -108,6 +108,25 @@ def primals(group: CompiledGroup, seed: int = 0, forward: Step | None = None) ->
             f"{group.label()}: step {forward.index} takes {len(forward.graph.params)} inputs, "
             f"the partition's forward {len(values)}"
         )
+    return _plausible(group, values)
+
+
+def _plausible(group: CompiledGroup, values: list[Any]) -> list[Any]:
+    """Seeded normal values where the log names a parameter or buffer whose values a model
+    never has: a batch norm's running variance is never negative (PyTorch starts it at ones;
+    negative, every output of an eval-mode ResNet is NaN), so an input named ``*.running_var``
+    takes its absolute value plus 0.5; a layer's ``*.weight`` of two or more dimensions is
+    scaled by ``1/sqrt(fan_in)`` as PyTorch's default initialization is (at scale 1 a
+    ResNet-18's outputs reach 1e16, and finite differences cross ReLU kinks)."""
+    names = group.notes.get(Note.VALUE_NAMES) or {}
+    for position, param in enumerate(group.forward.graph.params[: len(values)]):
+        value, name = values[position], str(names.get(param.name, ""))
+        if not (isinstance(value, numpy.ndarray) and value.dtype.kind == "f"):
+            continue
+        if name.endswith("running_var"):
+            values[position] = (numpy.abs(value) + 0.5).astype(value.dtype)
+        elif name.endswith(".weight") and value.ndim >= 2 and value[0].size:
+            values[position] = (value / numpy.sqrt(value[0].size)).astype(value.dtype)
     return values
 
 

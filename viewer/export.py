@@ -13,7 +13,9 @@ Graphviz must be installed: without it every function here raises
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,6 +42,7 @@ __all__ = [
     "export_trace_svgs",
     "export_trace_html",
     "export_transforms",
+    "write_whole",
 ]
 
 Layouts = Layout | Mapping[str, Layout] | None
@@ -159,14 +162,17 @@ def export_html(
     title: str = "gradview",
     leftovers: bool = False,
     docs: Callable[[str], str] | None = None,
+    report: Callable[[str], None] | None = None,
     opening: int = 0,
 ) -> Path:
     """Write one self-contained HTML page (no server, no network) that steps
     through the frames with the arrow keys, Home and End, showing each step's
     pass docs (``docs``: pass name -> text, default the viewer's) and diff.
     Every part drawn is stored once (:mod:`gradview.viewer.stepper`).
-    ``layout`` as for :func:`export_steps`. The page opens on the first frame
-    at or after step ``opening``."""
+    ``layout`` as for :func:`export_steps`. ``report`` hears each picture before
+    it is drawn, and may raise to stop: the page is written whole at the end
+    (:func:`write_whole`), so a stopped export leaves ``path`` as it was. The page
+    opens on the first frame at or after step ``opening``."""
     from .html_page import html_page
     from .pass_docs import pass_doc
     from .stepper import stepper_data
@@ -180,16 +186,39 @@ def export_html(
     def crop_of(frame: Frame, frame_layout: Layout) -> tuple[float, float, float, float]:
         return step_crop(frame.graph, frame.marks, frame_layout, theme, leftovers)
 
+    drawn = 0
+
     def render(frame: Frame, frame_layout: Layout, box: tuple[float, float, float, float]) -> str:
+        nonlocal drawn
+        drawn += 1
+        if report is not None:
+            report(f"E: picture {drawn} of {len(frames)}: step {frame.index} {frame.pass_name}…")
         # No title inside the pictures: the page shows it.
         return run_neato(step_dot(frame.graph, frame.marks, frame_layout, theme, "", leftovers, box))
 
     data = stepper_data(frames, layout_of, crop_of, render, docs or pass_doc, leftovers)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if report is not None:
+        report(f"E: writing {target.name}…")
+    # The page opens on the first frame at or after step ``opening``.
     start = next((position for position, frame in enumerate(frames) if frame.index >= opening), 0)
-    target.write_text(html_page(data, title, theme, start), encoding="utf-8")
+    write_whole(target, html_page(data, title, theme, start))
     return target
+
+
+def write_whole(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` through a temporary file beside it, renamed over it
+    at the end: nobody sees half a file, and what was there stays until then."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temporary, 0o644)  # mkstemp's file is private; a page to share is readable
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _without_diff_marks(marks: Marks) -> Marks:
@@ -215,11 +244,12 @@ def trace_frames(
     dg: int = 0,
     indices: Iterable[int] | None = None,
     transforms: Transforms | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> list[Frame]:
     """Frames of the steps ``indices`` (default: all) of ``trace`` in ``view``
     of DifferentiableGraph ``dg``, drawn and marked as the viewer does, at the
     level of detail of ``transforms`` (None: every IR node); steps where the
-    view has nothing to show are left out."""
+    view has nothing to show are left out. ``report`` hears each step."""
     from .marks import step_marks
     from .view_steps import gradient_notes
     from .views import draw_step, view_unavailable_reason
@@ -228,6 +258,8 @@ def trace_frames(
     for index in range(len(trace)) if indices is None else indices:
         if view_unavailable_reason(trace, index, view, dg) is not None:
             continue
+        if report is not None:
+            report(f"E: drawing step {index} of {len(trace) - 1}…")
         graph = draw_step(trace, index, view, dg)
         marks = step_marks(trace, index, view, dg)
         if transforms is not None:
@@ -252,17 +284,20 @@ def export_transforms(trace: Any, detail: Detail | None) -> Transforms | None:
 
 
 def view_layouts(
-    trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, dg: int = 0, transforms: Transforms | None = None
+    trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, dg: int = 0, transforms: Transforms | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> dict[str, Layout]:
     """The layout of each graph the frames show, made from every step of the
     trace that shows it (as the viewer lays it out), not only the exported ones,
-    so an exported step looks as it does on screen."""
+    so an exported step looks as it does on screen. ``report`` hears each graph."""
     from gradview.runtime.pass_trace import which_label
 
     from .views import draw_step, view_unavailable_reason
 
     layouts: dict[str, Layout] = {}
     for which in dict.fromkeys(frame.which for frame in frames):
+        if report is not None:
+            report(f"E: laying out [{which}]…")
         members = []
         seen: set[int] = set()
         for step in trace:
@@ -311,13 +346,16 @@ def export_trace_html(
     title: str = "gradview",
     leftovers: bool = False,
     detail: Detail | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> Path:
     """One HTML page stepping through the steps ``indices`` (default: all) of
-    ``trace`` in ``view``, at ``detail`` (None: the viewer's default level)."""
+    ``trace`` in ``view``, at ``detail`` (None: the viewer's default level).
+    ``report`` hears each unit of work (a step drawn, a graph laid out, a picture)
+    and may raise to stop the export: nothing is written then."""
     _need_graphviz()
     transforms = export_transforms(trace, detail)
-    frames = trace_frames(trace, view, dg, indices, transforms)
+    frames = trace_frames(trace, view, dg, indices, transforms, report)
+    layouts = view_layouts(trace, frames, view, dg, transforms, report)
     from .view_steps import opening_step  # a JIT log opens on the user's graph, not a helper's
 
-    layouts = view_layouts(trace, frames, view, dg, transforms)
-    return export_html(frames, path, layouts, theme, title, leftovers, opening=opening_step(trace))
+    return export_html(frames, path, layouts, theme, title, leftovers, report=report, opening=opening_step(trace))

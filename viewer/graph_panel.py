@@ -80,6 +80,8 @@ class GraphPanel(Vertical):
         self.matches: list[int] = []
         self.match_at: int | None = None
         self._searched: DrawGraph | None = None  # the drawing the matches belong to
+        self._viewbar_text = Text()  # the view bar as show_viewbar drew it
+        self._task_text = ""  # a running task's progress (b, G, E), drawn at the bar's end
 
     def compose(self) -> ComposeResult:
         yield Static(id="viewbar")
@@ -139,8 +141,21 @@ class GraphPanel(Vertical):
             text.append(f"  │ {kind} {dg} of {dg_count} (g)", style="dim")
         if note:  # collapse, focus, stubs (viewer/large_graph.py)
             text.append(f"  │ {note}", style="bold")
-        self.query_one("#viewbar", Static).update(text, layout=False)
+        self._viewbar_text = text
+        self._draw_viewbar()
         self.after_show()
+
+    def show_task(self, text: str) -> None:
+        """A running task's progress (``G: input 12 of 62: %w…``) at the bar's end; "" clears it."""
+        if text != self._task_text:
+            self._task_text = text
+            self._draw_viewbar()
+
+    def _draw_viewbar(self) -> None:
+        text = self._viewbar_text.copy()
+        if self._task_text:
+            text.append(f"  │ {self._task_text}", style="bold yellow")
+        self.query_one("#viewbar", Static).update(text, layout=False)
 
     def after_show(self) -> None:
         """The canvas shows a new drawing or step: refresh the minimap, and the

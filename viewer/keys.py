@@ -32,17 +32,22 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("d", "IR text or unified diff against the previous step of the same graph"),
     ("r", "run this step's graph on the example inputs: shape, dtype and mean on the nodes, "
           "min/max/mean in the Run tab"),
-    ("b, escape", "find the first step whose outputs or gradients differ from the original graph's, "
-                  "DifferentiableGraphs run forward and backward (\"which pass broke my numbers\"), "
-                  "saying which step it checks; b again or escape cancels it"),
-    ("G", "gradient check of the step on screen against central finite differences, per input"),
+    ("b", "find the first step whose outputs or gradients differ from the original graph's, "
+          "DifferentiableGraphs run forward and backward (\"which pass broke my numbers\"); the view bar "
+          "and the Check tab say which step it checks"),
+    ("G", "gradient check of the step on screen, as torch.autograd.gradcheck's fast mode: per input, one "
+          "central finite difference along a random direction against the backward's v·J·u (two forward "
+          "runs per input, whatever its size); the view bar and the Check tab say which input it checks"),
     ("T", "trace the selected gradient back (backward or joint view): light the df ops that "
           "compute it and the forward ops they differentiate"),
     ("S, w", "Saved tab: what each graph saves for backward (name, bytes, shape, dtype, producer, "
              "consumers); the row under the cursor lights its producer in f and its readers in df "
              "(joint view); w marks or unmarks it as recomputed: saved bytes before -> after, the "
              "forward ops the backward reruns (lit), the inputs it must keep"),
-    ("e / E", "export this view as SVG / every step as one HTML file (into gradview-export/)"),
+    ("e / E", "export this view as SVG / every step as one HTML file (into gradview-export/), E saying "
+              "in the view bar which picture it draws; the file is written whole at the end"),
+    ("escape", "cancel a running b, G or E (its key again does too): it stops before its next step, input "
+               "or picture; a cancelled E writes nothing"),
     ("t", "dark or light theme"),
     ("?, ctrl+p", "help (keys and colours); command palette (jump to pass, find node, export, checks)"),
     ("q", "quit"),

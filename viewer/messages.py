@@ -27,6 +27,8 @@ __all__ = [
     "RunDone",
     "CheckDone",
     "ExportDone",
+    "TaskProgress",
+    "TaskEnded",
     "Flush",
 ]
 
@@ -146,6 +148,22 @@ class ExportDone(Message):
     def __init__(self, result: str) -> None:
         super().__init__()
         self.result = result
+
+
+class TaskProgress(Message):
+    """Long task ``key`` (b, G or E), run by ``worker``, is at ``text`` ("G: input 12 of 62: %w…")."""
+
+    def __init__(self, key: str, worker: Any, text: str) -> None:
+        super().__init__()
+        self.key, self.worker, self.text = key, worker, text
+
+
+class TaskEnded(Message):
+    """Long task ``key``'s ``worker`` has stopped (done, failed or cancelled); its result came before."""
+
+    def __init__(self, key: str, worker: Any) -> None:
+        super().__init__()
+        self.key, self.worker = key, worker
 
 
 class Flush(Message):

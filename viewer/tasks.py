@@ -9,6 +9,7 @@ from typing import Any
 
 from gradview.runtime.pass_trace import PassTrace
 
+from .check_result import CheckCancelled
 from .formatting import guarded
 from .layout import Layout
 from .model import DrawGraph, Marks, View
@@ -30,11 +31,12 @@ def find_divergence(trace: PassTrace, inputs: Any, report: Callable[[str], None]
     return guarded(lambda: find(trace, inputs, report=report))
 
 
-def gradient_check(trace: PassTrace, index: int, inputs: Any) -> Any:
-    """G: step ``index``'s gradients against finite differences."""
+def gradient_check(trace: PassTrace, index: int, inputs: Any, report: Callable[[str], None] | None = None) -> Any:
+    """G: step ``index``'s gradients against finite differences (gradcheck's fast mode).
+    ``report`` hears each input as it is checked and may raise CheckCancelled to stop."""
     from .check_gradient import check_step_gradient  # noqa: PLC0415
 
-    return guarded(lambda: check_step_gradient(trace, index, inputs))
+    return guarded(lambda: check_step_gradient(trace, index, inputs, report=report))
 
 
 def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | None, theme: str) -> str:
@@ -51,13 +53,21 @@ def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | 
     return guarded(run)
 
 
-def export_html(target: Path, trace: PassTrace, view: View, dg: int, theme: str) -> str:
-    """Write every step as one HTML stepper; the path written, or why not."""
+def export_html(
+    target: Path, trace: PassTrace, view: View, dg: int, theme: str, report: Callable[[str], None] | None = None
+) -> str:
+    """Write every step as one HTML stepper; the path written, or why not. ``report`` hears
+    each picture as it is drawn and may raise CheckCancelled: then nothing is written
+    (the page is written whole at the end), and the answer says so."""
     from . import export  # noqa: PLC0415
 
     def run() -> str:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        export.export_trace_html(trace, target, view=view, dg=dg, theme=theme)
+        try:
+            export.export_trace_html(trace, target, view=view, dg=dg, theme=theme, report=report)
+        except CheckCancelled as exc:
+            where = str(exc).removeprefix("E: ").rstrip("…")
+            kept = f"{target} is as it was" if target.exists() else f"no {target.name} was made"
+            return f"E: cancelled{f' ({where})' if where else ''}: nothing written, {kept}"
         return str(target)
 
     return guarded(run)

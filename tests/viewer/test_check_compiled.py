@@ -13,6 +13,7 @@ from gradview.runtime.targets import load_target
 from gradview.runtime.torch_trace_log import load_torch_trace
 from gradview.viewer import tasks
 from gradview.viewer.check_divergence import find_divergence
+from gradview.viewer.check_gradient import check_step_gradient
 
 from .test_evaluate_compiled import FIXTURES, LOGS
 
@@ -59,6 +60,19 @@ def test_a_step_that_cannot_run_is_one_line() -> None:
     # Nothing to compare is not a divergence: the step is named, the result is unavailable.
     assert result.status == "unavailable" and result.step == 2 and "\n" not in result.message
     assert "cannot run here: unknown operator mylib::tanh_backward" in result.message
+
+
+def test_g_names_the_input_whose_compiled_gradient_is_scaled() -> None:
+    # The bias's gradient as a mean over the batch instead of a sum: 1/8 of what it should be.
+    trace = _edited("aot_backward_graph", "aten.sum.dim_IntList(tangents_1,", "aten.mean.dim(tangents_1,")
+    fast = check_step_gradient(trace, 2, None)
+    full = check_step_gradient(trace, 2, None, mode="elementwise")
+    for result in (fast, full):
+        assert result.status == "fail", result.message
+        (bad,) = [row for row in result.rows if row.verdict == "FAIL"]
+        assert bad.shape == (4,) and bad.name in result.message  # the second layer's bias, named
+        assert sum(row.verdict == "pass" for row in result.rows) == 3
+    assert check_step_gradient(load_target(str(FIXTURES / "mlp.log")).trace, 2, None).ok
 
 
 def test_the_viewer_runs_a_compiled_session() -> None:

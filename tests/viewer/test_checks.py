@@ -158,6 +158,43 @@ def test_g_fails_on_the_step_whose_df_is_broken_and_names_it(inputs: list[np.nda
     assert before.step == trace.broken_at - 1
 
 
+def test_g_names_the_broken_inputs_in_fast_and_elementwise_mode_alike(inputs: list[np.ndarray]) -> None:
+    trace = broken_trace(inputs, "CheckInplace", ("backward executor", 0), "aten::mul")
+    fast = check_step_gradient(trace, trace.broken_at, inputs)
+    full = check_step_gradient(trace, trace.broken_at, inputs, mode="elementwise")
+    assert fast.status == full.status == "fail"
+    assert failing(fast) == failing(full) and len(failing(fast)) == 3
+    assert "gradcheck's fast mode: one random direction per input; eps 1e-6, atol 1e-5, rtol 0.001, in float64" in fast.message
+    assert "elementwise on up to 64 sampled elements per input" in full.message
+
+
+def test_g_fast_and_elementwise_agree_on_every_good_graph(mlp_trace: PassTrace, inputs: list[np.ndarray]) -> None:
+    for which in ("main", ("forward", 0), ("backward", 0), ("backward executor", 0)):
+        step = mlp_trace.select(which=which)[-1]
+        fast = check_step_gradient(mlp_trace, step.index, inputs)
+        full = check_step_gradient(mlp_trace, step.index, inputs, mode="elementwise")
+        assert fast.ok and full.ok, (fast.message, full.message)
+        assert [(r.name, r.verdict) for r in fast.rows] == [(r.name, r.verdict) for r in full.rows]
+        # Fast mode looks at every element at once (one direction); elementwise at a sample.
+        assert all(f.checked == int(np.prod(f.shape)) >= e.checked for f, e in zip(fast.rows, full.rows, strict=True))
+
+
+def test_g_says_which_input_it_checks_and_stops_when_cancelled(mlp_trace: PassTrace, inputs: list[np.ndarray]) -> None:
+    step = mlp_trace.select(which=("backward executor", 0))[-1]
+    heard: list[str] = []
+
+    def report(text: str) -> None:
+        heard.append(text)
+        if text.startswith("G: input 3 of 5"):
+            raise CheckCancelled
+
+    result = check_step_gradient(mlp_trace, step.index, inputs, report=report)
+    assert heard[0] == "G: the gradient from one backward pass…"
+    assert [h.split(":")[1].strip() for h in heard[1:]] == ["input 1 of 5", "input 2 of 5", "input 3 of 5"]
+    assert result.status == "cancelled" and not result.rows
+    assert result.message == f"G: step {step.index} {step.pass_name} [backward executor 0]: cancelled at {heard[-1][3:-1]}"
+
+
 def test_g_passes_on_good_steps_of_every_graph(mlp_trace: PassTrace, inputs: list[np.ndarray]) -> None:
     for which in ("main", ("forward", 0), ("backward", 0), ("backward executor", 0)):
         step = mlp_trace.select(which=which)[-1]

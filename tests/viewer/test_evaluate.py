@@ -373,7 +373,7 @@ def test_the_example_passes_the_gradient_check(mlp_session: Session) -> None:
     assert [r.name for r in rows] == mlp_session.input_names
     for row, value in zip(rows, mlp_session.inputs, strict=True):
         assert row.passed, row
-        assert row.shape == value.shape and row.checked == min(value.size, 64)
+        assert row.shape == value.shape and row.checked == value.size  # fast mode: one direction over all elements
         assert row.max_abs_error < 1e-6
 
 
@@ -396,7 +396,7 @@ def test_activations_and_broadcasting(dtype) -> None:
     assert all(r.passed for r in rows), rows
 
 
-def test_big_inputs_are_sampled() -> None:
+def test_the_elementwise_check_samples_big_inputs() -> None:
     text = """graph(%x : Tensor):
   %t : Tensor = aten::tanh(%x)
   %s : Tensor = aten::sigmoid(%t)
@@ -405,7 +405,7 @@ def test_big_inputs_are_sampled() -> None:
   %w : Tensor = aten::mul(%v, %s)
   return (%w)
 """
-    (row,) = gradient_check(parse_ir(text), [np.random.default_rng(4).standard_normal((40, 50))], samples=16)
+    (row,) = gradient_check(parse_ir(text), [np.random.default_rng(4).standard_normal((40, 50))], mode="elementwise", samples=16)
     assert row.passed and row.checked == 16
 
 
