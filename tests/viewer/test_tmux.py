@@ -1,8 +1,10 @@
 """The viewer in a real terminal: ``gradview view examples/mlp.ir`` (what ``make run``
-starts) in a detached tmux session at 80x24, 120x40 and 200x50, read back with
-``tmux capture-pane``. The canvas gets at least half the columns at 120x40 and
-200x50, draws node boxes at 80x24, and every label inside a box on screen is either
-whole or abbreviated with "…" (issue 12, acceptance 1)."""
+starts) and ResNet-18 (``examples/resnet18.py:build``) in a detached tmux session at
+80x24, 120x40 and 200x50, read back with ``tmux capture-pane``. The canvas gets at
+least half the columns at 120x40 and 200x50; the example's first view shows its whole
+graph and ResNet-18's names its top-level modules; every label inside a box on screen,
+framed or zoomed out to one line (``[matmul]``), is either whole or abbreviated
+with "…" (issue 12, acceptance 1; issue 21, acceptance 2)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ from pathlib import Path
 import pytest
 
 from gradview.runtime.pass_trace import PassTrace
+from gradview.viewer.detail import Detail
 from gradview.viewer.labels import ELLIPSIS, short_op_name
+from gradview.viewer.model import View
+from gradview.viewer.transforms import Transforms
 from gradview.viewer.views import available_views, draw_step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +37,10 @@ TOP_LEFT, TOP_RIGHT = "┌╭", "┐╮"
 BOTTOM_LEFT, BOTTOM_RIGHT = "└╰", "┘╯"
 SEPARATORS = "│‹›"  # the splitters between the panels (‹ › are their grips)
 HEADER = re.compile(r"step (\d+)/\d+")
+DETAIL = re.compile(r"detail: (model|ops|ir)\b")
+COMPACT_BOX = re.compile(r"\[([^\[\]]+)\]")  # a box zoomed out to its first line: [matmul]
+RESNET = "examples/resnet18.py:build"
+RESNET_TOP_LEVEL = ["conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4", "avgpool", "fc"]
 BRAILLE = re.compile(r"[\u2800-\u28ff ]*")
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -150,15 +159,35 @@ def whole_boxes(rows: list[str], first: int, last: int) -> list[Box]:
 
 
 def label_lines(trace: PassTrace, index: int) -> set[str]:
-    """Every whole label line a box may show at step ``index``, in every view."""
+    """Every whole label line a box may show at step ``index``, in every view, at
+    every level of detail."""
     lines: set[str] = set()
     for view in available_views(trace, index):
-        for node in draw_step(trace, index, view).nodes.values():
-            own = [line.strip() for line in node.label.splitlines() if line.strip()]
-            lines.update(own)
-            if own:
-                lines.add(short_op_name(own[0]))
+        drawing = draw_step(trace, index, view)
+        pictures = [drawing]
+        for detail in Detail:
+            base = ("whole", trace[index].which) if view is View.WHOLE else (view.value, 0)
+            pictures.append(Transforms.for_trace(trace, detail).picture(drawing, base).graph)
+        for picture in pictures:
+            for node in picture.nodes.values():
+                own = [line.strip() for line in node.label.splitlines() if line.strip()]
+                lines.update(own)
+                if own:
+                    lines.add(short_op_name(own[0]))
     return lines
+
+
+def compact_labels(rows: list[str]) -> list[str]:
+    """The labels of the boxes zoomed out to one line (``[matmul]``) on the canvas."""
+    first, last = canvas_span(rows)
+    # Below the header and the view bar ("Input [main] unchanged"), above the footer.
+    return [match.group(1) for row in rows[2:-1] for match in COMPACT_BOX.finditer(row[first : last + 1])]
+
+
+def shown_detail(rows: list[str]) -> Detail:
+    found = next((match for match in map(DETAIL.search, rows) if match), None)
+    assert found is not None, "the header names the level of detail:\n" + "\n".join(rows)
+    return Detail(found.group(1))
 
 
 def wait_for_graph(terminal: Terminal) -> list[str]:
@@ -176,7 +205,7 @@ def wait_for_graph(terminal: Terminal) -> list[str]:
         drawn = None
         if any(HEADER.search(row) for row in rows) and separator_columns(rows):
             first, last = canvas_span(rows)
-            if any(char in TOP_LEFT for row in rows for char in row[first : last + 1]):
+            if any(char in TOP_LEFT for row in rows for char in row[first : last + 1]) or compact_labels(rows):
                 drawn = rows
         time.sleep(POLL_S)
     pytest.fail(f"no graph drawn in {DEADLINE_S:.0f} s:\n" + "\n".join(rows))
@@ -204,11 +233,19 @@ def unreadable_labels(rows: list[str], boxes: list[Box], whole: set[str]) -> lis
     return bad
 
 
-def run_viewer(size: tuple[int, int], command: list[str]) -> list[str]:
-    """The screen of ``command`` in a ``size`` terminal once it shows a graph."""
+TOAST_S = 5.0  # a notification (the level of detail chosen) covers the canvas's corner this long
+
+
+def run_viewer(size: tuple[int, int], command: list[str], settle: float = 0.0) -> list[str]:
+    """The screen of ``command`` in a ``size`` terminal once it shows a graph
+    (and, with ``settle``, that many seconds later, once notifications are gone)."""
     terminal = Terminal(*size, command)
     try:
-        return wait_for_graph(terminal)
+        rows = wait_for_graph(terminal)
+        if settle:
+            time.sleep(settle)
+            rows = wait_for_graph(terminal)
+        return rows
     finally:
         terminal.close()
 
@@ -225,18 +262,44 @@ def shown_step(rows: list[str]) -> int:
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_bundled_example_in_tmux(mlp_trace: PassTrace, size: tuple[int, int]) -> None:
     width, height = size
-    rows = run_viewer(size, [str(GRADVIEW), "view", EXAMPLE])
+    rows = run_viewer(size, [str(GRADVIEW), "view", EXAMPLE], settle=TOAST_S)
     screen = "\n".join(rows)
     assert len(rows) == height and max(len(row) for row in rows) <= width, screen
     first, last = canvas_span(rows)
     if width >= 120:
         assert last - first + 1 >= width // 2, (first, last, screen)
     boxes = node_boxes(rows)
-    assert len(boxes) >= (1 if width < 120 else 2), screen
-    whole = label_lines(mlp_trace, shown_step(rows))
-    shown = [line for box in boxes for line in box_lines(rows, box)]
+    compact = compact_labels(rows)
+    index = shown_step(rows)
+    whole = label_lines(mlp_trace, index)
+    shown = [line for box in boxes for line in box_lines(rows, box)] + compact
     assert any(line in whole for line in shown), "boxes show the graph's labels:\n" + screen
     assert unreadable_labels(rows, boxes, whole) == [], screen
+    assert [label for label in compact if label not in whole and not label.endswith(ELLIPSIS)] == [], screen
+    # The first view shows the whole graph: a box on screen for every node of the picture.
+    detail = shown_detail(rows)
+    picture = Transforms.for_trace(mlp_trace, detail).picture(
+        draw_step(mlp_trace, index, View.WHOLE), ("whole", mlp_trace[index].which)
+    )
+    assert len(boxes) + len(compact) == len(picture.graph.nodes), (detail, screen)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_resnet18_opens_on_its_top_level_modules_in_tmux(size: tuple[int, int]) -> None:
+    pytest.importorskip("torch")
+    width, height = size
+    rows = run_viewer(size, [str(GRADVIEW), "view", RESNET], settle=TOAST_S)
+    screen = "\n".join(rows)
+    assert len(rows) == height and max(len(row) for row in rows) <= width, screen
+    shown = {label.rstrip(ELLIPSIS).strip() for label in compact_labels(rows)}
+    shown |= {line for box in node_boxes(rows) for line in box_lines(rows, box)}
+    named = [name for name in RESNET_TOP_LEVEL if name in shown]
+    # 80x24 leaves 20 rows for the canvas: the chain of twelve boxes shows from the
+    # image down as far as it goes (the rest a scroll away); larger terminals show all.
+    assert len(named) >= (9 if height < 40 else len(RESNET_TOP_LEVEL)), screen
+    assert not any(label.startswith("aten::") for label in shown), "modules, not IR nodes:\n" + screen
+    if width >= 120:
+        assert shown_detail(rows) is Detail.MODEL, screen
 
 
 # The same viewer with the canvas's label fitting replaced by a silent cut.
@@ -251,4 +314,5 @@ SILENT_CUT = (
 def test_a_label_cut_silently_is_caught(mlp_trace: PassTrace) -> None:
     rows = run_viewer((120, 40), [sys.executable, "-c", SILENT_CUT, "view", EXAMPLE])
     whole = label_lines(mlp_trace, shown_step(rows))
-    assert unreadable_labels(rows, node_boxes(rows), whole), "\n".join(rows)
+    cut = [label for label in compact_labels(rows) if label not in whole and not label.endswith(ELLIPSIS)]
+    assert unreadable_labels(rows, node_boxes(rows), whole) or cut, "\n".join(rows)
