@@ -20,7 +20,11 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("n / N, c", "next / previous node, center on the selection"),
     ("m", "maximize the canvas (hide both panels), and back"),
     ("M", "show or hide the minimap (the whole drawing, the view as a rectangle; click it to go there)"),
-    ("x, X", "collapse the DifferentiableGraph, GradOf or If/Loop block holding the selection "
+    ("l", "level of detail: model (the model's modules as boxes), ops (plumbing folded into the op "
+          "that reads it), ir (every node); the header says which is on"),
+    ("enter, click, backspace", "on a module's box: expand it in place (its submodules folded); "
+                                "backspace folds the module or group around the selection again"),
+    ("x, X", "collapse the module, DifferentiableGraph, GradOf or If/Loop block holding the selection "
              "into one box with its node count (x on a box expands it); collapse every group, or expand them all"),
     ("f, < / >", "focus: only the neighbourhood of the selection, laid out alone (f again: the "
                  "whole view); fewer / more hops (1 to 6, default 2)"),
