@@ -2,8 +2,8 @@
 
 Issue 21 asks that ``G`` on the backward step of a ResNet-18's TORCH_TRACE log
 finish in under 30 s with progress shown. The script makes that log
-(``examples/resnet18.py:build`` through ``--compile``'s torch.compile child,
-about 5 s; needs PyTorch), then prints:
+(``examples/resnet18.py:build_train``, a training step in train mode, through
+``--compile``'s torch.compile child, about 5 s; needs PyTorch), then prints:
 
 * ``G`` (gradcheck's fast mode: one random direction per input) on the
   backward step: its time, the inputs checked, the progress reports heard,
@@ -11,9 +11,10 @@ about 5 s; needs PyTorch), then prints:
 * the reference on the same function: ``torch.autograd.gradcheck(fast_mode=True)``
   on the ResNet's forward in float64 with the same parameters as inputs (PyTorch's
   own kernels), and the ratio gradview / torch;
-* on a smaller graph (the ``conv_bn_relu`` fixture log's backward), the fast
-  check against the elementwise one (64 sampled elements per input, the check
-  ``G`` made before), and the ratio: what the fast mode saves per input.
+* the forward runs each mode makes on the ResNet (fast: one base run and two per
+  input; elementwise at 64 sampled elements per input, the check ``G`` made before:
+  two per element), and on a smaller graph (the ``transformer`` fixture log's
+  backward: a TransformerEncoderLayer) both modes timed and their ratio.
 
 No target is asserted here; the figures go in the README.
 
@@ -22,6 +23,7 @@ No target is asserted here; the figures go in the README.
 
 from __future__ import annotations
 
+import math
 import sys
 import tempfile
 import time
@@ -33,7 +35,7 @@ from gradview.viewer.check_gradient import check_step_gradient
 
 ROOT = Path(__file__).resolve().parent.parent
 RESNET = ROOT / "examples" / "resnet18.py"
-SMALL = ROOT / "tests" / "data" / "torch_trace" / "conv_bn_relu.log"
+SMALL = ROOT / "tests" / "data" / "torch_trace" / "transformer.log"
 
 
 def _backward_index(trace: object) -> int:
@@ -58,7 +60,7 @@ def _torch_gradcheck_seconds() -> float:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    model, (x,) = module.build()
+    model, (x,) = module.build_train()
     model = model.double()
     names = [n for n, p in model.named_parameters()]
     params = tuple(p.detach().clone().requires_grad_(True) for p in model.parameters())
@@ -76,14 +78,16 @@ def main() -> None:
     if not RESNET.is_file():
         sys.exit(f"{RESNET} is missing: the ResNet-18 example is needed")
     with tempfile.TemporaryDirectory(prefix="gradview-bench-") as log_dir:
-        compile_and_trace(f"{RESNET}:build", log_dir)
+        compile_and_trace(f"{RESNET}:build_train", log_dir)
         trace = load_target(log_dir).trace
         index = _backward_index(trace)
         seconds, result, heard = _timed_g(trace, index)
     inputs = [row for row in result.rows if row.verdict != "skipped"]  # type: ignore[attr-defined]
+    elementwise_runs = 1 + 2 * sum(min(64, math.prod(row.shape)) for row in inputs)
     print(f"G on the ResNet-18's backward (step {index} of its TORCH_TRACE log), gradcheck's fast mode:")
     print(f"  {seconds:6.1f} s for {len(inputs)} inputs, {len(heard)} progress reports; {result.status}")  # type: ignore[attr-defined]
     print(f"  {result.message}")  # type: ignore[attr-defined]
+    print(f"  forward runs: fast {1 + 2 * len(inputs)}, elementwise at 64 elements per input {elementwise_runs}")
     torch_seconds = _torch_gradcheck_seconds()
     print(f"torch.autograd.gradcheck(fast_mode=True) on the same forward (float64, PyTorch's kernels): {torch_seconds:.1f} s")
     print(f"  ratio gradview G / torch gradcheck: {seconds / torch_seconds:.1f}x (goal: G under 30 s)")
@@ -91,7 +95,7 @@ def main() -> None:
     small_index = _backward_index(small)
     fast, fast_result, _ = _timed_g(small, small_index)
     full, full_result, _ = _timed_g(small, small_index, mode="elementwise", samples=64)
-    print(f"{SMALL.name} backward: fast {fast:.2f} s ({fast_result.status}), elementwise on 64 sampled elements "  # type: ignore[attr-defined]
+    print(f"{SMALL.name} backward ({len(fast_result.rows)} inputs): fast {fast:.2f} s ({fast_result.status}), elementwise on 64 sampled elements "  # type: ignore[attr-defined]
           f"per input {full:.2f} s ({full_result.status}): elementwise / fast = {full / fast:.1f}x")  # type: ignore[attr-defined]
 
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from gradview.runtime.compiled_trace import compiled_trace
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.targets import load_target
 from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.runtime.trace_types import Note
 from gradview.viewer import tasks
 from gradview.viewer.check_divergence import find_divergence
 from gradview.viewer.check_gradient import check_step_gradient
+from gradview.viewer.compiled_runs import compiled_group, primals
 
 from .test_evaluate_compiled import FIXTURES, LOGS
 
@@ -73,6 +76,27 @@ def test_g_names_the_input_whose_compiled_gradient_is_scaled() -> None:
         assert bad.shape == (4,) and bad.name in result.message  # the second layer's bias, named
         assert sum(row.verdict == "pass" for row in result.rows) == 3
     assert check_step_gradient(load_target(str(FIXTURES / "mlp.log")).trace, 2, None).ok
+
+
+def test_g_on_outputs_that_are_not_finite_says_so_instead_of_failing() -> None:
+    trace = _edited("aot_forward_graph", "aten.tanh.default", "aten.log.default")  # log of negatives: NaN
+    result = check_step_gradient(trace, 1, None)
+    assert result.status == "unavailable", result.message
+    assert "output 0 is not finite (NaN or inf) on these inputs" in result.message
+    assert "seeded random inputs of the log's types" in result.message
+
+
+def test_a_logs_running_variances_are_positive_and_weights_at_pytorchs_init_scale() -> None:
+    """Seeded normal inputs where a model never has them would make G and r meaningless:
+    a negative running variance gives NaN, unit-scale weights blow a deep net's outputs up."""
+    trace = load_target(str(FIXTURES / "conv_bn_relu.log")).trace
+    group = compiled_group(trace, trace[1])
+    names = group.notes[Note.VALUE_NAMES]
+    values = dict(zip((names.get(p.name, p.name) for p in group.forward.graph.params), primals(group), strict=True))
+    assert (values["1.running_var"] >= 0.5).all()
+    weight = values["0.weight"]  # a conv's, fan_in 3 * 3 * 3 = 27
+    assert weight.std() == pytest.approx(1 / np.sqrt(27), rel=0.35)
+    assert values["1.weight"].std() > 0.5 and values["1.running_mean"].min() < 0  # others as they were
 
 
 def test_the_viewer_runs_a_compiled_session() -> None:

@@ -13,6 +13,7 @@ from gradview.viewer.check_result import CheckCancelled
 from gradview.viewer.finite_differences import (
     GRADCHECK,
     SINGLE_PRECISION,
+    NotFinite,
     Tolerance,
     check_inputs,
     direction,
@@ -116,3 +117,9 @@ def test_the_defaults_are_torch_gradchecks() -> None:
 def test_the_directions_are_torch_gradchecks_unit_vectors() -> None:
     u = direction((3, 4), np.random.default_rng(1))
     assert u.shape == (3, 4) and np.linalg.norm(u) == pytest.approx(1.0) and (u >= 0).all()
+
+
+def test_outputs_that_are_not_finite_leave_nothing_to_compare() -> None:
+    weights, analytic = weights_and_gradients()
+    with pytest.raises(NotFinite, match="output 0 is not finite"), np.errstate(invalid="ignore"):
+        check_inputs(lambda args: [np.log(args[0] @ args[1])], [X, W], [(0, "x")], analytic, weights)

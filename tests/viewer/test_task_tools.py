@@ -5,6 +5,7 @@ b's progress and cancellation: tests/viewer/test_checks.py."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ from textual.widgets import Static
 
 from gradview.viewer import tasks
 from gradview.viewer.app import GradviewApp
-from gradview.viewer.session import Session
+from gradview.viewer.export import write_whole
+from gradview.viewer.session import Session, load_target
 
 
 def _text(app: GradviewApp, selector: str) -> str:
@@ -117,6 +119,22 @@ def test_e_shows_each_picture_and_a_cancelled_export_writes_nothing(
     assert any(n.startswith("E: cancelled (picture 3 of") and "nothing written" in n and "as it was" in n for n in notes), notes
 
 
+def test_a_page_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = tmp_path / "steps.html"
+    page.write_text("the page the user had", encoding="utf-8")
+    write_whole(page, "a new page")
+    assert page.read_text(encoding="utf-8") == "a new page" and oct(page.stat().st_mode & 0o777) == "0o644"
+
+    def broken(*args: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("gradview.viewer.export.os.replace", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_whole(page, "a page that fails")
+    assert page.read_text(encoding="utf-8") == "a new page"
+    assert [p.name for p in tmp_path.iterdir()] == ["steps.html"], "the temporary file is removed"
+
+
 def test_e_runs_to_the_end_and_replaces_the_page(mlp_session: Session, tmp_path: Path) -> None:
     out = tmp_path / "out"
 
@@ -131,3 +149,31 @@ def test_e_runs_to_the_end_and_replaces_the_page(mlp_session: Session, tmp_path:
     asyncio.run(run())
     assert (out / "steps.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert sorted(p.name for p in out.iterdir()) == ["steps.html"]
+
+
+def test_g_on_the_resnets_backward_says_each_input_and_escape_cancels() -> None:
+    """Issue 21, acceptance 5: G on the backward of a ResNet-18's TORCH_TRACE log shows
+    its progress (62 parameters) and escape cancels it. Its time: benchmarks/gradient_check.py."""
+    pytest.importorskip("torch")
+    from tests.real_model_logs import torch_trace_log  # noqa: PLC0415 - needs PyTorch
+
+    session = load_target(str(torch_trace_log("resnet18").parent))
+    backward = next(step.index for step in session.trace.steps if step.which.is_backward)
+
+    async def run() -> None:
+        app = GradviewApp(session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            app.jump_to_pass(backward)
+            await pilot.press("G")
+            progress = re.compile(r"G: input \d+ of 62: %")
+            await _until(pilot, lambda: progress.search(_text(app, "#viewbar")), "progress in the view bar")
+            await pilot.press("escape")
+            await pilot.pause()
+            status = _text(app, "#check-status")
+            assert status.startswith("G: cancelled (input ") and " of 62: %" in status, status
+            await app.workers.wait_for_complete()  # the check's thread stops at its next input
+            await pilot.pause(0.2)
+            assert _text(app, "#check-status") == status, "a cancelled check posts no result"
+            assert "G:" not in _text(app, "#viewbar")
+
+    asyncio.run(run())
