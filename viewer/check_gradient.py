@@ -37,7 +37,7 @@ import numpy
 
 from gradview.autodiff import inline_autodiff_subgraphs
 from gradview.ir import Graph, TensorType
-from gradview.ir.passes import propagate_requires_grad
+from gradview.ir.passes import eliminate_dead_code, propagate_requires_grad
 from gradview.runtime import (
     GraphCompileError,
     GraphExecutor,
@@ -383,12 +383,12 @@ def _compiled_rows(trace: PassTrace, step: Step, how: _How) -> Checked:
     random = lambda like: direction(like.shape, rng)  # noqa: E731
     how.say("the gradient from one backward pass")
     if step.which.is_main:  # the joint graph: its real outputs, then one gradient per primal
-        compiled = _compiled(step)
         vjps = tangents(tangent_shapes(group), random)
-        outputs = _call(compiled, joint_feed(group, wide, vjps), step)
+        outputs = _call(_compiled(step), joint_feed(group, wide, vjps), step)
         real = len(outputs) - len(wide)
         analytic = {i: outputs[real + i] for i in group.notes[Note.DF_OUTPUT_VJPS]}
         wide = joint_feed(group, wide, vjps)
+        compiled = _compiled(step, keep=real)  # the differences need the forward half only
     else:
         compiled = _compiled(f_step)
         f_outputs = _call(compiled, wide, f_step)
@@ -405,10 +405,16 @@ def _compiled_rows(trace: PassTrace, step: Step, how: _How) -> Checked:
     return _in_order(positions, wrt, checked, skipped)
 
 
-def _compiled(step: Step) -> Any:
-    """A step's graph compiled to take float64 in place of its float32 inputs."""
+def _compiled(step: Step, keep: int | None = None) -> Any:
+    """A step's graph compiled to take float64 in place of its float32 inputs; with
+    ``keep``, returning only its first ``keep`` outputs and computing only what they need."""
+    graph = _parse_step(step)
+    if keep is not None:
+        for position in reversed(range(keep, len(graph.outputs()))):
+            graph.erase_output(position)
+        eliminate_dead_code(graph)
     try:
-        return compile_graph(_parse_step(step), check_inputs=False)
+        return compile_graph(graph, check_inputs=False)
     except GraphCompileError as exc:
         raise _RunFailed(f"step {step.index} ({step.which}): {_one_line(exc)}") from None
 
