@@ -15,12 +15,13 @@ __all__ = ["CheckCancelled", "CheckResult", "CheckRow", "Status"]
 
 # "pass": everything checked agreed; "fail": something differs or failed to run;
 # "unavailable": nothing could be checked (no example inputs, no such step);
-# "cancelled": stopped before the end (b again, or escape).
+# "cancelled": stopped before the end (the check's key again, or escape).
 Status = Literal["pass", "fail", "unavailable", "cancelled"]
 
 
 class CheckCancelled(Exception):  # noqa: N818 - it is not an error: the user stopped the check
-    """Raised by a check's progress callback to stop it between steps; its text says where."""
+    """Raised by a check's (or an export's) progress callback to stop it between units of
+    work (a step, an input, a picture); its text says where."""
 
 
 @dataclass(frozen=True)

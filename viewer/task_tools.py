@@ -51,10 +51,6 @@ class TaskTools:
     def init_tasks(self: GradviewApp) -> None:
         self._long_tasks = {}
 
-    def running(self: GradviewApp, key: str) -> bool:
-        task = self._long_tasks.get(key)
-        return task is not None and not task.worker.is_finished
-
     def start_task(self: GradviewApp, key: str, work: Callable[[Report], Message | None], first: str) -> None:
         """Run ``work(report)`` in a thread and post the message it returns (unless
         a check was cancelled); ``first`` is shown at once. A check replaces the
@@ -79,10 +75,12 @@ class TaskTools:
             # hangs on an app that is closing).
             self.post_message(TaskProgress(key, worker, text))
 
-        message = work(report)
-        if message is not None and not (worker.is_cancelled and key in _CHECKS):
-            self.post_message(message)
-        self.post_message(TaskEnded(key, worker))
+        try:
+            message = work(report)
+            if message is not None and not (worker.is_cancelled and key in _CHECKS):
+                self.post_message(message)
+        finally:  # the bar never keeps the progress of a task that is gone
+            self.post_message(TaskEnded(key, worker))
 
     def on_task_progress(self: GradviewApp, message: TaskProgress) -> None:  # a mixin: Textual finds it by name
         key, worker, text = message.key, message.worker, message.text
