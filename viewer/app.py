@@ -99,8 +99,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         Binding("c", "canvas('follow')", "Center", show=False),
         # Large graphs (viewer/large_graph.py): collapse, focus, fan-out stubs.
         Binding("x", "collapse_group", "Collapse", show=False),
-        Binding("backspace", "fold_parent", "Fold up", show=False),
         Binding("l", "next_detail", "Detail"),
+        Binding("backspace", "fold_parent", "Fold up", show=False),
         Binding("X", "collapse_all", "Collapse all", show=False),
         Binding("f", "focus_mode", "Focus", show=False),
         Binding("less_than_sign", "focus_hops(-1)", "Fewer hops", show=False),
@@ -127,8 +127,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
         self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
         self.init_tasks()  # b, G and E: progress shown, escape cancels (viewer/task_tools.py)
-        self._title = ""  # the header's words before the level of detail
         self.show_diff = False
+        self._title = ""  # the header's words before the level of detail
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
         self._dot_note_shown = False
@@ -168,9 +168,9 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         name = self.session.name
         self.sub_title = Path(name.partition(":")[0]).name + (
             ":" + name.rpartition(":")[2] if ".py:" in name else ""
-        self._title = self.sub_title
         ) + autodiff_label(self.trace.autodiff_mode())
         self.sub_title += inline_threshold_label(self.trace.inline_threshold())  # when not PyTorch's
+        self._title = self.sub_title
         self.main.timeline.load(summarize_steps(self.trace))
         self.main.timeline.focus()
         for note in self.session.notes:
@@ -239,7 +239,9 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.controller.set_zoom(canvas.zoom)
         canvas.selected = self.selected if self.selected in graph.nodes else None
         canvas.stubs = picture.stub_labels if picture is not None else {}
-        canvas.show(
+        canvas.overview = picture is not None and picture.collapsed is not None and any(
+            is_module_key(group) for group in picture.collapsed.groups.values()
+        )
         canvas.show(
             layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
         )
@@ -249,11 +251,6 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         if self.first_picture_fits(layout is not None):
             self.refresh_view()
             return
-            layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
-        )
-        canvas.overview = picture is not None and picture.collapsed is not None and any(
-            is_module_key(group) for group in picture.collapsed.groups.values()
-        )
         main.graph.show_viewbar(
             step, len(self.trace) - 1, self.view, self.failures.get(step.index), self.dg,
             views.differentiable_graph_count(self.trace), note="" if reason else self.large_note,
@@ -335,6 +332,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
     @on(CheckDone)
     def _check_done(self, message: CheckDone) -> None:
         """One check's result replaces the last; b's divergent step is brought on screen."""
+        if not self.screen_stack:
+            return  # it came as the app closed
         result = message.result
         self.main.details.show_check(result)
         if getattr(result, "check", None) == "divergence" and isinstance(result.step, int):

@@ -81,7 +81,7 @@ class GraphPanel(Vertical):
         self.match_at: int | None = None
         self._searched: DrawGraph | None = None  # the drawing the matches belong to
         self._viewbar_text = Text()  # the view bar as show_viewbar drew it
-        self._task_text = ""  # a running task's progress (b, G, E), drawn at the bar's end
+        self._task_text = ""  # a running task's progress (b, G, E), drawn at the bar's start
 
     def compose(self) -> ComposeResult:
         yield Static(id="viewbar")
@@ -146,15 +146,16 @@ class GraphPanel(Vertical):
         self.after_show()
 
     def show_task(self, text: str) -> None:
-        """A running task's progress (``G: input 12 of 62: %w…``) at the bar's end; "" clears it."""
+        """A running task's progress (``G: input 12 of 62: %w…``) at the bar's start, where
+        a narrow canvas does not cut it off; "" clears it."""
         if text != self._task_text:
             self._task_text = text
             self._draw_viewbar()
 
     def _draw_viewbar(self) -> None:
-        text = self._viewbar_text.copy()
+        text = self._viewbar_text
         if self._task_text:
-            text.append(f"  │ {self._task_text}", style="bold yellow")
+            text = Text.assemble((f" {self._task_text} ", "bold reverse yellow"), " ", self._viewbar_text)
         self.query_one("#viewbar", Static).update(text, layout=False)
 
     def after_show(self) -> None:

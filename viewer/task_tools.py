@@ -3,7 +3,7 @@
 A mixin of :class:`~gradview.viewer.app.GradviewApp`. Each task runs in a
 thread worker; its work takes a ``report(text)`` callback that it calls
 between units of work (a step for ``b``, an input for ``G``, a picture for
-``E``). ``report`` shows the text at the end of the view bar (and, for the
+``E``). ``report`` shows the text at the start of the view bar (and, for the
 checks, on the Check tab) and, once the task is cancelled, raises
 :class:`~gradview.viewer.check_result.CheckCancelled`, so the work stops at
 its next unit. Escape cancels every running task, and a task's key cancels
@@ -18,9 +18,11 @@ see :mod:`.export`), so that message is never ahead of the truth.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
@@ -89,8 +91,9 @@ class TaskTools:
             return  # a stale report from a task already stopped
         task.at = text
         self._show_bar()
-        if key in _CHECKS:
-            self.main.details.check_progress(text)
+        if key in _CHECKS and self._screen_up():
+            with suppress(NoMatches):  # the app is closing
+                self.main.details.check_progress(text)
 
     def on_task_ended(self: GradviewApp, message: TaskEnded) -> None:
         key, worker = message.key, message.worker
@@ -104,7 +107,13 @@ class TaskTools:
         text = ""
         for key, task in self._long_tasks.items():
             text = f"{key}: cancelling…" if task.worker.is_cancelled else task.at
-        self.main.graph.show_task(text)
+        if self._screen_up():
+            with suppress(NoMatches):  # the app is closing
+                self.main.graph.show_task(text)
+
+    def _screen_up(self: GradviewApp) -> bool:
+        """A task's message can arrive while the app closes, with nothing left to draw on."""
+        return bool(self.screen_stack) and self.main.is_attached
 
     def cancel_task(self: GradviewApp, key: str) -> bool:
         """Stop task ``key`` if it runs; whether one ran."""
