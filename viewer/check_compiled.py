@@ -69,13 +69,13 @@ def compiled_divergence(
         if group.joint is None:
             skipped[group.label()] = "no joint graph in the log to compare with"
             continue
-        if report is not None:
-            try:
-                report(f"b: checking {group.label()} against its joint graph (step {group.joint.index})…")
-            except CheckCancelled:
-                return CheckResult("divergence", "cancelled", f"b: cancelled before {group.label()}")
         try:
-            found = _check_group(group, (rtol, atol), (grad_rtol, grad_atol), seed)
+            if report is not None:
+                report(f"b: checking {group.label()} against its joint graph (step {group.joint.index})…")
+            found = _check_group(group, (rtol, atol), (grad_rtol, grad_atol), seed, report)
+        except CheckCancelled as exc:
+            where = str(exc).removeprefix("b: ").rstrip("…") or f"before {group.label()}"
+            return CheckResult("divergence", "cancelled", f"b: cancelled ({where})")
         except CompiledFeedError as exc:
             skipped[group.label()] = str(exc)
             continue
@@ -93,10 +93,12 @@ def compiled_divergence(
 
 
 def _check_group(
-    group: CompiledGroup, tol: tuple[float, float], grad_tol: tuple[float, float], seed: int
+    group: CompiledGroup, tol: tuple[float, float], grad_tol: tuple[float, float], seed: int,
+    report: Callable[[str], None] | None = None,
 ) -> CheckResult | None:
     """Each forward and backward step of ``group`` (the partition's, then Inductor's
-    post-grad graphs) against the joint graph, in trace order; the first that differs."""
+    post-grad graphs) against the joint graph, in trace order; the first that differs.
+    ``report`` hears each step before it runs."""
     assert group.joint is not None
     f_inputs = primals(group, seed)
     rng = numpy.random.default_rng(seed + 1 + group.k)
@@ -110,6 +112,8 @@ def _check_group(
     for step in group.steps:
         if step.which.is_main:
             continue
+        if report is not None:
+            report(f"b: checking step {step.index} {step.pass_name} [{graph_label(step.which)}] against the joint graph…")
         forward, _ = group.pair(step)
         if forward.index not in outputs:
             ran = _run(forward, primals(group, seed, forward))

@@ -16,6 +16,7 @@ from gradview.runtime.trace_types import Note
 from gradview.viewer import tasks
 from gradview.viewer.check_divergence import find_divergence
 from gradview.viewer.check_gradient import check_step_gradient
+from gradview.viewer.check_result import CheckCancelled
 from gradview.viewer.compiled_runs import compiled_group, primals
 
 from .test_evaluate_compiled import FIXTURES, LOGS
@@ -28,7 +29,26 @@ def test_the_partition_computes_what_the_joint_graph_does(log) -> None:  # noqa:
     result = find_divergence(trace, None, report=heard.append)
     assert result.status == "pass", result.message
     graphs = len({s.annotations["compile_id"] for s in trace.steps})
-    assert len(heard) == graphs and all("against its joint graph" in h for h in heard)
+    assert sum("against its joint graph" in h for h in heard) == graphs
+    # Then each forward and backward step, by name, before it runs.
+    steps = [h for h in heard if "against the joint graph" in h]
+    assert steps == [
+        f"b: checking step {s.index} {s.pass_name} [{s.which}] against the joint graph…" for s in trace.steps if not s.which.is_main
+    ]
+
+
+def test_b_on_a_compiled_log_stops_between_steps_when_cancelled() -> None:
+    trace = load_target(str(FIXTURES / "mlp.log")).trace
+    heard: list[str] = []
+
+    def report(text: str) -> None:
+        heard.append(text)
+        if len(heard) == 3:
+            raise CheckCancelled(text)
+
+    result = find_divergence(trace, None, report=report)
+    assert result.status == "cancelled"
+    assert result.message == "b: cancelled (checking step 2 partition [backward 0] against the joint graph)"
 
 
 def _edited(key: str, old: str, new: str) -> PassTrace:
