@@ -7,7 +7,9 @@ and joint views, the Saved tab, ``gradview saved`` and ``gradview trace``.
 The cases, in the order they are told apart:
 
 * the trace is a JIT log: PyTorch's log does not say why;
-* the graph never ran (no example inputs): the executor slices graphs when it runs;
+* the graph never ran (no example inputs, or running failed at once): the
+  executor slices graphs when it runs them;
+* the executor stopped before CreateAutodiffSubgraphs (running failed);
 * CreateAutodiffSubgraphs never ran: no graph input requires grad;
 * it ran and formed groups, which InlineAutodiffSubgraphs pasted back;
 * it ran and left every op that needs grad outside: the ops by kind and
@@ -28,6 +30,7 @@ from collections import Counter
 from typing import Any
 
 from gradview.autodiff import OutsideCause
+from gradview.ir.passes.pipelines import NONDIFF_PASSES
 
 from .pass_trace import PassTrace, Step, normalize_pass_name
 from .saved_values import pasted_back
@@ -40,6 +43,9 @@ MIN_SUBGRAPH_SIZE = 2  # PyTorch's minSubgraphSize (autodiffSubgraphNodeThreshol
 KINDS_SHOWN = 5  # op kinds named per reason; the rest are counted
 
 _CREATE = normalize_pass_name("CreateAutodiffSubgraphs")
+# The non-differentiable pipeline's last pass: the executor runs it on the main
+# graph instead of CreateAutodiffSubgraphs when no input requires grad.
+_NONDIFF_LAST = NONDIFF_PASSES[-1][0]
 
 # What each recorded cause means for the ops it kept out, as a clause.
 _CAUSES = {
@@ -63,9 +69,14 @@ def no_differentiable_graph_reason(trace: PassTrace) -> str:
         if any(normalize_pass_name(step.pass_name) == _CREATE for step in trace):
             return "CreateAutodiffSubgraphs made no DifferentiableGraph; this trace does not record why"
         if not trace.select("specializeTypes"):
+            return (  # no example inputs, or running failed before the executor recorded a pass
+                "no DifferentiableGraph: the graph did not run, and the executor makes DifferentiableGraphs "
+                "as it runs one (without example inputs, give --inputs)"
+            )
+        if not any(step.which.is_main and step.pass_name == _NONDIFF_LAST for step in trace):
             return (
-                "no DifferentiableGraph: the graph did not run (no example inputs), and the executor makes "
-                "DifferentiableGraphs when it runs a graph: give --inputs"
+                "no DifferentiableGraph: the executor stopped before CreateAutodiffSubgraphs "
+                "(running the graph failed while compiling it)"
             )
         return (
             "no DifferentiableGraph: nothing in it needed grad (no graph input requires grad, "

@@ -143,3 +143,20 @@ def test_the_readme_quotes_the_resnets_message(resnet: PassTrace) -> None:
     start = readme.index("```\nno DifferentiableGraph, although") + 4
     quoted = readme[start : readme.index("\n```", start)]
     assert " ".join(quoted.splitlines()) == no_differentiable_graph_reason(resnet)
+
+
+def test_a_run_that_stopped_while_compiling_does_not_claim_nothing_needed_grad(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gradview.runtime import executor
+
+    def fail(graph: object) -> bool:
+        raise RuntimeError("a pass failed")
+
+    monkeypatch.setattr(executor, "propagate_requires_grad", fail)
+    session = load_target(_ir(tmp_path, X_TIMES_W))
+    assert session.run_error == "running the graph on the example inputs failed: a pass failed"
+    assert no_differentiable_graph_reason(session.trace) == (
+        "no DifferentiableGraph: the executor stopped before CreateAutodiffSubgraphs "
+        "(running the graph failed while compiling it)"
+    )

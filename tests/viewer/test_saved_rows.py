@@ -63,7 +63,7 @@ def test_the_empty_tab_says_why(tmp_path: Path) -> None:
     )
     assert empty_message(trace).endswith("--inline-threshold 0 keeps them")
     assert empty_message(load_target(str(root / "examples" / "mlp.ir"), inputs="none").trace).startswith(
-        "nothing is saved for backward: no DifferentiableGraph: the graph did not run (no example inputs)"
+        "nothing is saved for backward: no DifferentiableGraph: the graph did not run, and the executor"
     )
 
 
