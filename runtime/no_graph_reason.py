@@ -169,5 +169,5 @@ def _what_would_show_one(trace: PassTrace, extended: list[str]) -> str:
         shown = ", ".join(extended[:KINDS_SHOWN]) + (", ..." if len(extended) > KINDS_SHOWN else "")
         hints.append(f"--autodiff extended differentiates {shown} (gradview's rules beyond PyTorch's)")
     if trace.module_types and importlib.util.find_spec("torch") is not None:
-        hints.append("--compile shows torch.compile's graphs of the model, which differentiate every op")
+        hints.append("--compile shows torch.compile's forward and backward graphs (AOTAutograd differentiates the whole model)")
     return (". To see one: " + "; ".join(hints)) if hints else ""
