@@ -48,6 +48,8 @@ COMPILED_SHOTS = [
 # The first screen a user sees at each size, at the step that frames the DifferentiableGraph.
 SIZES = [(80, 24), (120, 40), (200, 50)]
 SIZE_STEP = ("CreateAutodiffSubgraphs", "main")
+# A real model's first screen at each size: ResNet-18's top-level modules (needs PyTorch).
+RESNET = "examples/resnet18.py:build"
 
 
 def _find(trace: object, pass_name: str, which: object) -> int:
@@ -68,6 +70,8 @@ async def _shoot(
     app = GradviewApp(session)
     async with app.run_test(size=size) as pilot:
         await app.wait_for_layouts()
+        await pilot.pause()
+        await app.wait_for_layouts()  # a first picture that does not fit goes one level up: its layout
         app.jump_to_pass(_find(session.trace, pass_name, which))
         await pilot.press(view_key)
         await app.wait_for_layouts()
@@ -101,6 +105,16 @@ def _sizes() -> None:
     pass_name, which = SIZE_STEP
     for width, height in SIZES:
         svg = asyncio.run(_shoot(f"size-{width}x{height}", pass_name, which, "1", [], (width, height)))
+        png = _png(svg)
+        print(f"screenshots/{svg.name}" + (f", screenshots/{png.name}" if png else " (no Chromium: no PNG)"))
+    try:
+        import torch  # noqa: F401 - the ResNet is a PyTorch model
+    except ImportError:
+        print("screenshots: no PyTorch: the ResNet-18 sizes are left as they are")
+        return
+    for width, height in SIZES:
+        name = f"resnet18-{width}x{height}"
+        svg = asyncio.run(_shoot(name, "Input", "main", "1", [], (width, height), target=RESNET))  # type: ignore[arg-type]
         png = _png(svg)
         print(f"screenshots/{svg.name}" + (f", screenshots/{png.name}" if png else " (no Chromium: no PNG)"))
 

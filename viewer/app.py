@@ -231,6 +231,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         picture = None if reason else self.large_picture(graph, key)  # detail, collapse, focus, stubs
         if picture is not None:
             graph, key = picture.graph, picture.key
+            marks = picture.carry_marks(marks)
         graph = add_run_values(graph, step, self.run_results.get(self.index))
         layout = None if reason else self.layouts.get(key)
         if layout is None and not reason and picture is not None and picture.key == picture_base:
@@ -280,7 +281,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.selected = event.node_id
         if event.clicked and self.expand_clicked():
             return
-        self.main.canvas.set_marks(self._marks())
+        marks = self._marks()
+        self.main.canvas.set_marks(self._large_picture.carry_marks(marks) if self._large_picture else marks)
         self.main.details.show_inspector(
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
         )

@@ -135,6 +135,8 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._camera_key: Hashable | None = None
         self._first_view_due = False  # a first view waits for the canvas to get a size
         self._framed_at: tuple[tuple[int, int], Size] | None = None  # camera and size of an untouched first view
+        self._framed_whole = False  # that first view shows the whole drawing (then it follows the step)
+        self._step_frames: tuple[CanvasGeometry, DrawGraph, dict[str, tuple[int, int, int, int]]] | None = None
         self._pad = (0, 0)  # columns and rows of margin before the drawing (see _scroll_now)
 
     # -- content -----------------------------------------------------------------------
@@ -167,7 +169,16 @@ class GraphCanvas(ScrollView, can_focus=True):
                 self._restore(camera)
             else:
                 self.frame_graph()
+        elif self._framed_whole and self._untouched() and layout is not None:
+            # A whole first view the user has not moved follows the step: each
+            # step's picture fitted to what that step shows (a late step's few
+            # nodes are not lost in the union's space, an early one's not cut).
+            self.frame_graph()
         self.refresh()
+
+    def _untouched(self) -> bool:
+        framed = self._framed_at
+        return framed is not None and framed[0] == self.camera_offset and framed[1] == self.size
 
     def prime(self, layout: Layout, geometry: CanvasGeometry) -> None:
         """Hand over a geometry built elsewhere (the layout worker), so showing
@@ -233,9 +244,11 @@ class GraphCanvas(ScrollView, can_focus=True):
         # overview (a model's modules), and any graph small enough to read so.
         # (With a selection in it, a group just folded or a focus, the selection comes first.)
         whole = self.overview or (len(self.graph.nodes) <= SMALL_GRAPH and self.selected not in self.graph.nodes)
+        self._framed_whole = False
         if fit >= FULL_LABELS or (whole and fit >= COMPACT_BOXES):
             self._set_zoom(min(fit, FIRST_VIEW_MAX))
             self._centre_drawing()
+            self._framed_whole = True
         elif self.overview:
             # A model's modules that do not fit even with one line per box: as many
             # as fit with their names, from the model's input down.
@@ -314,8 +327,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         """(col0, row0, col1, row1), ends exclusive, around the drawn nodes and frames."""
         around = geometry.cells_around(self.graph.nodes)
         spans = [around] if around is not None else []
-        clusters = self.graph.clusters
-        spans += [(c0, r0, c1, r1 + 1) for c0, r0, c1, r1, key in geometry.frames if key in clusters]
+        spans += [(c0, r0, c1, r1 + 1) for c0, r0, c1, r1 in self._frames(geometry).values()]
         if not spans:
             return None
         return (
@@ -381,6 +393,39 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._framed_at = None
         self._scroll_now(*anchored_scroll((x, y), before, after))
 
+    def _frames(self, geometry: CanvasGeometry) -> dict[str, tuple[int, int, int, int]]:
+        """Each frame of the step on screen around the boxes it holds in this step
+        (cols and rows, ends inclusive as the geometry's), never beyond the union's
+        frame: a DifferentiableGraph that grows in later steps is not drawn at its
+        final size around an early step's few nodes. Computed once per drawing and geometry."""
+        cache = self._step_frames
+        if cache is not None and cache[0] is geometry and cache[1] is self.graph:
+            return cache[2]
+        clusters = self.graph.clusters
+        spans: dict[str, list[int]] = {}
+        for node_id, node in self.graph.nodes.items():
+            cells = geometry.node_cells.get(node_id)
+            key = node.cluster
+            while cells is not None and key is not None and key in clusters:
+                span = spans.get(key)
+                if span is None:
+                    spans[key] = list(cells)
+                else:
+                    span[0], span[1] = min(span[0], cells[0]), min(span[1], cells[1])
+                    span[2], span[3] = max(span[2], cells[2]), max(span[3], cells[3])
+                cells = (spans[key][0] - 1, spans[key][1] - 1, spans[key][2] + 1, spans[key][3] + 1)
+                key = clusters[key].parent
+        union = {key: (c0, r0, c1, r1) for c0, r0, c1, r1, key in geometry.frames}
+        frames = {}
+        for key, (c0, r0, c1, r1) in spans.items():
+            u = union.get(key)
+            if u is None:
+                continue
+            # One column and a title row of margin around the boxes, inside the union's frame.
+            frames[key] = (max(u[0], c0 - 1), max(u[1], r0 - 2), min(u[2], c1 + 1), min(u[3], r1 + 1))
+        self._step_frames = (geometry, self.graph, frames)
+        return frames
+
     # -- painting ------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -395,9 +440,12 @@ class GraphCanvas(ScrollView, can_focus=True):
         cells: list[str] = [" "] * width
         styles: list[Style | None] = [None] * width
         clusters = self.graph.clusters
-        for c0, r0, c1, r1, key in geometry.frames_in_row(row):
+        step_frames = self._frames(geometry)
+        for _, _, _, _, key in geometry.frames_in_row(row):
             cluster = clusters.get(key)
-            if cluster is not None:
+            found = step_frames.get(key)
+            if cluster is not None and found is not None and found[1] <= row <= found[3]:
+                c0, r0, c1, r1 = found
                 self._put(cells, styles, start, c0, _frame_text(row, c0, r0, c1, r1, cluster.title), self._frame_style())
                 if r0 < row < r1:
                     self._put(cells, styles, start, c1 - 1, "┆", self._frame_style())

@@ -29,7 +29,7 @@ from typing import Any
 from .detail import Detail
 from .graph_analysis import Collapsed, Stubs, collapse, fan_out_stubs, focus_graph
 from .layout import union_graph
-from .model import DrawGraph, DrawNode, View
+from .model import DrawGraph, DrawNode, Mark, Marks, View
 from .module_tree import (
     frame_modules,
     is_module_key,
@@ -58,6 +58,7 @@ __all__ = [
 
 DEFAULT_HOPS = 2
 MAX_HOPS = 6
+_CARRIED = frozenset({Mark.LINKED, Mark.SELECTED, Mark.FAILED})  # marks a folded node hands to its box
 FOLD_ABOVE = 40  # nodes: a larger model's graph opens with its top-level modules folded
 _BOX_BASE = -2_000_000  # collapsed-group boxes, shared by every drawing of the app
 _PICTURES_KEPT = 64
@@ -103,6 +104,24 @@ class Picture:
     stub_labels: dict[int, str] = field(default_factory=dict)  # node id -> text on its box's bottom border
     focus_missing: bool = False  # the focus centre is not in this step
     plumbing: Folded | None = None  # the plumbing folded into its readers (ops and model levels)
+
+    def carry_marks(self, marks: Marks) -> Marks:
+        """``marks`` with the lighting of nodes this picture folds away (the
+        selection's links, the Saved tab's producer and readers, a failure) also
+        on the box that shows them; changes (added, removed) stay on their nodes."""
+        if self.plumbing is None and self.collapsed is None:
+            return marks
+        carried = None
+        for node_id, found in marks.nodes.items():
+            if node_id in self.graph.nodes:
+                continue
+            lit = found & _CARRIED
+            box = self.shown_as(node_id)
+            if lit and box != node_id and box in self.graph.nodes:
+                carried = carried if carried is not None else marks.copy()
+                for mark in lit:
+                    carried.mark_node(box, mark)
+        return carried if carried is not None else marks
 
     def shown_as(self, node_id: int) -> int:
         """The box that shows node ``node_id`` in this picture: itself, the reader

@@ -15,6 +15,7 @@ from gradview.runtime.pass_trace import PassTrace
 from gradview.viewer.app import GradviewApp
 from gradview.viewer.canvas import GraphCanvas
 from gradview.viewer.controller import layout_key
+from gradview.viewer.detail import Detail
 from gradview.viewer.graph_analysis import collapse, focus_nodes
 from gradview.viewer.model import DrawGraph, NodeRole, View
 from gradview.viewer.session import Session
@@ -26,7 +27,7 @@ HANG_GUARD = 300  # seconds
 
 def _drive(session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]]) -> None:
     async def run() -> None:
-        app = GradviewApp(session)
+        app = GradviewApp(session, detail=Detail.IR)  # the IR's own groups and fan-outs
         async with app.run_test(size=(160, 50)) as pilot:
             await _settle(app, pilot)
             await script(app, pilot)
@@ -251,6 +252,8 @@ def test_o_toggles_fan_out_stubs_for_a_value_read_by_many_nodes() -> None:
         assert canvas.stubs[w] == f"%w▸{READERS}"
         assert "stubs: 1 value" in _viewbar(app)
         assert canvas.layout_data is app.layouts[layout_key(app.trace, 0, View.WHOLE, 0)], "the plain layout"
+        while canvas.zoom < 1.0:  # the small chain opens whole, boxes on one line: stubs show on full boxes
+            await _press(app, pilot, "plus")
         for reader in readers:
             assert "◂%w" in _box_rows(app, reader)[-1], _box_rows(app, reader)
         assert f"%w▸{READERS}" in _box_rows(app, w)[-1]
