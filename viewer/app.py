@@ -129,6 +129,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.init_tasks()  # b, G and E: progress shown, escape cancels (viewer/task_tools.py)
         self.show_diff = False
         self._title = ""  # the header's words before the level of detail
+        self._title_tail = ""  # and after it
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
         self._dot_note_shown = False
@@ -166,11 +167,11 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
     @on(ScreenReady)
     def _screen_ready(self) -> None:
         name = self.session.name
-        self.sub_title = Path(name.partition(":")[0]).name + (
-            ":" + name.rpartition(":")[2] if ".py:" in name else ""
-        ) + autodiff_label(self.trace.autodiff_mode())
-        self.sub_title += inline_threshold_label(self.trace.inline_threshold())  # when not PyTorch's
-        self._title = self.sub_title
+        self._title = Path(name.partition(":")[0]).name + (":" + name.rpartition(":")[2] if ".py:" in name else "")
+        # After the level of detail (which comes first: a narrow header cuts the end).
+        self._title_tail = autodiff_label(self.trace.autodiff_mode())
+        self._title_tail += inline_threshold_label(self.trace.inline_threshold())  # when not PyTorch's
+        self.sub_title = self._header()
         self.main.timeline.load(summarize_steps(self.trace))
         self.main.timeline.focus()
         for note in self.session.notes:
@@ -179,6 +180,10 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         # Lay out once the first screen is painted: the worker competes with
         # the event loop for the interpreter, and the first paint comes first.
         self.call_after_refresh(self.start_layouts)
+
+    def _header(self) -> str:
+        """The header: the target, the level of detail, the autodiff mode and threshold."""
+        return f"{self._title} · detail: {self.transforms.detail.value}{self._title_tail}"
 
     def on_unmount(self) -> None:
         self.controller.stop()  # stops and reaps the layout processes: exit never waits for a layout
@@ -246,7 +251,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         canvas.show(
             layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
         )
-        title = self._title + f" · detail: {self.transforms.detail.value}"
+        title = self._header()
         if self.sub_title != title and self._title:
             self.sub_title = title  # the header says which level of detail is on
         if self.first_picture_fits(layout is not None):
