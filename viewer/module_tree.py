@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from gradview.ir.module_scope import ancestors, module_path, parent_path
 from gradview.runtime.pass_trace import PassTrace
@@ -47,6 +48,7 @@ __all__ = [
     "box_name",
 ]
 
+T = TypeVar("T")
 MODULE_KEY_PREFIX = "mod:"
 _LINE = 36  # characters per box line, as the op boxes
 
@@ -66,8 +68,22 @@ def key_path(key: str) -> str:
 
 
 # -- the trace's modules ----------------------------------------------------------------------
-_found: dict[int, tuple[weakref.ref[PassTrace], dict[str, str]]] = {}
-_found_lock = threading.Lock()
+_per_trace: dict[tuple[str, int], tuple[weakref.ref[PassTrace], Any]] = {}
+_per_trace_lock = threading.Lock()
+
+
+def _once_per_trace(what: str, trace: PassTrace, compute: Callable[[PassTrace], T]) -> T:
+    """``compute(trace)``, kept while the trace lives (the app, its workers and
+    exports ask many times)."""
+    key = (what, id(trace))
+    with _per_trace_lock:
+        found = _per_trace.get(key)
+        if found is not None and found[0]() is trace:
+            return found[1]  # type: ignore[no-any-return]
+    result = compute(trace)
+    with _per_trace_lock:
+        _per_trace[key] = (weakref.ref(trace, lambda _ref: _per_trace.pop(key, None)), result)
+    return result
 
 
 def trace_module_types(trace: PassTrace) -> dict[str, str]:
@@ -76,10 +92,10 @@ def trace_module_types(trace: PassTrace) -> dict[str, str]:
     (``PassTrace.module_types``) and every module a node's scope names, with
     their ancestors. Read once per trace, from the first step of each graph
     (nodes made later by passes carry the scopes they were made from)."""
-    with _found_lock:
-        found = _found.get(id(trace))
-        if found is not None and found[0]() is trace:
-            return found[1]
+    return _once_per_trace("modules", trace, _module_types)
+
+
+def _module_types(trace: PassTrace) -> dict[str, str]:
     types: dict[str, str] = {}
     seen: set[object] = set()
     for step in trace.steps:
@@ -96,25 +112,19 @@ def trace_module_types(trace: PassTrace) -> dict[str, str]:
             for level in ancestors(path):
                 types.setdefault(level, "")
             types[path] = name
-    key = id(trace)
-    with _found_lock:
-        _found[key] = (weakref.ref(trace, lambda _ref: _found.pop(key, None)), types)
     return types
-
-
-_types_found: dict[int, tuple[weakref.ref[PassTrace], dict[int, str]]] = {}
 
 
 def trace_value_types(trace: PassTrace) -> dict[int, str]:
     """Value id -> its most complete short type over the trace (``Float(1, 64, 16, 16)``):
     late steps erase sizes (``Float(*, *, *, *)``), a module box shows the sizes
     the values had. Records shared between steps are read once."""
+    return _once_per_trace("value types", trace, _value_types)
+
+
+def _value_types(trace: PassTrace) -> dict[int, str]:
     from .views import short_type  # the label code; views imports this module
 
-    with _found_lock:
-        found = _types_found.get(id(trace))
-        if found is not None and found[0]() is trace:
-            return found[1]
     types: dict[int, str] = {}
     seen: set[int] = set()
 
@@ -132,9 +142,6 @@ def trace_value_types(trace: PassTrace) -> dict[int, str]:
             seen.add(id(record))
             for value in record.outputs:
                 note(value.id, value.type)
-    key = id(trace)
-    with _found_lock:
-        _types_found[key] = (weakref.ref(trace, lambda _ref: _types_found.pop(key, None)), types)
     return types
 
 

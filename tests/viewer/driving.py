@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from textual.pilot import Pilot
 
@@ -14,10 +15,11 @@ from gradview.viewer.session import Session
 Script = Callable[[GradviewApp, Pilot], Awaitable[None]]
 
 
-def drive(session: Session, script: Script, size: tuple[int, int]) -> GradviewApp:
-    """Run ``script`` in the app on ``session`` at terminal ``size``, once every
-    wanted layout is in; the app, closed, for checks after."""
-    app = GradviewApp(session)
+def drive(session: Session, script: Script, size: tuple[int, int], **options: Any) -> GradviewApp:
+    """Run ``script`` in the app on ``session`` (with GradviewApp's keyword
+    ``options``, a ``detail`` level say) at terminal ``size``, once every wanted
+    layout is in; the app, closed, for checks after."""
+    app = GradviewApp(session, **options)
 
     async def run() -> None:
         async with app.run_test(size=size) as pilot:

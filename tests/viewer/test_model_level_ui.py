@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,8 @@ from gradview.viewer.module_tree import is_module_key, key_path
 from gradview.viewer.session import Session, load_target
 from gradview.viewer.transforms import Picture
 
+from .driving import Script, drive
+
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,14 +34,12 @@ def resnet() -> Session:
     return load_target(f"{ROOT / 'examples' / 'resnet18.py'}:build")
 
 
-def _drive(session: Session, script: Callable[[GradviewApp, Pilot], Awaitable[None]], size=(120, 40), **kw) -> None:
-    async def run() -> None:
-        app = GradviewApp(session, **kw)
-        async with app.run_test(size=size) as pilot:
-            await _settle(app, pilot)
-            await script(app, pilot)
+def _drive(session: Session, script: Script, size: tuple[int, int] = (120, 40), **options: object) -> None:
+    async def settled(app: GradviewApp, pilot: Pilot) -> None:
+        await _settle(app, pilot)  # a first picture that does not fit goes up a level: its layout too
+        await script(app, pilot)
 
-    asyncio.run(run())
+    drive(session, settled, size, **options)
 
 
 async def _settle(app: GradviewApp, pilot: Pilot) -> None:
