@@ -27,7 +27,8 @@ with a graph becomes one step, named after the pass the header says just ran:
   ``GraphName.forward(k)`` / ``GraphName.backward(k)``; the dumps between
   ``Optimizing diff node k`` and ``Finished optimizing diff node k`` show
   ``GraphName.forward(k)``, except the profiling executor's dumps of the whole
-  graph there (``Optimizing diff node k in graph(...)``, ``After guardDifferentiableGraph``);
+  graph there (``Optimizing diff node k in graph(...)``, ``After guardDifferentiableGraph``,
+  ``Could not guardDifferentiableGraph k in graph(...)``);
 * ``After compileSpec optimizations:`` -> ``compileSpec``;
 * anything else (``NoOpt Graph:``, ``Profiled Graph:``) -> the header itself.
 
@@ -64,7 +65,7 @@ _DIFF_NODE = re.compile(r"^Optimizing diff node (\d+)")
 # "graph(%x : ..." or "graph():" after a header's last word, on the header's own line.
 _INLINE_GRAPH = re.compile(r"graph\((?:%|\):)")
 # Dumps of the whole graph made while a diff node is being optimized (profiling executor).
-_WHOLE_GRAPH_HEADERS = ("Optimizing diff node", "After guardDifferentiableGraph")
+_WHOLE_GRAPH_HEADERS = ("Optimizing diff node", "After guardDifferentiableGraph", "Could not guardDifferentiableGraph")
 _FINISHED = re.compile(r"^Finished optimizing diff node (\d+)")
 _RUNNING = re.compile(r"^Running ProfilingGraphExecutorImpl (0x[0-9a-fA-F]+)")
 _PLAN_DONE = ("NoOpt Graph", "Profiled Graph", "Optimized Graph")  # a profiling executor's plan is made

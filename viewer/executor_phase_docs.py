@@ -104,6 +104,13 @@ _DIFF_NODE = """The whole graph as the executor starts optimizing one Differenti
 The dumps that follow show that DifferentiableGraph's forward graph
 (``forward k``) until its optimization finishes."""
 
+_UNGUARDED = """A DifferentiableGraph that could not be guarded, pasted back.
+
+Some of its inputs were never profiled (no profiling run reached them with a
+tensor), so no type check can guard its specialized forward and backward:
+PyTorch pastes its nodes back into the graph, where eager autograd records
+them op by op."""
+
 _COMPILE_SPEC = """The legacy executor's plan for one ArgumentSpec.
 
 The graph after every phase of ``compileSpec`` (specialization to the
@@ -129,6 +136,7 @@ PHASE_DOCS: dict[str, str] = {
     "Fusion": _FUSION,
     "compileSpec": _COMPILE_SPEC,
     "Optimizing diff node": _DIFF_NODE,  # "Optimizing diff node 0": pass_doc drops the number
+    "Could not guardDifferentiableGraph": _UNGUARDED,  # "... 2 in", likewise
 }
 
 # A log's name for a step -> the name gradview's own docs use.

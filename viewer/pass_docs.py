@@ -64,7 +64,8 @@ compilation. Nodes keep their ids while they live, which is how the viewer
 knows what each step added, removed or rewired."""
 
 _DIFFERENTIATE = "In differentiate (on the forward graph and the reverse block)"
-_DIFF_NODE = re.compile(r"^(Optimizing diff node) \d+$")
+# Names with a DifferentiableGraph's number (and a graph after "in"): one doc each.
+_DIFF_NODE = re.compile(r"^(Optimizing diff node|Could not guardDifferentiableGraph) \d+(?: in)?$")
 
 
 def _sources() -> dict[str, list[tuple[str | None, Callable[..., Any] | str]]]:

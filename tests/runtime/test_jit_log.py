@@ -109,7 +109,7 @@ def test_profiling_executor_log(module_logs: dict[str, str]) -> None:
     # While diff node k is optimized, the whole graph is dumped too: it is not k's forward graph.
     for step in trace:
         header = step.annotations["header"]
-        if header.startswith(("Optimizing diff node", "After guardDifferentiableGraph")):
+        if header.startswith(("Optimizing diff node", "After guardDifferentiableGraph", "Could not guard")):
             assert step.which.is_main
         elif header.startswith(("Forward graph", "After UpdateDifferentiableGraphRequiresGrad")):
             assert step.which.is_forward
@@ -257,3 +257,12 @@ def test_an_executor_reusing_a_freed_ones_address_is_a_new_compilation() -> None
     ]
     # The user's graph is not drawn as a change of the helper's.
     assert not trace[2].changed and not trace[3].changed
+
+
+@pytest.mark.parametrize("executor", ["profiling", "legacy"])
+def test_every_step_of_a_live_log_has_a_description(module_logs: dict[str, str], executor: str) -> None:
+    """The viewer's step docs (gradview.viewer.pass_docs) know every name both executors log."""
+    from gradview.viewer.pass_docs import pass_doc  # noqa: PLC0415 - the viewer reads this layer's traces
+
+    names = {step.pass_name for step in parse_jit_log(module_logs[executor], f"{executor}.log")}
+    assert names and {name for name in names if not pass_doc(name)} == set()
