@@ -91,7 +91,9 @@ def load_any(
         raise _InputError(message, 2 if ": cannot read: " in message else 1) from None
     for note in session.notes:
         print(f"gradview: note: {note}", file=sys.stderr)
-    ran = session.graph is None or session.inputs is not None  # else the loader's note says so
+    # Why a graph gradview ran has no DifferentiableGraph (a log or a saved trace
+    # is what it is; a graph without inputs has the loader's note instead).
+    ran = session.graph is not None and session.inputs is not None
     if ran and not shows_differentiable_graph(session.trace):
         print(f"gradview: note: {no_differentiable_graph_reason(session.trace)}", file=sys.stderr)
     return session.trace

@@ -40,3 +40,9 @@ def test_trace_says_nothing_of_the_kind_when_there_is_a_differentiable_graph(
 ) -> None:
     assert main(["trace", str(ROOT / "examples" / "mlp.ir"), "--changes"]) == 0
     assert "no DifferentiableGraph" not in capsys.readouterr().err
+
+
+def test_trace_adds_no_such_note_to_a_log_of_single_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    log = ROOT / "tests" / "runtime" / "data" / "jit_log_dead_code_elimination.log"
+    assert main(["trace", str(log), "--changes"]) == 0
+    assert capsys.readouterr().err == ""
