@@ -46,6 +46,10 @@ __all__ = [
     "label_module_boxes",
     "merge_box_edges",
     "box_name",
+    "HALVES",
+    "key_half",
+    "in_halves",
+    "expanded",
 ]
 
 T = TypeVar("T")
@@ -53,9 +57,14 @@ MODULE_KEY_PREFIX = "mod:"
 _LINE = 36  # characters per box line, as the op boxes
 
 
-def module_key(path: str) -> str:
-    """The cluster key of module ``path``."""
-    return MODULE_KEY_PREFIX + path
+# The joint view draws f and df side by side, each in a frame of its own: a
+# module has one frame in each half, keyed with the half (``mod:layer1@df``).
+HALVES = ("f", "df")
+
+
+def module_key(path: str, half: str | None = None) -> str:
+    """The cluster key of module ``path`` (in the joint view's ``half``, "f" or "df")."""
+    return MODULE_KEY_PREFIX + path + (f"@{half}" if half else "")
 
 
 def is_module_key(key: str | None) -> bool:
@@ -64,7 +73,20 @@ def is_module_key(key: str | None) -> bool:
 
 def key_path(key: str) -> str:
     """The module path of a module cluster key."""
-    return key[len(MODULE_KEY_PREFIX):]
+    return key[len(MODULE_KEY_PREFIX):].partition("@")[0]
+
+
+def key_half(key: str) -> str | None:
+    """The joint view's half a module cluster key belongs to (None: not in one)."""
+    return key.partition("@")[2] or None
+
+
+def in_halves(keys: Iterable[str]) -> set[str]:
+    """``keys`` with each plain module key also in each half of the joint view
+    (folding ``layer1`` folds it in f and in df)."""
+    out = set(keys)
+    out.update(module_key(key_path(key), half) for key in keys if is_module_key(key) and not key_half(key) for half in HALVES)
+    return out
 
 
 # -- the trace's modules ----------------------------------------------------------------------
@@ -188,56 +210,70 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
     """``graph`` with a frame per module (``mod:<path>``, nested as the modules),
     holding the nodes drawn outside other frames and the outermost frames of
     DifferentiableGraphs and blocks (each in the common module of its nodes).
+    In the joint view each half (f, df) gets frames of its own inside its own.
     Nodes without a module stay outside every module frame. ``graph`` is not changed."""
-    # The common module of each outermost frame's nodes.
+    clusters = graph.clusters
+
+    def half_of(key: str | None) -> str | None:
+        return key if key in HALVES and key in clusters and clusters[key].parent is None else None
+
+    # The outermost frame below a half (or the top) holding each frame, and its common module.
     outermost: dict[str, str] = {}
 
     def top(key: str) -> str:
         found = outermost.get(key)
         if found is None:
-            parent = graph.clusters[key].parent if key in graph.clusters else None
-            found = top(parent) if parent is not None and parent in graph.clusters else key
+            parent = clusters[key].parent if key in clusters else None
+            found = top(parent) if parent is not None and parent in clusters and half_of(parent) is None else key
             outermost[key] = found
         return found
 
     frame_module: dict[str, str] = {}
     for node in graph.nodes.values():
-        if node.cluster is None or node.cluster not in graph.clusters:
+        if node.cluster is None or node.cluster not in clusters or half_of(node.cluster) is not None:
             continue
         if node.role is NodeRole.RETURN:
             continue  # a block's return box belongs to its block, not to a module
         frame = top(node.cluster)
         frame_module[frame] = _common(frame_module[frame], node.module) if frame in frame_module else node.module
 
-    used: set[str] = set()
+    used: set[tuple[str, str | None]] = set()  # (module, half)
     out = DrawGraph()
     out.ghosts = set(graph.ghosts)
+    out.compact_ranks = graph.compact_ranks
+    out.sources = graph.sources
     for node_id, node in graph.nodes.items():
+        half = half_of(node.cluster)
+        loose = node.cluster is None or half is not None
         # Constants are shared plumbing (ConstantPooling keeps one per value, in
         # whichever module came first): in a module they would wire it to every reader.
-        if node.cluster is None and node.module and node.role is NodeRole.OP or node.role is NodeRole.INPUT and node.module:
+        if loose and node.module and node.role in (NodeRole.OP, NodeRole.INPUT):
             out.nodes[node_id] = DrawNode(
-                node.id, node.label, node.role, module_key(node.module), node.tooltip, node.module
+                node.id, node.label, node.role, module_key(node.module, half), node.tooltip, node.module
             )
-            used.add(node.module)
+            used.add((node.module, half))
         else:
             out.nodes[node_id] = node
     out.edges = list(graph.edges)
-    for key, cluster in graph.clusters.items():
-        if cluster.parent is None and frame_module.get(key):
+    for key, cluster in clusters.items():
+        half = half_of(cluster.parent)
+        if (cluster.parent is None or half is not None) and half_of(key) is None and frame_module.get(key):
             module = frame_module[key]
-            used.add(module)
-            out.clusters[key] = Cluster(cluster.key, cluster.title, module_key(module))
+            used.add((module, half))
+            out.clusters[key] = Cluster(cluster.key, cluster.title, module_key(module, half))
         else:
             out.clusters[key] = cluster
-    for path in sorted({level for found in used for level in ancestors(found)}, key=lambda p: p.count(".")):
+    frames = {(level, half) for found, half in used for level in ancestors(found)}
+    for path, half in sorted(frames, key=lambda item: (item[0].count("."), item[0], item[1] or "")):
         parent = parent_path(path)
         kind = types.get(path, "")
         title = f"{path} · {kind}" if kind else path
-        out.clusters[module_key(path)] = Cluster(module_key(path), title, module_key(parent) if parent else None)
+        outer = module_key(parent, half) if parent else half
+        out.clusters[module_key(path, half)] = Cluster(module_key(path, half), title, outer)
     # Frames in the order a parent comes before its children (the layout writes them so).
-    ordered = {k: c for k, c in out.clusters.items() if is_module_key(k)}
-    ordered.update((k, c) for k, c in out.clusters.items() if not is_module_key(k))
+    ordered = {k: c for k, c in out.clusters.items() if half_of(k) is not None}
+    ordered.update((k, c) for k, c in out.clusters.items() if is_module_key(k))
+    ordered.update((k, c) for k, c in out.clusters.items() if k not in ordered)
     out.clusters = ordered
     return out
 
@@ -329,6 +365,21 @@ def label_module_boxes(
             + f"in {', '.join(ins) or 'nothing'}; out {', '.join(outs) or 'nothing'} (folded: enter or x expands it)"
         )
         out.nodes[box] = DrawNode(box, "\n".join(lines), node.role, node.cluster, tooltip, path)
+
+
+def expanded(collapsed: frozenset[str], group: str, modules: Iterable[str]) -> frozenset[str]:
+    """The folded groups once ``group`` (a folded box) is unfolded: a module's
+    submodules come out folded, in the same half of the joint view; a module
+    folded in both halves stays folded in the other one."""
+    out = set(collapsed) - {group}
+    if not is_module_key(group):
+        return frozenset(out)
+    path, half = key_path(group), key_half(group)
+    if half is not None and module_key(path) in out:
+        out.discard(module_key(path))
+        out.update(module_key(path, other) for other in HALVES if other != half)
+    out.update(module_key(child, half) for child in child_modules(modules, path))
+    return frozenset(out)
 
 
 def box_name(path: str) -> str:

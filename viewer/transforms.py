@@ -32,6 +32,7 @@ from .layout import union_graph
 from .model import DrawGraph, DrawNode, Mark, Marks, View
 from .module_tree import (
     frame_modules,
+    in_halves,
     is_module_key,
     label_module_boxes,
     largest_graph,
@@ -210,10 +211,14 @@ class Transforms:
     # -- state ------------------------------------------------------------------------------
     def set_defaults(self, collapsed: frozenset[str]) -> None:
         """The groups every view opens with folded (the model level's top-level modules)."""
-        with self._lock:
-            for key in collapsed:
-                self._box_ids.setdefault(key, _BOX_BASE - len(self._box_ids))
+        self._name_boxes(collapsed)
         self.default_collapsed = collapsed
+
+    def _name_boxes(self, keys: frozenset[str]) -> None:
+        """Give each group's box an id every drawing agrees on (a module's in each joint half too)."""
+        with self._lock:
+            for key in sorted(in_halves(keys)):
+                self._box_ids.setdefault(key, _BOX_BASE - len(self._box_ids))
 
     def state(self, base: Hashable) -> ViewTransform:
         """View ``base``'s transform at the detail level and stubs setting on now
@@ -233,9 +238,7 @@ class Transforms:
         return state.collapsed if state is not None else self.default_collapsed
 
     def set_state(self, base: Hashable, state: ViewTransform) -> None:
-        with self._lock:
-            for key in state.collapsed:
-                self._box_ids.setdefault(key, _BOX_BASE - len(self._box_ids))
+        self._name_boxes(state.collapsed)
         self._states[base] = state
 
     def box_id(self, group: str) -> int | None:
@@ -278,10 +281,11 @@ class Transforms:
         if state.detail is Detail.MODEL and self.modules:
             graph = frame_modules(graph, self.modules)
         if state.collapsed:
+            groups = in_halves(state.collapsed) if state.detail is Detail.MODEL else state.collapsed
             with self._lock:
-                ids = {key: self._box_ids[key] for key in state.collapsed if key in self._box_ids}
+                ids = {key: self._box_ids[key] for key in groups if key in self._box_ids}
             framed = graph
-            folded = collapse(graph, state.collapsed, ids)
+            folded = collapse(graph, groups, ids)
             if state.detail is Detail.MODEL:
                 label_module_boxes(folded, framed, self.modules, self.value_types, self._module_shapes)
                 merge_box_edges(folded.graph, {box for box, key in folded.groups.items() if is_module_key(key)})

@@ -54,7 +54,7 @@ from gradview.runtime.trace_records import (
     value_names,
     walk_records,
 )
-from gradview.runtime.trace_types import Note
+from gradview.runtime.trace_types import GraphRole, Note
 
 from .labels import abbreviate
 from .layout import drop_broken_clusters
@@ -179,9 +179,10 @@ class _Memo:
     millions of boxes. Keyed by ``id``, the record kept beside its entry so
     the id cannot be reused while the entry lives."""
 
-    def __init__(self, modules: frozenset[str] = frozenset()) -> None:
+    def __init__(self, modules: frozenset[str] = frozenset(), owners: dict[int, str] | None = None) -> None:
         self.lock = threading.Lock()
         self.modules = modules  # the trace's module paths: a parameter input's owner is one of them
+        self.owners = owners or {}  # graph input value id -> the module owning that parameter, where the trace says
         self.nodes: dict[int, tuple[NodeRecord, NodeRole, str, str, str]] = {}
         self.boxes: dict[tuple[int, str | None], tuple[NodeRecord | ValueRecord, DrawNode]] = {}
         # The last few steps' graphs drawn without ghosts: step index -> (numbers, drawing).
@@ -220,7 +221,7 @@ class _Memo:
             return found[1]
         if isinstance(record, ValueRecord):
             label = _clip(f"%{record.name} : {short_type(record.type)}")
-            box = DrawNode(record.id, label, NodeRole.INPUT, cluster, "", self.input_module(record.name))
+            box = DrawNode(record.id, label, NodeRole.INPUT, cluster, "", self.input_module(record))
         else:
             role, label, _, _ = self.node(record)
             box = DrawNode(record.id, label, role, cluster, "", module_path(record.scope))
@@ -229,11 +230,16 @@ class _Memo:
         return box
 
 
-    def input_module(self, name: str) -> str:
-        """The module owning a graph input named like a parameter (``layer1.0.conv1.weight``), else ""."""
+    def input_module(self, param: ValueRecord) -> str:
+        """The module owning a graph input: the one the trace says (a compiled graph's
+        parameter, read from where Dynamo found it), else the one its name says
+        (``layer1.0.conv1.weight``), else ""."""
+        owner = self.owners.get(param.id)
+        if owner is not None:
+            return owner
         if not self.modules:
             return ""
-        return owner_of_parameter(name, self.modules) or ""
+        return owner_of_parameter(param.name, self.modules) or ""
 
 
 class _Union(DrawGraph):
@@ -273,10 +279,43 @@ def _memo(trace: PassTrace) -> _Memo:
         found = _MEMOS.get(id(trace))
         if found is not None and found[0]() is trace:
             return found[1]
-        memo = _Memo(frozenset(trace_module_paths(trace)))
+        memo = _Memo(frozenset(trace_module_paths(trace)), _parameter_owners(trace))
         key = id(trace)
         _MEMOS[key] = (weakref.ref(trace, lambda _ref: _MEMOS.pop(key, None)), memo)
         return memo
+
+
+def _parameter_owners(trace: PassTrace) -> dict[int, str]:
+    """Graph input value id -> the module its box sits in, where the trace says:
+    the module owning a parameter or buffer (a compiled graph's, by the name
+    Dynamo read it under), and for a compiled backward graph's saved input the
+    module of the forward op that made the value of that name (AOTAutograd hands
+    saved values from forward to backward by name)."""
+    owners: dict[int, str] = {}
+    made_in: dict[tuple[object, str], str] = {}  # (compile id, forward value name) -> module
+    for step in trace.steps:
+        named = step.annotations.get(Note.PARAMETER_OWNERS)
+        if isinstance(named, dict) and named:
+            for param in step.graph.params:
+                owner = named.get(param.name)
+                if isinstance(owner, str):
+                    owners.setdefault(param.id, owner)
+        compile_id = step.annotations.get(Note.COMPILE_ID)
+        if compile_id is not None and step.which.role is GraphRole.FORWARD:
+            for node in walk_records(step.graph):
+                module = module_path(node.scope)
+                if module:
+                    for value in node.outputs:
+                        made_in.setdefault((compile_id, value.name), module)
+    if made_in:
+        for step in trace.steps:
+            compile_id = step.annotations.get(Note.COMPILE_ID)
+            if compile_id is not None and step.which.role is GraphRole.BACKWARD:
+                for param in step.graph.params:
+                    module = made_in.get((compile_id, param.name))
+                    if module is not None:
+                        owners.setdefault(param.id, module)
+    return owners
 
 
 # -- drawing ------------------------------------------------------------------------
@@ -305,7 +344,7 @@ class _Drawer:
                 label = _clip(f"%{param.name} : {short_type(param.type)}")
                 self.out.add_node(DrawNode(
                     param.id, label, NodeRole.INPUT, cluster, f"%{param.name} : {param.type}",
-                    self.memo.input_module(param.name),
+                    self.memo.input_module(param),
                 ))
             self.source[param.id] = param.id
         self.nodes(record.nodes, cluster)

@@ -18,7 +18,9 @@ from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRo
 from gradview.viewer.module_tree import (
     box_name,
     child_modules,
+    expanded,
     frame_modules,
+    in_halves,
     is_module_key,
     key_path,
     module_key,
@@ -188,3 +190,42 @@ def test_detail_levels_parse_and_cycle() -> None:
     with pytest.raises(ValueError, match="model, ops or ir"):
         parse_detail("layers")
     assert [next_detail(d) for d in Detail] == [Detail.OPS, Detail.IR, Detail.MODEL]
+
+
+def test_the_joint_views_halves_each_get_their_own_module_frames() -> None:
+    graph = DrawGraph()
+    graph.clusters = {"f": Cluster("f", "f: forward"), "df": Cluster("df", "df: backward")}
+    graph.nodes = {
+        1: DrawNode(1, "conv", NodeRole.OP, "f", "", "layer1.conv"),
+        2: DrawNode(2, "conv_backward", NodeRole.OP, "df", "", "layer1.conv"),
+        3: DrawNode(3, "return", NodeRole.RETURN, "f"),
+    }
+    graph.edges = [DrawEdge(1, 3, 10), DrawEdge(1, 2, 10, capture=True)]
+    framed = frame_modules(graph, {"layer1": "Sequential", "layer1.conv": "Conv2d"})
+    assert framed.nodes[1].cluster == "mod:layer1.conv@f" and framed.nodes[2].cluster == "mod:layer1.conv@df"
+    assert framed.clusters["mod:layer1@f"].parent == "f" and framed.clusters["mod:layer1@df"].parent == "df"
+    assert framed.nodes[3].cluster == "f", "a half's return box stays in its half"
+    # Folding layer1 folds it in both halves; unfolding it in df leaves f's folded.
+    assert in_halves({module_key("layer1")}) == {"mod:layer1", "mod:layer1@f", "mod:layer1@df"}
+    after = expanded(frozenset({module_key("layer1")}), module_key("layer1", "df"), ["layer1", "layer1.conv"])
+    assert after == {"mod:layer1@f", "mod:layer1.conv@df"}
+
+
+def test_a_compiled_logs_parameters_and_saved_inputs_sit_in_their_modules() -> None:
+    from tests.real_model_logs import torch_trace_log
+
+    trace = load_target(str(torch_trace_log("resnet18").parent)).trace
+    transforms = Transforms.for_trace(trace)
+    assert transforms.detail is Detail.MODEL
+    for index, step in enumerate(trace):
+        picture = transforms.picture(views.draw_step(trace, index, View.WHOLE), ("whole", step.which))
+        loose = [n.label for n in picture.graph.nodes.values() if n.role is NodeRole.INPUT]
+        # Only the image and the gradients flowing in (tangents) stay outside every module.
+        assert len(loose) <= 3, (step.pass_name, loose)
+        assert len(picture.graph.nodes) < 100, (step.pass_name, len(picture.graph.nodes))
+    joint = transforms.picture(views.draw_step(trace, len(trace) - 1, View.JOINT, 0), (View.JOINT.value, 0))
+    folded = joint.collapsed
+    assert folded is not None
+    halves = {key.partition("@")[2] for key in folded.groups.values() if is_module_key(key)}
+    assert halves == {"f", "df"}, "each half folds its own modules"
+    assert len(joint.graph.nodes) < 120
