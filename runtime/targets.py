@@ -324,6 +324,12 @@ def load_target(
     return session
 
 
+# Enough of a file's start to tell what it is: a TORCH_TRACE log's first line
+# begins with the path of the torch file that wrote it, which in a virtual
+# environment is long (``.venv/lib/python3.11/site-packages/torch/_dynamo/...``).
+_SNIFF_BYTES = 4096
+
+
 def _load(
     target: str, inputs: str | None, seed: int, autodiff: str | None, inline_threshold: int | None
 ) -> Session:
@@ -353,7 +359,7 @@ def _load(
         return _graph_session(target, graph, inputs, None, seed, autodiff=autodiff, inline_threshold=inline_threshold)
     try:
         with path.open("rb") as handle:
-            start = handle.read(64).lstrip()
+            start = handle.read(_SNIFF_BYTES).lstrip()
         if start.startswith(b"\x1f\x8b"):
             raise TargetError(f"{target}: a gzip-compressed file: decompress it first (gunzip)")
         if b"\x00" in start:
