@@ -161,14 +161,15 @@ def wrap_text(text: Text, width: int, indent: int = 0) -> list[Text]:
 def wrap_lines(lines: list[Line], width: int, indent: int = 4) -> list[Line]:
     """Lines of IR (or a diff) in at most ``width`` cells: a longer line breaks at
     spaces (a word wider than the pane folds), its continuations indented
-    ``indent`` past the line's own indentation, each piece in the line's style."""
+    ``indent`` past the line's own indentation (at most a quarter of the width),
+    each piece in the line's style."""
     width = max(8, width)
     out: list[Line] = []
     for text, style in lines:
         if len(text) <= width:
             out.append((text, style))
             continue
-        hang = " " * min(width // 2, len(text) - len(text.lstrip(" ")) + indent)
+        hang = " " * min(width // 4, len(text) - len(text.lstrip(" ")) + indent)  # narrow: room for a type
         pieces = textwrap.wrap(text, width, subsequent_indent=hang, break_on_hyphens=False, drop_whitespace=True)
         out.extend((piece, style) for piece in pieces or [text[:width]])
     return out

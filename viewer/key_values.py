@@ -22,10 +22,11 @@ Before (30 columns)::
 
 After::
 
-    value     %x : Double(8, 4,
-              strides=[4, 1],
-              requires_grad=1,
-              device=cpu)
+    value    %x : Double(8, 4,
+             strides=[4, 1],
+             requires_grad=1,
+             device=cpu)
+    req_grad %x: yes
 """
 
 from __future__ import annotations

@@ -19,15 +19,15 @@ Every table of the tabs panel (Run, Check, Saved) goes through :func:`fit_table`
 - a text column past the two most useful gives way to a more useful column it
   would leave cut (so a name shows rather than a stub ``aten::…`` beside it).
 
-Before (the table as it was, 30 columns of panel)::
+Before, the Run tab at 120x40 (28 columns; min cut to ``-2``, max and mean off screen)::
 
     value  shape    dtype    mi
     %x     (8, 4)   float64  -2
 
-After::
+After (dtype and max hidden, and said so under the table)::
 
-    value shape  mean   min  …
-    %x    (8, 4) 0.013 -2.1
+    value shape      min    mean
+    %x    (8, 4)  -2.325  -0.152
 """
 
 from __future__ import annotations

@@ -126,3 +126,23 @@ def test_a_narrow_panel_hides_the_least_useful_columns_and_a_wider_one_shows_mor
     assert "dtype" in hidden[0] and "value" not in hidden[0]
     assert set(hidden[1]) < set(hidden[0])  # wider: more columns, the most useful of the hidden first
     assert "dtype" in hidden[1] or hidden[1] == ()
+
+
+def test_the_ir_tab_wraps_long_lines_to_the_pane(mlp_session: Session) -> None:
+    from gradview.runtime.trace_records import print_record
+    from gradview.viewer.text_pane import TextPane
+
+    shown: list[tuple[int, list[str]]] = []
+
+    async def script(app: GradviewApp, pilot: Pilot) -> None:
+        await pilot.press("p")  # the IR tab
+        await pilot.pause()
+        pane = app.main.details.query_one("#irtext", TextPane)
+        shown.append((pane.scrollable_content_region.width, pane.plain.splitlines()))
+
+    drive(mlp_session, script, (120, 40))
+    width, lines = shown[0]
+    assert lines and all(len(line) <= width for line in lines)
+    original = print_record(mlp_session.trace[0].graph).splitlines()
+    assert len(lines) > len(original)  # some lines wrapped
+    assert "".join("".join(lines).split()) == "".join("".join(original).split())  # nothing lost, in order
