@@ -64,6 +64,11 @@ def register(commands: Any) -> None:
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
     add_compile_option(parser)
+    parser.add_argument(
+        "--detail", choices=("model", "ir"), default="ir",
+        help="model: first the model's module tree (each module's class, op count at the first step, parameter "
+        "bytes and the shape it hands on, as the viewer's module boxes say), then the steps; ir: the steps only",
+    )
     parser.set_defaults(run=run)
 
 
@@ -99,6 +104,26 @@ def load_any(
     return session.trace
 
 
+def module_tree_text(trace: PassTrace) -> str:
+    """The model's modules, one line each, indented by depth: ``layer1  Sequential ·
+    14 ops · 580.0 KiB · → Float(1, 64, 16, 16)`` (the viewer's module boxes), or
+    one line saying the trace names no modules."""
+    from gradview.viewer.detail import Detail  # noqa: PLC0415 - keeps --help light
+    from gradview.viewer.transforms import Transforms  # noqa: PLC0415
+
+    transforms = Transforms.for_trace(trace, Detail.MODEL)
+    if not transforms.module_boxes:
+        return "== modules: none (the graph does not come from a model whose nodes name their modules)\n"
+    lines = [f"== modules of the model ({len(transforms.module_boxes)})"]
+    for path in transforms.modules:
+        box = transforms.module_boxes.get(path)
+        if box is None:
+            continue  # a module that runs no op of this graph
+        summary = " · ".join(box.label.splitlines()[1:])
+        lines.append(f"{'  ' * path.count('.')}{path}  {summary}")
+    return "\n".join(lines) + "\n"
+
+
 def format_step_header(step: Step, change: StepChange | None = None) -> str:
     """``== <index> <pass> [<graph>] changed|unchanged (<ms> ms)``; ``change`` (from
     :func:`step_changes`) decides changed|unchanged, as ``--changes`` prints it."""
@@ -116,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
     wanted = normalize_pass_name(args.pass_name) if args.pass_name else None
     changes = step_changes(trace)
     out = sys.stdout
+    if args.detail == "model":
+        out.write(module_tree_text(trace))
     shown = 0
     for step, change in zip(trace, changes, strict=True):
         if wanted is not None and normalize_pass_name(step.pass_name) != wanted:

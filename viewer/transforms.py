@@ -34,6 +34,7 @@ from .module_tree import (
     frame_modules,
     in_halves,
     is_module_key,
+    key_path,
     label_module_boxes,
     largest_graph,
     merge_box_edges,
@@ -167,6 +168,7 @@ class Transforms:
         self.default_collapsed: frozenset[str] = frozenset()  # a view's folded modules until the user changes them
         self.value_types: dict[int, str] = {}  # value id -> short type, for module boxes (the model level)
         self._module_shapes: dict[str, tuple[list[str], list[str]]] = {}  # module -> its shapes in and out
+        self.module_boxes: dict[str, DrawNode] = {}  # module -> its folded box at the first step (the summary)
         self._box_ids: dict[str, int] = {}
         self._lock = threading.Lock()  # the members and picture caches and box ids are used from worker threads
         self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
@@ -200,12 +202,15 @@ class Transforms:
             drawing = fold_plumbing(drawing, drawing.sources).graph  # type: ignore[arg-type]
         framed = frame_modules(drawing, self.modules)
         depth = 0
+        self.module_boxes = {}
         while True:
             level = [path for path in self.modules if path.count(".") == depth]
             if not level:
                 break
             folded = collapse(framed, [module_key(path) for path in level])
             label_module_boxes(folded, framed, self.modules, self.value_types, self._module_shapes)
+            for box, key in folded.groups.items():
+                self.module_boxes[key_path(key)] = folded.graph.nodes[box]
             depth += 1
 
     # -- state ------------------------------------------------------------------------------
