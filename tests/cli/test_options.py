@@ -13,3 +13,10 @@ def test_autodiff_choices_are_the_modes_with_the_default_first() -> None:
 
 def test_the_inline_threshold_default_is_pytorchs() -> None:
     assert PYTORCH_INLINE_THRESHOLD == DEFAULT_INLINE_THRESHOLD == 5
+
+
+def test_detail_choices_are_the_viewers_levels() -> None:
+    from gradview.cli.options import DETAIL_CHOICES
+    from gradview.viewer.detail import Detail
+
+    assert tuple(level.value for level in Detail) == DETAIL_CHOICES
