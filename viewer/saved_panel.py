@@ -37,7 +37,7 @@ from .saved_rows import (
     light_for,
     value_cells,
 )
-from .table_fit import Cell, Column, hidden_note, shape
+from .table_fit import Cell, Column, Forms, hidden_note, shape
 
 __all__ = ["SavedPanel", "SAVED_COLUMNS"]
 
@@ -144,7 +144,7 @@ class SavedPanel(Vertical):
         table = self.table
         rows: list[tuple[str | None, tuple[Cell, ...]]] = []
         for position, graph in enumerate(graphs):
-            rows.append((str(position), heading_cells(graph, None)))
+            rows.append((str(position), _heading(graph, None)))
             self._rows.append((position, None))
             for value in graph.saved:
                 rows.append((f"{position}:{value.name}", _cells(value, False)))
@@ -213,13 +213,32 @@ class SavedPanel(Vertical):
             self.what_ifs[position] = what_if
         self.table.replace_rows({
             f"{position}:{value.name}": _cells(value, value.name in marked),
-            str(position): heading_cells(graph, what_if),
+            str(position): _heading(graph, what_if),
         })
         self.choose()
 
 
 def _cells(value: SavedValue, recomputed: bool) -> tuple[Cell, ...]:
-    """A saved value's row, its shape spelt so that a narrow column shortens it (``8x16``) rather than cut it."""
+    """A saved value's row, its bytes and shape spelt so that a narrow column shortens
+    them (``9.44 MB``, ``8x16``) rather than cut them."""
     cells: list[Cell] = list(value_cells(value, recomputed))
     cells[COLUMNS.index("shape")] = shape(tuple(value.shape), brackets="[]")
+    cells[COLUMNS.index("bytes")] = _bytes(cells[COLUMNS.index("bytes")], value.bytes)
     return tuple(cells)
+
+
+def _heading(graph: GraphSaved, what_if: Recomputation | None) -> tuple[Cell, ...]:
+    """A graph's heading row, its total spelt as the value rows' bytes are."""
+    cells: list[Cell] = list(heading_cells(graph, what_if))
+    total = what_if.saved_bytes_after if what_if is not None else graph.total_bytes
+    cells[COLUMNS.index("bytes")] = _bytes(cells[COLUMNS.index("bytes")], total)
+    return tuple(cells)
+
+
+def _bytes(cell: Cell, count: int) -> Forms:
+    """``cell`` (saved_rows' ``9,437,184``, in its style) with a short spelling, ``9.44 MB``."""
+    style = str(cell.style) if isinstance(cell, Text) else ""
+    short = next((f"{count / size:.3g} {unit}" for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)) if count >= size),
+                 f"{count} B")
+    full = cell.plain if isinstance(cell, Text) else str(cell)
+    return Forms((full, short) if len(short) < len(full) else (full,), style)

@@ -11,7 +11,8 @@ Every table of the tabs panel (Run, Check, Saved) goes through :func:`fit_table`
   the fullest to the shortest (``4.951e-07``, ``4.951e-7``, ``4.95e-7``,
   ``5e-7``; ``(8, 16)``, ``8x16``) and shows the fullest that fits its column;
   a text that looks like a number (``2,176``) counts as one that cannot be
-  shortened;
+  shortened; a column spells all its rows alike (the first spelling at which
+  every row fits);
 - any other text too long for its column is cut with an ellipsis (at its end,
   or, for names, first their trailing aside, ``layer4.0.conv2.weight…`` for
   ``layer4.0.conv2.weight (primals_98)``, else in their middle, whose head and
@@ -140,6 +141,7 @@ class FittedTable:
     kept: tuple[int, ...]
     widths: tuple[int, ...]
     hidden: tuple[str, ...]
+    levels: tuple[int, ...] = ()  # per kept column: which spelling of its Forms cells shows (one for all rows)
 
     def cell_widths(self) -> tuple[int, ...]:
         """Each kept column's width on screen: its text and the gap after it (none after the last)."""
@@ -164,7 +166,9 @@ class FittedTable:
         for position, (index, width, cell) in enumerate(zip(self.kept, self.widths, cells, strict=True)):
             column = self.columns[index]
             if isinstance(cell, Forms):
-                form = next((f for f in cell.forms if len(f) <= width), cell.forms[-1])
+                level = self.levels[position] if position < len(self.levels) else 0
+                fitting = [f for f in cell.forms[level:] if len(f) <= width]  # a row given later may need shorter
+                form = fitting[0] if fitting else cell.forms[-1]
                 text = Text(form, style=cell.style)
             else:
                 text = cut(_text(cell), width, column.cut_at)
@@ -208,7 +212,19 @@ def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: 
         widths = _share(kept, least, natural, width)
     order = tuple(sorted(kept))
     hidden = tuple(columns[i].label for i in range(len(columns)) if i not in widths)
-    return FittedTable(tuple(columns), order, tuple(widths[i] for i in order), hidden)
+    levels = tuple(_level(rows, i, widths[i]) for i in order)
+    return FittedTable(tuple(columns), order, tuple(widths[i] for i in order), hidden, levels)
+
+
+def _level(rows: Sequence[Sequence[Cell]], index: int, width: int) -> int:
+    """The first spelling at which every Forms cell of column ``index`` fits ``width``,
+    so a column spells all its rows alike (all ``2,176`` or all ``2.18 kB``)."""
+    cells = [row[index] for row in rows if isinstance(row[index], Forms)]
+    deepest = max((len(cell.forms) for cell in cells), default=1)  # type: ignore[union-attr]
+    for level in range(deepest):
+        if all(len(cell.forms[min(level, len(cell.forms) - 1)]) <= width for cell in cells):  # type: ignore[union-attr]
+            return level
+    return deepest - 1
 
 
 def _share(kept: list[int], least: list[int], natural: list[int], width: int) -> dict[int, int]:

@@ -127,3 +127,13 @@ def test_the_check_table_keeps_the_verdict_before_the_errors() -> None:
     assert "shape" in fitted.hidden
     assert hidden_note(fitted.hidden).startswith("hidden: ") and "shape" in hidden_note(fitted.hidden)
     assert hidden_note(()) == ""
+
+
+def test_a_column_spells_all_its_rows_alike() -> None:
+    """Where one row needs its short spelling, every row of the column takes its own."""
+    columns = (Column("name", 0, min_width=4), Column("bytes", 1, justify="right"))
+    rows = [("h.3", Forms(("2,176", "2.18 kB"))), ("w", Forms(("9,437,184", "9.44 MB")))]
+    narrow = fit_table(columns, rows, 4 + GAP + 7)
+    assert [_shown(narrow, row)[1].strip() for row in rows] == ["2.18 kB", "9.44 MB"]
+    wide = fit_table(columns, rows, 4 + GAP + 9)
+    assert [_shown(wide, row)[1].strip() for row in rows] == ["2,176", "9,437,184"]
