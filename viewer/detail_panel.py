@@ -45,13 +45,13 @@ __all__ = ["DetailPanel", "TABS", "RUN_COLUMNS", "CHECK_COLUMNS"]
 
 TABS = ("tab-inspect", "tab-ir", "tab-run", "tab-check", "tab-saved")  # in the order p cycles them
 # The Run and Check tables' columns; keep 0 is dropped last (see table_fit).
-RUN_COLUMNS = (
+RUN_COLUMNS = (  # min and max show nowhere else (the nodes show shape, dtype and mean): they stay longest
     Column("value", 0, min_width=8, cut_at="middle"),
-    Column("shape", 1),
+    Column("shape", 4),
     Column("dtype", 5, min_width=7),
-    Column("min", 3, justify="right"),
-    Column("max", 4, justify="right"),
-    Column("mean", 2, justify="right"),
+    Column("min", 1, justify="right"),
+    Column("max", 2, justify="right"),
+    Column("mean", 3, justify="right"),
 )
 CHECK_COLUMNS = (
     Column("value", 0, min_width=8, cut_at="middle"),

@@ -25,10 +25,10 @@ Before, the Run tab at 120x40 (28 columns; min cut to ``-2``, max and mean off s
     value  shape    dtype    mi
     %x     (8, 4)   float64  -2
 
-After (dtype and max hidden, and said so under the table)::
+After (shape and dtype, which the nodes show, hidden, and said so under the table)::
 
-    value shape      min    mean
-    %x    (8, 4)  -2.325  -0.152
+    value    min   max    mean
+    %x    -2.325 2.891 -0.1522
 """
 
 from __future__ import annotations
