@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import re
 
 import pytest
 from textual.pilot import Pilot
@@ -55,8 +56,11 @@ def test_at_80x24_the_canvas_shows_and_draws_node_boxes(mlp_session: Session) ->
         left, canvas, right = _widths(app)
         assert right == 0 and left > 0 and canvas >= 40
         rows = _canvas_rows(app)
-        assert sum(row.count(corner) for row in rows for corner in BOX_CORNERS) >= 2, "\n".join(rows)
-        assert any("aten::" in row or "%" in row for row in rows), "box labels are drawn"
+        # Framed boxes, or (the whole graph zoomed out to fit) boxes of one line: [matmul].
+        framed = sum(row.count(corner) for row in rows for corner in BOX_CORNERS)
+        one_line = sum(len(re.findall(r"\[[^\[\]]+\]", row)) for row in rows)
+        assert framed >= 2 or one_line >= 2, "\n".join(rows)
+        assert any("matmul" in row or "%" in row for row in rows), "box labels are drawn"
 
     _drive(mlp_session, (80, 24), script)
 
