@@ -40,6 +40,8 @@ __all__ = [
     "trace_module_types",
     "largest_graph",
     "trace_value_types",
+    "saved_bytes_by_node",
+    "trace_parameter_ids",
     "top_modules",
     "child_modules",
     "frame_modules",
@@ -49,6 +51,7 @@ __all__ = [
     "HALVES",
     "key_half",
     "in_halves",
+    "containers_of",
     "expanded",
 ]
 
@@ -57,13 +60,16 @@ MODULE_KEY_PREFIX = "mod:"
 _LINE = 36  # characters per box line, as the op boxes
 
 
-# The joint view draws f and df side by side, each in a frame of its own: a
-# module has one frame in each half, keyed with the half (``mod:layer1@df``).
+# Some frames hold nodes of many modules: the joint view's halves (f and df,
+# side by side), and a DifferentiableGraph PyTorch grew across layers. Such a
+# frame (a *container*) gets module frames of its own inside it, keyed with the
+# container (``mod:layer1@df``), so the model's structure shows there too.
 HALVES = ("f", "df")
 
 
 def module_key(path: str, half: str | None = None) -> str:
-    """The cluster key of module ``path`` (in the joint view's ``half``, "f" or "df")."""
+    """The cluster key of module ``path`` (inside container ``half``: "f", "df", a
+    DifferentiableGraph's frame)."""
     return MODULE_KEY_PREFIX + path + (f"@{half}" if half else "")
 
 
@@ -81,12 +87,19 @@ def key_half(key: str) -> str | None:
     return key.partition("@")[2] or None
 
 
-def in_halves(keys: Iterable[str]) -> set[str]:
-    """``keys`` with each plain module key also in each half of the joint view
-    (folding ``layer1`` folds it in f and in df)."""
+def in_halves(keys: Iterable[str], containers: Iterable[str] = HALVES) -> set[str]:
+    """``keys`` with each plain module key also in each of the ``containers``
+    (folding ``layer1`` folds it in f and in df, and in a DifferentiableGraph)."""
+    keys = set(keys)
+    holders = list(containers)
     out = set(keys)
-    out.update(module_key(key_path(key), half) for key in keys if is_module_key(key) and not key_half(key) for half in HALVES)
+    out.update(module_key(key_path(key), holder) for key in keys if is_module_key(key) and not key_half(key) for holder in holders)
     return out
+
+
+def containers_of(graph: DrawGraph) -> set[str]:
+    """The containers a framed drawing has module frames in."""
+    return {half for key in graph.clusters if is_module_key(key) and (half := key_half(key)) is not None}
 
 
 # -- the trace's modules ----------------------------------------------------------------------
@@ -167,6 +180,41 @@ def _value_types(trace: PassTrace) -> dict[int, str]:
     return types
 
 
+def saved_bytes_by_node(trace: PassTrace) -> dict[int, int]:
+    """Node id (an input's value id) -> the bytes of the values it makes that a
+    differentiated graph saves for backward (``gradview saved``'s list); empty
+    where the trace cannot say (a JIT log, sizes unknown)."""
+    from gradview.runtime.saved_values import SavedValuesError, saved_values  # noqa: PLC0415 - only with modules
+
+    try:
+        graphs = saved_values(trace)
+    except SavedValuesError:
+        return {}
+    out: dict[int, int] = {}
+    for graph in graphs:
+        for value in graph.saved:
+            made_by = value.producer_node if value.producer_node is not None else value.forward_value
+            out[made_by] = out.get(made_by, 0) + value.bytes
+    return out
+
+
+def trace_parameter_ids(trace: PassTrace) -> set[int]:
+    """The value ids of the graph inputs that are a model's parameters or buffers
+    (their owner known: ``gradview.runtime.value_names``), read from the first
+    step of each graph: a module box counts their bytes as its parameters."""
+    from gradview.runtime.value_names import name_table  # noqa: PLC0415 - only with modules
+
+    ids: set[int] = set()
+    seen: set[object] = set()
+    for step in trace.steps:
+        if step.which in seen:
+            continue
+        seen.add(step.which)
+        table = name_table(trace, step.index)
+        ids.update(param.id for param in step.graph.params if table.of(param.id).owner is not None)
+    return ids
+
+
 def largest_graph(trace: PassTrace) -> int:
     """The node count of the largest graph the trace shows (the first step of
     each graph, DifferentiableGraphs' nodes included)."""
@@ -236,6 +284,21 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
             continue  # a block's return box belongs to its block, not to a module
         frame = top(node.cluster)
         frame_module[frame] = _common(frame_module[frame], node.module) if frame in frame_module else node.module
+    # An outermost frame (below a half or at the top) whose nodes span several
+    # top-level modules holds module frames of its own, as a half does.
+    with_modules = {node.cluster for node in graph.nodes.values() if node.module and node.cluster is not None}
+    spanning = {
+        frame for frame, module in frame_module.items()
+        if not module and clusters[frame].title.startswith("DifferentiableGraph") and frame in with_modules
+    }
+
+    def holder(key: str | None) -> str | None:
+        """The container a node directly in frame ``key`` is framed in (None: not one)."""
+        if key is None:
+            return None
+        if half_of(key) is not None:
+            return key
+        return key if key in spanning else None
 
     used: set[tuple[str, str | None]] = set()  # (module, half)
     out = DrawGraph()
@@ -243,7 +306,7 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
     out.compact_ranks = graph.compact_ranks
     out.sources = graph.sources
     for node_id, node in graph.nodes.items():
-        half = half_of(node.cluster)
+        half = holder(node.cluster)
         loose = node.cluster is None or half is not None
         # Constants are shared plumbing (ConstantPooling keeps one per value, in
         # whichever module came first): in a module they would wire it to every reader.
@@ -270,12 +333,15 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
         title = f"{path} · {kind}" if kind else path
         outer = module_key(parent, half) if parent else half
         out.clusters[module_key(path, half)] = Cluster(module_key(path, half), title, outer)
+    for frame in spanning:  # its parent as before (the top, or a half)
+        out.clusters.setdefault(frame, clusters[frame])
     # Frames in the order a parent comes before its children (the layout writes them so).
-    ordered = {k: c for k, c in out.clusters.items() if half_of(k) is not None}
+    ordered = {k: c for k, c in out.clusters.items() if half_of(k) is not None or k in spanning}
     ordered.update((k, c) for k, c in out.clusters.items() if is_module_key(k))
     ordered.update((k, c) for k, c in out.clusters.items() if k not in ordered)
     out.clusters = ordered
     return out
+
 
 
 # -- module boxes -----------------------------------------------------------------------------
@@ -314,39 +380,51 @@ def label_module_boxes(
     types: Mapping[str, str],
     value_types: Mapping[int, str],
     known_shapes: dict[str, tuple[list[str], list[str]]] | None = None,
+    saved_bytes: Mapping[int, int] | None = None,
+    parameters: set[int] | frozenset[int] | None = None,
 ) -> None:
     """Give each folded module's box its summary: name and class, op count and
-    parameter bytes, the shapes going out (in and out in its tooltip; ``value_types``:
-    value id -> short type; ``known_shapes``, kept between calls, gives a module the
-    complete shapes an earlier step showed). ``before`` is the drawing that was folded
-    (the boxes' members are its nodes)."""
+    parameter bytes, the shapes going out, the bytes its ops save for backward
+    (in and out shapes in its tooltip). ``value_types``: value id -> short type;
+    ``known_shapes``, kept between calls, gives a module the complete shapes an
+    earlier step showed; ``saved_bytes``: node (or input) id -> the bytes of the
+    values it makes that the backward keeps; ``parameters``: the inputs that are
+    parameters or buffers (None: every input in a module). ``before`` is the drawing that was
+    folded (the boxes' members are its nodes). One pass over the edges."""
     out = folded.graph
-    for box, key in folded.groups.items():
-        if not is_module_key(key):
+    boxes = {box: key for box, key in folded.groups.items() if is_module_key(key)}
+    if not boxes:
+        return
+    ins: dict[int, list[str]] = {box: [] for box in boxes}
+    outs: dict[int, list[str]] = {box: [] for box in boxes}
+    for edge in before.edges:
+        source, target = folded.box_of.get(edge.source), folded.box_of.get(edge.target)
+        if source == target:
             continue
+        shape = value_types.get(edge.value_id, "")
+        if not shape:
+            continue
+        if source in outs and shape not in outs[source]:
+            outs[source].append(shape)
+        if target in ins and shape not in ins[target]:
+            ins[target].append(shape)
+    for box, key in boxes.items():
         path = key_path(key)
-        members = set(folded.members[box])
+        members = folded.members[box]
         ops = sum(1 for i in members if before.nodes[i].role is NodeRole.OP)
         params = sum(
-            _bytes(value_types.get(i, "")) for i in members if before.nodes[i].role is NodeRole.INPUT
+            _bytes(value_types.get(i, "")) for i in members
+            if before.nodes[i].role is NodeRole.INPUT and (parameters is None or i in parameters)
         )
-        ins: list[str] = []
-        outs: list[str] = []
-        for edge in before.edges:
-            inside_source, inside_target = edge.source in members, edge.target in members
-            if inside_source == inside_target:
-                continue
-            shape = value_types.get(edge.value_id, "")
-            bucket = outs if inside_source else ins
-            if shape and shape not in bucket:
-                bucket.append(shape)
+        saved = sum(saved_bytes.get(i, 0) for i in members) if saved_bytes else 0
+        shapes_in, shapes_out = ins[box], outs[box]
         if known_shapes is not None:
             # Late steps erase sizes (Float(*, *)): a module keeps the shapes an earlier step showed.
-            complete = not any("*" in shape for shape in ins + outs)
-            if complete and (ins or outs):
-                known_shapes[path] = (ins, outs)
+            complete = not any("*" in shape for shape in shapes_in + shapes_out)
+            if complete and (shapes_in or shapes_out):
+                known_shapes[path] = (shapes_in, shapes_out)
             elif path in known_shapes:
-                ins, outs = known_shapes[path]
+                shapes_in, shapes_out = known_shapes[path]
         kind = types.get(path, "")
         # The name alone on the first line: what a zoomed-out box keeps.
         lines = [abbreviate(box_name(path), _LINE)]
@@ -356,28 +434,34 @@ def label_module_boxes(
         lines.append(abbreviate(f"{kind} · {counts}" if kind else counts, _LINE))
         # Three lines, so a ResNet's dozen top-level modules fit a terminal: the
         # shapes going out (a chain's next box shows what came in); the inspector has both.
-        if outs:
-            lines.append(abbreviate("→ " + ", ".join(outs[:2]) + (" …" if len(outs) > 2 else ""), _LINE))
+        if shapes_out:
+            lines.append(abbreviate("→ " + ", ".join(shapes_out[:2]) + (" …" if len(shapes_out) > 2 else ""), _LINE))
+        if saved:
+            lines.append(f"saves {_size_text(saved)} for backward")
         node = out.nodes[box]
         tooltip = (
             f"module {path}" + (f" ({kind})" if kind else "")
-            + f": {ops} ops, {_size_text(params)} of parameters and buffers; "
-            + f"in {', '.join(ins) or 'nothing'}; out {', '.join(outs) or 'nothing'} (folded: enter or x expands it)"
+            + f": {ops} ops, {_size_text(params)} of parameters and buffers"
+            + (f", {_size_text(saved)} saved for backward" if saved else "")
+            + f"; in {', '.join(shapes_in) or 'nothing'}; out {', '.join(shapes_out) or 'nothing'}"
+            + " (folded: enter or x expands it)"
         )
         out.nodes[box] = DrawNode(box, "\n".join(lines), node.role, node.cluster, tooltip, path)
 
 
-def expanded(collapsed: frozenset[str], group: str, modules: Iterable[str]) -> frozenset[str]:
+def expanded(
+    collapsed: frozenset[str], group: str, modules: Iterable[str], containers: Iterable[str] = HALVES
+) -> frozenset[str]:
     """The folded groups once ``group`` (a folded box) is unfolded: a module's
-    submodules come out folded, in the same half of the joint view; a module
-    folded in both halves stays folded in the other one."""
+    submodules come out folded, in the same container (a half of the joint view,
+    a DifferentiableGraph); a module folded everywhere stays folded in the other ``containers``."""
     out = set(collapsed) - {group}
     if not is_module_key(group):
         return frozenset(out)
     path, half = key_path(group), key_half(group)
     if half is not None and module_key(path) in out:
         out.discard(module_key(path))
-        out.update(module_key(path, other) for other in HALVES if other != half)
+        out.update(module_key(path, other) for other in containers if other != half)
     out.update(module_key(child, half) for child in child_modules(modules, path))
     return frozenset(out)
 

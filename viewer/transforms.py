@@ -31,6 +31,8 @@ from .graph_analysis import Collapsed, Stubs, collapse, fan_out_stubs, focus_gra
 from .layout import union_graph
 from .model import DrawGraph, DrawNode, Mark, Marks, View
 from .module_tree import (
+    child_modules,
+    containers_of,
     frame_modules,
     in_halves,
     is_module_key,
@@ -39,8 +41,10 @@ from .module_tree import (
     largest_graph,
     merge_box_edges,
     module_key,
+    saved_bytes_by_node,
     top_modules,
     trace_module_types,
+    trace_parameter_ids,
     trace_value_types,
 )
 from .plumbing import Folded, fold_plumbing
@@ -169,6 +173,8 @@ class Transforms:
         self.value_types: dict[int, str] = {}  # value id -> short type, for module boxes (the model level)
         self._module_shapes: dict[str, tuple[list[str], list[str]]] = {}  # module -> its shapes in and out
         self.module_boxes: dict[str, DrawNode] = {}  # module -> its folded box at the first step (the summary)
+        self.saved_bytes: dict[int, int] = {}  # node or input id -> bytes of its values the backward keeps
+        self.parameters: frozenset[int] = frozenset()  # input ids that are parameters or buffers
         self._box_ids: dict[str, int] = {}
         self._lock = threading.Lock()  # the members and picture caches and box ids are used from worker threads
         self._members: OrderedDict[Hashable, list[DrawGraph]] = OrderedDict()
@@ -185,9 +191,14 @@ class Transforms:
         transforms.modules = modules
         if modules:
             transforms.value_types = trace_value_types(trace)
+            transforms.saved_bytes = saved_bytes_by_node(trace)
+            transforms.parameters = frozenset(trace_parameter_ids(trace))
         transforms.detail = detail if detail is not None else (Detail.MODEL if modules else Detail.IR)
         if modules and largest_graph(trace) > FOLD_ABOVE:
-            transforms.set_defaults(frozenset(module_key(path) for path in top_modules(modules)))
+            level = top_modules(modules)
+            while len(level) == 1 and child_modules(modules, level[0]):
+                level = child_modules(modules, level[0])  # one box says nothing: a TransformerEncoder's `layers`
+            transforms.set_defaults(frozenset(module_key(path) for path in level))
         if modules and len(trace):
             transforms.learn_module_shapes(trace)
         return transforms
@@ -208,7 +219,9 @@ class Transforms:
             if not level:
                 break
             folded = collapse(framed, [module_key(path) for path in level])
-            label_module_boxes(folded, framed, self.modules, self.value_types, self._module_shapes)
+            label_module_boxes(
+                folded, framed, self.modules, self.value_types, self._module_shapes, self.saved_bytes, self.parameters
+            )
             for box, key in folded.groups.items():
                 self.module_boxes[key_path(key)] = folded.graph.nodes[box]
             depth += 1
@@ -286,13 +299,19 @@ class Transforms:
         if state.detail is Detail.MODEL and self.modules:
             graph = frame_modules(graph, self.modules)
         if state.collapsed:
-            groups = in_halves(state.collapsed) if state.detail is Detail.MODEL else state.collapsed
+            groups = state.collapsed
+            if state.detail is Detail.MODEL:
+                groups = frozenset(in_halves(groups, containers_of(graph)))
+                self._name_boxes(groups)
             with self._lock:
                 ids = {key: self._box_ids[key] for key in groups if key in self._box_ids}
             framed = graph
             folded = collapse(graph, groups, ids)
             if state.detail is Detail.MODEL:
-                label_module_boxes(folded, framed, self.modules, self.value_types, self._module_shapes)
+                label_module_boxes(
+                    folded, framed, self.modules, self.value_types, self._module_shapes, self.saved_bytes,
+                    self.parameters,
+                )
                 merge_box_edges(folded.graph, {box for box, key in folded.groups.items() if is_module_key(key)})
             graph = folded.graph
         if state.focus is not None:

@@ -229,3 +229,49 @@ def test_a_compiled_logs_parameters_and_saved_inputs_sit_in_their_modules() -> N
     halves = {key.partition("@")[2] for key in folded.groups.values() if is_module_key(key)}
     assert halves == {"f", "df"}, "each half folds its own modules"
     assert len(joint.graph.nodes) < 120
+
+
+def test_a_module_box_says_what_its_ops_save_for_backward_as_gradview_saved_does() -> None:
+    from gradview.runtime.saved_values import saved_values
+    from tests.real_model_logs import torch_trace_log
+
+    trace = load_target(str(torch_trace_log("resnet18").parent)).trace
+    transforms = Transforms.for_trace(trace)
+    picture = transforms.picture(views.draw_step(trace, len(trace) - 1, View.FORWARD, 0), (View.FORWARD.value, 0))
+    folded = picture.collapsed
+    assert folded is not None
+    (graph,) = saved_values(trace)
+    checked = 0
+    for box, key in folded.groups.items():
+        top = key_path(key)
+        # `gradview saved` names each saved value's module (the op that made it, as the log says)
+        # and each saved parameter by its name (its module is the name less its last part).
+
+        def module_of(value) -> str:  # noqa: ANN001 - a SavedValue
+            if value.producer_node is not None:
+                return value.module or ""
+            return (value.user_name or "").rpartition(".")[0]
+
+        expected = sum(v.bytes for v in graph.saved if module_of(v) == top or module_of(v).startswith(top + "."))
+        tooltip = picture.graph.nodes[box].tooltip
+        if expected:
+            assert "saved for backward" in tooltip, (top, tooltip)
+            assert transforms.saved_bytes and sum(
+                transforms.saved_bytes.get(i, 0) for i in folded.members[box]
+            ) == expected, top
+            checked += 1
+        else:
+            assert "saved for backward" not in tooltip, (top, tooltip)
+    assert checked >= 8
+
+
+def test_a_model_whose_top_level_is_one_module_opens_a_level_down() -> None:
+    session = load_target(f"{ROOT / 'examples' / 'transformer_encoder.py'}:build")
+    transforms, drawing, picture = _picture(session)
+    folded = picture.collapsed
+    assert folded is not None
+    # nn.TransformerEncoder holds one ModuleList, `layers`: its twelve layers are the boxes, in its frame.
+    assert sorted(key_path(k) for k in folded.groups.values()) == sorted(f"layers.{i}" for i in range(12))
+    assert picture.graph.clusters[module_key("layers")].title == "layers · ModuleList"
+    labels = {picture.graph.nodes[box].label.split("\n", 1)[1] for box in folded.groups}
+    assert len(labels) == 1, "the twelve TransformerEncoderLayers read alike"
