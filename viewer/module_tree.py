@@ -18,6 +18,7 @@ Everything is linear in the drawing; nothing here imports Textual.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -52,6 +53,8 @@ __all__ = [
     "key_half",
     "in_halves",
     "containers_of",
+    "dissolve_spanning_groups",
+    "drop_unread_loose",
     "expanded",
 ]
 
@@ -254,11 +257,68 @@ def _common(a: str, b: str) -> str:
     return ".".join(left[:size])
 
 
+def drop_unread_loose(graph: DrawGraph) -> DrawGraph:
+    """``graph`` without the ops and constants outside every frame that nothing
+    in the picture reads: at the model level, sizes a DifferentiableGraph hands
+    its backward (read by no box here) and dead code are the IR's business
+    (the ops level shows them). ``graph`` is not changed."""
+    read = {edge.source for edge in graph.edges}
+    gone = {
+        node_id for node_id, node in graph.nodes.items()
+        if node.cluster is None and node.role in (NodeRole.OP, NodeRole.CONSTANT) and node_id not in read
+        and not node.module
+    }
+    if not gone:
+        return graph
+    out = dataclasses.replace(graph, nodes={i: n for i, n in graph.nodes.items() if i not in gone})
+    out.edges = [edge for edge in graph.edges if edge.target not in gone]
+    out.ghosts = graph.ghosts - gone
+    return out
+
+
+def dissolve_spanning_groups(graph: DrawGraph) -> tuple[DrawGraph, list[str]]:
+    """``graph`` without the frames of DifferentiableGraphs whose ops come from
+    more than one module (PyTorch groups ops across module boundaries: the end of
+    ``layers.10`` and the start of ``layers.11`` in one graph); their nodes and
+    inner frames move to the frame around them, so the modules frame them. Also
+    the titles of the frames dissolved (the view bar says they show at the ops level)."""
+    clusters = graph.clusters
+    modules_in: dict[str, set[str]] = {}
+    for node in graph.nodes.values():
+        key = node.cluster
+        while key is not None and key in clusters:
+            if clusters[key].title.startswith("DifferentiableGraph") and node.module:
+                modules_in.setdefault(key, set()).add(node.module)
+            key = clusters[key].parent
+    spanning = {key for key, found in modules_in.items() if len(found) > 1}
+    if not spanning:
+        return graph, []
+
+    def kept(key: str | None) -> str | None:
+        while key is not None and key in spanning:
+            key = clusters[key].parent
+        return key
+
+    out = DrawGraph(compact_ranks=graph.compact_ranks)
+    out.sources = graph.sources
+    out.ghosts = set(graph.ghosts)
+    out.edges = list(graph.edges)
+    for node_id, node in graph.nodes.items():
+        moved = kept(node.cluster)
+        out.nodes[node_id] = node if moved == node.cluster else dataclasses.replace(node, cluster=moved)
+    for key, cluster in clusters.items():
+        if key not in spanning:
+            parent = kept(cluster.parent)
+            out.clusters[key] = cluster if parent == cluster.parent else Cluster(key, cluster.title, parent)
+    return out, [clusters[key].title for key in clusters if key in spanning]
+
+
 def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
     """``graph`` with a frame per module (``mod:<path>``, nested as the modules),
     holding the nodes drawn outside other frames and the outermost frames of
     DifferentiableGraphs and blocks (each in the common module of its nodes).
     In the joint view each half (f, df) gets frames of its own inside its own.
+    (A DifferentiableGraph across modules is dissolved first: :func:`dissolve_spanning_groups`.)
     Nodes without a module stay outside every module frame. ``graph`` is not changed."""
     clusters = graph.clusters
 
@@ -284,21 +344,10 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
             continue  # a block's return box belongs to its block, not to a module
         frame = top(node.cluster)
         frame_module[frame] = _common(frame_module[frame], node.module) if frame in frame_module else node.module
-    # An outermost frame (below a half or at the top) whose nodes span several
-    # top-level modules holds module frames of its own, as a half does.
-    with_modules = {node.cluster for node in graph.nodes.values() if node.module and node.cluster is not None}
-    spanning = {
-        frame for frame, module in frame_module.items()
-        if not module and clusters[frame].title.startswith("DifferentiableGraph") and frame in with_modules
-    }
 
     def holder(key: str | None) -> str | None:
         """The container a node directly in frame ``key`` is framed in (None: not one)."""
-        if key is None:
-            return None
-        if half_of(key) is not None:
-            return key
-        return key if key in spanning else None
+        return half_of(key)
 
     used: set[tuple[str, str | None]] = set()  # (module, half)
     out = DrawGraph()
@@ -308,13 +357,14 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
     for node_id, node in graph.nodes.items():
         half = holder(node.cluster)
         loose = node.cluster is None or half is not None
+        # An op the IR names no module for stays outside them: the model's own
+        # (ResNet's flatten) and one a pass or AOTAutograd added look the same.
+        module = node.module
         # Constants are shared plumbing (ConstantPooling keeps one per value, in
         # whichever module came first): in a module they would wire it to every reader.
-        if loose and node.module and node.role in (NodeRole.OP, NodeRole.INPUT):
-            out.nodes[node_id] = DrawNode(
-                node.id, node.label, node.role, module_key(node.module, half), node.tooltip, node.module
-            )
-            used.add((node.module, half))
+        if loose and module and node.role in (NodeRole.OP, NodeRole.INPUT):
+            out.nodes[node_id] = DrawNode(node.id, node.label, node.role, module_key(module, half), node.tooltip, module)
+            used.add((module, half))
         else:
             out.nodes[node_id] = node
     out.edges = list(graph.edges)
@@ -333,10 +383,8 @@ def frame_modules(graph: DrawGraph, types: Mapping[str, str]) -> DrawGraph:
         title = f"{path} · {kind}" if kind else path
         outer = module_key(parent, half) if parent else half
         out.clusters[module_key(path, half)] = Cluster(module_key(path, half), title, outer)
-    for frame in spanning:  # its parent as before (the top, or a half)
-        out.clusters.setdefault(frame, clusters[frame])
     # Frames in the order a parent comes before its children (the layout writes them so).
-    ordered = {k: c for k, c in out.clusters.items() if half_of(k) is not None or k in spanning}
+    ordered = {k: c for k, c in out.clusters.items() if half_of(k) is not None}
     ordered.update((k, c) for k, c in out.clusters.items() if is_module_key(k))
     ordered.update((k, c) for k, c in out.clusters.items() if k not in ordered)
     out.clusters = ordered

@@ -33,6 +33,8 @@ from .model import DrawGraph, DrawNode, Mark, Marks, View
 from .module_tree import (
     child_modules,
     containers_of,
+    dissolve_spanning_groups,
+    drop_unread_loose,
     frame_modules,
     in_halves,
     is_module_key,
@@ -110,6 +112,8 @@ class Picture:
     stub_labels: dict[int, str] = field(default_factory=dict)  # node id -> text on its box's bottom border
     focus_missing: bool = False  # the focus centre is not in this step
     plumbing: Folded | None = None  # the plumbing folded into its readers (ops and model levels)
+    # DifferentiableGraphs across modules, not framed at the model level (their titles)
+    dissolved: list[str] = field(default_factory=list)
 
     def carry_marks(self, marks: Marks) -> Marks:
         """``marks`` with the lighting of nodes this picture folds away (the
@@ -296,8 +300,10 @@ class Transforms:
         if state.detail is not Detail.IR and drawing.sources:
             plumbing = fold_plumbing(graph, drawing.sources)  # type: ignore[arg-type]
             graph = plumbing.graph
+        dissolved: list[str] = []
         if state.detail is Detail.MODEL and self.modules:
-            graph = frame_modules(graph, self.modules)
+            graph, dissolved = dissolve_spanning_groups(graph)
+            graph = drop_unread_loose(frame_modules(graph, self.modules))
         if state.collapsed:
             groups = state.collapsed
             if state.detail is Detail.MODEL:
@@ -324,7 +330,7 @@ class Transforms:
             if found.labels:
                 stubs, graph = found, found.graph
         labels = stub_labels(stubs) if stubs is not None else {}
-        return Picture(graph, None, folded, stubs, labels, missing, plumbing)
+        return Picture(graph, None, folded, stubs, labels, missing, plumbing, dissolved)
 
     # -- layouts ---------------------------------------------------------------------------------
     def layout_graph(
@@ -366,6 +372,9 @@ def describe(picture: Picture, state: ViewTransform, drawing: DrawGraph) -> str:
             parts.append(f"{modules} module{'s' if modules != 1 else ''} folded (enter/x expands)")
         if others:
             parts.append(f"{others} group{'s' if others != 1 else ''} collapsed (x X)")
+    if picture.dissolved:
+        count = len(picture.dissolved)
+        parts.append(f"{count} DifferentiableGraph{'s' if count != 1 else ''} across modules framed at the ops level")
     if picture.stubs is not None:
         count = len(picture.stubs.labels)
         parts.append(f"stubs: {count} value{'s' if count != 1 else ''} (o)")

@@ -18,6 +18,8 @@ from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRo
 from gradview.viewer.module_tree import (
     box_name,
     child_modules,
+    dissolve_spanning_groups,
+    drop_unread_loose,
     expanded,
     frame_modules,
     in_halves,
@@ -275,3 +277,33 @@ def test_a_model_whose_top_level_is_one_module_opens_a_level_down() -> None:
     assert picture.graph.clusters[module_key("layers")].title == "layers · ModuleList"
     labels = {picture.graph.nodes[box].label.split("\n", 1)[1] for box in folded.groups}
     assert len(labels) == 1, "the twelve TransformerEncoderLayers read alike"
+
+
+def test_a_differentiable_graph_across_modules_is_not_framed_at_the_model_level() -> None:
+    graph = DrawGraph()
+    graph.clusters = {"dg7": Cluster("dg7", "DifferentiableGraph_0"), "dg9": Cluster("dg9", "DifferentiableGraph_1")}
+    graph.nodes = {
+        1: DrawNode(1, "linear", NodeRole.OP, "dg7", "", "layers.0.linear2"),
+        2: DrawNode(2, "add", NodeRole.OP, "dg7", "", "layers.1"),
+        3: DrawNode(3, "relu", NodeRole.OP, "dg9", "", "layers.1.act"),
+        4: DrawNode(4, "size", NodeRole.OP, None, "", ""),  # a size nothing here reads
+    }
+    graph.edges = [DrawEdge(1, 2, 10), DrawEdge(2, 3, 11)]
+    dissolved, titles = dissolve_spanning_groups(graph)
+    assert titles == ["DifferentiableGraph_0"] and "dg7" not in dissolved.clusters and "dg9" in dissolved.clusters
+    assert dissolved.nodes[1].cluster is None and dissolved.nodes[3].cluster == "dg9"
+    framed = drop_unread_loose(frame_modules(dissolved, {}))
+    assert framed.nodes[1].cluster == module_key("layers.0.linear2")
+    assert framed.clusters["dg9"].parent == module_key("layers.1.act"), "a group inside one module stays framed"
+    assert 4 not in framed.nodes, "an unread size outside every module is the ops level's business"
+
+
+def test_the_encoders_layers_stay_boxes_after_pytorch_groups_ops_across_them() -> None:
+    session = load_target(f"{ROOT / 'examples' / 'transformer_encoder.py'}:build")
+    trace = session.trace
+    index = next(s.index for s in trace if s.pass_name == "CreateAutodiffSubgraphs")
+    transforms, _, picture = _picture(session, index)
+    folded = picture.collapsed
+    assert folded is not None
+    assert sorted(key_path(k) for k in folded.groups.values()) == sorted(f"layers.{i}" for i in range(12))
+    assert len(picture.graph.nodes) <= 20, [n.label.splitlines()[0] for n in picture.graph.nodes.values()]
