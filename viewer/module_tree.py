@@ -257,16 +257,24 @@ def _common(a: str, b: str) -> str:
     return ".".join(left[:size])
 
 
+def _writes_in_place(node: DrawNode) -> bool:
+    """An op that writes into its input (``copy_``, ``add_``: a buffer's update) has
+    an effect though nothing reads its result."""
+    words = node.label.split(maxsplit=1)
+    return bool(words) and words[0].rstrip(":").endswith("_") and not words[0].endswith("__")
+
+
 def drop_unread_loose(graph: DrawGraph) -> DrawGraph:
     """``graph`` without the ops and constants outside every frame that nothing
-    in the picture reads: at the model level, sizes a DifferentiableGraph hands
-    its backward (read by no box here) and dead code are the IR's business
-    (the ops level shows them). ``graph`` is not changed."""
+    in the picture reads and that write nothing in place: at the model level,
+    sizes a DifferentiableGraph hands its backward (read by no box here), a
+    ``detach`` AOTAutograd adds and dead code are the IR's business (the ops
+    level shows them). ``graph`` is not changed."""
     read = {edge.source for edge in graph.edges}
     gone = {
         node_id for node_id, node in graph.nodes.items()
         if node.cluster is None and node.role in (NodeRole.OP, NodeRole.CONSTANT) and node_id not in read
-        and not node.module
+        and not node.module and not _writes_in_place(node)
     }
     if not gone:
         return graph

@@ -108,6 +108,16 @@ def _clip(text: str, limit: int = MAX_LINE) -> str:
     return abbreviate(text, limit)
 
 
+def _clip_name(name: str, limit: int = MAX_LINE) -> str:
+    """A dotted name that fits ``limit`` columns, cut at its start where it must
+    (``…downsample.1.num_batches_tracked``): its end says which parameter it is."""
+    if len(name) <= limit:
+        return name
+    tail = name[len(name) - (limit - 1):]
+    dot = tail.find(".")
+    return "…" + (tail[dot + 1 :] if 0 <= dot < len(tail) - 8 else tail)
+
+
 def _split_top_level(text: str) -> list[str]:
     parts, depth, start = [], 0, 0
     for position, ch in enumerate(text):
@@ -138,12 +148,17 @@ def _attrs(node: NodeRecord) -> str:
     return "[" + ", ".join(f"{name}={text}" for name, text in node.attrs) + "]" if node.attrs else ""
 
 
-def node_label(node: NodeRecord) -> str:
-    """The text in a node's box: the op (with attributes when they fit), then its outputs."""
+def node_label(node: NodeRecord, user_names: dict[int, str] | None = None) -> str:
+    """The text in a node's box: the op (with attributes when they fit), then its
+    outputs, each with the name users know it by where the trace gives one
+    (``user_names``: value id -> ``layer4.1.conv2.weight.grad``)."""
     head = node.kind + _attrs(node)
     lines = [_clip(head)]
     for value in node.outputs[:MAX_OUTPUT_LINES]:
         lines.append(_clip(f"%{value.name} : {short_type(value.type)}"))
+        user = user_names.get(value.id) if user_names else None
+        if user and user != value.name:
+            lines.append("= " + _clip_name(user, MAX_LINE - 2))
     if len(node.outputs) > MAX_OUTPUT_LINES:
         lines.append(f"… {len(node.outputs) - MAX_OUTPUT_LINES} more outputs")
     return "\n".join(lines)
@@ -179,8 +194,14 @@ class _Memo:
     millions of boxes. Keyed by ``id``, the record kept beside its entry so
     the id cannot be reused while the entry lives."""
 
-    def __init__(self, modules: frozenset[str] = frozenset(), owners: dict[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        modules: frozenset[str] = frozenset(),
+        owners: dict[int, str] | None = None,
+        user_names: dict[int, str] | None = None,
+    ) -> None:
         self.lock = threading.Lock()
+        self.user_names = user_names or {}  # value id -> the name users act on, where the trace gives one
         self.modules = modules  # the trace's module paths: a parameter input's owner is one of them
         self.owners = owners or {}  # graph input value id -> the module owning that parameter, where the trace says
         self.nodes: dict[int, tuple[NodeRecord, NodeRole, str, str, str]] = {}
@@ -205,7 +226,7 @@ class _Memo:
         if found is not None and found[0] is node:
             return found[1:]
         role = NodeRole.CONSTANT if node.kind == "prim::Constant" else NodeRole.OP
-        label = _constant_label(node) if role is NodeRole.CONSTANT else node_label(node)
+        label = _constant_label(node) if role is NodeRole.CONSTANT else node_label(node, self.user_names)
         head, tail = _text_parts(node)
         with self.lock:
             self.nodes[id(node)] = (node, role, label, head, tail)
@@ -220,8 +241,7 @@ class _Memo:
         if found is not None and found[0] is record:
             return found[1]
         if isinstance(record, ValueRecord):
-            label = _clip(f"%{record.name} : {short_type(record.type)}")
-            box = DrawNode(record.id, label, NodeRole.INPUT, cluster, "", self.input_module(record))
+            box = DrawNode(record.id, self.input_label(record), NodeRole.INPUT, cluster, "", self.input_module(record))
         else:
             role, label, _, _ = self.node(record)
             box = DrawNode(record.id, label, role, cluster, "", module_path(record.scope))
@@ -229,6 +249,13 @@ class _Memo:
             self.boxes[key] = (record, box)
         return box
 
+
+    def input_label(self, param: ValueRecord) -> str:
+        """A graph input's box: the name users know it by first where the trace
+        gives one (a compiled graph's ``layer4.1.conv2.weight``), then ``%name : type``."""
+        own = _clip(f"%{param.name} : {short_type(param.type)}")
+        user = self.user_names.get(param.id)
+        return f"{_clip_name(user)}\n{own}" if user and user != param.name else own
 
     def input_module(self, param: ValueRecord) -> str:
         """The module owning a graph input: the one the trace says (a compiled graph's
@@ -279,10 +306,31 @@ def _memo(trace: PassTrace) -> _Memo:
         found = _MEMOS.get(id(trace))
         if found is not None and found[0]() is trace:
             return found[1]
-        memo = _Memo(frozenset(trace_module_paths(trace)), _parameter_owners(trace))
+        memo = _Memo(frozenset(trace_module_paths(trace)), _parameter_owners(trace), _user_names(trace))
         key = id(trace)
         _MEMOS[key] = (weakref.ref(trace, lambda _ref: _MEMOS.pop(key, None)), memo)
         return memo
+
+
+def _user_names(trace: PassTrace) -> dict[int, str]:
+    """Value id -> the name users act on, where a step's annotations give one: a
+    compiled graph's parameters, buffers and arguments by the names Dynamo read
+    them under, and their gradients (``layer4.1.conv2.weight.grad``)."""
+    names: dict[int, str] = {}
+    for step in trace.steps:
+        logged = step.annotations.get(Note.VALUE_NAMES)
+        if not isinstance(logged, dict) or not logged:
+            continue
+        for param in step.graph.params:
+            found = logged.get(param.name)
+            if isinstance(found, str):
+                names.setdefault(param.id, found)
+        for node in walk_records(step.graph):
+            for value in node.outputs:
+                found = logged.get(value.name)
+                if isinstance(found, str):
+                    names.setdefault(value.id, found)
+    return names
 
 
 def _parameter_owners(trace: PassTrace) -> dict[int, str]:
@@ -341,9 +389,8 @@ class _Drawer:
             if self.union is not None:
                 self.union.add_node(self.memo.box(param, cluster))
             else:
-                label = _clip(f"%{param.name} : {short_type(param.type)}")
                 self.out.add_node(DrawNode(
-                    param.id, label, NodeRole.INPUT, cluster, f"%{param.name} : {param.type}",
+                    param.id, self.memo.input_label(param), NodeRole.INPUT, cluster, f"%{param.name} : {param.type}",
                     self.memo.input_module(param),
                 ))
             self.source[param.id] = param.id

@@ -307,3 +307,26 @@ def test_the_encoders_layers_stay_boxes_after_pytorch_groups_ops_across_them() -
     assert folded is not None
     assert sorted(key_path(k) for k in folded.groups.values()) == sorted(f"layers.{i}" for i in range(12))
     assert len(picture.graph.nodes) <= 20, [n.label.splitlines()[0] for n in picture.graph.nodes.values()]
+
+
+def test_a_compiled_graphs_boxes_carry_the_names_users_act_on() -> None:
+    from gradview.runtime.value_names import name_table
+    from tests.real_model_logs import torch_trace_log
+
+    trace = load_target(str(torch_trace_log("resnet18").parent)).trace
+    for index, step in enumerate(trace):
+        table = name_table(trace, index)
+        drawing = views.draw_step(trace, index, View.WHOLE)
+        named = 0
+        for param in step.graph.params:
+            user = table.of(param.id).user_name
+            label = drawing.nodes[param.id].label.splitlines()
+            if user and user != param.name:
+                # Whole, or cut at its start with "…" where it is long (a box line is 36 columns).
+                assert label[0] == user or (label[0].startswith("…") and user.endswith(label[0][1:])), label
+                assert label[1].startswith(f"%{param.name} : "), label
+                named += 1
+        assert named >= 60 or step.which.role.value != "forward", (step.pass_name, named)
+        grads = [n.label for n in drawing.nodes.values() if ".weight.grad" in n.label]
+        if step.which.role.value == "backward":
+            assert any("= conv1.weight.grad" in label for label in grads), "a gradient names its parameter"
