@@ -9,6 +9,8 @@ import pytest
 from gradview.cli.main import main
 from gradview.runtime.targets import TargetError, load_target
 
+from .no_kernel_graph import write_no_kernel_graph
+
 
 def _file(tmp_path: Path, text: str) -> str:
     path = tmp_path / "mlp.py"
@@ -54,23 +56,10 @@ def test_every_command_gives_that_line_instead_of_no_jit_log_lines(
     assert len(err.strip().splitlines()) == 1
 
 
-NO_KERNEL = """graph(%x : Float(4, 4), %w : Float(4, 4)):
-  %a : Tensor = aten::mm(%x, %w)
-  %f : bool = prim::Constant[value=0]()
-  %b : Tensor = aten::cholesky(%a, %f)
-  %c : Tensor = aten::tanh(%b)
-  return (%c)
-"""
-
-
-def _no_kernel(tmp_path: Path) -> str:
-    path = tmp_path / "cholesky.ir"
-    path.write_text(NO_KERNEL)
-    return str(path)
 
 
 def test_a_graph_with_an_op_without_a_kernel_opens_with_the_executors_steps(tmp_path: Path) -> None:
-    session = load_target(_no_kernel(tmp_path))
+    session = load_target(write_no_kernel_graph(tmp_path))
     assert session.run_error is not None and not session.can_run
     assert session.run_error.startswith("running the graph on the example inputs failed: unknown operator aten::cholesky")
     assert "aten::cholesky(%" in session.run_error  # the node, as printed
@@ -89,7 +78,7 @@ def test_an_executor_that_records_no_pass_falls_back_to_the_generic_pipelines(
         raise GraphRuntimeError("no plan for these inputs")
 
     monkeypatch.setattr(targets.GraphExecutor, "run", refuse)
-    session = load_target(_no_kernel(tmp_path))
+    session = load_target(write_no_kernel_graph(tmp_path))
     assert session.run_error == "running the graph on the example inputs failed: no plan for these inputs"
     assert "specializeTypes" not in [step.pass_name for step in session.trace]
     assert len(session.trace) > 1  # Input, then the pipelines' passes
@@ -99,7 +88,7 @@ def test_an_executor_that_records_no_pass_falls_back_to_the_generic_pipelines(
 def test_trace_and_export_open_it_and_saved_refuses_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    target = _no_kernel(tmp_path)
+    target = write_no_kernel_graph(tmp_path)
     assert main(["trace", target, "--changes"]) == 0
     captured = capsys.readouterr()
     assert "CreateAutodiffSubgraphs" in captured.out

@@ -13,21 +13,12 @@ from gradview.viewer.app import GradviewApp
 from gradview.viewer.canvas import GraphCanvas
 from gradview.viewer.session import load_target
 
+from ..runtime.no_kernel_graph import write_no_kernel_graph
 from .driving import drive
-
-NO_KERNEL = """graph(%x : Float(4, 4), %w : Float(4, 4)):
-  %a : Tensor = aten::mm(%x, %w)
-  %f : bool = prim::Constant[value=0]()
-  %b : Tensor = aten::cholesky(%a, %f)
-  %c : Tensor = aten::tanh(%b)
-  return (%c)
-"""
 
 
 def test_the_steps_draw_and_the_actions_that_need_values_name_the_node(tmp_path: Path) -> None:
-    path = tmp_path / "cholesky.ir"
-    path.write_text(NO_KERNEL)
-    session = load_target(str(path))
+    session = load_target(write_no_kernel_graph(tmp_path))
     assert session.run_error is not None
     seen: dict[str, object] = {}
 
