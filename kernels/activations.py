@@ -16,8 +16,9 @@ kinks are PyTorch's conventions rather than mathematics:
   ``hardtanh(x, 0, 6)``;
 * ``hardswish(x) = x * min(max(x + 3, 0), 6) / 6``; its backward is 0 for
   ``x <= -3``, ``g * (x / 3 + 1/2)`` for ``-3 < x < 3`` and ``g`` from 3 on;
-* ``hardsigmoid(x) = min(max(x + 3, 0), 6) / 6``; gradient ``g / 6`` strictly
-  inside ``(-3, 3)``;
+* ``hardsigmoid(x) = min(max(x + 3, 0), 6) / 6``; gradient ``g * c`` strictly
+  inside ``(-3, 3)``, where ``c`` is PyTorch's ``1.0f / 6.0f``: 1/6 rounded
+  to float32, even for float64 tensors;
 * ``hardshrink(x, l)`` is 0 on ``[-l, l]`` and ``x`` elsewhere; the
   gradient is 0 on the closed interval;
 * ``softplus(x, beta, threshold)`` is ``x`` where ``x * beta > threshold``
@@ -105,12 +106,19 @@ def hardshrink(xp: Any, self: Any, lambd: Any = 0.5) -> Any:
     return xp.where(inside, xp.zeros((), x.dtype), x).astype(self.dtype, copy=False)
 
 
+# ATen's hardsigmoid_backward (aten/src/ATen/native/cpu/Activation.cpp) multiplies by
+# ``scalar_t(1.0f / 6.0f)``: 1/6 rounded to float32 first, even for float64 tensors.
+_ONE_SIXTH_FLOAT32 = float(numpy.float32(1.0) / numpy.float32(6.0))
+
+
 def hardswish(xp: Any, self: Any) -> Any:
+    """``x * min(max(x + 3, 0), 6) / 6``, ATen's formula with an exact 6 (``scalar_t(6.0f)``)."""
     x = _floating("hardswish", self)
     return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(self.dtype, copy=False)
 
 
 def hardsigmoid(xp: Any, self: Any) -> Any:
+    """``min(max(x + 3, 0), 6) / 6``: ATen divides by an exact 6 here (``scalar_t(6.0f)``)."""
     x = _floating("hardsigmoid", self)
     return (xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(self.dtype, copy=False)
 
@@ -166,6 +174,7 @@ def hardshrink_backward(xp: Any, grad_out: Any, self: Any, lambd: Any) -> Any:
 
 
 def hardswish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
+    """ATen's ``g * (x / 3 + 0.5)`` on ``(-3, 3)``: 3 and 0.5 are exact in float32, so no rounding."""
     dtype, g, x = _floating_pair("hardswish_backward", xp, grad_output, self)
     middle = g * (x / 3 + 0.5)
     result = xp.where(x <= -3, _zero(xp, g), xp.where(x < 3, middle, g))
@@ -173,9 +182,18 @@ def hardswish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
 
 
 def hardsigmoid_backward(xp: Any, grad_output: Any, self: Any) -> Any:
+    """``g * c`` strictly inside ``(-3, 3)``, 0 elsewhere, with PyTorch's constant.
+
+    ATen's CPU kernel uses ``c = scalar_t(1.0f / 6.0f)``, 1/6 rounded to float32
+    (0.1666666716337204), for every dtype, float64 included, so a float64
+    gradient differs from ``g / 6`` by about 3e-8 relative; through
+    mobilenet_v3's many hardsigmoid/hardswish layers that grows to about 5e-4.
+    Forward ``hardsigmoid`` divides by an exact 6 (``scalar_t(6.0f)``), as does
+    ``hardswish``; ``hardswish_backward``'s ``x / 3 + 0.5`` is exact too.
+    """
     dtype, g, x = _floating_pair("hardsigmoid_backward", xp, grad_output, self)
     inside = xp.logical_and(x > -3, x < 3)
-    return xp.where(inside, g * (1.0 / 6), _zero(xp, g)).astype(dtype, copy=False)
+    return xp.where(inside, g * _ONE_SIXTH_FLOAT32, _zero(xp, g)).astype(dtype, copy=False)
 
 
 def silu_backward(xp: Any, grad_output: Any, self: Any) -> Any:

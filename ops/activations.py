@@ -20,7 +20,7 @@ hardtanh(lo,hi) ``g`` strictly inside ``(lo, hi)``           0 at ``lo`` and ``h
 relu6           hardtanh(0, 6)'s                             0 at 0 and 6
 hardshrink(l)   ``g`` outside ``[-l, l]``                    0 at ``+-l``
 hardswish       ``g (x/3 + 1/2)`` on ``(-3, 3)``, ``g`` above 0 at -3, ``g`` at 3
-hardsigmoid     ``g / 6`` on ``(-3, 3)``                     0 at +-3
+hardsigmoid     ``g * float32(1/6)`` on ``(-3, 3)``          0 at +-3
 silu            ``g s (1 + x (1 - s))``, ``s = sigmoid(x)``  smooth
 softplus(b,t)   ``g`` where ``b x > t``, else ``g sigmoid(b x)`` ``g sigmoid(t)`` at ``b x = t``
 elu(a,s,i)      ``g s`` above 0, ``g i a s exp(i x)`` below  the lower branch at 0

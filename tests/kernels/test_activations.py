@@ -185,6 +185,22 @@ def test_hardswish_backward_at_plus_and_minus_three() -> None:
     assert ours.tolist() == pytest.approx([0.0, 1.0, -1 / 3, 1 + 1 / 3], rel=1e-15)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("op", ["hardsigmoid", "hardswish", "hardsigmoid_backward", "hardswish_backward"])
+def test_hard_activations_equal_torch_bit_for_bit(op: str, dtype: Any) -> None:
+    # hardsigmoid_backward multiplies by float32's 1/6 even in float64; an exact 1/6 is off by
+    # ~3e-8 relative (5e-4 in mobilenet_v3's gradients), which the 1e-6 of check_op lets through.
+    torch = pytest.importorskip("torch")
+    rng = seeded_rng(f"bitwise {op} {dtype.__name__}")
+    edges = [-3.0, 3.0, -2.999, 2.999, 0.0, -1.5, 1.5, 1.0, -4.0, 4.0]
+    x = np.concatenate([edges, rng.uniform(-4.0, 4.0, 200)]).astype(dtype)
+    args = [x] if op in ("hardsigmoid", "hardswish") else [rng.standard_normal(x.shape).astype(dtype), x]
+    (ours,) = check_op(f"aten::{op}", args)
+    expected = getattr(torch.ops.aten, op)(*(torch.from_numpy(a) for a in args)).numpy()
+    assert ours.dtype == expected.dtype
+    np.testing.assert_array_equal(ours, expected)
+
+
 def test_softplus_is_linear_above_its_threshold() -> None:
     x = np.array([10.0, 10.5])
     (ours,) = check_op("aten::softplus", [x, 2, 20])
