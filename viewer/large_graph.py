@@ -24,7 +24,7 @@ from .detail import Detail, next_detail
 from .graph_analysis import GROUP_PREFIXES, collapsible_groups
 from .layout_service import union_members
 from .model import DrawGraph
-from .module_tree import containers_of, expanded, is_module_key, key_half, key_path, module_key
+from .module_tree import expanded, is_module_key, key_path, module_key
 from .transforms import MAX_HOPS, Picture, Transforms, ViewTransform, describe, transform_key
 
 if TYPE_CHECKING:
@@ -208,11 +208,7 @@ class LargeGraphTools:
         members = picture.collapsed.members[self.selected]
         first = next((i for i in members if i in drawing.nodes), None)
         focus = first if state.focus == self.selected else state.focus  # a focus on the box: on its first node
-        # The frames holding module frames of their own: the joint view's halves, a DifferentiableGraph.
-        holders = containers_of(picture.graph) | {h for k in picture.collapsed.groups.values() if (h := key_half(k))}
-        new = replace(
-            state, collapsed=expanded(state.collapsed, group, self.transforms.modules, holders), focus=focus
-        )
+        new = replace(state, collapsed=expanded(state.collapsed, group, self.transforms.modules), focus=focus)
         self.transforms.set_state(base, new)
         self._change(base, new, first)
         title = key_path(group) if is_module_key(group) else drawing.clusters[group].title if group in drawing.clusters else ""

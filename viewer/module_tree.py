@@ -52,7 +52,6 @@ __all__ = [
     "HALVES",
     "key_half",
     "in_halves",
-    "containers_of",
     "dissolve_spanning_groups",
     "drop_unread_loose",
     "expanded",
@@ -63,16 +62,14 @@ MODULE_KEY_PREFIX = "mod:"
 _LINE = 36  # characters per box line, as the op boxes
 
 
-# Some frames hold nodes of many modules: the joint view's halves (f and df,
-# side by side), and a DifferentiableGraph PyTorch grew across layers. Such a
-# frame (a *container*) gets module frames of its own inside it, keyed with the
-# container (``mod:layer1@df``), so the model's structure shows there too.
+# The joint view draws f and df side by side, each in a frame of its own: a
+# module has one frame in each half, keyed with the half (``mod:layer1@df``).
+# (A DifferentiableGraph across modules is dissolved instead: dissolve_spanning_groups.)
 HALVES = ("f", "df")
 
 
 def module_key(path: str, half: str | None = None) -> str:
-    """The cluster key of module ``path`` (inside container ``half``: "f", "df", a
-    DifferentiableGraph's frame)."""
+    """The cluster key of module ``path`` (in the joint view's ``half``, "f" or "df")."""
     return MODULE_KEY_PREFIX + path + (f"@{half}" if half else "")
 
 
@@ -90,19 +87,13 @@ def key_half(key: str) -> str | None:
     return key.partition("@")[2] or None
 
 
-def in_halves(keys: Iterable[str], containers: Iterable[str] = HALVES) -> set[str]:
-    """``keys`` with each plain module key also in each of the ``containers``
-    (folding ``layer1`` folds it in f and in df, and in a DifferentiableGraph)."""
+def in_halves(keys: Iterable[str]) -> set[str]:
+    """``keys`` with each plain module key also in each half of the joint view
+    (folding ``layer1`` folds it in f and in df)."""
     keys = set(keys)
-    holders = list(containers)
     out = set(keys)
-    out.update(module_key(key_path(key), holder) for key in keys if is_module_key(key) and not key_half(key) for holder in holders)
+    out.update(module_key(key_path(key), half) for key in keys if is_module_key(key) and not key_half(key) for half in HALVES)
     return out
-
-
-def containers_of(graph: DrawGraph) -> set[str]:
-    """The containers a framed drawing has module frames in."""
-    return {half for key in graph.clusters if is_module_key(key) and (half := key_half(key)) is not None}
 
 
 # -- the trace's modules ----------------------------------------------------------------------
@@ -505,19 +496,17 @@ def label_module_boxes(
         out.nodes[box] = DrawNode(box, "\n".join(lines), node.role, node.cluster, tooltip, path)
 
 
-def expanded(
-    collapsed: frozenset[str], group: str, modules: Iterable[str], containers: Iterable[str] = HALVES
-) -> frozenset[str]:
+def expanded(collapsed: frozenset[str], group: str, modules: Iterable[str]) -> frozenset[str]:
     """The folded groups once ``group`` (a folded box) is unfolded: a module's
-    submodules come out folded, in the same container (a half of the joint view,
-    a DifferentiableGraph); a module folded everywhere stays folded in the other ``containers``."""
+    submodules come out folded, in the same half of the joint view; a module
+    folded in both halves stays folded in the other one."""
     out = set(collapsed) - {group}
     if not is_module_key(group):
         return frozenset(out)
     path, half = key_path(group), key_half(group)
     if half is not None and module_key(path) in out:
         out.discard(module_key(path))
-        out.update(module_key(path, other) for other in containers if other != half)
+        out.update(module_key(path, other) for other in HALVES if other != half)
     out.update(module_key(child, half) for child in child_modules(modules, path))
     return frozenset(out)
 

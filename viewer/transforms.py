@@ -32,7 +32,6 @@ from .layout import union_graph
 from .model import DrawGraph, DrawNode, Mark, Marks, View
 from .module_tree import (
     child_modules,
-    containers_of,
     dissolve_spanning_groups,
     drop_unread_loose,
     frame_modules,
@@ -307,8 +306,7 @@ class Transforms:
         if state.collapsed:
             groups = state.collapsed
             if state.detail is Detail.MODEL:
-                groups = frozenset(in_halves(groups, containers_of(graph)))
-                self._name_boxes(groups)
+                groups = frozenset(in_halves(groups))  # their boxes named when the state was set
             with self._lock:
                 ids = {key: self._box_ids[key] for key in groups if key in self._box_ids}
             framed = graph
