@@ -16,6 +16,7 @@ from .registry import (
     FORMULAS,
     KERNELS,
     NO_GRADIENT,
+    REFUSED,
     SHAPE_RULES,
     Emitter,
     Formula,
@@ -27,6 +28,8 @@ from .registry import (
     kernel_for,
     no_gradient,
     no_gradient_reason,
+    refusal_for,
+    refuse,
     schema,
     shape_rule,
     shape_rule_for,
@@ -66,5 +69,5 @@ from . import inplace  # noqa: F401 - last: derives from the formulas above
 __all__ = [
     "FAST_PATHS", "FORMULAS", "KERNELS", "NO_GRADIENT", "SHAPE_RULES", "Emitter", "Formula",
     "fast_path", "fast_path_for", "formula", "formula_for", "kernel", "kernel_for", "no_gradient",
-    "no_gradient_reason", "schema", "shape_rule", "shape_rule_for",
+    "no_gradient_reason", "schema", "shape_rule", "shape_rule_for", "REFUSED", "refuse", "refusal_for",
 ]

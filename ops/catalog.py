@@ -15,9 +15,9 @@ from enum import StrEnum
 from gradview.ir import FunctionSchema
 from gradview.ir.operators import schemas_for
 
-from .registry import DECLARED_IN, FORMULAS, KERNELS, NO_GRADIENT, SHAPE_RULES
+from .registry import DECLARED_IN, FORMULAS, KERNELS, NO_GRADIENT, REFUSED, SHAPE_RULES
 
-__all__ = ["Gradient", "OpFacts", "library_ops", "op_catalog", "op_facts"]
+__all__ = ["Gradient", "OpFacts", "library_ops", "op_catalog", "op_facts", "refusals"]
 
 
 class Gradient(StrEnum):
@@ -90,6 +90,20 @@ def op_catalog() -> list[OpFacts]:
     return [op_facts(name) for name in library_ops()]
 
 
+def refusals() -> list[tuple[str, str, str]]:
+    """(op, declaring module, reason) for every op gradview declines to run."""
+    return sorted(
+        (name, DECLARED_IN["refused"].get(name, "?").removeprefix("gradview.ops."), reason)
+        for name, reason in REFUSED.items()
+    )
+
+
+def _print_refusals() -> None:
+    print(f"# {len(REFUSED)} ops PyTorch has that gradview refuses to run, with the reason")
+    for name, module, reason in refusals():
+        print(f"{name:48} {module:16} {reason}")
+
+
 def _print_table(only_lacking: bool) -> None:
     for facts in op_catalog():
         # Schema-less prims without a kernel (prim::ListConstruct...) the interpreter runs itself.
@@ -112,4 +126,8 @@ if __name__ == "__main__":  # python -m gradview.ops.catalog [--lacking]
 
     import gradview.ops  # noqa: F401 - fills the tables
 
-    _print_table("--lacking" in sys.argv[1:])
+    lacking = "--lacking" in sys.argv[1:]
+    if lacking:
+        _print_refusals()
+        print("# overloads the library names that lack a kernel, a shape rule or a gradient")
+    _print_table(lacking)

@@ -12,7 +12,10 @@ primitive's evaluation, abstract evaluation and derivative rules side by side:
 * :func:`formula` gives the gradient as a forward/backward pair, or
   :func:`no_gradient` says, in PyTorch's words, why there is none;
 * :func:`schema` adds the signature of an op of gradview's own
-  (``gradview::conv_backward``); PyTorch's ops already have theirs in the IR.
+  (``gradview::conv_backward``); PyTorch's ops already have theirs in the IR;
+* :func:`refuse` says why gradview does not run an op PyTorch has (its
+  results are complex, say): the runtime refuses the node in that one line,
+  and ``python -m gradview.ops.catalog --lacking`` lists every such op.
 
 The tables are filled when ``gradview.ops`` is imported; passes, autodiff and
 the runtime read them through the lookups at the bottom of this module.
@@ -35,8 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Emitter", "Formula", "KERNELS", "FAST_PATHS", "SHAPE_RULES", "FORMULAS", "NO_GRADIENT", "GRADVIEW_SCHEMAS",
-    "kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema",
-    "kernel_for", "fast_path_for", "shape_rule_for", "formula_for", "no_gradient_reason",
+    "REFUSED", "kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema", "refuse",
+    "kernel_for", "fast_path_for", "shape_rule_for", "formula_for", "no_gradient_reason", "refusal_for",
 ]
 
 KERNELS: dict[str, Kernel] = {}
@@ -51,10 +54,13 @@ FORMULAS: dict[str, Formula] = {}
 # the node, when a backward pass reaches such a node.
 NO_GRADIENT: dict[str, str] = {}
 GRADVIEW_SCHEMAS: list[str] = []
+# Ops PyTorch has that gradview deliberately does not run, with the reason in
+# plain words, keyed by kind (``aten::fft_rfft``: every overload) or overload.
+REFUSED: dict[str, str] = {}
 # Which module declared each fact: DECLARED_IN["kernel"]["aten::mm"] == "gradview.ops.linalg".
 # The op library test reads it to check an op's facts sit in one module.
 DECLARED_IN: dict[str, dict[str, str]] = {
-    fact: {} for fact in ("kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema")
+    fact: {} for fact in ("kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema", "refused")
 }
 
 
@@ -140,6 +146,23 @@ def schema(*texts: str) -> None:
             raise ValueError(f"only gradview's own ops declare a schema here; PyTorch's are in the IR: {text}")
         register_schema(text)
         GRADVIEW_SCHEMAS.append(text)
+
+
+def refuse(*names: str, reason: str) -> None:
+    """Declare that gradview does not run ``names`` (kinds or overloads), and why.
+
+    The reason is one plain sentence a user reads in the refusal
+    (``its result is complex, and gradview's tensors are real``)."""
+    _declared("refused", names)
+    for name in names:
+        if name in REFUSED or name in KERNELS:
+            raise ValueError(f"{name} is already refused or has a kernel")
+        REFUSED[name] = reason
+
+
+def refusal_for(qualified_name: str) -> str | None:
+    """Why gradview does not run the overload (declared for it or for its kind)."""
+    return REFUSED.get(qualified_name) or REFUSED.get(qualified_name.split(".", 1)[0])
 
 
 def kernel_for(qualified_name: str) -> Kernel | None:

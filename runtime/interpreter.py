@@ -27,7 +27,7 @@ from gradview.ir.passes.op_eval import kernel_key, node_kernel
 from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
 from gradview.kernels.protocol import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE
-from gradview.ops import fast_path_for
+from gradview.ops import fast_path_for, refusal_for
 
 from .autograd.grad_mode import is_grad_enabled
 from .buffer_reuse import BufferReuse
@@ -322,6 +322,9 @@ class _CodeWriter:
             )
         kernel = node_kernel(node)
         if kernel is None:
+            refusal = refusal_for(key)
+            if refusal is not None:
+                raise GraphCompileError(f"gradview does not run {key}: {refusal}: `{node_summary(node)}`")
             raise GraphCompileError(f"unknown operator {key} (gradview has no kernel for it): `{node_summary(node)}`")
         fn = self.global_("k", kernel)
         args = ["xp"] + [self.name(v) for v in node.inputs()] + self.omitted_defaults(node)
