@@ -521,7 +521,8 @@ class Node:
         return value
 
     def attributeNames(self) -> list[str]:  # noqa: N802
-        return list(self._attrs)
+        # ("^name"/"^scalars": a Python op's call, kept with the attributes: see ir/python_op.py)
+        return [name for name in self._attrs if name[0] != "^"]
 
     attribute_names = attributeNames
 

@@ -32,6 +32,7 @@ from .operators import schemas_for
 from .parse_attributes import AttributeParsing, adopt_declared_type
 from .parse_tokens import END, SCOPE_PREFIX, shorten
 from .parse_types import MAX_NESTING
+from .python_op import PYTHON_NAME, PYTHON_OP, PYTHON_SCALARS
 from .types import TENSOR, Type
 
 __all__ = ["parse_ir", "parse_type", "MAX_NESTING", "MAX_BLOCK_NESTING"]
@@ -224,12 +225,18 @@ class _Parser(AttributeParsing):
                 self.i += 1
         self.expect("=", "'=' after the node's outputs")
         kind_index = self.i
-        kind = self.take()
-        short_kind = shorten(kind)
-        if "::" not in kind or not (kind[0].isalpha() or kind[0] == "_"):
-            raise self.error(f"expected an operator name such as aten::mul, found {self.describe(kind)}", kind_index)
-        node = Node(graph, kind)
-        if toks[self.i] == "[":
+        if toks[self.i] == "^":
+            node = self.python_op_head(graph)
+            kind = short_kind = PYTHON_OP
+        else:
+            kind = self.take()
+            short_kind = shorten(kind)
+            if "::" not in kind or not (kind[0].isalpha() or kind[0] == "_"):
+                raise self.error(f"expected an operator name such as aten::mul, found {self.describe(kind)}", kind_index)
+            node = Node(graph, kind)
+        if toks[self.i] == "[" and toks[self.i + 1] == "]" and kind == PYTHON_OP:
+            self.i += 2  # a Python op always prints its attribute list, often empty
+        elif toks[self.i] == "[":
             self.i += 1
             while True:
                 name_index = self.i
@@ -244,6 +251,8 @@ class _Parser(AttributeParsing):
                 if self.accept("]"):
                     break
                 self.expect(",", "',' or ']' in the attribute list")
+        if PYTHON_NAME in node._attrs:
+            node._attrs[PYTHON_SCALARS] = (AttributeKind.s, self.python_scalars())
         self.expect("(", f"'(' to open the inputs of {short_kind}")
         if toks[self.i] != ")":
             while True:
@@ -281,6 +290,36 @@ class _Parser(AttributeParsing):
         if kind[-1].isdigit() and _GROUP_KIND.match(kind):
             group_refs.setdefault(kind, []).append(node)
         return node, pending
+
+    def python_op_head(self, graph: Graph) -> Node:
+        """``^name``: a call of a Python function TorchScript could not compile
+        (``@torch.jit.ignore``), read as ``prim::PythonOp`` keeping the name; its
+        scalar arguments follow its attributes (``python_scalars``)."""
+        self.i += 1  # "^"
+        name_index = self.i
+        name = self.take()
+        if not (name[0].isalpha() or name[0] == "_"):
+            raise self.error(f"expected a Python function's name after '^', found {self.describe(name)}", name_index)
+        node = Node(graph, PYTHON_OP)
+        node._attrs[PYTHON_NAME] = (AttributeKind.s, name)
+        return node
+
+    def python_scalars(self) -> str:
+        """The text between a Python op's scalar-argument parentheses, as written."""
+        open_index = self.i
+        self.expect("(", "'(' to open a Python op's scalar arguments")
+        depth = 1
+        while depth:
+            tok = self.toks[self.i]
+            if tok == END or tok[0] == "%":  # scalars hold no values: the ')' is missing
+                raise self.error("a Python op's scalar arguments are not closed with ')'", open_index)
+            self.i += 1
+            if tok in ("(", "[", "{"):
+                depth += 1
+            elif tok in (")", "]", "}"):
+                depth -= 1
+        start = self.stream_offset(open_index) + 1
+        return self.text[start:self.stream_offset(self.i - 1)]
 
     def check_output_count(self, kind: str, outputs: list[tuple[str, Type, int]]) -> None:
         """Refuse more outputs than every schema of ``kind`` returns, as torch's parser does."""

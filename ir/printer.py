@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .attributes import AttributeKind, format_attribute
+from .python_op import PYTHON_SCALARS, is_hidden_attribute, python_function_name
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -118,8 +119,15 @@ def _attrs(node: Node, skip_subgraph: bool) -> list[tuple[str, str]]:
     return [
         (name, format_attribute(kind, value))
         for name, (kind, value) in node._attrs.items()
-        if not (skip_subgraph and name == "Subgraph")
+        if not (skip_subgraph and name == "Subgraph") and not is_hidden_attribute(name)
     ]
+
+
+def _python_call(node: Node, name: str) -> str:
+    """``^name[attrs](scalars)``: a Python op as PyTorch prints it."""
+    attrs = ", ".join(f"{key}={text}" for key, text in _attrs(node, skip_subgraph=False))
+    scalars = node._attrs.get(PYTHON_SCALARS, (None, ""))[1]
+    return f"^{name}[{attrs}]({scalars})"
 
 
 def _node_head(node: Node, groups: list[Node] | None) -> str:
@@ -127,6 +135,8 @@ def _node_head(node: Node, groups: list[Node] | None) -> str:
     attrs = node._attrs
     if not attrs:
         call = node._kind
+    elif (python_name := python_function_name(node)) is not None:
+        call = _python_call(node, python_name)
     elif groups is not None and "Subgraph" in attrs and attrs["Subgraph"][0] is AttributeKind.g:
         call = call_text(node._kind, _attrs(node, skip_subgraph=True), len(groups))
         groups.append(node)

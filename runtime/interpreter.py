@@ -24,6 +24,7 @@ from gradview.ir import Graph, Node, TensorType, Value, node_summary
 from gradview.ir.attributes import AttributeKind, TensorConstant
 from gradview.ir.constants import constant_value, missing_tensor_data
 from gradview.ir.passes.op_eval import kernel_key, node_kernel
+from gradview.ir.python_op import python_function_name
 from gradview.kernels import Backend, get_backend
 from gradview.kernels.dtypes import to_dtype
 from gradview.kernels.protocol import GUARD_FLOAT, GUARD_SAME_NUMERIC, UNKNOWN_DTYPE
@@ -313,7 +314,11 @@ class _CodeWriter:
             handler(self, node, indent)
             return
         if kind in STRUCTURAL_PRIMS:
-            raise GraphCompileError(f"cannot run `{node_summary(node)}`: {STRUCTURAL_PRIMS[kind]}")
+            python_name = python_function_name(node)
+            reason = STRUCTURAL_PRIMS[kind] if python_name is None else (
+                f"it calls the Python function {python_name}, which only PyTorch can run"
+            )
+            raise GraphCompileError(f"cannot run `{node_summary(node)}`: {reason}")
         key = kernel_key(node)
         if key is None:
             types = ", ".join(str(v.type()) for v in node.inputs())
