@@ -4,8 +4,9 @@ In the default ``torch`` mode (see autodiff_mode.py) the answer is PyTorch's:
 
 * constants, ``AutogradZero``, ``AutogradAdd``, ``ConstantChunk`` and
   profiling nodes always are (their gradients are trivial);
-* ``aten::dropout`` only with a constant ``train`` that is True (in eval mode
-  it is the identity and TorchScript leaves it out of differentiable graphs);
+* ``aten::dropout`` with a constant ``train`` only when it is True (in eval
+  mode it is the identity and TorchScript leaves it out of differentiable
+  graphs); with ``train`` known only at run time, by the gradient table;
 * ``aten::expand`` only with a constant ``implicit`` flag, and in ``torch`` mode
   constant sizes too (a ``prim::Constant`` list, as torch's ``get`` reads it);
 * a ``prim::GradOf`` block is differentiable when everything in it is
@@ -48,8 +49,13 @@ def is_differentiable(node: Node, mode: AutodiffMode | str = DEFAULT_AUTODIFF_MO
     if kind in _ALWAYS:
         return True
     if kind == "aten::dropout":
+        # PyTorch's rule speaks only when ``train`` is a constant (the schema
+        # matched "with attr::train"); otherwise the node falls through to the
+        # gradient table below, which lists dropout (its forward then draws the
+        # mask with ``native_dropout``, whatever ``train`` turns out to be).
         train = constant_value(node.inputs()[2]) if len(node.inputs()) > 2 else NOT_CONSTANT
-        return train is True
+        if train is not NOT_CONSTANT:
+            return train is True
     if kind == "aten::expand":
         inputs = node.inputs()
         implicit = constant_value(inputs[2]) if len(inputs) > 2 else False

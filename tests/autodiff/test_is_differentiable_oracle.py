@@ -1,0 +1,75 @@
+"""gradview's is_differentiable against torch's verdict, node by node.
+
+torch's verdict is read from its own slicer (``subgraph_oracle.torch_differentiable``:
+the node alone, sliced by ``_jit_pass_create_autodiff_subgraphs``). The cases
+are the rules of ``isDifferentiable`` that depend on whether an argument is a
+constant: dropout's ``train`` (decided by its value only when it is a
+constant; a run-time flag falls through to the gradient table), with the
+arguments constants and graph inputs. (Views such as expand are judged by
+the slicing itself, in test_create_autodiff_subgraphs: torch's slicer never
+puts a lone view in a group, whatever isDifferentiable says.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gradview.autodiff import is_differentiable
+from gradview.ir import parse_ir
+
+from .subgraph_oracle import REQUIRES_GRAD, torch_differentiable, torch_partition
+
+T = REQUIRES_GRAD
+
+CASES = {
+    "dropout, train a constant True": f"""graph(%x : {T}):
+  %p : float = prim::Constant[value=0.3]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)
+""",
+    "dropout, train a constant False": f"""graph(%x : {T}):
+  %p : float = prim::Constant[value=0.3]()
+  %t : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)
+""",
+    "dropout, train a graph input": f"""graph(%x : {T}, %t : bool):
+  %p : float = prim::Constant[value=0.3]()
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)
+""",
+    "dropout, p and train graph inputs": f"""graph(%x : {T}, %p : float, %t : bool):
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_is_differentiable_is_torchs_verdict(name: str) -> None:
+    graph = parse_ir(CASES[name])
+    (node,) = [n for n in graph.nodes() if n.kind() == "aten::dropout"]
+    assert is_differentiable(node) == torch_differentiable(node), name
+
+
+def test_a_run_time_train_flag_puts_dropout_in_a_differentiable_graph_as_torch_does() -> None:
+    """The whole slicing, not only the verdict: dropout with ``train`` a graph input
+    joins its neighbours' DifferentiableGraph in torch and in gradview."""
+    from gradview.autodiff.create_autodiff_subgraphs import create_autodiff_subgraphs
+
+    from .subgraph_oracle import partition
+
+    text = f"""graph(%x : {T}, %t : bool):
+  %p : float = prim::Constant[value=0.3]()
+  %a : Tensor = aten::tanh(%x)
+  %y : Tensor = aten::dropout(%a, %p, %t)
+  %z : Tensor = aten::sigmoid(%y)
+  return (%z)
+"""
+    _, theirs = torch_partition(text, 2)
+    graph = parse_ir(text)
+    create_autodiff_subgraphs(graph, threshold=2)
+    ours = partition(graph.nodes())
+    assert ours == theirs
+    assert any("aten::dropout" in group for group in ours.groups)
