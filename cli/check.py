@@ -7,8 +7,7 @@ import sys
 from typing import Any
 
 from gradview.ir import Graph, IRParseError, IRVerifyError, is_known_op, lint, parse_ir
-from gradview.ir.passes.op_eval import kernel_key, node_kernel
-from gradview.runtime.interpreter import STRUCTURAL_HANDLERS
+from gradview.runtime.runnable import cannot_run
 
 __all__ = ["register", "run", "summarize"]
 
@@ -38,24 +37,25 @@ def read_text(path: str) -> str:
 
 def summarize(graph: Graph) -> tuple[str, list[str], list[str]]:
     """A one-line description of ``graph``, the operators the IR does not know, and the
-    overloads it knows (PyTorch has them) that gradview has no kernel for."""
+    ops it knows that gradview cannot run (each with the runtime's reason)."""
     nodes = blocks = subgraphs = 0
-    unknown: dict[str, None] = {}
-    cannot_run: dict[str, None] = {}
     pending = [graph]
     while pending:
         current = pending.pop()
         for node in current.all_nodes():
             nodes += 1
             blocks += len(node._blocks)
-            if not is_known_op(node.kind()):
-                unknown[node.kind()] = None
-            elif _runs_through_a_kernel(node.kind()) and node_kernel(node) is None:
-                cannot_run[kernel_key(node) or node.kind()] = None
             for name in node.attributeNames():
                 if node.kindOf(name) == "g":
                     subgraphs += 1
                     pending.append(node.g(name))
+    unknown: dict[str, None] = {}
+    blocked: dict[str, None] = {}
+    for item in cannot_run(graph):
+        if is_known_op(item.op.split(".", 1)[0]):
+            blocked[f"{item.op} ({item.reason})"] = None
+        else:
+            unknown[item.op] = None
     parts = [
         _count(len(graph.inputs()), "input"),
         _count(nodes, "node"),
@@ -63,11 +63,7 @@ def summarize(graph: Graph) -> tuple[str, list[str], list[str]]:
         _count(subgraphs, "subgraph"),
         _count(len(graph.outputs()), "output"),
     ]
-    return ", ".join(parts), list(unknown), list(cannot_run)
-
-
-def _runs_through_a_kernel(kind: str) -> bool:
-    return kind.startswith(("aten::", "gradview::")) and kind not in STRUCTURAL_HANDLERS
+    return ", ".join(parts), list(unknown), list(blocked)
 
 
 def _listed(names: list[str], one: str, many: str) -> str:
@@ -104,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         note += _listed(unknown, "unknown operator", "unknown operators")
     if cannot_run:
-        note += _listed(cannot_run, "operator gradview has no kernel for", "operators gradview has no kernels for")
+        note += _listed(cannot_run, "op gradview cannot run", "ops gradview cannot run")
     status = "error" if ((unknown or cannot_run) and args.strict) else "ok"
     print(f"{shown}: {status}: {summary}{note}")
     return 1 if status == "error" else 0

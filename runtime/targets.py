@@ -67,6 +67,7 @@ from .executor import GraphExecutor
 from .interpreter import GraphRuntimeError
 from .jit_log import load_jit_log
 from .pass_trace import PassTrace, TraceFormatError
+from .runnable import CannotRun, cannot_run, describe_cannot_run
 from .tensor import Tensor
 from .torch_trace_log import looks_like_torch_trace
 from .trace_types import Note
@@ -107,6 +108,8 @@ class Session:
     # it failed: the trace then holds the steps up to the failure, and r, b, G and
     # the saved values say this instead of running.
     run_error: str | None = None
+    # Every node gradview cannot run, with the reason, when the run failed on one.
+    cannot_run: tuple[CannotRun, ...] = ()
 
     @property
     def can_run(self) -> bool:
@@ -483,8 +486,11 @@ def _stopped_session(
             shown = "the generic pass pipelines instead, since the executor recorded no pass"
         except Exception:  # noqa: BLE001 - a pass that fails here too: the input graph alone still opens
             shown = "the input graph alone, since the passes fail on it too"
+    blocked = cannot_run(graph)
+    if blocked:
+        error = f"{error} ({describe_cannot_run(blocked)})"
     notes.append(f"{error}; showing {shown}")
-    return Session(target, trace, graph, values, names, notes, run_error=error)
+    return Session(target, trace, graph, values, names, notes, run_error=error, cannot_run=tuple(blocked))
 
 
 @dataclass

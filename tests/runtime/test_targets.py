@@ -61,8 +61,8 @@ def test_every_command_gives_that_line_instead_of_no_jit_log_lines(
 def test_a_graph_with_an_op_without_a_kernel_opens_with_the_executors_steps(tmp_path: Path) -> None:
     session = load_target(write_no_kernel_graph(tmp_path))
     assert session.run_error is not None and not session.can_run
-    assert session.run_error.startswith("running the graph on the example inputs failed: unknown operator aten::cholesky")
-    assert "aten::cholesky(%" in session.run_error  # the node, as printed
+    assert session.run_error.startswith("running the graph on the example inputs failed: unknown operator aten::cudnn_grid_sampler")
+    assert "aten::cudnn_grid_sampler(%" in session.run_error  # the node, as printed
     passes = [step.pass_name for step in session.trace]
     assert passes[0] == "Input" and "specializeTypes" in passes and "CreateAutodiffSubgraphs" in passes
     assert session.notes[-1] == f"{session.run_error}; showing the executor's steps up to there"
@@ -79,7 +79,10 @@ def test_an_executor_that_records_no_pass_falls_back_to_the_generic_pipelines(
 
     monkeypatch.setattr(targets.GraphExecutor, "run", refuse)
     session = load_target(write_no_kernel_graph(tmp_path))
-    assert session.run_error == "running the graph on the example inputs failed: no plan for these inputs"
+    assert session.run_error == (
+        "running the graph on the example inputs failed: no plan for these inputs"
+        " (1 node cannot run: aten::cudnn_grid_sampler (gradview has no kernel for it))"
+    )
     assert "specializeTypes" not in [step.pass_name for step in session.trace]
     assert len(session.trace) > 1  # Input, then the pipelines' passes
     assert session.notes[-1].endswith("showing the generic pass pipelines instead, since the executor recorded no pass")
@@ -92,7 +95,7 @@ def test_trace_and_export_open_it_and_saved_refuses_in_one_line(
     assert main(["trace", target, "--changes"]) == 0
     captured = capsys.readouterr()
     assert "CreateAutodiffSubgraphs" in captured.out
-    assert "note: running the graph on the example inputs failed: unknown operator aten::cholesky" in captured.err
+    assert "note: running the graph on the example inputs failed: unknown operator aten::cudnn_grid_sampler" in captured.err
     assert main(["saved", target]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"gradview: error: {target}: running the graph on the example inputs failed: unknown operator")
