@@ -15,6 +15,7 @@ import numpy
 
 __all__ = [
     "DEFAULT_FLOAT",
+    "UnsupportedDtype",
     "SCALAR_TYPES",
     "dtype_name",
     "result_dtype",
@@ -45,11 +46,24 @@ _NAME_OF = {numpy.dtype(dt): name for name, dt in SCALAR_TYPES.values()}
 _INDEX_OF = {name: index for index, (name, _) in SCALAR_TYPES.items()}
 
 
+# ScalarTypes NumPy and CuPy have no dtype for, by number.
+_NO_ARRAY_DTYPE = {8: "ComplexHalf", 12: "QInt8", 13: "QUInt8", 14: "QInt32", 15: "BFloat16",
+                   23: "Float8_e5m2", 24: "Float8_e4m3fn"}
+
+
+class UnsupportedDtype(ValueError):
+    """A dtype gradview's arrays cannot hold: one line naming it."""
+
+
 def to_dtype(scalar_type: int | str) -> numpy.dtype:
     """A NumPy dtype for a TorchScript ScalarType number or name (CuPy shares them)."""
-    if isinstance(scalar_type, str):
-        return _BY_NAME[scalar_type]
-    return numpy.dtype(SCALAR_TYPES[scalar_type][1])
+    found = _BY_NAME.get(scalar_type) if isinstance(scalar_type, str) else SCALAR_TYPES.get(scalar_type)
+    if found is None:
+        name = scalar_type if isinstance(scalar_type, str) else _NO_ARRAY_DTYPE.get(scalar_type, "unknown")
+        raise UnsupportedDtype(
+            f"gradview does not run {name} tensors (ScalarType {scalar_type}): NumPy has no such dtype"
+        )
+    return numpy.dtype(found if isinstance(scalar_type, str) else found[1])
 
 
 def dtype_name(dtype: Any) -> str:

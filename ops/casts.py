@@ -25,7 +25,7 @@ from gradview.kernels import casts, factories
 from .emit_util import grad_list
 from .factories import device_arg, dtype_arg
 from .gradients import Emitter
-from .registry import formula, kernel, no_gradient, shape_rule
+from .registry import formula, kernel, no_gradient, refuse, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh, layout_of, make_tensor
 from .static_info import cast_back, dtype_index, dtype_of, needs_grad, none_grads
 from .tensor_layout import contiguous_strides, is_contiguous, preserve_strides
@@ -280,4 +280,14 @@ no_gradient(
     reason="PyTorch implements no derivative for the functional copy (its autograd raises "
     "'derivative for aten::copy is not implemented'): AOTAutograd writes it only in graphs it "
     "has already differentiated",
+)
+
+
+# Conversions to what gradview's arrays cannot hold: NumPy and CuPy have no
+# ComplexHalf, and gradview's tensors are dense (strided) arrays.
+refuse("aten::chalf", reason="its result is ComplexHalf, which NumPy cannot hold")
+refuse(
+    "aten::to_sparse", "aten::to_sparse_csr", "aten::to_sparse_csc", "aten::to_sparse_bsr",
+    "aten::to_sparse_bsc", "aten::_to_sparse",
+    reason="its result is a sparse tensor, and gradview's tensors are dense",
 )

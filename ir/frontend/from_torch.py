@@ -384,6 +384,11 @@ def _to_python(torch: Any, value: Any, what: str) -> Any:
     """A tensor as a NumPy array (a contiguous copy); tuples and lists element-wise."""
     if isinstance(value, torch.Tensor):
         tensor = value.detach().cpu().resolve_conj().resolve_neg()
+        if tensor.layout != torch.strided:
+            raise FromTorchError(
+                f"from_torch: {what} is a {str(tensor.layout).removeprefix('torch.')} tensor: "
+                "gradview does not run sparse tensors (its tensors are dense)"
+            )
         try:
             return numpy.array(tensor.numpy(), copy=True, order="C")
         except TypeError as exc:  # bfloat16 and friends
