@@ -223,14 +223,18 @@ def _pairs(ours: Any, theirs: Any, present: bool) -> list[tuple[Any, Any]]:
     return [(ours, theirs)]
 
 
-def check_graph(text: str, ref: Reference, follow_eager: bool = False) -> Outcome:
+def check_graph(
+    text: str, ref: Reference, follow_eager: bool = False, torch_result: tuple[Any, str] | None = None
+) -> Outcome:
     """Run every step on ``text``; raise CheckFailure at the first that fails.
 
     ``follow_eager``: torch's JIT is known to disagree with eager autograd on
-    this graph; gradview follows eager (see ``compare_bookkeeping``)."""
+    this graph; gradview follows eager (see ``compare_bookkeeping``).
+    ``torch_result``: torch's (Gradient or None, error) when the caller has it
+    from torch's own graph (torch's parser cannot read every text it prints)."""
     with stage("parse"):
         parse_ir(text)
-    theirs, torch_error = torch_differentiate(text)
+    theirs, torch_error = torch_result if torch_result is not None else torch_differentiate(text)
     with stage("differentiate"):
         try:
             ours = differentiate(parse_ir(text), mode="torch")

@@ -1,0 +1,145 @@
+"""The op_db sweep through ``differentiate`` (issue 22, acceptance 2).
+
+Every OpInfo with float64 CPU samples (those PyTorch asserts its JIT
+differentiates are test_opinfo's), every sample, traced as torch prints it: in ``torch`` mode gradview differentiates exactly the graphs torch's
+``_jit_differentiate`` accepts (with torch's bookkeeping lists), and refuses
+the others; in ``extended`` mode it differentiates every graph whose ops all
+have a gradient, and f and df give eager autograd's outputs and gradients
+(``opinfo_check.check_graph``). A graph with an op that has no gradient (an
+integer result, PyTorch's "not implemented") is refused in one line naming
+the node. Samples that draw random numbers are checked for the torch-mode
+verdict only (their values are gradview's own).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from gradview.autodiff import DifferentiationError, differentiate
+from gradview.ir import parse_ir
+
+from ..ops.op_db_cases import RANDOM_KINDS, eager, op_samples, sweep_ops
+from .opinfo_cases import Case, error_line, op_label
+from .opinfo_check import CheckFailure, Reference, check_graph
+
+
+@functools.cache
+def _ops() -> dict[str, Any]:
+    """The sweep's OpInfos but those PyTorch asserts its JIT differentiates: those,
+    every sample, are test_opinfo's (with the table of where torch's JIT and eager
+    autograd disagree)."""
+    return {op_label(op): op for op in sweep_ops() if not op.assert_autodiffed}
+
+
+def _reference(case: Case, text: str) -> Reference | None:
+    """Eager's numbers for the traced graph's inputs, or None for a random sample.
+
+    Where torch's text rounds a tensor constant (``value={0.918939}``), the
+    reference is that printed graph run op by op by torch's own interpreter
+    (every op recording eager autograd), since the text is what differentiate
+    is given."""
+    found = eager(case)
+    if found.random or found.input_grads is None:
+        return None
+    if not all(isinstance(o, np.ndarray) for o in found.outputs):
+        return None  # a Python result, or a dtype NumPy lacks (gradview refuses it: test_op_db)
+    # Each output's gradient in the output's dtype, as eager autograd was given it.
+    grads = [g.astype(o.dtype) for g, o in zip(found.output_grads, found.outputs, strict=True)]
+    if _ROUNDED_CONSTANT.search(text):
+        return _printed_graph_reference(case, text, grads)
+    return Reference(case.input_arrays(), list(found.outputs), grads, list(found.input_grads))
+
+
+_ROUNDED_CONSTANT = re.compile(r"prim::Constant\[value=(?:\{|\s*-?[\d.]+\s)")
+
+
+def _printed_graph_reference(case: Case, text: str, grads: list[np.ndarray]) -> Reference:
+    graph = torch._C.parse_ir(text, parse_tensor_constants=True)
+    graph.makeMultiOutputIntoTuple()
+    fn = torch._C._create_function_from_graph("printed", graph)
+    inputs = case.leaf_inputs()
+    with torch.jit.optimized_execution(False), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outputs = [o for o in _flat(fn(*inputs))]
+    pairs = [(o, torch.from_numpy(g)) for o, g in zip(outputs, grads, strict=True) if o.requires_grad]
+    wanted = [t for t in inputs if t.requires_grad]
+    found = iter(torch.autograd.grad([p[0] for p in pairs], wanted, [p[1] for p in pairs], allow_unused=True)
+                 if pairs and wanted else [])
+    input_grads = [
+        (None if (g := next(found, None)) is None else g.detach().numpy()) if t.requires_grad else None
+        for t in inputs
+    ]
+    return Reference(case.input_arrays(), [o.detach().numpy() for o in outputs], grads, input_grads)
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return [leaf for item in value for leaf in _flat(item)]
+    return [value]
+
+
+def _traced(case: Case) -> tuple[str, Any]:
+    """torch's traced graph of the call, as text and as torch's own graph object."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(lambda *ts: case.call(ts), tuple(case.leaf_inputs()), check_trace=False)
+    return str(traced.graph), traced.graph
+
+
+def _torch_verdict(graph: Any) -> tuple[Any | None, str]:
+    """torch's Gradient of its own graph, or None and torch's message."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch._C._jit_differentiate(graph.copy()), ""
+    except RuntimeError as error:
+        return None, error_line(error)
+
+
+def check_sample(case: Case) -> str:
+    """Raises CheckFailure where gradview and torch or eager disagree; returns the
+    outcome ("torch", "extended", "refused", "random", "untraceable", "sparse")."""
+    if any(t.layout != torch.strided for t in case.tensors):
+        return "sparse"  # gradview refuses sparse inputs (test_op_db)
+    try:
+        text, graph = _traced(case)
+    except Exception:  # noqa: BLE001 - what torch cannot trace, test_op_db lists
+        return "untraceable"
+    verdict = _torch_verdict(graph)
+    ref = _reference(case, text)
+    if ref is None or RANDOM_KINDS.search(text):
+        try:
+            differentiate(parse_ir(text), mode="torch")
+        except DifferentiationError:
+            if verdict[0] is not None:
+                raise CheckFailure("differentiate", "torch differentiates it, gradview refuses") from None
+            return "random"
+        if verdict[0] is None:
+            raise CheckFailure("differentiate", f"torch refuses it ({verdict[1]}), gradview in torch mode accepts it")
+        return "random"
+    try:
+        return check_graph(text, ref, torch_result=verdict).mode
+    except CheckFailure as failure:
+        if failure.stage == "differentiate extended" and "DifferentiationError" in failure.message:
+            return "refused"
+        raise
+
+
+@pytest.mark.parametrize("label", list(_ops()))
+def test_differentiate_follows_torch_and_eager(label: str) -> None:
+    op = _ops()[label]
+    failures = []
+    for index, sample in enumerate(op_samples(op)):
+        case = Case(op, index, sample)
+        try:
+            check_sample(case)
+        except CheckFailure as failure:
+            failures.append(f"{case.case_id}: {failure}")
+    assert not failures, f"{len(failures)} samples:\n" + "\n".join(failures[:8])
