@@ -26,9 +26,11 @@ import torch
 from gradview.autodiff import is_differentiable
 from gradview.autodiff.create_autodiff_subgraphs import VIEW_OPS
 from gradview.ir import Graph, Node, TensorType
+from gradview.ir.types import IntType
 
 __all__ = [
     "Partition", "canonical", "partition", "torch_partition", "torch_text", "torch_differentiable",
+    "probe_verdicts",
     "disagreements", "require_grad_inputs", "REQUIRES_GRAD",
 ]
 
@@ -94,7 +96,8 @@ def require_grad_inputs(text: str) -> str:
 
 
 def torch_partition(text: str, threshold: int) -> tuple[Any, Partition]:
-    graph = torch._C.parse_ir(torch_text(text))
+    text = re.sub(r"\bTensor\(requires_grad=[01]\)", "Tensor", torch_text(text))
+    graph = torch._C.parse_ir(text, parse_tensor_constants=True)
     torch._C._jit_pass_create_autodiff_subgraphs(graph, threshold)
     return graph, partition(graph.nodes())
 
@@ -102,16 +105,21 @@ def torch_partition(text: str, threshold: int) -> tuple[Any, Partition]:
 _VERDICTS: dict[str, bool] = {}
 
 
-def _probe_text(node: Node) -> str:
-    """``node`` alone in a graph, its tensor outputs negated."""
+def _probe_text(node: Node, lift_constants: bool = False) -> str:
+    """``node`` alone in a graph, its tensor outputs negated. Its constant inputs
+    are copied, or with ``lift_constants`` made graph inputs (known only at run
+    time), all but ``None`` (an absent optional argument, not a value)."""
     graph = Graph()
     mapping = {}
     for value in node.inputs():
         if value in mapping:
             continue
-        if value.node.kind() == "prim::Constant":
-            constant = graph.append_node(graph.create_clone(value.node, lambda v: v))
-            mapping[value] = constant.output()
+        # (a tensor constant is a graph input too: its constness decides nothing,
+        # and torch's parser cannot read back the many-element ones it prints)
+        constant = value.node.kind() == "prim::Constant" and not isinstance(value.type(), TensorType)
+        if constant and (not lift_constants or str(value.type()) in ("NoneType", "Function")):
+            copied = graph.append_node(graph.create_clone(value.node, lambda v: v))
+            mapping[value] = copied.output()
         else:
             mapping[value] = graph.add_input(type_=value.type())
     clone = graph.append_node(graph.create_clone(node, mapping.__getitem__))
@@ -119,21 +127,44 @@ def _probe_text(node: Node) -> str:
         if isinstance(out.type(), TensorType):
             neg = graph.append_node(graph.create("aten::neg", [out]))
             graph.register_output(neg.output())
+        elif str(out.type()) == "Tensor[]":
+            # A list leaves a group only unpacked (as traced graphs do): torch's
+            # slicer never groups a node whose list goes straight out.
+            dim = graph.append_node(graph.create("prim::Constant", []))
+            dim.i_("value", 0)
+            dim.output().set_type(IntType())
+            cat = graph.append_node(graph.create("aten::cat", [out, dim.output()]))
+            neg = graph.append_node(graph.create("aten::neg", [cat.output()]))
+            graph.register_output(neg.output())
         else:
             graph.register_output(out)
     return str(graph)
 
 
-def torch_differentiable(node: Node) -> bool:
+# Sizes and strides do not change torch's verdict: one probe per shape-erased text.
+_SIZES = re.compile(r"\((?:[\d*]+, )*[\d*]+, strides=\[[\d, ]*\], |\((?:[\d*]+, )*[\d*]+, (?=requires_grad)")
+
+
+def torch_differentiable(node: Node, lift_constants: bool = False) -> bool:
     """Would torch's slicer consider ``node`` differentiable (isDifferentiable)?"""
     if node.blocks() or node.kind() in (DG, "prim::Constant"):
         return False
-    text = _probe_text(node)
-    verdict = _VERDICTS.get(text)
+    text = _probe_text(node, lift_constants)
+    key = re.sub(r" #.*$", "", _SIZES.sub("(", text), flags=re.MULTILINE)
+    verdict = _VERDICTS.get(key)
     if verdict is None:
         _, found = torch_partition(text, 1)
-        verdict = _VERDICTS[text] = any(node.kind() in group for group in found.groups)
+        verdict = _VERDICTS[key] = any(node.kind() in group for group in found.groups)
     return verdict
+
+
+def probe_verdicts(node: Node, lift_constants: bool) -> tuple[bool, bool]:
+    """(gradview's, torch's) verdict on ``node`` alone, as the probe graph has it."""
+    from gradview.ir import parse_ir
+
+    probe = parse_ir(_probe_text(node, lift_constants))
+    mine = next(n for n in probe.nodes() if n.kind() == node.kind())  # (before the negations)
+    return is_differentiable(mine), torch_differentiable(node, lift_constants)
 
 
 def disagreements(graph: Graph) -> list[str]:
