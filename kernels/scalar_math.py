@@ -449,6 +449,27 @@ def float_tensor(xp: Any, a: Any) -> float:
     return float(_item(a))
 
 
+def item(xp: Any, a: Any) -> Any:
+    """``Tensor.item()``: the one element as a Python bool, int or float, by dtype."""
+    value = _item(a)
+    return bool(value) if isinstance(value, bool) else value
+
+
+def equal(xp: Any, a: Any, b: Any) -> bool:
+    """``torch.equal``: same sizes and every element equal (NaN equals nothing)."""
+    if tuple(a.shape) != tuple(b.shape):
+        return False
+    return bool(xp.all(a == b))
+
+
+def allclose(xp: Any, a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    """``torch.allclose``: every ``|a - b| <= atol + rtol * |b|`` (broadcast), infinities
+    close only to themselves, NaN only with ``equal_nan``: PyTorch's isclose."""
+    if a.dtype != b.dtype:
+        raise KernelError(f"allclose: {a.dtype} and {b.dtype} tensors; PyTorch requires one dtype")
+    return bool(xp.all(xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
 def float_(xp: Any, a: Any) -> float:
     return float(a)
 
