@@ -167,8 +167,15 @@ def native_batch_norm(
     biased variance as 1/sqrt(var + eps)) and updates the running statistics
     in place; evaluation uses the running statistics and returns empty
     save_mean/save_invstd (shape [0]), as PyTorch's CPU kernel does.
+
+    An empty input of fewer than 2 dims (which ``batch_norm`` returns at once,
+    see there) gives itself and empty statistics: the backward graph of
+    batch_norm recomputes the forward with this op.
     """
     op = "native_batch_norm"
+    if input.size == 0 and input.ndim < 2:
+        empty = xp.zeros((0,), dtype=input.dtype)
+        return input.copy(), empty, empty
     axes, bshape, channels = _batch_axes(op, input)
     _check_floating(op, input, weight, bias, running_mean, running_var)
     for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
@@ -245,6 +252,15 @@ def batch_norm(
     eps: float,
     cudnn_enabled: bool,
 ) -> Any:
+    if input.size == 0:
+        # PyTorch's batch_norm returns an empty input at once (a copy, scaled by
+        # weight[0] and shifted by bias[0] when given), whatever its dims.
+        out = input.copy()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return native_batch_norm(xp, input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
@@ -263,6 +279,12 @@ def native_batch_norm_backward(
 ) -> tuple[Any, Any, Any]:
     """(grad_input, grad_weight, grad_bias); None where output_mask is False."""
     op = "native_batch_norm_backward"
+    if input.size == 0 and input.ndim < 2:
+        # batch_norm's empty input (see batch_norm): nothing flowed, every gradient is empty.
+        empty = xp.zeros((0,), dtype=grad_out.dtype)
+        return tuple(
+            (grad_out.copy() if i == 0 else empty) if wanted else None for i, wanted in enumerate(output_mask)
+        )
     axes, bshape, channels = _batch_axes(op, input)
     _check_floating(op, grad_out, input, weight)
     _check_shape(op, "weight", weight, (channels,))
