@@ -485,7 +485,8 @@ def _baddbmm_shapes(args: NodeArgs) -> RuleResult:
     if batch1.sizes is not None and batch2.sizes is not None and len(batch1.sizes) == len(batch2.sizes) == 3:
         sizes = (batch1.sizes[0], batch1.sizes[1], batch2.sizes[2])
     dtype = batch1.scalar_type
-    if len(args) > 3 and str(args.type(3)) == "int":  # baddbmm.dtype(..., out_dtype)
+    node_schema = args.node.maybe_schema()  # baddbmm.dtype(..., out_dtype, beta, alpha); an int beta is no dtype
+    if node_schema is not None and node_schema.overload_name == "dtype":
         index = args.int_value(3)
         dtype = scalar_type_name(index) if index is not None else None
     return [fresh(dtype, sizes, batch1.device)]
