@@ -14,6 +14,8 @@
   lengths ``cat``'s backward splits its gradient into).
 * ``gradview::invert_permutation(dims)``: the permutation that undoes
   ``permute(dims)``.
+* ``gradview::repeat_backward(grad, repeats, input_sizes)``: ``repeat``'s gradient
+  when the counts are known only at run time.
 
 The ``gradview::`` ops have no PyTorch counterpart; their schemas are declared in
 ``gradview.ops.views`` and ``gradview.ops.concat_split``, next to their bindings.
@@ -179,3 +181,33 @@ def invert_permutation(xp: Any, dims: Sequence[int]) -> list[int]:
     for position, d in enumerate(wrapped):
         inverse[d] = position
     return inverse
+
+
+def repeat_backward(xp: Any, grad: Any, repeats: Sequence[int], input_sizes: Sequence[int]) -> Any:
+    """``repeat``'s gradient as PyTorch's ``repeat_backward`` (FunctionsManual.cpp) computes
+    it: zeros when a count is 0; else the leading new dims summed one by one, the
+    gradient reshaped to ``[r0, s0, r1, s1, ...]`` (a dim per count other than 1) and
+    summed over the counts' dims."""
+    shape = _sizes("repeat_backward", input_sizes)
+    counts = [int(r) for r in ([repeats] if isinstance(repeats, int) else repeats)]
+    if len(counts) < len(shape) or list(grad.shape) != [
+        r * s for r, s in zip(counts, [1] * (len(counts) - len(shape)) + shape, strict=True)
+    ]:
+        raise KernelError(
+            f"repeat_backward: a gradient of shape {list(grad.shape)} does not fit repeats {counts} "
+            f"of an input of shape {shape}"
+        )
+    if 0 in counts:
+        return xp.zeros(shape, dtype=grad.dtype)
+    for _ in range(len(counts) - len(shape)):
+        grad = grad.sum(axis=0)
+    leading = len(counts) - len(shape)
+    grad_size: list[int] = []
+    summed: list[int] = []
+    for dim, length in enumerate(shape):
+        if counts[leading + dim] != 1:
+            grad_size.append(counts[leading + dim])
+            summed.append(len(grad_size) - 1)
+        grad_size.append(length)
+    grad = xp.reshape(grad, grad_size)
+    return grad.sum(axis=tuple(summed)) if summed else grad.copy()

@@ -59,7 +59,7 @@ from .shape_toolkit import (
     numel,
     wrap_dim,
 )
-from .static_info import const, fail, int_list, needs_grad, none_grads, rank_of, size_of
+from .static_info import const, int_list, needs_grad, none_grads, rank_of, size_of
 from .static_info import wrap_dim as wrap_known_dim
 from .tensor_layout import contiguous_strides, view_strides
 
@@ -700,23 +700,19 @@ def _repeat(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, sizes, self.device)]
 
 
-def _repeat_supported(node: Node) -> bool:
-    repeats = const(node.inputs()[1])
-    rank = rank_of(node.inputs()[0])
-    return isinstance(repeats, list) and rank is not None and len(repeats) >= rank
-
-
-@formula("aten::repeat", forward=_save_self_size_if_needed, supports=_repeat_supported)
+@formula("aten::repeat", forward=_save_self_size_if_needed)
 def repeat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """``x.repeat(r)`` lays out ``r[i]`` copies of ``x`` along dim ``i`` (new leading dims
     for extra counts). Reshaping the gradient to ``[r0, s0, r1, s1, ...]`` gives each
-    count a dim of its own; summing over those (and the leading dims) adds up the copies."""
+    count a dim of its own; summing over those (and the leading dims) adds up the copies.
+    Counts or a rank known only at run time: ``gradview::repeat_backward`` does the same
+    then (PyTorch's ``repeat_backward``)."""
     if not saved:
         return none_grads(node)
     repeats, rank = const(node.inputs()[1]), rank_of(node.inputs()[0])
-    if not isinstance(repeats, list) or rank is None:
-        fail(node, "the gradient of repeat needs constant repeats and the input's rank")
     grad, size = grads[0], saved["self_size"]
+    if not isinstance(repeats, list) or rank is None or len(repeats) < rank or 0 in repeats:
+        return none_grads(node, emit.op("gradview::repeat_backward", grad, node.inputs()[1], size))
     leading = len(repeats) - rank
     if leading:
         grad = emit.op("aten::sum", grad, list(range(leading)), False, None)
@@ -736,6 +732,29 @@ def repeat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
         return none_grads(node, grad)
     grad = emit.op("aten::reshape", grad, int_list(emit, shape))
     return none_grads(node, emit.op("aten::sum", grad, summed, False, None))
+
+
+# gradview::repeat_backward: repeat's gradient when its counts are known only at run time.
+# Linear in the gradient: its own gradient repeats the incoming one (PyTorch's
+# double backward of repeat_backward).
+schema("gradview::repeat_backward(Tensor grad, int[] repeats, int[] input_sizes) -> Tensor")
+kernel("gradview::repeat_backward")(backward_kernels.repeat_backward)
+
+
+@shape_rule("gradview::repeat_backward")
+def _repeat_backward_shapes(args: NodeArgs) -> RuleResult:
+    grad = args.tensor(0)
+    if grad is None:
+        return None
+    sizes = args.int_list(2)
+    return [fresh(grad.scalar_type, tuple(sizes) if sizes is not None else None, grad.device)]
+
+
+@formula("gradview::repeat_backward")
+def _repeat_backward_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if not needs_grad(node.inputs()[0]):
+        return [None, None, None]
+    return [emit.op("aten::repeat", grads[0], node.inputs()[1]), None, None]
 
 
 # -- sizes: aten::size, sym_size, numel, dim, is_floating_point (ints and bools: no gradient) ---

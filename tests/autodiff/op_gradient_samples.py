@@ -264,6 +264,15 @@ def matmul_grad_other(grad: torch.Tensor, self: torch.Tensor, other_size: list[i
 
 
 add("gradview::matmul_grad_self", S(f(2, 5), f(3, 5), [2, 3], torch=matmul_grad_self))
+
+
+def repeat_backward(grad: torch.Tensor, repeats: list[int], self_size: list[int]) -> torch.Tensor:
+    """repeat's vjp, likewise."""
+    self = torch.zeros(self_size, dtype=grad.dtype, requires_grad=True)
+    return torch.autograd.grad(self.repeat(repeats), self, grad, create_graph=True)[0]
+
+
+add("gradview::repeat_backward", S(f(2, 3, 2), [2, 1, 2], [3, 1], torch=repeat_backward))
 add("gradview::matmul_grad_other", S(f(2, 5), f(2, 3), [3, 5], torch=matmul_grad_other))
 
 
