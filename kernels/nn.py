@@ -66,6 +66,24 @@ def _layer_norm_axes(op: str, input: Any, normalized_shape: Any) -> tuple[tuple[
     return tuple(range(input.ndim - k, input.ndim)), shape
 
 
+def _fused_multiply_add(a: Any, b: Any, c: Any) -> Any:
+    """``a * b + c`` rounded once, as the fused multiply-add PyTorch's vectorized CPU
+    kernels compile to: Dekker's exact product and an exact sum, then one rounding
+    (to within an ulp). Where ``a * b`` nearly cancels ``c`` (a layer norm row of
+    one element) this is what keeps gradview's result PyTorch's."""
+    split = 134217729.0  # 2**27 + 1
+    product = a * b
+    ca, cb = split * a, split * b
+    a_hi = ca - (ca - a)
+    b_hi = cb - (cb - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    total = product + c
+    back = total - product
+    sum_error = (product - (total - back)) + (c - back)
+    return total + (sum_error + product_error)
+
+
 def native_layer_norm(
     xp: Any, input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float
 ) -> tuple[Any, Any, Any]:
@@ -123,17 +141,27 @@ def native_layer_norm_backward(
     acc = _compute_dtype(dtype)
     x = input.astype(acc, copy=False)
     g = grad_out.astype(acc, copy=False)
-    xhat = (x - mean.astype(acc, copy=False)) * rstd.astype(acc, copy=False)
+    a = rstd.astype(acc, copy=False)
+    m = mean.astype(acc, copy=False)
+    # PyTorch's CPU kernel (layer_norm_kernel.cpp), to its rounding: xhat as
+    # fma(a, x, -a * mean), and dx = a * dy * gamma + b * x + c with
+    #   ds = sum(dy * x * gamma), db = sum(dy * gamma),
+    #   b = (db * mean - ds) * a^3 / N, c = -b * mean - db * a / N.
+    xhat = _fused_multiply_add(a, x, -a * m)
     lead = tuple(range(input.ndim - len(shape)))
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
-        gw = g if weight is None else g * weight.astype(acc, copy=False)
-        inner = (
-            gw
-            - xp.mean(gw, axis=axes, keepdims=True)
-            - xhat * xp.mean(gw * xhat, axis=axes, keepdims=True)
-        )
-        grad_input = (inner * rstd.astype(acc, copy=False)).astype(dtype, copy=False)
+        count = 1
+        for size in shape:
+            count *= size
+        scale = 1.0 / count if count else 0.0
+        w = None if weight is None else weight.astype(acc, copy=False)
+        ds = xp.sum(g * x if w is None else g * x * w, axis=axes, keepdims=True)
+        db = xp.sum(g if w is None else g * w, axis=axes, keepdims=True)
+        b = (db * m - ds) * a * a * a * scale
+        c = -b * m - db * a * scale
+        scaled = a * g if w is None else a * g * w
+        grad_input = (scaled + b * x + c).astype(dtype, copy=False)
     if output_mask[1]:
         grad_weight = xp.asarray(xp.sum(g * xhat, axis=lead)).astype(dtype, copy=False)
     if output_mask[2]:
