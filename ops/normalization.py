@@ -50,10 +50,11 @@ Float16 inputs are computed in float32 and cast back (kernels in
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-from gradview.ir.types import IntType, TensorType
+from gradview.ir.types import BoolType, IntType, ListType, TensorType
 from gradview.kernels import nn as nn_kernels
 from gradview.kernels import normalization as norm_kernels
 
+from .emit_util import emit_if
 from .gradients import BACKWARD_KERNEL
 from .nn import backward_results, dim_size, like_input
 from .registry import Emitter, formula, kernel, no_gradient, shape_rule
@@ -416,18 +417,60 @@ def group_norm(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Va
 
 @formula("aten::native_group_norm")
 def native_group_norm(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
-    """native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> (output, mean, rstd)."""
+    """native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> (output, mean, rstd).
+    The output's gradient through native_group_norm_backward; when mean's and rstd's
+    gradients are both defined, the input also gets theirs (PyTorch's
+    infinitely_differentiable_native_group_norm_backward adds var_mean_backward then)."""
     x, weight, bias, n, c, hxw, groups = node.inputs()[:7]
     weight, bias = _optional(weight), _optional(bias)
     mask = _mask(x, weight, bias)
-    if not any(mask) or _no_output_gradient(grads[0]):
-        return none_grads(node)
     _, mean, rstd = node.outputs()
+    stats_term = _group_stats_gradient(emit, node, grads[1], grads[2]) if mask[0] else None
+    if not any(mask) or _no_output_gradient(grads[0]):
+        return none_grads(node, stats_term)
     result = emit.op(
         "aten::native_group_norm_backward", grads[0], x, mean, rstd, weight if mask[0] else None, n, c, hxw, groups,
         mask,
     )
-    return _results(node, mask, result, (0, 1, 2))
+    gradients = _results(node, mask, result, (0, 1, 2))
+    if stats_term is not None:
+        gradients[0] = emit.op("prim::AutogradAdd", gradients[0], stats_term, types=[TensorType()])
+    return gradients
+
+
+def _group_stats_gradient(emit: Emitter, node: Node, dmean: Value, drstd: Value) -> Value | None:
+    """The input's gradient from mean's and rstd's (undefined unless both are, as in
+    PyTorch): per group of n = D*HxW elements, ``dmean / n`` plus var's gradient
+    ``(2 / n) * dvar * (x - x.mean())`` with ``dvar = -0.5 * rstd**3 * drstd``."""
+    if _no_output_gradient(dmean) or _no_output_gradient(drstd):
+        return None
+    x, _, _, n, c, hxw, groups = node.inputs()[:7]
+    _, mean, rstd = node.outputs()
+
+    def build() -> Value:
+        depth = emit.op("aten::floordiv", c, groups, types=[IntType()])
+        ints = ListType(IntType())
+        per_group = emit.op("prim::ListConstruct", n, groups, depth, hxw, types=[ints])
+        column = emit.op("prim::ListConstruct", n, groups, emit.const(1), emit.const(1), types=[ints])
+        xg = emit.op("aten::reshape", x, per_group)  # as PyTorch's X.reshape({N, G, D, HxW})
+        count = emit.op("aten::mul", depth, hxw, types=[IntType()])
+        rstd_g = emit.op("aten::reshape", rstd, column)
+        cube = emit.op("aten::mul", emit.op("aten::mul", rstd_g, rstd_g), rstd_g)
+        dvar = emit.op("aten::mul", emit.op("aten::mul", cube, -0.5), emit.op("aten::view", drstd, column))
+        centered = emit.op("aten::sub", xg, emit.op("aten::mean", xg, [2, 3], True, None), 1)
+        # (2 / n) * dvar as tensor ops: an empty input (n = 0) divides without raising.
+        var_term = emit.op("aten::mul", emit.op("aten::div", emit.op("aten::mul", dvar, 2.0), count), centered)
+        spread = emit.op("aten::expand", emit.op("aten::view", dmean, column), emit.size(xg), False)
+        mean_term = emit.op("aten::div", spread, count)
+        return emit.op("aten::reshape", emit.op("aten::add", var_term, mean_term, 1), emit.size(x))
+
+    defined = emit.op(
+        "aten::__and__",
+        emit.op("prim::AutogradAnyNonZero", dmean, types=[BoolType()]),
+        emit.op("prim::AutogradAnyNonZero", drstd, types=[BoolType()]),
+        types=[BoolType()],
+    )
+    return emit_if(emit, defined, build, lambda: emit.op("prim::AutogradZero", types=[TensorType()]), TensorType())
 
 
 no_gradient(
