@@ -319,3 +319,355 @@ def cross_entropy_loss_backward(
     if grad_target is not None:
         grad_target = xp.asarray(grad_target).astype(self.dtype, copy=False)
     return grad_self, grad_target
+
+
+# -- the pointwise losses of torch.nn.functional -----------------------------------------------------
+# Each forward is ATen's (Loss.cpp and its CPU kernels), and each ``*_backward`` returns the
+# gradient of every differentiable input in one call, summed back to that input's shape where
+# the two broadcast. The composite losses (l1, kl_div, margin_ranking, hinge_embedding,
+# poisson_nll, cosine_embedding) have no backward kernel in PyTorch: eager autograd runs
+# through their decomposition, and these kernels take the same steps in the same order.
+def _sum_to(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
+    """Undo broadcasting: sum ``grad`` down to ``shape``."""
+    shape = tuple(shape)
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + d for d, s in enumerate(shape) if s == 1 and grad.shape[lead + d] != 1
+    )
+    total = xp.sum(grad, axis=axes, keepdims=True) if axes else grad
+    return total.reshape(shape)
+
+
+def _expanded(xp: Any, grad: Any, shape: tuple[int, ...], reduction: int) -> Any:
+    """The loss's incoming gradient per element, as autograd's mean/sum backward gives it
+    (``grad.expand(sizes) / numel`` for mean)."""
+    _check_reduction("loss backward", reduction)
+    if reduction == _NONE:
+        return xp.broadcast_to(grad, shape)
+    g = grad.reshape(())
+    if reduction == _MEAN:
+        n = int(numpy.prod(shape))
+        with numpy.errstate(invalid="ignore", divide="ignore"):
+            g = g / n if n else g * math.nan
+    return xp.broadcast_to(g, shape)
+
+
+def _floating_loss(op: str, *tensors: Any) -> None:
+    for t in tensors:
+        if t is not None and not is_floating(t.dtype):
+            raise KernelError(f"{op}: expected floating point tensors, got {t.dtype}")
+
+
+def _pair(op: str, xp: Any, self: Any, target: Any) -> tuple[Any, Any, tuple[int, ...]]:
+    _floating_loss(op, self, target)
+    shape = tuple(broadcast_shapes(op, self.shape, target.shape))
+    return self, target, shape
+
+
+def _norm(reduction: int, numel: int) -> float:
+    """ATen's backward kernels scale by ``1 / numel`` for mean (computed in double)."""
+    return 1.0 / numel if reduction == _MEAN and numel else 1.0
+
+
+# -- l1_loss (composite: abs(self - target), reduced) -----------------------------------------
+def l1_loss(xp: Any, self: Any, target: Any, reduction: int = _MEAN) -> Any:
+    _check_reduction("l1_loss", reduction)
+    self, target, _ = _pair("l1_loss", xp, self, target)
+    return _reduce(xp, xp.abs(self - target), reduction)
+
+
+def l1_loss_backward(xp: Any, grad: Any, self: Any, target: Any, reduction: int = _MEAN) -> tuple[Any, Any]:
+    """abs's backward ``grad * sgn(self - target)``; the target gets its negation."""
+    self, target, shape = _pair("l1_loss", xp, self, target)
+    g = _expanded(xp, grad, shape, reduction) * xp.sign(self - target)
+    return _sum_to(xp, g, self.shape), _sum_to(xp, -g, target.shape)
+
+
+# -- smooth_l1_loss and huber_loss (BinaryOpsKernel.cpp, PointwiseOpsKernel.cpp) ---------------
+def smooth_l1_loss(xp: Any, self: Any, target: Any, reduction: int = _MEAN, beta: float = 1.0) -> Any:
+    """``0.5 z^2 / beta`` where ``z = |self - target| < beta``, else ``z - 0.5 beta``."""
+    _check_reduction("smooth_l1_loss", reduction)
+    if beta < 0:
+        raise KernelError("smooth_l1_loss does not support negative values for beta.")
+    self, target, _ = _pair("smooth_l1_loss", xp, self, target)
+    z = xp.abs(self - target)
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        losses = xp.where(z < beta, 0.5 * z * z / beta if beta else z, z - 0.5 * beta)
+    return _reduce(xp, losses, reduction)
+
+
+def _smooth_l1_grad(xp: Any, grad: Any, self: Any, target: Any, reduction: int, beta: float) -> Any:
+    """ATen's smooth_l1_backward: ``-norm g`` at or below ``-beta``, ``norm g`` at or above
+    ``beta``, ``norm x g / beta`` between (``norm`` is ``1/numel`` for mean)."""
+    shape = tuple(broadcast_shapes("smooth_l1_loss", self.shape, target.shape))
+    norm = _norm(reduction, int(numpy.prod(shape)))
+    g = xp.broadcast_to(grad if reduction == _NONE else grad.reshape(()), shape)
+    x = self - target
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        inside = norm * x * g / beta if beta else xp.zeros(shape, self.dtype)
+    return xp.where(x <= -beta, -norm * g, xp.where(x >= beta, norm * g, inside))
+
+
+def smooth_l1_loss_backward(
+    xp: Any, grad: Any, self: Any, target: Any, reduction: int = _MEAN, beta: float = 1.0
+) -> tuple[Any, Any]:
+    """derivatives.yaml: self gets ``backward(grad, self, target)``, target ``backward(grad, target, self)``."""
+    _pair("smooth_l1_loss", xp, self, target)
+    grad_self = _smooth_l1_grad(xp, grad, self, target, reduction, beta)
+    grad_target = _smooth_l1_grad(xp, grad, target, self, reduction, beta)
+    return _sum_to(xp, grad_self, self.shape), _sum_to(xp, grad_target, target.shape)
+
+
+def huber_loss(xp: Any, self: Any, target: Any, reduction: int = _MEAN, delta: float = 1.0) -> Any:
+    """``0.5 z^2`` where ``z = |self - target| < delta``, else ``delta (z - 0.5 delta)``."""
+    _check_reduction("huber_loss", reduction)
+    if delta <= 0:
+        raise KernelError("huber_loss does not support non-positive values for delta.")
+    self, target, _ = _pair("huber_loss", xp, self, target)
+    z = xp.abs(self - target)
+    return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def _huber_grad(xp: Any, grad: Any, self: Any, target: Any, reduction: int, delta: float) -> Any:
+    """ATen's huber_backward: ``-norm g delta``, ``norm g delta`` outside ``(-delta, delta)``,
+    ``norm x g`` inside."""
+    shape = tuple(broadcast_shapes("huber_loss", self.shape, target.shape))
+    norm = _norm(reduction, int(numpy.prod(shape)))
+    g = xp.broadcast_to(grad if reduction == _NONE else grad.reshape(()), shape)
+    x = self - target
+    return xp.where(x <= -delta, -norm * g * delta, xp.where(x >= delta, norm * g * delta, norm * x * g))
+
+
+def huber_loss_backward(
+    xp: Any, grad: Any, self: Any, target: Any, reduction: int = _MEAN, delta: float = 1.0
+) -> tuple[Any, Any]:
+    _pair("huber_loss", xp, self, target)
+    grad_self = _huber_grad(xp, grad, self, target, reduction, delta)
+    grad_target = _huber_grad(xp, grad, target, self, reduction, delta)
+    return _sum_to(xp, grad_self, self.shape), _sum_to(xp, grad_target, target.shape)
+
+
+# -- binary_cross_entropy (Loss.cpp) ----------------------------------------------------------
+_BCE_EPSILON = 1e-12
+
+
+def binary_cross_entropy(xp: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN) -> Any:
+    """``(t - 1) max(log1p(-x), -100) - t max(log(x), -100)``, times the weight: ATen clamps
+    each log at -100 so a probability of 0 or 1 gives a finite loss."""
+    _check_reduction("binary_cross_entropy", reduction)
+    _floating_loss("binary_cross_entropy", self, target, weight)
+    if tuple(self.shape) != tuple(target.shape):
+        raise KernelError(
+            f"binary_cross_entropy: target size {list(target.shape)} differs from input size {list(self.shape)}"
+        )
+    if xp.any(~((self >= 0) & (self <= 1))):
+        raise KernelError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    if xp.any(~((target >= 0) & (target <= 1))):
+        raise KernelError("binary_cross_entropy: all elements of target should be between 0 and 1")
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        losses = (target - 1) * xp.maximum(xp.log1p(-self), -100.0) - target * xp.maximum(xp.log(self), -100.0)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(xp, losses.astype(self.dtype, copy=False), reduction)
+
+
+def binary_cross_entropy_backward(
+    xp: Any, grad: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN
+) -> tuple[Any, Any]:
+    """self: ``g (x - t) / max((1 - x) x, 1e-12)``, times the weight, over numel for mean;
+    target (FunctionsManual's target_backward): ``-logit(x) g``, same scaling."""
+    g = xp.broadcast_to(grad if reduction == _NONE else grad.reshape(()), self.shape)
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        grad_self = g * (self - target) / xp.maximum((1 - self) * self, _BCE_EPSILON)
+        grad_target = -xp.where(self == 1, math.inf, xp.log(self / (1 - self))) * g
+    if weight is not None:
+        grad_self, grad_target = grad_self * weight, grad_target * weight
+    if reduction == _MEAN:
+        grad_self, grad_target = grad_self / self.size, grad_target / target.size
+    return grad_self.astype(self.dtype, copy=False), grad_target.astype(self.dtype, copy=False)
+
+
+# -- binary_cross_entropy_with_logits (Loss.cpp) ----------------------------------------------
+def log_sigmoid(xp: Any, x: Any) -> Any:
+    """ATen's stable form (cpu/Activation.cpp): ``min(x, 0) - log1p(exp(-|x|))``."""
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def binary_cross_entropy_with_logits(
+    xp: Any, self: Any, target: Any, weight: Any = None, pos_weight: Any = None, reduction: int = _MEAN
+) -> Any:
+    """``(1 - t) x - log_sigmoid(x) ((pos_weight - 1) t + 1)``, times the weight."""
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    _floating_loss("binary_cross_entropy_with_logits", self, target, weight, pos_weight)
+    if tuple(self.shape) != tuple(target.shape):
+        raise KernelError(
+            f"binary_cross_entropy_with_logits: target size {list(target.shape)} differs from "
+            f"input size {list(self.shape)}"
+        )
+    log_sig = log_sigmoid(xp, self)
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight - 1) * target + 1)
+    losses = (1 - target) * self - log_sig
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(xp, xp.asarray(losses).astype(self.dtype, copy=False), reduction)
+
+
+def binary_cross_entropy_with_logits_backward(
+    xp: Any, grad: Any, self: Any, target: Any, weight: Any = None, pos_weight: Any = None, reduction: int = _MEAN
+) -> tuple[Any, Any]:
+    """self: ``(t pw + 1 - t) sigmoid(x) - t pw`` (``sigmoid(x) - t`` without pos_weight);
+    target: ``log_sigmoid(-x) - log_sigmoid(x) pw`` (``-x`` without); each times the grad
+    and the weight, over numel for mean, as FunctionsManual.cpp."""
+    g = grad if reduction == _NONE else grad.reshape(())
+    with numpy.errstate(over="ignore"):
+        sig = 1 / (1 + xp.exp(-self))
+    if pos_weight is not None:
+        t = pos_weight * target
+        grad_self = (t + 1 - target) * sig - t
+        grad_target = log_sigmoid(xp, -self) - log_sigmoid(xp, self) * pos_weight
+    else:
+        grad_self, grad_target = sig - target, -self
+    grad_self, grad_target = grad_self * g, grad_target * g
+    if weight is not None:
+        grad_self, grad_target = grad_self * weight, grad_target * weight
+    if reduction == _MEAN:
+        grad_self, grad_target = grad_self / self.size, grad_target / target.size
+    return (_sum_to(xp, xp.broadcast_to(grad_self, self.shape) if grad_self.ndim < self.ndim else grad_self,
+                    self.shape).astype(self.dtype, copy=False),
+            _sum_to(xp, xp.broadcast_to(grad_target, target.shape) if grad_target.ndim < target.ndim
+                    else grad_target, target.shape).astype(self.dtype, copy=False))
+
+
+# -- kl_div (composite) -------------------------------------------------------------------------
+def _xlogy(xp: Any, x: Any, y: Any) -> Any:
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(x == 0, xp.where(xp.isnan(y), y, 0.0), x * xp.log(y))
+
+
+def kl_div(xp: Any, self: Any, target: Any, reduction: int = _MEAN, log_target: bool = False) -> Any:
+    """``exp(t) (t - x)`` for a log target, else ``xlogy(t, t) - t x``."""
+    _check_reduction("kl_div", reduction)
+    self, target, _ = _pair("kl_div", xp, self, target)
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        losses = xp.exp(target) * (target - self) if log_target else _xlogy(xp, target, target) - target * self
+    return _reduce(xp, xp.asarray(losses).astype(self.dtype, copy=False), reduction)
+
+
+def kl_div_backward(
+    xp: Any, grad: Any, self: Any, target: Any, reduction: int = _MEAN, log_target: bool = False
+) -> tuple[Any, Any]:
+    self, target, shape = _pair("kl_div", xp, self, target)
+    g = _expanded(xp, grad, shape, reduction)
+    with numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if log_target:
+            e = xp.exp(target)
+            inner = g * e
+            grad_self = -inner
+            grad_target = g * (target - self) * e + inner
+        else:
+            grad_self = -g * target
+            nonzero = (target != 0).astype(self.dtype)
+            grad_target = g * _xlogy(xp, nonzero, target) + g * target / target + -g * self
+    return _sum_to(xp, grad_self, self.shape), _sum_to(xp, grad_target, target.shape)
+
+
+# -- soft_margin_loss (Loss.cpp) ----------------------------------------------------------------
+def soft_margin_loss(xp: Any, self: Any, target: Any, reduction: int = _MEAN) -> Any:
+    """``log1p(exp(-x t))``."""
+    _check_reduction("soft_margin_loss", reduction)
+    self, target, _ = _pair("soft_margin_loss", xp, self, target)
+    with numpy.errstate(over="ignore"):
+        return _reduce(xp, xp.log1p(xp.exp(-self * target)), reduction)
+
+
+def soft_margin_loss_backward(xp: Any, grad: Any, self: Any, target: Any, reduction: int = _MEAN) -> Any:
+    """``t z (-norm) / (1 + z) g`` with ``z = exp(-t x)``, in Loss.cpp's order (the target
+    gets no gradient in PyTorch)."""
+    self, target, shape = _pair("soft_margin_loss", xp, self, target)
+    norm = _norm(reduction, int(numpy.prod(shape)))
+    g = grad if reduction == _NONE else grad.reshape(())
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        z = xp.exp(-target * self)
+        result = target * z * -norm / (z + 1) * g
+    return _sum_to(xp, xp.broadcast_to(result, shape), self.shape)
+
+
+# -- margin_ranking_loss and hinge_embedding_loss (composite) ---------------------------------
+def margin_ranking_loss(
+    xp: Any, input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = _MEAN
+) -> Any:
+    """``max(0, -t (x1 - x2) + margin)``."""
+    _check_reduction("margin_ranking_loss", reduction)
+    _floating_loss("margin_ranking_loss", input1, input2, target)
+    return _reduce(xp, xp.maximum(-target * (input1 - input2) + margin, 0), reduction)
+
+
+def margin_ranking_loss_backward(
+    xp: Any, grad: Any, input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = _MEAN
+) -> tuple[Any, Any, Any]:
+    """clamp_min's gradient passes where the unclamped value is ``>= 0``."""
+    diff = input1 - input2
+    unclamped = -target * diff + margin
+    g = _expanded(xp, grad, unclamped.shape, reduction)
+    g = xp.where(unclamped >= 0, g, 0.0)
+    grad_diff = g * -target
+    return (_sum_to(xp, grad_diff, input1.shape), _sum_to(xp, -grad_diff, input2.shape),
+            _sum_to(xp, -(g * diff), target.shape))
+
+
+def hinge_embedding_loss(xp: Any, self: Any, target: Any, margin: float = 1.0, reduction: int = _MEAN) -> Any:
+    """``max(0, margin - x)`` where ``t != 1``, plus ``x`` where ``t != -1``."""
+    _check_reduction("hinge_embedding_loss", reduction)
+    self, target, shape = _pair("hinge_embedding_loss", xp, self, target)
+    zeros = xp.zeros(shape, self.dtype)
+    clamped = xp.maximum(margin - self, 0)
+    losses = xp.where(target != 1, clamped, zeros) + xp.where(target != -1, self, zeros)
+    return _reduce(xp, losses.astype(self.dtype, copy=False), reduction)
+
+
+def hinge_embedding_loss_backward(
+    xp: Any, grad: Any, self: Any, target: Any, margin: float = 1.0, reduction: int = _MEAN
+) -> Any:
+    """The target only selects, so it gets no gradient (eager autograd gives none)."""
+    self, target, shape = _pair("hinge_embedding_loss", xp, self, target)
+    g = _expanded(xp, grad, shape, reduction)
+    margin_part = xp.where((target != 1) & (margin - self >= 0), g, 0.0)
+    return _sum_to(xp, xp.where(target != -1, g, 0.0) + -margin_part, self.shape)
+
+
+# -- poisson_nll_loss (composite) ---------------------------------------------------------------
+def poisson_nll_loss(
+    xp: Any, input: Any, target: Any, log_input: bool, full: bool, eps: float, reduction: int
+) -> Any:
+    """``exp(x) - t x`` (log input) or ``x - t log(x + eps)``, plus Stirling's term
+    ``t log t - t + 0.5 log(2 pi t)`` where ``t > 1`` when ``full``."""
+    _check_reduction("poisson_nll_loss", reduction)
+    _pair("poisson_nll_loss", xp, input, target)
+    with numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        losses = xp.exp(input) - target * input if log_input else input - target * xp.log(input + eps)
+        if full:
+            stirling = target * xp.log(target) - target + 0.5 * xp.log(2 * math.pi * target)
+            losses = losses + xp.where(target <= 1, 0.0, stirling)
+    return _reduce(xp, xp.asarray(losses).astype(input.dtype, copy=False), reduction)
+
+
+def poisson_nll_loss_backward(
+    xp: Any, grad: Any, input: Any, target: Any, log_input: bool, full: bool, eps: float, reduction: int
+) -> tuple[Any, Any]:
+    _, _, shape = _pair("poisson_nll_loss", xp, input, target)
+    g = _expanded(xp, grad, shape, reduction)
+    with numpy.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if log_input:
+            grad_input = g * xp.exp(input) + -g * target
+            grad_target = -g * input
+        else:
+            grad_input = g + -g * target / (input + eps)
+            grad_target = -g * xp.log(input + eps)
+        if full:
+            two_pi = 2 * math.pi
+            s = g * xp.log(target) + g * target / target - g + g * 0.5 / (two_pi * target) * two_pi
+            grad_target = grad_target + xp.where(target <= 1, 0.0, s)
+    return _sum_to(xp, grad_input, input.shape), _sum_to(xp, grad_target, target.shape)

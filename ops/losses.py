@@ -344,3 +344,108 @@ def _cross_entropy_loss_backward_shapes(args: NodeArgs) -> RuleResult:
     mask = args.value(7, None)
     wants_target = isinstance(mask, (list, tuple)) and len(mask) == 2 and mask[1] is True
     return [_like(grad, args.tensor(1)), _like(grad, args.tensor(2)) if wants_target else None]
+
+
+# -- the pointwise losses of torch.nn.functional ------------------------------------------------
+# Each has a gradview backward op returning the gradient of every differentiable input at once
+# (summed back to its shape), in the arithmetic of PyTorch's backward kernel (or of eager
+# autograd through the decomposition, for PyTorch's composite losses): see kernels/losses.py.
+# Inputs PyTorch does not differentiate (class weights, soft_margin_loss's target) are refused
+# in PyTorch's words when they require grad; selectors (hinge_embedding_loss's target) get none.
+def _no_grad_for(node: Node, index: int, argument: str) -> None:
+    value = input_at(node, index)
+    if value is not None and not is_none(value) and needs_grad(value):
+        fail(node, f"the function '{node.kind().split('::')[-1]}' is not differentiable with respect to "
+                   f"argument '{argument}'")
+
+
+def _loss_gradient(backward_op: str, differentiable: tuple[int, ...], refused: tuple[tuple[int, str], ...] = ()):  # noqa: ANN202
+    """A formula calling ``backward_op(grad, *inputs)``, which returns one gradient per
+    index of ``differentiable``."""
+
+    def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+        for index, argument in refused:
+            _no_grad_for(node, index, argument)
+        result: Result = [None] * len(node.inputs())
+        if not any(needs_grad(input_at(node, i)) for i in differentiable):
+            return result
+        outputs = emit.op(backward_op, grads[0], *node.inputs())
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        for position, index in enumerate(differentiable):
+            if needs_grad(input_at(node, index)):
+                result[index] = outputs[position]
+        return result
+
+    return backward
+
+
+def _grads_like(*indices: int):  # noqa: ANN202 - a shape rule factory
+    """Backward op outputs shaped like its inputs ``indices`` (the grad is input 0)."""
+
+    def rule(args: NodeArgs) -> RuleResult:
+        grad = args.tensor(0)
+        if grad is None:
+            return None
+        return [_like(grad, args.tensor(i)) for i in indices]
+
+    return rule
+
+
+def _broadcast_loss_shapes(per_sample: tuple[int, ...], reduction_index: int):  # noqa: ANN202
+    """The loss's shape: the broadcast of inputs ``per_sample`` (reduction none), else 0-d."""
+
+    def rule(args: NodeArgs) -> RuleResult:
+        tensors = [args.tensor(i) for i in per_sample]
+        if any(t is None for t in tensors):
+            return None
+        return [_reduced(tensors[0], args, reduction_index, broadcast(*(t.sizes for t in tensors)))]
+
+    return rule
+
+
+def _pointwise_loss(
+    name: str, signature: str, differentiable: tuple[int, ...], reduction_index: int,
+    refused: tuple[tuple[int, str], ...] = (), per_sample: tuple[int, ...] = (0, 1),
+) -> None:
+    """Declare ``aten::name`` and its ``gradview::name_backward`` (``signature``: the forward's
+    arguments)."""
+    forward_kernel = getattr(kernels, name)
+    backward_kernel = getattr(kernels, f"{name}_backward")
+    kernel(f"aten::{name}")(forward_kernel)
+    shape_rule(f"aten::{name}")(_broadcast_loss_shapes(per_sample, reduction_index))
+    outputs = ", ".join(["Tensor"] * len(differentiable))
+    backward_name = f"gradview::{name}_backward"
+    schema(f"{backward_name}(Tensor grad, {signature}) -> ({outputs})")
+    kernel(backward_name)(backward_kernel)
+    no_gradient(backward_name, reason=BACKWARD_KERNEL)
+    shape_rule(backward_name)(_grads_like(*(i + 1 for i in differentiable)))
+    formula(f"aten::{name}")(_loss_gradient(backward_name, differentiable, refused))
+
+
+_pointwise_loss("l1_loss", "Tensor self, Tensor target, int reduction", (0, 1), 2)
+_pointwise_loss("smooth_l1_loss", "Tensor self, Tensor target, int reduction, float beta", (0, 1), 2)
+_pointwise_loss("huber_loss", "Tensor self, Tensor target, int reduction, float delta", (0, 1), 2)
+_pointwise_loss(
+    "binary_cross_entropy", "Tensor self, Tensor target, Tensor? weight, int reduction", (0, 1), 3,
+    refused=((2, "weight"),),
+)
+_pointwise_loss(
+    "binary_cross_entropy_with_logits",
+    "Tensor self, Tensor target, Tensor? weight, Tensor? pos_weight, int reduction", (0, 1), 4,
+    refused=((2, "weight"), (3, "pos_weight")),
+)
+_pointwise_loss("kl_div", "Tensor self, Tensor target, int reduction, bool log_target", (0, 1), 2)
+_pointwise_loss(
+    "soft_margin_loss", "Tensor self, Tensor target, int reduction", (0,), 2, refused=((1, "target"),)
+)
+_pointwise_loss(
+    "margin_ranking_loss", "Tensor input1, Tensor input2, Tensor target, float margin, int reduction",
+    (0, 1, 2), 4, per_sample=(0, 1, 2),
+)
+_pointwise_loss(
+    "hinge_embedding_loss", "Tensor self, Tensor target, float margin, int reduction", (0,), 3
+)
+_pointwise_loss(
+    "poisson_nll_loss", "Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction",
+    (0, 1), 5,
+)

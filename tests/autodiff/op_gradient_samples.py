@@ -510,3 +510,6 @@ _fout, _flse = (
 )
 add("_scaled_dot_product_flash_attention_for_cpu_backward", S(f(2, 3, 5, 4), _fq, _fk, _fv, _fout,
     _flse, 0.0, True, scale=0.7, frozen=(4, 5)))
+
+# -- issue 22's neural-network ops (their own module; it adds to SAMPLES) ---------------------
+from . import op_gradient_samples_nn  # noqa: E402, F401

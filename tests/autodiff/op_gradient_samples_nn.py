@@ -1,0 +1,45 @@
+"""The catalogue's sample calls for the neural-network ops of issue 22 (losses,
+activations, norms, pooling and sampling): see op_gradient_samples.py, which
+imports this module at its end to add them to SAMPLES.
+
+Inputs PyTorch does not differentiate (class weights, soft_margin_loss's target)
+are frozen: PyTorch refuses a gradient for them, as gradview does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .op_gradient_samples import S, Sample, add, f, pos
+
+__all__: list[str] = []
+
+
+def _signs(*shape: int) -> np.ndarray:
+    return np.where(f(*shape) > 0, 1.0, -1.0)
+
+
+def _probabilities(*shape: int) -> np.ndarray:
+    return f(*shape, lo=0.05, hi=0.95)
+
+
+def _with_backward(name: str, sample: Sample, grad: np.ndarray | None = None) -> None:
+    """The op's sample, and its ``gradview::name_backward``'s: the same arguments after ``grad``."""
+    add(name, sample)
+    grad = np.array(0.7) if grad is None else grad  # a reduced loss
+    add(f"gradview::{name}_backward", S(grad, *sample.args, frozen=tuple(i + 1 for i in sample.frozen)))
+
+
+# -- losses -------------------------------------------------------------------------------------
+_with_backward("l1_loss", S(f(3, 4), f(3, 4), 1))
+_with_backward("smooth_l1_loss", S(f(3, 4), f(3, 4), 2, 0.5))
+_with_backward("huber_loss", S(f(3, 4), f(3, 4), 1, 0.5))
+_P, _Q = _probabilities(3, 4), _probabilities(3, 4)
+_with_backward("binary_cross_entropy", S(_P, _Q, pos(3, 4), 1, frozen=(2,)))
+_with_backward("binary_cross_entropy_with_logits", S(f(3, 4), _Q, pos(3, 4), pos(4), 1, frozen=(2, 3)))
+_with_backward("kl_div", S(f(3, 4), _probabilities(3, 4), 1, False))
+_with_backward("soft_margin_loss", S(f(3, 4), _signs(3, 4), 1, frozen=(1,)))
+_with_backward("margin_ranking_loss", S(f(4), f(4), _signs(4), 0.1, 1))
+_with_backward("hinge_embedding_loss", S(f(3, 4), _signs(3, 4), 0.5, 1))
+_with_backward("poisson_nll_loss", S(f(3, 4), pos(3, 4) * 2, True, True, 1e-8, 1))
+
