@@ -3,7 +3,7 @@
 These ops move Python values around (``len``, indexing, slicing, ``+``, the
 list methods ``append``/``pop``..., ``format``, ``prim::Print``, an array's
 ``device``/``dtype``/``shape``, ``NumToTensor``). Their kernels are in
-``kernels/lists.py`` and ``kernels/tuples.py`` and take and return plain Python
+``kernels/kernels.py`` and ``kernels/kernels.py`` and take and return plain Python
 values (``prim::TupleConstruct``/``TupleUnpack``/``ListConstruct`` compile to
 plain Python in the interpreter, so they need no kernel). Most return no
 tensor, so they need no shape rule; a list element read by ``__getitem__``
@@ -28,7 +28,7 @@ The ops that join tensors into one or split one into a list (``cat``,
 from __future__ import annotations
 
 from gradview.ir import ListType, Node, TensorType, TupleType, Value
-from gradview.kernels import lists, tuples
+from gradview.kernels import containers as kernels
 
 from .emit_util import grad_list
 from .registry import Emitter, formula, kernel, shape_rule
@@ -89,26 +89,26 @@ def tuple_unpack(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resul
 
 
 # -- lists and strings: len, indexing, slicing, +, *, in, split, join, sum -------------------
-kernel("aten::len.t", "aten::len.any", "aten::len.str")(lists.len_)
-kernel("aten::len.Tensor")(lists.len_tensor)
-kernel("aten::__getitem__.t", "aten::select.t")(lists.getitem)
-kernel("aten::__getitem__.str")(lists.getitem_str)
+kernel("aten::len.t", "aten::len.any", "aten::len.str")(kernels.len_)
+kernel("aten::len.Tensor")(kernels.len_tensor)
+kernel("aten::__getitem__.t", "aten::select.t")(kernels.getitem)
+kernel("aten::__getitem__.str")(kernels.getitem_str)
 kernel("aten::__contains__.int_list", "aten::__contains__.str_list", "aten::__contains__.float_list")(
-    lists.contains
+    kernels.contains
 )
-kernel("aten::list.t")(lists.list_)
-kernel("aten::list")(lists.list_str)
-kernel("aten::add.t")(lists.add_list)
-kernel("aten::add.str")(lists.add_str)
-kernel("aten::mul.left_t")(lists.mul_list)
-kernel("aten::mul.right_")(lists.mul_list_right)
-kernel("aten::slice.t")(lists.slice_list)
-kernel("aten::slice.str")(lists.slice_str)
-kernel("aten::split.str")(lists.split_str)
-kernel("aten::join")(lists.join)
-kernel("aten::sum.int")(lists.sum_int)
-kernel("aten::sum.float")(lists.sum_float)
-kernel("aten::sum.bool")(lists.sum_bool)
+kernel("aten::list.t")(kernels.list_)
+kernel("aten::list")(kernels.list_str)
+kernel("aten::add.t")(kernels.add_list)
+kernel("aten::add.str")(kernels.add_str)
+kernel("aten::mul.left_t")(kernels.mul_list)
+kernel("aten::mul.right_")(kernels.mul_list_right)
+kernel("aten::slice.t")(kernels.slice_list)
+kernel("aten::slice.str")(kernels.slice_str)
+kernel("aten::split.str")(kernels.split_str)
+kernel("aten::join")(kernels.join)
+kernel("aten::sum.int")(kernels.sum_int)
+kernel("aten::sum.float")(kernels.sum_float)
+kernel("aten::sum.bool")(kernels.sum_bool)
 
 
 def list_item(args: NodeArgs) -> RuleResult:
@@ -126,36 +126,36 @@ def _getitem(args: NodeArgs) -> RuleResult:
 
 
 # -- scripted loops' range helpers -----------------------------------------------------------
-kernel("aten::__range_length")(lists.range_length)
-kernel("aten::__derive_index")(lists.derive_index)
+kernel("aten::__range_length")(kernels.range_length)
+kernel("aten::__derive_index")(kernels.derive_index)
 
 # -- list methods (they mutate the list in place, as TorchScript's do) -----------------------
-kernel("aten::append.t")(lists.append)
-kernel("aten::_set_item.t")(lists.set_item)
-kernel("aten::extend.t")(lists.extend)
-kernel("aten::insert.t")(lists.insert)
-kernel("aten::pop.t")(lists.pop)
-kernel("aten::clear.t")(lists.clear)
-kernel("aten::reverse.t")(lists.reverse)
-kernel("aten::copy.t")(lists.copy)
+kernel("aten::append.t")(kernels.append)
+kernel("aten::_set_item.t")(kernels.set_item)
+kernel("aten::extend.t")(kernels.extend)
+kernel("aten::insert.t")(kernels.insert)
+kernel("aten::pop.t")(kernels.pop)
+kernel("aten::clear.t")(kernels.clear)
+kernel("aten::reverse.t")(kernels.reverse)
+kernel("aten::copy.t")(kernels.copy)
 
 # -- tuples ----------------------------------------------------------------------------------
-kernel("prim::TupleSlice")(tuples.tuple_slice)
+kernel("prim::TupleSlice")(kernels.tuple_slice)
 
 # -- printing and formatting -----------------------------------------------------------------
-kernel("aten::format")(lists.format_)
-kernel("aten::str")(lists.str_)
-kernel("prim::Print")(lists.print_)
+kernel("aten::format")(kernels.format_)
+kernel("aten::str")(kernels.str_)
+kernel("prim::Print")(kernels.print_)
 
 # -- prims on values: an array's facts, numbers to and from tensors, min/max/abs -------------
-kernel("prim::device")(lists.device)
-kernel("prim::is_cuda")(lists.is_cuda)
-kernel("prim::dtype")(lists.dtype)
-kernel("prim::requires_grad")(lists.requires_grad)
-kernel("prim::shape")(lists.shape)
-kernel("prim::NumToTensor")(lists.num_to_tensor)
-kernel("prim::ImplicitTensorToNum")(lists.implicit_tensor_to_num)
-kernel("prim::Uninitialized")(lists.uninitialized)
-kernel("prim::min")(lists.prim_min)
-kernel("prim::max")(lists.prim_max)
-kernel("prim::abs")(lists.abs_)
+kernel("prim::device")(kernels.device)
+kernel("prim::is_cuda")(kernels.is_cuda)
+kernel("prim::dtype")(kernels.dtype)
+kernel("prim::requires_grad")(kernels.requires_grad)
+kernel("prim::shape")(kernels.shape)
+kernel("prim::NumToTensor")(kernels.num_to_tensor)
+kernel("prim::ImplicitTensorToNum")(kernels.implicit_tensor_to_num)
+kernel("prim::Uninitialized")(kernels.uninitialized)
+kernel("prim::min")(kernels.prim_min)
+kernel("prim::max")(kernels.prim_max)
+kernel("prim::abs")(kernels.abs_)

@@ -20,7 +20,7 @@ no gradient flows through them and they need no shape rule.
 from __future__ import annotations
 
 from gradview.ir.types import TensorType
-from gradview.kernels import autocast, script_queries
+from gradview.kernels import script_queries
 
 from .casts import save_self_dtype, to_gradient
 from .dtype_rules import scalar_type_name
@@ -45,8 +45,8 @@ kernel("prim::type")(script_queries.device_type)
 
 
 # -- aten::_autocast_to_reduced_precision, _autocast_to_full_precision ------------------------------
-kernel("aten::_autocast_to_reduced_precision")(autocast.autocast_to_reduced_precision)
-kernel("aten::_autocast_to_full_precision")(autocast.autocast_to_full_precision)
+kernel("aten::_autocast_to_reduced_precision")(script_queries.autocast_to_reduced_precision)
+kernel("aten::_autocast_to_full_precision")(script_queries.autocast_to_full_precision)
 
 
 def _autocast(args: NodeArgs, eligible: str, target: str | None) -> RuleResult:

@@ -1,4 +1,4 @@
-"""TorchScript's list, string, printing and prim ops (kernels/lists.py) against PyTorch.
+"""TorchScript's list, string, printing and prim ops (kernels/containers.py) against PyTorch.
 
 Three kinds of checks, with the helpers of scalar_oracle.py:
 
@@ -11,7 +11,7 @@ Three kinds of checks, with the helpers of scalar_oracle.py:
   arrays, and ``format``/``print`` run inside functions compiled by
   ``torch.jit.script``: the printed graph is parsed, run with ``run_graph``
   and compared with calling the scripted function;
-* a coverage test that every kernel lists.py and scalar_math.py register was
+* a coverage test that every kernel containers.py and scalar_math.py register was
   exercised by this module's tests or test_scalar_math.py's.
 """
 
@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from gradview.ir import BoolType, FloatType, IntType, ListType, OptionalType, TensorType, parse_ir
-from gradview.kernels import lists as lists_module
+from gradview.kernels import containers as lists_module
 from gradview.kernels import scalar_math as scalar_math_module
 from gradview.kernels.dtypes import scalar_type_index
 from gradview.ops import KERNELS
@@ -58,7 +58,7 @@ def build_cases() -> dict[str, list[Case]]:
     cases["aten::len.Tensor"] = [Case([np.zeros(s)]) for s in [(3,), (3, 2), (0, 4), (1, 1, 1)]] + [
         Case([np.array(1.0)], expect="raises")
     ]
-    cases["aten::len.str"] = [Case([s]) for s in ["", "abc", "a b\tc"]]  # ASCII: see lists.py
+    cases["aten::len.str"] = [Case([s]) for s in ["", "abc", "a b\tc"]]  # ASCII: see containers.py
     cases["aten::__getitem__.str"] = [Case(["abc", i]) for i in [0, 2, -1, -3]] + [
         Case(["abc", i], expect="raises") for i in [3, -4, 100]
     ]

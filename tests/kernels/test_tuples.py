@@ -1,4 +1,4 @@
-"""``prim::TupleSlice`` (kernels/tuples.py), run through parsed graphs.
+"""``prim::TupleSlice`` (kernels/containers.py), run through parsed graphs.
 
 TupleSlice has no schema: the interpreter finds its kernel by kind and passes
 the ``beg``/``end`` attributes as keyword arguments (or the bounds as two int

@@ -1,4 +1,5 @@
-"""TorchScript's list, string, printing and prim ops on non-tensor values.
+"""TorchScript's lists, tuples, strings, printing and prim ops on non-tensor values
+(the kernels of :mod:`gradview.ops.containers`).
 
 Like :mod:`.scalar_math`, whose int64 helpers they share, these kernels take
 and return plain Python values and follow TorchScript's C++ kernels
@@ -13,6 +14,10 @@ and return plain Python values and follow TorchScript's C++ kernels
   IValues: ``1.0`` as ``1.``, other floats with 17 significant digits,
   strings inside lists unquoted. Arrays print as NumPy prints them followed
   by PyTorch's type line (``[ CPUFloatType{2} ]``), not in PyTorch's layout.
+* ``prim::TupleSlice`` (TupleConstruct, TupleUnpack and TupleIndex compile
+  to plain Python in the interpreter; TupleSlice has no schema and is bound
+  under its kind, taking its bounds as the ``beg``/``end`` attributes or as
+  two int inputs).
 * prims: an array's ``device``/``dtype``/``shape``, ``NumToTensor`` and
   back, ``prim::abs``, and ``prim::min``/``prim::max``, which are
   ``a < b ? a : b`` and ``a > b ? a : b`` (so NaN handling follows the
@@ -335,3 +340,20 @@ def abs_(xp: Any, a: Any) -> Any:
     if hasattr(a, "dtype") and not isinstance(a, numpy.generic):
         return xp.absolute(a)
     return _wrap(abs(a)) if _is_int(a) else abs(a)
+
+
+def tuple_slice(xp: Any, tup: Any, *bounds: Any, beg: Any = None, end: Any = None) -> tuple[Any, ...]:
+    """``tup[beg:end]`` as a tuple (Python's slice rules for out-of-range bounds)."""
+    if bounds:
+        if len(bounds) != 2 or beg is not None or end is not None:
+            raise KernelError(
+                f"prim::TupleSlice takes its bounds as beg/end attributes or as two int inputs, got "
+                f"{len(bounds)} extra inputs and beg={beg!r}, end={end!r}"
+            )
+        beg, end = bounds
+    for name, value in (("beg", beg), ("end", end)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise KernelError(f"prim::TupleSlice: {name} must be an int, got {type(value).__name__} {value!r}")
+    if not isinstance(tup, tuple | list):
+        raise KernelError(f"prim::TupleSlice expects a tuple, got {type(tup).__name__}")
+    return tuple(tup[beg:end])
