@@ -49,10 +49,7 @@ BACKWARD_KERNEL = "a backward kernel"
 RESOLVES_TO = {"aten::split": "aten::split.sizes"}
 # Differences from PyTorch found by this test and reported, not yet fixed (their owners'
 # files): strict, so each turns red once fixed, and its entry must then go.
-KNOWN_DIFFERENCES = {
-    "aten::native_group_norm": "its formula ignores the gradients of mean and rstd, which PyTorch "
-    "differentiates (infinitely_differentiable_native_group_norm_backward)",
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 _TORCH_DTYPES = {
     7: torch.float64,
     6: torch.float32,
