@@ -241,3 +241,147 @@ def logit_backward(xp: Any, grad_output: Any, self: Any, eps: float | None = Non
         lo, hi = logit_bounds(xp, eps, dtype, g.dtype)
         outside, fill = xp.logical_or(x < lo, x > hi), _zero(xp, g)
     return xp.where(outside, fill, inner).astype(dtype, copy=False)
+
+
+# -- celu, selu, mish, glu, log_sigmoid, prelu, softshrink (ATen's Activation.cpp) ---------------
+# ATen's selu constants (Activation.cpp), and celu as elu with input scale 1/alpha.
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def celu(xp: Any, self: Any, alpha: Any = 1.0) -> Any:
+    """``elu(x, alpha, 1, 1 / alpha)``, as ATen computes it (the reciprocal in double)."""
+    return elu(xp, self, alpha, 1.0, 1.0 / float(alpha))
+
+
+def selu(xp: Any, self: Any) -> Any:
+    return elu(xp, self, SELU_ALPHA, SELU_SCALE, 1)
+
+
+def mish(xp: Any, self: Any) -> Any:
+    """``x tanh(log1p(exp(x)))``."""
+    x = _floating("mish", self)
+    with numpy.errstate(over="ignore"):
+        return (x * xp.tanh(xp.log1p(xp.exp(x)))).astype(self.dtype, copy=False)
+
+
+def mish_backward(xp: Any, grad_output: Any, self: Any) -> Any:
+    """ATen's ``g (t + x sigmoid(x) (1 - t^2))``, ``t = tanh(softplus(x))``."""
+    dtype, g, x = _floating_pair("mish_backward", xp, grad_output, self)
+    with numpy.errstate(over="ignore"):
+        sigmoid = 1 / (1 + xp.exp(-x))
+        t = xp.tanh(xp.log1p(xp.exp(x)))
+    return (g * (t + x * sigmoid * (1 - t * t))).astype(dtype, copy=False)
+
+
+def _glu_halves(op: str, self: Any, dim: int) -> tuple[Any, Any, int]:
+    if self.ndim == 0:
+        raise KernelError(f"{op}: glu does not support scalars because halving size must be even")
+    d = dim + self.ndim if dim < 0 else dim
+    if not 0 <= d < self.ndim:
+        raise KernelError(f"{op}: dim {dim} is out of range for a tensor of {self.ndim} dims")
+    size = self.shape[d]
+    if size % 2:
+        raise KernelError(f"{op}: halving dimension must be even, but dimension {d} is size {size}")
+    first = self.take(range(size // 2), axis=d)
+    second = self.take(range(size // 2, size), axis=d)
+    return first, second, d
+
+
+def glu(xp: Any, self: Any, dim: int = -1) -> Any:
+    """``a sigmoid(b)`` for the two halves along ``dim``: ATen's ``a * (1 / (1 + exp(-b)))``."""
+    x = _floating("glu", self)
+    a, b, _ = _glu_halves("glu", x, dim)
+    with numpy.errstate(over="ignore"):
+        return (a * (1 / (1 + xp.exp(-b)))).astype(self.dtype, copy=False)
+
+
+def glu_backward(xp: Any, grad_output: Any, self: Any, dim: int) -> Any:
+    """ATen's glu_backward: ``g sigmoid(b)`` for the first half and ``(1 - s) s a g`` for the second."""
+    dtype, _, x = _floating_pair("glu_backward", xp, grad_output, self)
+    a, b, d = _glu_halves("glu_backward", x, dim)
+    with numpy.errstate(over="ignore"):
+        s = 1 / (1 + xp.exp(-b))
+    g = grad_output.astype(x.dtype, copy=False)
+    return xp.concatenate([s * g, (1 - s) * s * a * g], axis=d).astype(dtype, copy=False)
+
+
+def log_sigmoid_forward(xp: Any, self: Any) -> tuple[Any, Any]:
+    """(``min(x, 0) - log1p(z)``, the buffer ``z = exp(-|x|)``): ATen's stable form."""
+    x = _floating("log_sigmoid", self)
+    z = xp.exp(-xp.abs(x))
+    return (xp.minimum(x, 0) - xp.log1p(z)).astype(self.dtype, copy=False), z.astype(self.dtype, copy=False)
+
+
+def log_sigmoid(xp: Any, self: Any) -> Any:
+    return log_sigmoid_forward(xp, self)[0]
+
+
+def log_sigmoid_backward(xp: Any, grad_output: Any, self: Any, buffer: Any) -> Any:
+    """ATen's CPU kernel: ``(max_deriv - sign z / (1 + z)) g`` with ``max_deriv, sign`` 1, 1
+    below 0 and 0, -1 from 0 on (``z`` the forward's buffer)."""
+    dtype, g, x = _floating_pair("log_sigmoid_backward", xp, grad_output, self)
+    negative = x < 0
+    max_deriv = xp.where(negative, 1.0, 0.0)
+    sign = xp.where(negative, 1.0, -1.0)
+    return ((max_deriv - sign * (buffer / (1 + buffer))) * g).astype(dtype, copy=False)
+
+
+def _prelu_weight(op: str, self: Any, weight: Any) -> Any:
+    """The weight reshaped to broadcast along dim 1, as ATen's prelu does."""
+    if not is_floating(self.dtype) or not is_floating(weight.dtype):
+        raise KernelError(f"{op}: not implemented for {self.dtype} tensors (it needs floating point)")
+    count = weight.size
+    if weight.ndim > 1:
+        raise KernelError(f"{op}: weight must be a scalar or a 1-D tensor, got {weight.ndim} dims")
+    if count != 1:
+        if self.ndim == 0:
+            raise KernelError(f"{op}: a zero-dim input takes only a one-element weight, got {count}")
+        channels = self.shape[1] if self.ndim >= 2 else 1
+        if count != channels:
+            raise KernelError(
+                f"{op}: weight has {count} elements but the input has {channels} channels (dim 1)"
+            )
+    if weight.ndim == self.ndim:
+        return weight
+    shape = [1] * self.ndim
+    if self.ndim > 1:
+        shape[1] = count
+    return weight.reshape(shape)
+
+
+def prelu(xp: Any, self: Any, weight: Any) -> Any:
+    """``x`` above 0, ``weight x`` elsewhere (the weight per channel, dim 1)."""
+    w = _prelu_weight("prelu", self, weight)
+    return xp.where(self > 0, self, w * self).astype(self.dtype, copy=False)
+
+
+def prelu_backward(xp: Any, grad_output: Any, self: Any, weight: Any) -> tuple[Any, Any]:
+    """ATen's _prelu_kernel_backward (``g`` or ``w g``; ``0`` or ``x g`` for the weight),
+    the weight's summed back to its shape."""
+    w = _prelu_weight("prelu_backward", self, weight)
+    positive = self > 0
+    grad_self = xp.where(positive, grad_output, w * grad_output)
+    grad_weight = xp.where(positive, 0.0, self * grad_output)
+    if weight.ndim == self.ndim and tuple(weight.shape) == tuple(self.shape):
+        reduced = grad_weight
+    else:
+        axes = tuple(d for d in range(self.ndim) if not (d == 1 and weight.size != 1))
+        reduced = xp.sum(grad_weight, axis=axes) if axes else grad_weight
+    return (grad_self.astype(self.dtype, copy=False),
+            xp.asarray(reduced).reshape(weight.shape).astype(weight.dtype, copy=False))
+
+
+def softshrink(xp: Any, self: Any, lambd: Any = 0.5) -> Any:
+    """``x - l`` above ``l``, ``x + l`` below ``-l``, ``x * 0`` between (ATen's: NaN stays NaN)."""
+    if lambd < 0:
+        raise KernelError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
+    x = _floating("softshrink", self)
+    return xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0)).astype(self.dtype, copy=False)
+
+
+def softshrink_backward(xp: Any, grad_output: Any, self: Any, lambd: Any) -> Any:
+    """``g`` outside ``[-l, l]``, 0 on it."""
+    dtype, g, x = _floating_pair("softshrink_backward", xp, grad_output, self)
+    inside = xp.logical_and(x >= -lambd, x <= lambd)
+    return xp.where(inside, _zero(xp, g), g).astype(dtype, copy=False)

@@ -49,9 +49,10 @@ from gradview.ir import NOT_CONSTANT, Node, TensorType, Value, constant_value
 from gradview.kernels import activation_backward, activations, elementwise
 
 from .emit_util import emit_if, grad_list
-from .gradients import Emitter
+from .gradients import BACKWARD_KERNEL, Emitter
 from .pointwise import backward_shapes, unary_same_shapes
-from .registry import fast_path, formula, kernel, no_gradient, shape_rule
+from .registry import fast_path, formula, kernel, no_gradient, schema, shape_rule
+from .shape_toolkit import NodeArgs, RuleResult, fresh
 from .static_info import needs_grad
 
 __all__: list[str] = []
@@ -337,3 +338,132 @@ for _name in ("aten::hardsigmoid_backward", "aten::silu_backward", "aten::logit_
         reason=f"PyTorch has no derivative for this backward kernel (its autograd raises "
         f"'derivative for {_name} is not implemented')",
     )
+
+
+# -- celu, selu, mish, glu, log_sigmoid, prelu, softshrink ---------------------------------------
+# celu and selu are elu in ATen (celu's input scale is 1/alpha), and so are their gradients.
+# mish, glu, log_sigmoid and softshrink call PyTorch's backward kernels, as eager autograd does
+# (mish_backward: its GradMode-off branch); prelu calls gradview::prelu_backward, ATen's
+# _prelu_kernel_backward with the weight's gradient summed back to the weight's shape.
+shape_rule("aten::celu", "aten::selu", "aten::mish", "aten::log_sigmoid", "aten::softshrink")(unary_same_shapes)
+kernel("aten::celu")(activations.celu)
+kernel("aten::selu")(activations.selu)
+kernel("aten::mish")(activations.mish)
+kernel("aten::log_sigmoid")(activations.log_sigmoid)
+kernel("aten::softshrink")(activations.softshrink)
+
+
+@formula("aten::celu")
+def _celu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    alpha = _input(node, 1, 1.0)
+    known = constant_value(alpha) if isinstance(alpha, Value) else alpha
+    inverse = 1.0 / float(known) if known is not NOT_CONSTANT else emit.op("aten::div", 1.0, alpha)
+    grad = emit.op("aten::elu_backward", grads[0], alpha, 1.0, inverse, False, node.inputs()[0])
+    return grad_list(node, grad)
+
+
+@formula("aten::selu")
+def _selu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    grad = emit.op("aten::elu_backward", grads[0], activations.SELU_ALPHA, activations.SELU_SCALE, 1.0, False,
+                   node.inputs()[0])
+    return grad_list(node, grad)
+
+
+formula("aten::mish")(_through("aten::mish_backward"))
+formula("aten::softshrink")(_through("aten::softshrink_backward", 0.5))
+
+
+def _log_sigmoid_forward(emit: Emitter, node: Node) -> Saved:
+    """The buffer ``exp(-|x|)`` the backward kernel reads (ATen's log_sigmoid_forward returns it)."""
+    if not needs_grad(node.inputs()[0]):
+        return {}
+    _, buffer = emit.op("aten::log_sigmoid_forward", node.inputs()[0])
+    return {"buffer": buffer}
+
+
+@formula("aten::log_sigmoid", forward=_log_sigmoid_forward)
+def _log_sigmoid_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if "buffer" not in saved:
+        return grad_list(node)
+    return grad_list(node, emit.op("aten::log_sigmoid_backward", grads[0], node.inputs()[0], saved["buffer"]))
+
+
+kernel("aten::log_sigmoid_forward")(activations.log_sigmoid_forward)
+
+
+@formula("aten::log_sigmoid_forward")
+def _log_sigmoid_forward_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """derivatives.yaml: the output's gradient through its own buffer (the buffer gets none)."""
+    return grad_list(node, emit.op("aten::log_sigmoid_backward", grads[0], node.inputs()[0], node.outputs()[1]))
+
+
+@shape_rule("aten::log_sigmoid_forward")
+def _log_sigmoid_forward_shapes(args: NodeArgs) -> RuleResult:
+    same = unary_same_shapes(args)
+    return None if same is None else [same[0], same[0]]
+
+
+shape_rule("aten::mish_backward", "aten::softshrink_backward", "aten::log_sigmoid_backward")(backward_shapes)
+kernel("aten::mish_backward")(activations.mish_backward)
+kernel("aten::softshrink_backward")(activations.softshrink_backward)
+kernel("aten::log_sigmoid_backward")(activations.log_sigmoid_backward)
+_declare_double_backward("aten::softshrink_backward", None)
+no_gradient("aten::mish_backward", "aten::log_sigmoid_backward", reason=BACKWARD_KERNEL)
+
+
+# -- aten::glu and glu_backward --------------------------------------------------------------------
+kernel("aten::glu")(activations.glu)
+kernel("aten::glu_backward")(activations.glu_backward)
+no_gradient("aten::glu_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("aten::glu")
+def _glu_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dim = args.int_value(1) if len(args) > 1 else -1
+    if self.sizes is None or dim is None or not self.sizes:
+        return [fresh(self.scalar_type, None, self.device)]
+    d = dim + len(self.sizes) if dim < 0 else dim
+    sizes = list(self.sizes)
+    if 0 <= d < len(sizes) and sizes[d] is not None:
+        sizes[d] = sizes[d] // 2
+    return [fresh(self.scalar_type, tuple(sizes), self.device)]
+
+
+@shape_rule("aten::glu_backward")
+def _glu_backward_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(1)
+    return None if self is None else [fresh(self.scalar_type, self.sizes, self.device)]
+
+
+@formula("aten::glu")
+def _glu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    dim = _input(node, 1, -1)
+    return grad_list(node, emit.op("aten::glu_backward", grads[0], node.inputs()[0], dim))
+
+
+# -- aten::prelu and gradview::prelu_backward -------------------------------------------------------
+kernel("aten::prelu")(activations.prelu)
+shape_rule("aten::prelu")(unary_same_shapes)
+schema("gradview::prelu_backward(Tensor grad, Tensor self, Tensor weight) -> (Tensor, Tensor)")
+kernel("gradview::prelu_backward")(activations.prelu_backward)
+no_gradient("gradview::prelu_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::prelu_backward")
+def _prelu_backward_shapes(args: NodeArgs) -> RuleResult:
+    self, weight = args.tensor(1), args.tensor(2)
+    if self is None or weight is None:
+        return None
+    return [fresh(self.scalar_type, self.sizes, self.device), fresh(weight.scalar_type, weight.sizes, weight.device)]
+
+
+@formula("aten::prelu")
+def _prelu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, weight = node.inputs()[:2]
+    if not (needs_grad(self_) or needs_grad(weight)):
+        return [None, None]
+    grad_self, grad_weight = emit.op("gradview::prelu_backward", grads[0], self_, weight)
+    return [grad_self if needs_grad(self_) else None, grad_weight if needs_grad(weight) else None]

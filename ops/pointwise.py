@@ -55,13 +55,13 @@ Result = list[Value | None]
 # are this module's, and the elementwise ops gradview has no kernel for (their
 # shapes are still worth knowing in a printed graph).
 UNARY_SAME = (
-    "aten::abs", "aten::neg", "aten::sign", "aten::bitwise_not", "aten::celu", "aten::selu",
-    "aten::mish", "aten::positive", "aten::sgn", "aten::nan_to_num",
+    "aten::abs", "aten::neg", "aten::sign", "aten::bitwise_not", "aten::positive", "aten::sgn",
+    "aten::nan_to_num",
 )
 UNARY_FLOAT = (
     "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
     "aten::sigmoid", "aten::erf", "aten::asinh", "aten::acosh", "aten::atanh", "aten::erfinv",
-    "aten::lgamma", "aten::digamma", "aten::i0", "aten::sinc", "aten::log_sigmoid",
+    "aten::lgamma", "aten::digamma", "aten::i0", "aten::sinc",
 )
 UNARY_BOOL = ("aten::isnan", "aten::isinf", "aten::isfinite", "aten::logical_not", "aten::signbit")
 BINARY = (

@@ -70,7 +70,8 @@ _INDEX_SECOND = frozenset({
     "aten::max", "aten::min", "aten::sort", "aten::topk", "aten::kthvalue", "aten::mode",
     "aten::median", "aten::nanmedian", "aten::cummax", "aten::cummin",
     "aten::max_pool2d_with_indices", "aten::max_pool1d_with_indices",
-    "aten::adaptive_max_pool2d",
+    "aten::adaptive_max_pool2d", "aten::adaptive_max_pool1d", "aten::adaptive_max_pool3d",
+    "aten::max_pool3d_with_indices",
 })
 # Ops whose results after the first never require grad: PyTorch's derivative formulas use
 # only the first output's gradient (``grad``), so autograd marks the others (saved
@@ -79,7 +80,7 @@ _FIRST_ONLY = frozenset({
     "aten::native_batch_norm", "aten::_native_batch_norm_legit",
     "aten::_native_batch_norm_legit_no_training", "aten::_native_batch_norm_legit_functional",
     "aten::native_layer_norm", "aten::nll_loss_forward", "aten::nll_loss2d_forward",
-    "aten::_scaled_dot_product_flash_attention_for_cpu",
+    "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::log_sigmoid_forward",
 })
 # Structural prims whose results are the elements of their input, one by one.
 _UNPACKS = frozenset({"prim::TupleUnpack", "prim::ListUnpack"})

@@ -43,3 +43,15 @@ _with_backward("margin_ranking_loss", S(f(4), f(4), _signs(4), 0.1, 1))
 _with_backward("hinge_embedding_loss", S(f(3, 4), _signs(3, 4), 0.5, 1))
 _with_backward("poisson_nll_loss", S(f(3, 4), pos(3, 4) * 2, True, True, 1e-8, 1))
 
+
+# -- activations --------------------------------------------------------------------------------
+add("celu", S(f(3, 4) * 3, 0.7))
+add("selu mish log_sigmoid log_sigmoid_forward", S(f(3, 4) * 3))
+add("softshrink", S(f(3, 4), 0.3))
+add("glu", S(f(3, 4), 1))
+add("prelu", S(f(2, 3, 4), pos(3)))
+add("mish_backward", S(f(3, 4), f(3, 4) * 3))
+add("softshrink_backward", S(f(3, 4), f(3, 4), 0.3))
+add("log_sigmoid_backward", S(f(3, 4), f(3, 4), pos(3, 4), frozen=(2,)))
+add("glu_backward", S(f(3, 2), f(3, 4), 1))
+add("gradview::prelu_backward", S(f(2, 3, 4), f(2, 3, 4), pos(3)))

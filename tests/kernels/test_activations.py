@@ -21,8 +21,9 @@ import pytest
 
 from gradview.kernels import activations as module
 from gradview.ops import KERNELS
+from gradview.runtime import run_graph
 
-from .oracle import Case, check_op, rand, seeded_rng
+from .oracle import BACKEND, Case, check_op, op_graph, rand, seeded_rng
 from .test_pointwise_extra import SINGLE, UNARY_SHAPES, bools, check_raises, ints
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -154,7 +155,38 @@ def build_cases() -> dict[str, list[Case]]:
     return cases
 
 
-CASES = build_cases()
+def _issue22_cases() -> dict[str, list[Case]]:
+    """celu, selu, mish, log_sigmoid, softshrink, glu and prelu, forward and backward."""
+    rng = seeded_rng("issue22 activations")
+    cases: dict[str, list[Case]] = {}
+    cases["aten::celu"] = _unary("celu", [[1.0], [0.5], [2]]) + _floating_only(rng)
+    for op in ("selu", "mish", "log_sigmoid", "log_sigmoid_forward"):
+        cases[f"aten::{op}"] = _unary(op, [[]]) + _floating_only(rng)
+    cases["aten::softshrink"] = _unary("softshrink", [[0.5], [2], [0.0]]) + _floating_only(rng)
+    cases["aten::mish_backward"] = _backward_cases("mish_backward", [[]])
+    cases["aten::softshrink_backward"] = _backward_cases("softshrink_backward", [[0.5], [2], [0.0]])
+    x = rand(rng, (3, 4))
+    cases["aten::log_sigmoid_backward"] = [
+        Case([rand(rng, (3, 4)), x, np.exp(-np.abs(x))]),
+        Case([np.ones_like(EDGES), EDGES, np.exp(-np.abs(EDGES))]),
+    ]
+    cases["aten::glu"] = [
+        Case([rand(rng, (3, 4)), -1]), Case([rand(rng, (4, 3)), 0]), Case([rand(rng, (2, 6, 2), 1.0, np.float32), 1],
+                                                                         **SINGLE),
+        Case([rand(rng, (3, 3)), 1], raises=True),
+    ]
+    cases["aten::glu_backward"] = [
+        Case([rand(rng, (3, 2)), rand(rng, (3, 4)), -1]), Case([rand(rng, (2, 3)), rand(rng, (4, 3)), 0]),
+    ]
+    cases["aten::prelu"] = [
+        Case([rand(rng, (2, 3, 4)), rand(rng, (3,), 0.5)]), Case([rand(rng, (2, 3)), rand(rng, (1,), 0.5)]),
+        Case([rand(rng, (5,)), rand(rng, (1,), 0.5)]), Case([rand(rng, ()), rand(rng, (), 0.5)]),
+        Case([rand(rng, (2, 3, 4)), rand(rng, (4,), 0.5)], raises=True),
+    ]
+    return cases
+
+
+CASES = {**build_cases(), **_issue22_cases()}
 
 
 @pytest.mark.parametrize("qualified", sorted(CASES))
@@ -209,6 +241,27 @@ def test_softplus_is_linear_above_its_threshold() -> None:
 
 # -- coverage -----------------------------------------------------------------------------------
 def test_every_kernel_of_the_module_is_checked() -> None:
-    registered = {key for key, fn in KERNELS.items() if fn.__module__ == module.__name__}
+    # (gradview's own prelu_backward has no torch.ops twin: test_prelu_backward_* checks it)
+    registered = {
+        key for key, fn in KERNELS.items() if fn.__module__ == module.__name__ and key.startswith("aten::")
+    }
     assert registered - set(CASES) == set()
     assert set(CASES) - registered == set()
+
+
+def check_op_outputs(qualified: str, args: list[Any]) -> list[Any]:
+    graph, inputs = op_graph(qualified, args)
+    return run_graph(graph, inputs, backend=BACKEND)
+
+
+def test_prelu_backward_equals_torch_autograd() -> None:
+    """gradview::prelu_backward: ATen's _prelu_kernel_backward, the weight's gradient summed to its shape."""
+    torch = pytest.importorskip("torch")
+    rng = seeded_rng("prelu_backward")
+    for shape, weight_shape in (((2, 3, 4), (3,)), ((2, 3), (1,)), ((5,), (1,)), ((), ())):
+        x, w, g = rand(rng, shape), rand(rng, weight_shape, 0.5), rand(rng, shape)
+        ours = check_op_outputs("gradview::prelu_backward", [g, x, w])
+        tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+        expected = torch.autograd.grad(torch.nn.functional.prelu(tx, tw), [tx, tw], torch.tensor(g))
+        for got, want in zip(ours, expected, strict=True):
+            np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-14)
