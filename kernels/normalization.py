@@ -25,8 +25,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy
+
 from .dtypes import is_floating, to_dtype
-from .nn import native_batch_norm
+from .nn import native_batch_norm, native_batch_norm_backward
 from .protocol import KernelError
 
 __all__ = [
@@ -173,3 +175,116 @@ def native_batch_norm_legit_functional(
         xp, input, weight, bias, new_mean, new_var, training, momentum, eps
     )
     return out, save_mean, save_invstd, new_mean, new_var
+
+
+# -- _batch_norm_with_update, instance_norm, rms_norm ------------------------------------------------
+def batch_norm_with_update(
+    xp: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, momentum: float, eps: float
+) -> tuple[Any, Any, Any, Any]:
+    """(output, save_mean, save_invstd, reserve): native_batch_norm in training, updating the
+    running statistics in place; the reserve is PyTorch's empty uint8 tensor on the CPU."""
+    out, mean, invstd = native_batch_norm(xp, input, weight, bias, running_mean, running_var, True, momentum, eps)
+    return out, mean, invstd, xp.zeros((0,), dtype=to_dtype("Byte"))
+
+
+def _instance_geometry(op: str, input: Any) -> tuple[int, int]:
+    if input.ndim < 2:
+        raise KernelError(f"{op}: expected an input of at least 2 dims (N, C, ...), got shape {list(input.shape)}")
+    return input.shape[0], input.shape[1]
+
+
+def _repeated(xp: Any, tensor: Any, b: int) -> Any:
+    return None if tensor is None else xp.tile(tensor, b)
+
+
+def instance_norm(
+    xp: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, use_input_stats: bool,
+    momentum: float, eps: float, cudnn_enabled: bool = False,
+) -> Any:
+    """ATen's composite: batch norm of the input viewed as (1, N*C, ...), the per-channel tensors
+    repeated N times; the running statistics become the mean over N of the updated copies."""
+    b, c = _instance_geometry("instance_norm", input)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise KernelError("instance_norm: expected running_mean and running_var to be defined when use_input_stats "
+                          "is false")
+    shape = (1, b * c) + tuple(input.shape[2:])
+    mean_copy, var_copy = _repeated(xp, running_mean, b), _repeated(xp, running_var, b)
+    out, _, _ = native_batch_norm(
+        xp, xp.ascontiguousarray(input).reshape(shape), _repeated(xp, weight, b), _repeated(xp, bias, b),
+        mean_copy, var_copy, use_input_stats, momentum, eps,
+    )
+    if running_mean is not None:
+        running_mean[...] = mean_copy.reshape(b, c).mean(axis=0)
+    if running_var is not None:
+        running_var[...] = var_copy.reshape(b, c).mean(axis=0)
+    return out.reshape(input.shape)
+
+
+def instance_norm_backward(
+    xp: Any, grad: Any, input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+    use_input_stats: bool, momentum: float, eps: float, cudnn_enabled: bool = False,
+) -> tuple[Any, Any, Any]:
+    """(input, weight, bias gradients): native_batch_norm_backward on the (1, N*C, ...) view, the
+    repeated weight's and bias's gradients summed over N (repeat's backward)."""
+    b, c = _instance_geometry("instance_norm_backward", input)
+    shape = (1, b * c) + tuple(input.shape[2:])
+    x = xp.ascontiguousarray(input).reshape(shape)
+    weight_r = _repeated(xp, weight, b)
+    mean = invstd = None
+    rm = rv = None
+    if use_input_stats:
+        _, mean, invstd = native_batch_norm(xp, x, None, None, None, None, True, 0.0, eps)
+    else:
+        rm, rv = _repeated(xp, running_mean, b), _repeated(xp, running_var, b)
+    grad_input, grad_weight, grad_bias = native_batch_norm_backward(
+        xp, xp.ascontiguousarray(grad).reshape(shape), x, weight_r, rm, rv, mean, invstd, use_input_stats, eps,
+        [True, weight is not None, bias is not None],
+    )
+    grad_weight = None if grad_weight is None else grad_weight.reshape(b, c).sum(axis=0)
+    grad_bias = None if grad_bias is None else grad_bias.reshape(b, c).sum(axis=0)
+    return grad_input.reshape(input.shape), grad_weight, grad_bias
+
+
+def _rms_dims(op: str, input: Any, normalized_shape: Any) -> tuple[int, ...]:
+    count = len(normalized_shape)
+    if tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape) or count > input.ndim:
+        raise KernelError(
+            f"{op}: normalized_shape {list(normalized_shape)} does not match the input's last dims "
+            f"{list(input.shape)}"
+        )
+    return tuple(range(input.ndim - count, input.ndim))
+
+
+def _rms_eps(input: Any, eps: float | None) -> float:
+    """PyTorch's default: the machine epsilon of the input's (compute) dtype."""
+    return float(numpy.finfo(_compute_dtype(input.dtype)).eps) if eps is None else eps
+
+
+def rms_norm(xp: Any, input: Any, normalized_shape: Any, weight: Any = None, eps: float | None = None) -> Any:
+    """ATen's composite: ``x * rsqrt(mean(x^2 over the normalized dims) + eps)``, times the weight."""
+    dims = _rms_dims("rms_norm", input, normalized_shape)
+    x = input.astype(_compute_dtype(input.dtype), copy=False)
+    r = 1 / xp.sqrt(xp.mean(x * x, axis=dims, keepdims=True) + _rms_eps(input, eps))
+    out = (x * r).astype(input.dtype, copy=False)
+    return out if weight is None else out * weight
+
+
+def rms_norm_backward(
+    xp: Any, grad: Any, input: Any, normalized_shape: Any, weight: Any = None, eps: float | None = None
+) -> tuple[Any, Any]:
+    """(input, weight gradients), as eager autograd runs through the composite: mul's, rsqrt's
+    ``-0.5 g r^3``, mean's ``g / n`` and pow's ``g (2 x)``."""
+    dims = _rms_dims("rms_norm_backward", input, normalized_shape)
+    x = input
+    r = 1 / xp.sqrt(xp.mean(x * x, axis=dims, keepdims=True) + _rms_eps(input, eps))
+    g = grad if weight is None else grad * weight
+    grad_r = xp.sum(g * x, axis=dims, keepdims=True)
+    grad_m = -0.5 * grad_r * (r * r * r)
+    n = int(numpy.prod([input.shape[d] for d in dims]))
+    grad_input = g * r + (grad_m / n) * (2 * x)
+    grad_weight = None
+    if weight is not None:
+        full = grad * (x * r)
+        lead = full.ndim - weight.ndim
+        grad_weight = xp.sum(full, axis=tuple(range(lead))) if lead else full
+    return grad_input.astype(input.dtype, copy=False), grad_weight

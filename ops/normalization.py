@@ -57,7 +57,7 @@ from gradview.kernels import normalization as norm_kernels
 from .emit_util import emit_if
 from .gradients import BACKWARD_KERNEL
 from .nn import backward_results, dim_size, like_input
-from .registry import Emitter, formula, kernel, no_gradient, shape_rule
+from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, fresh, layout_of, make_tensor
 from .static_info import NOT_CONSTANT, const, full_size, input_at, is_none, needs_grad, none_grads
 from .tensor_layout import suggested_strides
@@ -477,3 +477,106 @@ no_gradient(
     "aten::native_group_norm_backward",
     reason="native_group_norm_backward: PyTorch implements no derivative for it (its autograd raises too)",
 )
+
+
+# -- aten::_batch_norm_with_update ------------------------------------------------------------------
+# native_batch_norm in training (running statistics updated in place) plus PyTorch's empty
+# uint8 reserve; derivatives.yaml's batch_norm_backward with update=True is
+# native_batch_norm_backward(train=True) with the saved statistics.
+kernel("aten::_batch_norm_with_update")(norm_kernels.batch_norm_with_update)
+
+
+@shape_rule("aten::_batch_norm_with_update")
+def _batch_norm_with_update_shapes(args: NodeArgs) -> RuleResult:
+    x = args.tensor(0)
+    if x is None:
+        return None
+    channels = x.sizes[1] if x.sizes is not None and len(x.sizes) > 1 else None
+    stats = fresh(x.scalar_type, (channels,), x.device)
+    return [_like_suggested(x), stats, stats, fresh("Byte", (0,), x.device)]
+
+
+@formula("aten::_batch_norm_with_update")
+def batch_norm_with_update(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x, weight, bias = node.inputs()[0], _optional(node.inputs()[1]), _optional(node.inputs()[2])
+    mask = _mask(x, weight, bias)
+    if not any(mask) or _no_output_gradient(grads[0]):
+        return none_grads(node)
+    _, mean, invstd, _ = node.outputs()
+    result = emit.op(
+        "aten::native_batch_norm_backward", grads[0], x, weight if mask[0] else None, None, None, mean, invstd,
+        True, node.inputs()[6], mask,
+    )
+    return _results(node, mask, result, (0, 1, 2))
+
+
+# -- aten::instance_norm (its shape rule is batch_norm's) and gradview::instance_norm_backward ---------
+# ATen's composite: batch norm of the input viewed as (1, N*C, ...) with the per-channel tensors
+# repeated N times; its backward is native_batch_norm_backward on that view, the weight's and
+# bias's gradients summed over the N repeats.
+kernel("aten::instance_norm")(norm_kernels.instance_norm)
+schema(
+    "gradview::instance_norm_backward(Tensor grad, Tensor input, Tensor? weight, Tensor? bias, "
+    "Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, "
+    "bool cudnn_enabled) -> (Tensor, Tensor, Tensor)"
+)
+kernel("gradview::instance_norm_backward")(norm_kernels.instance_norm_backward)
+no_gradient("gradview::instance_norm_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::instance_norm_backward")
+def _instance_norm_backward_shapes(args: NodeArgs) -> RuleResult:
+    grad, x = args.tensor(0), args.tensor(1)
+    if grad is None or x is None:
+        return None
+    weight, bias = args.tensor(2), args.tensor(3)
+    return [fresh(grad.scalar_type, x.sizes, grad.device),
+            None if weight is None else fresh(grad.scalar_type, weight.sizes, grad.device),
+            None if bias is None else fresh(grad.scalar_type, bias.sizes, grad.device)]
+
+
+@formula("aten::instance_norm")
+def instance_norm(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x, weight, bias = node.inputs()[0], _optional(node.inputs()[1]), _optional(node.inputs()[2])
+    mask = _mask(x, weight, bias)
+    if not any(mask) or _no_output_gradient(grads[0]):
+        return none_grads(node)
+    result = emit.op("gradview::instance_norm_backward", grads[0], *node.inputs())
+    return _results(node, mask, result, (0, 1, 2))
+
+
+# -- aten::rms_norm and gradview::rms_norm_backward ---------------------------------------------------
+# ATen's composite x * rsqrt(mean(x^2) + eps) * weight (eps defaults to the dtype's epsilon);
+# the backward takes eager autograd's steps through it (kernels/normalization.py).
+kernel("aten::rms_norm")(norm_kernels.rms_norm)
+schema(
+    "gradview::rms_norm_backward(Tensor grad, Tensor input, int[] normalized_shape, Tensor? weight, "
+    "float? eps) -> (Tensor, Tensor)"
+)
+kernel("gradview::rms_norm_backward")(norm_kernels.rms_norm_backward)
+no_gradient("gradview::rms_norm_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("aten::rms_norm")
+def _rms_norm_shapes(args: NodeArgs) -> RuleResult:
+    x = args.tensor(0)
+    return None if x is None else [fresh(x.scalar_type, x.sizes, x.device)]
+
+
+@shape_rule("gradview::rms_norm_backward")
+def _rms_norm_backward_shapes(args: NodeArgs) -> RuleResult:
+    grad, x, weight = args.tensor(0), args.tensor(1), args.tensor(3)
+    if grad is None or x is None:
+        return None
+    return [fresh(grad.scalar_type, x.sizes, grad.device),
+            None if weight is None else fresh(grad.scalar_type, weight.sizes, grad.device)]
+
+
+@formula("aten::rms_norm")
+def rms_norm(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x, weight = node.inputs()[0], _optional(input_at(node, 2))
+    wants = [needs_grad(x), weight is not None and needs_grad(weight)]
+    if not any(wants) or _no_output_gradient(grads[0]):
+        return none_grads(node)
+    result = emit.op("gradview::rms_norm_backward", grads[0], *node.inputs())
+    return [result[0] if wants[0] else None, None, result[1] if wants[1] else None, None]

@@ -81,6 +81,7 @@ _FIRST_ONLY = frozenset({
     "aten::_native_batch_norm_legit_no_training", "aten::_native_batch_norm_legit_functional",
     "aten::native_layer_norm", "aten::nll_loss_forward", "aten::nll_loss2d_forward",
     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::log_sigmoid_forward",
+    "aten::_batch_norm_with_update",
 })
 # Structural prims whose results are the elements of their input, one by one.
 _UNPACKS = frozenset({"prim::TupleUnpack", "prim::ListUnpack"})

@@ -55,3 +55,12 @@ add("softshrink_backward", S(f(3, 4), f(3, 4), 0.3))
 add("log_sigmoid_backward", S(f(3, 4), f(3, 4), pos(3, 4), frozen=(2,)))
 add("glu_backward", S(f(3, 2), f(3, 4), 1))
 add("gradview::prelu_backward", S(f(2, 3, 4), f(2, 3, 4), pos(3)))
+
+# -- norms ----------------------------------------------------------------------------------------
+# (the running statistics are written in place: they take no gradient)
+add("_batch_norm_with_update", S(f(4, 3, 2), pos(3), f(3), f(3), pos(3), 0.1, 1e-5, frozen=(3, 4)))
+add("instance_norm", S(f(2, 3, 4), pos(3), f(3), None, None, True, 0.1, 1e-5, False))
+add("gradview::instance_norm_backward", S(f(2, 3, 4), f(2, 3, 4), pos(3), f(3), None, None, True, 0.1, 1e-5,
+                                          False))
+add("rms_norm", S(f(2, 3, 4), [3, 4], pos(3, 4), 1e-6))
+add("gradview::rms_norm_backward", S(f(2, 3, 4), f(2, 3, 4), [3, 4], pos(3, 4), 1e-6))
