@@ -14,11 +14,13 @@ float mask is added as it is; ``is_causal`` keeps the lower triangle
 (query ``i`` sees keys ``0..i``). ``enable_gqa`` lets several query heads
 share one key/value head (dim -3): key and value heads are repeated
 (``repeat_interleave``) to the number of query heads. Dropout (``dropout_p >
-0``) draws a random mask gradview cannot reproduce, so it is refused.
+0``) applies ``dropout`` to ``probs`` as PyTorch's math path does, with
+gradview's seeded mask (kernels/dropout.py: the same on every run, so the
+backward recomputes it; the values are not PyTorch's).
 
 The backward follows the same lines from the end::
 
-    d_value = probs^T @ g            d_probs = g @ value^T
+    d_value = probs^T @ g            d_probs = (g @ value^T) * noise    # noise: dropout's, else 1
     d_scores = probs * (d_probs - sum(d_probs * probs, -1))     # softmax's backward
     d_query = d_scores @ key * scale      d_key = d_scores^T @ query * scale
     d_mask  = d_scores (a float mask only), summed down to the mask's shape
@@ -37,6 +39,7 @@ from typing import Any
 
 import numpy
 
+from .dropout import dropout, dropout_noise
 from .elementwise import gelu, relu
 from .nn import native_layer_norm
 from .protocol import KernelError
@@ -173,15 +176,20 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Any:
-    if dropout_p > 0:
-        raise KernelError(
-            f"scaled_dot_product_attention: dropout_p={dropout_p} draws a random mask gradview "
-            "cannot reproduce (use dropout_p=0, as modules do in evaluation mode)"
-        )
+    _check_dropout_p(dropout_p)
     probs, _, value, _, _ = _attention(
         xp, query, key, value, attn_mask, is_causal, scale, enable_gqa
     )
+    if dropout_p > 0:
+        probs = dropout(xp, probs, dropout_p, True)
     return probs @ value
+
+
+def _check_dropout_p(dropout_p: float) -> None:
+    if not 0.0 <= dropout_p <= 1.0:
+        raise KernelError(
+            f"scaled_dot_product_attention: dropout probability has to be between 0 and 1, but got {dropout_p}"
+        )
 
 
 def _ungroup(xp: Any, grad: Any, repeat: int) -> Any:
@@ -204,18 +212,26 @@ def scaled_dot_product_attention_backward(
     scale: float | None,
     enable_gqa: bool,
     output_mask: Any,
+    dropout_p: float = 0.0,
 ) -> tuple[Any, Any, Any, Any]:
     """(d_query, d_key, d_value, d_attn_mask): None where output_mask says no, and for a
-    boolean mask."""
+    boolean mask. With ``dropout_p > 0`` the forward's seeded dropout mask is drawn again."""
+    _check_dropout_p(dropout_p)
     probs, key_r, value_r, repeat, scale = _attention(
         xp, query, key, value, attn_mask, is_causal, scale, enable_gqa
     )
+    dropped, noise = probs, None
+    if dropout_p > 0:
+        dropped = dropout(xp, probs, dropout_p, True)
+        noise = dropout_noise(xp, probs, dropout_p, True, False, False)
     want_q, want_k, want_v, want_mask = (bool(m) for m in output_mask)
     d_value = None
     if want_v:
-        d_value = _sum_to(xp, _swap(probs) @ grad, value_r.shape)
+        d_value = _sum_to(xp, _swap(dropped) @ grad, value_r.shape)
         d_value = _sum_to(xp, _ungroup(xp, d_value, repeat), value.shape)
     d_probs = grad @ _swap(value_r)
+    if noise is not None:
+        d_probs = d_probs * noise
     d_scores = probs * (d_probs - (d_probs * probs).sum(axis=-1, keepdims=True))
     d_query = _sum_to(xp, (d_scores @ key_r) * scale, query.shape) if want_q else None
     d_key = None

@@ -15,10 +15,10 @@ truncated numbers (``arange(0.5, 5, 1.7, dtype=int64)`` is ``[0, 1, 2, 3,
 4]``); every other dtype counts with the numbers as given, in double
 precision (``arange(0.5, 5, 1.7, dtype=int32)`` is ``[0, 1, 2]``).
 
-``rand_like`` and ``randn_like`` draw from ``xp.random``'s global generator
-(NumPy's or CuPy's; there are no Generator overloads in gradview's schema
-list), so their values never match PyTorch's, only their shape and dtype.
-Both need a floating result dtype, as in PyTorch.
+``rand``, ``randn``, ``rand_like`` and ``randn_like`` draw from gradview's
+seeded generator (kernels/dropout.py: the same values on every run of a graph),
+so their values never match PyTorch's, only their shape, dtype and
+distribution. All need a floating result dtype, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .dropout import seeded_generator
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype, to_dtype
 from .protocol import KernelError
 
@@ -171,15 +172,43 @@ def rand_like(
     pin_memory: Any = None, memory_format: Any = None,
 ) -> Any:
     """Uniform on [0, 1): values rounding up to 1 in a narrower dtype are clamped below it."""
-    out = _random_dtype("rand_like", self, dtype)
-    values = xp.asarray(xp.random.random(self.shape)).astype(out)
+    return _uniform(xp, "rand_like", self.shape, _random_dtype("rand_like", self, dtype))
+
+
+def _uniform(xp: Any, op: str, shape: Sequence[int], out: Any) -> Any:
+    """Uniform on [0, 1): values rounding up to 1 in a narrower dtype are clamped below it."""
+    shape = tuple(int(s) for s in shape)
+    values = xp.asarray(seeded_generator(op, shape).random(shape)).astype(out)
     below_one = xp.nextafter(xp.ones((), dtype=out), xp.zeros((), dtype=out))
     return xp.minimum(values, below_one).astype(out, copy=False)
+
+
+def _normal(xp: Any, op: str, shape: Sequence[int], out: Any) -> Any:
+    shape = tuple(int(s) for s in shape)
+    return xp.asarray(seeded_generator(op, shape).standard_normal(shape)).astype(out)
+
+
+def _random_factory_dtype(op: str, dtype: int | None) -> Any:
+    out = DEFAULT_FLOAT if dtype is None else to_dtype(dtype)
+    if not is_floating(out) or out.kind == "c":
+        raise KernelError(f"{op}: needs a floating-point result dtype, got {out} (pass a floating dtype)")
+    return out
+
+
+def rand(
+    xp: Any, size: Any, dtype: int | None = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
+) -> Any:
+    return _uniform(xp, "rand", _size("rand", size), _random_factory_dtype("rand", dtype))
+
+
+def randn(
+    xp: Any, size: Any, dtype: int | None = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
+) -> Any:
+    return _normal(xp, "randn", _size("randn", size), _random_factory_dtype("randn", dtype))
 
 
 def randn_like(
     xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,
 ) -> Any:
-    out = _random_dtype("randn_like", self, dtype)
-    return xp.asarray(xp.random.standard_normal(self.shape)).astype(out)
+    return _normal(xp, "randn_like", self.shape, _random_dtype("randn_like", self, dtype))

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy
 
+from .dropout import dropout
 from .dtypes import dtype_name, is_floating, is_integral, to_dtype
-from .nn import dropout
 from .protocol import Kernel, KernelError
 
 __all__ = [

@@ -1,15 +1,14 @@
 """Neural-network layers and their backward kernels.
 
 Forward: layer_norm / native_layer_norm, batch_norm / native_batch_norm,
-dropout, max_pool2d / max_pool2d_with_indices. Backward: the layer-norm,
+max_pool2d / max_pool2d_with_indices (dropout is in dropout.py). Backward: the layer-norm,
 batch-norm and max-pool gradients, which share the forward kernels' shape
 checks. The activation and softmax gradients are in activation_backward.py.
 
 Kernels are pure with one exception, PyTorch's: ``native_batch_norm`` (and
 ``batch_norm``) in training mode update ``running_mean``/``running_var`` in
 place when given, ``running = momentum * batch + (1 - momentum) * running``
-with the *unbiased* batch variance, as PyTorch's modules rely on. ``dropout`` draws its mask from ``xp.random`` once per call, so a
-run is reproducible after ``numpy.random.seed`` (``cupy.random.seed`` on the GPU).
+with the *unbiased* batch variance, as PyTorch's modules rely on.
 Float16 inputs are computed in float32 and cast back.
 """
 
@@ -27,7 +26,6 @@ __all__ = [
     "native_layer_norm",
     "native_batch_norm",
     "batch_norm",
-    "dropout",
     "max_pool2d",
     "max_pool2d_with_indices",
 ]
@@ -348,23 +346,6 @@ def native_batch_norm_backward(
     if output_mask[2]:
         grad_bias = xp.sum(g, axis=axes).astype(dtype, copy=False)
     return grad_input, grad_weight, grad_bias
-
-
-# -- dropout ---------------------------------------------------------------------
-def dropout(xp: Any, input: Any, p: float, train: bool) -> Any:
-    """Identity unless ``train``; then each element is kept with probability
-    1 - p and scaled by 1/(1 - p) (p=1 gives zeros), from one draw of ``xp.random``."""
-    if not 0.0 <= p <= 1.0:
-        raise KernelError(f"dropout: the probability p has to be between 0 and 1, got {p}")
-    if not train or p == 0 or input.size == 0:
-        return input
-    _check_floating("dropout", input)
-    if p == 1:
-        # PyTorch multiplies by zero, so inf and NaN inputs give NaN.
-        return input * xp.zeros((), dtype=input.dtype)
-    keep = xp.random.random_sample(input.shape) >= p
-    noise = keep.astype(input.dtype) / xp.asarray(1.0 - p, dtype=input.dtype)
-    return (input * noise).astype(input.dtype, copy=False)
 
 
 # -- max pooling -----------------------------------------------------------------

@@ -55,6 +55,7 @@ from . import (  # noqa: F401 - imported for their declarations
     containers,
     factories,
     nn,
+    dropout,
     normalization,
     convolution,
     pooling,

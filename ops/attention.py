@@ -117,6 +117,7 @@ def _sdpa_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Res
         _argument(node, 6, None),
         _argument(node, 7, False),
         wanted,
+        _argument(node, 4, 0.0),
     )
     return none_grads(
         node, *(out if want else None for out, want in zip(outs, wanted, strict=True))
@@ -126,7 +127,8 @@ def _sdpa_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Res
 # -- gradview::scaled_dot_product_attention_backward -----------------------------------------
 schema(
     "gradview::scaled_dot_product_attention_backward(Tensor grad, Tensor query, Tensor key, Tensor value, "
-    "Tensor? attn_mask, bool is_causal, float? scale, bool enable_gqa, bool[4] output_mask) "
+    "Tensor? attn_mask, bool is_causal, float? scale, bool enable_gqa, bool[4] output_mask, "
+    "float dropout_p=0.) "
     "-> (Tensor?, Tensor?, Tensor?, Tensor?)"
 )
 kernel("gradview::scaled_dot_product_attention_backward")(

@@ -93,6 +93,9 @@ def _arange_shapes(args: NodeArgs) -> RuleResult:
 kernel("aten::zeros")(kernels.zeros)
 kernel("aten::ones")(kernels.ones)
 kernel("aten::full")(kernels.full)
+# rand and randn draw from gradview's seeded generator (kernels/dropout.py), not PyTorch's.
+kernel("aten::rand")(kernels.rand)
+kernel("aten::randn")(kernels.randn)
 
 # -- aten::scalar_tensor (its shape rule is NumToTensor's, above) ---------------------------------
 kernel("aten::scalar_tensor")(kernels.scalar_tensor)

@@ -500,6 +500,27 @@ add("var_mean.correction", S(f(2, 3, 4), [0, 2], correction=2, keepdim=False))
 # p=0 in training keeps every element: the output is exact although the mask is gradview's own.
 add("native_dropout", S(f(3, 4), 0.0, True))
 add("native_dropout_backward", S(f(3, 4), mask(3, 4), 2.0))
+
+# -- dropout and random draws (gradview's seeded values: shapes, flags and zero gradients) -------------
+# In evaluation the dropouts are the identity: exact (tests/kernels/test_dropout.py checks training).
+add("feature_dropout alpha_dropout feature_alpha_dropout", S(f(2, 3, 4), 0.5, False))
+add("bernoulli", S(f(3, 4, lo=0.1, hi=0.9), random=True))
+add("bernoulli.p bernoulli_.float", S(f(3, 4), 0.3, random=True))
+add("bernoulli.Tensor bernoulli_.Tensor", S(f(3, 4), f(3, 4, lo=0.1, hi=0.9), random=True))
+add("normal.Tensor_Tensor", S(f(3, 4), pos(4), random=True))
+add("normal.Tensor_float", S(f(3, 4), 0.5, random=True))
+add("normal.float_Tensor", S(0.5, pos(3, 4), random=True))
+add("normal_ log_normal_", S(f(3, 4), 0.5, 0.7, random=True))
+add("uniform_", S(f(3, 4), -1.0, 2.0, random=True))
+add("exponential_", S(f(3, 4), 2.0, random=True))
+add("geometric_", S(f(3, 4), 0.3, random=True))
+add("cauchy_", S(f(3, 4), 0.0, 1.0, random=True))
+add("multinomial", S(pos(2, 5), 3, False, random=True))
+# (Eager gives randint_like of a tensor requiring grad a NotImplemented grad_fn; TorchScript's
+# PropagateRequiresGrad, which gradview follows, says its result needs none.)
+add("randint_like", S(f(3, 4), 10, random=True, frozen=(0,)))
+add("randint_like.low_dtype", S(f(3, 4), 2, 10, random=True, frozen=(0,)))
+add("gradview::dropout_noise", S(f(2, 3, 4), 0.5, True, True, False, random=True))
 _fq, _fk, _fv = f(2, 3, 5, 4), f(2, 3, 6, 4), f(2, 3, 6, 4)
 add("_scaled_dot_product_flash_attention_for_cpu", S(_fq, _fk, _fv, 0.0, True, scale=0.7))
 _fout, _flse = (

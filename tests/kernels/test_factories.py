@@ -1,12 +1,13 @@
 """Factory kernels (kernels/factories.py) against PyTorch: zeros, ones, full,
-the three arange overloads, rand_like and randn_like.
+the three arange overloads, rand, randn, rand_like and randn_like.
 
 The deterministic factories run as one-node graphs (``check_op``) and must
 match ``torch.ops.aten`` exactly in dtype and shape and to 1e-6 in value,
 with ``dtype=None`` (PyTorch's inference: int64 for ints, float32 for
 floats) and explicit ScalarTypes. The random ones
 cannot match PyTorch's values: their shape and dtype are compared with
-PyTorch's result, their values checked for range and rough moments.
+PyTorch's result, their values checked for range and rough moments, and for
+being the same on every run (gradview's seeded draws).
 A coverage test keeps the cases and the module's registrations in step.
 """
 
@@ -166,7 +167,27 @@ def test_random_like_needs_a_floating_dtype(op: str, x: np.ndarray, dtype: int |
         run_graph(graph, inputs, backend=oracle.BACKEND)
 
 
+@pytest.mark.parametrize("op", ["aten::rand", "aten::randn"])
+@pytest.mark.parametrize(("size", "dtype"), [([3, 4], None), ([2, 0], DOUBLE), ([], None)])
+def test_random_factories_match_torchs_shape_and_dtype_and_draw_the_same_values_every_run(
+    op: str, size: list[int], dtype: int | None
+) -> None:
+    args = [size, dtype, None, None, None]
+    graph, inputs = op_graph(op, args)
+    (ours,) = run_graph(graph, inputs, backend=oracle.BACKEND)
+    (theirs,) = torch_call(op, args)
+    assert ours.shape == tuple(theirs.shape) and ours.dtype == theirs.detach().numpy().dtype
+    (again,) = run_graph(graph, inputs, backend=oracle.BACKEND)
+    np.testing.assert_array_equal(again, ours)
+
+
+def test_random_factories_need_a_floating_dtype() -> None:
+    graph, inputs = op_graph("aten::randn", [[3], LONG, None, None, None])
+    with pytest.raises(GraphRuntimeError, match="floating"):
+        run_graph(graph, inputs, backend=oracle.BACKEND)
+
+
 # -- coverage -----------------------------------------------------------------------------------
 def test_every_kernel_of_the_module_is_checked() -> None:
     registered = {key for key, fn in KERNELS.items() if fn.__module__ == module.__name__}
-    assert registered == set(CASES) | {"aten::rand_like", "aten::randn_like"}
+    assert registered == set(CASES) | {"aten::rand_like", "aten::randn_like", "aten::rand", "aten::randn"}

@@ -1,9 +1,9 @@
-"""nn kernels (kernels/nn.py) against PyTorch: layer/batch norm, dropout, max
+"""nn kernels (kernels/nn.py) against PyTorch: layer/batch norm, max
 pooling and their backward kernels, on seeded random inputs through
 gradview's interpreter.
 
 Values agree to 1e-6 relative in float64 (1e-5 in float32), dtypes and shapes
-exactly. Dropout in training mode is random, so its test checks statistics.
+exactly (dropout's kernels are test_dropout.py's).
 test_activation_backward.py shares this module's helpers.
 """
 
@@ -151,43 +151,6 @@ def test_native_batch_norm_backward(seed: int) -> None:
                    [grad, x, weight, None, None, save_mean, save_invstd, True, 1e-5, mask])
             _check("aten::native_batch_norm_backward",
                    [grad, x, weight, running_mean, running_var, None, None, False, 1e-5, mask])
-
-
-# -- dropout -----------------------------------------------------------------------
-@pytest.mark.parametrize("seed", SEEDS)
-def test_dropout_deterministic_cases(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    x = _randn(rng, 3, 4)
-    _check("aten::dropout", [x, float(rng.random()), False])  # evaluation: identity
-    _check("aten::dropout", [x, 0.0, True])
-    _check("aten::dropout", [x, 1.0, True])  # all dropped
-    _expect_error("aten::dropout", [x, 1.5, False], "between 0 and 1")
-
-
-@pytest.mark.parametrize("p", [0.2, 0.5, 0.8])
-def test_dropout_training_statistics(p: float) -> None:
-    np.random.seed(1234)  # the mask comes from xp.random's global state
-    try:
-        import cupy
-
-        cupy.random.seed(1234)
-    except ImportError:
-        pass
-    x = np.random.default_rng(0).random((200, 250)) + 1.0  # no zeros in the input
-    graph, inputs = op_graph("aten::dropout", [x, p, True])
-    (out,) = run_graph(graph, inputs)
-    assert out.dtype == x.dtype and out.shape == x.shape
-    kept = out != 0
-    # Each element is either dropped or scaled by 1/(1-p).
-    np.testing.assert_allclose(out[kept], x[kept] / (1 - p), rtol=1e-12)
-    fraction = kept.mean()
-    assert abs(fraction - (1 - p)) < 0.01, fraction  # 50000 draws: sd < 0.0023
-    (again,) = run_graph(graph, inputs)
-    assert not np.array_equal(again != 0, kept)  # a fresh mask each call
-    x32 = x.astype(np.float32)
-    graph, inputs = op_graph("aten::dropout", [x32, p, True])
-    (out32,) = run_graph(graph, inputs)
-    assert out32.dtype == np.float32
 
 
 # -- max pooling -------------------------------------------------------------------
