@@ -671,3 +671,261 @@ def poisson_nll_loss_backward(
             s = g * xp.log(target) + g * target / target - g + g * 0.5 / (two_pi * target) * two_pi
             grad_target = grad_target + xp.where(target <= 1, 0.0, s)
     return _sum_to(xp, grad_input, input.shape), _sum_to(xp, grad_target, target.shape)
+
+
+# -- cosine_embedding_loss and triplet_margin_loss (composite) --------------------------------
+_COSINE_EPSILON = 1e-12
+
+
+def _cosine_parts(xp: Any, input1: Any, input2: Any, target: Any) -> tuple[Any, ...]:
+    _floating_loss("cosine_embedding_loss", input1, input2)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim + 1 or input1.ndim > 2:
+        raise KernelError(
+            f"cosine_embedding_loss: expected 1-D inputs with a 0-D target, or 2-D inputs with a 1-D target; "
+            f"got inputs of shapes {list(input1.shape)}, {list(input2.shape)} and a target of {list(target.shape)}"
+        )
+    d = target.ndim
+    prod = xp.sum(input1 * input2, axis=d)
+    m1 = xp.sum(input1 * input1, axis=d) + _COSINE_EPSILON
+    m2 = xp.sum(input2 * input2, axis=d) + _COSINE_EPSILON
+    denom = xp.sqrt(m1 * m2)
+    return d, prod, m1, m2, denom, prod / denom
+
+
+def cosine_embedding_loss(
+    xp: Any, input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = _MEAN
+) -> Any:
+    """ATen's composite: ``1 - cos`` where the target is 1, ``max(0, cos - margin)`` where it is
+    -1, with ``cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12))``."""
+    _check_reduction("cosine_embedding_loss", reduction)
+    _, _, _, _, _, cos = _cosine_parts(xp, input1, input2, target)
+    losses = xp.where(target == 1, 1 - cos, 0.0) + xp.where(target == -1, xp.maximum(cos - margin, 0), 0.0)
+    return _reduce(xp, xp.asarray(losses).astype(input1.dtype, copy=False), reduction)
+
+
+def cosine_embedding_loss_backward(
+    xp: Any, grad: Any, input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = _MEAN
+) -> tuple[Any, Any]:
+    """Eager autograd's steps back through the composite (div, sqrt, mul and sum backward)."""
+    d, prod, m1, m2, denom, cos = _cosine_parts(xp, input1, input2, target)
+    go = _expanded(xp, grad, cos.shape, reduction)
+    grad_cos = -xp.where(target == 1, go, 0.0) + xp.where((target == -1) & (cos - margin >= 0), go, 0.0)
+    grad_prod = grad_cos / denom
+    grad_denom = -grad_cos * ((prod / denom) / denom)
+    grad_m = grad_denom / (2 * denom)
+    grad_m1, grad_m2 = xp.expand_dims(grad_m * m2, d), xp.expand_dims(grad_m * m1, d)
+    grad_prod = xp.expand_dims(grad_prod, d)
+    grad1 = grad_prod * input2 + (grad_m1 * input1 + grad_m1 * input1)
+    grad2 = grad_prod * input1 + (grad_m2 * input2 + grad_m2 * input2)
+    return grad1, grad2
+
+
+def _pairwise_distance(xp: Any, x1: Any, x2: Any, eps: float) -> tuple[Any, Any]:
+    """(``x1 - x2 + eps``, its 2-norm over the last dim): ATen's pairwise_distance for p = 2."""
+    diff = x1 - x2 + eps
+    return diff, xp.sqrt(xp.sum(diff * diff, axis=-1))
+
+
+def _check_triplet(op: str, anchor: Any, positive: Any, negative: Any, p: float) -> None:
+    _floating_loss(op, anchor, positive, negative)
+    if p != 2:
+        raise KernelError(f"{op}: gradview computes the 2-norm distance only, got p={p}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise KernelError(
+            f"{op}: the anchor, positive and negative must have the same number of dims, got "
+            f"{anchor.ndim}, {positive.ndim} and {negative.ndim}"
+        )
+
+
+def triplet_margin_loss(
+    xp: Any, anchor: Any, positive: Any, negative: Any, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+    swap: bool = False, reduction: int = _MEAN,
+) -> Any:
+    """``max(0, margin + d(a, p) - d(a, n))``, ``d(a, n)`` replaced by ``min(d(a, n), d(p, n))``
+    with ``swap``; ``d(x, y) = ||x - y + eps||``."""
+    _check_reduction("triplet_margin_loss", reduction)
+    _check_triplet("triplet_margin_loss", anchor, positive, negative, p)
+    _, dist_pos = _pairwise_distance(xp, anchor, positive, eps)
+    _, dist_neg = _pairwise_distance(xp, anchor, negative, eps)
+    if swap:
+        dist_neg = xp.minimum(dist_neg, _pairwise_distance(xp, positive, negative, eps)[1])
+    return _reduce(xp, xp.asarray(xp.maximum(margin + dist_pos - dist_neg, 0)).astype(anchor.dtype), reduction)
+
+
+def _norm_grad(xp: Any, diff: Any, norm: Any, grad: Any) -> Any:
+    """norm_backward for p = 2: ``x (g / norm)``, 0 where the norm is 0."""
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        scale = xp.where(norm == 0, 0.0, grad / norm)
+    return diff * xp.expand_dims(scale, -1)
+
+
+def triplet_margin_loss_backward(
+    xp: Any, grad: Any, anchor: Any, positive: Any, negative: Any, margin: float = 1.0, p: float = 2,
+    eps: float = 1e-6, swap: bool = False, reduction: int = _MEAN,
+) -> tuple[Any, Any, Any]:
+    _check_triplet("triplet_margin_loss", anchor, positive, negative, p)
+    diff_pos, dist_pos = _pairwise_distance(xp, anchor, positive, eps)
+    diff_neg, dist_neg = _pairwise_distance(xp, anchor, negative, eps)
+    go = _expanded(xp, grad, dist_pos.shape, reduction)
+    if swap:
+        diff_swap, dist_swap = _pairwise_distance(xp, positive, negative, eps)
+        chosen = xp.minimum(dist_neg, dist_swap)
+    else:
+        chosen = dist_neg
+    grad_pos = xp.where(margin + dist_pos - chosen >= 0, go, 0.0)
+    grad_chosen = -grad_pos
+    g_anchor_pos = _norm_grad(xp, diff_pos, dist_pos, grad_pos)
+    grad_positive = -g_anchor_pos
+    grad_negative_of_neg = grad_chosen
+    if swap:
+        # minimum's backward: half to each where they tie, else to the smaller one
+        split = xp.where(dist_neg == dist_swap, grad_chosen / 2, grad_chosen)
+        grad_negative_of_neg = xp.where(dist_neg > dist_swap, 0.0, split)
+        grad_swap = xp.where(dist_neg < dist_swap, 0.0, split)
+        g_swap = _norm_grad(xp, diff_swap, dist_swap, grad_swap)
+    g_anchor_neg = _norm_grad(xp, diff_neg, dist_neg, grad_negative_of_neg)
+    grad_anchor = g_anchor_pos + g_anchor_neg
+    grad_negative = -g_anchor_neg
+    if swap:
+        grad_positive = grad_positive + g_swap
+        grad_negative = grad_negative - g_swap
+    return grad_anchor, grad_positive, grad_negative
+
+
+# -- multi_margin_loss and multilabel_margin_loss (LossMultiMargin.cpp, LossMultiLabelMargin.cpp) --
+def _frames(op: str, self: Any, target: Any) -> tuple[Any, Any, int, int]:
+    """(input as (nframe, dim), target as (nframe, ...), nframe, dim), ATen's shape check."""
+    _floating_loss(op, self)
+    if self.ndim > 2:
+        raise KernelError(f"{op}: expected an input of at most 2 dims, got shape {list(self.shape)}")
+    nframe = 1 if self.ndim <= 1 else self.shape[0]
+    dim = 1 if self.ndim == 0 else self.shape[-1]
+    return self.reshape(nframe, dim), target, nframe, dim
+
+
+def _sequential_total(xp: Any, values: Any) -> Any:
+    """A sum taken in index order, as ATen's loops accumulate (cumsum adds left to right)."""
+    return xp.cumsum(values)[-1] if values.size else xp.zeros((), values.dtype)
+
+
+def _reduce_frames(xp: Any, per_frame: Any, reduction: int, nframe: int, keep_frames: bool, dtype: Any) -> Any:
+    if reduction == _NONE:
+        return per_frame.astype(dtype, copy=False) if keep_frames else per_frame.reshape(()).astype(dtype)
+    total = _sequential_total(xp, per_frame)
+    return xp.asarray(total / nframe if reduction == _MEAN else total).astype(dtype)
+
+
+def _scale_by_grad(xp: Any, grad_input: Any, grad_output: Any, reduction: int) -> Any:
+    if reduction != _NONE or grad_output.ndim == 0:
+        return grad_input * grad_output.reshape(())
+    return grad_input * grad_output.reshape(-1, 1)
+
+
+def _multi_margin_targets(xp: Any, op: str, target: Any, nframe: int, dim: int) -> Any:
+    t = target.reshape(-1).astype(to_dtype("Long"), copy=False)
+    if t.size != nframe:
+        raise KernelError(f"{op}: inconsistent target size {list(target.shape)} for an input of {nframe} samples")
+    if xp.any((t < 0) | (t >= dim)):
+        raise KernelError(f"{op}: target out of range")
+    return t
+
+
+def multi_margin_loss(
+    xp: Any, self: Any, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None, reduction: int = _MEAN
+) -> Any:
+    """Per sample, the sum over the other classes of ``max(0, margin - x[t] + x[d])^p`` (times
+    ``weight[t]``), over the class count; summed in ATen's order."""
+    op = "multi_margin_loss"
+    _check_reduction(op, reduction)
+    if p not in (1, 2):
+        raise KernelError(f"{op}: only p == 1 and p == 2 supported")
+    x, _, nframe, dim = _frames(op, self, target)
+    t = _multi_margin_targets(xp, op, target, nframe, dim)
+    rows = xp.arange(nframe)
+    picked = x[rows, t]
+    total = xp.zeros(nframe, x.dtype)
+    for d in range(dim):
+        z = margin - picked + x[:, d]
+        h = z if p == 1 else z * z
+        if weight is not None:
+            h = weight[t] * h
+        total = total + xp.where((t != d) & (z > 0), h, 0.0)
+    return _reduce_frames(xp, total / dim, reduction, nframe, target.ndim > 0, self.dtype)
+
+
+def multi_margin_loss_backward(
+    xp: Any, grad_output: Any, self: Any, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,
+    reduction: int = _MEAN,
+) -> Any:
+    """ATen's loop: ``g = 1/dim`` (``1/(nframe dim)`` for mean), ``h = g`` or ``2 g z`` where
+    ``z > 0`` (times ``weight[t]``), the target class gets minus their sum; then times the grad."""
+    op = "multi_margin_loss_backward"
+    x, _, nframe, dim = _frames(op, self, target)
+    t = _multi_margin_targets(xp, op, target, nframe, dim)
+    g = 1.0 / (nframe * dim) if reduction == _MEAN else 1.0 / dim
+    rows = xp.arange(nframe)
+    picked = x[rows, t]
+    grad = xp.zeros_like(x)
+    grad_target = xp.zeros(nframe, x.dtype)
+    for d in range(dim):
+        z = margin - picked + x[:, d]
+        h = xp.full(nframe, g, x.dtype) if p == 1 else 2 * g * z
+        if weight is not None:
+            h = h * weight[t]
+        h = xp.where((t != d) & (z > 0), h, 0.0)
+        grad_target = grad_target - h
+        grad[:, d] = h
+    grad[rows, t] = grad_target
+    return _scale_by_grad(xp, grad, grad_output, reduction).reshape(self.shape).astype(self.dtype, copy=False)
+
+
+def _multilabel_targets(xp: Any, op: str, target: Any, nframe: int, dim: int) -> tuple[Any, Any, Any]:
+    """(targets as (nframe, dim), which entries count (those before the first -1), is_target)."""
+    t = target.reshape(nframe, dim).astype(to_dtype("Long"), copy=False)
+    valid = xp.cumprod(t >= 0, axis=1).astype(bool)
+    if xp.any(valid & (t >= dim)):
+        raise KernelError(f"{op}: target out of range")
+    safe = xp.where(valid, t, 0)
+    is_target = xp.zeros((nframe, dim), bool)
+    rows = xp.arange(nframe)
+    for j in range(dim):
+        is_target[rows, safe[:, j]] |= valid[:, j]
+    return safe, valid, is_target
+
+
+def multilabel_margin_loss(xp: Any, self: Any, target: Any, reduction: int = _MEAN) -> Any:
+    """Per sample, the sum over its targets ``t`` (up to the first -1) and non-target classes
+    ``d`` of ``max(0, 1 - x[t] + x[d])``, over the class count; summed in ATen's order."""
+    op = "multilabel_margin_loss"
+    _check_reduction(op, reduction)
+    x, _, nframe, dim = _frames(op, self, target)
+    if tuple(target.shape) != tuple(self.shape):
+        raise KernelError(f"{op}: inconsistent target size {list(target.shape)} for input of size {list(self.shape)}")
+    safe, valid, is_target = _multilabel_targets(xp, op, target, nframe, dim)
+    rows = xp.arange(nframe)
+    total = xp.zeros(nframe, x.dtype)
+    for j in range(dim):
+        picked = x[rows, safe[:, j]]
+        for d in range(dim):
+            z = 1 - picked + x[:, d]
+            total = total + xp.where(valid[:, j] & ~is_target[:, d] & (z > 0), z, 0.0)
+    return _reduce_frames(xp, total / dim, reduction, nframe, target.ndim > 1, self.dtype)
+
+
+def multilabel_margin_loss_backward(xp: Any, grad_output: Any, self: Any, target: Any, reduction: int = _MEAN) -> Any:
+    """ATen's loop: ``-g`` to the target and ``+g`` to the class for each positive term,
+    ``g = 1/dim`` (``1/(nframe dim)`` for mean); then times the grad."""
+    op = "multilabel_margin_loss_backward"
+    x, _, nframe, dim = _frames(op, self, target)
+    safe, valid, is_target = _multilabel_targets(xp, op, target, nframe, dim)
+    g = 1.0 / (nframe * dim) if reduction == _MEAN else 1.0 / dim
+    rows = xp.arange(nframe)
+    grad = xp.zeros_like(x)
+    for j in range(dim):
+        picked = x[rows, safe[:, j]]
+        for d in range(dim):
+            z = 1 - picked + x[:, d]
+            step = xp.where(valid[:, j] & ~is_target[:, d] & (z > 0), g, 0.0)
+            grad[rows, safe[:, j]] -= step
+            grad[:, d] += step
+    return _scale_by_grad(xp, grad, grad_output, reduction).reshape(self.shape).astype(self.dtype, copy=False)

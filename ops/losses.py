@@ -33,6 +33,8 @@ so, naming the node, for every loss here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
 from gradview.kernels import losses as kernels
@@ -405,14 +407,14 @@ def _broadcast_loss_shapes(per_sample: tuple[int, ...], reduction_index: int):  
 
 def _pointwise_loss(
     name: str, signature: str, differentiable: tuple[int, ...], reduction_index: int,
-    refused: tuple[tuple[int, str], ...] = (), per_sample: tuple[int, ...] = (0, 1),
+    refused: tuple[tuple[int, str], ...] = (), per_sample: tuple[int, ...] = (0, 1), rule: Any = None,
 ) -> None:
     """Declare ``aten::name`` and its ``gradview::name_backward`` (``signature``: the forward's
     arguments)."""
     forward_kernel = getattr(kernels, name)
     backward_kernel = getattr(kernels, f"{name}_backward")
     kernel(f"aten::{name}")(forward_kernel)
-    shape_rule(f"aten::{name}")(_broadcast_loss_shapes(per_sample, reduction_index))
+    shape_rule(f"aten::{name}")(rule or _broadcast_loss_shapes(per_sample, reduction_index))
     outputs = ", ".join(["Tensor"] * len(differentiable))
     backward_name = f"gradview::{name}_backward"
     schema(f"{backward_name}(Tensor grad, {signature}) -> ({outputs})")
@@ -448,4 +450,48 @@ _pointwise_loss(
 _pointwise_loss(
     "poisson_nll_loss", "Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction",
     (0, 1), 5,
+)
+
+
+
+def _triplet_shapes(args: NodeArgs) -> RuleResult:
+    """One loss per anchor row: the anchor's sizes without the last dim (reduction none)."""
+    anchor = args.tensor(0)
+    if anchor is None:
+        return None
+    per_sample = None if anchor.sizes is None else tuple(anchor.sizes[:-1])
+    return [_reduced(anchor, args, 7, per_sample)]
+
+
+def _margin_shapes(keep_from_rank: int, reduction_index: int):  # noqa: ANN202 - a shape rule factory
+    """multi_margin_loss (``keep_from_rank`` 1) and multilabel_margin_loss (2): one loss per
+    sample when the reduction is none and the target has at least that rank, else 0-d."""
+
+    def rule(args: NodeArgs) -> RuleResult:
+        self, target = args.tensor(0), args.tensor(1)
+        if self is None or target is None:
+            return None
+        frames = None
+        if self.sizes is not None and target.sizes is not None:
+            frames = (self.sizes[0],) if len(target.sizes) >= keep_from_rank and len(self.sizes) == 2 else (
+                (1,) if len(target.sizes) >= keep_from_rank else ())
+        return [_reduced(self, args, reduction_index, frames)]
+
+    return rule
+
+
+_pointwise_loss(
+    "cosine_embedding_loss", "Tensor input1, Tensor input2, Tensor target, float margin, int reduction", (0, 1), 4,
+    per_sample=(2,),
+)
+_pointwise_loss(
+    "triplet_margin_loss", "Tensor anchor, Tensor positive, Tensor negative, float margin, float p, float eps, "
+    "bool swap, int reduction", (0, 1, 2), 7, rule=_triplet_shapes,
+)
+_pointwise_loss(
+    "multi_margin_loss", "Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight, int reduction", (0,), 5,
+    refused=((4, "weight"),), rule=_margin_shapes(1, 5),
+)
+_pointwise_loss(
+    "multilabel_margin_loss", "Tensor self, Tensor target, int reduction", (0,), 2, rule=_margin_shapes(2, 2),
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .op_gradient_samples import S, Sample, add, f, pos
+from .op_gradient_samples import S, Sample, add, f, ints, pos
 
 __all__: list[str] = []
 
@@ -42,6 +42,10 @@ _with_backward("soft_margin_loss", S(f(3, 4), _signs(3, 4), 1, frozen=(1,)))
 _with_backward("margin_ranking_loss", S(f(4), f(4), _signs(4), 0.1, 1))
 _with_backward("hinge_embedding_loss", S(f(3, 4), _signs(3, 4), 0.5, 1))
 _with_backward("poisson_nll_loss", S(f(3, 4), pos(3, 4) * 2, True, True, 1e-8, 1))
+_with_backward("cosine_embedding_loss", S(f(3, 4), f(3, 4), _signs(3), 0.2, 1, frozen=(2,)))
+_with_backward("triplet_margin_loss", S(f(3, 4), f(3, 4), f(3, 4), 1.0, 2.0, 1e-6, True, 1))
+_with_backward("multi_margin_loss", S(f(3, 4), ints(1, 0, 3), 2, 0.8, pos(4), 1, frozen=(4,)))
+_with_backward("multilabel_margin_loss", S(f(3, 4), ints(3, 0, -1, 1, 2, 1, 0, 3, -1, 0, 0, 0).reshape(3, 4), 1))
 
 
 # -- activations --------------------------------------------------------------------------------
