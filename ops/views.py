@@ -39,12 +39,14 @@ from gradview.kernels import broadcast_backward as broadcast_kernels
 from gradview.kernels import shapes as kernels
 from gradview.kernels import shapes_extra as extra_kernels
 from gradview.kernels import view_backward as backward_kernels
+from gradview.kernels import views as view_kernels
 from gradview.kernels.view_backward import INT64_MAX
 
 from .containers import list_item
 from .emit_util import arg, emit_if, grad_list
 from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
+from .shape_by_kernel import by_kernel
 from .shape_toolkit import (
     ElementList,
     NodeArgs,
@@ -59,7 +61,7 @@ from .shape_toolkit import (
     numel,
     wrap_dim,
 )
-from .static_info import const, int_list, needs_grad, none_grads, rank_of, size_of
+from .static_info import const, fail, int_list, needs_grad, none_grads, rank_of, size_of
 from .static_info import wrap_dim as wrap_known_dim
 from .tensor_layout import contiguous_strides, view_strides
 
@@ -768,3 +770,354 @@ kernel("aten::numel")(kernels.numel)
 fast_path("aten::size", "aten::numel")(kernels.fast_sizes)
 kernel("aten::dim")(kernels.dim)
 kernel("aten::is_floating_point")(kernels.is_floating_point)
+
+
+# == Issue 22: flips, rolls, diagonals, triangles, windows, dim moves, copies (kernels/views.py) ==
+# Their shape rules run the kernel on stand-in inputs (ops/shape_by_kernel.py). Their gradients
+# are derivatives.yaml's, in graph ops: the reverse rearrangement, or PyTorch's backward op
+# (diagonal_backward, unfold_backward), itself differentiable by the forward op again.
+def _inverse(emit: Emitter, node: Node, op: str, *args: object) -> Result:
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    return none_grads(node, emit.op(op, *args))
+
+
+for _name, _fn in (
+    ("aten::flip", view_kernels.flip), ("aten::fliplr", view_kernels.fliplr),
+    ("aten::flipud", view_kernels.flipud), ("aten::roll", view_kernels.roll),
+    ("aten::rot90", view_kernels.rot90), ("aten::diag", view_kernels.diag),
+    ("aten::diag_embed", view_kernels.diag_embed), ("aten::diagflat", view_kernels.diagflat),
+    ("aten::diagonal_copy", view_kernels.diagonal_copy), ("aten::tril", view_kernels.tril),
+    ("aten::triu", view_kernels.triu), ("aten::narrow_copy", view_kernels.narrow_copy),
+    ("aten::unfold_copy", view_kernels.unfold_copy), ("aten::ravel", view_kernels.ravel),
+    ("aten::alias_copy", view_kernels.alias_copy), ("aten::expand_copy", view_kernels.expand_copy),
+    ("aten::view_copy", view_kernels.view_copy), ("aten::transpose_copy.int", view_kernels.transpose_copy),
+    ("aten::as_strided_copy", view_kernels.as_strided_copy), ("aten::tile", view_kernels.tile),
+    ("aten::repeat_interleave.self_int", view_kernels.repeat_interleave), ("aten::kron", view_kernels.kron),
+):
+    kernel(_name)(_fn)
+    shape_rule(_name.split(".")[0])(by_kernel(_fn))
+
+for _name, _fn in (
+    ("aten::diagonal", view_kernels.diagonal), ("aten::unfold", view_kernels.unfold),
+    ("aten::movedim.intlist", view_kernels.movedim), ("aten::movedim.int", view_kernels.movedim),
+    ("aten::reshape_as", view_kernels.reshape_as), ("aten::numpy_T", view_kernels.numpy_T),
+    ("aten::mT", view_kernels.mT), ("aten::mH", view_kernels.mH), ("aten::matrix_H", view_kernels.matrix_H),
+    ("aten::broadcast_to", view_kernels.broadcast_to), ("aten::as_strided", view_kernels.as_strided),
+    ("aten::atleast_1d", view_kernels.atleast_1d), ("aten::atleast_2d", view_kernels.atleast_2d),
+    ("aten::atleast_3d", view_kernels.atleast_3d),
+    ("aten::atleast_1d.Sequence", view_kernels.atleast_1d_sequence),
+    ("aten::atleast_2d.Sequence", view_kernels.atleast_2d_sequence),
+    ("aten::atleast_3d.Sequence", view_kernels.atleast_3d_sequence),
+):
+    kernel(_name)(_fn)
+
+for _kind, _fn in (
+    ("aten::diagonal", view_kernels.diagonal), ("aten::unfold", view_kernels.unfold),
+    ("aten::movedim", view_kernels.movedim), ("aten::numpy_T", view_kernels.numpy_T),
+    ("aten::mT", view_kernels.mT), ("aten::mH", view_kernels.mH), ("aten::matrix_H", view_kernels.matrix_H),
+    ("aten::as_strided", view_kernels.as_strided), ("aten::atleast_1d", view_kernels.atleast_1d),
+    ("aten::atleast_2d", view_kernels.atleast_2d), ("aten::atleast_3d", view_kernels.atleast_3d),
+):
+    shape_rule(_kind)(by_kernel(_fn, view=True))
+
+
+@formula("aten::flip")
+def flip(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return _inverse(emit, node, "aten::flip", grads[0], node.inputs()[1])
+
+
+@formula("aten::fliplr")
+def fliplr(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return _inverse(emit, node, "aten::fliplr", grads[0])
+
+
+@formula("aten::flipud")
+def flipud(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return _inverse(emit, node, "aten::flipud", grads[0])
+
+
+@formula("aten::roll")
+def roll(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Rolled back by the negated shifts (derivatives.yaml)."""
+    shifts = const(node.inputs()[1])
+    if isinstance(shifts, (int, list)):
+        back: object = [-s for s in ([shifts] if isinstance(shifts, int) else shifts)]
+    else:
+        back = emit.op("gradview::negated", node.inputs()[1])
+    dims = node.inputs()[2] if len(node.inputs()) > 2 else []
+    return _inverse(emit, node, "aten::roll", grads[0], back, dims)
+
+
+# gradview::negated: roll's shifts negated, when they are known only at run time.
+schema("gradview::negated(int[] values) -> int[]")
+kernel("gradview::negated")(view_kernels.negated)
+
+
+@formula("aten::rot90")
+def rot90(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Turned back: ``rot90(grad, -k, dims)``."""
+    k = const(node.inputs()[1])
+    back = -k if isinstance(k, int) else emit.op("aten::neg", node.inputs()[1], types=[IntType()])
+    return _inverse(emit, node, "aten::rot90", grads[0], back, node.inputs()[2])
+
+
+@formula("aten::diag", forward=_save_self_size_if_needed)
+def diag(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """A 1-D input was put on a diagonal (read it back); a 2-D one gave its diagonal
+    (``diagonal_backward``)."""
+    if not saved:
+        return none_grads(node)
+    rank, offset = rank_of(node.inputs()[0]), node.inputs()[1]
+    if rank == 1:
+        return none_grads(node, emit.op("aten::diagonal", grads[0], offset, 0, 1))
+    if rank != 2:
+        fail(node, "the gradient of aten::diag needs an input of known rank (1 or 2)")
+    return none_grads(node, emit.op("aten::diagonal_backward", grads[0], saved["self_size"], offset, 0, 1))
+
+
+@formula("aten::diag_embed")
+def diag_embed(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, offset, dim1, dim2 = node.inputs()
+    return _inverse(emit, node, "aten::diagonal", grads[0], offset, dim1, dim2)
+
+
+@formula("aten::diagflat", forward=_save_self_size_if_needed)
+def diagflat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if not saved:
+        return none_grads(node)
+    diagonal_ = emit.op("aten::diagonal", grads[0], node.inputs()[1], 0, 1)
+    return none_grads(node, emit.op("aten::reshape", diagonal_, saved["self_size"]))
+
+
+@formula("aten::diagonal", "aten::diagonal_copy", forward=_save_self_size_if_needed)
+def diagonal(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if not saved:
+        return none_grads(node)
+    _, offset, dim1, dim2 = node.inputs()
+    return none_grads(node, emit.op("aten::diagonal_backward", grads[0], saved["self_size"], offset, dim1, dim2))
+
+
+kernel("aten::diagonal_backward")(view_kernels.diagonal_backward)
+kernel("aten::unfold_backward")(view_kernels.unfold_backward)
+
+
+@shape_rule("aten::diagonal_backward", "aten::unfold_backward")
+def _sized_by_input_sizes(args: NodeArgs) -> RuleResult:
+    grad = args.tensor(0)
+    if grad is None:
+        return None
+    values = args.int_list(1)
+    return [fresh(grad.scalar_type, tuple(values) if values is not None else None, grad.device)]
+
+
+@formula("aten::diagonal_backward")
+def diagonal_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, _, offset, dim1, dim2 = node.inputs()
+    return _inverse(emit, node, "aten::diagonal", grads[0], offset, dim1, dim2)
+
+
+@formula("aten::tril")
+def tril(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return _inverse(emit, node, "aten::tril", grads[0], node.inputs()[1])
+
+
+@formula("aten::triu")
+def triu(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return _inverse(emit, node, "aten::triu", grads[0], node.inputs()[1])
+
+
+formula("aten::narrow_copy", forward=_save_self_size_if_needed)(narrow)
+
+
+@formula("aten::unfold", "aten::unfold_copy", forward=_save_self_size_if_needed)
+def unfold(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if not saved:
+        return none_grads(node)
+    _, dim, size, step = node.inputs()
+    return none_grads(node, emit.op("aten::unfold_backward", grads[0], saved["self_size"], dim, size, step))
+
+
+@formula("aten::unfold_backward")
+def unfold_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, _, dim, size, step = node.inputs()
+    return _inverse(emit, node, "aten::unfold", grads[0], dim, size, step)
+
+
+@formula("aten::movedim.intlist", "aten::movedim.int")
+def movedim(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, source, destination = node.inputs()
+    return _inverse(emit, node, "aten::movedim", grads[0], destination, source)
+
+
+formula(
+    "aten::ravel", "aten::view_copy", "aten::atleast_1d", "aten::atleast_2d", "aten::atleast_3d",
+    forward=_save_self_size,
+)(reshape_back)
+formula("aten::reshape_as", forward=_save_self_size_if_needed)(view_as)
+
+
+@formula("aten::numpy_T", "aten::mT", "aten::mH", "aten::matrix_H", "aten::alias_copy")
+def same_op_again(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Transposes are their own inverse (the identity for alias_copy)."""
+    if node.kind() == "aten::alias_copy":
+        return [grads[0]]
+    return _inverse(emit, node, node.kind(), grads[0])
+
+
+formula("aten::broadcast_to", "aten::expand_copy", forward=_save_expanded_size)(expand)
+formula("aten::transpose_copy.int")(transpose)
+
+
+@formula("aten::atleast_1d.Sequence", "aten::atleast_2d.Sequence", "aten::atleast_3d.Sequence")
+def atleast_sequence(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Each tensor was only reshaped: its gradient is reshaped back (``gradview::reshape_each``)."""
+    if grads[0].node.kind() == "prim::AutogradZero" or not needs_grad(node.inputs()[0]):
+        return [None]
+    grad = grads[0]
+    if not isinstance(grad.type(), ListType):
+        grad = emit.op("prim::unchecked_cast", grad, types=[ListType(OptionalType(TensorType()))])
+    return [emit.op("gradview::reshape_each", grad, node.inputs()[0])]
+
+
+schema("gradview::reshape_each(Tensor?[] grads, Tensor[] tensors) -> Tensor?[]")
+kernel("gradview::reshape_each")(view_kernels.reshape_each)
+no_gradient("gradview::reshape_each", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::reshape_each")
+def _reshape_each(args: NodeArgs) -> RuleResult:
+    return per_input(args.elements(0), args.elements(1))
+
+
+@formula("aten::as_strided", "aten::as_strided_copy", forward=_save_self_size_if_needed)
+def as_strided(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Each element read goes back to its storage place (``gradview::as_strided_backward``)."""
+    if not saved:
+        return none_grads(node)
+    _, size, stride, offset = node.inputs()
+    return none_grads(node, emit.op("gradview::as_strided_backward", grads[0], saved["self_size"], size, stride, offset))
+
+
+schema(
+    "gradview::as_strided_backward(Tensor grad, int[] input_sizes, int[] size, int[] stride, "
+    "int? storage_offset=None) -> Tensor"
+)
+kernel("gradview::as_strided_backward")(view_kernels.as_strided_backward)
+shape_rule("gradview::as_strided_backward")(_sized_by_input_sizes)
+
+
+@formula("gradview::as_strided_backward")
+def as_strided_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Linear in the gradient, the transpose of as_strided: its own gradient reads again."""
+    _, _, size, stride, offset = node.inputs()
+    return _inverse(emit, node, "aten::as_strided", grads[0], size, stride, offset)
+
+
+@formula("aten::tile", forward=_save_self_size_if_needed)
+def tile(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """tile is ``repeat`` with the counts padded by leading 1s to the input's rank:
+    ``gradview::tile_backward`` sums the copies back as ``repeat_backward``."""
+    if not saved:
+        return none_grads(node)
+    return none_grads(node, emit.op("gradview::tile_backward", grads[0], node.inputs()[1], saved["self_size"]))
+
+
+schema("gradview::tile_backward(Tensor grad, int[] dims, int[] input_sizes) -> Tensor")
+kernel("gradview::tile_backward")(view_kernels.tile_backward)
+
+
+@shape_rule("gradview::tile_backward")
+def _tile_backward(args: NodeArgs) -> RuleResult:
+    grad = args.tensor(0)
+    if grad is None:
+        return None
+    values = args.int_list(2)
+    return [fresh(grad.scalar_type, tuple(values) if values is not None else None, grad.device)]
+
+
+@formula("gradview::tile_backward")
+def tile_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Linear in the gradient: its own gradient tiles the incoming one again."""
+    return _inverse(emit, node, "aten::tile", grads[0], node.inputs()[1])
+
+
+@formula("aten::repeat_interleave.self_int", forward=_save_self_size_if_needed)
+def repeat_interleave(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if not saved:
+        return none_grads(node)
+    _, repeats, dim = node.inputs()[:3]
+    return none_grads(
+        node, emit.op("gradview::repeat_interleave_backward", grads[0], repeats, dim, saved["self_size"])
+    )
+
+
+schema("gradview::repeat_interleave_backward(Tensor grad, int repeats, int? dim, int[] input_sizes) -> Tensor")
+kernel("gradview::repeat_interleave_backward")(view_kernels.repeat_interleave_backward)
+
+
+@shape_rule("gradview::repeat_interleave_backward")
+def _repeat_interleave_backward(args: NodeArgs) -> RuleResult:
+    grad = args.tensor(0)
+    if grad is None:
+        return None
+    values = args.int_list(3)
+    return [fresh(grad.scalar_type, tuple(values) if values is not None else None, grad.device)]
+
+
+@formula("gradview::repeat_interleave_backward")
+def repeat_interleave_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, repeats, dim, _ = node.inputs()
+    return _inverse(emit, node, "aten::repeat_interleave", grads[0], repeats, dim, None)
+
+
+kernel("aten::repeat_interleave.self_Tensor")(view_kernels.repeat_interleave_self_tensor)
+
+
+@formula("aten::repeat_interleave.self_Tensor", forward=_save_self_size_if_needed)
+def repeat_interleave_tensor(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Counts per element: each copy's gradient goes back to its element (the repeats,
+    integers, get none)."""
+    if not saved:
+        return none_grads(node)
+    _, repeats, dim = node.inputs()[:3]
+    return none_grads(node, emit.op(
+        "gradview::repeat_interleave_tensor_backward", grads[0], repeats, dim, saved["self_size"]
+    ))
+
+
+schema(
+    "gradview::repeat_interleave_tensor_backward(Tensor grad, Tensor repeats, int? dim, int[] input_sizes) -> Tensor"
+)
+kernel("gradview::repeat_interleave_tensor_backward")(view_kernels.repeat_interleave_tensor_backward)
+shape_rule("gradview::repeat_interleave_tensor_backward")(_repeat_interleave_backward)
+
+
+@formula("gradview::repeat_interleave_tensor_backward")
+def repeat_interleave_tensor_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, repeats, dim, _ = node.inputs()
+    return _inverse(emit, node, "aten::repeat_interleave", grads[0], repeats, dim, None)
+
+
+@formula("aten::kron")
+def kron(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """kron multiplies every pair of elements: each side's gradient is the gradient times
+    the other side, summed over the other side's dims (``gradview::kron_backward``)."""
+    self_, other = node.inputs()
+    if not needs_grad(self_) and not needs_grad(other):
+        return [None, None]
+    grad_self, grad_other = emit.op("gradview::kron_backward", grads[0], self_, other)
+    return [grad_self if needs_grad(self_) else None, grad_other if needs_grad(other) else None]
+
+
+schema("gradview::kron_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor, Tensor)")
+kernel("gradview::kron_backward")(view_kernels.kron_backward)
+no_gradient("gradview::kron_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::kron_backward")
+def _kron_backward(args: NodeArgs) -> RuleResult:
+    grad, self, other = args.tensor(0), args.tensor(1), args.tensor(2)
+    if grad is None:
+        return None
+    return [fresh(grad.scalar_type, t.sizes if t is not None else None, grad.device) for t in (self, other)]

@@ -532,5 +532,6 @@ _fout, _flse = (
 add("_scaled_dot_product_flash_attention_for_cpu_backward", S(f(2, 3, 5, 4), _fq, _fk, _fv, _fout,
     _flse, 0.0, True, scale=0.7, frozen=(4, 5)))
 
-# -- issue 22's neural-network ops (their own module; it adds to SAMPLES) ---------------------
-from . import op_gradient_samples_nn  # noqa: E402, F401
+# -- issue 22's ops, one module per family (each adds to SAMPLES): neural-network ops; shape,
+# view, layout and factory ops
+from . import op_gradient_samples_nn, op_gradient_samples_shapes  # noqa: E402, F401

@@ -1,0 +1,479 @@
+"""View-like ops: flips, rolls, rotations, diagonals, triangles, windows, dim moves.
+
+Each kernel shows its input's elements in another shape or order (or with some
+replaced by zeros: ``tril``, ``diag_embed``), as PyTorch's op of the same name,
+and refuses what PyTorch refuses with a :class:`KernelError` naming the op.
+PyTorch's views (``diagonal``, ``unfold``, ``movedim``, ``mT``...) may return
+NumPy/CuPy views (gradview never writes into tensors); its copies (``flip``,
+``roll``, the ``*_copy`` ops) return fresh arrays. The backward kernels
+(``diagonal_backward``, ``unfold_backward``, ``repeat_interleave_backward``,
+``as_strided_backward``) put each gradient element back where its op read it,
+adding up the elements read twice, as PyTorch's backward ops of the same name.
+
+Kernels call only ``xp.<function>`` and array methods (NumPy and CuPy alike).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .protocol import KernelError
+from .shapes import expand, infer_size, wrap_dim
+
+__all__: list[str] = []
+
+
+def _ints(values: Any) -> list[int]:
+    return [int(values)] if isinstance(values, int) else [int(v) for v in values]
+
+
+def _dims(op: str, dims: Any, rank: int) -> list[int]:
+    wrapped = [wrap_dim(op, d, rank) for d in _ints(dims)]
+    if len(set(wrapped)) != len(wrapped):
+        raise KernelError(f"{op}: dims {_ints(dims)} name a dim more than once")
+    return wrapped
+
+
+def _need_rank(op: str, self: Any, rank: int) -> None:
+    if self.ndim < rank:
+        raise KernelError(f"{op}: needs a tensor of at least {rank} dims, got shape {list(self.shape)}")
+
+
+def _add_at(xp: Any, out: Any, index: Any, values: Any) -> None:
+    """``out[index] += values`` with repeated indices adding up (CuPy: cupyx.scatter_add)."""
+    if hasattr(xp, "add") and hasattr(xp.add, "at"):
+        xp.add.at(out, index, values)
+    else:  # pragma: no cover - CuPy
+        import cupyx
+
+        cupyx.scatter_add(out, index, values)
+
+
+# -- flips, rolls, rotations ---------------------------------------------------------
+def flip(xp: Any, self: Any, dims: Sequence[int]) -> Any:
+    axes = _dims("flip", dims, self.ndim)
+    return xp.flip(self, axis=tuple(axes)).copy() if axes else self.copy()
+
+
+def fliplr(xp: Any, self: Any) -> Any:
+    _need_rank("fliplr", self, 2)
+    return xp.flip(self, axis=1).copy()
+
+
+def flipud(xp: Any, self: Any) -> Any:
+    _need_rank("flipud", self, 1)
+    return xp.flip(self, axis=0).copy()
+
+
+def roll(xp: Any, self: Any, shifts: Sequence[int], dims: Sequence[int] = ()) -> Any:
+    """Without dims the flattened tensor is rolled (PyTorch's ``roll`` with ``dims=[]``)."""
+    counts, axes = _ints(shifts), _ints(dims)
+    if not axes:
+        if len(counts) != 1:
+            raise KernelError(f"roll: shifts {counts} needs dims of the same length, got none")
+        return xp.roll(self.reshape(-1), counts[0]).reshape(self.shape)
+    if len(counts) != len(axes):
+        raise KernelError(f"roll: shifts {counts} and dims {axes} must have the same length")
+    wrapped = [wrap_dim("roll", d, self.ndim) for d in axes]
+    return xp.roll(self, counts, axis=wrapped).copy()
+
+
+def rot90(xp: Any, self: Any, k: int = 1, dims: Sequence[int] = (0, 1)) -> Any:
+    """PyTorch's rot90: ``k % 4`` turns from ``dims[0]`` towards ``dims[1]``, as flips and a transpose."""
+    axes = _ints(dims)
+    if len(axes) != 2:
+        raise KernelError(f"rot90: expected 2 dims, got {axes}")
+    _need_rank("rot90", self, 2)
+    d0, d1 = (wrap_dim("rot90", d, self.ndim) for d in axes)
+    if d0 == d1:
+        raise KernelError(f"rot90: the two dims must differ, got {axes}")
+    turns = k % 4
+    if turns == 1:
+        return xp.swapaxes(xp.flip(self, axis=d1), d0, d1).copy()
+    if turns == 2:
+        return xp.flip(self, axis=(d0, d1)).copy()
+    if turns == 3:
+        return xp.swapaxes(xp.flip(self, axis=d0), d0, d1).copy()
+    return self.copy()
+
+
+# -- diagonals and triangles ---------------------------------------------------------
+def diagonal(xp: Any, self: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    return _diagonal(xp, self, offset, dim1, dim2)
+
+
+def _diagonal(xp: Any, self: Any, offset: int, dim1: int, dim2: int) -> Any:
+    d1, d2 = wrap_dim("diagonal", dim1, self.ndim, False), wrap_dim("diagonal", dim2, self.ndim, False)
+    if d1 == d2:
+        raise KernelError(f"diagonal: dim1 and dim2 cannot be the same dim ({dim1}, {dim2})")
+    rows, cols = self.shape[d1], self.shape[d2]
+    length = max(min(rows + min(offset, 0), cols - max(offset, 0)), 0)
+    moved = xp.moveaxis(self, (d1, d2), (-2, -1))
+    index = xp.arange(length)
+    return moved[..., index + max(-offset, 0), index + max(offset, 0)]
+
+
+def diagonal_copy(xp: Any, self: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    return _diagonal(xp, self, offset, dim1, dim2).copy()
+
+
+def diagonal_backward(
+    xp: Any, grad_output: Any, input_sizes: Sequence[int], offset: int, dim1: int, dim2: int
+) -> Any:
+    """Zeros of the input's size with the gradient on the diagonal ``diagonal`` read."""
+    shape = _ints(input_sizes)
+    out = xp.zeros(shape, dtype=grad_output.dtype)
+    d1, d2 = wrap_dim("diagonal_backward", dim1, len(shape), False), wrap_dim("diagonal_backward", dim2, len(shape), False)
+    moved = xp.moveaxis(out, (d1, d2), (-2, -1))
+    length = grad_output.shape[-1] if grad_output.ndim else 0
+    index = xp.arange(length)
+    moved[..., index + max(-offset, 0), index + max(offset, 0)] = grad_output
+    return out
+
+
+def diag_embed(xp: Any, self: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    """The last dim of ``self`` on the ``offset`` diagonal of dims ``dim1``, ``dim2`` of a zero result."""
+    rank = self.ndim + 1
+    d1, d2 = wrap_dim("diag_embed", dim1, rank, False), wrap_dim("diag_embed", dim2, rank, False)
+    if d1 == d2:
+        raise KernelError(f"diag_embed: dim1 and dim2 cannot be the same dim ({dim1}, {dim2})")
+    length = self.shape[-1] if self.ndim else 1
+    n = length + abs(offset)
+    out = xp.zeros(tuple(self.shape[:-1]) + (n, n), dtype=self.dtype)
+    index = xp.arange(length)
+    out[..., index + max(-offset, 0), index + max(offset, 0)] = self
+    return xp.moveaxis(out, (-2, -1), (d1, d2)).copy()
+
+
+def diag(xp: Any, self: Any, diagonal: int = 0) -> Any:  # noqa: A002 - PyTorch's name
+    """A 1-D input goes on a diagonal of a square matrix; a 2-D input gives its diagonal (a copy)."""
+    if self.ndim == 1:
+        return diag_embed(xp, self, diagonal, 0, 1)
+    if self.ndim == 2:
+        return _diagonal(xp, self, diagonal, 0, 1).copy()
+    raise KernelError(f"diag: expected a 1-D or 2-D tensor, got shape {list(self.shape)}")
+
+
+def diagflat(xp: Any, self: Any, offset: int = 0) -> Any:
+    return diag_embed(xp, self.reshape(-1), offset, 0, 1)
+
+
+def tril(xp: Any, self: Any, diagonal: int = 0) -> Any:  # noqa: A002 - PyTorch's name
+    _need_rank("tril", self, 2)
+    return xp.tril(self, int(diagonal))
+
+
+def triu(xp: Any, self: Any, diagonal: int = 0) -> Any:  # noqa: A002 - PyTorch's name
+    _need_rank("triu", self, 2)
+    return xp.triu(self, int(diagonal))
+
+
+# -- windows ------------------------------------------------------------------------
+def _windows(op: str, length: int, size: int, step: int) -> int:
+    if size < 0 or size > length:
+        raise KernelError(f"{op}: window size {size} must be between 0 and the dim's size {length}")
+    if step <= 0:
+        raise KernelError(f"{op}: step must be positive, got {step}")
+    return (length - size) // step + 1
+
+
+def unfold(xp: Any, self: Any, dimension: int, size: int, step: int) -> Any:
+    """Windows of ``size`` every ``step`` along ``dimension``: that dim counts the
+    windows, a new last dim runs through each one (a 0-d tensor is one element long)."""
+    source = self.reshape(1) if self.ndim == 0 else self
+    axis = wrap_dim("unfold", dimension, source.ndim)
+    count = _windows("unfold", source.shape[axis], size, step)
+    index = xp.arange(count)[:, None] * step + xp.arange(size)[None, :]
+    taken = xp.take(source, index, axis=axis)
+    out = xp.moveaxis(taken, axis + 1, -1)
+    return out.reshape(size) if self.ndim == 0 else out
+
+
+def unfold_copy(xp: Any, self: Any, dimension: int, size: int, step: int) -> Any:
+    return unfold(xp, self, dimension, size, step).copy()
+
+
+def unfold_backward(
+    xp: Any, grad_in: Any, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Any:
+    """Each window element's gradient added back where it was read (overlaps add up)."""
+    shape = _ints(input_sizes)
+    flat = shape or [1]
+    out = xp.zeros(flat, dtype=grad_in.dtype)
+    axis = wrap_dim("unfold_backward", dim, len(flat))
+    count = _windows("unfold_backward", flat[axis], size, step)
+    grad = grad_in.reshape(size) if not shape else grad_in
+    index = xp.arange(count)[:, None] * step + xp.arange(size)[None, :]
+    moved_out = xp.moveaxis(out, axis, -1)
+    moved_grad = xp.moveaxis(grad.reshape(tuple(flat[:axis]) + (count,) + tuple(flat[axis + 1:]) + (size,)), axis, -2)
+    _add_at(xp, moved_out, (Ellipsis, index), moved_grad)
+    return out.reshape(shape)
+
+
+# -- dim moves and reshapes ---------------------------------------------------------
+def movedim(xp: Any, self: Any, source: Sequence[int], destination: Sequence[int]) -> Any:
+    src, dst = _ints(source), _ints(destination)
+    if len(src) != len(dst):
+        raise KernelError(f"movedim: source {src} and destination {dst} must have the same length")
+    return xp.moveaxis(self, _dims("movedim", src, self.ndim), _dims("movedim", dst, self.ndim))
+
+
+def ravel(xp: Any, self: Any) -> Any:
+    return xp.ascontiguousarray(self).reshape(-1)
+
+
+def reshape_as(xp: Any, self: Any, other: Any) -> Any:
+    return xp.reshape(self, infer_size("reshape_as", list(other.shape), int(self.size)))
+
+
+def numpy_T(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+    return xp.transpose(self)
+
+
+def mT(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+    _need_rank("mT", self, 2)
+    return xp.swapaxes(self, -2, -1)
+
+
+def mH(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+    """Real tensors only in gradview: the conjugate transpose is the transpose."""
+    _need_rank("mH", self, 2)
+    return xp.swapaxes(self, -2, -1)
+
+
+def matrix_H(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+    if self.ndim != 2:
+        raise KernelError(f"matrix_H: expected a 2-D tensor, got shape {list(self.shape)}")
+    return xp.swapaxes(self, 0, 1)
+
+
+def broadcast_to(xp: Any, self: Any, size: Sequence[int]) -> Any:
+    return expand(xp, self, size)
+
+
+def _atleast(self: Any, rank: int) -> Any:
+    shape = tuple(self.shape)
+    if self.ndim >= rank:
+        return self
+    if rank == 3 and self.ndim == 2:
+        return self.reshape(shape + (1,))
+    if rank == 3:
+        return self.reshape((1,) + (shape or (1,)) + (1,))
+    return self.reshape((1,) * (rank - self.ndim) + shape)
+
+
+def atleast_1d(xp: Any, self: Any) -> Any:
+    return _atleast(self, 1)
+
+
+def atleast_2d(xp: Any, self: Any) -> Any:
+    return _atleast(self, 2)
+
+
+def atleast_3d(xp: Any, self: Any) -> Any:
+    return _atleast(self, 3)
+
+
+def atleast_1d_sequence(xp: Any, tensors: Sequence[Any]) -> list[Any]:
+    return [_atleast(t, 1) for t in tensors]
+
+
+def atleast_2d_sequence(xp: Any, tensors: Sequence[Any]) -> list[Any]:
+    return [_atleast(t, 2) for t in tensors]
+
+
+def atleast_3d_sequence(xp: Any, tensors: Sequence[Any]) -> list[Any]:
+    return [_atleast(t, 3) for t in tensors]
+
+
+# -- copies of views ----------------------------------------------------------------
+def alias_copy(xp: Any, self: Any) -> Any:
+    return self.copy()
+
+
+def expand_copy(xp: Any, self: Any, size: Sequence[int], implicit: bool = False) -> Any:
+    return expand(xp, self, size).copy()
+
+
+def view_copy(xp: Any, self: Any, size: Sequence[int]) -> Any:
+    return xp.reshape(self, infer_size("view_copy", _ints(size), int(self.size))).copy()
+
+
+def transpose_copy(xp: Any, self: Any, dim0: int, dim1: int) -> Any:
+    if self.ndim == 0:
+        wrap_dim("transpose_copy", dim0, 0), wrap_dim("transpose_copy", dim1, 0)
+        return self.copy()
+    d0, d1 = wrap_dim("transpose_copy", dim0, self.ndim), wrap_dim("transpose_copy", dim1, self.ndim)
+    return xp.swapaxes(self, d0, d1).copy()
+
+
+def narrow_copy(xp: Any, self: Any, dim: int, start: int, length: int) -> Any:
+    axis = wrap_dim("narrow_copy", dim, self.ndim, False)
+    size = self.shape[axis]
+    begin = start + size if start < 0 else start
+    if not 0 <= begin <= size or length < 0 or begin + length > size:
+        raise KernelError(f"narrow_copy: start {start} and length {length} exceed dim {dim} of size {size}")
+    index = (slice(None),) * axis + (slice(begin, begin + length),)
+    return self[index].copy()
+
+
+# -- as_strided ----------------------------------------------------------------------
+def _strided_index(xp: Any, size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
+    index = xp.full(tuple(size), int(offset), dtype=xp.int64)
+    for axis, (length, step) in enumerate(zip(size, stride, strict=True)):
+        shape = [1] * len(size)
+        shape[axis] = length
+        index = index + (xp.arange(length, dtype=xp.int64) * step).reshape(shape)
+    return index
+
+
+def _strided_args(op: str, numel: int, size: Any, stride: Any, storage_offset: int | None) -> tuple[list[int], list[int], int]:
+    sizes, strides, offset = _ints(size), _ints(stride), int(storage_offset or 0)
+    if len(sizes) != len(strides):
+        raise KernelError(f"{op}: size {sizes} and stride {strides} must have the same length")
+    if any(s < 0 for s in sizes + strides) or offset < 0:
+        raise KernelError(f"{op}: negative sizes, strides or offset are not supported ({sizes}, {strides}, {offset})")
+    if all(sizes):
+        last = offset + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True))
+        if last >= numel:
+            raise KernelError(f"{op}: size {sizes}, stride {strides} and offset {offset} reach element {last} "
+                              f"of a storage of {numel} elements")
+    return sizes, strides, offset
+
+
+def as_strided(xp: Any, self: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Any:
+    """Reads the input's elements in row-major order as its storage: PyTorch's result for
+    a contiguous input (gradview keeps no other storage)."""
+    flat = xp.ascontiguousarray(self).reshape(-1)
+    sizes, strides, offset = _strided_args("as_strided", flat.size, size, stride, storage_offset)
+    return flat[_strided_index(xp, sizes, strides, offset)]
+
+
+def as_strided_copy(
+    xp: Any, self: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> Any:
+    return as_strided(xp, self, size, stride, storage_offset)
+
+
+def as_strided_backward(
+    xp: Any, grad: Any, input_sizes: Sequence[int], size: Sequence[int], stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Any:
+    """Each gradient element added to the storage element it was read from (overlaps add up)."""
+    shape = _ints(input_sizes)
+    out = xp.zeros(int(xp.prod(xp.asarray(shape, dtype=xp.int64))) if shape else 1, dtype=grad.dtype)
+    sizes, strides, offset = _strided_args("as_strided_backward", out.size, size, stride, storage_offset)
+    _add_at(xp, out, _strided_index(xp, sizes, strides, offset).reshape(-1), grad.reshape(-1))
+    return out.reshape(shape)
+
+
+# -- tile, repeat_interleave, kron ----------------------------------------------------
+def tile(xp: Any, self: Any, dims: Sequence[int]) -> Any:
+    """PyTorch's tile: counts padded with leading 1s to the rank, then ``repeat``."""
+    counts = _ints(dims)
+    if any(c < 0 for c in counts):
+        raise KernelError(f"tile: counts must be non-negative, got {counts}")
+    counts = [1] * (self.ndim - len(counts)) + counts
+    return xp.tile(self, counts)
+
+
+def repeat_interleave(
+    xp: Any, self: Any, repeats: int, dim: int | None = None, output_size: int | None = None
+) -> Any:
+    if repeats < 0:
+        raise KernelError(f"repeat_interleave: repeats must be non-negative, got {repeats}")
+    if dim is None:
+        return xp.repeat(self.reshape(-1), repeats)
+    axis = wrap_dim("repeat_interleave", dim, self.ndim)
+    return xp.repeat(self.reshape(1) if self.ndim == 0 else self, repeats, axis=axis)
+
+
+def repeat_interleave_backward(
+    xp: Any, grad: Any, repeats: int, dim: int | None, input_sizes: Sequence[int]
+) -> Any:
+    """The copies of each element summed back: the gradient reshaped to ``[..., n, repeats, ...]``."""
+    shape = _ints(input_sizes)
+    if dim is None:
+        numel = 1
+        for s in shape:
+            numel *= s
+        return grad.reshape(numel, repeats).sum(axis=1).reshape(shape)
+    axis = wrap_dim("repeat_interleave_backward", dim, len(shape))
+    work = shape or [1]
+    split = tuple(work[:axis]) + (work[axis], repeats) + tuple(work[axis + 1:])
+    return grad.reshape(split).sum(axis=axis + 1).reshape(shape)
+
+
+def _kron_shapes(self: Any, other: Any) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    rank = max(self.ndim, other.ndim)
+    return rank, (1,) * (rank - self.ndim) + tuple(self.shape), (1,) * (rank - other.ndim) + tuple(other.shape)
+
+
+def kron(xp: Any, self: Any, other: Any) -> Any:
+    """PyTorch's kron: both padded to one rank, interleaved as ``[a0, b0, a1, b1, ...]``, multiplied."""
+    rank, a, b = _kron_shapes(self, other)
+    left = self.reshape(tuple(x for s in a for x in (s, 1)))
+    right = other.reshape(tuple(x for s in b for x in (1, s)))
+    return (left * right).reshape(tuple(p * q for p, q in zip(a, b, strict=True)))
+
+
+def kron_backward(xp: Any, grad: Any, self: Any, other: Any) -> tuple[Any, Any]:
+    """kron's gradients as eager autograd gives them through its mul and reshapes."""
+    rank, a, b = _kron_shapes(self, other)
+    g = grad.reshape(tuple(x for p, q in zip(a, b, strict=True) for x in (p, q)))
+    left = self.reshape(tuple(x for s in a for x in (s, 1)))
+    right = other.reshape(tuple(x for s in b for x in (1, s)))
+    grad_self = (g * right).sum(axis=tuple(range(1, 2 * rank, 2))).reshape(self.shape)
+    grad_other = (g * left).sum(axis=tuple(range(0, 2 * rank, 2))).reshape(other.shape)
+    return grad_self, grad_other
+
+
+def reshape_each(xp: Any, grads: Sequence[Any], tensors: Sequence[Any]) -> list[Any]:
+    """``atleast_*d``'s gradients: each one reshaped back to its tensor's size (None stays None)."""
+    return [None if g is None else g.reshape(t.shape) for g, t in zip(grads, tensors, strict=True)]
+
+
+def negated(xp: Any, values: Sequence[int]) -> list[int]:
+    """``roll``'s backward shifts: each shift negated."""
+    return [-v for v in _ints(values)]
+
+
+def tile_backward(xp: Any, grad: Any, dims: Sequence[int], input_sizes: Sequence[int]) -> Any:
+    """tile's gradient: ``repeat_backward`` with the counts padded to the input's rank."""
+    from .view_backward import repeat_backward
+
+    shape, counts = _ints(input_sizes), _ints(dims)
+    return repeat_backward(xp, grad, [1] * (len(shape) - len(counts)) + counts, shape)
+
+
+def _counts(op: str, repeats: Any, length: int) -> Any:
+    counts = repeats.reshape(-1).astype("int64")
+    if counts.size == 1 and length != 1:
+        counts = counts.repeat(length)
+    if counts.size != length or bool((counts < 0).any()):
+        raise KernelError(f"{op}: repeats must be non-negative, one per element or a single count "
+                          f"({counts.size} given for {length})")
+    return counts
+
+
+def repeat_interleave_self_tensor(
+    xp: Any, self: Any, repeats: Any, dim: int | None = None, output_size: int | None = None
+) -> Any:
+    source = self.reshape(-1) if dim is None else (self.reshape(1) if self.ndim == 0 else self)
+    axis = 0 if dim is None else wrap_dim("repeat_interleave", dim, self.ndim)
+    return xp.repeat(source, _counts("repeat_interleave", repeats, source.shape[axis]), axis=axis)
+
+
+def repeat_interleave_tensor_backward(
+    xp: Any, grad: Any, repeats: Any, dim: int | None, input_sizes: Sequence[int]
+) -> Any:
+    """Each copy's gradient added back to the element it copied (PyTorch's index_select backward)."""
+    shape = _ints(input_sizes)
+    work = [int(xp.prod(xp.asarray(shape, dtype=xp.int64)))] if dim is None else (shape or [1])
+    axis = 0 if dim is None else wrap_dim("repeat_interleave_backward", dim, len(shape))
+    owner = xp.repeat(xp.arange(work[axis]), _counts("repeat_interleave_backward", repeats, work[axis]))
+    out = xp.zeros(work, dtype=grad.dtype)
+    moved = xp.moveaxis(out, axis, 0)
+    _add_at(xp, moved, owner, xp.moveaxis(grad.reshape(tuple(work[:axis]) + (-1,) + tuple(work[axis + 1:])), axis, 0))
+    return out.reshape(shape)
