@@ -19,6 +19,8 @@ Max pooling lives in nn.py. Float16 is computed in float32 and cast back.
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 from .dtypes import is_floating, to_dtype
@@ -262,3 +264,332 @@ def max_pool2d_double_backward(
     planes = grad.reshape(-1, self.shape[-2] * self.shape[-1]) if grad.size else grad.reshape(0, 1)
     positions = indices.reshape(planes.shape[0], -1).astype(to_dtype("Long"), copy=False)
     return xp.take_along_axis(planes, positions, axis=1).reshape(indices.shape)
+
+
+# -- N-d pooling: max_pool1d/3d (+ indices), avg_pool1d/3d, adaptive_max_pool1d/2d/3d, max_unpool ----
+# One implementation for 1, 2 and 3 spatial dims, with ATen's conventions: a window is scanned
+# in row-major order and keeps its first maximum (strictly greater replaces) but its last NaN;
+# indices are flat positions within each input plane; average pooling adds the window's
+# elements one by one in that order and divides by ATen's divisor.
+def _ints(op: str, name: str, value: Any, dims: int, default: list[int] | None = None) -> list[int]:
+    items = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+    if not items and default is not None:
+        return list(default)
+    if len(items) == 1:
+        items = items * dims
+    if len(items) != dims:
+        raise KernelError(f"{op}: {name} must be a single int or {dims} ints, got {items}")
+    return items
+
+
+def _check_pool_input(op: str, input: Any, dims: int) -> None:
+    if input.ndim not in (dims + 1, dims + 2) or any(s == 0 for s in input.shape[-(dims + 1):]):
+        raise KernelError(
+            f"{op}: expected a {dims + 1}-d or {dims + 2}-d input with non-zero channel and spatial sizes, "
+            f"got shape {list(input.shape)}"
+        )
+
+
+def pool_geometry_nd(
+    op: str, input: Any, dims: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool,
+) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+    """Kernel, stride, padding, dilation and output sizes, as ATen's pooling_output_shape."""
+    _check_pool_input(op, input, dims)
+    kernel = _ints(op, "kernel_size", kernel_size, dims)
+    steps = _ints(op, "stride", stride, dims, default=kernel)
+    pads = _ints(op, "padding", padding, dims)
+    dilations = _ints(op, "dilation", dilation, dims)
+    if min(kernel) <= 0 or min(steps) <= 0 or min(dilations) <= 0:
+        raise KernelError(f"{op}: kernel_size, stride and dilation must be positive, got {kernel}, {steps}, {dilations}")
+    sizes = []
+    for size, k, s, p, d in zip(input.shape[-dims:], kernel, steps, pads, dilations, strict=True):
+        if p < 0 or p > ((k - 1) * d + 1) // 2:
+            raise KernelError(f"{op}: pad should be at most half of effective kernel size, but got pad={p}, "
+                              f"kernel_size={k} and dilation={d}")
+        out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (out - 1) * s >= size + p:
+            out -= 1  # the last window would start in the padding
+        if out < 1:
+            raise KernelError(f"{op}: the output would be empty for input {list(input.shape)}")
+        sizes.append(out)
+    return kernel, steps, pads, dilations, sizes
+
+
+def _taps(kernel: list[int]) -> list[tuple[int, ...]]:
+    return list(itertools.product(*(range(k) for k in kernel)))
+
+
+def _flat_index(xp: Any, coords: list[Any], shape: tuple[int, ...]) -> Any:
+    index = coords[0]
+    for c, size in zip(coords[1:], shape[1:], strict=True):
+        index = index * size + c
+    return index.astype(to_dtype("Long"), copy=False)
+
+
+def _select_max(xp: Any, stack: Any, inside: Any) -> tuple[Any, Any]:
+    """(values, tap position) over axis 0: the first maximum, the last NaN (ATen's scan)."""
+    values = xp.max(stack, axis=0)
+    position = xp.argmax(inside & (stack == values[None]), axis=0)
+    if is_floating(stack.dtype):
+        nan = stack != stack
+        last_nan = (stack.shape[0] - 1) - xp.argmax(xp.flip(nan, axis=0), axis=0)
+        position = xp.where(xp.any(nan, axis=0), last_nan, position)
+    return values, position
+
+
+def max_pool_nd_with_indices(
+    xp: Any, op: str, input: Any, dims: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+    ceil_mode: bool,
+) -> tuple[Any, Any]:
+    if not (is_floating(input.dtype) or input.dtype == to_dtype("Long")):
+        raise KernelError(f"{op}: not implemented for {input.dtype} tensors")
+    kernel, steps, pads, dilations, sizes = pool_geometry_nd(
+        op, input, dims, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    spatial = tuple(input.shape[-dims:])
+    extents = [max(n + p, (o - 1) * s + (k - 1) * d + 1)
+               for n, o, k, s, p, d in zip(spatial, sizes, kernel, steps, pads, dilations, strict=True)]
+    lowest = -math.inf if is_floating(input.dtype) else xp.iinfo(input.dtype).min
+    padded = xp.full(tuple(input.shape[:-dims]) + tuple(extents), lowest, dtype=input.dtype)
+    valid = xp.zeros(tuple(extents), dtype=bool)
+    region = tuple(slice(p, p + n) for p, n in zip(pads, spatial, strict=True))
+    padded[(Ellipsis, *region)] = input
+    valid[region] = True
+    windows, valids = [], []
+    for tap in _taps(kernel):
+        cut = tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
+                    for t, d, o, s in zip(tap, dilations, sizes, steps, strict=True))
+        windows.append(padded[(Ellipsis, *cut)])
+        valids.append(valid[cut])
+    values, position = _select_max(xp, xp.stack(windows), xp.stack(valids)[(slice(None),) + (None,) * (input.ndim - dims)])
+    coords = []
+    stride_of_tap = 1
+    for axis in reversed(range(dims)):
+        tap = (position // stride_of_tap) % kernel[axis]
+        stride_of_tap *= kernel[axis]
+        origin = (xp.arange(sizes[axis]) * steps[axis] - pads[axis]).reshape(
+            (sizes[axis],) + (1,) * (dims - 1 - axis))
+        coords.insert(0, origin + tap * dilations[axis])
+    return values, _flat_index(xp, coords, spatial)
+
+
+def max_pool1d_with_indices(
+    xp: Any, self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> tuple[Any, Any]:
+    return max_pool_nd_with_indices(xp, "max_pool1d", self, 1, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d(
+    xp: Any, self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> Any:
+    return max_pool1d_with_indices(xp, self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def max_pool3d_with_indices(
+    xp: Any, self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> tuple[Any, Any]:
+    return max_pool_nd_with_indices(xp, "max_pool3d", self, 3, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d(
+    xp: Any, self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> Any:
+    return max_pool3d_with_indices(xp, self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def pool_indices_backward(xp: Any, grad: Any, self: Any, indices: Any, dims: int) -> Any:
+    """Each output gradient added onto the input element its index names, in output order
+    (ATen's max and adaptive-max pooling backward)."""
+    op = "pool_indices_backward"
+    if tuple(grad.shape) != tuple(indices.shape):
+        raise KernelError(f"{op}: grad of shape {list(grad.shape)} does not match indices {list(indices.shape)}")
+    plane = math.prod(self.shape[-dims:])
+    planes = math.prod(self.shape[:-dims])
+    flat = indices.reshape(planes, -1).astype(to_dtype("Long"), copy=False)
+    if flat.size and (xp.min(flat) < 0 or xp.max(flat) >= plane):
+        raise KernelError(f"{op}: found an invalid max index")
+    flat = (flat + (xp.arange(planes, dtype=to_dtype("Long")) * plane).reshape(planes, 1)).reshape(-1)
+    weights = grad.reshape(-1).astype(to_dtype("Double"), copy=False)
+    total = xp.bincount(flat, weights=weights, minlength=planes * plane)
+    return total.reshape(self.shape).astype(grad.dtype, copy=False)
+
+
+def _avg_nd(
+    xp: Any, op: str, input: Any, dims: int, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+    count_include_pad: bool, divisor_override: Any,
+) -> tuple[list[int], list[int], list[int], list[int], Any, Any]:
+    """Geometry, divisor and ``inside`` (the window holds an input element) per output cell."""
+    if divisor_override is not None and divisor_override == 0:
+        raise KernelError(f"{op}: divisor must be not zero")
+    kernel, steps, pads, _, sizes = pool_geometry_nd(op, input, dims, kernel_size, stride, padding, 1, ceil_mode)
+    pool = real = None
+    for axis in range(dims):
+        size = input.shape[input.ndim - dims + axis]
+        p, r = _divisors(xp, size, sizes[axis], kernel[axis], steps[axis], pads[axis])
+        shape = (sizes[axis],) + (1,) * (dims - 1 - axis)
+        p, r = p.reshape(shape), r.reshape(shape)
+        pool, real = (p, r) if pool is None else (pool * p, real * r)
+    inside = real > 0
+    if divisor_override is not None:
+        divisor = xp.full(real.shape, int(divisor_override), dtype=to_dtype("Long"))
+    else:
+        divisor = pool if count_include_pad else real
+    return kernel, steps, pads, sizes, xp.where(inside, divisor, 1), inside
+
+
+def avg_pool_nd(
+    xp: Any, op: str, input: Any, dims: int, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+    count_include_pad: bool, divisor_override: Any,
+) -> Any:
+    if not is_floating(input.dtype):
+        raise KernelError(f"{op}: not implemented for {input.dtype} tensors")
+    kernel, steps, pads, sizes, divisor, inside = _avg_nd(
+        xp, op, input, dims, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
+    x = input.astype(_compute_dtype(input.dtype), copy=False)
+    spatial = tuple(x.shape[-dims:])
+    extents = [_padded_extent(n, o, k, s, p) for n, o, k, s, p in zip(spatial, sizes, kernel, steps, pads, strict=True)]
+    widths = [(0, 0)] * (x.ndim - dims) + [(p, e - n - p) for p, e, n in zip(pads, extents, spatial, strict=True)]
+    padded = xp.pad(x, widths)
+    total = None
+    for tap in _taps(kernel):  # added one by one, in the window's row-major order
+        cut = tuple(slice(t, t + (o - 1) * s + 1, s) for t, o, s in zip(tap, sizes, steps, strict=True))
+        window = padded[(Ellipsis, *cut)]
+        total = window if total is None else total + window
+    out = xp.where(inside, total / divisor.astype(x.dtype), 0)
+    return xp.ascontiguousarray(out).astype(input.dtype, copy=False)
+
+
+def avg_pool_nd_backward(
+    xp: Any, op: str, grad_output: Any, input: Any, dims: int, kernel_size: Any, stride: Any, padding: Any,
+    ceil_mode: bool, count_include_pad: bool, divisor_override: Any,
+) -> Any:
+    """Each output gradient over its divisor, added to every real input element of its window."""
+    kernel, steps, pads, sizes, divisor, inside = _avg_nd(
+        xp, op, input, dims, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
+    expected = (*input.shape[:-dims], *sizes)
+    if tuple(grad_output.shape) != expected:
+        raise KernelError(f"{op}: expected grad_output of shape {list(expected)}, got {list(grad_output.shape)}")
+    g = grad_output.astype(_compute_dtype(grad_output.dtype), copy=False)
+    share = xp.where(inside, g / divisor.astype(g.dtype), 0)
+    spatial = tuple(input.shape[-dims:])
+    extents = [_padded_extent(n, o, k, s, p) for n, o, k, s, p in zip(spatial, sizes, kernel, steps, pads, strict=True)]
+    grad = xp.zeros((*input.shape[:-dims], *extents), dtype=g.dtype)
+    for tap in _taps(kernel):
+        cut = tuple(slice(t, t + (o - 1) * s + 1, s) for t, o, s in zip(tap, sizes, steps, strict=True))
+        grad[(Ellipsis, *cut)] += share
+    region = tuple(slice(p, p + n) for p, n in zip(pads, spatial, strict=True))
+    return xp.ascontiguousarray(grad[(Ellipsis, *region)]).astype(grad_output.dtype, copy=False)
+
+
+def avg_pool1d(
+    xp: Any, self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Any:
+    return avg_pool_nd(xp, "avg_pool1d", self, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool3d(
+    xp: Any, self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, ceil_mode: bool = False,
+    count_include_pad: bool = True, divisor_override: Any = None,
+) -> Any:
+    return avg_pool_nd(
+        xp, "avg_pool3d", self, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
+
+
+def avg_pool3d_backward(
+    xp: Any, grad_output: Any, self: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+    count_include_pad: bool, divisor_override: Any,
+) -> Any:
+    return avg_pool_nd_backward(xp, "avg_pool3d_backward", grad_output, self, 3, kernel_size, stride, padding,
+                                ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool1d_backward(
+    xp: Any, grad_output: Any, self: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+    count_include_pad: bool,
+) -> Any:
+    return avg_pool_nd_backward(xp, "avg_pool1d_backward", grad_output, self, 1, kernel_size, stride, padding,
+                                ceil_mode, count_include_pad, None)
+
+
+def adaptive_max_pool_nd(xp: Any, op: str, input: Any, dims: int, output_size: Any) -> tuple[Any, Any]:
+    """Output cell ``i`` takes the maximum over input rows ``floor(i H / OH)`` to ``ceil((i + 1) H / OH)``
+    (per dim), with its flat index; ATen's scan conventions."""
+    if not is_floating(input.dtype):
+        raise KernelError(f"{op}: not implemented for {input.dtype} tensors")
+    _check_pool_input(op, input, dims)
+    sizes = _ints(op, "output_size", output_size, dims)
+    if min(sizes) < 0:
+        raise KernelError(f"{op}: output_size must be non-negative, got {sizes}")
+    spatial = tuple(input.shape[-dims:])
+    lead = tuple(input.shape[:-dims])
+    values = xp.empty(lead + tuple(sizes), dtype=input.dtype)
+    indices = xp.empty(lead + tuple(sizes), dtype=to_dtype("Long"))
+    bounds = [[(o * n // out, -(-(o + 1) * n // out)) for o in range(out)] for n, out in zip(spatial, sizes, strict=True)]
+    for cell in itertools.product(*(range(out) for out in sizes)):
+        ranges = [bounds[a][c] for a, c in enumerate(cell)]
+        window = input[(Ellipsis, *(slice(lo, hi) for lo, hi in ranges))]
+        shape = window.shape[-dims:]
+        flat = window.reshape(lead + (-1,))
+        stack = xp.moveaxis(flat, -1, 0)
+        value, position = _select_max(xp, stack, xp.ones((stack.shape[0],) + (1,) * len(lead), dtype=bool))
+        coords = list(xp.unravel_index(position, shape))
+        values[(Ellipsis, *cell)] = value
+        indices[(Ellipsis, *cell)] = _flat_index(xp, [c + lo for c, (lo, _) in zip(coords, ranges, strict=True)],
+                                                 spatial)
+    return values, indices
+
+
+def adaptive_max_pool1d(xp: Any, self: Any, output_size: Any) -> tuple[Any, Any]:
+    return adaptive_max_pool_nd(xp, "adaptive_max_pool1d", self, 1, output_size)
+
+
+def adaptive_max_pool2d(xp: Any, self: Any, output_size: Any) -> tuple[Any, Any]:
+    return adaptive_max_pool_nd(xp, "adaptive_max_pool2d", self, 2, output_size)
+
+
+def adaptive_max_pool3d(xp: Any, self: Any, output_size: Any) -> tuple[Any, Any]:
+    return adaptive_max_pool_nd(xp, "adaptive_max_pool3d", self, 3, output_size)
+
+
+def _unpool(xp: Any, op: str, self: Any, indices: Any, output_size: Any, dims: int) -> Any:
+    sizes = _ints(op, "output_size", output_size, dims)
+    if tuple(self.shape) != tuple(indices.shape):
+        raise KernelError(f"{op}: expected shape of indices to be same as that of the input, got "
+                          f"{list(indices.shape)} and {list(self.shape)}")
+    if self.ndim not in (dims + 1, dims + 2):
+        raise KernelError(f"{op}: expected a {dims + 1}-d or {dims + 2}-d input, got shape {list(self.shape)}")
+    lead = tuple(self.shape[:-dims])
+    plane = math.prod(sizes)
+    planes = math.prod(lead)
+    flat = indices.reshape(planes, -1).astype(to_dtype("Long"), copy=False)
+    if flat.size and (xp.min(flat) < 0 or xp.max(flat) >= plane):
+        bad = int(flat[(flat < 0) | (flat >= plane)][0])
+        raise KernelError(f"{op}: found an invalid max index: {bad} (output volumes are of size {sizes})")
+    out = xp.zeros((planes, plane), dtype=self.dtype)
+    rows = xp.broadcast_to(xp.arange(planes).reshape(planes, 1), flat.shape)
+    out[rows.reshape(-1), flat.reshape(-1)] = self.reshape(-1)  # in order: the last write wins, as ATen's loop
+    return out.reshape(lead + tuple(sizes))
+
+
+def max_unpool2d(xp: Any, self: Any, indices: Any, output_size: Any) -> Any:
+    return _unpool(xp, "max_unpool2d", self, indices, output_size, 2)
+
+
+def max_unpool3d(xp: Any, self: Any, indices: Any, output_size: Any, stride: Any = (), padding: Any = ()) -> Any:
+    return _unpool(xp, "max_unpool3d", self, indices, output_size, 3)
+
+
+def unpool_backward(xp: Any, grad: Any, indices: Any, dims: int) -> Any:
+    """max_pool_double_backward: ``grad`` read at each index (the input's shape)."""
+    planes = math.prod(grad.shape[:-dims])
+    flat = grad.reshape(planes, -1)
+    positions = indices.reshape(planes, -1).astype(to_dtype("Long"), copy=False)
+    return xp.take_along_axis(flat, positions, axis=1).reshape(indices.shape)

@@ -39,8 +39,9 @@ from gradview.ir import Node, Value
 from gradview.kernels import nn as nn_kernels
 from gradview.kernels import pooling as pool_kernels
 
+from .gradients import BACKWARD_KERNEL
 from .nn import like_input
-from .registry import Emitter, formula, kernel, schema, shape_rule
+from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, fresh
 from .static_info import NOT_CONSTANT, const, fail, full_size, input_at, needs_grad, none_grads
 
@@ -316,3 +317,180 @@ def max_pool2d_with_indices_backward(emit: Emitter, node: Node, saved: Saved, gr
     if needs_grad(x):
         result[1] = _zeros_like(emit, x)
     return result
+
+
+# -- N-d pooling: max_pool1d/3d (+ indices), avg_pool1d/3d, adaptive_max_pool1d/2d/3d, max_unpool2d/3d --
+# One set of kernels for 1, 2 and 3 spatial dims (kernels/pooling.py). The max pools route
+# each output gradient to its window's winner through gradview::pool_indices_backward (what
+# ATen's max_pool*_with_indices_backward and adaptive_max_pool*_backward compute); the ones
+# without indices recompute them from the input, as PyTorch's autograd does.
+_POOL_DIMS = {
+    "aten::max_pool1d": 1, "aten::max_pool1d_with_indices": 1, "aten::max_pool3d": 3,
+    "aten::max_pool3d_with_indices": 3, "aten::avg_pool1d": 1, "aten::avg_pool3d": 3,
+}
+_WITH_INDICES = {"aten::max_pool1d": "aten::max_pool1d_with_indices", "aten::max_pool3d": "aten::max_pool3d_with_indices"}
+kernel("aten::max_pool1d")(pool_kernels.max_pool1d)
+kernel("aten::max_pool1d_with_indices")(pool_kernels.max_pool1d_with_indices)
+kernel("aten::max_pool3d")(pool_kernels.max_pool3d)
+kernel("aten::max_pool3d_with_indices")(pool_kernels.max_pool3d_with_indices)
+kernel("aten::avg_pool1d")(pool_kernels.avg_pool1d)
+kernel("aten::avg_pool3d")(pool_kernels.avg_pool3d)
+kernel("aten::avg_pool3d_backward")(pool_kernels.avg_pool3d_backward)
+
+
+def _ints_of(value: list[int | None] | None, dims: int, default: list[int] | None) -> list[int] | None:
+    if value is None or None in value:
+        return None
+    items = [int(v) for v in value]  # type: ignore[arg-type]
+    if not items:
+        return default
+    return items * dims if len(items) == 1 else items
+
+
+@shape_rule(*_POOL_DIMS)
+def _pool_nd(args: NodeArgs) -> RuleResult:
+    x = args.tensor(0)
+    if x is None:
+        return None
+    kind = args.node.kind()
+    dims = _POOL_DIMS[kind]
+    average = kind.startswith("aten::avg_pool")
+    sizes: Sizes | None = None
+    if x.sizes is not None and len(x.sizes) in (dims + 1, dims + 2):
+        sizes = x.sizes[:-dims] + (None,) * dims
+        kernel_ = _ints_of(args.int_list(1), dims, None)
+        stride = _ints_of(args.int_list(2) if len(args) > 2 else [], dims, kernel_)
+        padding = _ints_of(args.int_list(3) if len(args) > 3 else [0], dims, None)
+        dilation = [1] * dims if average else _ints_of(args.int_list(4) if len(args) > 4 else [1], dims, None)
+        ceil_mode = args.value(4 if average else 5, False) if len(args) > (4 if average else 5) else False
+        lists = (kernel_, stride, padding, dilation)
+        if all(v is not None and len(v) == dims for v in lists) and isinstance(ceil_mode, bool):
+            k, s, p, d = lists
+            sizes = x.sizes[:-dims] + tuple(
+                _pooled_size(x.sizes[-dims + i], k[i], s[i], p[i], d[i], ceil_mode)  # type: ignore[index]
+                for i in range(dims)
+            )
+    out = fresh(x.scalar_type, sizes, x.device)
+    return [out, fresh("Long", sizes, x.device)] if kind.endswith("_with_indices") else [out]
+
+
+schema("gradview::pool_indices_backward(Tensor grad, Tensor self, Tensor indices, int dims) -> Tensor")
+kernel("gradview::pool_indices_backward")(pool_kernels.pool_indices_backward)
+no_gradient("gradview::pool_indices_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::pool_indices_backward")
+def _pool_indices_backward(args: NodeArgs) -> RuleResult:
+    grad, x = args.tensor(0), args.tensor(1)
+    return None if grad is None or x is None else [fresh(grad.scalar_type, x.sizes, grad.device)]
+
+
+def _max_pool_nd_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    kind = node.kind()
+    if kind in _WITH_INDICES:
+        _, indices = emit.op(_WITH_INDICES[kind], *node.inputs())
+    else:
+        indices = node.outputs()[1]
+    dims = _POOL_DIMS.get(kind) or _ADAPTIVE_MAX_DIMS[kind]
+    return none_grads(node, emit.op("gradview::pool_indices_backward", grads[0], x, indices, dims))
+
+
+formula("aten::max_pool1d", "aten::max_pool1d_with_indices", "aten::max_pool3d",
+        "aten::max_pool3d_with_indices")(_max_pool_nd_gradient)
+
+
+@formula("aten::avg_pool3d")
+def avg_pool3d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    args = _args(node, 1, [None, [], [0, 0, 0], False, True, None])
+    return none_grads(node, emit.op("aten::avg_pool3d_backward", grads[0], x, *args))
+
+
+@formula("aten::avg_pool1d")
+def avg_pool1d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    """avg_pool1d is ATen's avg_pool2d of a height-1 input, and so is its gradient."""
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    args = _args(node, 1, [None, [], [0], False, True])
+    return none_grads(node, emit.op("gradview::avg_pool1d_backward", grads[0], x, *args))
+
+
+schema(
+    "gradview::avg_pool1d_backward(Tensor grad, Tensor self, int[1] kernel_size, int[1] stride, int[1] padding, "
+    "bool ceil_mode, bool count_include_pad) -> Tensor"
+)
+kernel("gradview::avg_pool1d_backward")(pool_kernels.avg_pool1d_backward)
+no_gradient("gradview::avg_pool1d_backward", "aten::avg_pool3d_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::avg_pool1d_backward", "aten::avg_pool3d_backward")
+def _avg_pool_nd_backward(args: NodeArgs) -> RuleResult:
+    grad, x = args.tensor(0), args.tensor(1)
+    return None if grad is None or x is None else [fresh(grad.scalar_type, x.sizes, grad.device)]
+
+
+# -- aten::adaptive_max_pool1d/2d/3d ---------------------------------------------------------------------
+_ADAPTIVE_MAX_DIMS = {"aten::adaptive_max_pool1d": 1, "aten::adaptive_max_pool2d": 2, "aten::adaptive_max_pool3d": 3}
+kernel("aten::adaptive_max_pool1d")(pool_kernels.adaptive_max_pool1d)
+kernel("aten::adaptive_max_pool2d")(pool_kernels.adaptive_max_pool2d)
+kernel("aten::adaptive_max_pool3d")(pool_kernels.adaptive_max_pool3d)
+formula(*_ADAPTIVE_MAX_DIMS)(_max_pool_nd_gradient)
+
+
+@shape_rule(*_ADAPTIVE_MAX_DIMS)
+def _adaptive_max_pool(args: NodeArgs) -> RuleResult:
+    x = args.tensor(0)
+    if x is None:
+        return None
+    dims = _ADAPTIVE_MAX_DIMS[args.node.kind()]
+    out = args.int_list(1)
+    sizes: Sizes | None = None
+    if x.sizes is not None and len(x.sizes) > dims:
+        known = out if out is not None and len(out) == dims else [None] * dims
+        sizes = x.sizes[:-dims] + tuple(known)
+    return [fresh(x.scalar_type, sizes, x.device), fresh("Long", sizes, x.device)]
+
+
+# -- aten::max_unpool2d, max_unpool3d ---------------------------------------------------------------------
+# The gradient reads the incoming gradient at each index (PyTorch's max_pool_double_backward);
+# the indices get none.
+kernel("aten::max_unpool2d")(pool_kernels.max_unpool2d)
+kernel("aten::max_unpool3d")(pool_kernels.max_unpool3d)
+schema("gradview::unpool_backward(Tensor grad, Tensor indices, int dims) -> Tensor")
+kernel("gradview::unpool_backward")(pool_kernels.unpool_backward)
+no_gradient("gradview::unpool_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("aten::max_unpool2d", "aten::max_unpool3d")
+def _max_unpool(args: NodeArgs) -> RuleResult:
+    x = args.tensor(0)
+    if x is None:
+        return None
+    dims = 2 if args.node.kind() == "aten::max_unpool2d" else 3
+    out = args.int_list(2)
+    sizes: Sizes | None = None
+    if x.sizes is not None and len(x.sizes) > dims:
+        known = out if out is not None and len(out) == dims else [None] * dims
+        sizes = x.sizes[:-dims] + tuple(known)
+    return [fresh(x.scalar_type, sizes, x.device)]
+
+
+@shape_rule("gradview::unpool_backward")
+def _unpool_backward(args: NodeArgs) -> RuleResult:
+    grad, indices = args.tensor(0), args.tensor(1)
+    return None if grad is None or indices is None else [fresh(grad.scalar_type, indices.sizes, grad.device)]
+
+
+@formula("aten::max_unpool2d", "aten::max_unpool3d")
+def max_unpool(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    dims = 2 if node.kind() == "aten::max_unpool2d" else 3
+    return none_grads(node, emit.op("gradview::unpool_backward", grads[0], node.inputs()[1], dims))

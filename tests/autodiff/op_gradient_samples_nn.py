@@ -68,3 +68,21 @@ add("gradview::instance_norm_backward", S(f(2, 3, 4), f(2, 3, 4), pos(3), f(3), 
                                           False))
 add("rms_norm", S(f(2, 3, 4), [3, 4], pos(3, 4), 1e-6))
 add("gradview::rms_norm_backward", S(f(2, 3, 4), f(2, 3, 4), [3, 4], pos(3, 4), 1e-6))
+
+# -- pooling --------------------------------------------------------------------------------------
+add("max_pool1d max_pool1d_with_indices", S(f(2, 3, 7), [3], [2], [1], [1], True))
+add("max_pool3d max_pool3d_with_indices", S(f(1, 2, 4, 5, 4), [2, 3, 2], [2, 1, 2], [1, 1, 0], [1, 1, 1], False))
+add("avg_pool1d", S(f(2, 3, 7), [3], [2], [1], True, False))
+add("avg_pool3d", S(f(1, 2, 4, 5, 4), [2, 3, 2], [2, 1, 2], [1, 1, 0], False, True, None))
+add("avg_pool3d_backward", S(f(1, 2, 3, 5, 2), f(1, 2, 4, 5, 4), [2, 3, 2], [2, 1, 2], [1, 1, 0], False, True,
+                             None))
+add("gradview::avg_pool1d_backward", S(f(2, 3, 4), f(2, 3, 7), [3], [2], [1], True, False))
+add("adaptive_max_pool1d", S(f(2, 3, 7), [3]))
+add("adaptive_max_pool2d", S(f(2, 3, 5, 7), [2, 3]))
+add("adaptive_max_pool3d", S(f(1, 2, 4, 5, 3), [2, 3, 2]))
+add("gradview::pool_indices_backward", S(f(2, 3, 3), f(2, 3, 7), ints(*range(0, 18)).reshape(2, 3, 3) % 7, 1))
+_UNPOOL2D = np.stack([np.random.default_rng(i).permutation(16)[:4] for i in range(6)]).reshape(2, 3, 2, 2)
+add("max_unpool2d", S(f(2, 3, 2, 2), _UNPOOL2D, [4, 4]))
+_UNPOOL3D = np.stack([np.random.default_rng(i).permutation(27)[:8] for i in range(2)]).reshape(1, 2, 2, 2, 2)
+add("max_unpool3d", S(f(1, 2, 2, 2, 2), _UNPOOL3D, [3, 3, 3], [1, 1, 1], [0, 0, 0]))
+add("gradview::unpool_backward", S(f(2, 3, 4, 4), _UNPOOL2D, 2))
