@@ -49,6 +49,7 @@ from .messages import (
 )
 from .model import DrawGraph, Mark, Marks, View
 from .module_tree import is_module_key
+from .random_values import random_values_label
 from .saved_tools import SavedTools
 from .session import Session
 from .tab_tools import TabTools
@@ -171,6 +172,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         # After the level of detail (which comes first: a narrow header cuts the end).
         self._title_tail = autodiff_label(self.trace.autodiff_mode())
         self._title_tail += inline_threshold_label(self.trace.inline_threshold())  # when not PyTorch's
+        self._title_tail += random_values_label(self.trace)  # when a graph draws random values
         self.sub_title = self._header()
         self.main.timeline.load(summarize_steps(self.trace))
         self.main.timeline.focus()
@@ -182,7 +184,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.call_after_refresh(self.start_layouts)
 
     def _header(self) -> str:
-        """The header: the target, the level of detail, the autodiff mode and threshold."""
+        """The header: the target, the level of detail, the autodiff mode and threshold, and
+        whether random values (gradview's own) are drawn."""
         return f"{self._title} · detail: {self.transforms.detail.value}{self._title_tail}"
 
     def on_unmount(self) -> None:

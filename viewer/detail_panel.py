@@ -37,6 +37,7 @@ from .formatting import (
 )
 from .key_values import KeyValues
 from .model import View
+from .random_values import RANDOM_NOTE, draws_random_values
 from .saved_panel import SavedPanel
 from .table_fit import Column, hidden_note, number, shape
 from .text_pane import TextPane
@@ -259,7 +260,10 @@ class DetailPanel(Vertical):
                 number(getattr(summary, "mean", None)),
             )))
         table.set_rows(rows)
-        status.update(f"step {index} ran on the example inputs: values shown on the nodes")
+        said = f"step {index} ran on the example inputs: values shown on the nodes"
+        if step is not None and draws_random_values(step.graph):
+            said += f"; {RANDOM_NOTE}"
+        status.update(said)
         return None
 
     # -- Check ------------------------------------------------------------------------------------
