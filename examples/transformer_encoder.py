@@ -7,8 +7,9 @@ parameters named ``layers.N.self_attn.in_proj_weight``,
 ``layers.N.linear1.weight`` and so on.
 
 The model is in eval mode, so dropout is off (its 36 ``aten::dropout``
-nodes pass values through) and the step can be replayed; a random op's
-values could not be. Its parameters require grad, so PyTorch's fused
+nodes pass values through) and every value is PyTorch's (in train mode the
+masks would be gradview's own seeded draws: examples/transformer_training.py).
+Its parameters require grad, so PyTorch's fused
 inference path for encoder layers stays off and the graph holds the ordinary
 ops (``aten::scaled_dot_product_attention``, ``linear``, ``layer_norm``).
 """
