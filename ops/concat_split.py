@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from gradview.ir import (
     NOT_CONSTANT,
+    IntType,
     ListType,
     Node,
     OptionalType,
@@ -31,6 +32,7 @@ from gradview.ir import (
 )
 from gradview.ir.types import Type
 from gradview.kernels import autodiff_ops as autodiff_kernels
+from gradview.kernels import concat_split as stack_kernels
 from gradview.kernels import shapes as kernels
 from gradview.kernels import shapes_extra as extra_kernels
 from gradview.kernels import view_backward as backward_kernels
@@ -40,6 +42,7 @@ from .dtype_rules import Operand, result_type
 from .emit_util import arg, grad_list, size_of, static_sizes
 from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
+from .shape_by_kernel import by_kernel
 from .shape_toolkit import (
     ElementList,
     NodeArgs,
@@ -465,3 +468,151 @@ def _pad_backward(args: NodeArgs) -> RuleResult:
         return None
     values = args.int_list(1)
     return [make_tensor(grad.scalar_type, tuple(values) if values is not None else None, None, grad.device)]
+
+
+# == Issue 22: the NumPy-style stacks and splits, block_diag, cartesian_prod, combinations,
+# _chunk_cat (kernels/concat_split.py). Shape rules run the kernel on stand-in inputs.
+for _name, _fn in (
+    ("aten::hstack", stack_kernels.hstack), ("aten::vstack", stack_kernels.vstack),
+    ("aten::dstack", stack_kernels.dstack), ("aten::column_stack", stack_kernels.column_stack),
+    ("aten::block_diag", stack_kernels.block_diag), ("aten::cartesian_prod", stack_kernels.cartesian_prod),
+    ("aten::combinations", stack_kernels.combinations), ("aten::_chunk_cat", stack_kernels.chunk_cat),
+    ("aten::split_with_sizes_copy", stack_kernels.split_with_sizes_copy),
+    ("aten::unbind_copy.int", stack_kernels.unbind_copy),
+):
+    kernel(_name)(_fn)
+    shape_rule(_name.split(".")[0])(by_kernel(_fn))
+
+kernel("aten::hsplit.int", "aten::hsplit.array")(stack_kernels.hsplit)
+kernel("aten::vsplit.int", "aten::vsplit.array")(stack_kernels.vsplit)
+kernel("aten::dsplit.int", "aten::dsplit.array")(stack_kernels.dsplit)
+kernel(
+    "aten::tensor_split.tensor_indices_or_sections", "aten::tensor_split.sections", "aten::tensor_split.indices"
+)(stack_kernels.tensor_split)
+shape_rule("aten::hsplit")(by_kernel(stack_kernels.hsplit, view=True))
+shape_rule("aten::vsplit")(by_kernel(stack_kernels.vsplit, view=True))
+shape_rule("aten::dsplit")(by_kernel(stack_kernels.dsplit, view=True))
+
+
+@shape_rule("aten::tensor_split")
+def _tensor_split(args: NodeArgs) -> RuleResult:
+    """From the kernel, unless the pieces' lengths come from an index tensor's values."""
+    self = args.tensor(0)
+    if self is None:
+        return None
+    if args.tensor(1) is None:
+        return _tensor_split_by_kernel(args)
+    rank = self.rank
+    return [ListType(make_tensor(self.scalar_type, None if rank is None else (None,) * rank, None, self.device))]
+
+
+_tensor_split_by_kernel = by_kernel(stack_kernels.tensor_split, view=True)
+
+
+@formula("aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack")
+def numpy_stack(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Each tensor's part of the gradient, reshaped back (``gradview::stack_backward``)."""
+    op = node.kind().split("::")[1]
+    return grad_list(node, emit.op("gradview::stack_backward", grads[0], node.inputs()[0], op))
+
+
+@formula("aten::block_diag")
+def block_diag(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return grad_list(node, emit.op("gradview::block_diag_backward", grads[0], node.inputs()[0]))
+
+
+@formula("aten::cartesian_prod")
+def cartesian_prod(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return grad_list(node, emit.op("gradview::cartesian_prod_backward", grads[0], node.inputs()[0]))
+
+
+schema(
+    "gradview::stack_backward(Tensor grad, Tensor[] tensors, str op) -> Tensor[]",
+    "gradview::block_diag_backward(Tensor grad, Tensor[] tensors) -> Tensor[]",
+    "gradview::cartesian_prod_backward(Tensor grad, Tensor[] tensors) -> Tensor[]",
+)
+kernel("gradview::stack_backward")(stack_kernels.stack_backward)
+kernel("gradview::block_diag_backward")(stack_kernels.block_diag_backward)
+kernel("gradview::cartesian_prod_backward")(stack_kernels.cartesian_prod_backward)
+no_gradient(
+    "gradview::stack_backward", "gradview::block_diag_backward", "gradview::cartesian_prod_backward",
+    reason=BACKWARD_KERNEL,
+)
+
+
+@shape_rule("gradview::stack_backward", "gradview::block_diag_backward", "gradview::cartesian_prod_backward")
+def _per_tensor(args: NodeArgs) -> RuleResult:
+    grad, tensors = args.tensor(0), args.elements(1)
+    if grad is None or tensors is None:
+        return None
+    return [ElementList(tuple(
+        fresh(grad.scalar_type, t.sizes if isinstance(t, TensorType) else None, grad.device) for t in tensors
+    ))]
+
+
+@formula("aten::combinations", forward=_save_self_size)
+def combinations(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    _, r, with_replacement = node.inputs()
+    return grad_list(
+        node, emit.op("gradview::combinations_backward", grads[0], saved["self_size"], r, with_replacement)
+    )
+
+
+schema("gradview::combinations_backward(Tensor grad, int[] self_size, int r, bool with_replacement) -> Tensor")
+kernel("gradview::combinations_backward")(stack_kernels.combinations_backward)
+no_gradient("gradview::combinations_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::combinations_backward")
+def _combinations_backward(args: NodeArgs) -> RuleResult:
+    grad = args.tensor(0)
+    if grad is None:
+        return None
+    values = args.int_list(1)
+    return [fresh(grad.scalar_type, tuple(values) if values is not None else None, grad.device)]
+
+
+def _split_spec(emit: Emitter, node: Node) -> tuple[str, Value | list[int], Value | None]:
+    """The split's overload name and its spec as ``split_pieces_backward`` takes them."""
+    resolved = node.maybe_schema()
+    op = resolved.qualified_name.split("::")[1] if resolved is not None else node.kind().split("::")[1]
+    spec = node.inputs()[1]
+    if op == "tensor_split.tensor_indices_or_sections":
+        return op, [], spec
+    if op.endswith((".int", ".sections")):
+        count = constant_value(spec)
+        if count is NOT_CONSTANT:
+            return op, emit.op("prim::ListConstruct", spec, types=[ListType(IntType())]), None
+        return op, [count], None
+    return op, spec, None  # type: ignore[return-value]
+
+
+@formula(
+    "aten::hsplit.int", "aten::hsplit.array", "aten::vsplit.int", "aten::vsplit.array",
+    "aten::dsplit.int", "aten::dsplit.array", "aten::tensor_split.tensor_indices_or_sections",
+    "aten::tensor_split.sections", "aten::tensor_split.indices", forward=_save_self_size,
+)
+def split_pieces(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """The pieces' gradients added back where they were read: index pieces may overlap
+    (``gradview::split_pieces_backward``)."""
+    if is_undefined(grads[0]):
+        return grad_list(node)
+    op, spec, spec_tensor = _split_spec(emit, node)
+    dim = node.inputs()[2] if op.startswith("tensor_split") and len(node.inputs()) > 2 else 0
+    grad = emit.op(
+        "gradview::split_pieces_backward", _as_list(emit, grads[0]), saved["self_size"], op, spec, dim, spec_tensor
+    )
+    return grad_list(node, grad)
+
+
+schema(
+    "gradview::split_pieces_backward(Tensor?[] grads, int[] self_size, str op, int[] spec, int dim, "
+    "Tensor? spec_tensor=None) -> Tensor"
+)
+kernel("gradview::split_pieces_backward")(stack_kernels.split_pieces_backward)
+no_gradient("gradview::split_pieces_backward", reason=BACKWARD_KERNEL)
+shape_rule("gradview::split_pieces_backward")(_joined_pieces)
+
+formula("aten::split_with_sizes_copy", forward=_save_self_size)(_joined("gradview::split_with_sizes_backward", 1))
+formula("aten::unbind_copy.int", forward=_save_self_size)(_joined("gradview::unbind_backward"))
+no_gradient("aten::_chunk_cat", reason="PyTorch has no derivative for it (the derivative for '_chunk_cat' is not implemented)")
