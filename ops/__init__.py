@@ -59,6 +59,7 @@ from . import (  # noqa: F401 - imported for their declarations
     normalization,
     convolution,
     pooling,
+    sampling,
     embedding,
     recurrent,
     attention,

@@ -86,3 +86,22 @@ add("max_unpool2d", S(f(2, 3, 2, 2), _UNPOOL2D, [4, 4]))
 _UNPOOL3D = np.stack([np.random.default_rng(i).permutation(27)[:8] for i in range(2)]).reshape(1, 2, 2, 2, 2)
 add("max_unpool3d", S(f(1, 2, 2, 2, 2), _UNPOOL3D, [3, 3, 3], [1, 1, 1], [0, 0, 0]))
 add("gradview::unpool_backward", S(f(2, 3, 4, 4), _UNPOOL2D, 2))
+
+# -- upsampling, im2col, col2im --------------------------------------------------------------------
+_UPSAMPLE = {
+    "upsample_nearest1d": 1, "upsample_nearest2d": 2, "upsample_nearest3d": 3, "_upsample_nearest_exact1d": 1,
+    "_upsample_nearest_exact2d": 2, "_upsample_nearest_exact3d": 3, "upsample_linear1d": 1,
+    "upsample_bilinear2d": 2, "upsample_trilinear3d": 3, "upsample_bicubic2d": 2,
+}
+for _name, _dims in _UPSAMPLE.items():
+    _aligned = [False] if ("linear" in _name or "cubic" in _name) else []
+    _shape, _out = (2, 3, 4, 3, 5)[: 2 + _dims], [5, 2, 7][:_dims]
+    _plain = S(f(*_shape), _out, *_aligned, *([1.3] * _dims))
+    _vec = S(f(*_shape), None, *_aligned, [1.5] * _dims)
+    add(_name, _plain)
+    add(f"{_name}.vec", _vec)
+    add(f"gradview::{_name}_backward", S(f(2, 3, *_out), *_plain.args))
+    _vec_out = [int(n * 1.5) for n in _shape[2:]]
+    add(f"gradview::{_name}_vec_backward", S(f(2, 3, *_vec_out), *_vec.args))
+add("im2col", S(f(2, 3, 5, 6), [2, 3], [1, 2], [1, 0], [2, 1]))
+add("col2im", S(f(2, 18, 6), [5, 6], [2, 3], [1, 2], [1, 0], [2, 1]))
