@@ -252,3 +252,95 @@ def view_strides(
     if view_d != -1:
         return None
     return tuple(new_strides)
+
+
+# == Op declarations: constant_pad_nd, pixel_shuffle/unshuffle, channel_shuffle (issue 22) ==
+# Kernels in kernels/tensor_layout.py; results are fresh and contiguous. Their gradients
+# (derivatives.yaml) are the same ops undoing themselves: the padding cropped (negated
+# widths), pixel_shuffle by pixel_unshuffle and back, channel_shuffle by C/groups groups.
+# (Imported here, not at the top: the helpers above are imported by shape_toolkit first.)
+from gradview.ir import IntType, Node, TensorType, Value  # noqa: E402
+from gradview.kernels import tensor_layout as layout_kernels  # noqa: E402
+
+from .registry import Emitter, formula, kernel, shape_rule  # noqa: E402
+
+
+def _fresh(dtype: str | None, sizes: tuple[int | None, ...] | None, device: str | None) -> TensorType:
+    known = sizes is not None and None not in sizes
+    return TensorType(dtype, sizes, contiguous_strides(sizes) if known else None, None, device)  # type: ignore[arg-type]
+
+
+kernel("aten::constant_pad_nd")(layout_kernels.constant_pad_nd)
+kernel("aten::pixel_shuffle")(layout_kernels.pixel_shuffle)
+kernel("aten::pixel_unshuffle")(layout_kernels.pixel_unshuffle)
+kernel("aten::channel_shuffle")(layout_kernels.channel_shuffle)
+
+
+@shape_rule("aten::constant_pad_nd")
+def _constant_pad_nd(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult (shape_toolkit imports this module)
+    self, pad = args.tensor(0), args.int_list(1)
+    if self is None:
+        return None
+    if self.sizes is None or pad is None or len(pad) % 2 or len(pad) // 2 > len(self.sizes):
+        return [_fresh(self.scalar_type, None if self.sizes is None else (None,) * len(self.sizes), self.device)]
+    sizes = list(self.sizes)
+    for pair in range(len(pad) // 2):
+        axis = len(sizes) - 1 - pair
+        widths = (sizes[axis], pad[2 * pair], pad[2 * pair + 1])
+        sizes[axis] = None if None in widths else sum(widths)  # type: ignore[arg-type]
+    return [_fresh(self.scalar_type, tuple(sizes), self.device)]
+
+
+@shape_rule("aten::pixel_shuffle", "aten::pixel_unshuffle")
+def _pixel_shuffle(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult
+    self, r = args.tensor(0), args.int_value(1)
+    if self is None:
+        return None
+    if self.sizes is None or len(self.sizes) < 3 or r is None or r <= 0 or None in self.sizes[-3:]:
+        return [_fresh(self.scalar_type, None if self.sizes is None else (None,) * len(self.sizes), self.device)]
+    *batch, c, h, w = self.sizes
+    if args.node.kind() == "aten::pixel_shuffle":
+        sizes = (*batch, c // (r * r), h * r, w * r)
+    else:
+        sizes = (*batch, c * r * r, h // r, w // r)
+    return [_fresh(self.scalar_type, tuple(sizes), self.device)]
+
+
+@shape_rule("aten::channel_shuffle")
+def _channel_shuffle(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult
+    self = args.tensor(0)
+    return None if self is None else [_fresh(self.scalar_type, self.sizes, self.device)]
+
+
+Saved = dict[str, Value]
+
+
+@formula("aten::constant_pad_nd")
+def constant_pad_nd(emit: Emitter, node: Node, saved: Saved, grads: list[Value]) -> list[Value | None]:
+    """Padding cropped off again: ``constant_pad_nd(grad, -pad)`` (constant_pad_nd_backward)."""
+    from .static_info import const
+
+    pad = const(node.inputs()[1])
+    back = [-p for p in pad] if isinstance(pad, list) else emit.op("gradview::negated", node.inputs()[1])
+    return [emit.op("aten::constant_pad_nd", grads[0], back, 0), None, None]
+
+
+@formula("aten::pixel_shuffle")
+def pixel_shuffle(emit: Emitter, node: Node, saved: Saved, grads: list[Value]) -> list[Value | None]:
+    return [emit.op("aten::pixel_unshuffle", grads[0], node.inputs()[1]), None]
+
+
+@formula("aten::pixel_unshuffle")
+def pixel_unshuffle(emit: Emitter, node: Node, saved: Saved, grads: list[Value]) -> list[Value | None]:
+    return [emit.op("aten::pixel_shuffle", grads[0], node.inputs()[1]), None]
+
+
+def _save_channels(emit: Emitter, node: Node) -> Saved:
+    return {"channels": emit.op("aten::size", node.inputs()[0], 1, types=[IntType()])}
+
+
+@formula("aten::channel_shuffle", forward=_save_channels)
+def channel_shuffle(emit: Emitter, node: Node, saved: Saved, grads: list[Value]) -> list[Value | None]:
+    """Undone by shuffling into C/groups groups."""
+    back = emit.op("aten::floordiv", saved["channels"], node.inputs()[1], types=[IntType()])
+    return [emit.op("aten::channel_shuffle", grads[0], back), None]

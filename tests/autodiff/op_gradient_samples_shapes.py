@@ -111,3 +111,9 @@ add("gradview::cartesian_prod_backward", S(f(6, 2), [f(2), f(3)]))
 add("combinations", S(f(4), 3, True))
 add("gradview::combinations_backward", S(f(6, 2), [4], 2, False))
 add("_chunk_cat", S([f(2, 3), f(2, 5)], 1, 2))
+
+# -- padding and shuffles (ops/tensor_layout.py) ------------------------------------------------
+add("constant_pad_nd", S(f(2, 3, 4), [1, -1, 2, 0], 0.5))
+add("pixel_shuffle", S(f(1, 8, 2, 3), 2))
+add("pixel_unshuffle", S(f(1, 2, 4, 6), 2))
+add("channel_shuffle", S(f(2, 6, 3), 3))
