@@ -56,7 +56,6 @@ from gradview.ir.types import TensorType
 from gradview.kernels import elementwise
 from gradview.kernels import gradient_helpers as helper_kernels
 from gradview.kernels import reductions as kernels
-from gradview.kernels import reductions_extra as extra_kernels
 
 from .dtype_rules import is_integral, scalar_type_name
 from .gradients import BACKWARD_KERNEL
@@ -271,8 +270,8 @@ def _save_self_size(emit: Emitter, node: Node) -> Saved:
 # (int lists and ints: no shape rule, no gradient)
 schema("gradview::keepdim_size(int[] sizes, int[]? dim) -> int[]")
 schema("gradview::reduced_numel(int[] sizes, int[]? dim) -> int")
-kernel("gradview::keepdim_size")(extra_kernels.keepdim_size)
-kernel("gradview::reduced_numel")(extra_kernels.reduced_numel)
+kernel("gradview::keepdim_size")(kernels.keepdim_size)
+kernel("gradview::reduced_numel")(kernels.reduced_numel)
 
 
 # -- aten::sum, mean (and nansum's shape) ------------------------------------------------------

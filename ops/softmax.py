@@ -1,7 +1,7 @@
 """softmax and log_softmax (``softmax.int``, ``_softmax``, ``_safe_softmax``...) and their
 backward ops ``_softmax_backward_data`` / ``_log_softmax_backward_data``.
 
-Kernels (``kernels/reductions.py``, ``reductions_extra.py``, ``activation_backward.py``)
+Kernels (``kernels/reductions.py``, ``activation_backward.py``)
 shift by each slice's maximum so that ``exp`` never overflows; ``_safe_softmax``
 gives zeros instead of NaNs for a slice whose inputs are all ``-inf`` (what
 attention masks need).
@@ -33,7 +33,6 @@ from __future__ import annotations
 from gradview.ir import Node, Value
 from gradview.kernels import activation_backward as backward_kernels
 from gradview.kernels import reductions as kernels
-from gradview.kernels import reductions_extra as extra_kernels
 
 from .reductions import dtype_argument
 from .registry import Emitter, formula, kernel, shape_rule
@@ -63,7 +62,7 @@ kernel("aten::softmax.int")(kernels.softmax)
 kernel("aten::log_softmax.int")(kernels.log_softmax)
 kernel("aten::_softmax")(kernels.softmax_)
 kernel("aten::_log_softmax")(kernels.log_softmax_)
-kernel("aten::_safe_softmax")(extra_kernels.safe_softmax)
+kernel("aten::_safe_softmax")(kernels.safe_softmax)
 
 
 @shape_rule("aten::softmax", "aten::log_softmax", "aten::_softmax", "aten::_log_softmax", "aten::_safe_softmax")

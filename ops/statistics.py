@@ -1,7 +1,7 @@
 """The statistics reductions: var, std, var_mean, logsumexp and nanmean; any and all
 (whose results are bools, so they have no gradient).
 
-Kernels (``kernels/reductions.py``, ``kernels/reductions_extra.py``): ``std``/``var``
+Kernels (``kernels/reductions.py``): ``std``/``var``
 need floating inputs and divide by ``max(0, N - correction)``; ``logsumexp``
 shifts by each slice's maximum so that ``exp`` never overflows; ``nanmean`` is
 ``nansum / (number of non-NaN elements)``; ``any``/``all`` count NaN as true.
@@ -42,7 +42,6 @@ from collections.abc import Callable
 
 from gradview.ir import BoolType, Node, OptionalType, TensorType, Value
 from gradview.kernels import reductions as kernels
-from gradview.kernels import reductions_extra as extra_kernels
 
 from .dtype_rules import to_float
 from .emit_util import emit_if
@@ -249,9 +248,9 @@ def std(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # -- aten::var_mean (every overload) ------------------------------------------------------------
 _VAR_MEAN = ("aten::var_mean", "aten::var_mean.dim", "aten::var_mean.correction")
-kernel("aten::var_mean")(extra_kernels.var_mean)
-kernel("aten::var_mean.dim")(extra_kernels.var_mean_dim)
-kernel("aten::var_mean.correction")(extra_kernels.var_mean_correction)
+kernel("aten::var_mean")(kernels.var_mean)
+kernel("aten::var_mean.dim")(kernels.var_mean_dim)
+kernel("aten::var_mean.correction")(kernels.var_mean_correction)
 
 
 @shape_rule("aten::var_mean")
@@ -306,7 +305,7 @@ def _if_defined(emit: Emitter, grad: Value, build: Callable[[], Value]) -> Value
 
 
 # -- aten::logsumexp --------------------------------------------------------------------------
-kernel("aten::logsumexp")(extra_kernels.logsumexp)
+kernel("aten::logsumexp")(kernels.logsumexp)
 
 
 @shape_rule("aten::logsumexp")
@@ -330,7 +329,7 @@ def logsumexp(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 
 # -- aten::nanmean (its shape rule is sum's) ---------------------------------------------------
-kernel("aten::nanmean")(extra_kernels.nanmean)
+kernel("aten::nanmean")(kernels.nanmean)
 shape_rule("aten::nanmean")(sum_shapes)
 
 
@@ -363,12 +362,12 @@ def nanmean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 
 # -- aten::any, all (on tensors, and TorchScript's builtins on lists) --------------------------
-kernel("aten::any")(extra_kernels.any_)
-kernel("aten::any.dim", "aten::any.dims")(extra_kernels.any_dim)
-kernel("aten::all")(extra_kernels.all_)
-kernel("aten::all.dim", "aten::all.dims")(extra_kernels.all_dim)
-kernel("aten::any.str", "aten::any.int", "aten::any.float", "aten::any.bool")(extra_kernels.any_list)
-kernel("aten::all.int", "aten::all.float", "aten::all.bool")(extra_kernels.all_list)
+kernel("aten::any")(kernels.any_)
+kernel("aten::any.dim", "aten::any.dims")(kernels.any_dim)
+kernel("aten::all")(kernels.all_)
+kernel("aten::all.dim", "aten::all.dims")(kernels.all_dim)
+kernel("aten::any.str", "aten::any.int", "aten::any.float", "aten::any.bool")(kernels.any_list)
+kernel("aten::all.int", "aten::all.float", "aten::all.bool")(kernels.all_list)
 no_gradient(
     "aten::any", "aten::any.dim", "aten::any.dims", "aten::all", "aten::all.dim", "aten::all.dims",
     "aten::any.str", "aten::any.int", "aten::any.float", "aten::any.bool",
