@@ -18,8 +18,9 @@ Arguments as PyTorch passes them (``aten/src/ATen/native/RNN.cpp``):
   one after another, ``batch_sizes[t]`` of them (non-increasing; the
   longest sequences come first). A sequence that has ended keeps its last
   state, which is its final ``hy``.
-* ``dropout`` between layers in training draws a random mask: gradview
-  refuses it rather than run a different network than PyTorch would.
+* ``dropout`` between layers in training (each layer's output but the last)
+  draws gradview's seeded mask (kernels/dropout.py), the same on every run,
+  not PyTorch's: the backward kernels draw it again.
 
 The backward kernels (``lstm_backward``...) recompute the forward
 steps from the inputs and run backpropagation through time: the steps in
@@ -175,7 +176,7 @@ def lstm(
     batch_first: bool,
 ) -> tuple[Any, Any, Any]:
     """(output, hy, cy) of a padded sequence."""
-    _check_dropout("lstm", dropout, train, num_layers)
+    p = _between_layers("lstm", dropout, train, num_layers)
     out, finals, _ = run_forward(
         "lstm",
         xp,
@@ -188,6 +189,7 @@ def lstm(
         num_layers,
         bidirectional,
         batch_first,
+        p,
     )
     return out, finals[0], finals[1]
 
@@ -205,7 +207,7 @@ def lstm_packed(
     bidirectional: bool,
 ) -> tuple[Any, Any, Any]:
     """(output, hy, cy) of a packed sequence."""
-    _check_dropout("lstm", dropout, train, num_layers)
+    p = _between_layers("lstm", dropout, train, num_layers)
     out, finals, _ = run_forward(
         "lstm",
         xp,
@@ -218,6 +220,7 @@ def lstm_packed(
         num_layers,
         bidirectional,
         False,
+        p,
     )
     return out, finals[0], finals[1]
 
@@ -235,7 +238,7 @@ def gru(
     batch_first: bool,
 ) -> tuple[Any, Any]:
     """(output, hy) of a padded sequence."""
-    _check_dropout("gru", dropout, train, num_layers)
+    p = _between_layers("gru", dropout, train, num_layers)
     out, finals, _ = run_forward(
         "gru",
         xp,
@@ -248,6 +251,7 @@ def gru(
         num_layers,
         bidirectional,
         batch_first,
+        p,
     )
     return out, finals[0]
 
@@ -265,7 +269,7 @@ def gru_packed(
     bidirectional: bool,
 ) -> tuple[Any, Any]:
     """(output, hy) of a packed sequence."""
-    _check_dropout("gru", dropout, train, num_layers)
+    p = _between_layers("gru", dropout, train, num_layers)
     out, finals, _ = run_forward(
         "gru",
         xp,
@@ -278,6 +282,7 @@ def gru_packed(
         num_layers,
         bidirectional,
         False,
+        p,
     )
     return out, finals[0]
 
@@ -295,6 +300,8 @@ def lstm_backward(
     num_layers: int,
     bidirectional: bool,
     batch_first: bool,
+    dropout: float = 0.0,
+    train: bool = False,
 ) -> tuple[Any, list[Any], list[Any]]:
     """(d_input, [d_h0, d_c0], d_params) of ``lstm`` (input or packed data)."""
     return run_backward(
@@ -310,6 +317,7 @@ def lstm_backward(
         num_layers,
         bidirectional,
         batch_first,
+        _between_layers("lstm_backward", dropout, train, num_layers),
     )
 
 
@@ -325,6 +333,8 @@ def gru_backward(
     num_layers: int,
     bidirectional: bool,
     batch_first: bool,
+    dropout: float = 0.0,
+    train: bool = False,
 ) -> tuple[Any, Any, list[Any]]:
     """(d_input, d_h0, d_params) of ``gru`` (input or packed data)."""
     d_input, d_hx, d_params = run_backward(
@@ -340,13 +350,14 @@ def gru_backward(
         num_layers,
         bidirectional,
         batch_first,
+        _between_layers("gru_backward", dropout, train, num_layers),
     )
     return d_input, d_hx[0], d_params
 
 
-def _check_dropout(op: str, dropout: float, train: bool, num_layers: int) -> None:
-    if train and dropout > 0 and num_layers > 1:
-        raise KernelError(
-            f"{op}: dropout={dropout} between layers in training draws a random mask that gradview "
-            "cannot reproduce (use dropout=0 or evaluation mode)"
-        )
+def _between_layers(op: str, dropout: float, train: bool, num_layers: int) -> float:
+    """The dropout probability between layers: ``dropout`` in training with two layers or
+    more, else 0 (PyTorch's ``_rnn_impl``)."""
+    if not 0 <= dropout <= 1:
+        raise KernelError(f"{op}: dropout probability has to be between 0 and 1, but got {dropout}")
+    return float(dropout) if train and num_layers > 1 else 0.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .dropout import seeded_generator
 from .protocol import KernelError
 from .recurrent_cells import Cell, CellGrads, CellWeights, cast, compute_dtype
 
@@ -212,6 +213,17 @@ def _backward_direction(
     return d_steps, d_state
 
 
+def between_layers_noise(xp: Any, step: Any, p: float, layer: int, t: int) -> Any:
+    """The dropout noise (0 or 1 / (1 - p)) on step ``t`` of layer ``layer``'s output, fed to
+    the next layer in training: gradview's seeded mask (kernels/dropout.py), the same on
+    every run, so the backward draws it again."""
+    if p >= 1:
+        return xp.zeros((), dtype=step.dtype)
+    shape = tuple(int(n) for n in step.shape)
+    keep = xp.asarray(seeded_generator(f"rnn dropout {layer} {t}", shape).random(shape) >= p)
+    return keep.astype(step.dtype) / xp.asarray(1.0 - p, dtype=step.dtype)
+
+
 def _forward(
     xp: Any,
     cell: Cell,
@@ -219,10 +231,13 @@ def _forward(
     hx: list[Any],
     weights: list[CellWeights],
     directions: int,
+    dropout: float = 0.0,
 ) -> tuple[list[Any], list[list[Any]], list[list[Any]]]:
-    """(last layer's outputs per step, final states per group, caches per group)."""
+    """(last layer's outputs per step, final states per group, caches per group); ``dropout``
+    (training only) applies to each layer's output but the last, as PyTorch's ``_rnn_impl``."""
     finals, caches = [], []
-    for layer in range(len(weights) // directions):
+    layers = len(weights) // directions
+    for layer in range(layers):
         outputs = []
         for direction in range(directions):
             group = layer * directions + direction
@@ -237,6 +252,8 @@ def _forward(
             if directions == 1
             else [xp.concatenate(pair, axis=1) for pair in zip(*outputs, strict=True)]
         )
+        if dropout > 0 and layer < layers - 1:
+            steps = [y * between_layers_noise(xp, y, dropout, layer, t) for t, y in enumerate(steps)]
     return steps, finals, caches
 
 
@@ -252,13 +269,15 @@ def run_forward(
     layers: int,
     bidirectional: bool,
     batch_first: bool,
+    dropout: float = 0.0,
 ) -> tuple[Any, list[Any], None]:
-    """(output, [hy, cy] or [hy], None) of the layer op."""
+    """(output, [hy, cy] or [hy], None) of the layer op; ``dropout`` between layers (0 unless
+    training)."""
     dtype, layout, weights, hx, directions = _prepare(
         op, xp, cell, input, batch_sizes, hx, params, has_biases, layers, bidirectional, batch_first
     )
     ys, finals, _ = _forward(
-        xp, cell, layout.steps(xp, cast(input, dtype)), hx, weights, directions
+        xp, cell, layout.steps(xp, cast(input, dtype)), hx, weights, directions, dropout
     )
     width = hx[0].shape[2] * directions
     output = layout.join(xp, ys, width, dtype).astype(input.dtype, copy=False)
@@ -282,14 +301,16 @@ def run_backward(
     layers: int,
     bidirectional: bool,
     batch_first: bool,
+    dropout: float = 0.0,
 ) -> tuple[Any, list[Any], list[Any]]:
-    """(d_input, d_hx per state, d_params in params' order); a None gradient counts as zeros."""
+    """(d_input, d_hx per state, d_params in params' order); a None gradient counts as zeros.
+    ``dropout`` between layers: the forward's seeded masks, drawn again."""
     op = f"{op}_backward"
     dtype, layout, weights, hx, directions = _prepare(
         op, xp, cell, input, batch_sizes, hx, params, has_biases, layers, bidirectional, batch_first
     )
     steps = layout.steps(xp, cast(input, dtype))
-    _, _, caches = _forward(xp, cell, steps, hx, weights, directions)
+    _, _, caches = _forward(xp, cell, steps, hx, weights, directions, dropout)
     width = hx[0].shape[2]
     grad_output, grad_finals = grads[0], grads[1:]
     if grad_output is None:
@@ -325,6 +346,8 @@ def run_backward(
             for k, d in enumerate(d_init):
                 d_hx[k][group] = d
         d_layer = d_input
+        if dropout > 0 and layer > 0:  # the layer's input was the previous layer's output, dropped
+            d_layer = [d * between_layers_noise(xp, d, dropout, layer - 1, t) for t, d in enumerate(d_layer)]
     back = input.dtype
     d_params = []
     for g in cell_grads:

@@ -261,10 +261,10 @@ def _layer_gradient(backward_kernel: str, packed: bool):  # noqa: ANN202 - a bac
             return none_grads(node)
         inputs = node.inputs()
         if packed:
-            x, batch_sizes, hx, params, has_biases, layers, _, _, bidirectional = inputs[:9]
+            x, batch_sizes, hx, params, has_biases, layers, dropout, train, bidirectional = inputs[:9]
             batch_first: Value | bool = False
         else:
-            x, hx, params, has_biases, layers, _, _, bidirectional, batch_first = inputs[:9]
+            x, hx, params, has_biases, layers, dropout, train, bidirectional, batch_first = inputs[:9]
             batch_sizes = None
         d_input, d_hx, d_params = emit.op(
             backward_kernel,
@@ -277,6 +277,8 @@ def _layer_gradient(backward_kernel: str, packed: bool):  # noqa: ANN202 - a bac
             layers,
             bidirectional,
             batch_first,
+            dropout,  # between layers in training: the forward's seeded masks, drawn again
+            train,
         )
         first = 2 if packed else 1  # hx's position
         return _place(node, {0: d_input, first: d_hx, first + 1: d_params})
@@ -294,10 +296,10 @@ formula("aten::gru.data")(_layer_gradient("gradview::gru_backward", packed=True)
 schema(
     "gradview::lstm_backward(Tensor? grad_output, Tensor? grad_hy, Tensor? grad_cy, Tensor input, "
     "Tensor? batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, bool bidirectional, "
-    "bool batch_first) -> (Tensor, Tensor[], Tensor[])",
+    "bool batch_first, float dropout=0., bool train=False) -> (Tensor, Tensor[], Tensor[])",
     "gradview::gru_backward(Tensor? grad_output, Tensor? grad_hy, Tensor input, Tensor? batch_sizes, "
-    "Tensor hx, Tensor[] params, bool has_biases, int num_layers, bool bidirectional, bool batch_first) "
-    "-> (Tensor, Tensor, Tensor[])",
+    "Tensor hx, Tensor[] params, bool has_biases, int num_layers, bool bidirectional, bool batch_first, "
+    "float dropout=0., bool train=False) -> (Tensor, Tensor, Tensor[])",
 )
 kernel("gradview::lstm_backward")(kernels.lstm_backward)
 kernel("gradview::gru_backward")(kernels.gru_backward)

@@ -25,15 +25,21 @@ _DROPOUTS = frozenset({
     "aten::feature_alpha_dropout", "aten::native_dropout",
 })
 _SDPA = "aten::scaled_dot_product_attention"  # draws when dropout_p (input 4) is not a constant 0
+# Recurrent layers draw between layers in training: (..., num_layers, float dropout, bool train, ...).
+_RECURRENT = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
 
 
 def draws_random_values(block: BlockRecord) -> bool:
     """Whether a node of ``block`` (nested blocks and subgraphs included) draws random values."""
     constants: dict[int, str] = {}
+    types: dict[int, str] = {}
     for node in walk_records(block):
         if node.kind == "prim::Constant" and node.outputs:
             constants[node.outputs[0].id] = dict(node.attrs).get("value", "None")
+            types[node.outputs[0].id] = node.outputs[0].type
             continue
+        if node.kind in _RECURRENT and _recurrent_dropout(node.inputs, constants, types):
+            return True
         if node.kind in _DRAWS:
             return True
         if node.kind in _DROPOUTS and len(node.inputs) >= 3 and not any(
@@ -42,6 +48,17 @@ def draws_random_values(block: BlockRecord) -> bool:
             return True
         if node.kind == _SDPA and len(node.inputs) >= 5 and not _zero(constants.get(node.inputs[4])):
             return True
+    return False
+
+
+def _recurrent_dropout(inputs: tuple[int, ...], constants: dict[int, str], types: dict[int, str]) -> bool:
+    """A layer op's dropout in training: its float argument (after num_layers) and the bool
+    after it, unless either is a constant 0, or num_layers a constant 1."""
+    for at in (5, 6):  # .input: dropout is input 5; .data (with batch_sizes): input 6
+        if at + 1 < len(inputs) and types.get(inputs[at]) == "float":
+            layers = constants.get(inputs[at - 1])
+            one_layer = layers is not None and layers.strip() == "1"
+            return not one_layer and not _zero(constants.get(inputs[at])) and not _zero(constants.get(inputs[at + 1]))
     return False
 
 

@@ -223,7 +223,7 @@ def test_layer_errors_name_the_node() -> None:
     hx = [_rand(rng, 2, B, H), _rand(rng, 2, B, H)]
     x = _rand(rng, T, B, IN)
     _expect_error(
-        "aten::lstm.input", [x, hx, params, True, 2, 0.5, True, False, False], "random mask"
+        "aten::lstm.input", [x, hx, params, True, 2, 1.5, True, False, False], "between 0 and 1"
     )
     _expect_error(
         "aten::lstm.input",

@@ -25,6 +25,15 @@ CALLS: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]]]] = {
         [(2, 3, 4), (2, 5, 4), (2, 5, 3)],
     ),
     "bernoulli": (lambda x: torch.bernoulli(x) * x, [(4, 5)]),
+    # Dropout between the layers of an LSTM and a GRU in training.
+    "lstm": (
+        lambda x, h, c, *w: torch.lstm(x, (h, c), w, True, 2, 0.5, True, True, False)[0],
+        [(5, 2, 3), (4, 2, 4), (4, 2, 4)] + [(16, 3), (16, 4), (16,), (16,)] * 2 + [(16, 8), (16, 4), (16,), (16,)] * 2,
+    ),
+    "gru": (
+        lambda x, h, *w: torch.gru(x, h, w, True, 2, 0.5, True, False, False)[0],
+        [(5, 2, 3), (2, 2, 4), (12, 3), (12, 4), (12,), (12,), (12, 4), (12, 4), (12,), (12,)],
+    ),
 }
 
 

@@ -25,6 +25,19 @@ def _dropout(train: str, p: str = "0.5") -> str:
 """
 
 
+def _lstm(layers: int, dropout: str, train: str) -> str:
+    return f"""graph(%x : Double(5, 2, 3), %h : Double({layers}, 2, 4), %c : Double({layers}, 2, 4), %w : Tensor[]):
+  %hx : Tensor[] = prim::ListConstruct(%h, %c)
+  %yes : bool = prim::Constant[value=1]()
+  %no : bool = prim::Constant[value=0]()
+  %layers : int = prim::Constant[value={layers}]()
+  %p : float = prim::Constant[value={dropout}]()
+  %train : bool = prim::Constant[value={train}]()
+  %y : Tensor, %hy : Tensor, %cy : Tensor = aten::lstm(%x, %hx, %w, %yes, %layers, %p, %train, %no, %no)
+  return (%y)
+"""
+
+
 def _open(tmp_path: Path, text: str) -> tuple[str, str]:
     """The header, and the Run tab's line after running the first step."""
     path = tmp_path / "graph.ir"
@@ -63,6 +76,10 @@ def test_dropout_in_evaluation_draws_nothing_and_says_nothing(tmp_path: Path) ->
         (_dropout("1", p="0."), False),
         (_dropout("1").replace("aten::dropout", "aten::feature_alpha_dropout"), True),
         ("graph(%x : Double(3)):\n  %y : Tensor = aten::bernoulli(%x)\n  return (%y)\n", True),
+        (_lstm(2, "0.5", "1"), True),
+        (_lstm(1, "0.5", "1"), False),
+        (_lstm(2, "0.5", "0"), False),
+        (_lstm(2, "0.", "1"), False),
     ],
 )
 def test_which_graphs_draw(text: str, draws: bool, tmp_path: Path) -> None:
