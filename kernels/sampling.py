@@ -25,6 +25,7 @@ column: rows ``c * kh * kw + i * kw + j``, columns the windows in row-major orde
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy
@@ -279,3 +280,266 @@ def col2im(
     image = padded[:, :, p[0]: p[0] + h, p[1]: p[1] + w]
     image = xp.ascontiguousarray(image)
     return image if self.ndim == 3 else image[0]
+
+
+# -- grid_sampler_2d/3d (ATen's GridSampler.cpp and GridSamplerKernel.cpp) ------------------------
+# Modes: 0 bilinear (trilinear in 3-d), 1 nearest, 2 bicubic (2-d only); padding: 0 zeros,
+# 1 border, 2 reflection. Grid coordinates are (x, y[, z]) for (W, H[, D]).
+_BILINEAR, _NEAREST, _BICUBIC = 0, 1, 2
+_ZEROS, _BORDER, _REFLECTION = 0, 1, 2
+
+
+def _unnormalize(coord: Any, size: int, align_corners: bool) -> tuple[Any, float]:
+    """(pixel coordinate, its derivative): ``[-1, 1]`` to ``[0, size - 1]`` or ``[-0.5, size - 0.5]``."""
+    if align_corners:
+        return ((coord + 1) / 2) * (size - 1), (size - 1) / 2
+    return ((coord + 1) * size - 1) / 2, size / 2
+
+
+def _clip(xp: Any, coord: Any, size: int) -> tuple[Any, Any]:
+    """clip_coordinates_set_grad: the borders count as outside (derivative 0 there)."""
+    limit = float(size - 1)
+    inside = (coord > 0) & (coord < limit)
+    return xp.minimum(limit, xp.maximum(coord, 0.0)), xp.where(inside, 1.0, 0.0)
+
+
+def _reflect(xp: Any, coord: Any, twice_low: int, twice_high: int) -> tuple[Any, Any]:
+    if twice_low == twice_high:
+        return xp.zeros_like(coord), xp.zeros_like(coord)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    shifted = coord - low
+    sign = xp.where(shifted < 0, -1.0, 1.0)
+    value = xp.abs(shifted)
+    extra = xp.fmod(value, span)
+    flips = xp.floor(value / span)
+    even = xp.fmod(flips, 2) == 0
+    return xp.where(even, extra + low, span - extra + low), xp.where(even, sign, -sign)
+
+
+def _pad_coordinates(xp: Any, coord: Any, size: int, padding: int, align_corners: bool) -> tuple[Any, Any]:
+    """compute_coordinates (with its derivative): border clips, reflection reflects then clips;
+    non-finite or huge coordinates become -100 (outside)."""
+    grad = xp.ones_like(coord)
+    if padding == _BORDER:
+        coord, grad = _clip(xp, coord, size)
+    elif padding == _REFLECTION:
+        twice = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        coord, grad_reflect = _reflect(xp, coord, *twice)
+        coord, grad_clip = _clip(xp, coord, size)
+        grad = grad_reflect * grad_clip
+    bad = ~xp.isfinite(coord) | (coord > 2147483646) | (coord < -2147483648)
+    return xp.where(bad, -100.0, coord), grad
+
+
+def _source_index(xp: Any, coord: Any, size: int, padding: int, align_corners: bool) -> tuple[Any, Any]:
+    coord, scale = _unnormalize(coord, size, align_corners)
+    coord, grad = _pad_coordinates(xp, coord, size, padding, align_corners)
+    return coord, grad * scale
+
+
+def _check_grid(op: str, input: Any, grid: Any, mode: int, padding: int) -> int:
+    dims = input.ndim - 2
+    if dims not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != dims or grid.shape[0] != input.shape[0]:
+        raise KernelError(f"{op}: expected a 4-d or 5-d input with a grid of the same rank, last dim 2 or 3 and "
+                          f"the same batch; got input {list(input.shape)} and grid {list(grid.shape)}")
+    if mode not in (_BILINEAR, _NEAREST, _BICUBIC) or (mode == _BICUBIC and dims == 3):
+        raise KernelError(f"{op}: interpolation mode {mode} is not supported for {dims}-d inputs")
+    if padding not in (_ZEROS, _BORDER, _REFLECTION):
+        raise KernelError(f"{op}: padding mode {padding} is not supported")
+    if not is_floating(input.dtype) or not is_floating(grid.dtype):
+        raise KernelError(f"{op}: expected floating point input and grid")
+    return dims
+
+
+def _read(xp: Any, input: Any, corner: list[Any], sizes: list[int]) -> tuple[Any, Any]:
+    """(values (N, C, *out), in-bounds mask (N, *out)) at integer corner coordinates (x, y[, z])."""
+    dims = len(sizes)
+    inside = None
+    for c, size in zip(corner, sizes[::-1], strict=True):
+        ok = (c >= 0) & (c < size)
+        inside = ok if inside is None else inside & ok
+    safe = [xp.where(inside, c, 0).astype(numpy.int64) for c in corner]
+    n = input.shape[0]
+    batch = xp.arange(n).reshape((n,) + (1,) * (safe[0].ndim - 1))
+    spatial_index = tuple(safe[dims - 1 - k] for k in range(dims))  # (z,) y, x
+    moved = xp.moveaxis(input, 1, -1)  # (N, *in, C)
+    picked = moved[(batch,) + spatial_index]  # (N, *out, C)
+    values = xp.moveaxis(picked, -1, 1) * xp.expand_dims(inside, 1)
+    return values, inside
+
+
+def _corners(dims: int) -> list[tuple[int, ...]]:
+    """Corner offsets (x, y[, z]), x fastest: nw, ne, sw, se (then the bottom ones in 3-d)."""
+    return [tuple((k >> d) & 1 for d in range(dims)) for k in range(2 ** dims)]
+
+
+def _linear_factors(coords: list[Any], base: list[Any], offset: tuple[int, ...]) -> list[Any]:
+    """Per dim, ``(i0 + 1) - x`` for the near corner and ``x - i0`` for the far one."""
+    return [(b + 1) - c if o == 0 else c - b for c, b, o in zip(coords, base, offset, strict=True)]
+
+
+def _cubic_grads(t: Any) -> list[Any]:
+    """get_cubic_coefficients_grad: the derivatives of the four cubic weights."""
+    a = _CUBIC_A
+    x0, x1, x2, x3 = -1 - t, -t, 1 - t, 2 - t
+    return [(-3 * a * x0 - 10 * a) * x0 - 8 * a, (-3 * (a + 2) * x1 - 2 * (a + 3)) * x1,
+            (3 * (a + 2) * x2 - 2 * (a + 3)) * x2, (3 * a * x3 - 10 * a) * x3 + 8 * a]
+
+
+def grid_sample(xp: Any, input: Any, grid: Any, mode: int, padding: int, align_corners: bool) -> Any:
+    op = "grid_sampler"
+    dims = _check_grid(op, input, grid, mode, padding)
+    sizes = list(input.shape[2:])  # (D,) H, W
+    axis_sizes = sizes[::-1]  # W, H(, D) for the grid's x, y(, z)
+    if mode == _BICUBIC:
+        return _bicubic(xp, input, grid, padding, align_corners, None)[0]
+    coords = [_source_index(xp, grid[..., k], axis_sizes[k], padding, align_corners)[0] for k in range(dims)]
+    if mode == _NEAREST:
+        return _read(xp, input, [xp.rint(c) for c in coords], sizes)[0]
+    base = [xp.floor(c) for c in coords]
+    out = None
+    for offset in _corners(dims):
+        corner = [b + o for b, o in zip(base, offset, strict=True)]
+        values, _ = _read(xp, input, corner, sizes)
+        factors = _linear_factors(coords, base, offset)
+        weight = factors[0]
+        for f in factors[1:]:
+            weight = weight * f
+        term = values * xp.expand_dims(weight, 1)
+        out = term if out is None else out + term
+    return out
+
+
+def _scatter(xp: Any, target: Any, taps: list[tuple[list[Any], Any, Any]]) -> None:
+    """Add each tap's contribution (N, C, *out) at its corner (when in bounds): per channel,
+    in output order and, for one output, tap by tap (ATen's loops)."""
+    n, c = target.shape[:2]
+    dims = len(taps[0][0])
+    plane = math.prod(target.shape[2:])
+    flats, insides, contributions = [], [], []
+    for corner, inside, contribution in taps:
+        flat = xp.zeros(inside.shape, dtype=numpy.int64)
+        for k in reversed(range(dims)):  # (z,) y, x, row-major
+            size = target.shape[2 + (dims - 1 - k)]
+            flat = flat * size + xp.where(inside, corner[k], 0).astype(numpy.int64)
+        flats.append(flat)
+        insides.append(inside)
+        contributions.append(contribution)
+    flat = xp.stack(flats, axis=-1)
+    inside = xp.stack(insides, axis=-1)
+    batch = xp.arange(n).reshape((n,) + (1,) * (inside.ndim - 1))
+    contribution = xp.stack(contributions, axis=-1)
+    for channel in range(c):
+        index = ((batch * c + channel) * plane + flat)[inside]
+        numpy.add.at(target.reshape(-1), index, contribution[:, channel][inside])
+
+
+def grid_sample_backward(
+    xp: Any, grad_output: Any, input: Any, grid: Any, mode: int, padding: int, align_corners: bool,
+    output_mask: Any,
+) -> tuple[Any, Any]:
+    """(input gradient, grid gradient), as ATen's backward kernels accumulate them."""
+    op = "grid_sampler_backward"
+    dims = _check_grid(op, input, grid, mode, padding)
+    expected = (grid.shape[0], input.shape[1]) + tuple(grid.shape[1:-1])
+    if tuple(grad_output.shape) != expected:
+        raise KernelError(f"{op}: expected grad_output of shape {list(expected)}, got {list(grad_output.shape)}")
+    sizes = list(input.shape[2:])
+    axis_sizes = sizes[::-1]
+    want_input = output_mask is None or bool(output_mask[0])
+    grad_input = xp.zeros_like(input) if want_input else None
+    if mode == _BICUBIC:
+        _, grad_grid, grad_input = _bicubic(xp, input, grid, padding, align_corners, (grad_output, grad_input))
+        return grad_input, grad_grid
+    pairs = [_source_index(xp, grid[..., k], axis_sizes[k], padding, align_corners) for k in range(dims)]
+    coords, mults = [p[0] for p in pairs], [p[1] for p in pairs]
+    grad_grid = xp.zeros_like(grid)
+    if mode == _NEAREST:
+        if want_input:
+            corner = [xp.rint(c) for c in coords]
+            _, inside = _read(xp, input, corner, sizes)
+            _scatter(xp, grad_input, [(corner, inside, grad_output)])
+        return grad_input, grad_grid
+    base = [xp.floor(c) for c in coords]
+    partial = [xp.zeros(grid.shape[:-1], dtype=grid.dtype) for _ in range(dims)]
+    terms = []
+    for offset in _corners(dims):
+        corner = [b + o for b, o in zip(base, offset, strict=True)]
+        values, inside = _read(xp, input, corner, sizes)
+        factors = _linear_factors(coords, base, offset)
+        weight = factors[0]
+        for f in factors[1:]:
+            weight = weight * f
+        terms.append((corner, inside, weight, values, factors, offset))
+    channels = input.shape[1]
+    for channel in range(channels):  # ATen: per output position, channels in order, corners in order
+        g = grad_output[:, channel]
+        for _, inside, _, values, factors, offset in terms:
+            val = values[:, channel]
+            for k in range(dims):
+                product = val
+                for j in range(dims):
+                    if j != k:
+                        product = product * factors[j]
+                step = xp.where(inside, product * g, 0.0)
+                partial[k] = partial[k] + step if offset[k] == 1 else partial[k] - step
+    if want_input:
+        _scatter(xp, grad_input, [(corner, inside, grad_output * xp.expand_dims(weight, 1))
+                                  for corner, inside, weight, _, _, _ in terms])
+    for k in range(dims):
+        grad_grid[..., k] = mults[k] * partial[k]
+    return grad_input, grad_grid
+
+
+def _bicubic(
+    xp: Any, input: Any, grid: Any, padding: int, align_corners: bool, backward: tuple[Any, Any] | None,
+) -> tuple[Any, Any, Any]:
+    """(output, grid gradient, input gradient) of 2-d bicubic sampling: sixteen taps, each read
+    through the padding (get_value_bounded), Keys' weights with A = -0.75."""
+    height, width = input.shape[2:]
+    (ix, gx_mult), (iy, gy_mult) = (_unnormalize(grid[..., 0], width, align_corners),
+                                    _unnormalize(grid[..., 1], height, align_corners))
+    x0, y0 = xp.floor(ix), xp.floor(iy)
+    tx, ty = ix - x0, iy - y0
+    cx, cy = _cubic_weights(tx), _cubic_weights(ty)
+
+    def tap(i: int, j: int) -> tuple[list[Any], Any, Any]:
+        x = _pad_coordinates(xp, x0 - 1 + i, width, padding, align_corners)[0]
+        y = _pad_coordinates(xp, y0 - 1 + j, height, padding, align_corners)[0]
+        corner = [xp.trunc(x), xp.trunc(y)]
+        values, inside = _read(xp, input, corner, [height, width])
+        return corner, values, inside
+
+    taps = {(i, j): tap(i, j) for i in range(4) for j in range(4)}
+    if backward is None:
+        rows = []
+        for j in range(4):
+            row = None
+            for i in range(4):
+                term = xp.expand_dims(cx[i], 1) * taps[(i, j)][1]
+                row = term if row is None else row + term
+            rows.append(row)
+        out = None
+        for j in range(4):
+            term = xp.expand_dims(cy[j], 1) * rows[j]
+            out = term if out is None else out + term
+        return out, None, None
+    grad_output, grad_input = backward
+    gcx, gcy = _cubic_grads(tx), _cubic_grads(ty)
+    gx = xp.zeros(grid.shape[:-1], dtype=grid.dtype)
+    gy = xp.zeros(grid.shape[:-1], dtype=grid.dtype)
+    for channel in range(input.shape[1]):
+        g = grad_output[:, channel]
+        for i in range(4):
+            for j in range(4):
+                val = taps[(i, j)][1][:, channel]
+                gx = gx - val * gcx[i] * cy[j] * g
+                gy = gy - val * gcy[j] * cx[i] * g
+    if grad_input is not None:
+        _scatter(xp, grad_input, [
+            (taps[(i, j)][0], taps[(i, j)][2], grad_output * xp.expand_dims(cx[i], 1) * xp.expand_dims(cy[j], 1))
+            for i in range(4) for j in range(4)
+        ])
+    grad_grid = xp.stack([gx_mult * gx, gy_mult * gy], axis=-1)
+    return None, grad_grid, grad_input

@@ -20,7 +20,17 @@ from gradview.kernels import sampling as kernels
 from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, fresh
-from .static_info import NOT_CONSTANT, const, full_size, input_at, int_list, needs_grad, none_grads
+from .static_info import (
+    NOT_CONSTANT,
+    const,
+    fail,
+    full_size,
+    input_at,
+    int_list,
+    needs_grad,
+    none_grads,
+    rank_of,
+)
 
 __all__: list[str] = []
 
@@ -163,3 +173,46 @@ def col2im(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value 
         return none_grads(node)
     args = [input_at(node, i) for i in range(2, 6)]
     return none_grads(node, emit.op("aten::im2col", grads[0], *args))
+
+
+# -- aten::grid_sampler, grid_sampler_2d/3d and their backward kernels ----------------------------------
+# derivatives.yaml: input and grid through grid_sampler_2d/3d_backward with output_mask; the
+# composite grid_sampler takes the 2-d or 3-d one by the input's rank.
+kernel("aten::grid_sampler", "aten::grid_sampler_2d", "aten::grid_sampler_3d")(kernels.grid_sample)
+kernel("aten::grid_sampler_2d_backward", "aten::grid_sampler_3d_backward")(kernels.grid_sample_backward)
+no_gradient("aten::grid_sampler_2d_backward", "aten::grid_sampler_3d_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("aten::grid_sampler", "aten::grid_sampler_2d", "aten::grid_sampler_3d")
+def _grid_sampler_shapes(args: NodeArgs) -> RuleResult:
+    x, grid = args.tensor(0), args.tensor(1)
+    if x is None or grid is None:
+        return None
+    sizes: Sizes | None = None
+    if x.sizes is not None and grid.sizes is not None:
+        sizes = (grid.sizes[0], x.sizes[1]) + tuple(grid.sizes[1:-1])
+    return [fresh(x.scalar_type, sizes, x.device)]
+
+
+@shape_rule("aten::grid_sampler_2d_backward", "aten::grid_sampler_3d_backward")
+def _grid_sampler_backward_shapes(args: NodeArgs) -> RuleResult:
+    grad, x, grid = args.tensor(0), args.tensor(1), args.tensor(2)
+    if grad is None or x is None or grid is None:
+        return None
+    return [fresh(grad.scalar_type, x.sizes, grad.device), fresh(grad.scalar_type, grid.sizes, grad.device)]
+
+
+@formula("aten::grid_sampler", "aten::grid_sampler_2d", "aten::grid_sampler_3d")
+def grid_sampler(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x, grid = node.inputs()[:2]
+    mask = [needs_grad(x), needs_grad(grid)]
+    if not any(mask):
+        return none_grads(node)
+    kind = node.kind()
+    if kind == "aten::grid_sampler":
+        rank = rank_of(x)
+        if rank not in (4, 5):
+            fail(node, "the gradient of grid_sampler needs the input's rank (4 or 5) known from its type")
+        kind = "aten::grid_sampler_2d" if rank == 4 else "aten::grid_sampler_3d"
+    grad_input, grad_grid = emit.op(f"{kind}_backward", grads[0], *node.inputs()[:5], mask)
+    return none_grads(node, grad_input if mask[0] else None, grad_grid if mask[1] else None)

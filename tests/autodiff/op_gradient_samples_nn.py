@@ -105,3 +105,9 @@ for _name, _dims in _UPSAMPLE.items():
     add(f"gradview::{_name}_vec_backward", S(f(2, 3, *_vec_out), *_vec.args))
 add("im2col", S(f(2, 3, 5, 6), [2, 3], [1, 2], [1, 0], [2, 1]))
 add("col2im", S(f(2, 18, 6), [5, 6], [2, 3], [1, 2], [1, 0], [2, 1]))
+add("grid_sampler_2d", S(f(2, 3, 4, 5), f(2, 3, 2, 2) * 1.2, 0, 2, False))
+add("grid_sampler", S(f(2, 3, 4, 5), f(2, 3, 2, 2) * 1.2, 2, 1, True))
+add("grid_sampler_3d", S(f(1, 2, 3, 4, 5), f(1, 2, 2, 3, 3) * 1.2, 0, 0, True))
+add("grid_sampler_2d_backward", S(f(2, 3, 3, 2), f(2, 3, 4, 5), f(2, 3, 2, 2) * 1.2, 0, 2, False, [True, True]))
+add("grid_sampler_3d_backward", S(f(1, 2, 2, 2, 3), f(1, 2, 3, 4, 5), f(1, 2, 2, 3, 3) * 1.2, 0, 1, True,
+                                  [True, True]))
