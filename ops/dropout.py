@@ -91,7 +91,7 @@ def _noise_dropout_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grad
     self_, p, train = node.inputs()
     if not needs_grad(self_):
         return [None, None, None]
-    feature, alpha = _NOISE_FLAGS[node.kind()]
+    feature, alpha = _NOISE_FLAGS[node.kind().rstrip("_")]  # (the in-place forms share it: ops/inplace.py)
     noise = emit.op("gradview::dropout_noise", self_, p, train, feature, alpha)
     return [emit.op("aten::mul", grads[0], noise), None, None]
 

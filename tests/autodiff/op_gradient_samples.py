@@ -504,6 +504,7 @@ add("native_dropout_backward", S(f(3, 4), mask(3, 4), 2.0))
 # -- dropout and random draws (gradview's seeded values: shapes, flags and zero gradients) -------------
 # In evaluation the dropouts are the identity: exact (tests/kernels/test_dropout.py checks training).
 add("feature_dropout alpha_dropout feature_alpha_dropout", S(f(2, 3, 4), 0.5, False))
+add("feature_dropout_ alpha_dropout_ feature_alpha_dropout_", S(f(2, 3, 4), 0.5, False))
 add("bernoulli", S(f(3, 4, lo=0.1, hi=0.9), random=True))
 add("bernoulli.p bernoulli_.float", S(f(3, 4), 0.3, random=True))
 add("bernoulli.Tensor bernoulli_.Tensor", S(f(3, 4), f(3, 4, lo=0.1, hi=0.9), random=True))

@@ -155,7 +155,10 @@ def _fill_copy() -> dict[str, list[Case]]:
                Case([rand(rng, (3,)), 1.0, True]), Case([rand(rng, (3,)), 1.5, False], raises=True)]
     return {"aten::fill_.Scalar": fill, "aten::fill_.Tensor": fill_tensor, "aten::copy_": copy_cases,
             "aten::copy_.Tensor": copy_tensor,
-            "aten::zero_": zero, "aten::dropout_": dropout}
+            "aten::zero_": zero, "aten::dropout_": dropout,
+            # Deterministic forms only: training draws gradview's mask (tests/kernels/test_dropout.py).
+            **{f"aten::{name}_": [Case([rand(rng, (2, 3, 4)), 0.5, False]), Case([rand(rng, (2, 3)), 1.0, True])]
+               for name in ("feature_dropout", "alpha_dropout", "feature_alpha_dropout")}}
 
 
 def build_cases() -> dict[str, list[Case]]:

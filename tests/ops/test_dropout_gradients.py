@@ -25,6 +25,8 @@ CALLS: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]]]] = {
         [(2, 3, 4), (2, 5, 4), (2, 5, 3)],
     ),
     "bernoulli": (lambda x: torch.bernoulli(x) * x, [(4, 5)]),
+    "dropout2d in place": (lambda x: F.dropout2d(x * 1.0, 0.5, True, inplace=True), [(3, 4, 2, 2)]),
+    "alpha_dropout in place": (lambda x: F.alpha_dropout(x * 1.0, 0.3, True, inplace=True), [(4, 5)]),
     # Dropout between the layers of an LSTM and a GRU in training.
     "lstm": (
         lambda x, h, c, *w: torch.lstm(x, (h, c), w, True, 2, 0.5, True, True, False)[0],
