@@ -212,3 +212,175 @@ def randn_like(
     pin_memory: Any = None, memory_format: Any = None,
 ) -> Any:
     return _normal(xp, "randn_like", self.shape, _random_dtype("randn_like", self, dtype))
+
+
+# -- new_* (a tensor's dtype and device, new sizes), empty, eye ------------------------------
+def _own_dtype(self: Any, dtype: int | None) -> Any:
+    return self.dtype if dtype is None else to_dtype(dtype)
+
+
+def new_zeros(
+    xp: Any, self: Any, size: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    return xp.zeros(_size("new_zeros", size), dtype=_own_dtype(self, dtype))
+
+
+def new_ones(
+    xp: Any, self: Any, size: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    return xp.ones(_size("new_ones", size), dtype=_own_dtype(self, dtype))
+
+
+def new_empty(
+    xp: Any, self: Any, size: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    """Zeros: PyTorch leaves an empty tensor's values undefined (only shape and dtype count)."""
+    return xp.zeros(_size("new_empty", size), dtype=_own_dtype(self, dtype))
+
+
+def new_full(
+    xp: Any, self: Any, size: Any, fill_value: Any, dtype: int | None = None, layout: Any = None,
+    device: Any = None, pin_memory: Any = None,
+) -> Any:
+    """``fill_value`` in ``self``'s dtype unless ``dtype`` says (not the value's own kind, as ``full``)."""
+    value = _number("new_full", "fill_value", fill_value)
+    result = xp.empty(_size("new_full", size), dtype=_own_dtype(self, dtype))
+    result[...] = xp.asarray(value).astype(result.dtype)
+    return result
+
+
+def empty(
+    xp: Any, size: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    """Zeros: PyTorch leaves an empty tensor's values undefined (only shape and dtype count)."""
+    return xp.zeros(_size("empty", size), dtype=DEFAULT_FLOAT if dtype is None else to_dtype(dtype))
+
+
+def empty_permuted(
+    xp: Any, size: Any, physical_layout: Sequence[int], dtype: int | None = None, layout: Any = None,
+    device: Any = None, pin_memory: Any = None,
+) -> Any:
+    """Zeros of ``size`` (the physical layout orders memory only, which arrays here do not keep)."""
+    shape = _size("empty_permuted", size)
+    if sorted(int(d) for d in physical_layout) != list(range(len(shape))):
+        raise KernelError(f"empty_permuted: physical_layout {list(physical_layout)} is not a permutation of "
+                          f"{len(shape)} dims")
+    return xp.zeros(shape, dtype=DEFAULT_FLOAT if dtype is None else to_dtype(dtype))
+
+
+def empty_strided(
+    xp: Any, size: Any, stride: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    """Zeros of ``size`` (strides are layout only, which arrays here do not keep)."""
+    shape = _size("empty_strided", size)
+    if len(list(stride)) != len(shape):
+        raise KernelError(f"empty_strided: mismatch in length of strides and shape ({len(list(stride))} vs {len(shape)})")
+    return xp.zeros(shape, dtype=DEFAULT_FLOAT if dtype is None else to_dtype(dtype))
+
+
+def eye(
+    xp: Any, n: int, dtype: int | None = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
+) -> Any:
+    return eye_m(xp, n, n, dtype)
+
+
+def eye_m(
+    xp: Any, n: int, m: int, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> Any:
+    if n < 0 or m < 0:
+        raise KernelError(f"eye: n and m must be greater or equal to 0, got {n} and {m}")
+    return xp.eye(int(n), int(m), dtype=DEFAULT_FLOAT if dtype is None else to_dtype(dtype))
+
+
+# -- linspace, logspace --------------------------------------------------------------------------
+def _endpoints(op: str, start: Any, end: Any, steps: int, dtype: int | None) -> tuple[Any, Any, Any]:
+    if steps < 0:
+        raise KernelError(f"{op}: number of steps must be non-negative, got {steps}")
+    out = DEFAULT_FLOAT if dtype is None else to_dtype(dtype)
+    if out == _BOOL or out.kind == "c":
+        raise KernelError(f"{op}: dtype {out} is not supported")
+    return _number(op, "start", start), _number(op, "end", end), out
+
+
+def _from_both_ends(xp: Any, start: Any, end: Any, step: Any, steps: int, dtype: Any, fused: bool = True) -> Any:
+    """PyTorch's CPU loop: ``start + step * i`` for the first half (``i < steps // 2``),
+    ``end - step * (steps - i - 1)`` for the rest, in ``dtype``'s arithmetic.
+
+    With ``fused``, as linspace's kernel (cpu/RangeFactoriesKernel.cpp, built for AVX2
+    with FMA), each is one fused multiply-add (one rounding, not two); gradview does the same in NumPy's extended precision, where ``step * i`` is
+    exact for ``i < 2**11`` (64-bit significand), so the values match PyTorch's bit for
+    bit there (CuPy, without it, may differ by an ulp)."""
+    index = xp.arange(steps)
+    first = index < steps // 2
+    wide = getattr(xp, "longdouble", None)
+    if fused and xp.__name__ == "numpy" and wide is not None and xp.finfo(wide).nmant >= 63:
+        counts = xp.where(first, index, steps - index - 1).astype(wide)
+        base = xp.where(first, wide(start), wide(end))
+        signed = xp.where(first, wide(step), -wide(step))
+        return (base + signed * counts).astype(dtype)
+    counts = index.astype(dtype)
+    return xp.where(first, start + step * counts, end - step * (dtype.type(steps - 1) - counts))
+
+
+def linspace(
+    xp: Any, start: Any, end: Any, steps: int, dtype: int | None = None, layout: Any = None,
+    device: Any = None, pin_memory: Any = None,
+) -> Any:
+    """RangeFactoriesKernel.cpp's linspace: floating dtypes compute in their own precision
+    (``step = (end - start) / (steps - 1)``, from both ends halfway); integer dtypes take
+    the truncated endpoints and a double step, and truncate each value."""
+    lo, hi, out = _endpoints("linspace", start, end, steps, dtype)
+    if steps <= 1:
+        return xp.full((steps,), lo).astype(out)
+    if is_floating(out):
+        a, b = out.type(lo), out.type(hi)
+        step = (b - a) / out.type(steps - 1)
+        return _from_both_ends(xp, a, b, step, steps, out).astype(out, copy=False)
+    a, b = float(int(lo)), float(int(hi))
+    step = (b - a) / (steps - 1)
+    return _from_both_ends(xp, a, b, step, steps, xp.dtype("float64")).astype(out)
+
+
+def logspace(
+    xp: Any, start: Any, end: Any, steps: int, base: float = 10.0, dtype: int | None = None,
+    layout: Any = None, device: Any = None, pin_memory: Any = None,
+) -> Any:
+    """RangeFactories.cpp's logspace: ``pow(base, e)`` in double, the exponents from both
+    ends halfway with a double step from the endpoints in ``dtype``; ``steps == 1`` gives
+    ``pow(base, start)``."""
+    lo, hi, out = _endpoints("logspace", start, end, steps, dtype)
+    if steps <= 1:
+        return xp.full((steps,), float(base) ** float(lo)).astype(out)
+    a, b = (out.type(v) if is_floating(out) else int(v) for v in (lo, hi))
+    step = float(b - a) / (steps - 1)  # the difference in the dtype's arithmetic, then double
+    a, b = float(a), float(b)
+    # RangeFactories.cpp is built without FMA: two roundings per exponent.
+    exponents = _from_both_ends(xp, a, b, step, steps, xp.dtype("float64"), fused=False)
+    if xp.__name__ == "numpy":  # the C library's pow, as std::pow (NumPy's own may differ by an ulp)
+        return xp.array([math.pow(float(base), e) for e in exponents.tolist()], dtype=xp.float64).astype(out)
+    return xp.power(float(base), exponents).astype(out)
+
+
+def _tensor_bounds(start: Any, end: Any) -> tuple[Any, Any]:
+    return (_number("linspace", "start", start), _number("linspace", "end", end))
+
+
+def linspace_tensor(
+    xp: Any, start: Any, end: Any, steps: int, dtype: int | None = None, layout: Any = None,
+    device: Any = None, pin_memory: Any = None,
+) -> Any:
+    """The Tensor overloads: 0-d start and end read as numbers."""
+    return linspace(xp, *_tensor_bounds(start, end), steps, dtype)
+
+
+def logspace_tensor(
+    xp: Any, start: Any, end: Any, steps: int, base: float = 10.0, dtype: int | None = None,
+    layout: Any = None, device: Any = None, pin_memory: Any = None,
+) -> Any:
+    return logspace(xp, *_tensor_bounds(start, end), steps, base, dtype)

@@ -19,7 +19,7 @@ import math
 from gradview.kernels import factories as kernels
 
 from .dtype_rules import DEFAULT_FLOAT, scalar_type_name
-from .registry import kernel, shape_rule
+from .registry import kernel, no_gradient, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh
 
 __all__ = ["dtype_arg", "device_arg"]
@@ -104,3 +104,69 @@ kernel("aten::scalar_tensor")(kernels.scalar_tensor)
 kernel("aten::arange")(kernels.arange)
 kernel("aten::arange.start")(kernels.arange_start)
 kernel("aten::arange.start_step")(kernels.arange_start_step)
+
+
+# == Issue 22: new_* , empty overloads, eye, linspace, logspace ==================================
+# Their values never depend on a tensor input's values: no gradient (PyTorch's results do not
+# require grad). empty's values are undefined in PyTorch; gradview's are zeros.
+kernel("aten::new_zeros")(kernels.new_zeros)
+kernel("aten::new_ones")(kernels.new_ones)
+kernel("aten::new_empty")(kernels.new_empty)
+kernel("aten::new_full")(kernels.new_full)
+kernel("aten::empty.memory_format")(kernels.empty)
+kernel("aten::empty_permuted")(kernels.empty_permuted)
+kernel("aten::empty_strided")(kernels.empty_strided)
+kernel("aten::eye")(kernels.eye)
+kernel("aten::eye.m")(kernels.eye_m)
+kernel("aten::linspace")(kernels.linspace)
+kernel("aten::linspace.Tensor_Tensor", "aten::linspace.Tensor_Scalar", "aten::linspace.Scalar_Tensor")(
+    kernels.linspace_tensor
+)
+kernel("aten::logspace")(kernels.logspace)
+kernel("aten::logspace.Tensor_Tensor", "aten::logspace.Tensor_Scalar", "aten::logspace.Scalar_Tensor")(
+    kernels.logspace_tensor
+)
+
+no_gradient(
+    "aten::new_zeros", "aten::new_ones", "aten::new_empty", "aten::new_full",
+    reason="its values do not depend on the input's values (only its dtype and device), "
+    "so PyTorch's result does not require grad",
+)
+no_gradient(
+    "aten::linspace.Tensor_Tensor", "aten::linspace.Tensor_Scalar", "aten::linspace.Scalar_Tensor",
+    "aten::logspace.Tensor_Tensor", "aten::logspace.Tensor_Scalar", "aten::logspace.Scalar_Tensor",
+    reason="PyTorch does not differentiate it: its start and end are read as numbers",
+)
+
+
+@shape_rule("aten::new_zeros", "aten::new_ones", "aten::new_empty", "aten::new_full")
+def _new_factory_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    sizes = args.int_list(1)
+    shift = 1 if args.node.kind() == "aten::new_full" else 0
+    dtype = dtype_arg(args, 2 + shift, self.scalar_type)
+    device = device_arg(args, 4 + shift, self.device)
+    return [fresh(dtype, tuple(sizes) if sizes is not None else None, device)]
+
+
+@shape_rule("aten::empty_permuted", "aten::empty_strided")
+def _empty_with_layout_shapes(args: NodeArgs) -> RuleResult:
+    sizes = args.int_list(0)
+    return [fresh(dtype_arg(args, 2, DEFAULT_FLOAT), tuple(sizes) if sizes is not None else None, device_arg(args, 4, "cpu"))]
+
+
+@shape_rule("aten::eye")
+def _eye_shapes(args: NodeArgs) -> RuleResult:
+    square = str(args.type(1)) != "int"
+    n = args.int_value(0)
+    m = n if square else args.int_value(1)
+    first = 1 if square else 2
+    return [fresh(dtype_arg(args, first, DEFAULT_FLOAT), (n, m), device_arg(args, first + 2, "cpu"))]
+
+
+@shape_rule("aten::linspace", "aten::logspace")
+def _space_shapes(args: NodeArgs) -> RuleResult:
+    first = 3 if args.node.kind() == "aten::linspace" else 4
+    return [fresh(dtype_arg(args, first, DEFAULT_FLOAT), (args.int_value(2),), device_arg(args, first + 2, "cpu"))]

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from .op_gradient_samples import S, add, f, ints
+from .op_gradient_samples import F64, S, add, f, ints
 
 __all__: list[str] = []
 
@@ -117,3 +117,14 @@ add("constant_pad_nd", S(f(2, 3, 4), [1, -1, 2, 0], 0.5))
 add("pixel_shuffle", S(f(1, 8, 2, 3), 2))
 add("pixel_unshuffle", S(f(1, 2, 4, 6), 2))
 add("channel_shuffle", S(f(2, 6, 3), 3))
+
+# -- factories (ops/factories.py): no gradient; the Tensor overloads read start and end as numbers
+add("new_zeros new_ones", S(f(2, 3), [3, 1]))
+add("new_empty", S(f(2, 3), [3, 1], random=True))
+add("new_full", S(f(2, 3), [3, 1], 1.5))
+add("linspace.Tensor_Tensor", S(f(), f(), 5, dtype=F64))
+add("linspace.Tensor_Scalar", S(f(), 2.5, 5, dtype=F64))
+add("linspace.Scalar_Tensor", S(-1.5, f(), 5, dtype=F64))
+add("logspace.Tensor_Tensor", S(f(), f(), 5, 2.0, dtype=F64))
+add("logspace.Tensor_Scalar", S(f(), 2.5, 5, 2.0, dtype=F64))
+add("logspace.Scalar_Tensor", S(-1.5, f(), 5, 2.0, dtype=F64))

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 from gradview.kernels import factories as module
 from gradview.ops import KERNELS
@@ -65,6 +66,21 @@ CASES: dict[str, list[list[Any]]] = {
                                  (0, 10, 2.5), (0, 5.9, 1), (10, 0, -3))
         for dtype in (LONG, INT)
     ] + [[-2.5, 2.5, 0.5, INT, *NONES], [0, 1, 0.3, INT, *NONES]],
+    "aten::new_zeros": [[np.ones((2, 3)), size, dtype, *NONES] for size in SIZES[:3] for dtype in (None, LONG)],
+    "aten::new_ones": [[np.ones(3, np.int64), size, dtype, *NONES] for size in SIZES[:3] for dtype in (None, DOUBLE)],
+    "aten::new_full": [[np.ones(3, np.float32), [2, 2], value, dtype, *NONES] for value in (1.5, -2) for dtype in (None, LONG)],
+    "aten::eye": [[n, dtype, *NONES] for n in (0, 1, 4) for dtype in (None, DOUBLE, LONG)],
+    "aten::eye.m": [[n, m, dtype, *NONES] for n, m in ((2, 3), (4, 1), (0, 2)) for dtype in (None, DOUBLE)],
+    "aten::linspace": [
+        [start, end, steps, dtype, *NONES]
+        for start, end, steps in ((0, 1, 5), (-3.5, 7.25, 11), (2, 2, 3), (1.5, -1, 1), (0, 10, 0), (-7, 3, 4))
+        for dtype in (None, DOUBLE, LONG, INT)
+    ],
+    "aten::logspace": [
+        [start, end, steps, base, dtype, *NONES]
+        for start, end, steps, base in ((0, 2, 5, 10.0), (-1.5, 2.25, 7, 2.0), (1, -1, 1, 3.0), (0, 3, 4, 2.0))
+        for dtype in (None, DOUBLE, LONG)
+    ],
 }
 
 ERRORS: list[tuple[str, list[Any]]] = [
@@ -190,4 +206,39 @@ def test_random_factories_need_a_floating_dtype() -> None:
 # -- coverage -----------------------------------------------------------------------------------
 def test_every_kernel_of_the_module_is_checked() -> None:
     registered = {key for key, fn in KERNELS.items() if fn.__module__ == module.__name__}
-    assert registered == set(CASES) | {"aten::rand_like", "aten::randn_like", "aten::rand", "aten::randn"}
+    assert registered == set(CASES) | {"aten::rand_like", "aten::randn_like", "aten::rand", "aten::randn"} | EMPTY | {
+        "aten::linspace.Tensor_Tensor", "aten::linspace.Tensor_Scalar", "aten::linspace.Scalar_Tensor",
+        "aten::logspace.Tensor_Tensor", "aten::logspace.Tensor_Scalar", "aten::logspace.Scalar_Tensor",
+    }  # the Tensor overloads: test_space_factories_match_pytorch_bit_for_bit
+
+
+# -- empty (undefined values in PyTorch: shape and dtype only), linspace and logspace bit for bit ---
+EMPTY = {"aten::new_empty", "aten::empty.memory_format", "aten::empty_permuted", "aten::empty_strided"}
+
+
+@pytest.mark.parametrize(("op", "args"), [
+    ("aten::new_empty", [np.ones(2, np.int64), [3, 1], None, *NONES]),
+    ("aten::empty.memory_format", [[2, 0, 3], DOUBLE, *NONES, None]),
+    ("aten::empty_permuted", [[2, 3, 4], [2, 0, 1], None, *NONES]),
+    ("aten::empty_strided", [[2, 3], [1, 2], LONG, *NONES]),
+])
+def test_empty_factories_match_torchs_shape_and_dtype(op: str, args: list[Any]) -> None:
+    graph, inputs = op_graph(op, args)
+    (ours,) = run_graph(graph, inputs, backend=oracle.BACKEND)
+    (theirs,) = torch_call(op, args)
+    assert ours.shape == tuple(theirs.shape) and ours.dtype == theirs.numpy().dtype
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int64])
+def test_space_factories_match_pytorch_bit_for_bit(dtype: torch.dtype) -> None:
+    """PyTorch computes the second half from the end (``end - step * (steps - i - 1)``): the
+    last value is ``end`` exactly, and no value differs by an ulp."""
+    for start, end, steps in ((0.1, 0.7, 7), (-3.3, 9.1, 30), (1e-3, 1.0, 1001)):
+        ours = module.linspace_tensor(np, np.array(start), np.array(end), steps, _index(dtype))
+        np.testing.assert_array_equal(ours, torch.linspace(start, end, steps, dtype=dtype).numpy())
+        ours = module.logspace_tensor(np, np.array(start), np.array(end), steps, 2.0, _index(dtype))
+        np.testing.assert_array_equal(ours, torch.logspace(start, end, steps, 2.0, dtype=dtype).numpy())
+
+
+def _index(dtype: torch.dtype) -> int:
+    return {torch.float64: DOUBLE, torch.float32: FLOAT, torch.int64: LONG}[dtype]
