@@ -18,6 +18,10 @@ elements with weights, from ATen's UpSample.h:
 The forward applies each dim's weights in turn; the backward adds each output gradient,
 times its weights, onto the elements it read, in output order.
 
+``_upsample_bilinear2d_aa`` (antialiased) widens the triangle filter by the scale when
+downsampling and normalizes each output's weights (``_compute_indices_min_size_weights_aa``),
+resampling the width first, then the height.
+
 **im2col** lays every ``kh x kw`` window (dilated, of the zero-padded input) out as a
 column: rows ``c * kh * kw + i * kw + j``, columns the windows in row-major order.
 **col2im** adds the columns back, tap by tap (ATen's loop order).
@@ -175,6 +179,7 @@ UPSAMPLE_OPS = {
     "_upsample_nearest_exact2d": ("nearest-exact", 2, False), "_upsample_nearest_exact3d": ("nearest-exact", 3, False),
     "upsample_linear1d": ("linear", 1, True), "upsample_bilinear2d": ("linear", 2, True),
     "upsample_trilinear3d": ("linear", 3, True), "upsample_bicubic2d": ("cubic", 2, True),
+    "_upsample_bilinear2d_aa": ("antialiased linear", 2, True),
 }
 
 
@@ -200,6 +205,9 @@ def upsample_kernels(name: str, vec: bool) -> tuple[Any, Any]:
     def forward(xp: Any, input: Any, *args: Any) -> Any:
         output_size, align_corners, scales, factors = _unpack(name, vec, args)
         sizes = _output_sizes(op, input, dims, output_size, factors if vec else None)
+        if mode == "antialiased linear":
+            _check_upsample(op, input, dims, sizes)
+            return upsample_bilinear2d_aa_forward(xp, input, sizes, align_corners, scales, op)
         return upsample(xp, op, mode, input, dims, sizes, align_corners, scales)
 
     def backward(xp: Any, grad: Any, input: Any, *args: Any) -> Any:
@@ -208,6 +216,8 @@ def upsample_kernels(name: str, vec: bool) -> tuple[Any, Any]:
         if list(grad.shape[-dims:]) != sizes or tuple(grad.shape[:2]) != tuple(input.shape[:2]):
             raise KernelError(f"{op} backward: expected grad of shape {list(input.shape[:2]) + sizes}, "
                               f"got {list(grad.shape)}")
+        if mode == "antialiased linear":
+            return upsample_bilinear2d_aa_grad(xp, grad, tuple(input.shape), align_corners, scales)
         return upsample_backward(xp, op, mode, grad, tuple(input.shape), dims, align_corners, scales)
 
     forward.__name__ = forward.__qualname__ = name + ("_vec" if vec else "")
@@ -543,3 +553,83 @@ def _bicubic(
         ])
     grad_grid = xp.stack([gx_mult * gx, gy_mult * gy], axis=-1)
     return None, grad_grid, grad_input
+
+
+# -- _upsample_bilinear2d_aa (UpSampleKernel.cpp, antialias=True) ----------------------------------
+def _aa_axis(in_size: int, out_size: int, align_corners: bool, scale: float | None) -> tuple[Any, Any]:
+    """(first index, weights (out, max taps)): ATen's _compute_indices_min_size_weights_aa with
+    the triangle filter, its support widened by the scale when downsampling, normalized."""
+    s = _linear_scale(in_size, out_size, align_corners, scale)
+    support = (2 * 0.5) * s if s >= 1.0 else 2 * 0.5
+    taps = int(math.ceil(support)) * 2 + 1
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    starts = numpy.zeros(out_size, dtype=numpy.int64)
+    weights = numpy.zeros((out_size, taps))
+    for i in range(out_size):
+        center = s * (i + 0.5)
+        xmin = max(int(center - support + 0.5), 0)
+        xsize = min(max(min(int(center + support + 0.5), in_size) - xmin, 0), taps)
+        row = [max(0.0, 1.0 - abs((j + xmin - center + 0.5) * invscale)) for j in range(xsize)]
+        total = 0.0
+        for w in row:
+            total += w
+        if total != 0.0:
+            row = [w / total for w in row]
+        starts[i] = xmin
+        weights[i, :xsize] = row
+    return starts, weights
+
+
+def _aa_taps(input_shape: tuple[int, ...], sizes: list[int], align_corners: bool, scales: list[Any]) -> list[Any]:
+    return [_aa_axis(input_shape[2 + k], sizes[k], align_corners, scales[k]) for k in range(2)]
+
+
+def upsample_bilinear2d_aa_forward(
+    xp: Any, input: Any, sizes: list[int], align_corners: bool, scales: list[Any], op: str
+) -> Any:
+    """Width first, then height (dims whose size does not change are left as they are); each
+    output adds its weighted inputs one by one."""
+    axes = _aa_taps(tuple(input.shape), sizes, align_corners, scales)
+    out = input
+    for k in (1, 0):
+        axis = 2 + k
+        if input.shape[axis] == sizes[k]:
+            continue
+        starts, weights = axes[k]
+        total = None
+        for j in range(weights.shape[1]):
+            index = numpy.minimum(starts + j, input.shape[axis] - 1)
+            shape = [1] * out.ndim
+            shape[axis] = sizes[k]
+            term = xp.take(out, xp.asarray(index), axis=axis) * xp.asarray(weights[:, j].reshape(shape), dtype=out.dtype)
+            total = term if total is None else total + term
+        out = total
+    return xp.ascontiguousarray(out)
+
+
+def upsample_bilinear2d_aa_grad(
+    xp: Any, grad: Any, input_shape: tuple[int, ...], align_corners: bool, scales: list[Any]
+) -> Any:
+    """Each output gradient times ``wy * wx`` added onto its window, in output order."""
+    sizes = list(grad.shape[2:])
+    (ys, wy), (xs, wx) = _aa_taps(input_shape, sizes, align_corners, scales)
+    height, width = input_shape[2:]
+    n, c = grad.shape[:2]
+    result = xp.zeros((n * c, height * width), dtype=grad.dtype)
+    flat_grad = grad.reshape(n * c, sizes[0] * sizes[1])
+    indices, factors = [], []
+    for oh in range(sizes[0]):
+        for ow in range(sizes[1]):
+            for y in range(wy.shape[1]):
+                for x in range(wx.shape[1]):
+                    if wy[oh, y] == 0 and y > 0 or wx[ow, x] == 0 and x > 0:
+                        continue
+                    row, col = min(ys[oh] + y, height - 1), min(xs[ow] + x, width - 1)
+                    indices.append((oh * sizes[1] + ow, row * width + col, wy[oh, y], wx[ow, x]))
+    if indices:
+        table = numpy.array(indices)
+        source, target = table[:, 0].astype(numpy.int64), table[:, 1].astype(numpy.int64)
+        factors = (flat_grad[:, source] * table[:, 2]) * table[:, 3]
+        for plane in range(n * c):
+            numpy.add.at(result[plane], target, factors[plane])
+    return result.reshape(input_shape)

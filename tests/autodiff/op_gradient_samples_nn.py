@@ -91,7 +91,7 @@ add("gradview::unpool_backward", S(f(2, 3, 4, 4), _UNPOOL2D, 2))
 _UPSAMPLE = {
     "upsample_nearest1d": 1, "upsample_nearest2d": 2, "upsample_nearest3d": 3, "_upsample_nearest_exact1d": 1,
     "_upsample_nearest_exact2d": 2, "_upsample_nearest_exact3d": 3, "upsample_linear1d": 1,
-    "upsample_bilinear2d": 2, "upsample_trilinear3d": 3, "upsample_bicubic2d": 2,
+    "upsample_bilinear2d": 2, "upsample_trilinear3d": 3, "upsample_bicubic2d": 2, "_upsample_bilinear2d_aa": 2,
 }
 for _name, _dims in _UPSAMPLE.items():
     _aligned = [False] if ("linear" in _name or "cubic" in _name) else []
