@@ -929,3 +929,169 @@ def multilabel_margin_loss_backward(xp: Any, grad_output: Any, self: Any, target
             grad[rows, safe[:, j]] -= step
             grad[:, d] += step
     return _scale_by_grad(xp, grad, grad_output, reduction).reshape(self.shape).astype(self.dtype, copy=False)
+
+
+# -- ctc_loss (LossCTC.cpp) ------------------------------------------------------------------------
+def _ctc_setup(
+    op: str, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: int
+) -> tuple[Any, bool, list[int], list[int], list[Any]]:
+    """(log_probs as (T, B, C), batched, input lengths, target lengths, each sample's targets)."""
+    _floating_loss(op, log_probs)
+    batched = log_probs.ndim == 3
+    if log_probs.ndim not in (2, 3):
+        raise KernelError(f"{op}: expected log_probs of 2 or 3 dims, got shape {list(log_probs.shape)}")
+    lp = log_probs if batched else log_probs[:, None]
+    steps, batch, classes = lp.shape
+    ins = [int(v) for v in (input_lengths.reshape(-1).tolist() if hasattr(input_lengths, "shape") else input_lengths)]
+    outs = [int(v) for v in (target_lengths.reshape(-1).tolist() if hasattr(target_lengths, "shape") else target_lengths)]
+    if len(ins) != batch or len(outs) != batch:
+        raise KernelError(f"{op}: expected {batch} input and target lengths, got {len(ins)} and {len(outs)}")
+    if not 0 <= blank < classes:
+        raise KernelError(f"{op}: blank must be in label range")
+    t = targets.astype(numpy.int64) if hasattr(targets, "astype") else targets
+    samples, offset = [], 0
+    for b in range(batch):
+        if not 0 <= ins[b] <= steps:
+            raise KernelError(f"{op}: input length {ins[b]} of sample {b} is outside [0, {steps}]")
+        if t.ndim == 1 or not batched:
+            row = t.reshape(-1)[offset: offset + outs[b]]
+            offset += outs[b]
+        else:
+            row = t[b, : outs[b]]
+        if row.shape[0] != outs[b]:
+            raise KernelError(f"{op}: target length {outs[b]} of sample {b} exceeds its targets")
+        samples.append(row)
+    return lp, batched, ins, outs, samples
+
+
+def _primes(row: Any, blank: int) -> Any:
+    """The extended target ``blank, l1, blank, l2, ..., blank``."""
+    extended = numpy.full(2 * len(row) + 1, blank, dtype=numpy.int64)
+    extended[1::2] = row
+    return extended
+
+
+def _log_add3(a: Any, b: Any, c: Any) -> Any:
+    """ATen's ``log(exp(a - m) + exp(b - m) + exp(c - m)) + m`` with ``m`` 0 when all are -inf."""
+    m = numpy.maximum(numpy.maximum(a, b), c)
+    m = numpy.where(m == -math.inf, 0.0, m)
+    with numpy.errstate(invalid="ignore"):
+        return numpy.log(numpy.exp(a - m) + numpy.exp(b - m) + numpy.exp(c - m)) + m
+
+
+def _ctc_alpha(lp: Any, primes: Any, length: int) -> Any:
+    """log_alpha (length, S) by eq. (6), in ATen's arithmetic; -inf where unreachable."""
+    size = primes.shape[0]
+    alpha = numpy.full((max(length, 1), size), -math.inf)
+    if length == 0:
+        return alpha
+    alpha[0, 0] = lp[0, primes[0]]
+    if size > 1:
+        alpha[0, 1] = lp[0, primes[1]]
+    skip = numpy.zeros(size, dtype=bool)
+    skip[2:] = primes[2:] != primes[:-2]
+    for t in range(1, length):
+        prev = alpha[t - 1]
+        la2 = numpy.concatenate([[-math.inf], prev[:-1]])
+        la3 = numpy.where(skip, numpy.concatenate([[-math.inf, -math.inf], prev[:-2]]), -math.inf)
+        alpha[t] = _log_add3(prev, la2, la3) + lp[t, primes]
+    return alpha
+
+
+def _ctc_nll(alpha: Any, length: int, target_length: int) -> float:
+    if length == 0:
+        return 0.0 if target_length == 0 else math.inf
+    if target_length == 0:
+        return -alpha[length - 1, 0]
+    l1, l2 = alpha[length - 1, 2 * target_length], alpha[length - 1, 2 * target_length - 1]
+    m = max(l1, l2)
+    m = 0.0 if m == -math.inf else m
+    return -(math.log(math.exp(l1 - m) + math.exp(l2 - m)) + m)
+
+
+def _ctc_forward(op: str, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: int):  # noqa: ANN202
+    lp, batched, ins, outs, samples = _ctc_setup(op, log_probs, targets, input_lengths, target_lengths, blank)
+    lp = numpy.asarray(lp, dtype=numpy.float64)
+    alphas, nll = [], numpy.zeros(lp.shape[1])
+    with numpy.errstate(invalid="ignore", over="ignore"):
+        for b, row in enumerate(samples):
+            primes = _primes(numpy.asarray(row), blank)
+            alpha = _ctc_alpha(lp[:, b], primes, ins[b])
+            alphas.append((primes, alpha))
+            nll[b] = _ctc_nll(alpha, ins[b], outs[b])
+    return lp, batched, ins, outs, alphas, nll
+
+
+def ctc_loss(
+    xp: Any, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
+    reduction: int = _MEAN, zero_infinity: bool = False,
+) -> Any:
+    """ATen's composite over _ctc_loss: the negative log likelihood per sample (eq. 8), inf made 0
+    with ``zero_infinity``; mean divides each by its target length (at least 1) and averages."""
+    op = "ctc_loss"
+    _check_reduction(op, reduction)
+    _, batched, _, outs, _, nll = _ctc_forward(op, log_probs, targets, input_lengths, target_lengths, blank)
+    if zero_infinity:
+        nll = numpy.where(nll == math.inf, 0.0, nll)
+    nll = nll.astype(log_probs.dtype)
+    if reduction == _MEAN:
+        return xp.asarray(xp.mean(nll / numpy.maximum(numpy.asarray(outs, dtype=nll.dtype), 1))).astype(nll.dtype)
+    if reduction == _SUM:
+        return xp.asarray(xp.sum(nll)).astype(nll.dtype)
+    return nll if batched else nll.reshape(())
+
+
+def ctc_loss_backward(
+    xp: Any, grad: Any, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
+    reduction: int = _MEAN, zero_infinity: bool = False,
+) -> Any:
+    """_ctc_loss_backward: beta by eq. (10), alpha * beta gathered per label in log space, then
+    ``(exp(lp) - exp(log_ab + nll - lp)) * grad`` per sample (zero past its input length, and
+    for infinite losses with ``zero_infinity``); the reduction's gradient first, as autograd."""
+    op = "ctc_loss_backward"
+    lp, batched, ins, outs, alphas, nll = _ctc_forward(op, log_probs, targets, input_lengths, target_lengths, blank)
+    batch = lp.shape[1]
+    g = numpy.asarray(grad, dtype=numpy.float64)
+    if reduction == _MEAN:
+        per = numpy.broadcast_to(g.reshape(()) / batch, (batch,)) / numpy.maximum(numpy.asarray(outs, dtype=float), 1)
+    elif reduction == _SUM:
+        per = numpy.broadcast_to(g.reshape(()), (batch,))
+    else:
+        per = g.reshape(batch)
+    if zero_infinity:
+        per = numpy.where(nll == math.inf, 0.0, per)
+    result = numpy.zeros_like(lp)
+    with numpy.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for b, (primes, alpha) in enumerate(alphas):
+            length, tl = ins[b], outs[b]
+            if length == 0 or (zero_infinity and nll[b] == math.inf):
+                continue
+            probs = lp[:, b]
+            size = primes.shape[0]
+            beta = numpy.full((length, size), -math.inf)
+            collected = numpy.full((length, probs.shape[1]), -math.inf)
+            beta[length - 1, 2 * tl] = probs[length - 1, blank]
+            collected[length - 1, blank] = alpha[length - 1, 2 * tl] + beta[length - 1, 2 * tl]
+            if tl > 0:
+                label = primes[2 * tl - 1]
+                beta[length - 1, 2 * tl - 1] = probs[length - 1, label]
+                collected[length - 1, label] = alpha[length - 1, 2 * tl - 1] + beta[length - 1, 2 * tl - 1]
+            skip = numpy.zeros(size, dtype=bool)
+            skip[:-2] = primes[2:] != primes[:-2]
+            for t in range(length - 2, -1, -1):
+                following = beta[t + 1]
+                lb2 = numpy.concatenate([following[1:], [-math.inf]])
+                lb3 = numpy.where(skip, numpy.concatenate([following[2:], [-math.inf, -math.inf]]), -math.inf)
+                beta[t] = _log_add3(following, lb2, lb3) + probs[t, primes]
+                for s in range(size - 1, -1, -1):  # ATen's descending s, log-adding per label
+                    log_ab = alpha[t, s] + beta[t, s]
+                    current = collected[t, primes[s]]
+                    if current == -math.inf:
+                        collected[t, primes[s]] = log_ab
+                    else:
+                        m = max(current, log_ab)
+                        collected[t, primes[s]] = math.log(math.exp(current - m) + math.exp(log_ab - m)) + m
+            rows = probs[:length]
+            result[:length, b] = (numpy.exp(rows) - numpy.exp(collected + nll[b] - rows)) * per[b]
+    out = result if batched else result[:, 0]
+    return xp.asarray(out).astype(log_probs.dtype, copy=False)

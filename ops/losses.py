@@ -495,3 +495,40 @@ _pointwise_loss(
 _pointwise_loss(
     "multilabel_margin_loss", "Tensor self, Tensor target, int reduction", (0,), 2, rule=_margin_shapes(2, 2),
 )
+
+
+# -- aten::ctc_loss (.IntList, .Tensor) and gradview::ctc_loss_backward ---------------------------------
+# ATen's composite over _ctc_loss and its reduction; the backward kernel takes the reduction's
+# gradient and _ctc_loss_backward's steps (kernels/losses.py). Only log_probs is differentiable.
+kernel("aten::ctc_loss.IntList", "aten::ctc_loss.Tensor")(kernels.ctc_loss)
+schema(
+    "gradview::ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, "
+    "int[] target_lengths, int blank, int reduction, bool zero_infinity) -> Tensor",
+    "gradview::ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, "
+    "Tensor target_lengths, int blank, int reduction, bool zero_infinity) -> Tensor",
+)
+kernel("gradview::ctc_loss_backward", "gradview::ctc_loss_backward.Tensor")(kernels.ctc_loss_backward)
+no_gradient("gradview::ctc_loss_backward", "gradview::ctc_loss_backward.Tensor", reason=BACKWARD_KERNEL)
+shape_rule("gradview::ctc_loss_backward")(_grads_like(1))
+
+
+@shape_rule("aten::ctc_loss")
+def _ctc_loss_shapes(args: NodeArgs) -> RuleResult:
+    log_probs = args.tensor(0)
+    if log_probs is None:
+        return None
+    per_sample = None
+    if log_probs.sizes is not None:
+        per_sample = (log_probs.sizes[1],) if len(log_probs.sizes) == 3 else ()
+    return [_reduced(log_probs, args, 5, per_sample)]
+
+
+@formula("aten::ctc_loss.IntList", "aten::ctc_loss.Tensor")
+def ctc_loss(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    result: Result = [None] * len(node.inputs())
+    if not needs_grad(node.inputs()[0]):
+        return result
+    overload = "gradview::ctc_loss_backward.Tensor" if node.maybe_schema().overload_name == "Tensor" else (
+        "gradview::ctc_loss_backward")
+    result[0] = emit.op(overload, grads[0], *node.inputs())
+    return result

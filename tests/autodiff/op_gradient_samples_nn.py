@@ -46,6 +46,12 @@ _with_backward("cosine_embedding_loss", S(f(3, 4), f(3, 4), _signs(3), 0.2, 1, f
 _with_backward("triplet_margin_loss", S(f(3, 4), f(3, 4), f(3, 4), 1.0, 2.0, 1e-6, True, 1))
 _with_backward("multi_margin_loss", S(f(3, 4), ints(1, 0, 3), 2, 0.8, pos(4), 1, frozen=(4,)))
 _with_backward("multilabel_margin_loss", S(f(3, 4), ints(3, 0, -1, 1, 2, 1, 0, 3, -1, 0, 0, 0).reshape(3, 4), 1))
+_LOG_PROBS = np.log(np.random.default_rng(3).dirichlet(np.ones(4), size=(6, 2)))
+_CTC_TARGETS = ints(1, 2, 3, 3, 1, 0).reshape(2, 3)
+add("ctc_loss.IntList", S(_LOG_PROBS, _CTC_TARGETS, [6, 5], [3, 2], 0, 1, False))
+add("ctc_loss.Tensor", S(_LOG_PROBS, _CTC_TARGETS, ints(6, 5), ints(3, 2), 0, 2, True))
+add("gradview::ctc_loss_backward", S(np.array(0.7), _LOG_PROBS, _CTC_TARGETS, [6, 5], [3, 2], 0, 1, False))
+add("gradview::ctc_loss_backward.Tensor", S(f(2), _LOG_PROBS, _CTC_TARGETS, ints(6, 5), ints(3, 2), 0, 0, True))
 
 
 # -- activations --------------------------------------------------------------------------------
