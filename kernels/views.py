@@ -109,13 +109,14 @@ def _diagonal(xp: Any, self: Any, offset: int, dim1: int, dim2: int) -> Any:
         raise KernelError(f"diagonal: dim1 and dim2 cannot be the same dim ({dim1}, {dim2})")
     rows, cols = self.shape[d1], self.shape[d2]
     length = max(min(rows + min(offset, 0), cols - max(offset, 0)), 0)
-    moved = xp.moveaxis(self, (d1, d2), (-2, -1))
-    index = xp.arange(length)
-    return moved[..., index + max(-offset, 0), index + max(offset, 0)]
+    if length == 0:  # NumPy's diagonal refuses some empty cases PyTorch accepts
+        moved = xp.moveaxis(self, (d1, d2), (-2, -1))
+        return moved[..., :0, 0] if moved.shape[-1] else xp.zeros(moved.shape[:-2] + (0,), dtype=self.dtype)
+    return xp.diagonal(self, offset, d1, d2)  # a view, as PyTorch's
 
 
 def diagonal_copy(xp: Any, self: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
-    return _diagonal(xp, self, offset, dim1, dim2).copy()
+    return xp.array(_diagonal(xp, self, offset, dim1, dim2))
 
 
 def diagonal_backward(
@@ -342,10 +343,23 @@ def _strided_args(op: str, numel: int, size: Any, stride: Any, storage_offset: i
     return sizes, strides, offset
 
 
+def _storage(xp: Any, op: str, self: Any) -> Any:
+    """The input's elements as its storage: PyTorch's storage when the tensor owns a
+    contiguous one (a graph input, or an op's fresh result laid out row-major). A view's
+    storage is its base tensor's, and another layout orders the storage differently
+    (which as_strided's backward, given only sizes, could not undo): both refused rather
+    than read wrongly."""
+    if self.size > 1 and (self.base is not None or not self.flags.c_contiguous):
+        raise KernelError(
+            f"{op}: the input is a view of another tensor or not laid out row-major, so PyTorch would "
+            "read a storage gradview does not keep (make the input contiguous first: .contiguous())"
+        )
+    return self.reshape(-1)
+
+
 def as_strided(xp: Any, self: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Any:
-    """Reads the input's elements in row-major order as its storage: PyTorch's result for
-    a contiguous input (gradview keeps no other storage)."""
-    flat = xp.ascontiguousarray(self).reshape(-1)
+    """PyTorch's as_strided on the input's own storage (see ``_storage``)."""
+    flat = _storage(xp, "as_strided", self)
     sizes, strides, offset = _strided_args("as_strided", flat.size, size, stride, storage_offset)
     return flat[_strided_index(xp, sizes, strides, offset)]
 
