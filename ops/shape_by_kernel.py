@@ -23,10 +23,10 @@ from gradview.kernels.dtypes import dtype_name, to_dtype
 
 from .shape_toolkit import ElementList, NodeArgs, RuleResult, device_of, fresh, make_tensor
 
-__all__ = ["by_kernel"]
+__all__ = ["by_kernel", "by_kernel_outputs"]
 
 _UNKNOWN = object()
-_MAX_ELEMENTS = 1 << 20
+_MAX_ELEMENTS = 1 << 16  # stand-ins and results stay small; larger inputs get unknown sizes
 
 
 def _stand_in(t: Type | None) -> Any:
@@ -98,3 +98,23 @@ def _unknown(args: NodeArgs, dtype_from: int, device: str | None) -> RuleResult:
         return [ListType(tensor)]
     return [tensor]
 
+
+
+def by_kernel_outputs(kernel: Callable[..., Any]) -> Callable[[NodeArgs], RuleResult]:
+    """A shape rule for an op with several outputs (``values, indices``; ``hist, bin_edges``),
+    one type per output, from the kernel run on stand-ins as :func:`by_kernel` does; a list
+    output (``Tensor[]``) is an :class:`ElementList`. Unknown sizes leave every output as it is."""
+
+    def rule(args: NodeArgs) -> RuleResult:
+        values = [_argument(args, i) for i in range(len(args))]
+        device = device_of(*[args.tensor(i) for i in range(len(args))])
+        if _UNKNOWN in [v if not isinstance(v, list) else None for v in values]:
+            return None
+        try:
+            result = kernel(numpy, *values)
+        except Exception:  # noqa: BLE001 - the run reports the kernel's refusal, naming the node
+            return None
+        return [ElementList(tuple(_typed(e, device, False) for e in r)) if isinstance(r, list)
+                else _typed(r, device, False) for r in result]
+
+    return rule

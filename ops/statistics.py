@@ -42,6 +42,7 @@ from collections.abc import Callable
 
 from gradview.ir import BoolType, Node, OptionalType, TensorType, Value
 from gradview.kernels import reductions as kernels
+from gradview.kernels import statistics as stat_kernels
 
 from .dtype_rules import to_float
 from .emit_util import emit_if
@@ -57,7 +58,8 @@ from .reductions import (
     sum_shapes,
 )
 from .registry import Emitter, formula, kernel, no_gradient, shape_rule
-from .shape_toolkit import NodeArgs, RuleResult, fresh
+from .shape_by_kernel import by_kernel, by_kernel_outputs
+from .shape_toolkit import NodeArgs, RuleResult, ShapeRule, fresh
 from .static_info import (
     NOT_CONSTANT,
     cast_back,
@@ -385,3 +387,64 @@ def _any_shapes(args: NodeArgs) -> RuleResult:
     if args.value(1, None) == []:  # any.dims(self, []) reduces nothing
         return [fresh(dtype, self.sizes, self.device)]
     return reduction_shapes(args, dtype)
+
+
+
+# == Issue 22: counts, searches, histograms and unique (kernels/statistics.py) ==================
+# Their shape rules run the kernel on stand-in inputs (ops/shape_by_kernel.py). Their results are
+# indices and counts, or (histc, histogram, histogramdd, unique's values) ones PyTorch gives no
+# derivative for: its autograd raises "the derivative for ... is not implemented".
+_INDICES = "its result holds indices or counts (integers), which carry no gradient"
+
+
+def _not_implemented(op: str) -> str:
+    return f"PyTorch has no derivative for it (the derivative for '{op}' is not implemented)"
+
+
+def per_overload(table: dict[str, Callable[..., object]], multi: bool = False) -> ShapeRule:
+    """A shape rule running the kernel of the node's overload on stand-ins (``multi``: one
+    type per output)."""
+    rules = {name: (by_kernel_outputs(fn) if multi else by_kernel(fn)) for name, fn in table.items()}
+
+    def rule(args: NodeArgs) -> RuleResult:
+        resolved = args.node.maybe_schema()
+        chosen = rules.get(resolved.qualified_name) if resolved is not None else None
+        return None if chosen is None else chosen(args)
+
+    return rule
+
+
+def declare_by_kernel(table: dict[str, Callable[..., object]], reason: str | None, multi: bool = False) -> None:
+    """Kernels, shape rules per kind, and (``reason``) no gradient, for the overloads of ``table``."""
+    kinds: dict[str, dict[str, Callable[..., object]]] = {}
+    for name, fn in table.items():
+        kernel(name)(fn)
+        if reason is not None:
+            no_gradient(name, reason=reason)
+        kinds.setdefault(name.split(".")[0], {})[name] = fn
+    for kind, fns in kinds.items():
+        shape_rule(kind)(per_overload(fns, multi))
+
+
+declare_by_kernel({
+    "aten::count_nonzero": stat_kernels.count_nonzero,
+    "aten::count_nonzero.dim_IntList": stat_kernels.count_nonzero_dims,
+    "aten::searchsorted.Tensor": stat_kernels.searchsorted,
+    "aten::searchsorted.Scalar": stat_kernels.searchsorted_scalar,
+    "aten::bucketize.Tensor": stat_kernels.bucketize,
+    "aten::bucketize.Scalar": stat_kernels.bucketize_scalar,
+}, _INDICES)
+declare_by_kernel({"aten::histc": stat_kernels.histc}, _not_implemented("histc"))
+declare_by_kernel({
+    "aten::histogram.bin_ct": stat_kernels.histogram_bin_ct,
+    "aten::histogram.bins_tensor": stat_kernels.histogram_bins_tensor,
+}, _not_implemented("histogram"), multi=True)
+declare_by_kernel({
+    "aten::histogramdd": stat_kernels.histogramdd,
+    "aten::histogramdd.int_bins": stat_kernels.histogramdd_int_bins,
+    "aten::histogramdd.TensorList_bins": stat_kernels.histogramdd_tensor_bins,
+}, _not_implemented("histogramdd"), multi=True)
+declare_by_kernel({"aten::_unique2": stat_kernels.unique2}, _not_implemented("_unique2"), multi=True)
+declare_by_kernel({"aten::unique_consecutive": stat_kernels.unique_consecutive},
+                  _not_implemented("unique_consecutive"), multi=True)
+declare_by_kernel({"aten::unique_dim": stat_kernels.unique_dim}, _not_implemented("unique_dim"), multi=True)

@@ -1,0 +1,366 @@
+"""Statistics and searches: count_nonzero, bucketize/searchsorted, histc/histogram/
+histogramdd and the unique family.
+
+PyTorch's CPU kernels, reproduced where the numbers depend on them:
+
+* ``searchsorted``/``bucketize`` run ATen's binary search (``cus_lower_bound``/
+  ``cus_upper_bound``: ``!(mid >= v)``/``!(mid > v)`` move right), so NaN values
+  land past the end as in PyTorch, whatever NaNs the boundaries hold;
+* ``histc`` maps ``x`` to bin ``int((x - lo) * bins / (hi - lo))`` (LINEAR_INTERPOLATION),
+  ``histogram``/``histogramdd`` with a bin count correct that guess against the
+  edges (LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH), with edges given they search
+  them (``upper_bound``); the last bin includes its right edge, NaNs and values
+  outside are skipped; edges are ATen's ``linspace`` (the second half counted
+  back from the end); an empty range widens by 1 (histc) or 0.5 (histogram);
+* ``_unique2`` is always sorted on the CPU, each NaN its own value; the dim
+  forms (``unique_dim``, ``unique_consecutive`` with a dim) always return the
+  inverse and the counts, the flat forms empty tensors unless asked.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy
+
+from .dtypes import is_floating, to_dtype
+from .protocol import KernelError
+from .reductions import reduce_axes, wrap_dim
+
+__all__ = [
+    "count_nonzero", "count_nonzero_dims", "searchsorted", "searchsorted_scalar", "bucketize",
+    "bucketize_scalar", "histc", "histogram_bin_ct", "histogram_bins_tensor", "histogramdd",
+    "histogramdd_int_bins", "histogramdd_tensor_bins", "unique2", "unique_consecutive", "unique_dim",
+]
+
+_LONG = to_dtype("Long")
+
+
+# -- count_nonzero -----------------------------------------------------------------------------
+def count_nonzero(xp: Any, self: Any, dim: int | None = None) -> Any:
+    return count_nonzero_dims(xp, self, None if dim is None else [dim])
+
+
+def count_nonzero_dims(xp: Any, self: Any, dim: Any) -> Any:
+    axes = reduce_axes("count_nonzero", dim, self.ndim)
+    return xp.asarray(xp.sum(self != 0, axis=axes)).astype(_LONG)
+
+
+# -- searchsorted, bucketize -------------------------------------------------------------------
+def _bounds(xp: Any, seq: Any, values: Any, right: bool) -> Any:
+    """ATen's binary search over the last dim of ``seq`` (rows broadcast to ``values``'s)."""
+    n = seq.shape[-1]
+    start = xp.zeros(values.shape, dtype=_LONG)
+    if n == 0 or values.size == 0:
+        return start
+    end = xp.full(values.shape, n, dtype=_LONG)
+    rows = seq.reshape(math.prod(seq.shape[:-1]), n)
+    row = (xp.arange(rows.shape[0]).reshape(seq.shape[:-1] + (1,)) if seq.ndim > 1
+           else xp.zeros((), dtype=_LONG))
+    row = xp.broadcast_to(row, values.shape)
+    while True:
+        active = start < end
+        if not bool(xp.any(active)):
+            return start
+        mid = start + ((end - start) >> 1)
+        mid_val = rows[row, xp.minimum(mid, n - 1)]
+        with numpy.errstate(invalid="ignore"):
+            go_right = ~(mid_val > values) if right else ~(mid_val >= values)
+        start = xp.where(active & go_right, mid + 1, start)
+        end = xp.where(active & ~go_right, mid, end)
+
+
+def searchsorted(
+    xp: Any, sorted_sequence: Any, self: Any, out_int32: bool = False, right: bool = False,
+    side: str | None = None, sorter: Any = None,
+) -> Any:
+    if side is not None:
+        if side not in ("left", "right"):
+            raise KernelError(f"searchsorted: side can only be 'left' or 'right' but got {side!r}")
+        if right and side == "left":
+            raise KernelError("searchsorted: side and right can't be set to opposites, got side of left "
+                              "while right was True")
+        right = side == "right"
+    seq = sorted_sequence
+    if seq.ndim == 0:
+        raise KernelError("searchsorted: boundaries tensor should have positive dimension, but got 0 dimension")
+    if sorter is not None:
+        seq = xp.take_along_axis(seq, sorter.astype(_LONG), axis=-1)
+    if seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(self.shape[:-1]):
+        raise KernelError(
+            "searchsorted: boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+            f"boundaries tensor and input value tensor must match, but we got boundaries tensor "
+            f"{list(sorted_sequence.shape)} and input value tensor {list(self.shape)}"
+        )
+    dtype = numpy.result_type(seq.dtype, self.dtype)
+    found = _bounds(xp, seq.astype(dtype, copy=False), self.astype(dtype, copy=False), right)
+    return found.astype(to_dtype("Int") if out_int32 else _LONG)
+
+
+def searchsorted_scalar(
+    xp: Any, sorted_sequence: Any, self: Any, out_int32: bool = False, right: bool = False,
+    side: str | None = None, sorter: Any = None,
+) -> Any:
+    if sorted_sequence.ndim != 1:
+        raise KernelError("searchsorted: input value can be a scalar only when boundaries tensor dimension is 1, "
+                          f"but we got boundaries tensor dim({sorted_sequence.ndim})")
+    value = xp.asarray(self, dtype=sorted_sequence.dtype)
+    return searchsorted(xp, sorted_sequence, value, out_int32, right, side, sorter)
+
+
+def bucketize(xp: Any, self: Any, boundaries: Any, out_int32: bool = False, right: bool = False) -> Any:
+    if boundaries.ndim != 1:
+        raise KernelError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(xp, boundaries, self, out_int32, right)
+
+
+def bucketize_scalar(xp: Any, self: Any, boundaries: Any, out_int32: bool = False, right: bool = False) -> Any:
+    return bucketize(xp, xp.asarray(self, dtype=boundaries.dtype), boundaries, out_int32, right)
+
+
+# -- histograms ----------------------------------------------------------------------------------
+def _linspace(xp: Any, start: float, end: float, steps: int, dtype: Any) -> Any:
+    """ATen's CPU linspace: the first half from ``start``, the second back from ``end``."""
+    if steps == 1:
+        return xp.asarray([start], dtype=dtype)
+    step = (end - start) / (steps - 1)
+    i = xp.arange(steps, dtype=numpy.float64)
+    half = steps // 2
+    values = xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    return values.astype(dtype)
+
+
+def _bin_positions(xp: Any, x: Any, edges: Any, algorithm: str) -> tuple[Any, Any]:
+    """(kept, bin): the elements inside the edges (NaN skipped) and their bins."""
+    n_edges = edges.shape[0]
+    lo, hi = edges[0], edges[-1]
+    with numpy.errstate(invalid="ignore"):
+        kept = (x >= lo) & (x <= hi)
+    xs = xp.where(kept, x, lo)
+    if algorithm == "search":
+        pos = xp.searchsorted(edges, xs, side="right") - 1
+    else:
+        with numpy.errstate(invalid="ignore", divide="ignore"):
+            guess = ((xs - lo) * (n_edges - 1) / (hi - lo))
+        pos = xp.trunc(xp.nan_to_num(guess)).astype(_LONG)
+        if algorithm == "local":
+            low = xp.maximum(pos - 1, 0)
+            high = xp.minimum(pos + 2, n_edges)
+            # upper_bound in edges[low:high]: low + how many of those edges are <= x
+            count = xp.zeros_like(pos)
+            for k in range(3):
+                idx = low + k
+                inside = idx < high
+                count += inside & (edges[xp.minimum(idx, n_edges - 1)] <= xs)
+            pos = low + count - 1
+    pos = xp.where(pos == n_edges - 1, pos - 1, pos)
+    return kept, pos
+
+
+def _histogram(xp: Any, points: Any, edges: list[Any], weight: Any, density: bool, algorithm: str) -> Any:
+    """``points`` (M, D) into the D-dimensional bins of ``edges``; hist in points' dtype."""
+    dtype = points.dtype
+    sizes = tuple(int(e.shape[0]) - 1 for e in edges)
+    kept = xp.ones(points.shape[0], dtype=bool)
+    flat = xp.zeros(points.shape[0], dtype=_LONG)
+    for d, e in enumerate(edges):
+        inside, pos = _bin_positions(xp, points[:, d], e, algorithm)
+        kept &= inside
+        flat = flat * sizes[d] + xp.where(inside, pos, 0)
+    w = xp.ones(points.shape[0], dtype=dtype) if weight is None else weight.reshape(-1).astype(dtype)
+    hist = xp.zeros(math.prod(sizes), dtype=dtype)
+    numpy.add.at(hist, flat[kept], w[kept])
+    hist = hist.reshape(sizes)
+    if density:
+        with numpy.errstate(invalid="ignore", divide="ignore"):  # an empty histogram is NaN, as in PyTorch
+            hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            shape = [1] * len(sizes)
+            shape[d] = sizes[d]
+            with numpy.errstate(invalid="ignore", divide="ignore"):
+                hist = hist / xp.diff(e).reshape(shape)
+    return hist.astype(dtype, copy=False)
+
+
+def _check_float(op: str, self: Any) -> None:
+    if not is_floating(self.dtype):
+        raise KernelError(f"torch.{op}: input tensor must be floating point, got {self.dtype}")
+
+
+def histc(xp: Any, self: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  # noqa: A002 - schema names
+    _check_float("histc", self)
+    if bins <= 0:
+        raise KernelError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and self.size > 0:
+        lo, hi = float(xp.min(self)), float(xp.max(self))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise KernelError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    if not lo < hi:
+        raise KernelError("torch.histc: max must be larger than min")
+    edges = _linspace(xp, lo, hi, bins + 1, self.dtype)
+    return _histogram(xp, self.reshape(-1, 1), [edges], None, False, "linear")
+
+
+def _outer_edges(xp: Any, points: Any, range_: Any) -> list[tuple[float, float]]:
+    n = points.shape[1]
+    if range_ is not None:
+        if len(range_) != 2 * n:
+            raise KernelError(f"torch.histogramdd: for a {n}-dimensional histogram range should have "
+                              f"{2 * n} elements, but got {len(range_)}")
+        pairs = [(float(range_[2 * d]), float(range_[2 * d + 1])) for d in range(n)]
+    elif points.shape[0] > 0:
+        pairs = [(float(xp.min(points[:, d])), float(xp.max(points[:, d]))) for d in range(n)]
+    else:
+        pairs = [(0.0, 1.0)] * n
+    out = []
+    for d, (lo, hi) in enumerate(pairs):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise KernelError(f"torch.histogramdd: dimension {d}'s range [{lo}, {hi}] is not finite")
+        if lo > hi:
+            raise KernelError(f"torch.histogramdd: min should not exceed max, but got min {lo} max {hi} "
+                              f"for dimension {d}")
+        out.append((lo - 0.5, hi + 0.5) if lo == hi else (lo, hi))
+    return out
+
+
+def _check_weight(points_shape: tuple[int, ...], weight: Any) -> None:
+    if weight is not None and tuple(weight.shape or (1,)) != tuple(points_shape):
+        raise KernelError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                          "input tensor excluding its innermost dimension")
+
+
+def histogramdd_int_list(xp: Any, self: Any, bins: list[int], range: Any = None,  # noqa: A002 - schema name
+                         weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
+    _check_float("histogramdd", self)
+    if self.ndim < 2:
+        raise KernelError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {self.ndim}")
+    points = self.reshape(-1, self.shape[-1])
+    if len(bins) != points.shape[1]:
+        raise KernelError(f"torch.histogramdd: expected {points.shape[1]} sequences of bin edges for a "
+                          f"{points.shape[1]}-dimensional histogram but got {len(bins)}")
+    for d, count in enumerate(bins):
+        if count <= 0:
+            raise KernelError(f"torch.histogram(): bins must be > 0, but got {count} for dimension {d}")
+    _check_weight(self.shape[:-1], weight)
+    edges = [_linspace(xp, lo, hi, count + 1, self.dtype)
+             for (lo, hi), count in zip(_outer_edges(xp, points, range), bins, strict=True)]
+    return _histogram(xp, points, edges, weight, density, "local"), edges
+
+
+def histogramdd(xp: Any, self: Any, bins: list[int], range: Any = None,  # noqa: A002 - schema name
+                weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
+    return histogramdd_int_list(xp, self, bins, range, weight, density)
+
+
+def histogramdd_int_bins(xp: Any, self: Any, bins: int, range: Any = None,  # noqa: A002 - schema name
+                         weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
+    return histogramdd_int_list(xp, self, [bins] * (self.shape[-1] if self.ndim else 0), range, weight, density)
+
+
+def histogramdd_tensor_bins(xp: Any, self: Any, bins: list[Any], range: Any = None,  # noqa: A002 - schema name
+                            weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
+    _check_float("histogramdd", self)
+    if self.ndim < 2:
+        raise KernelError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {self.ndim}")
+    points = self.reshape(-1, self.shape[-1])
+    if len(bins) != points.shape[1]:
+        raise KernelError(f"torch.histogramdd: expected {points.shape[1]} sequences of bin edges for a "
+                          f"{points.shape[1]}-dimensional histogram but got {len(bins)}")
+    for d, e in enumerate(bins):
+        if e.ndim != 1 or e.shape[0] == 0:
+            raise KernelError(f"torch.histogramdd: bins tensor for dimension {d} should have one dimension "
+                              "and at least 1 element")
+    _check_weight(self.shape[:-1], weight)
+    edges = [e.astype(self.dtype, copy=True) for e in bins]
+    return _histogram(xp, points, edges, weight, density, "search"), edges
+
+
+def histogram_bin_ct(xp: Any, self: Any, bins: int = 100, range: Any = None,  # noqa: A002 - schema name
+                     weight: Any = None, density: bool = False) -> tuple[Any, Any]:
+    w = None if weight is None else weight.reshape(-1)
+    if w is not None and w.shape[0] != self.size:
+        raise KernelError("torch.histogram: weight should have the same shape as the input tensor")
+    hist, edges = histogramdd_int_list(xp, self.reshape(-1, 1), [bins], range, w, density)
+    return hist, edges[0]
+
+
+def histogram_bins_tensor(xp: Any, self: Any, bins: Any, weight: Any = None, density: bool = False) -> tuple[Any, Any]:
+    w = None if weight is None else weight.reshape(-1)
+    if w is not None and w.shape[0] != self.size:
+        raise KernelError("torch.histogram: weight should have the same shape as the input tensor")
+    hist, edges = histogramdd_tensor_bins(xp, self.reshape(-1, 1), [bins], None, w, density)
+    return hist, edges[0]
+
+
+# -- unique --------------------------------------------------------------------------------------
+def _empty_long(xp: Any) -> Any:
+    return xp.zeros((0,), dtype=_LONG)
+
+
+def unique2(xp: Any, self: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002 - schema name
+            return_counts: bool = False) -> tuple[Any, Any, Any]:
+    flat = self.reshape(-1)
+    order = xp.argsort(flat, kind="stable")
+    ordered = flat[order]
+    with numpy.errstate(invalid="ignore"):
+        starts = xp.concatenate([xp.ones(min(flat.size, 1), dtype=bool), ordered[1:] != ordered[:-1]])
+    values = ordered[starts]
+    group = xp.cumsum(starts) - 1
+    inverse = xp.empty(flat.size, dtype=_LONG)
+    inverse[order] = group
+    counts = xp.bincount(group, minlength=values.size).astype(_LONG) if flat.size else _empty_long(xp)
+    return (values, inverse.reshape(self.shape) if return_inverse else _empty_long(xp),
+            counts if return_counts else _empty_long(xp))
+
+
+def _consecutive_groups(xp: Any, rows: Any) -> Any:
+    """Where a new group starts: each row (a flattened slice) unlike the one before."""
+    if rows.shape[0] == 0:
+        return xp.zeros((0,), dtype=bool)
+    with numpy.errstate(invalid="ignore"):
+        differs = xp.any(rows[1:] != rows[:-1], axis=1) if rows.shape[1] else xp.zeros(rows.shape[0] - 1, dtype=bool)
+    return xp.concatenate([xp.ones(1, dtype=bool), differs])
+
+
+def unique_consecutive(xp: Any, self: Any, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> tuple[Any, Any, Any]:
+    if dim is None:
+        flat = self.reshape(-1, 1)
+        starts = _consecutive_groups(xp, flat)
+        group = xp.cumsum(starts) - 1
+        counts = xp.bincount(group, minlength=int(starts.sum())).astype(_LONG) if flat.shape[0] else _empty_long(xp)
+        return (flat[starts, 0], group.astype(_LONG).reshape(self.shape) if return_inverse else _empty_long(xp),
+                counts if return_counts else _empty_long(xp))
+    axis = wrap_dim("unique_consecutive", dim, self.ndim)
+    if self.size == 0:
+        return self.copy(), _empty_long(xp), _empty_long(xp)
+    moved = xp.moveaxis(self, axis, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    starts = _consecutive_groups(xp, rows)
+    group = (xp.cumsum(starts) - 1).astype(_LONG)
+    counts = xp.bincount(group, minlength=int(starts.sum())).astype(_LONG) if rows.shape[0] else _empty_long(xp)
+    values = xp.moveaxis(moved[starts], 0, axis)
+    return values, group, counts
+
+
+def unique_dim(xp: Any, self: Any, dim: int, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+               return_counts: bool = False) -> tuple[Any, Any, Any]:
+    """Slices along ``dim`` sorted lexicographically (always, as PyTorch's CPU kernel), then
+    consecutive duplicates merged; the inverse and the counts are always returned."""
+    axis = wrap_dim("unique_dim", dim, self.ndim)
+    if self.size == 0:
+        return self.copy(), _empty_long(xp), _empty_long(xp)
+    moved = xp.moveaxis(self, axis, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    order = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(rows.shape[0])
+    starts = _consecutive_groups(xp, rows[order])
+    group = (xp.cumsum(starts) - 1).astype(_LONG)
+    inverse = xp.empty(rows.shape[0], dtype=_LONG)
+    inverse[order] = group
+    counts = xp.bincount(group, minlength=int(starts.sum())).astype(_LONG) if rows.shape[0] else _empty_long(xp)
+    values = xp.moveaxis(moved[order][starts], 0, axis)
+    return values, inverse, counts
