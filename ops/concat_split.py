@@ -4,7 +4,9 @@
 and ``unbind`` return lists of views whose element types are known one by one
 when the split dimension's size is; ``meshgrid`` returns one expanded view per
 input; ``pad`` returns a fresh tensor. The kernels are in ``kernels/shapes.py``,
-``kernels/shapes_extra.py`` and ``kernels/view_backward.py``.
+``kernels/shapes_extra.py`` and ``kernels/view_backward.py``; the NumPy-style
+stacks and splits, ``block_diag``, ``cartesian_prod``, ``combinations`` and
+``_chunk_cat`` in ``kernels/concat_split.py``.
 
 **Gradients: joining and splitting are each other's adjoints.** ``cat`` is
 undone by ``split`` at the inputs' lengths (saved in the forward: constants

@@ -5,7 +5,10 @@ A view (``view``, ``reshape``, ``flatten``, ``t``, ``transpose``, ``permute``,
 its input's memory, so its shape rule gives the input's strides rearranged; the
 ``*_copy`` variants return the same elements in a fresh contiguous tensor.
 The kernels are in ``kernels/shapes.py``, ``kernels/shapes_extra.py`` and
-``kernels/view_backward.py``. Joining and splitting (``cat``, ``split``...) are
+``kernels/view_backward.py``; issue 22's (flips, rolls, diagonals, triangles,
+windows, ``movedim``, the transposes, ``tile``, ``repeat_interleave``, ``kron``,
+``as_strided`` and more ``*_copy`` ops) in ``kernels/views.py``, with the
+gradients at the end of this module. Joining and splitting (``cat``, ``split``...) are
 in :mod:`gradview.ops.concat_split`.
 
 **Gradients.** Such an op is a fixed rearrangement of its input, so its
