@@ -1,6 +1,6 @@
 """Matrix products: mm, bmm, mv, dot, matmul, addmm, linear, baddbmm and bilinear.
 
-Kernels (``kernels/linalg.py``, ``kernels/linalg_extra.py``) follow PyTorch:
+Kernels (``kernels/linalg.py``) follow PyTorch:
 no dtype promotion between the operands, bool refused, integer products exact.
 
 Shapes: ``matmul`` covers every rank combination the way ``torch.matmul`` does:
@@ -54,7 +54,6 @@ from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
 from gradview.kernels import gradient_helpers as helper_kernels
 from gradview.kernels import linalg as kernels
-from gradview.kernels import linalg_extra as extra_kernels
 
 from .dtype_rules import DIM, Operand, result_type, scalar_type_name
 from .gradients import BACKWARD_KERNEL
@@ -120,6 +119,7 @@ kernel("aten::mm")(kernels.mm)
 kernel("aten::bmm")(kernels.bmm)
 kernel("aten::mv")(kernels.mv)
 kernel("aten::dot")(kernels.dot)
+kernel("aten::vdot")(kernels.dot)  # vdot conjugates self: the same product for real tensors
 kernel("aten::mm.dtype")(kernels.mm_dtype)
 kernel("aten::bmm.dtype")(kernels.bmm_dtype)
 no_gradient("aten::mm.dtype", "aten::bmm.dtype", reason=_CUDA_ONLY_OUT_DTYPE)
@@ -178,7 +178,7 @@ def mv(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     ]
 
 
-@formula("aten::dot")
+@formula("aten::dot", "aten::vdot")
 def dot(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     (g,) = grads  # 0-d
     self_, other = node.inputs()
@@ -471,8 +471,8 @@ def _size(emit: Emitter, x: Value, dim: int) -> Value:
 
 
 # -- aten::baddbmm ----------------------------------------------------------------------------
-kernel("aten::baddbmm")(extra_kernels.baddbmm)
-kernel("aten::baddbmm.dtype")(extra_kernels.baddbmm_dtype)
+kernel("aten::baddbmm")(kernels.baddbmm)
+kernel("aten::baddbmm.dtype")(kernels.baddbmm_dtype)
 no_gradient("aten::baddbmm.dtype", reason=_CUDA_ONLY_OUT_DTYPE)
 
 
@@ -538,7 +538,7 @@ def _changed_dtype(node: Node, value: Value | None) -> int | None:
 
 
 # -- aten::bilinear and gradview::bilinear_backward -------------------------------------------
-kernel("aten::bilinear")(extra_kernels.bilinear)
+kernel("aten::bilinear")(kernels.bilinear)
 
 
 @shape_rule("aten::bilinear")
@@ -569,7 +569,7 @@ schema(
     "gradview::bilinear_backward(Tensor grad, Tensor input1, Tensor input2, Tensor weight, "
     "bool[4] output_mask) -> (Tensor, Tensor, Tensor, Tensor)"
 )
-kernel("gradview::bilinear_backward")(extra_kernels.bilinear_backward)
+kernel("gradview::bilinear_backward")(kernels.bilinear_backward)
 no_gradient("gradview::bilinear_backward", reason=BACKWARD_KERNEL)
 
 
