@@ -562,7 +562,14 @@ def combinations(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resul
 
 schema("gradview::combinations_backward(Tensor grad, int[] self_size, int r, bool with_replacement) -> Tensor")
 kernel("gradview::combinations_backward")(stack_kernels.combinations_backward)
-no_gradient("gradview::combinations_backward", reason=BACKWARD_KERNEL)
+
+
+@formula("gradview::combinations_backward")
+def combinations_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Linear in the gradient, the transpose of combinations: its own gradient picks the
+    combinations of the incoming one again (double backward)."""
+    _, _, r, with_replacement = node.inputs()
+    return grad_list(node, emit.op("aten::combinations", grads[0], r, with_replacement))
 
 
 @shape_rule("gradview::combinations_backward")

@@ -46,7 +46,7 @@ from gradview.kernels import views as view_kernels
 from gradview.kernels.view_backward import INT64_MAX
 
 from .containers import list_item
-from .emit_util import arg, emit_if, grad_list
+from .emit_util import arg, emit_if, grad_list, static_sizes
 from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
 from .shape_by_kernel import by_kernel
@@ -1104,12 +1104,26 @@ def repeat_interleave_tensor_backward(emit: Emitter, node: Node, saved: Saved, g
 
 @formula("aten::kron")
 def kron(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """kron multiplies every pair of elements: each side's gradient is the gradient times
-    the other side, summed over the other side's dims (``gradview::kron_backward``)."""
+    """kron multiplies every pair of elements (PyTorch's kron: both sides padded to one
+    rank, reshaped to interleaved dims, multiplied): each side's gradient is the gradient
+    times the other side, summed over the other side's dims. In graph ops when the sizes
+    are known (so it differentiates again), else ``gradview::kron_backward``."""
     self_, other = node.inputs()
     if not needs_grad(self_) and not needs_grad(other):
         return [None, None]
-    grad_self, grad_other = emit.op("gradview::kron_backward", grads[0], self_, other)
+    a_sizes, b_sizes = static_sizes(self_), static_sizes(other)
+    if a_sizes is None or b_sizes is None:
+        grad_self, grad_other = emit.op("gradview::kron_backward", grads[0], self_, other)
+    else:
+        rank = max(len(a_sizes), len(b_sizes))
+        a = [1] * (rank - len(a_sizes)) + a_sizes
+        b = [1] * (rank - len(b_sizes)) + b_sizes
+        g = emit.op("aten::reshape", grads[0], [x for p, q in zip(a, b, strict=True) for x in (p, q)])
+        left = emit.op("aten::reshape", self_, [x for s in a for x in (s, 1)])
+        right = emit.op("aten::reshape", other, [x for s in b for x in (1, s)])
+        odd, even = list(range(1, 2 * rank, 2)), list(range(0, 2 * rank, 2))
+        grad_self = emit.op("aten::reshape", emit.op("aten::sum", emit.op("aten::mul", g, right), odd, False, None), a_sizes)
+        grad_other = emit.op("aten::reshape", emit.op("aten::sum", emit.op("aten::mul", g, left), even, False, None), b_sizes)
     return [grad_self if needs_grad(self_) else None, grad_other if needs_grad(other) else None]
 
 

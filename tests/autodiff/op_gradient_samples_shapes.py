@@ -109,7 +109,10 @@ add("gradview::block_diag_backward", S(f(4, 6), [f(2, 3), f(2), f(1, 1)]))
 add("cartesian_prod", S([f(2), f(3)]))
 add("gradview::cartesian_prod_backward", S(f(6, 2), [f(2), f(3)]))
 add("combinations", S(f(4), 3, True))
-add("gradview::combinations_backward", S(f(6, 2), [4], 2, False))
+add(
+    "gradview::combinations_backward",
+    S(f(6, 2), [4], 2, False, torch=lambda g, size, r, w: _vjp(lambda x: torch.combinations(x, r, w))(g, size)),
+)
 add("_chunk_cat", S([f(2, 3), f(2, 5)], 1, 2))
 
 # -- padding and shuffles (ops/tensor_layout.py) ------------------------------------------------
