@@ -450,7 +450,10 @@ def huber_loss_backward(
 
 
 # -- binary_cross_entropy (Loss.cpp) ----------------------------------------------------------
-_BCE_EPSILON = 1e-12
+# ATen's binary_cross_entropy_backward floors (1 - x) x at ``EPSILON``, a float32 1e-12
+# (9.999999960041972e-13) even for float64 tensors: the gradient at x = 0 or 1 is torch's only
+# with that constant (3996 apart at 1e12 with an exact 1e-12).
+_BCE_EPSILON = float(numpy.float32(1e-12))
 
 
 def binary_cross_entropy(xp: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN) -> Any:
@@ -476,7 +479,7 @@ def binary_cross_entropy(xp: Any, self: Any, target: Any, weight: Any = None, re
 def binary_cross_entropy_backward(
     xp: Any, grad: Any, self: Any, target: Any, weight: Any = None, reduction: int = _MEAN
 ) -> tuple[Any, Any]:
-    """self: ``g (x - t) / max((1 - x) x, 1e-12)``, times the weight, over numel for mean;
+    """self: ``g (x - t) / max((1 - x) x, float32(1e-12))``, times the weight, over numel for mean;
     target (FunctionsManual's target_backward): ``-logit(x) g``, same scaling."""
     g = xp.broadcast_to(grad if reduction == _NONE else grad.reshape(()), self.shape)
     with numpy.errstate(divide="ignore", invalid="ignore"):
@@ -674,7 +677,8 @@ def poisson_nll_loss_backward(
 
 
 # -- cosine_embedding_loss and triplet_margin_loss (composite) --------------------------------
-_COSINE_EPSILON = 1e-12
+# Loss.cpp's EPSILON is a float32 1e-12 (see _BCE_EPSILON): it dominates for short vectors.
+_COSINE_EPSILON = float(numpy.float32(1e-12))
 
 
 def _cosine_parts(xp: Any, input1: Any, input2: Any, target: Any) -> tuple[Any, ...]:
@@ -696,7 +700,7 @@ def cosine_embedding_loss(
     xp: Any, input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = _MEAN
 ) -> Any:
     """ATen's composite: ``1 - cos`` where the target is 1, ``max(0, cos - margin)`` where it is
-    -1, with ``cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12))``."""
+    -1, with ``cos = sum(x1 x2) / sqrt((sum(x1^2) + eps) (sum(x2^2) + eps))``, ``eps`` float32's 1e-12."""
     _check_reduction("cosine_embedding_loss", reduction)
     _, _, _, _, _, cos = _cosine_parts(xp, input1, input2, target)
     losses = xp.where(target == 1, 1 - cos, 0.0) + xp.where(target == -1, xp.maximum(cos - margin, 0), 0.0)

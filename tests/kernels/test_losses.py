@@ -165,3 +165,41 @@ def test_cross_entropy_loss_errors() -> None:
     _raises("aten::cross_entropy_loss", [x, np.array([0, 3]), None, 1, -100, 0.0], "out of bounds")
     check_op("aten::cross_entropy_loss", [np.zeros((0, 3)), np.zeros((0, 3)), None, 1, -100, 0.0])
     check_op("aten::cross_entropy_loss", [np.zeros((0, 3)), np.zeros(0, dtype=np.int64), None, 1, -100, 0.1])
+
+
+# -- issue 22's losses: what the op_db sweep does not reach --------------------------------------
+def test_binary_cross_entropy_clamps_each_log_at_minus_100() -> None:
+    # Probabilities of exactly 0 and 1 make a log infinite; ATen clamps it at -100, so the loss
+    # is finite and equals torch's bit for bit (and its gradient is finite through the 1e-12 floor).
+    x = np.array([0.0, 1.0, 0.0, 1.0, 0.5, 1e-300])
+    t = np.array([1.0, 0.0, 0.0, 1.0, 0.25, 1.0])
+    (ours,) = check_op("aten::binary_cross_entropy", [x, t, None, 0], rtol=0, atol=0)
+    assert ours[0] == 100.0 and ours[1] == 100.0
+    grad = np.ones(6)
+    ours_grad, _ = KERNELS["gradview::binary_cross_entropy_backward"](np, grad, x, t, None, 0)
+    expected = torch.ops.aten.binary_cross_entropy_backward(
+        torch.from_numpy(grad), torch.from_numpy(x), torch.from_numpy(t), None, 0
+    ).numpy()
+    np.testing.assert_array_equal(ours_grad, expected)
+
+
+def test_binary_cross_entropy_refuses_probabilities_outside_zero_one() -> None:
+    _raises("aten::binary_cross_entropy", [np.array([0.5, 1.5]), np.array([0.0, 1.0]), None, 1],
+            "between 0 and 1")
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_multi_margin_loss_sums_in_atens_loop_order(reduction: int) -> None:
+    # Many classes with large, cancelling terms: a pairwise sum would round differently.
+    x = random_array(RNG, (3, 40), np.float64) * 1e3
+    t = np.array([0, 17, 39], dtype=np.int64)
+    for p in (1, 2):
+        check_op("aten::multi_margin_loss", [x, t, p, 1.0, None, reduction], rtol=1e-15, atol=0)
+
+
+def test_cosine_embedding_loss_adds_atens_float32_epsilon() -> None:
+    # Loss.cpp's EPSILON is float32's 1e-12; for short vectors it decides the cosine (an exact
+    # 1e-12 is 3e-11 off here).
+    x1 = np.array([[1e-7, 2e-7, 0.0], [0.0, 0.0, 0.0]])
+    x2 = np.array([[3e-7, -1e-7, 2e-7], [1e-7, 0.0, 0.0]])
+    check_op("aten::cosine_embedding_loss", [x1, x2, np.array([1.0, -1.0]), -0.5, 0], rtol=1e-15, atol=0)
