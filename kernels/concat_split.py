@@ -312,3 +312,11 @@ def chunk_cat(xp: Any, tensors: Sequence[Any], dim: int, num_chunks: int) -> Any
             t = xp.pad(t, widths)
         parts.append(t.reshape(tuple(t.shape[:dim]) + (num_chunks, -1)))
     return xp.concatenate(parts, axis=dim + 1)
+
+
+def fill_undefined(xp: Any, grads: Sequence[Any], like: Sequence[Any]) -> list[Any]:
+    """Undefined gradients (None) as zeros of their tensor's size: the backward kernels'
+    own gradients feed a list with holes back to stack, block_diag or cartesian_prod."""
+    defined = [g for g in grads if g is not None]
+    dtype = result_dtype(*defined) if defined else None
+    return [xp.zeros(t.shape, dtype=dtype or t.dtype) if g is None else g for g, t in zip(grads, like, strict=True)]

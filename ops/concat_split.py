@@ -56,6 +56,7 @@ from .shape_toolkit import (
     make_tensor,
     wrap_dim,
 )
+from .static_info import fail, needs_grad
 from .tensor_layout import contiguous_strides
 from .views import drop_dims, per_input, tensor_elements
 
@@ -536,10 +537,45 @@ schema(
 kernel("gradview::stack_backward")(stack_kernels.stack_backward)
 kernel("gradview::block_diag_backward")(stack_kernels.block_diag_backward)
 kernel("gradview::cartesian_prod_backward")(stack_kernels.cartesian_prod_backward)
-no_gradient(
-    "gradview::stack_backward", "gradview::block_diag_backward", "gradview::cartesian_prod_backward",
-    reason=BACKWARD_KERNEL,
-)
+
+
+@formula("gradview::stack_backward", "gradview::block_diag_backward", "gradview::cartesian_prod_backward")
+def join_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Linear in the gradient, each the transpose of its forward op: their own gradient is
+    the forward op again, on the incoming gradients (undefined ones as zeros)."""
+    if is_undefined(grads[0]) or not needs_grad(node.inputs()[0]):
+        return grad_list(node)
+    tensors = node.inputs()[1]
+    filled = emit.op("gradview::fill_undefined", _as_list(emit, grads[0]), tensors)
+    if node.kind() == "gradview::stack_backward":
+        op = constant_value(node.inputs()[2])
+        if op is NOT_CONSTANT:
+            fail(node, "the gradient of gradview::stack_backward needs a constant op name")
+        return grad_list(node, emit.op(f"aten::{op}", filled))
+    forward = "aten::block_diag" if node.kind() == "gradview::block_diag_backward" else "aten::cartesian_prod"
+    return grad_list(node, emit.op(forward, filled))
+
+
+schema("gradview::fill_undefined(Tensor?[] grads, Tensor[] like) -> Tensor[]")
+kernel("gradview::fill_undefined")(stack_kernels.fill_undefined)
+
+
+@formula("gradview::fill_undefined")
+def fill_undefined(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Zeros where a gradient was undefined, the gradient itself elsewhere: passes back unchanged."""
+    return grad_list(node, None if is_undefined(grads[0]) else grads[0])
+
+
+@shape_rule("gradview::fill_undefined")
+def _fill_undefined(args: NodeArgs) -> RuleResult:
+    grads, like = args.elements(0), args.elements(1)
+    if like is None:
+        return None
+    dtype = next((g.scalar_type for g in grads or () if isinstance(g, TensorType)), None)
+    return [ElementList(tuple(
+        fresh(dtype, t.sizes if isinstance(t, TensorType) else None, t.device if isinstance(t, TensorType) else None)
+        for t in like
+    ))]
 
 
 @shape_rule("gradview::stack_backward", "gradview::block_diag_backward", "gradview::cartesian_prod_backward")

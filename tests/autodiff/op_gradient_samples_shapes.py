@@ -33,6 +33,16 @@ def _as_strided_backward(grad: torch.Tensor, input_sizes: list[int], *args: Any)
     return _vjp(lambda x: torch.as_strided(x, *args))(grad, input_sizes)
 
 
+def _list_vjp(forward: Callable[[list[torch.Tensor]], torch.Tensor]) -> Callable[..., Any]:
+    """The vjp of ``forward(tensors)`` for every tensor of the list, differentiable again."""
+
+    def vjp(grad: torch.Tensor, tensors: list[torch.Tensor], *_: Any) -> Any:
+        leaves = [t.detach().requires_grad_() for t in tensors]
+        return list(torch.autograd.grad(forward(leaves), leaves, grad, create_graph=True))
+
+    return vjp
+
+
 # -- views (ops/views.py) ---------------------------------------------------------------------
 add("flip", S(f(3, 4, 2), [0, 2]))
 add("fliplr flipud", S(f(3, 4)))
@@ -91,7 +101,10 @@ add("gradview::kron_backward", S(f(6, 6), f(2, 3), f(3, 2), frozen=(1, 2), torch
 
 # -- stacks and splits (ops/concat_split.py) --------------------------------------------------
 add("hstack vstack dstack column_stack", S([f(3), f(3)]))
-add("gradview::stack_backward", S(f(6), [f(3), f(3)], "hstack"))
+add("gradview::stack_backward", S(f(6), [f(3), f(3)], "hstack", frozen=(1,), torch=_list_vjp(torch.hstack)))
+# (With a None among the gradients the filled zeros would require grad as the list does,
+# where torch's fresh zeros do not: the sample passes defined gradients only.)
+add("gradview::fill_undefined", S([f(3), f(2, 2)], [f(3), f(2, 2)], frozen=(1,), torch=lambda g, like: list(g)))
 add("hsplit.int", S(f(2, 4), 2))
 add("hsplit.array", S(f(2, 5), [1, 3]))
 add("vsplit.int", S(f(4, 2), 2))
@@ -105,9 +118,13 @@ add("gradview::split_pieces_backward", S([f(2, 2), None], [2, 4], "hsplit.int", 
 add("split_with_sizes_copy", S(f(5, 3), [1, 4], 0))
 add("unbind_copy.int", S(f(2, 3), 1))
 add("block_diag", S([f(2, 3), f(2), f(1, 1)]))
-add("gradview::block_diag_backward", S(f(4, 6), [f(2, 3), f(2), f(1, 1)]))
+add("gradview::block_diag_backward", S(f(4, 6), [f(2, 3), f(2), f(1, 1)], frozen=(1,), torch=_list_vjp(
+    lambda ts: torch.block_diag(*ts)
+)))
 add("cartesian_prod", S([f(2), f(3)]))
-add("gradview::cartesian_prod_backward", S(f(6, 2), [f(2), f(3)]))
+add("gradview::cartesian_prod_backward", S(f(6, 2), [f(2), f(3)], frozen=(1,), torch=_list_vjp(
+    lambda ts: torch.cartesian_prod(*ts)
+)))
 add("combinations", S(f(4), 3, True))
 add(
     "gradview::combinations_backward",
