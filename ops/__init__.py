@@ -45,6 +45,7 @@ from . import (  # noqa: F401 - imported for their declarations
     scalar_math,
     casts,
     linalg,
+    products,
     reductions,
     statistics,
     softmax,

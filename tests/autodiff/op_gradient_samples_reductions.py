@@ -4,7 +4,11 @@ module at its end to add them to SAMPLES."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+import torch
 
 from .op_gradient_samples import S, add, f
 
@@ -26,3 +30,39 @@ add("histogramdd.TensorList_bins", S(f(5, 2), [np.sort(f(4)), np.sort(f(3))], fr
 add("_unique2", S(np.round(f(3, 4)), True, True, True, frozen=(0,)))
 add("unique_consecutive", S(np.round(f(3, 4)), True, True, 1, frozen=(0,)))
 add("unique_dim", S(np.round(f(3, 4)), 0, True, True, True, frozen=(0,)))
+
+# -- products ----------------------------------------------------------------------------------
+add("addmv", S(f(3), f(3, 4), f(4), beta=0.5, alpha=2.0))
+add("addr", S(f(3, 4), f(3), f(4), beta=0.5, alpha=2.0))
+add("addbmm", S(f(3, 5), f(2, 3, 4), f(2, 4, 5), beta=0.5, alpha=2.0))
+add("inner", S(f(2, 4), f(3, 4)))
+add("outer", S(f(3), f(4)))
+add("vdot", S(f(4), f(4)))
+add("tensordot", S(f(2, 3, 4), f(4, 3, 5), [1, 2], [1, 0]))
+add("einsum", S("ij,jk->ik", [f(2, 3), f(3, 4)]))
+add("trace", S(f(3, 4)))
+
+
+def _vjp(forward: Callable[..., torch.Tensor], tensors: int) -> Callable[..., Any]:
+    """The vjp of ``forward(*args)`` with respect to its first ``tensors`` arguments."""
+
+    def vjp(grad: torch.Tensor, *args: Any) -> Any:
+        leaves = [a.detach().requires_grad_(True) for a in args[:tensors]]
+        found = torch.autograd.grad(forward(*leaves, *args[tensors:]), leaves, grad, create_graph=True)
+        return found if tensors > 1 else found[0]
+
+    return vjp
+
+
+add("gradview::inner_backward", S(f(2, 3), f(2, 4), f(3, 4), torch=_vjp(torch.inner, 2)))
+add("gradview::tensordot_backward", S(f(2, 5), f(2, 3, 4), f(4, 3, 5), [1, 2], [1, 0],
+                                      torch=_vjp(lambda a, b, da, db: torch.tensordot(a, b, (da, db)), 2)))
+add("gradview::trace_backward", S(np.full((), 0.7), f(3, 4), torch=_vjp(torch.trace, 1)))
+
+
+def _einsum_vjp(grad: torch.Tensor, equation: str, tensors: list[torch.Tensor], path: Any = None) -> Any:
+    leaves = [t.detach().requires_grad_(True) for t in tensors]
+    return list(torch.autograd.grad(torch.einsum(equation, *leaves), leaves, grad, create_graph=True))
+
+
+add("gradview::einsum_backward", S(f(2, 4), "ij,jk->ik", [f(2, 3), f(3, 4)], torch=_einsum_vjp))
