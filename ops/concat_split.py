@@ -655,7 +655,27 @@ schema(
     "Tensor? spec_tensor=None) -> Tensor"
 )
 kernel("gradview::split_pieces_backward")(stack_kernels.split_pieces_backward)
-no_gradient("gradview::split_pieces_backward", reason=BACKWARD_KERNEL)
+
+
+@formula("gradview::split_pieces_backward")
+def split_pieces_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Linear in the pieces' gradients, the transpose of the split: its own gradient splits
+    the incoming one again, with the same overload and spec (double backward)."""
+    _, _, op_value, spec, dim, spec_tensor = node.inputs()
+    op = constant_value(op_value)
+    if not needs_grad(node.inputs()[0]):
+        return grad_list(node)
+    if op is NOT_CONSTANT:
+        fail(node, "the gradient of gradview::split_pieces_backward needs a constant op name")
+    name, _, overload = op.partition(".")
+    if overload == "tensor_indices_or_sections":
+        pieces = emit.op("aten::tensor_split", grads[0], spec_tensor, dim)
+    else:
+        by_count = overload in ("int", "sections")
+        count = emit.op("aten::__getitem__", spec, 0, types=[IntType()]) if by_count else spec
+        extra = [dim] if name == "tensor_split" else []
+        pieces = emit.op(f"aten::{name}", grads[0], count, *extra)
+    return grad_list(node, pieces)
 shape_rule("gradview::split_pieces_backward")(_joined_pieces)
 
 formula("aten::split_with_sizes_copy", forward=_save_self_size)(_joined("gradview::split_with_sizes_backward", 1))
