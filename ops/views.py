@@ -795,11 +795,27 @@ for _name, _fn in (
     ("aten::unfold_copy", view_kernels.unfold_copy), ("aten::ravel", view_kernels.ravel),
     ("aten::alias_copy", view_kernels.alias_copy), ("aten::expand_copy", view_kernels.expand_copy),
     ("aten::view_copy", view_kernels.view_copy), ("aten::transpose_copy.int", view_kernels.transpose_copy),
-    ("aten::as_strided_copy", view_kernels.as_strided_copy), ("aten::tile", view_kernels.tile),
-    ("aten::repeat_interleave.self_int", view_kernels.repeat_interleave), ("aten::kron", view_kernels.kron),
+    ("aten::tile", view_kernels.tile),
+    ("aten::kron", view_kernels.kron),
 ):
     kernel(_name)(_fn)
     shape_rule(_name.split(".")[0])(by_kernel(_fn))
+
+kernel("aten::repeat_interleave.self_int")(view_kernels.repeat_interleave)
+_repeat_interleave_by_kernel = by_kernel(view_kernels.repeat_interleave)
+
+
+@shape_rule("aten::repeat_interleave")
+def _repeat_interleave(args: NodeArgs) -> RuleResult:
+    """From the kernel for a count; counts in a tensor are known only at run time."""
+    self = args.tensor(0)
+    if args.tensor(1) is None:
+        return _repeat_interleave_by_kernel(args)
+    if self is None:  # repeat_interleave.Tensor(repeats): not this module's
+        return None
+    dim = args.value(2, None)
+    rank = 1 if dim is None else self.rank
+    return [fresh(self.scalar_type, None if rank is None else (None,) * max(rank, 1), self.device)]
 
 for _name, _fn in (
     ("aten::diagonal", view_kernels.diagonal), ("aten::unfold", view_kernels.unfold),
@@ -819,10 +835,25 @@ for _kind, _fn in (
     ("aten::diagonal", view_kernels.diagonal), ("aten::unfold", view_kernels.unfold),
     ("aten::movedim", view_kernels.movedim), ("aten::numpy_T", view_kernels.numpy_T),
     ("aten::mT", view_kernels.mT), ("aten::mH", view_kernels.mH), ("aten::matrix_H", view_kernels.matrix_H),
-    ("aten::as_strided", view_kernels.as_strided), ("aten::atleast_1d", view_kernels.atleast_1d),
+    ("aten::atleast_1d", view_kernels.atleast_1d),
     ("aten::atleast_2d", view_kernels.atleast_2d), ("aten::atleast_3d", view_kernels.atleast_3d),
 ):
     shape_rule(_kind)(by_kernel(_fn, view=True))
+
+kernel("aten::as_strided_copy")(view_kernels.as_strided_copy)
+
+
+@shape_rule("aten::as_strided", "aten::as_strided_copy")
+def _as_strided(args: NodeArgs) -> RuleResult:
+    """The sizes (and, for the view, the strides) given; a copy is fresh and contiguous."""
+    self = args.tensor(0)
+    if self is None:
+        return None
+    sizes, strides = args.int_list(1), args.int_list(2)
+    shape = tuple(sizes) if sizes is not None else None
+    if args.node.kind() == "aten::as_strided_copy" or strides is None or None in strides:
+        return [fresh(self.scalar_type, shape, self.device)]
+    return [make_tensor(self.scalar_type, shape, strides, self.device)]  # type: ignore[arg-type]
 
 
 @formula("aten::flip")
