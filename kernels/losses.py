@@ -1,5 +1,6 @@
-"""Losses: mse_loss, the nll_loss family and cross_entropy_loss, with their backward
-kernels, as PyTorch computes them.
+"""Losses: mse_loss, the nll_loss family, cross_entropy_loss and the other losses of
+torch.nn.functional (from l1_loss to ctc_loss, further down), with their backward kernels,
+as PyTorch computes them.
 
 ``reduction`` is PyTorch's enum: 0 none, 1 mean, 2 sum.
 

@@ -1,4 +1,6 @@
-"""Group norm, and the ``_native_batch_norm_legit`` family PyTorch's exported graphs use.
+"""Group norm, and the ``_native_batch_norm_legit`` family PyTorch's exported graphs use;
+``_batch_norm_with_update``, ``instance_norm`` and ``rms_norm`` (with their backward kernels)
+at the end.
 
 **Group norm** splits the C channels of an (N, C, *) input into ``group``
 groups and normalizes each (sample, group) slice by its own mean and biased

@@ -14,7 +14,9 @@
   back over its window (membership matrices again, or one strided add per
   kernel tap).
 
-Max pooling lives in nn.py. Float16 is computed in float32 and cast back.
+2-d max pooling lives in nn.py; the N-d pools (max and average over 1-d and 3-d
+windows, adaptive max pooling, max_unpool) are at the end of this module. Float16 is
+computed in float32 and cast back.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The pointwise activations of torch.nn (relu, leaky_relu, gelu, relu6,
-hardtanh, hardshrink, hardswish, hardsigmoid, silu, softplus, elu, threshold)
-and the backward kernels their gradients call.
+"""The activations of torch.nn (relu, leaky_relu, gelu, relu6, hardtanh,
+hardshrink, hardswish, hardsigmoid, silu, softplus, elu, threshold; celu, selu,
+mish, glu, log_sigmoid, prelu, softshrink at the end) and the backward kernels
+their gradients call.
 
 An activation is an elementwise function, so its gradient is the incoming
 gradient times the function's slope at each input. Most activations are

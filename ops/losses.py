@@ -1,4 +1,8 @@
-"""Losses: mse_loss, the nll_loss family and cross_entropy_loss, with their backward ops.
+"""Losses: mse_loss, the nll_loss family and cross_entropy_loss, with their backward ops;
+and the other losses of torch.nn.functional (l1, smooth_l1, huber, binary_cross_entropy
+with and without logits, kl_div, soft_margin, margin_ranking, hinge_embedding, poisson_nll,
+cosine_embedding, triplet_margin, multi_margin, multilabel_margin, ctc), each with one
+gradview backward op giving every differentiable input's gradient (see the section below).
 
 ``reduction`` is PyTorch's enum: 0 none, 1 mean, 2 sum. Kernels are in
 ``kernels/losses.py``.

@@ -1,4 +1,5 @@
-"""Normalization layers: layer norm, batch norm and group norm.
+"""Normalization layers: layer norm, batch norm and group norm (and, at the end,
+_batch_norm_with_update, instance_norm and rms_norm).
 
 A normalization centres and scales its input by statistics of the input
 itself, then applies a learned per-feature affine map::

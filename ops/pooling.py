@@ -1,4 +1,5 @@
-"""Pooling: max and average pooling over 2-d windows, and adaptive average pooling.
+"""Pooling: max and average pooling over 2-d windows, and adaptive average pooling; the
+1-d and 3-d pools, adaptive max pooling and max_unpool at the end (one N-d kernel each).
 
 A pool slides a window over the last two dims and reduces each window to one
 value: its maximum (``max_pool2d``) or its mean (``avg_pool2d``). The output
