@@ -684,3 +684,163 @@ def var_mean_dim(
     xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False
 ) -> tuple[Any, Any]:
     return var_mean_correction(xp, self, dim, 1 if unbiased else 0, keepdim)
+
+
+# -- argsort, msort ------------------------------------------------------------------------------
+def argsort(xp: Any, self: Any, dim: int = -1, descending: bool = False) -> Any:
+    return sort(xp, self, dim, descending)[1]
+
+
+def argsort_stable(xp: Any, self: Any, stable: Any, dim: int = -1, descending: bool = False) -> Any:
+    return sort(xp, self, dim, descending)[1]
+
+
+def msort(xp: Any, self: Any) -> Any:
+    return sort(xp, self, 0, False)[0]
+
+
+# -- cummax, cummin ------------------------------------------------------------------------------
+def _cum_extreme(xp: Any, op: str, self: Any, dim: int, better: Any) -> tuple[Any, Any]:
+    """ATen's scan: element ``i`` replaces the running extreme when it is NaN, or when the
+    extreme is not NaN and ``better(x_i, extreme)`` (>= for cummax, <= for cummin: the
+    last of equal values wins); once NaN, later numbers never replace it."""
+    axis = wrap_dim(op, dim, self.ndim)
+    x = xp.moveaxis(_as_1d(self), axis, 0)
+    values = xp.empty_like(x)
+    indices = xp.zeros(x.shape, dtype=to_dtype("Long"))
+    if x.shape[0] > 0:
+        best, where = x[0].copy(), xp.zeros(x.shape[1:], dtype=to_dtype("Long"))
+        values[0], indices[0] = best, where
+        for i in range(1, x.shape[0]):
+            with numpy.errstate(invalid="ignore"):
+                take = xp.isnan(x[i]) | (~xp.isnan(best) & better(x[i], best)) if is_floating(x.dtype) \
+                    else better(x[i], best)
+            best = xp.where(take, x[i], best)
+            where = xp.where(take, i, where)
+            values[i], indices[i] = best, where
+    shape = self.shape
+    return xp.moveaxis(values, 0, axis).reshape(shape), xp.moveaxis(indices, 0, axis).reshape(shape)
+
+
+def cummax(xp: Any, self: Any, dim: int) -> tuple[Any, Any]:
+    return _cum_extreme(xp, "cummax", self, dim, xp.greater_equal)
+
+
+def cummin(xp: Any, self: Any, dim: int) -> tuple[Any, Any]:
+    return _cum_extreme(xp, "cummin", self, dim, xp.less_equal)
+
+
+def cummaxmin_backward(xp: Any, grad: Any, self: Any, indices: Any, dim: int) -> Any:
+    """PyTorch's ``cummaxmin_backward``: zeros of self's shape, scatter_add of the gradient
+    at the indices along dim."""
+    if self.size == 0:
+        return xp.zeros(self.shape, dtype=grad.dtype)
+    axis = wrap_dim("cummaxmin_backward", dim, self.ndim)
+    out = xp.zeros(_as_1d(self).shape, dtype=grad.dtype)
+    g, idx = _as_1d(grad), _as_1d(indices)
+    grid = list(xp.indices(idx.shape, sparse=True))
+    grid[axis] = idx
+    numpy.add.at(out, tuple(grid), g)
+    return out.reshape(self.shape)
+
+
+# -- cumprod -------------------------------------------------------------------------------------
+def cumprod(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
+    axis = wrap_dim("cumprod", dim, self.ndim)
+    out = _sum_like_dtype(self, dtype)
+    x = _as_1d(self).astype(out, copy=False)
+    return xp.cumprod(x, axis=axis).reshape(self.shape).astype(out, copy=False)
+
+
+def _reversed_cumsum(xp: Any, x: Any, axis: int) -> Any:
+    return xp.flip(xp.cumsum(xp.flip(x, axis=axis), axis=axis), axis=axis)
+
+
+def cumprod_backward(xp: Any, grad: Any, self: Any, dim: int, dtype: Any = None) -> Any:
+    """PyTorch's ``cumprod_backward`` (FunctionsManual.cpp, its O(n) branch without grad mode):
+    with no zero, ``reversed_cumsum(grad * out) / self``; with zeros, each slice's elements
+    before its first zero that way, its first zero the product of the elements before it
+    times ``sum_k grad_k prod_{z1 < j <= k} x_j`` up to the second zero, the rest 0."""
+    if self.size <= 1:
+        return grad.astype(self.dtype, copy=True).reshape(self.shape)
+    axis = wrap_dim("cumprod_backward", dim, self.ndim)
+    x = self.astype(grad.dtype, copy=False)
+    if x.shape[axis] == 1:
+        return grad.copy()
+    out = cumprod(xp, x, axis)
+    w = out * grad
+    is_zero = x == 0
+    if not bool(xp.any(is_zero)):
+        return (_reversed_cumsum(xp, w, axis) / x).astype(self.dtype, copy=False)
+    result = xp.zeros(x.shape, dtype=grad.dtype)
+    zeros_seen = xp.cumsum(is_zero, axis=axis)
+    before = zeros_seen == 0
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        part = _reversed_cumsum(xp, xp.where(before, w, 0), axis) / x
+    result = xp.where(before, part, result)
+    between = zeros_seen == 1
+    first_index = xp.argmax(between, axis=axis)
+    first = xp.zeros(x.shape, dtype=bool)
+    xp.put_along_axis(first, xp.expand_dims(first_index, axis), True, axis=axis)
+    first &= between
+    after_first = between & ~first
+    # prod_{j < z1} x_j: the cumprod of the elements before the first zero, at its position
+    lead = xp.cumprod(xp.where(before, x, 1), axis=axis)
+    lead_at_zero = xp.sum(xp.where(first, _shift_right(xp, lead, axis), 0), axis=axis, keepdims=True)
+    tail = xp.cumprod(xp.where(after_first, x, 1), axis=axis)
+    summed = xp.sum(xp.where(between, tail * grad, 0), axis=axis, keepdims=True)
+    result = xp.where(first, lead_at_zero * summed, result)
+    return result.astype(self.dtype, copy=False)
+
+
+def _shift_right(xp: Any, x: Any, axis: int) -> Any:
+    """``x`` moved one place along ``axis`` (1 enters at the start): the exclusive cumprod."""
+    pad = [(0, 0)] * x.ndim
+    pad[axis] = (1, 0)
+    padded = xp.pad(x, pad, constant_values=1)
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(0, x.shape[axis])
+    return padded[tuple(index)]
+
+
+# -- logcumsumexp --------------------------------------------------------------------------------
+def _log_add_exp(xp: Any, x: Any, y: Any) -> Any:
+    """ATen's ``_log_add_exp_helper``: ``max + log1p(exp(min - max))``, or ``x`` when both are
+    the same infinity (so ``-inf`` stays ``-inf`` and ``inf`` stays ``inf``)."""
+    with numpy.errstate(invalid="ignore", over="ignore"):
+        low, high = xp.minimum(x, y), xp.maximum(x, y)
+        regular = high + xp.log1p(xp.exp(low - high))
+        return xp.where((low != high) | xp.isfinite(low), regular, x)
+
+
+def logcumsumexp(xp: Any, self: Any, dim: int) -> Any:
+    axis = wrap_dim("logcumsumexp", dim, self.ndim)
+    dtype = self.dtype if is_floating(self.dtype) else DEFAULT_FLOAT
+    x = xp.moveaxis(_as_1d(self).astype(dtype, copy=False), axis, 0)
+    out = xp.empty_like(x)
+    if x.shape[0] > 0:
+        running = x[0]
+        out[0] = running
+        for i in range(1, x.shape[0]):
+            running = _log_add_exp(xp, running, x[i])
+            out[i] = running
+    return xp.moveaxis(out, 0, axis).reshape(self.shape)
+
+
+def logcumsumexp_backward(xp: Any, grad: Any, self: Any, dim: int) -> Any:
+    """PyTorch's ``logcumsumexp_backward``: the positive and negative parts of the gradient
+    in log space, ``exp(reverse_logcumsumexp(log|g| - result) + self)`` each."""
+    if grad.ndim == 0 or grad.size == 0:
+        return grad.copy()
+    axis = wrap_dim("logcumsumexp_backward", dim, self.ndim)
+    result = logcumsumexp(xp, self, dim)
+    lowest = numpy.finfo(grad.dtype).min
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        log_abs = xp.log(xp.abs(grad))
+        positive = xp.where(grad > 0, log_abs, lowest)
+        negative = xp.where(grad < 0, log_abs, lowest)
+
+        def reverse(v: Any) -> Any:
+            return xp.flip(logcumsumexp(xp, xp.flip(v, axis=axis), axis), axis=axis)
+
+        return xp.exp(reverse(positive - result) + self) - xp.exp(reverse(negative - result) + self)

@@ -59,6 +59,7 @@ from gradview.kernels import reductions as kernels
 
 from .dtype_rules import is_integral, scalar_type_name
 from .gradients import BACKWARD_KERNEL
+from .kernel_backward import backward_schema, calls_backward, grads_like
 from .pointwise import save_tensor_sizes
 from .pointwise_extra import extremum
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
@@ -718,3 +719,79 @@ def cumsum(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     total = emit.op("aten::sum", g, dims, True, None)
     after = emit.op("aten::sub", total, emit.op("aten::cumsum", g, dim, None), 1)
     return none_grads(node, emit.op("aten::add", after, g, 1))
+
+
+
+# == Issue 22: argsort, msort, cummax, cummin, cumprod, logcumsumexp ===========================
+# argsort's indices carry no gradient; msort's values go back to where argsort took them from.
+# cummax/cummin scatter-add the gradient at their indices (PyTorch's cummaxmin_backward);
+# cumprod and logcumsumexp have backward kernels in PyTorch's arithmetic (kernels/reductions.py).
+kernel("aten::argsort")(kernels.argsort)
+kernel("aten::argsort.stable")(kernels.argsort_stable)
+kernel("aten::msort")(kernels.msort)
+kernel("aten::cummax")(kernels.cummax)
+kernel("aten::cummin")(kernels.cummin)
+kernel("aten::cumprod")(kernels.cumprod)
+kernel("aten::logcumsumexp")(kernels.logcumsumexp)
+no_gradient("aten::argsort", "aten::argsort.stable",
+            reason="argsort: its result holds indices (integers), which carry no gradient")
+
+
+@shape_rule("aten::argsort")
+def _argsort_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    return None if self is None else [fresh("Long", self.sizes, self.device)]
+
+
+@shape_rule("aten::msort", "aten::logcumsumexp")
+def _same_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dtype = self.scalar_type
+    if args.node.kind() == "aten::logcumsumexp" and dtype is not None and is_integral(dtype):
+        dtype = "Float"
+    return [fresh(dtype, self.sizes, self.device)]
+
+
+@shape_rule("aten::cummax", "aten::cummin")
+def _cum_extreme_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    return [fresh(self.scalar_type, self.sizes, self.device), fresh("Long", self.sizes, self.device)]
+
+
+@formula("aten::msort", forward=_save_self_size)
+def msort(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """Each sorted value came from where ``argsort`` along dim 0 found it."""
+    if not saved:
+        return none_grads(node)
+    indices = emit.op("aten::argsort", node.inputs()[0], 0, False)
+    return none_grads(node, emit.op("aten::value_selecting_reduction_backward", grads[0], 0, indices,
+                                    saved["self_size"], True))
+
+
+@formula("aten::cummax", "aten::cummin")
+def cum_extreme(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, dim = node.inputs()
+    if not needs_grad(self_):
+        return none_grads(node)
+    return none_grads(node, emit.op("gradview::cummaxmin_backward", grads[0], self_, node.outputs()[1], dim))
+
+
+schema("gradview::cummaxmin_backward(Tensor grad, Tensor self, Tensor indices, int dim) -> Tensor")
+kernel("gradview::cummaxmin_backward")(kernels.cummaxmin_backward)
+no_gradient("gradview::cummaxmin_backward", reason=BACKWARD_KERNEL)
+shape_rule("gradview::cummaxmin_backward")(grads_like(0))
+
+for _name, _signature, _fn in (
+    ("cumprod_backward", "Tensor self, int dim, ScalarType? dtype", kernels.cumprod_backward),
+    ("logcumsumexp_backward", "Tensor self, int dim", kernels.logcumsumexp_backward),
+):
+    schema(backward_schema(_name, _signature, 1))
+    kernel(f"gradview::{_name}")(_fn)
+    no_gradient(f"gradview::{_name}", reason=BACKWARD_KERNEL)
+    shape_rule(f"gradview::{_name}")(grads_like(0))
+formula("aten::cumprod")(calls_backward("gradview::cumprod_backward", (0,)))
+formula("aten::logcumsumexp")(calls_backward("gradview::logcumsumexp_backward", (0,)))

@@ -66,3 +66,19 @@ def _einsum_vjp(grad: torch.Tensor, equation: str, tensors: list[torch.Tensor], 
 
 
 add("gradview::einsum_backward", S(f(2, 4), "ij,jk->ik", [f(2, 3), f(3, 4)], torch=_einsum_vjp))
+
+# -- sorts and scans ---------------------------------------------------------------------------
+add("argsort", S(f(3, 4), 1, True))
+add("argsort.stable", S(f(3, 4), stable=True, dim=0))
+add("msort", S(f(3, 4)))
+add("cummax cummin", S(f(3, 4), 1))
+_with_zeros = f(3, 5)
+_with_zeros[0, 1] = _with_zeros[1, 2] = _with_zeros[1, 4] = 0.0
+add("cumprod", S(_with_zeros, 1))
+add("logcumsumexp", S(f(3, 4), 0))
+_cm = torch.cummax(torch.tensor(_with_zeros), 1)
+add("gradview::cummaxmin_backward", S(f(3, 5), _with_zeros, _cm.indices.numpy(), 1,
+                                      torch=lambda g, x, i, d: torch.zeros_like(x).scatter_add(d, i, g)))
+add("gradview::cumprod_backward", S(f(3, 5), _with_zeros, 1, None,
+                                    torch=_vjp(lambda x, d, t: torch.cumprod(x, d, dtype=t), 1)))
+add("gradview::logcumsumexp_backward", S(f(3, 4), f(3, 4), 0, torch=_vjp(torch.logcumsumexp, 1)))
