@@ -93,6 +93,18 @@ __all__ = [
     "safe_softmax",
     "keepdim_size",
     "reduced_numel",
+    "argsort",
+    "msort",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "logcumsumexp",
+    "std_mean",
+    "nansum",
+    "aminmax",
+    "median",
+    "nanmedian",
+    "mode",
 ]
 
 
@@ -844,3 +856,139 @@ def logcumsumexp_backward(xp: Any, grad: Any, self: Any, dim: int) -> Any:
             return xp.flip(logcumsumexp(xp, xp.flip(v, axis=axis), axis), axis=axis)
 
         return xp.exp(reverse(positive - result) + self) - xp.exp(reverse(negative - result) + self)
+
+
+# -- std_mean ------------------------------------------------------------------------------------
+def std_mean_correction(
+    xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False
+) -> tuple[Any, Any]:
+    """(std, mean) over ``dim`` (every dim when None or []); ``correction`` None means 1."""
+    return std_correction(xp, self, dim, correction, keepdim), mean_dim(xp, self, dim, keepdim)
+
+
+def std_mean(xp: Any, self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return std_mean_correction(xp, self, None, 1 if unbiased else 0, False)
+
+
+def std_mean_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> tuple[Any, Any]:
+    return std_mean_correction(xp, self, dim, 1 if unbiased else 0, keepdim)
+
+
+# -- nansum, aminmax -----------------------------------------------------------------------------
+def nansum(xp: Any, self: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    """``sum`` with NaNs counted as 0 (integers have none)."""
+    x = xp.where(xp.isnan(self), 0, self).astype(self.dtype) if is_floating(self.dtype) else self
+    return sum_dim(xp, x, dim, keepdim, dtype)
+
+
+def aminmax(xp: Any, self: Any, dim: int | None = None, keepdim: bool = False) -> tuple[Any, Any]:
+    if dim is None:
+        if self.size == 0:
+            raise KernelError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                              "identity.")
+        low, high = amin(xp, self, [], False), amax(xp, self, [], False)
+        if keepdim:
+            shape = (1,) * self.ndim
+            return low.reshape(shape), high.reshape(shape)
+        return low, high
+    return amin(xp, self, [dim], keepdim), amax(xp, self, [dim], keepdim)
+
+
+def aminmax_backward(xp: Any, grad_min: Any, grad_max: Any, self: Any, low: Any, high: Any,
+                     dim: int | None, keepdim: bool) -> Any:
+    """amin's gradient plus amax's: each result's gradient split evenly among the elements
+    equal to it (PyTorch's ``scale_grad_by_count``; a NaN result equals nothing, so its
+    slice gets NaN, as in PyTorch)."""
+    axes = tuple(range(self.ndim)) if dim is None or self.ndim == 0 else (wrap_dim("aminmax", dim, self.ndim),)
+
+    def part(grad: Any, result: Any) -> Any:
+        if grad is None:  # that result's gradient is undefined: it adds nothing
+            return xp.zeros(self.shape, dtype=self.dtype)
+        if not keepdim:
+            grad, result = xp.expand_dims(grad, axes), xp.expand_dims(result, axes)
+        mask = (self == result).astype(grad.dtype)
+        with numpy.errstate(invalid="ignore", divide="ignore"):
+            return (grad / mask.sum(axis=axes, keepdims=True)) * mask
+
+    return (part(grad_min, low) + part(grad_max, high)).astype(self.dtype, copy=False)
+
+
+# -- median, nanmedian, mode ---------------------------------------------------------------------
+def _median_slices(xp: Any, op: str, self: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any, Any]:
+    """The lower median of each slice along ``dim`` and its index. A slice with a NaN gives
+    its first NaN (median) or the lower median of its numbers (nanmedian; all NaN: NaN at
+    index 0), as ATen's median_with_indices_impl."""
+    axis = wrap_dim(op, dim, self.ndim)
+    x = xp.moveaxis(_as_1d(self), axis, -1)
+    n = x.shape[-1]
+    if n == 0:
+        raise KernelError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+    order = stable_argsort(xp, x, x.ndim - 1)  # NaNs last
+    nans = xp.isnan(x) if is_floating(x.dtype) else xp.zeros(x.shape, dtype=bool)
+    count = xp.sum(nans, axis=-1)
+    if ignore_nan:
+        k = xp.maximum((n - count - 1) // 2, 0)
+        index = xp.take_along_axis(order, k[..., None], axis=-1)[..., 0]
+        index = xp.where(count == n, 0, index)
+    else:
+        index = xp.take_along_axis(order, xp.full(x.shape[:-1] + (1,), (n - 1) // 2), axis=-1)[..., 0]
+        index = xp.where(count > 0, xp.argmax(nans, axis=-1), index)
+    values = xp.take_along_axis(x, index[..., None], axis=-1)[..., 0]
+    if keepdim:
+        values, index = xp.expand_dims(values, axis), xp.expand_dims(index, axis)
+    if self.ndim == 0:
+        values, index = values.reshape(()), index.reshape(())
+    return values.astype(self.dtype, copy=False), index.astype(to_dtype("Long"))
+
+
+def _median_all(xp: Any, op: str, self: Any, ignore_nan: bool) -> Any:
+    if self.size == 0:
+        return xp.asarray(math.nan, dtype=self.dtype)
+    return _median_slices(xp, op, self.reshape(-1), 0, False, ignore_nan)[0]
+
+
+def median(xp: Any, self: Any) -> Any:
+    return _median_all(xp, "median", self, False)
+
+
+def median_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
+    return _median_slices(xp, "median", self, dim, keepdim, False)
+
+
+def nanmedian(xp: Any, self: Any) -> Any:
+    return _median_all(xp, "nanmedian", self, True)
+
+
+def nanmedian_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
+    return _median_slices(xp, "nanmedian", self, dim, keepdim, True)
+
+
+def mode(xp: Any, self: Any, dim: int = -1, keepdim: bool = False) -> tuple[Any, Any]:
+    """The most frequent value of each slice (the smallest among equally frequent ones) and
+    the index of its last occurrence, as ATen's CPU mode (pairs sorted, runs counted)."""
+    axis = wrap_dim("mode", dim, self.ndim)
+    x = xp.moveaxis(_as_1d(self), axis, -1)
+    n = x.shape[-1]
+    if n == 0:
+        raise KernelError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
+    flat = x.reshape(-1, n)
+    values = xp.empty(flat.shape[0], dtype=self.dtype)
+    indices = xp.empty(flat.shape[0], dtype=to_dtype("Long"))
+    for r in range(flat.shape[0]):
+        row = flat[r]
+        order = xp.lexsort((xp.arange(n), row))
+        best, best_count, run = 0, 0, 0
+        for i in range(n):
+            run += 1
+            if i == n - 1 or row[order[i]] != row[order[i + 1]]:
+                if run > best_count:
+                    best, best_count = i, run
+                run = 0
+        values[r], indices[r] = row[order[best]], order[best]
+    shape = x.shape[:-1]
+    values, indices = values.reshape(shape), indices.reshape(shape)
+    if keepdim:
+        values, indices = xp.expand_dims(values, axis), xp.expand_dims(indices, axis)
+    if self.ndim == 0:
+        values, indices = values.reshape(()), indices.reshape(())
+    return values, indices

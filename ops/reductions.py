@@ -795,3 +795,61 @@ for _name, _signature, _fn in (
     shape_rule(f"gradview::{_name}")(grads_like(0))
 formula("aten::cumprod")(calls_backward("gradview::cumprod_backward", (0,)))
 formula("aten::logcumsumexp")(calls_backward("gradview::logcumsumexp_backward", (0,)))
+
+
+# == Issue 22: nansum, aminmax, median, nanmedian, mode ========================================
+# nansum is sum with NaNs as 0: its gradient is sum's, zeroed at the NaNs (nansum's shape rule
+# is sum's). aminmax's two results split their gradients evenly among the elements equal to
+# them, as amin's and amax's do. median/nanmedian over everything split evenly among the ties
+# (evenly_distribute_backward, as max does); their dim forms and mode scatter back at the indices.
+kernel("aten::nansum")(kernels.nansum)
+kernel("aten::aminmax")(kernels.aminmax)
+kernel("aten::median")(kernels.median)
+kernel("aten::median.dim")(kernels.median_dim)
+kernel("aten::nanmedian")(kernels.nanmedian)
+kernel("aten::nanmedian.dim")(kernels.nanmedian_dim)
+kernel("aten::mode")(kernels.mode)
+formula("aten::median", "aten::nanmedian")(max_all)
+formula("aten::median.dim", "aten::nanmedian.dim", "aten::mode", forward=_save_self_size_for_selection)(max_dim)
+
+
+@formula("aten::nansum", forward=_reduction_forward, supports=_supported)
+def nansum(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """sum's gradient times ``x == x`` (0 at the NaNs)."""
+    if not saved:
+        return none_grads(node)
+    spread = emit.op("aten::expand", restore_dims(emit, node, grads[0], saved), saved["self_size"], False)
+    x = node.inputs()[0]
+    grad = emit.op("aten::mul", _cast(emit, saved, spread), emit.op("aten::eq", x, x))
+    return none_grads(node, grad)
+
+
+@shape_rule("aten::aminmax")
+def _aminmax_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    if self is None:
+        return None
+    dims = None if args.is_none(1) else [args.int_value(1)]
+    result = reduced_type(self, dims, keepdim_argument(args, 2), self.scalar_type)
+    return [result, result]
+
+
+@formula("aten::aminmax")
+def aminmax(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, dim, keepdim = node.inputs()
+    if not needs_grad(self_):
+        return none_grads(node)
+    low, high = node.outputs()
+    return none_grads(node, emit.op("gradview::aminmax_backward", grads[0], grads[1], self_, low, high, dim, keepdim))
+
+
+schema("gradview::aminmax_backward(Tensor? grad_min, Tensor? grad_max, Tensor self, Tensor min, Tensor max, "
+       "int? dim, bool keepdim) -> Tensor")
+kernel("gradview::aminmax_backward")(kernels.aminmax_backward)
+no_gradient("gradview::aminmax_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::aminmax_backward")
+def _aminmax_backward_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(2)
+    return None if self is None else [fresh(self.scalar_type, self.sizes, self.device)]

@@ -306,6 +306,34 @@ def _if_defined(emit: Emitter, grad: Value, build: Callable[[], Value]) -> Value
     )
 
 
+
+# -- aten::std_mean (every overload) ------------------------------------------------------------
+_STD_MEAN = ("aten::std_mean", "aten::std_mean.dim", "aten::std_mean.correction")
+kernel("aten::std_mean")(kernels.std_mean)
+kernel("aten::std_mean.dim")(kernels.std_mean_dim)
+kernel("aten::std_mean.correction")(kernels.std_mean_correction)
+shape_rule("aten::std_mean")(_var_mean_shapes)
+
+
+def _std_grad(emit: Emitter, node: Node, grad: Value) -> Value:
+    """std's gradient: var's of ``grad / (2 std)``, 0 where std is 0."""
+    result = node.outputs()[0]
+    scaled = emit.op("aten::div", grad, emit.op("aten::mul", result, 2))
+    scaled = emit.op("aten::masked_fill", scaled, emit.op("aten::eq", result, 0), 0)
+    return _var_grad(emit, node, scaled)
+
+
+@formula(*_STD_MEAN, forward=_var_forward, supports=_var_supported)
+def std_mean(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """std's gradient of the first result plus mean's of the second (``std_mean_backward``)."""
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    std_term = _if_defined(emit, grads[0], lambda: _std_grad(emit, node, grads[0]))
+    mean_term = _if_defined(emit, grads[1], lambda: _mean_grad(emit, node, grads[1]))
+    if std_term is None or mean_term is None:
+        return none_grads(node, std_term if mean_term is None else mean_term)
+    return none_grads(node, emit.op("prim::AutogradAdd", std_term, mean_term, types=[TensorType()]))
+
 # -- aten::logsumexp --------------------------------------------------------------------------
 kernel("aten::logsumexp")(kernels.logsumexp)
 

@@ -82,3 +82,24 @@ add("gradview::cummaxmin_backward", S(f(3, 5), _with_zeros, _cm.indices.numpy(),
 add("gradview::cumprod_backward", S(f(3, 5), _with_zeros, 1, None,
                                     torch=_vjp(lambda x, d, t: torch.cumprod(x, d, dtype=t), 1)))
 add("gradview::logcumsumexp_backward", S(f(3, 4), f(3, 4), 0, torch=_vjp(torch.logcumsumexp, 1)))
+
+# -- statistics --------------------------------------------------------------------------------
+add("nansum", S(np.where(f(3, 4) > 0.5, np.nan, f(3, 4)), [1], False))
+add("aminmax", S(f(3, 4), dim=1, keepdim=True))
+add("median nanmedian", S(f(3, 5)))
+add("median.dim nanmedian.dim", S(f(3, 5), 1, False))
+add("mode", S(np.round(f(3, 6) * 2), 1, False))
+add("std_mean", S(f(3, 4), False))
+add("std_mean.dim", S(f(3, 4), [1], True, True))
+add("std_mean.correction", S(f(3, 4), [0], correction=2, keepdim=False))
+_amm = f(3, 4)
+_low, _high = (t.numpy() for t in torch.aminmax(torch.tensor(_amm), dim=1))
+
+
+def _aminmax_vjp(g_min: Any, g_max: Any, x: torch.Tensor, *rest: Any) -> Any:
+    leaf = x.detach().requires_grad_(True)
+    low, high = torch.aminmax(leaf, dim=1)
+    return torch.autograd.grad((low, high), leaf, (g_min, g_max), create_graph=True)[0]
+
+
+add("gradview::aminmax_backward", S(f(3), f(3), _amm, _low, _high, 1, False, frozen=(3, 4), torch=_aminmax_vjp))
