@@ -937,8 +937,14 @@ def multilabel_margin_loss_backward(xp: Any, grad_output: Any, self: Any, target
 
 
 # -- ctc_loss (LossCTC.cpp) ------------------------------------------------------------------------
+# The recursions run over time one row at a time (vectorized over the extended target); the
+# lengths and labels that steer them are host numbers.
+def _host_ints(values: Any) -> list[int]:
+    return [int(v) for v in (values.reshape(-1).tolist() if hasattr(values, "reshape") else values)]
+
+
 def _ctc_setup(
-    op: str, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: int
+    xp: Any, op: str, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: int
 ) -> tuple[Any, bool, list[int], list[int], list[Any]]:
     """(log_probs as (T, B, C), batched, input lengths, target lengths, each sample's targets)."""
     _floating_loss(op, log_probs)
@@ -947,13 +953,12 @@ def _ctc_setup(
         raise KernelError(f"{op}: expected log_probs of 2 or 3 dims, got shape {list(log_probs.shape)}")
     lp = log_probs if batched else log_probs[:, None]
     steps, batch, classes = lp.shape
-    ins = [int(v) for v in (input_lengths.reshape(-1).tolist() if hasattr(input_lengths, "shape") else input_lengths)]
-    outs = [int(v) for v in (target_lengths.reshape(-1).tolist() if hasattr(target_lengths, "shape") else target_lengths)]
+    ins, outs = _host_ints(input_lengths), _host_ints(target_lengths)
     if len(ins) != batch or len(outs) != batch:
         raise KernelError(f"{op}: expected {batch} input and target lengths, got {len(ins)} and {len(outs)}")
     if not 0 <= blank < classes:
         raise KernelError(f"{op}: blank must be in label range")
-    t = targets.astype(numpy.int64) if hasattr(targets, "astype") else targets
+    t = targets.astype(xp.int64)
     samples, offset = [], 0
     for b in range(batch):
         if not 0 <= ins[b] <= steps:
@@ -969,37 +974,39 @@ def _ctc_setup(
     return lp, batched, ins, outs, samples
 
 
-def _primes(row: Any, blank: int) -> Any:
+def _primes(xp: Any, row: Any, blank: int) -> Any:
     """The extended target ``blank, l1, blank, l2, ..., blank``."""
-    extended = numpy.full(2 * len(row) + 1, blank, dtype=numpy.int64)
+    extended = xp.full(2 * row.shape[0] + 1, blank, dtype=xp.int64)
     extended[1::2] = row
     return extended
 
 
-def _log_add3(a: Any, b: Any, c: Any) -> Any:
+def _log_add3(xp: Any, a: Any, b: Any, c: Any) -> Any:
     """ATen's ``log(exp(a - m) + exp(b - m) + exp(c - m)) + m`` with ``m`` 0 when all are -inf."""
-    m = numpy.maximum(numpy.maximum(a, b), c)
-    m = numpy.where(m == -math.inf, 0.0, m)
-    with numpy.errstate(invalid="ignore"):
-        return numpy.log(numpy.exp(a - m) + numpy.exp(b - m) + numpy.exp(c - m)) + m
+    m = xp.maximum(xp.maximum(a, b), c)
+    m = xp.where(m == -math.inf, 0.0, m)
+    return xp.log(xp.exp(a - m) + xp.exp(b - m) + xp.exp(c - m)) + m
 
 
-def _ctc_alpha(lp: Any, primes: Any, length: int) -> Any:
+def _shifted(xp: Any, row: Any, by: int) -> Any:
+    """``row`` moved ``by`` places (right for positive), -inf filling in."""
+    fill = xp.full(abs(by), -math.inf, dtype=row.dtype)
+    return xp.concatenate([fill, row[:-by]]) if by > 0 else xp.concatenate([row[-by:], fill])
+
+
+def _ctc_alpha(xp: Any, lp: Any, primes: Any, length: int) -> Any:
     """log_alpha (length, S) by eq. (6), in ATen's arithmetic; -inf where unreachable."""
     size = primes.shape[0]
-    alpha = numpy.full((max(length, 1), size), -math.inf)
+    alpha = xp.full((max(length, 1), size), -math.inf, dtype=lp.dtype)
     if length == 0:
         return alpha
-    alpha[0, 0] = lp[0, primes[0]]
-    if size > 1:
-        alpha[0, 1] = lp[0, primes[1]]
-    skip = numpy.zeros(size, dtype=bool)
+    alpha[0, :2] = lp[0, primes[:2]]
+    skip = xp.zeros(size, dtype=bool)
     skip[2:] = primes[2:] != primes[:-2]
     for t in range(1, length):
         prev = alpha[t - 1]
-        la2 = numpy.concatenate([[-math.inf], prev[:-1]])
-        la3 = numpy.where(skip, numpy.concatenate([[-math.inf, -math.inf], prev[:-2]]), -math.inf)
-        alpha[t] = _log_add3(prev, la2, la3) + lp[t, primes]
+        alpha[t] = _log_add3(xp, prev, _shifted(xp, prev, 1), xp.where(skip, _shifted(xp, prev, 2), -math.inf)) + (
+            lp[t, primes])
     return alpha
 
 
@@ -1007,23 +1014,23 @@ def _ctc_nll(alpha: Any, length: int, target_length: int) -> float:
     if length == 0:
         return 0.0 if target_length == 0 else math.inf
     if target_length == 0:
-        return -alpha[length - 1, 0]
-    l1, l2 = alpha[length - 1, 2 * target_length], alpha[length - 1, 2 * target_length - 1]
+        return -float(alpha[length - 1, 0])
+    l1, l2 = float(alpha[length - 1, 2 * target_length]), float(alpha[length - 1, 2 * target_length - 1])
     m = max(l1, l2)
     m = 0.0 if m == -math.inf else m
     return -(math.log(math.exp(l1 - m) + math.exp(l2 - m)) + m)
 
 
-def _ctc_forward(op: str, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, blank: int):  # noqa: ANN202
-    lp, batched, ins, outs, samples = _ctc_setup(op, log_probs, targets, input_lengths, target_lengths, blank)
-    lp = numpy.asarray(lp, dtype=numpy.float64)
-    alphas, nll = [], numpy.zeros(lp.shape[1])
+def _ctc_forward(xp: Any, op: str, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any,
+                 blank: int):  # noqa: ANN202
+    lp, batched, ins, outs, samples = _ctc_setup(xp, op, log_probs, targets, input_lengths, target_lengths, blank)
+    alphas, nll = [], []
     with numpy.errstate(invalid="ignore", over="ignore"):
         for b, row in enumerate(samples):
-            primes = _primes(numpy.asarray(row), blank)
-            alpha = _ctc_alpha(lp[:, b], primes, ins[b])
+            primes = _primes(xp, row, blank)
+            alpha = _ctc_alpha(xp, lp[:, b], primes, ins[b])
             alphas.append((primes, alpha))
-            nll[b] = _ctc_nll(alpha, ins[b], outs[b])
+            nll.append(_ctc_nll(alpha, ins[b], outs[b]))
     return lp, batched, ins, outs, alphas, nll
 
 
@@ -1035,15 +1042,16 @@ def ctc_loss(
     with ``zero_infinity``; mean divides each by its target length (at least 1) and averages."""
     op = "ctc_loss"
     _check_reduction(op, reduction)
-    _, batched, _, outs, _, nll = _ctc_forward(op, log_probs, targets, input_lengths, target_lengths, blank)
+    _, batched, _, outs, _, nll = _ctc_forward(xp, op, log_probs, targets, input_lengths, target_lengths, blank)
     if zero_infinity:
-        nll = numpy.where(nll == math.inf, 0.0, nll)
-    nll = nll.astype(log_probs.dtype)
+        nll = [0.0 if v == math.inf else v for v in nll]
+    losses = xp.asarray(nll, dtype=log_probs.dtype)
     if reduction == _MEAN:
-        return xp.asarray(xp.mean(nll / numpy.maximum(numpy.asarray(outs, dtype=nll.dtype), 1))).astype(nll.dtype)
+        lengths = xp.asarray([max(v, 1) for v in outs], dtype=losses.dtype)
+        return xp.asarray(xp.mean(losses / lengths)).astype(losses.dtype)
     if reduction == _SUM:
-        return xp.asarray(xp.sum(nll)).astype(nll.dtype)
-    return nll if batched else nll.reshape(())
+        return xp.asarray(xp.sum(losses)).astype(losses.dtype)
+    return losses if batched else losses.reshape(())
 
 
 def ctc_loss_backward(
@@ -1054,49 +1062,54 @@ def ctc_loss_backward(
     ``(exp(lp) - exp(log_ab + nll - lp)) * grad`` per sample (zero past its input length, and
     for infinite losses with ``zero_infinity``); the reduction's gradient first, as autograd."""
     op = "ctc_loss_backward"
-    lp, batched, ins, outs, alphas, nll = _ctc_forward(op, log_probs, targets, input_lengths, target_lengths, blank)
+    lp, batched, ins, outs, alphas, nll = _ctc_forward(xp, op, log_probs, targets, input_lengths, target_lengths,
+                                                       blank)
     batch = lp.shape[1]
-    g = numpy.asarray(grad, dtype=numpy.float64)
-    if reduction == _MEAN:
-        per = numpy.broadcast_to(g.reshape(()) / batch, (batch,)) / numpy.maximum(numpy.asarray(outs, dtype=float), 1)
-    elif reduction == _SUM:
-        per = numpy.broadcast_to(g.reshape(()), (batch,))
+    if reduction == _NONE:
+        per = [float(v) for v in grad.reshape(batch).tolist()]
     else:
-        per = g.reshape(batch)
-    if zero_infinity:
-        per = numpy.where(nll == math.inf, 0.0, per)
-    result = numpy.zeros_like(lp)
+        total = float(grad.reshape(()))
+        per = [total / batch / max(v, 1) for v in outs] if reduction == _MEAN else [total] * batch
+    result = xp.zeros(lp.shape, dtype=lp.dtype)
     with numpy.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for b, (primes, alpha) in enumerate(alphas):
             length, tl = ins[b], outs[b]
             if length == 0 or (zero_infinity and nll[b] == math.inf):
                 continue
-            probs = lp[:, b]
-            size = primes.shape[0]
-            beta = numpy.full((length, size), -math.inf)
-            collected = numpy.full((length, probs.shape[1]), -math.inf)
-            beta[length - 1, 2 * tl] = probs[length - 1, blank]
-            collected[length - 1, blank] = alpha[length - 1, 2 * tl] + beta[length - 1, 2 * tl]
-            if tl > 0:
-                label = primes[2 * tl - 1]
-                beta[length - 1, 2 * tl - 1] = probs[length - 1, label]
-                collected[length - 1, label] = alpha[length - 1, 2 * tl - 1] + beta[length - 1, 2 * tl - 1]
-            skip = numpy.zeros(size, dtype=bool)
-            skip[:-2] = primes[2:] != primes[:-2]
-            for t in range(length - 2, -1, -1):
-                following = beta[t + 1]
-                lb2 = numpy.concatenate([following[1:], [-math.inf]])
-                lb3 = numpy.where(skip, numpy.concatenate([following[2:], [-math.inf, -math.inf]]), -math.inf)
-                beta[t] = _log_add3(following, lb2, lb3) + probs[t, primes]
-                for s in range(size - 1, -1, -1):  # ATen's descending s, log-adding per label
-                    log_ab = alpha[t, s] + beta[t, s]
-                    current = collected[t, primes[s]]
-                    if current == -math.inf:
-                        collected[t, primes[s]] = log_ab
-                    else:
-                        m = max(current, log_ab)
-                        collected[t, primes[s]] = math.log(math.exp(current - m) + math.exp(log_ab - m)) + m
-            rows = probs[:length]
-            result[:length, b] = (numpy.exp(rows) - numpy.exp(collected + nll[b] - rows)) * per[b]
+            result[:length, b] = _ctc_sample_grad(xp, lp[:, b], primes, alpha, length, tl, blank, nll[b], per[b])
     out = result if batched else result[:, 0]
-    return xp.asarray(out).astype(log_probs.dtype, copy=False)
+    return out.astype(log_probs.dtype, copy=False)
+
+
+def _ctc_sample_grad(
+    xp: Any, probs: Any, primes: Any, alpha: Any, length: int, tl: int, blank: int, nll: float, grad: float
+) -> Any:
+    size = primes.shape[0]
+    labels = [int(v) for v in primes.tolist()]
+    beta = xp.full((length, size), -math.inf, dtype=probs.dtype)
+    collected = xp.full((length, probs.shape[1]), -math.inf, dtype=probs.dtype)
+    beta[length - 1, 2 * tl] = probs[length - 1, blank]
+    collected[length - 1, blank] = alpha[length - 1, 2 * tl] + beta[length - 1, 2 * tl]
+    if tl > 0:
+        label = labels[2 * tl - 1]
+        beta[length - 1, 2 * tl - 1] = probs[length - 1, label]
+        collected[length - 1, label] = alpha[length - 1, 2 * tl - 1] + beta[length - 1, 2 * tl - 1]
+    skip = xp.zeros(size, dtype=bool)
+    skip[:-2] = primes[2:] != primes[:-2]
+    for t in range(length - 2, -1, -1):
+        following = beta[t + 1]
+        beta[t] = _log_add3(
+            xp, following, _shifted(xp, following, -1), xp.where(skip, _shifted(xp, following, -2), -math.inf)
+        ) + probs[t, primes]
+        log_ab = (alpha[t] + beta[t]).tolist()
+        row = collected[t].tolist()
+        for s in range(size - 1, -1, -1):  # ATen's descending s, log-adding per label
+            current, value = row[labels[s]], log_ab[s]
+            if current == -math.inf:
+                row[labels[s]] = value
+            else:
+                m = max(current, value)
+                row[labels[s]] = math.log(math.exp(current - m) + math.exp(value - m)) + m
+        collected[t] = xp.asarray(row, dtype=probs.dtype)
+    rows = probs[:length]
+    return (xp.exp(rows) - xp.exp(collected + nll - rows)) * grad

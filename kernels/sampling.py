@@ -57,9 +57,20 @@ def _float_scale(in_size: int, out_size: int, scale: float | None) -> Any:
     return numpy.float32(numpy.float32(in_size) / numpy.float32(out_size))
 
 
-def _floorf(values: Any) -> Any:
+def _floorf(xp: Any, values: Any) -> Any:
     """C's floorf of a double: rounded to float32 first."""
-    return numpy.floor(numpy.asarray(values, dtype=numpy.float64).astype(numpy.float32)).astype(numpy.int64)
+    return xp.floor(values.astype(xp.float32)).astype(xp.int64)
+
+
+def add_at(xp: Any, target: Any, index: Any, values: Any) -> None:
+    """``target[index] += values``, repeated indices adding up in order (CuPy: scatter_add)."""
+    adder = getattr(xp.add, "at", None)
+    if adder is not None:
+        adder(target, index, values)
+    else:  # pragma: no cover - CuPy without ufunc.at
+        import cupyx  # type: ignore[import-not-found]
+
+        cupyx.scatter_add(target, index, values)
 
 
 def _cubic_weights(t: Any) -> list[Any]:
@@ -75,9 +86,11 @@ def _cubic_weights(t: Any) -> list[Any]:
     return [far(t + 1.0), near(t), near(1.0 - t), far((1.0 - t) + 1.0)]
 
 
-def axis_taps(mode: str, in_size: int, out_size: int, align_corners: bool, scale: float | None) -> tuple[Any, Any]:
+def axis_taps(
+    xp: Any, mode: str, in_size: int, out_size: int, align_corners: bool, scale: float | None
+) -> tuple[Any, Any]:
     """(indices, weights), each (out_size, taps): what output ``i`` reads along one dim."""
-    i = numpy.arange(out_size)
+    i = xp.arange(out_size)
     if mode in ("nearest", "nearest-exact"):
         if mode == "nearest" and out_size == in_size:
             src = i
@@ -85,21 +98,21 @@ def axis_taps(mode: str, in_size: int, out_size: int, align_corners: bool, scale
             src = i >> 1
         else:
             s = _float_scale(in_size, out_size, scale)
-            product = i.astype(numpy.float32) * s if mode == "nearest" else (i + 0.5) * numpy.float64(s)
-            src = numpy.minimum(_floorf(product), in_size - 1)
-        return src.reshape(-1, 1), numpy.ones((out_size, 1))
+            product = i.astype(xp.float32) * s if mode == "nearest" else (i + 0.5) * float(s)
+            src = xp.minimum(_floorf(xp, product), in_size - 1)
+        return src.reshape(-1, 1), xp.ones((out_size, 1))
     s = _linear_scale(in_size, out_size, align_corners, scale)
     cubic = mode == "cubic"
     real = s * i if align_corners else s * (i + 0.5) - 0.5
     if not cubic and not align_corners:
-        real = numpy.where(real < 0, 0.0, real)
-    index = numpy.minimum(_floorf(real), in_size - 1)
-    lam = numpy.minimum(numpy.maximum(real - index, 0.0), 1.0)
+        real = xp.where(real < 0, 0.0, real)
+    index = xp.minimum(_floorf(xp, real), in_size - 1)
+    lam = xp.minimum(xp.maximum(real - index, 0.0), 1.0)
     if cubic:
-        indices = numpy.stack([numpy.clip(index - 1 + j, 0, in_size - 1) for j in range(4)], axis=1)
-        return indices, numpy.stack(_cubic_weights(lam), axis=1)
-    following = index + numpy.where(index < in_size - 1, 1, 0)
-    return numpy.stack([index, following], axis=1), numpy.stack([1.0 - lam, lam], axis=1)
+        indices = xp.stack([xp.clip(index - 1 + j, 0, in_size - 1) for j in range(4)], axis=1)
+        return indices, xp.stack(_cubic_weights(lam), axis=1)
+    following = index + xp.where(index < in_size - 1, 1, 0)
+    return xp.stack([index, following], axis=1), xp.stack([1.0 - lam, lam], axis=1)
 
 
 # -- upsampling ----------------------------------------------------------------------------------
@@ -136,14 +149,14 @@ def upsample(
     out = input
     for k in range(dims):
         axis = 2 + k
-        indices, weights = axis_taps(mode, input.shape[axis], sizes[k], align_corners, scales[k])
+        indices, weights = axis_taps(xp, mode, input.shape[axis], sizes[k], align_corners, scales[k])
         shape = [1] * out.ndim
         shape[axis] = sizes[k]
         total = None
         for t in range(indices.shape[1]):
-            term = xp.take(out, xp.asarray(indices[:, t]), axis=axis)
+            term = xp.take(out, indices[:, t], axis=axis)
             if mode not in ("nearest", "nearest-exact"):
-                term = term * xp.asarray(weights[:, t].reshape(shape), dtype=input.dtype)
+                term = term * weights[:, t].reshape(shape).astype(input.dtype)
             total = term if total is None else total + term
         out = total
     return xp.ascontiguousarray(out)
@@ -158,14 +171,13 @@ def upsample_backward(
     for k in reversed(range(dims)):
         axis = 2 + k
         in_size = input_shape[axis]
-        indices, weights = axis_taps(mode, in_size, sizes[k], align_corners, scales[k])
+        indices, weights = axis_taps(xp, mode, in_size, sizes[k], align_corners, scales[k])
         moved = xp.moveaxis(g, axis, 0)
         result = xp.zeros((in_size,) + moved.shape[1:], dtype=grad.dtype)
         for t in range(indices.shape[1]):
-            w = xp.asarray(weights[:, t].reshape((-1,) + (1,) * (moved.ndim - 1)), dtype=grad.dtype)
+            w = weights[:, t].reshape((-1,) + (1,) * (moved.ndim - 1)).astype(grad.dtype)
             contribution = moved if mode in ("nearest", "nearest-exact") else moved * w
-            numpy.add.at(result, indices[:, t], contribution) if xp is numpy else xp.add.at(
-                result, xp.asarray(indices[:, t]), contribution)
+            add_at(xp, result, indices[:, t], contribution)
         g = xp.moveaxis(result, 0, axis)
     return xp.ascontiguousarray(g)
 
@@ -369,7 +381,7 @@ def _read(xp: Any, input: Any, corner: list[Any], sizes: list[int]) -> tuple[Any
     for c, size in zip(corner, sizes[::-1], strict=True):
         ok = (c >= 0) & (c < size)
         inside = ok if inside is None else inside & ok
-    safe = [xp.where(inside, c, 0).astype(numpy.int64) for c in corner]
+    safe = [xp.where(inside, c, 0).astype(xp.int64) for c in corner]
     n = input.shape[0]
     batch = xp.arange(n).reshape((n,) + (1,) * (safe[0].ndim - 1))
     spatial_index = tuple(safe[dims - 1 - k] for k in range(dims))  # (z,) y, x
@@ -429,10 +441,10 @@ def _scatter(xp: Any, target: Any, taps: list[tuple[list[Any], Any, Any]]) -> No
     plane = math.prod(target.shape[2:])
     flats, insides, contributions = [], [], []
     for corner, inside, contribution in taps:
-        flat = xp.zeros(inside.shape, dtype=numpy.int64)
+        flat = xp.zeros(inside.shape, dtype=xp.int64)
         for k in reversed(range(dims)):  # (z,) y, x, row-major
             size = target.shape[2 + (dims - 1 - k)]
-            flat = flat * size + xp.where(inside, corner[k], 0).astype(numpy.int64)
+            flat = flat * size + xp.where(inside, corner[k], 0).astype(xp.int64)
         flats.append(flat)
         insides.append(inside)
         contributions.append(contribution)
@@ -442,7 +454,7 @@ def _scatter(xp: Any, target: Any, taps: list[tuple[list[Any], Any, Any]]) -> No
     contribution = xp.stack(contributions, axis=-1)
     for channel in range(c):
         index = ((batch * c + channel) * plane + flat)[inside]
-        numpy.add.at(target.reshape(-1), index, contribution[:, channel][inside])
+        add_at(xp, target.reshape(-1), index, contribution[:, channel][inside])
 
 
 def grid_sample_backward(
@@ -556,15 +568,15 @@ def _bicubic(
 
 
 # -- _upsample_bilinear2d_aa (UpSampleKernel.cpp, antialias=True) ----------------------------------
-def _aa_axis(in_size: int, out_size: int, align_corners: bool, scale: float | None) -> tuple[Any, Any]:
+def _aa_axis(in_size: int, out_size: int, align_corners: bool, scale: float | None) -> tuple[list[int], list[list[float]]]:
     """(first index, weights (out, max taps)): ATen's _compute_indices_min_size_weights_aa with
-    the triangle filter, its support widened by the scale when downsampling, normalized."""
+    the triangle filter, its support widened by the scale when downsampling, normalized (host
+    numbers: they depend on the sizes only)."""
     s = _linear_scale(in_size, out_size, align_corners, scale)
     support = (2 * 0.5) * s if s >= 1.0 else 2 * 0.5
     taps = int(math.ceil(support)) * 2 + 1
     invscale = 1.0 / s if s >= 1.0 else 1.0
-    starts = numpy.zeros(out_size, dtype=numpy.int64)
-    weights = numpy.zeros((out_size, taps))
+    starts, weights = [], []
     for i in range(out_size):
         center = s * (i + 0.5)
         xmin = max(int(center - support + 0.5), 0)
@@ -575,8 +587,8 @@ def _aa_axis(in_size: int, out_size: int, align_corners: bool, scale: float | No
             total += w
         if total != 0.0:
             row = [w / total for w in row]
-        starts[i] = xmin
-        weights[i, :xsize] = row
+        starts.append(xmin)
+        weights.append(row + [0.0] * (taps - xsize))
     return starts, weights
 
 
@@ -597,11 +609,12 @@ def upsample_bilinear2d_aa_forward(
             continue
         starts, weights = axes[k]
         total = None
-        for j in range(weights.shape[1]):
-            index = numpy.minimum(starts + j, input.shape[axis] - 1)
+        for j in range(len(weights[0]) if weights else 0):
+            index = xp.asarray([min(start + j, input.shape[axis] - 1) for start in starts], dtype=xp.int64)
             shape = [1] * out.ndim
             shape[axis] = sizes[k]
-            term = xp.take(out, xp.asarray(index), axis=axis) * xp.asarray(weights[:, j].reshape(shape), dtype=out.dtype)
+            column = xp.asarray([row[j] for row in weights], dtype=out.dtype).reshape(shape)
+            term = xp.take(out, index, axis=axis) * column
             total = term if total is None else total + term
         out = total
     return xp.ascontiguousarray(out)
@@ -617,19 +630,21 @@ def upsample_bilinear2d_aa_grad(
     n, c = grad.shape[:2]
     result = xp.zeros((n * c, height * width), dtype=grad.dtype)
     flat_grad = grad.reshape(n * c, sizes[0] * sizes[1])
-    indices, factors = [], []
+    source, target, factor_y, factor_x = [], [], [], []
     for oh in range(sizes[0]):
         for ow in range(sizes[1]):
-            for y in range(wy.shape[1]):
-                for x in range(wx.shape[1]):
-                    if wy[oh, y] == 0 and y > 0 or wx[ow, x] == 0 and x > 0:
-                        continue
+            for y, wy_value in enumerate(wy[oh]):
+                for x, wx_value in enumerate(wx[ow]):
+                    if (wy_value == 0 and y > 0) or (wx_value == 0 and x > 0):
+                        continue  # a padded tap: it adds nothing
                     row, col = min(ys[oh] + y, height - 1), min(xs[ow] + x, width - 1)
-                    indices.append((oh * sizes[1] + ow, row * width + col, wy[oh, y], wx[ow, x]))
-    if indices:
-        table = numpy.array(indices)
-        source, target = table[:, 0].astype(numpy.int64), table[:, 1].astype(numpy.int64)
-        factors = (flat_grad[:, source] * table[:, 2]) * table[:, 3]
-        for plane in range(n * c):
-            numpy.add.at(result[plane], target, factors[plane])
+                    source.append(oh * sizes[1] + ow)
+                    target.append(row * width + col)
+                    factor_y.append(wy_value)
+                    factor_x.append(wx_value)
+    if source:
+        picked = flat_grad[:, xp.asarray(source, dtype=xp.int64)]
+        factors = (picked * xp.asarray(factor_y, dtype=grad.dtype)) * xp.asarray(factor_x, dtype=grad.dtype)
+        planes = xp.arange(n * c).reshape(-1, 1)
+        add_at(xp, result, (planes, xp.asarray(target, dtype=xp.int64).reshape(1, -1)), factors)
     return result.reshape(input_shape)

@@ -26,7 +26,7 @@ def test_nearest_reads_what_atens_float32_scale_reads(mode: str, size: int, scal
 
 
 def test_bicubic_reads_clamped_neighbours_with_keys_weights() -> None:
-    indices, weights = axis_taps("cubic", 4, 9, False, None)
+    indices, weights = axis_taps(np, "cubic", 4, 9, False, None)
     assert indices.min() == 0 and indices.max() == 3
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-15)  # Keys' kernel sums to 1
 
@@ -36,3 +36,30 @@ def test_bicubic_upsampling_equals_torch(align_corners: bool) -> None:
     x = RNG.standard_normal((2, 3, 4, 5))
     check_op("aten::upsample_bicubic2d", [x, [7, 3], align_corners, None, None], rtol=1e-13, atol=1e-14)
     check_op("aten::upsample_bicubic2d", [x, [9, 11], align_corners, 2.5, 2.2], rtol=1e-13, atol=1e-14)
+
+
+def _run_on_marker(qualified: str) -> None:
+    """The catalogue's sample call on the marker backend, which refuses host arrays mid-graph
+    (CuPy would copy them, or fail)."""
+    from gradview.ir.operators import schemas_for
+    from gradview.runtime import run_graph
+    from tests.autodiff.op_gradient_samples import SAMPLES
+    from tests.kernels.oracle import op_graph
+
+    sample = SAMPLES[qualified]
+    kind, _, overload = qualified.partition(".")
+    schema = next(s for s in schemas_for(kind) if s.overload_name == overload)
+    args = list(sample.args) + [a.default for a in schema.arguments[len(sample.args):]]
+    graph, inputs = op_graph(qualified, args)
+    run_graph(graph, inputs, backend="marker")
+
+
+@pytest.mark.parametrize("qualified", [
+    "aten::upsample_nearest2d", "aten::_upsample_nearest_exact1d.vec", "aten::upsample_bicubic2d",
+    "aten::upsample_trilinear3d.vec", "gradview::upsample_bilinear2d_backward", "aten::_upsample_bilinear2d_aa",
+    "gradview::_upsample_bilinear2d_aa_vec_backward", "aten::grid_sampler", "aten::grid_sampler_2d_backward",
+    "aten::grid_sampler_3d_backward", "aten::im2col", "aten::col2im", "aten::ctc_loss.Tensor",
+    "gradview::ctc_loss_backward",
+])
+def test_resampling_and_ctc_keep_their_arrays_on_the_backend(qualified: str) -> None:
+    _run_on_marker(qualified)
