@@ -41,7 +41,8 @@ TORCH_CANNOT: dict[str, tuple[str, str]] = {
     "resize_as_": ("trace", "torch.jit.trace failed: output 1"),
     "arange": ("trace", "torch.jit.trace failed: 0 INTERNAL ASSERT FAILED"),
     "gradient": ("trace", "torch.jit.trace failed: Tracing a list of arbitrary type is currently not supported!"),
-    # A sample whose view is out of its storage's bounds: eager torch refuses it too.
+    # A sample whose input is a partial view of a larger storage: as_strided on the
+    # leaf copy every caller makes (and gradview keeps no storage) reads out of bounds.
     "as_strided.partial_views": ("eager", "RuntimeError: setStorage: sizes [2, 2], strides [1, 2]"),
 }
 
