@@ -46,6 +46,7 @@ from . import (  # noqa: F401 - imported for their declarations
     casts,
     linalg,
     products,
+    torch_linalg,
     reductions,
     statistics,
     softmax,

@@ -366,7 +366,7 @@ def prod(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, _cast(emit, saved, grad))
 
 
-# -- aten::norm (and linalg_vector_norm's shape) -----------------------------------------------
+# -- aten::norm (its shape rule also serves linalg_vector_norm) -------------------------------
 _NORMS = ("aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::norm.ScalarOpt_dim_dtype", "aten::norm.ScalarOpt_dtype")
 kernel("aten::norm.Scalar")(kernels.norm)
 kernel("aten::norm.ScalarOpt_dim")(kernels.norm_dim)
@@ -374,7 +374,7 @@ kernel("aten::norm.ScalarOpt_dim_dtype")(kernels.norm_dim_dtype)
 kernel("aten::norm.ScalarOpt_dtype")(kernels.norm_dtype)
 
 
-@shape_rule("aten::norm", "aten::linalg_vector_norm")
+@shape_rule("aten::norm")  # linalg_vector_norm reuses it (ops/torch_linalg.py)
 def _norm_shapes(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:

@@ -1,0 +1,695 @@
+"""torch.linalg and its older aliases: norms, determinants, inverses, solves,
+factorizations, with their backward kernels.
+
+Forward kernels call the LAPACK routines PyTorch's CPU kernels call, through
+NumPy (``det``/``slogdet``/``inv``/``solve``: getrf/gesv; ``cholesky``: potrf;
+``eigh``: syevd) or SciPy where NumPy has no batched one (triangular solves:
+trtrs per matrix), so results and the signs of eigenvectors agree with
+PyTorch's to rounding. Backward kernels ``name_backward(xp, grads..., inputs...,
+outputs...)`` follow tools/autograd/derivatives.yaml and FunctionsManual.cpp
+(``norm_backward``, ``linalg_det_backward``, ``cholesky_backward``,
+``linalg_eig_backward``...) and return one gradient per differentiable input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+from .dtypes import to_dtype
+from .protocol import KernelError
+
+__all__ = [
+    "vector_norm", "vector_norm_backward", "matrix_norm", "matrix_norm_backward", "linalg_norm",
+    "linalg_norm_backward", "cross", "cross_backward", "vecdot", "vecdot_backward",
+    "det", "det_backward", "slogdet", "slogdet_backward", "logdet", "logdet_backward",
+    "inv", "inv_ex", "inv_backward", "inv_ex_backward", "solve", "solve_ex", "solve_backward",
+    "solve_ex_backward", "cholesky", "linalg_cholesky", "cholesky_ex", "cholesky_backward",
+    "linalg_cholesky_backward", "cholesky_ex_backward", "solve_triangular", "solve_triangular_backward",
+    "triangular_solve", "triangular_solve_backward", "cholesky_solve", "cholesky_solve_backward",
+    "cholesky_inverse", "cholesky_inverse_backward", "multi_dot", "multi_dot_backward",
+    "matrix_power", "matrix_power_backward", "vander", "vander_backward", "eigh", "eigh_backward",
+    "eigvalsh", "eigvalsh_backward",
+]
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _mT(x: Any) -> Any:
+    return numpy.swapaxes(x, -1, -2)
+
+
+def _sum_to(grad: Any, shape: Sequence[int]) -> Any:
+    """Undo broadcasting: sum ``grad`` down to ``shape``."""
+    shape = tuple(shape)
+    lead = grad.ndim - len(shape)
+    if lead:
+        grad = grad.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=axes, keepdims=True) if axes else grad
+
+
+def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """A reduction's dims (None or [] for all), wrapped."""
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    wrapped = tuple(d + ndim if d < 0 else d for d in dims) if ndim else tuple(0 for _ in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise KernelError(f"norm: dim {list(dims)} appears more than once")
+    return wrapped
+
+
+def _square(op: str, a: Any) -> None:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise KernelError(f"{op}: A must be a batch of square matrices, but they are {list(a.shape[-2:])} matrices")
+
+
+def _float(op: str, a: Any) -> None:
+    if a.dtype.kind != "f":
+        raise KernelError(f"{op}: Expected a floating point tensor as input. Got {a.dtype}")
+
+
+def _keep(result: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
+    return result if keepdim else numpy.squeeze(result, axis=dims)
+
+
+def _unsqueezed(grad: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
+    if keepdim:
+        return grad
+    for d in sorted(dims):
+        grad = numpy.expand_dims(grad, d)
+    return grad
+
+
+# -- vector_norm --------------------------------------------------------------------------------------
+def vector_norm(xp: Any, x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    """``torch.linalg.vector_norm``: max/min of |x| for +-inf, the count of non-zeros for 0,
+    ``sum(|x|^p)^(1/p)`` otherwise (``sqrt(sum x^2)`` for 2, ``sum |x|`` for 1)."""
+    if dtype is not None:
+        x = x.astype(to_dtype(dtype))
+    if x.dtype.kind != "f":
+        raise KernelError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype}")
+    dims = _dims(dim, x.ndim)
+    if x.ndim == 0:
+        x, dims, squeeze = x.reshape(1), (0,), True
+    else:
+        squeeze = False
+    a = numpy.abs(x)
+    p = float(ord)
+    empty = any(x.shape[d] == 0 for d in dims)
+    if p == math.inf or p == -math.inf:
+        if empty:
+            raise KernelError("linalg.vector_norm cannot compute the inf norm on an empty tensor "
+                              "because the operation does not have an identity")
+        out = numpy.amax(a, axis=dims, keepdims=True) if p > 0 else numpy.amin(a, axis=dims, keepdims=True)
+    elif p == 0:
+        out = numpy.sum(a != 0, axis=dims, keepdims=True).astype(x.dtype)
+    elif p == 1:
+        out = numpy.sum(a, axis=dims, keepdims=True)
+    elif p == 2:
+        out = numpy.sqrt(numpy.sum(a * a, axis=dims, keepdims=True))
+    else:
+        out = numpy.power(numpy.sum(numpy.power(a, p), axis=dims, keepdims=True), 1.0 / p)
+    out = numpy.asarray(out, dtype=x.dtype)
+    if squeeze:
+        return out.reshape(())
+    return _keep(out, dims, keepdim)
+
+
+def _norm_grad(x: Any, p: float, norm: Any, grad: Any, dims: tuple[int, ...]) -> Any:
+    """FunctionsManual's ``norm_backward`` with ``grad`` and ``norm`` broadcastable to ``x``."""
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        if p == 0:
+            return numpy.zeros_like(x)
+        if p == 1:
+            return numpy.sign(x) * grad
+        if p == 2:
+            return x * numpy.where(norm == 0, 0.0, grad / norm)
+        if math.isinf(p):
+            mask = (numpy.abs(x) == norm).astype(x.dtype)
+            count = numpy.sum(mask, axis=dims, keepdims=True) if x.ndim else mask
+            return numpy.sign(x) * (grad / count) * mask
+        if p < 1:
+            scaled = numpy.where(x == 0, 0.0, numpy.sign(x) * numpy.power(numpy.abs(x), p - 1))
+            return scaled * grad * numpy.power(norm, 1 - p)
+        if p < 2:
+            return numpy.sign(x) * numpy.power(numpy.abs(x), p - 1) * numpy.where(
+                norm == 0, 0.0, grad / numpy.power(norm, p - 1))
+        return x * numpy.power(numpy.abs(x), p - 2) * numpy.where(norm == 0, 0.0, grad / numpy.power(norm, p - 1))
+
+
+def vector_norm_backward(
+    xp: Any, grad: Any, x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None,
+    result: Any = None,
+) -> Any:
+    dims = _dims(dim, x.ndim) if x.ndim else ()
+    xd = x.astype(grad.dtype, copy=False)
+    g = _unsqueezed(grad, dims, keepdim) if x.ndim else grad
+    n = _unsqueezed(result, dims, keepdim) if x.ndim else result
+    out = _norm_grad(xd, float(ord), n, g, dims)
+    return numpy.asarray(out, dtype=x.dtype)
+
+
+# -- matrix_norm and linalg_norm ----------------------------------------------------------------------
+def _matrix_dims(op: str, x: Any, dim: Any) -> tuple[int, int]:
+    dims = _dims(dim, x.ndim)
+    if len(dims) != 2:
+        raise KernelError(f"{op}: dim must be a 2-tuple. Got {list(dim)}")
+    if x.ndim < 2:
+        raise KernelError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    return dims[0], dims[1]
+
+
+def matrix_norm(xp: Any, x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+                dtype: Any = None) -> Any:
+    """``torch.linalg.matrix_norm``: 'fro' (the vector 2-norm), 'nuc' and +-2 (sum, max, min
+    of the singular values), +-1 and +-inf (max/min of the column or row sums of |x|)."""
+    if dtype is not None:
+        x = x.astype(to_dtype(dtype))
+    _float("linalg.matrix_norm", x)
+    d0, d1 = _matrix_dims("linalg.matrix_norm", x, dim)
+    if ord == "fro":
+        return vector_norm(xp, x, 2, [d0, d1], keepdim)
+    if ord in ("nuc", 2, -2, 2.0, -2.0):
+        s = numpy.linalg.svd(numpy.moveaxis(x, (d0, d1), (-2, -1)), compute_uv=False)
+        out = s.sum(-1) if ord == "nuc" else (s.max(-1) if ord > 0 else s.min(-1))  # type: ignore[operator]
+        out = numpy.asarray(out, dtype=x.dtype)
+        if keepdim:
+            out = numpy.expand_dims(numpy.expand_dims(out, min(d0, d1)), max(d0, d1))
+        return out
+    if ord in (1, -1, math.inf, -math.inf):
+        summed_dim, max_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+        sums = numpy.sum(numpy.abs(x), axis=summed_dim, keepdims=True)
+        out = numpy.amax(sums, axis=max_dim, keepdims=True) if ord > 0 else numpy.amin(sums, axis=max_dim, keepdims=True)
+        return _keep(numpy.asarray(out), (d0, d1), keepdim)
+    raise KernelError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def matrix_norm_backward(xp: Any, grad: Any, x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+                         dtype: Any = None, result: Any = None) -> Any:
+    d0, d1 = _matrix_dims("linalg.matrix_norm", x, dim)
+    g = _unsqueezed(grad, (d0, d1), keepdim)
+    r = _unsqueezed(result, (d0, d1), keepdim)
+    xd = x.astype(grad.dtype, copy=False)
+    if ord == "fro":
+        return _norm_grad(xd, 2.0, r, g, (d0, d1))
+    if ord in ("nuc", 2, -2, 2.0, -2.0):
+        moved = numpy.moveaxis(xd, (d0, d1), (-2, -1))
+        gm = numpy.moveaxis(g, (d0, d1), (-2, -1))
+        u, s, vh = numpy.linalg.svd(moved, full_matrices=False)
+        if ord == "nuc":
+            out = gm * (u @ vh)
+        else:  # the gradient of amax/amin over the singular values: shared evenly among ties
+            pick = s.max(-1, keepdims=True) if ord > 0 else s.min(-1, keepdims=True)  # type: ignore[operator]
+            mask = (s == pick).astype(xd.dtype)
+            gs = gm[..., 0] * mask / mask.sum(-1, keepdims=True)
+            out = (u * gs[..., None, :]) @ vh
+        return numpy.moveaxis(out, (-2, -1), (d0, d1))
+    summed_dim, max_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    sums = numpy.sum(numpy.abs(xd), axis=summed_dim, keepdims=True)
+    mask = (sums == r).astype(xd.dtype)
+    gsum = g * mask / numpy.sum(mask, axis=max_dim, keepdims=True)
+    return numpy.sign(xd) * gsum
+
+
+def _linalg_norm_kind(x: Any, ord: Any, dim: Any) -> str:
+    if dim is not None and not isinstance(dim, int):
+        if len(dim) == 2:
+            return "matrix"
+        if len(dim) != 1:
+            raise KernelError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+        return "vector"
+    if ord is not None and dim is None and x.ndim not in (1, 2):
+        raise KernelError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                          f"Got {x.ndim}D.")
+    if ord is not None and dim is None and x.ndim == 2:
+        return "matrix"
+    return "vector"
+
+
+def linalg_norm(xp: Any, x: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    """``torch.linalg.norm``: a matrix norm over 2 dims (or a 2-D input with an ord), else a
+    vector norm (the 2-norm of the flattened input when neither ord nor dim is given)."""
+    if _linalg_norm_kind(x, ord, dim) == "matrix":
+        return matrix_norm(xp, x, "fro" if ord is None else ord, [-2, -1] if dim is None else dim, keepdim, dtype)
+    if isinstance(ord, str):
+        raise KernelError(f"linalg.norm: Invalid norm order: {ord}")
+    return vector_norm(xp, x, 2 if ord is None else ord, dim, keepdim, dtype)
+
+
+def linalg_norm_backward(xp: Any, grad: Any, x: Any, ord: Any = None, dim: Any = None, keepdim: bool = False,
+                         dtype: Any = None, result: Any = None) -> Any:
+    if _linalg_norm_kind(x, ord, dim) == "matrix":
+        return matrix_norm_backward(xp, grad, x, "fro" if ord is None else ord, [-2, -1] if dim is None else dim,
+                                    keepdim, dtype, result)
+    return vector_norm_backward(xp, grad, x, 2 if ord is None else ord, dim, keepdim, dtype, result)
+
+
+# -- cross and vecdot ---------------------------------------------------------------------------------
+def cross(xp: Any, self: Any, other: Any, dim: int = -1) -> Any:
+    """``linalg.cross``: the inputs broadcast; ``dim`` (of the broadcast shape) must have size 3."""
+    if self.dtype != other.dtype:
+        raise KernelError(f"linalg.cross: expected both inputs to have the same dtype, got {self.dtype} and {other.dtype}")
+    if self.ndim != other.ndim:
+        raise KernelError(f"linalg.cross: inputs must have the same number of dimensions, got {self.ndim} "
+                          f"and {other.ndim}")
+    shape = numpy.broadcast_shapes(self.shape, other.shape)
+    d = dim + len(shape) if dim < 0 else dim
+    if not 0 <= d < len(shape) or self.shape[d] != 3 or other.shape[d] != 3:
+        raise KernelError(f"linalg.cross: inputs dimension {dim} must have length 3. "
+                          f"Got {self.shape[d] if 0 <= d < self.ndim else '?'} and "
+                          f"{other.shape[d] if 0 <= d < other.ndim else '?'}")
+    a, b = numpy.broadcast_to(self, shape), numpy.broadcast_to(other, shape)
+    a0, a1, a2 = (numpy.take(a, i, axis=d) for i in range(3))
+    b0, b1, b2 = (numpy.take(b, i, axis=d) for i in range(3))
+    return numpy.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=d)
+
+
+def cross_backward(xp: Any, grad: Any, self: Any, other: Any, dim: int = -1, result: Any = None) -> tuple[Any, Any]:
+    """derivatives.yaml: self gets ``cross(other, grad)``, other ``cross(grad, self)``, summed
+    back to their sizes."""
+    grad_self = cross(xp, numpy.broadcast_to(other, grad.shape), grad, dim)
+    grad_other = cross(xp, grad, numpy.broadcast_to(self, grad.shape), dim)
+    return _sum_to(grad_self, self.shape), _sum_to(grad_other, other.shape)
+
+
+def vecdot(xp: Any, x: Any, y: Any, dim: int = -1) -> Any:
+    """``linalg.vecdot``: ``(x * y).sum(dim)`` (PyTorch's composite), the inputs broadcast."""
+    if x.dtype != y.dtype:
+        raise KernelError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type {x.dtype} "
+                          f"and y of type {y.dtype} instead")
+    return numpy.asarray(numpy.sum(x * y, axis=dim))
+
+
+def vecdot_backward(xp: Any, grad: Any, x: Any, y: Any, dim: int = -1, result: Any = None) -> tuple[Any, Any]:
+    ndim = max(x.ndim, y.ndim)
+    g = numpy.expand_dims(grad, dim if dim < 0 else dim - ndim)
+    return _sum_to(g * y, x.shape), _sum_to(g * x, y.shape)
+
+
+# -- det, slogdet, logdet -------------------------------------------------------------------------------
+def det(xp: Any, a: Any) -> Any:
+    """``linalg.det``: the product of getrf's diagonal with the pivots' sign (NumPy's det)."""
+    _square("linalg.det", a)
+    _float("linalg.det", a)
+    return numpy.asarray(numpy.linalg.det(a), dtype=a.dtype)
+
+
+def _inv_t(a: Any) -> Any:
+    """``A^-T``: solve(A^T, I), as linalg_det_backward's solve."""
+    eye = numpy.broadcast_to(numpy.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return numpy.linalg.solve(_mT(a), eye)
+
+
+def det_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
+    """``linalg_det_backward`` for invertible A: ``(grad * det) A^-T``. A singular A (det 0)
+    takes the SVD branch: ``U diag(grad * prod of the other singular values * sign) V^T``."""
+    d = (grad * result)[..., None, None]
+    singular = result == 0
+    out = numpy.zeros_like(a)
+    if (~singular).any():
+        regular = numpy.where(singular[..., None, None], numpy.eye(a.shape[-1], dtype=a.dtype), a)
+        out = d * _inv_t(regular)
+    if singular.any():
+        u, s, vh = numpy.linalg.svd(a)
+        sign = numpy.linalg.det(u) * numpy.linalg.det(vh)
+        n = s.shape[-1]
+        prods = numpy.stack([numpy.prod(numpy.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1)
+        gs = (grad * sign)[..., None] * prods
+        svd_grad = (u * gs[..., None, :]) @ vh
+        out = numpy.where(singular[..., None, None], svd_grad, out)
+    return out
+
+
+def slogdet(xp: Any, a: Any) -> tuple[Any, Any]:
+    _square("linalg.slogdet", a)
+    _float("linalg.slogdet", a)
+    sign, logabs = numpy.linalg.slogdet(a)
+    return numpy.asarray(sign, dtype=a.dtype), numpy.asarray(logabs, dtype=a.dtype)
+
+
+def slogdet_backward(xp: Any, grad_sign: Any, grad_logabs: Any, a: Any, sign: Any, logabs: Any) -> Any:
+    """``slogdet_backward`` (real): the sign has no gradient; ``logabsdet`` gives ``grad A^-T``."""
+    return grad_logabs[..., None, None] * _inv_t(a)
+
+
+def logdet(xp: Any, a: Any) -> Any:
+    """``logdet``: ``log|det|`` for a positive determinant, NaN for a negative one, -inf for 0."""
+    _square("logdet", a)
+    _float("logdet", a)
+    sign, logabs = numpy.linalg.slogdet(a)
+    return numpy.asarray(numpy.where(sign < 0, numpy.nan, logabs), dtype=a.dtype)
+
+
+def logdet_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
+    return grad[..., None, None] * _inv_t(a)
+
+
+# -- inverses and solves --------------------------------------------------------------------------------
+def _checked(op: str, fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except numpy.linalg.LinAlgError as error:
+        raise KernelError(f"{op}: The diagonal element is zero, the inversion could not be completed "
+                          f"because the input matrix is singular ({error})") from None
+
+
+def inv(xp: Any, a: Any) -> Any:
+    """``linalg.inv``: ``solve(A, I)`` (gesv), as PyTorch's linalg_inv_ex and NumPy's inv."""
+    _square("linalg.inv", a)
+    _float("linalg.inv", a)
+    return _checked("linalg.inv", numpy.linalg.inv, a)
+
+
+def inv_ex(xp: Any, a: Any, check_errors: bool = False) -> tuple[Any, Any]:
+    _square("linalg.inv_ex", a)
+    _float("linalg.inv_ex", a)
+    return _checked("linalg.inv_ex", numpy.linalg.inv, a), numpy.zeros(a.shape[:-2], dtype=numpy.int32)
+
+
+def inv_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
+    """derivatives.yaml: ``-A^-T grad A^-T``."""
+    inv_t = _mT(result)
+    return -(inv_t @ grad @ inv_t)
+
+
+def inv_ex_backward(xp: Any, grad: Any, grad_info: Any, a: Any, check_errors: bool, result: Any, info: Any) -> Any:
+    return inv_backward(xp, grad, a, result)
+
+
+def _vector_rhs(a: Any, b: Any) -> bool:
+    """PyTorch's linalg_solve_is_vector_rhs."""
+    return b.ndim == 1 or (a.ndim - 1 == b.ndim and tuple(b.shape) == tuple(a.shape[:-1]))
+
+
+def solve(xp: Any, a: Any, b: Any, left: bool = True) -> Any:
+    """``linalg.solve``: ``A X = B`` (``X A = B`` for left=False); B is a batch of vectors
+    when PyTorch's rule says so; batch dims broadcast."""
+    _square("linalg.solve", a)
+    _float("linalg.solve", a)
+    if a.dtype != b.dtype:
+        raise KernelError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type {a.dtype} "
+                          f"and B of type {b.dtype} instead")
+    vector = _vector_rhs(a, b)
+    bm = b[..., None] if vector else b
+    if not left:
+        if vector:
+            raise KernelError("linalg.solve: Vector broadcasting of the left hand side is not supported for "
+                              "left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+        return _mT(_checked("linalg.solve", numpy.linalg.solve, _mT(a), _mT(bm)))
+    x = _checked("linalg.solve", numpy.linalg.solve, a, bm)
+    return x[..., 0] if vector else x
+
+
+def solve_ex(xp: Any, a: Any, b: Any, left: bool = True, check_errors: bool = False) -> tuple[Any, Any]:
+    batch = numpy.broadcast_shapes(a.shape[:-2], (b.shape[:-1] if _vector_rhs(a, b) else b.shape[:-2]))
+    return solve(xp, a, b, left), numpy.zeros(batch, dtype=numpy.int32)
+
+
+def solve_backward(xp: Any, grad: Any, a: Any, b: Any, left: bool = True, result: Any = None) -> tuple[Any, Any]:
+    """``linalg_solve_backward``: ``gB = A^-T grad`` (right: ``grad A^-T``), ``gA = -gB X^T``
+    (right: ``-X^T gB``), each summed back over broadcast batch dims."""
+    vector = _vector_rhs(a, b)
+    g = grad[..., None] if vector else grad
+    x = result[..., None] if vector else result
+    if left:
+        gb = numpy.linalg.solve(_mT(a), g)
+        ga = -(gb @ _mT(x))
+    else:
+        gb = _mT(numpy.linalg.solve(a, _mT(g)))
+        ga = -(_mT(x) @ gb)
+    gb_out = gb[..., 0] if vector else gb
+    return _sum_to(ga, a.shape), _sum_to(gb_out, b.shape)
+
+
+def solve_ex_backward(xp: Any, grad: Any, grad_info: Any, a: Any, b: Any, left: bool, check_errors: bool,
+                      result: Any, info: Any) -> tuple[Any, Any]:
+    return solve_backward(xp, grad, a, b, left, result)
+
+
+# -- triangular solves --------------------------------------------------------------------------------
+def _trsolve(a: Any, b: Any, upper: bool, left: bool = True, unit: bool = False, trans: bool = False) -> Any:
+    """Batched triangular solve (trtrs per matrix): ``op(A) X = B`` or ``X op(A) = B``."""
+    import scipy.linalg
+
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _mT(_trsolve(a, _mT(b), upper, True, unit, not trans))
+    batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    aa = numpy.broadcast_to(a, batch + a.shape[-2:])
+    bb = numpy.broadcast_to(b, batch + b.shape[-2:])
+    out = numpy.empty(batch + b.shape[-2:], dtype=numpy.result_type(a, b))
+    for index in numpy.ndindex(*batch):
+        if aa[index].size == 0 or bb[index].size == 0:
+            out[index] = 0
+            continue
+        out[index] = scipy.linalg.solve_triangular(
+            aa[index], bb[index], trans=1 if trans else 0, lower=not upper, unit_diagonal=unit, check_finite=False
+        )
+    return out
+
+
+def _triangle(x: Any, upper: bool, unit: bool) -> Any:
+    return numpy.triu(x, 1 if unit else 0) if upper else numpy.tril(x, -1 if unit else 0)
+
+
+def solve_triangular(xp: Any, a: Any, b: Any, upper: bool, left: bool = True, unitriangular: bool = False) -> Any:
+    _float("linalg.solve_triangular", a)
+    return _trsolve(a, b, upper, left, unitriangular)
+
+
+def solve_triangular_backward(xp: Any, grad: Any, a: Any, b: Any, upper: bool, left: bool = True,
+                              unitriangular: bool = False, result: Any = None) -> tuple[Any, Any]:
+    """derivatives.yaml: ``gB = solve_triangular(A^H, grad, !upper, left, unitriangular)``,
+    ``gA = -gB X^H`` (right: ``-X^H gB``) on A's triangle."""
+    gb = _trsolve(a, grad, upper, left, unitriangular, trans=True)
+    ga = -(gb @ _mT(result)) if left else -(_mT(result) @ gb)
+    return _sum_to(_triangle(ga, upper, unitriangular), a.shape), _sum_to(gb, b.shape)
+
+
+def triangular_solve(xp: Any, b: Any, a: Any, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> tuple[Any, Any]:
+    """``triangular_solve(b, A)``: ``op(A) X = b`` and a copy of A (broadcast to the batch)."""
+    _float("triangular_solve", a)
+    x = _trsolve(a, b, upper, True, unitriangular, transpose)
+    batch = x.shape[:-2]
+    return x, numpy.broadcast_to(a, batch + a.shape[-2:]).copy()
+
+
+def triangular_solve_backward(xp: Any, grad_x: Any, grad_m: Any, b: Any, a: Any, upper: bool, transpose: bool,
+                              unitriangular: bool, x: Any, m: Any) -> tuple[Any, Any]:
+    """``triangular_solve_backward``: ``gb = op(A)^-T grad``; ``gA = -gb X^T`` (transposed:
+    ``-X gb^T``) on A's triangle, plus the copy's gradient."""
+    gb = _trsolve(a, grad_x, upper, True, unitriangular, not transpose)
+    ga = -(x @ _mT(gb)) if transpose else -(gb @ _mT(x))
+    ga = _triangle(ga, upper, unitriangular) + grad_m
+    return _sum_to(gb, b.shape), _sum_to(ga, a.shape)
+
+
+# -- cholesky and its solves ----------------------------------------------------------------------------
+def _potrf(op: str, a: Any, upper: bool) -> Any:
+    _square(op, a)
+    _float(op, a)
+    try:
+        if upper:  # potrf('U') reads the upper triangle: A = U^T U, U = chol(triu(A)^T)^T
+            sym = numpy.triu(a) + _mT(numpy.triu(a, 1))
+            return _mT(numpy.linalg.cholesky(sym))
+        return numpy.linalg.cholesky(numpy.tril(a) + _mT(numpy.tril(a, -1)))
+    except numpy.linalg.LinAlgError:
+        raise KernelError(f"{op}: The factorization could not be completed because the input is not "
+                          "positive-definite") from None
+
+
+def linalg_cholesky(xp: Any, a: Any, upper: bool = False) -> Any:
+    return _potrf("linalg.cholesky", a, upper)
+
+
+def cholesky(xp: Any, a: Any, upper: bool = False) -> Any:
+    return _potrf("cholesky", a, upper)
+
+
+def cholesky_ex(xp: Any, a: Any, upper: bool = False, check_errors: bool = False) -> tuple[Any, Any]:
+    return _potrf("linalg.cholesky_ex", a, upper), numpy.zeros(a.shape[:-2], dtype=numpy.int32)
+
+
+def _cholesky_grad(grad: Any, lower: Any, upper: bool) -> Any:
+    """FunctionsManual's ``cholesky_backward`` (Murray 2016): ``L^-H phi(L^H gL) L^-1``."""
+    if upper:
+        lower, grad = _mT(lower), _mT(grad)
+    ga = numpy.tril(_mT(lower) @ grad)
+    ga = 0.5 * (ga + _mT(numpy.tril(ga, -1)))
+    ga = _trsolve(_mT(lower), ga, upper=True, left=True)
+    return _trsolve(lower, ga, upper=False, left=False)
+
+
+def cholesky_backward(xp: Any, grad: Any, a: Any, upper: bool, result: Any) -> Any:
+    return _cholesky_grad(grad, result, upper)
+
+
+linalg_cholesky_backward = cholesky_backward
+
+
+def cholesky_ex_backward(xp: Any, grad: Any, grad_info: Any, a: Any, upper: bool, check_errors: bool,
+                         result: Any, info: Any) -> Any:
+    return _cholesky_grad(grad, result, upper)
+
+
+def _chol_solve(b: Any, factor: Any, upper: bool) -> Any:
+    if upper:  # A = U^T U
+        return _trsolve(factor, _trsolve(factor, b, True, trans=True), True)
+    return _trsolve(factor, _trsolve(factor, b, False), False, trans=True)
+
+
+def cholesky_solve(xp: Any, b: Any, factor: Any, upper: bool = False) -> Any:
+    """``cholesky_solve(B, L)``: ``(L L^T)^-1 B`` by two triangular solves (potrs)."""
+    _float("cholesky_solve", b)
+    return _chol_solve(b, factor, upper)
+
+
+def cholesky_solve_backward(xp: Any, grad: Any, b: Any, factor: Any, upper: bool, result: Any) -> tuple[Any, Any]:
+    """``cholesky_solve_backward``: ``gB = cholesky_solve(grad, L)``; with ``C = gB X^T +
+    X gB^T``, ``gL = -C L`` (upper: ``-U C``)."""
+    gb = _chol_solve(grad, factor, upper)
+    common = gb @ _mT(result)
+    common = common + _mT(common)
+    gl = -(factor @ common) if upper else -(common @ factor)
+    return _sum_to(gb, b.shape), _sum_to(gl, factor.shape)
+
+
+def cholesky_inverse(xp: Any, factor: Any, upper: bool = False) -> Any:
+    """``cholesky_inverse(L)``: ``(L L^T)^-1`` (potri), as the solve of the identity."""
+    _square("cholesky_inverse", factor)
+    _float("cholesky_inverse", factor)
+    eye = numpy.broadcast_to(numpy.eye(factor.shape[-1], dtype=factor.dtype), factor.shape)
+    out = _chol_solve(eye, factor, upper)
+    return 0.5 * (out + _mT(out))
+
+
+def cholesky_inverse_backward(xp: Any, grad: Any, factor: Any, upper: bool, result: Any) -> Any:
+    """``cholesky_inverse_backward``: ``C = X (grad + grad^H) X``; ``-L C`` (upper: ``-U C``)."""
+    common = result @ ((grad + _mT(grad)) @ result)
+    return -(factor @ common) if upper else -(common @ factor)
+
+
+# -- multi_dot, matrix_power, vander ----------------------------------------------------------------------
+def multi_dot(xp: Any, tensors: Sequence[Any]) -> Any:
+    """``linalg.multi_dot``: a 1-D first (last) operand is a row (column) vector."""
+    if len(tensors) < 2:
+        raise KernelError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    return numpy.asarray(numpy.linalg.multi_dot(list(tensors)))
+
+
+def multi_dot_backward(xp: Any, grad: Any, tensors: Sequence[Any], result: Any = None) -> list[Any]:
+    """Each operand's gradient: ``(product of those before)^T grad (product of those after)^T``."""
+    mats = [t for t in tensors]
+    first_vec, last_vec = mats[0].ndim == 1, mats[-1].ndim == 1
+    if first_vec:
+        mats[0] = mats[0][None, :]
+    if last_vec:
+        mats[-1] = mats[-1][:, None]
+    g = grad
+    if first_vec:
+        g = g[None, ...] if g.ndim < 2 else g
+    if last_vec:
+        g = g[..., None]
+    g = g.reshape(mats[0].shape[0], mats[-1].shape[1])
+    out = []
+    for i in range(len(mats)):
+        left = numpy.linalg.multi_dot(mats[:i]) if i > 1 else (mats[0] if i == 1 else None)
+        right = numpy.linalg.multi_dot(mats[i + 1:]) if len(mats) - i > 2 else (
+            mats[-1] if i == len(mats) - 2 else None)
+        gi = g
+        if left is not None:
+            gi = _mT(left) @ gi
+        if right is not None:
+            gi = gi @ _mT(right)
+        out.append(gi.reshape(tensors[i].shape))
+    return out
+
+
+def matrix_power(xp: Any, a: Any, n: int) -> Any:
+    """``linalg.matrix_power``: PyTorch's (and NumPy's) binary decomposition of ``n``; a negative
+    ``n`` inverts first."""
+    _square("linalg.matrix_power", a)
+    if n < 0:
+        _float("linalg.matrix_power", a)
+        a, n = inv(xp, a), -n
+    if n == 0:
+        return numpy.broadcast_to(numpy.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+    return numpy.linalg.matrix_power(a, n)
+
+
+def matrix_power_backward(xp: Any, grad: Any, a: Any, n: int, result: Any = None) -> Any:
+    """``sum_k (B^T)^k grad (B^T)^(n-1-k)`` for ``B^n`` (B = A, or A^-1 then inv's gradient)."""
+    if n == 0:
+        return numpy.zeros_like(a)
+    base = inv(xp, a) if n < 0 else a
+    m = abs(n)
+    powers = [numpy.broadcast_to(numpy.eye(a.shape[-1], dtype=a.dtype), a.shape)]
+    for _ in range(m - 1):
+        powers.append(powers[-1] @ base)
+    gb = sum(_mT(powers[k]) @ grad @ _mT(powers[m - 1 - k]) for k in range(m))
+    return inv_backward(xp, gb, a, base) if n < 0 else gb
+
+
+def vander(xp: Any, x: Any, n: Any = None) -> Any:
+    """``linalg.vander``: ``[1, x, x^2, ...]`` along a new last dim, PyTorch's cumprod of x."""
+    if x.ndim == 0:
+        raise KernelError("linalg.vander: x must have at least one dimension")
+    count = int(x.shape[-1]) if n is None else int(n)
+    if count <= 1:
+        if count < 0:
+            raise KernelError("N must be greater than 1.")
+        return numpy.ones(x.shape + (count,), dtype=x.dtype)
+    xs = numpy.broadcast_to(x[..., None], x.shape + (count - 1,))
+    return numpy.concatenate([numpy.ones(x.shape + (1,), dtype=x.dtype), numpy.cumprod(xs, axis=-1)], axis=-1)
+
+
+def vander_backward(xp: Any, grad: Any, x: Any, n: Any = None, result: Any = None) -> Any:
+    """``sum_k k x^(k-1) grad_k``, with ``x^(k-1)`` read from the result."""
+    count = result.shape[-1]
+    if count <= 1:
+        return numpy.zeros_like(x)
+    k = numpy.arange(1, count, dtype=x.dtype)
+    return numpy.sum(grad[..., 1:] * k * result[..., :-1], axis=-1)
+
+
+# -- eigh ------------------------------------------------------------------------------------------------
+def eigh(xp: Any, a: Any, uplo: str = "L") -> tuple[Any, Any]:
+    """``linalg.eigh`` (syevd, as PyTorch's CPU kernel: the same eigenvector signs)."""
+    _square("linalg.eigh", a)
+    _float("linalg.eigh", a)
+    w, v = numpy.linalg.eigh(a, UPLO=uplo)
+    return w, v
+
+
+def eigvalsh(xp: Any, a: Any, uplo: str = "L") -> Any:
+    _square("linalg.eigvalsh", a)
+    _float("linalg.eigvalsh", a)
+    return numpy.linalg.eigvalsh(a, UPLO=uplo)
+
+
+def _eigh_grad(grad_l: Any, grad_v: Any, w: Any, v: Any) -> Any:
+    """``linalg_eig_backward`` for Hermitian input: ``V (skew(V^H gV) / E + diag(gL)) V^H``
+    with ``E[i, j] = L[j] - L[i]`` (1 on the diagonal)."""
+    if grad_v is None:
+        return (v * grad_l[..., None, :]) @ _mT(v)
+    vhgv = _mT(v) @ grad_v
+    vhgv = 0.5 * (vhgv - _mT(vhgv))
+    e = w[..., None, :] - w[..., :, None]
+    n = w.shape[-1]
+    e[..., numpy.arange(n), numpy.arange(n)] = 1.0
+    ret = vhgv / e
+    ret[..., numpy.arange(n), numpy.arange(n)] = grad_l if grad_l is not None else 0.0
+    return v @ (ret @ _mT(v))
+
+
+def eigh_backward(xp: Any, grad_l: Any, grad_v: Any, a: Any, uplo: str, w: Any, v: Any) -> Any:
+    return _eigh_grad(grad_l, grad_v, w, v)
+
+
+def eigvalsh_backward(xp: Any, grad: Any, a: Any, uplo: str, result: Any) -> Any:
+    _, v = numpy.linalg.eigh(a, UPLO=uplo)
+    return _eigh_grad(grad, None, result, v)

@@ -1,0 +1,191 @@
+"""torch.linalg and its older aliases (``kernels/torch_linalg.py``): norms, cross, vecdot,
+det/slogdet/logdet, inverses, solves, Cholesky, multi_dot, matrix_power, vander, eigh.
+
+Shapes run the kernel on stand-in inputs (ops/shape_by_kernel.py); where the stand-in
+zeros make a factorization fail the sizes stay unknown and the run says why.
+
+Gradients: one backward kernel of gradview's own per op,
+``gradview::<op>_backward(grads..., inputs..., outputs...)``, as derivatives.yaml and
+FunctionsManual.cpp compute them (``norm_backward``, ``linalg_det_backward``,
+``linalg_solve_backward``, ``cholesky_backward``, ``linalg_eig_backward``...). An output
+no gradient reaches enters as zeros. The backward kernels are not differentiated again.
+
+``linalg_eig`` and ``linalg_eigvals`` are refused: a real matrix's eigenvalues are complex.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from gradview.ir import Node, Value
+from gradview.ir.types import ListType
+from gradview.kernels import torch_linalg as kernels
+from gradview.kernels import views as view_kernels
+
+from .gradients import BACKWARD_KERNEL
+from .reductions import _norm_shapes as norm_shapes
+from .registry import Emitter, formula, kernel, no_gradient, refuse, schema, shape_rule
+from .shape_by_kernel import by_kernel, by_kernel_outputs
+from .shape_toolkit import NodeArgs, RuleResult, fresh
+from .static_info import input_at, needs_grad
+from .views import _save_self_size_if_needed
+from .views import diagonal as _diagonal_formula
+
+__all__: list[str] = []
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
+
+_NOT_DIFFERENTIABLE = "its result is an integer tensor: no gradient flows through it"
+
+
+def _signature(forward: str) -> tuple[str, int]:
+    """The argument list of a forward schema without defaults, kwarg markers and alias
+    annotations, and its number of outputs."""
+    args, returns = re.match(r"[^(]*\((.*)\) -> (.*)$", forward).groups()  # type: ignore[union-attr]
+    parts, depth, current = [], 0, ""
+    for ch in args:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    parts.append(current.strip())
+    cleaned = [re.sub(r"\([a-z]!?\)", "", p.split("=")[0]).strip().replace("SymInt", "int")
+               for p in parts if p and p != "*"]
+    outputs = returns.count("Tensor")
+    return ", ".join(cleaned), outputs
+
+
+def _with_backward(forward: str, fn: Callable[..., object], differentiable: tuple[int, ...],
+                   list_grad: bool = False) -> None:
+    """Declare ``gradview::<op>_backward`` for the aten op of schema ``forward`` and the
+    formula that calls it: its inputs are one gradient per output, the forward's inputs
+    and its outputs; it returns the gradients of the inputs ``differentiable``."""
+    name = forward.split("(")[0].split("::")[1].replace(".", "_")
+    aten = forward.split("(")[0]
+    signature, outputs = _signature(forward)
+    grads = ", ".join(f"Tensor grad_{i}" for i in range(outputs))
+    results = ", ".join(f"Tensor result_{i}" for i in range(outputs))
+    returns = "Tensor[]" if list_grad else "(" + ", ".join(["Tensor"] * len(differentiable)) + ")"
+    backward = f"gradview::{name}_backward"
+    schema(f"{backward}({grads}, {signature}, {results}) -> {returns}")
+    kernel(backward)(fn)  # type: ignore[arg-type]
+    no_gradient(backward, reason=BACKWARD_KERNEL)
+
+    def rule(args: NodeArgs) -> RuleResult:
+        grad = args.tensor(0)
+        if list_grad:
+            return [ListType(fresh(grad.scalar_type if grad is not None else None, None, None))]
+        shaped = [args.tensor(outputs + i) for i in differentiable]
+        dtype = grad.scalar_type if grad is not None else None
+        device = grad.device if grad is not None else None
+        return [fresh(dtype, t.sizes if t is not None else None, device) for t in shaped]
+
+    shape_rule(backward)(rule)
+
+    def gradient(emit: Emitter, node: Node, saved: Saved, grads_in: Grads) -> Result:
+        result: Result = [None] * len(node.inputs())
+        if not any(needs_grad(input_at(node, i)) for i in differentiable):
+            return result
+        flowing = [
+            emit.op("aten::zeros_like", out) if g.node.kind() == "prim::AutogradZero" else g
+            for g, out in zip(grads_in, node.outputs(), strict=True)
+        ]
+        got = emit.op(backward, *flowing, *node.inputs(), *node.outputs())
+        got = [got] if list_grad or not isinstance(got, (list, tuple)) else list(got)
+        for position, index in enumerate(differentiable):
+            if needs_grad(input_at(node, index)):
+                result[index] = got[position]
+        return result
+
+    formula(aten)(gradient)
+
+
+def _op(forward: str, fn: Callable[..., object], backward: Callable[..., object] | None,
+        differentiable: tuple[int, ...] = (0,), *, multi: bool = False, list_grad: bool = False,
+        shapes: bool = True) -> None:
+    """Kernel, shape rule (unless another overload declared it) and gradient of one
+    overload (its schema as PyTorch prints it)."""
+    overload = forward.split("(")[0]
+    kernel(overload)(fn)  # type: ignore[arg-type]
+    if shapes:
+        shape_rule(overload.split(".")[0])((by_kernel_outputs if multi else by_kernel)(fn))
+    if backward is not None:
+        _with_backward(forward, backward, differentiable, list_grad)
+
+
+# -- norms ------------------------------------------------------------------------------------------
+_op("aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+    "ScalarType? dtype=None) -> Tensor", kernels.vector_norm, kernels.vector_norm_backward,
+    shapes=False)
+shape_rule("aten::linalg_vector_norm")(norm_shapes)  # aten::norm's rule (ops/reductions.py) reads its arguments
+for _ord in ("Scalar ord", "str ord"):
+    _overload = "" if _ord == "Scalar ord" else ".str_ord"
+    _op(f"aten::linalg_matrix_norm{_overload}(Tensor self, {_ord}, int[] dim=[-2, -1], bool keepdim=False, *, "
+        "ScalarType? dtype=None) -> Tensor", kernels.matrix_norm, kernels.matrix_norm_backward, shapes=not _overload)
+    _overload = "" if _ord == "Scalar ord" else ".ord_str"
+    _op(f"aten::linalg_norm{_overload}(Tensor self, {_ord.replace('Scalar', 'Scalar?')}, int[1]? dim=None, "
+        "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kernels.linalg_norm,
+        kernels.linalg_norm_backward, shapes=not _overload)
+
+# -- cross, vecdot, diagonal -------------------------------------------------------------------------
+_op("aten::linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", kernels.cross,
+    kernels.cross_backward, (0, 1))
+_op("aten::linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor", kernels.vecdot,
+    kernels.vecdot_backward, (0, 1))
+kernel("aten::linalg_diagonal")(view_kernels.diagonal)  # linalg.diagonal is diagonal (a view) with dims -2, -1
+shape_rule("aten::linalg_diagonal")(by_kernel(view_kernels.diagonal, view=True))
+formula("aten::linalg_diagonal", forward=_save_self_size_if_needed)(_diagonal_formula)
+
+# -- determinants ------------------------------------------------------------------------------------
+_op("aten::linalg_det(Tensor A) -> Tensor", kernels.det, kernels.det_backward)
+_op("aten::linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", kernels.slogdet,
+    kernels.slogdet_backward, multi=True)
+_op("aten::logdet(Tensor self) -> Tensor", kernels.logdet, kernels.logdet_backward)
+
+# -- inverses and solves -----------------------------------------------------------------------------
+_op("aten::linalg_inv(Tensor A) -> Tensor", kernels.inv, kernels.inv_backward)
+_op("aten::linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+    kernels.inv_ex, kernels.inv_ex_backward, multi=True)
+_op("aten::linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", kernels.solve,
+    kernels.solve_backward, (0, 1))
+_op("aten::linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> "
+    "(Tensor result, Tensor info)", kernels.solve_ex, kernels.solve_ex_backward, (0, 1), multi=True)
+_op("aten::linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, "
+    "bool unitriangular=False) -> Tensor", kernels.solve_triangular, kernels.solve_triangular_backward, (0, 1))
+_op("aten::triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, "
+    "bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)", kernels.triangular_solve,
+    kernels.triangular_solve_backward, (0, 1), multi=True)
+
+# -- Cholesky ----------------------------------------------------------------------------------------
+_op("aten::cholesky(Tensor self, bool upper=False) -> Tensor", kernels.cholesky, kernels.cholesky_backward)
+_op("aten::linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", kernels.linalg_cholesky,
+    kernels.linalg_cholesky_backward)
+_op("aten::linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> "
+    "(Tensor L, Tensor info)", kernels.cholesky_ex, kernels.cholesky_ex_backward, multi=True)
+_op("aten::cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", kernels.cholesky_solve,
+    kernels.cholesky_solve_backward, (0, 1))
+_op("aten::cholesky_inverse(Tensor self, bool upper=False) -> Tensor", kernels.cholesky_inverse,
+    kernels.cholesky_inverse_backward)
+
+# -- products and powers -----------------------------------------------------------------------------
+_op("aten::linalg_multi_dot(Tensor[] tensors) -> Tensor", kernels.multi_dot, kernels.multi_dot_backward,
+    list_grad=True)
+_op("aten::linalg_matrix_power(Tensor self, int n) -> Tensor", kernels.matrix_power,
+    kernels.matrix_power_backward)
+_op("aten::linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor", kernels.vander, kernels.vander_backward)
+
+# -- eigh --------------------------------------------------------------------------------------------
+_op("aten::linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
+    kernels.eigh, kernels.eigh_backward, multi=True)
+_op("aten::linalg_eigvalsh(Tensor self, str UPLO=\"L\") -> Tensor", kernels.eigvalsh, kernels.eigvalsh_backward)
+
+refuse("aten::linalg_eig", "aten::linalg_eigvals",
+       reason="its result is complex (a real matrix's eigenvalues are), and gradview's tensors are real")
