@@ -154,11 +154,11 @@ def _describe(ours: np.ndarray, theirs: np.ndarray) -> str:
     return f"differs by up to {worst:.3g}"
 
 
-def _equal(ours: np.ndarray, theirs: np.ndarray) -> bool:
+def _equal(ours: np.ndarray, theirs: np.ndarray, atol: float = ATOL) -> bool:
     if ours.shape != theirs.shape or ours.dtype != theirs.dtype:
         return False
     if ours.dtype.kind in "fc":
-        return bool(np.allclose(ours, theirs, rtol=RTOL, atol=ATOL, equal_nan=True))
+        return bool(np.allclose(ours, theirs, rtol=RTOL, atol=atol, equal_nan=True))
     return bool(np.array_equal(ours, theirs))
 
 
@@ -293,7 +293,7 @@ def _check_random_backward(ours: list[Any], inputs: list[Any], requires: list[bo
             raise SweepFailure("gradient", f"leaf {index} (random): shape {tuple(grad.shape)}, input {tuple(leaf.shape)}")
 
 
-def check_case(case: Case, seconds: int = 60) -> None:
+def check_case(case: Case, seconds: int = 60, gradient_atol: float = ATOL) -> None:
     """The case through gradview as the module docstring says; raises SweepFailure."""
     from gradview.runtime import GraphExecutor, Tensor, autograd
 
@@ -365,5 +365,5 @@ def check_case(case: Case, seconds: int = 60) -> None:
                 if np.any(theirs):
                     raise SweepFailure("gradient", f"input {index} lost; eager computes one")
                 continue
-            if not _equal(mine.numpy(), theirs):
+            if not _equal(mine.numpy(), theirs, gradient_atol):
                 raise SweepFailure("gradient", f"input {index}: {_describe(mine.numpy(), theirs)}")

@@ -14,6 +14,9 @@ every input's gradient must equal eager autograd's to rtol 1e-12, atol 1e-14
   torch's own words, checked to be exactly right so the table cannot go
   stale).
 
+One op's gradients are compared to a wider absolute tolerance, with the
+reason (``WIDER_GRADIENT_TOLERANCE``; strict both ways).
+
 ``python -m tests.ops.op_db_report`` prints the same checks per sample.
 """
 
@@ -47,6 +50,19 @@ TORCH_CANNOT: dict[str, tuple[str, str]] = {
 }
 
 
+# OpInfo -> (the gradients' absolute tolerance, why): where gradview's float64 sums
+# cannot follow PyTorch's kernel to 1e-14. Checked both ways: each listed sample
+# still misses the standard tolerance (else its entry must go) and meets this one.
+WIDER_GRADIENT_TOLERANCE: dict[str, tuple[float, str]] = {
+    "nn.functional.scaled_dot_product_attention": (
+        1e-13,
+        "4-d inputs run PyTorch's CPU flash-attention kernel, whose vectorized exp and blocked "
+        "online softmax put its query gradient 2e-14 to 9e-14 from gradview's; both are as far "
+        "from the exact value (80-bit reference)",
+    ),
+}
+
+
 @functools.cache
 def _ops() -> dict[str, Any]:
     return {op_label(op): op for op in sweep_ops()}
@@ -63,13 +79,21 @@ def _refused(failure: SweepFailure) -> bool:
 def test_op_runs_forward_and_backward_as_eager_torch(label: str) -> None:
     op = _ops()[label]
     failures: list[str] = []
-    torch_cannot = 0
+    torch_cannot = widened = 0
     for index, sample in enumerate(op_samples(op)):
         case = Case(op, index, sample)
         try:
             check_case(case)
         except SweepFailure as failure:
             if _refused(failure):
+                continue
+            if label in WIDER_GRADIENT_TOLERANCE and failure.stage == "gradient":
+                try:
+                    check_case(case, gradient_atol=WIDER_GRADIENT_TOLERANCE[label][0])
+                except SweepFailure as still:
+                    failures.append(f"{case.case_id}: {still}")
+                else:
+                    widened += 1
                 continue
             expected = TORCH_CANNOT.get(label)
             if expected and failure.stage == expected[0] and expected[1] in failure.message:
@@ -79,6 +103,8 @@ def test_op_runs_forward_and_backward_as_eager_torch(label: str) -> None:
     assert not failures, f"{len(failures)} samples differ from eager torch:\n" + "\n".join(failures[:8])
     if label in TORCH_CANNOT:
         assert torch_cannot, f"torch now gives {label} a reference: remove it from TORCH_CANNOT"
+    if label in WIDER_GRADIENT_TOLERANCE:
+        assert widened, f"{label} meets the standard tolerance: remove it from WIDER_GRADIENT_TOLERANCE"
 
 
 def test_the_listed_torch_failures_are_op_db_ops() -> None:
