@@ -32,6 +32,8 @@ __all__ = [
     "count_nonzero", "count_nonzero_dims", "searchsorted", "searchsorted_scalar", "bucketize",
     "bucketize_scalar", "histc", "histogram_bin_ct", "histogram_bins_tensor", "histogramdd",
     "histogramdd_int_bins", "histogramdd_tensor_bins", "unique2", "unique_consecutive", "unique_dim",
+    "quantile", "nanquantile", "quantile_backward", "nanquantile_backward", "quantile_scalar_backward",
+    "nanquantile_scalar_backward",
 ]
 
 _LONG = to_dtype("Long")
@@ -364,3 +366,162 @@ def unique_dim(xp: Any, self: Any, dim: int, sorted: bool = True, return_inverse
     counts = xp.bincount(group, minlength=int(starts.sum())).astype(_LONG) if rows.shape[0] else _empty_long(xp)
     values = xp.moveaxis(moved[order][starts], 0, axis)
     return values, inverse, counts
+
+
+# -- quantile, nanquantile --------------------------------------------------------------------------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_plan(xp: Any, op: str, self: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str,
+                   ignore_nan: bool) -> dict[str, Any]:
+    """ATen's quantile_compute up to the gather: the sort order of each reduced row, the
+    ranks below and above each quantile and the lerp weights, and the result's shape."""
+    if not is_floating(self.dtype):
+        raise KernelError(f"{op}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise KernelError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                          f"Got {interpolation}")
+    qs = xp.asarray(q, dtype=self.dtype)
+    if qs.ndim > 1:
+        raise KernelError(f"{op}() q must be a scalar or 1D tensor")
+    if bool(xp.any((qs < 0) | (qs > 1))):
+        raise KernelError(f"{op}() q values must be in the range [0, 1]")
+    if self.size == 0 and dim is None:
+        raise KernelError(f"{op}() input tensor must be non-empty")
+    if dim is None:
+        rows = self.reshape(1, -1)
+        out_shape: tuple[int, ...] = (1,) * self.ndim if keepdim else ()
+        axis = None
+    else:
+        axis = wrap_dim(op, dim, self.ndim)
+        moved = xp.moveaxis(self.reshape(self.shape or (1,)), axis, -1)
+        rows = moved.reshape(-1, moved.shape[-1])
+        if keepdim:
+            out_shape = tuple(1 if a == axis else s for a, s in enumerate(self.shape))
+        else:
+            out_shape = tuple(s for a, s in enumerate(self.shape) if a != axis)
+    order = xp.argsort(rows, axis=-1, kind="stable")
+    ordered = xp.take_along_axis(rows, order, axis=-1)
+    n = rows.shape[-1]
+    last = n - 1
+    q_row = qs.reshape(1, -1)
+    nans = xp.isnan(ordered)
+    if ignore_nan:
+        ranks = q_row * (xp.sum(~nans, axis=-1, keepdims=True) - 1).astype(self.dtype)
+        ranks = xp.where(ranks < 0, 0, ranks)
+    else:
+        ranks = xp.where(xp.any(nans, axis=-1, keepdims=True), float(last), q_row * last)
+    if interpolation == "lower":
+        ranks = xp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = xp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = xp.round(ranks)  # half to even, as std::nearbyint
+    below = ranks.astype(_LONG)
+    if interpolation in ("linear", "midpoint"):
+        weights = xp.full(ranks.shape, 0.5, dtype=self.dtype) if interpolation == "midpoint" else ranks - below
+        above = xp.ceil(ranks).astype(_LONG)
+    else:
+        weights, above = None, below
+    return {"order": order, "ordered": ordered, "below": below, "above": above, "weights": weights,
+            "out_shape": out_shape, "q_dims": qs.ndim, "rows": rows.shape}
+
+
+def _quantile_shape(plan: dict[str, Any], values: Any) -> Any:
+    """(rows, nq) to the result: q's dim first (when q is 1-D), then the reduced shape."""
+    if plan["q_dims"] == 0:
+        return values[:, 0].reshape(plan["out_shape"])
+    return values.T.reshape((values.shape[1],) + plan["out_shape"])
+
+
+def _quantile(xp: Any, op: str, self: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Any:
+    plan = _quantile_plan(xp, op, self, q, dim, keepdim, interpolation, ignore_nan)
+    ordered = plan["ordered"]
+    low = xp.take_along_axis(ordered, plan["below"], axis=-1)
+    if plan["weights"] is not None:
+        high = xp.take_along_axis(ordered, plan["above"], axis=-1)
+        w = plan["weights"]
+        with numpy.errstate(invalid="ignore"):  # ATen's lerp: from the nearer end
+            low = xp.where(w < 0.5, low + w * (high - low), high - (high - low) * (1 - w))
+    return _quantile_shape(plan, low).astype(self.dtype, copy=False)
+
+
+def _quantile_backward(xp: Any, op: str, grad: Any, self: Any, q: Any, dim: int | None, keepdim: bool,
+                       interpolation: str, ignore_nan: bool) -> Any:
+    """Back through lerp (``1 - w`` below, ``w`` above), gather (scatter-add) and sort."""
+    plan = _quantile_plan(xp, op, self, q, dim, keepdim, interpolation, ignore_nan)
+    count, n = plan["rows"]
+    nq = plan["below"].shape[-1]
+    g = grad.reshape(count, 1) if plan["q_dims"] == 0 else grad.reshape(nq, count).T
+    g = xp.broadcast_to(g, (count, nq))
+    in_sorted = xp.zeros((count, n), dtype=grad.dtype)
+    rows = xp.arange(count).reshape(-1, 1)
+    if plan["weights"] is None:
+        numpy.add.at(in_sorted, (xp.broadcast_to(rows, plan["below"].shape), plan["below"]), g)
+    else:
+        w = plan["weights"]
+        numpy.add.at(in_sorted, (xp.broadcast_to(rows, plan["below"].shape), plan["below"]), g * (1 - w))
+        numpy.add.at(in_sorted, (xp.broadcast_to(rows, plan["above"].shape), plan["above"]), g * w)
+    out_rows = xp.zeros((count, n), dtype=grad.dtype)
+    xp.put_along_axis(out_rows, plan["order"], in_sorted, axis=-1)
+    if dim is None:
+        grad_self = out_rows.reshape(self.shape)
+    else:
+        axis = wrap_dim(op, dim, self.ndim)
+        shape = self.shape or (1,)
+        moved_shape = tuple(s for a, s in enumerate(shape) if a != axis) + (shape[axis],)
+        grad_self = xp.moveaxis(out_rows.reshape(moved_shape), -1, axis).reshape(self.shape)
+    return grad_self, _q_grad(xp, plan, g, q, interpolation, ignore_nan)
+
+
+def _q_grad(xp: Any, plan: dict[str, Any], g: Any, q: Any, interpolation: str, ignore_nan: bool) -> Any:
+    """q's gradient, through the linear weights ``ranks - below`` only (floor, ceil and round
+    have none; the NaN rows' masked ranks neither): ``g (above - below) d ranks / d q``."""
+    qs = xp.asarray(q)
+    if interpolation != "linear":
+        return xp.zeros(qs.shape, dtype=g.dtype)
+    ordered = plan["ordered"]
+    low = xp.take_along_axis(ordered, plan["below"], axis=-1)
+    high = xp.take_along_axis(ordered, plan["above"], axis=-1)
+    n = ordered.shape[-1]
+    nans = xp.isnan(ordered)
+    if ignore_nan:
+        scale = (xp.sum(~nans, axis=-1, keepdims=True) - 1).astype(g.dtype)
+        masked = qs.reshape(1, -1) * scale < 0
+    else:
+        scale = xp.full((ordered.shape[0], 1), float(n - 1), dtype=g.dtype)
+        masked = xp.any(nans, axis=-1, keepdims=True)
+    with numpy.errstate(invalid="ignore"):  # masked_fill's backward zeroes the masked ranks' gradient
+        per_row = xp.where(masked, 0.0, g * (high - low) * scale)
+    return per_row.sum(axis=0).reshape(qs.shape).astype(g.dtype, copy=False)
+
+
+def quantile(xp: Any, self: Any, q: Any, dim: int | None = None, keepdim: bool = False,
+             interpolation: str = "linear") -> Any:
+    return _quantile(xp, "quantile", self, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(xp: Any, self: Any, q: Any, dim: int | None = None, keepdim: bool = False,
+                interpolation: str = "linear") -> Any:
+    return _quantile(xp, "nanquantile", self, q, dim, keepdim, interpolation, True)
+
+
+def quantile_backward(xp: Any, grad: Any, self: Any, q: Any, dim: int | None = None, keepdim: bool = False,
+                      interpolation: str = "linear") -> tuple[Any, Any]:
+    return _quantile_backward(xp, "quantile", grad, self, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile_backward(xp: Any, grad: Any, self: Any, q: Any, dim: int | None = None, keepdim: bool = False,
+                         interpolation: str = "linear") -> tuple[Any, Any]:
+    return _quantile_backward(xp, "nanquantile", grad, self, q, dim, keepdim, interpolation, True)
+
+
+def quantile_scalar_backward(xp: Any, grad: Any, self: Any, q: float, dim: int | None = None,
+                             keepdim: bool = False, interpolation: str = "linear") -> Any:
+    return _quantile_backward(xp, "quantile", grad, self, q, dim, keepdim, interpolation, False)[0]
+
+
+def nanquantile_scalar_backward(xp: Any, grad: Any, self: Any, q: float, dim: int | None = None,
+                                keepdim: bool = False, interpolation: str = "linear") -> Any:
+    return _quantile_backward(xp, "nanquantile", grad, self, q, dim, keepdim, interpolation, True)[0]

@@ -46,6 +46,8 @@ from gradview.kernels import statistics as stat_kernels
 
 from .dtype_rules import to_float
 from .emit_util import emit_if
+from .gradients import BACKWARD_KERNEL
+from .kernel_backward import backward_schema, calls_backward, grads_like
 from .reductions import _count as mean_count
 from .reductions import (
     dims_argument,
@@ -57,7 +59,7 @@ from .reductions import (
     restored_at_compile_time,
     sum_shapes,
 )
-from .registry import Emitter, formula, kernel, no_gradient, shape_rule
+from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_by_kernel import by_kernel, by_kernel_outputs
 from .shape_toolkit import NodeArgs, RuleResult, ShapeRule, fresh
 from .static_info import (
@@ -476,3 +478,21 @@ declare_by_kernel({"aten::_unique2": stat_kernels.unique2}, _not_implemented("_u
 declare_by_kernel({"aten::unique_consecutive": stat_kernels.unique_consecutive},
                   _not_implemented("unique_consecutive"), multi=True)
 declare_by_kernel({"aten::unique_dim": stat_kernels.unique_dim}, _not_implemented("unique_dim"), multi=True)
+
+
+# -- aten::quantile, nanquantile (q a tensor or a float) ------------------------------------------
+# ATen sorts each reduced row, gathers the values at the ranks below and above each quantile and
+# lerps between them; the gradient goes back through lerp, gather and sort (a backward kernel),
+# to the input only: PyTorch's ranks and weights carry no gradient to q.
+for _op in ("quantile", "nanquantile"):
+    kernel(f"aten::{_op}", f"aten::{_op}.scalar")(getattr(stat_kernels, _op))
+    shape_rule(f"aten::{_op}")(per_overload({
+        f"aten::{_op}": getattr(stat_kernels, _op), f"aten::{_op}.scalar": getattr(stat_kernels, _op)}))
+    for _overload, _q, _inputs in (("", "Tensor q", (0, 1)), (".scalar", "float q", (0,))):
+        _backward = f"{_op}{'_scalar' if _overload else ''}_backward"
+        schema(backward_schema(_backward, f"Tensor self, {_q}, int? dim, bool keepdim, str interpolation",
+                               len(_inputs)))
+        kernel(f"gradview::{_backward}")(getattr(stat_kernels, _backward))
+        no_gradient(f"gradview::{_backward}", reason=BACKWARD_KERNEL)
+        shape_rule(f"gradview::{_backward}")(grads_like(*_inputs))
+        formula(f"aten::{_op}{_overload}")(calls_backward(f"gradview::{_backward}", _inputs))

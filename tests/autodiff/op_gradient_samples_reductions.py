@@ -103,3 +103,26 @@ def _aminmax_vjp(g_min: Any, g_max: Any, x: torch.Tensor, *rest: Any) -> Any:
 
 
 add("gradview::aminmax_backward", S(f(3), f(3), _amm, _low, _high, 1, False, frozen=(3, 4), torch=_aminmax_vjp))
+_qx, _q = f(3, 5), np.array([0.2, 0.5, 0.9])
+_qx[1, 2] = np.nan
+add("quantile nanquantile", S(_qx, _q, 1, False, interpolation="linear"))
+add("quantile.scalar nanquantile.scalar", S(_qx, 0.3, 0, True, interpolation="midpoint"))
+
+
+def _quantile_vjp(op: Any) -> Any:
+    def vjp(grad: torch.Tensor, x: torch.Tensor, q: Any, *args: Any) -> Any:
+        leaves = [x.detach().requires_grad_(True)]
+        if isinstance(q, torch.Tensor):
+            q = q.detach().requires_grad_(True)
+            leaves.append(q)
+        found = torch.autograd.grad(op(leaves[0], q, *args[:2], interpolation=args[2]), leaves, grad,
+                                    create_graph=True)
+        return found if len(found) > 1 else found[0]
+
+    return vjp
+
+
+for _name in ("quantile", "nanquantile"):
+    _op = getattr(torch, _name)
+    add(f"gradview::{_name}_backward", S(f(3, 3), _qx, _q, 1, False, "linear", torch=_quantile_vjp(_op)))
+    add(f"gradview::{_name}_scalar_backward", S(f(1, 5), _qx, 0.3, 0, True, "lower", torch=_quantile_vjp(_op)))
