@@ -40,9 +40,8 @@ from gradview.ir import Node, Value
 from gradview.kernels import nn as nn_kernels
 from gradview.kernels import pooling as pool_kernels
 
-from .gradients import BACKWARD_KERNEL
 from .nn import like_input
-from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
+from .registry import Emitter, formula, kernel, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, Sizes, fresh
 from .static_info import NOT_CONSTANT, const, fail, full_size, input_at, needs_grad, none_grads
 
@@ -377,7 +376,6 @@ def _pool_nd(args: NodeArgs) -> RuleResult:
 
 schema("gradview::pool_indices_backward(Tensor grad, Tensor self, Tensor indices, int dims) -> Tensor")
 kernel("gradview::pool_indices_backward")(pool_kernels.pool_indices_backward)
-no_gradient("gradview::pool_indices_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::pool_indices_backward")
@@ -427,7 +425,6 @@ schema(
     "bool ceil_mode, bool count_include_pad) -> Tensor"
 )
 kernel("gradview::avg_pool1d_backward")(pool_kernels.avg_pool1d_backward)
-no_gradient("gradview::avg_pool1d_backward", "aten::avg_pool3d_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("gradview::avg_pool1d_backward", "aten::avg_pool3d_backward")
@@ -465,7 +462,6 @@ kernel("aten::max_unpool2d")(pool_kernels.max_unpool2d)
 kernel("aten::max_unpool3d")(pool_kernels.max_unpool3d)
 schema("gradview::unpool_backward(Tensor grad, Tensor indices, int dims) -> Tensor")
 kernel("gradview::unpool_backward")(pool_kernels.unpool_backward)
-no_gradient("gradview::unpool_backward", reason=BACKWARD_KERNEL)
 
 
 @shape_rule("aten::max_unpool2d", "aten::max_unpool3d")
@@ -495,3 +491,33 @@ def max_unpool(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Va
         return none_grads(node)
     dims = 2 if node.kind() == "aten::max_unpool2d" else 3
     return none_grads(node, emit.op("gradview::unpool_backward", grads[0], node.inputs()[1], dims))
+
+
+
+# -- the gradients of the N-d backward kernels (double backward) -------------------------------------
+# Each is linear in its incoming gradient: average pooling's backward differentiates to the pool
+# itself, the scatter onto the maxima (pool_indices_backward) to the gather at them
+# (unpool_backward, PyTorch's max_pool_double_backward) and back; the tensors read only for
+# their shapes or positions get none (derivatives.yaml's zeros_like).
+@formula("aten::avg_pool3d_backward", "gradview::avg_pool1d_backward")
+def avg_pool_nd_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    pool = "aten::avg_pool3d" if node.kind() == "aten::avg_pool3d_backward" else "aten::avg_pool1d"
+    return none_grads(node, emit.op(pool, grads[0], *node.inputs()[2:]))
+
+
+@formula("gradview::pool_indices_backward")
+def pool_indices_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    grad, _, indices, dims = node.inputs()
+    if not needs_grad(grad):
+        return none_grads(node)
+    return none_grads(node, emit.op("gradview::unpool_backward", grads[0], indices, dims))
+
+
+@formula("gradview::unpool_backward")
+def unpool_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    grad, indices, dims = node.inputs()
+    if not needs_grad(grad):
+        return none_grads(node)
+    return none_grads(node, emit.op("gradview::pool_indices_backward", grads[0], grad, indices, dims))

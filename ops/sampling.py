@@ -4,7 +4,7 @@
 output_size or scale_factors) runs ATen's separable interpolation, and its gradient is
 ``gradview::<overload>_backward(grad, <the forward's arguments>)``, which adds each output
 gradient, times its weights, onto the input elements it read (ATen's
-``upsample_*_backward``). The result keeps the input's (N, C) and takes the output size,
+``upsample_*_backward``; its own gradient is the forward resampling again). The result keeps the input's (N, C) and takes the output size,
 from ``output_size`` or ``floor(size * scale_factor)``.
 
 **im2col** (``F.unfold``) and **col2im** (``F.fold``) are each other's gradient, as in
@@ -89,9 +89,22 @@ def _declare_upsample(name: str, vec: bool) -> None:
     schema(f"{backward_name}(Tensor grad, {arguments}) -> Tensor")
     kernel(qualified)(forward)
     kernel(backward_name)(backward)
-    no_gradient(backward_name, reason=BACKWARD_KERNEL)
     shape_rule(backward_name)(_grad_like_input)
     formula(qualified)(_through_backward(backward_name))
+    formula(backward_name)(_upsample_double_backward(f"aten::{name}"))
+
+
+def _upsample_double_backward(forward_kind: str):  # noqa: ANN202 - a backward factory
+    """The backward is linear in its gradient: its own gradient is the forward resampling of
+    the incoming one; the input it reads only for its shape gets none (as in PyTorch, whose
+    backward takes only the input's size)."""
+
+    def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+        if not needs_grad(node.inputs()[0]):
+            return none_grads(node)
+        return none_grads(node, emit.op(forward_kind, grads[0], *node.inputs()[2:]))
+
+    return backward
 
 
 for _name, (_mode, _dims, _) in kernels.UPSAMPLE_OPS.items():

@@ -8,7 +8,11 @@ are frozen: PyTorch refuses a gradient for them, as gradview does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+import torch
 
 from .op_gradient_samples import S, Sample, add, f, ints, pos
 
@@ -75,6 +79,29 @@ add("gradview::instance_norm_backward", S(f(2, 3, 4), f(2, 3, 4), pos(3), f(3), 
 add("rms_norm", S(f(2, 3, 4), [3, 4], pos(3, 4), 1e-6))
 add("gradview::rms_norm_backward", S(f(2, 3, 4), f(2, 3, 4), [3, 4], pos(3, 4), 1e-6))
 
+def _vjp(name: str, overload: str) -> Callable[..., Any]:
+    """The oracle of a gradview backward op taking (grad, the forward's arguments): the
+    forward's vjp under create_graph, so it can be differentiated again."""
+
+    def oracle(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
+        leaf = x.detach().requires_grad_(True) if not x.requires_grad else x
+        out = getattr(getattr(torch.ops.aten, name), overload)(leaf, *args)
+        return torch.autograd.grad(out, leaf, grad, create_graph=True)[0]
+
+    return oracle
+
+
+def _scatter_at(grad: torch.Tensor, x: torch.Tensor, indices: torch.Tensor, dims: int) -> torch.Tensor:
+    """pool_indices_backward: each gradient added at its index, in the input's shape."""
+    flat = torch.zeros(x.shape, dtype=grad.dtype).flatten(-dims)
+    return flat.scatter_add(-1, indices.flatten(-dims), grad.flatten(-dims)).view(x.shape)
+
+
+def _gather_at(grad: torch.Tensor, indices: torch.Tensor, dims: int) -> torch.Tensor:
+    """unpool_backward (max_pool_double_backward): the gradient read at each index."""
+    return grad.flatten(-dims).gather(-1, indices.flatten(-dims)).view_as(indices)
+
+
 # -- pooling --------------------------------------------------------------------------------------
 add("max_pool1d max_pool1d_with_indices", S(f(2, 3, 7), [3], [2], [1], [1], True))
 add("max_pool3d max_pool3d_with_indices", S(f(1, 2, 4, 5, 4), [2, 3, 2], [2, 1, 2], [1, 1, 0], [1, 1, 1], False))
@@ -82,16 +109,18 @@ add("avg_pool1d", S(f(2, 3, 7), [3], [2], [1], True, False))
 add("avg_pool3d", S(f(1, 2, 4, 5, 4), [2, 3, 2], [2, 1, 2], [1, 1, 0], False, True, None))
 add("avg_pool3d_backward", S(f(1, 2, 3, 5, 2), f(1, 2, 4, 5, 4), [2, 3, 2], [2, 1, 2], [1, 1, 0], False, True,
                              None))
-add("gradview::avg_pool1d_backward", S(f(2, 3, 4), f(2, 3, 7), [3], [2], [1], True, False))
+add("gradview::avg_pool1d_backward", S(f(2, 3, 4), f(2, 3, 7), [3], [2], [1], True, False,
+                                       torch=_vjp("avg_pool1d", "default")))
 add("adaptive_max_pool1d", S(f(2, 3, 7), [3]))
 add("adaptive_max_pool2d", S(f(2, 3, 5, 7), [2, 3]))
 add("adaptive_max_pool3d", S(f(1, 2, 4, 5, 3), [2, 3, 2]))
-add("gradview::pool_indices_backward", S(f(2, 3, 3), f(2, 3, 7), ints(*range(0, 18)).reshape(2, 3, 3) % 7, 1))
+add("gradview::pool_indices_backward", S(f(2, 3, 3), f(2, 3, 7), ints(*range(0, 18)).reshape(2, 3, 3) % 7, 1,
+                                         torch=_scatter_at))
 _UNPOOL2D = np.stack([np.random.default_rng(i).permutation(16)[:4] for i in range(6)]).reshape(2, 3, 2, 2)
 add("max_unpool2d", S(f(2, 3, 2, 2), _UNPOOL2D, [4, 4]))
 _UNPOOL3D = np.stack([np.random.default_rng(i).permutation(27)[:8] for i in range(2)]).reshape(1, 2, 2, 2, 2)
 add("max_unpool3d", S(f(1, 2, 2, 2, 2), _UNPOOL3D, [3, 3, 3], [1, 1, 1], [0, 0, 0]))
-add("gradview::unpool_backward", S(f(2, 3, 4, 4), _UNPOOL2D, 2))
+add("gradview::unpool_backward", S(f(2, 3, 4, 4), _UNPOOL2D, 2, torch=_gather_at))
 
 # -- upsampling, im2col, col2im --------------------------------------------------------------------
 _UPSAMPLE = {
@@ -106,9 +135,9 @@ for _name, _dims in _UPSAMPLE.items():
     _vec = S(f(*_shape), None, *_aligned, [1.5] * _dims)
     add(_name, _plain)
     add(f"{_name}.vec", _vec)
-    add(f"gradview::{_name}_backward", S(f(2, 3, *_out), *_plain.args))
+    add(f"gradview::{_name}_backward", S(f(2, 3, *_out), *_plain.args, torch=_vjp(_name, "default")))
     _vec_out = [int(n * 1.5) for n in _shape[2:]]
-    add(f"gradview::{_name}_vec_backward", S(f(2, 3, *_vec_out), *_vec.args))
+    add(f"gradview::{_name}_vec_backward", S(f(2, 3, *_vec_out), *_vec.args, torch=_vjp(_name, "vec")))
 add("im2col", S(f(2, 3, 5, 6), [2, 3], [1, 2], [1, 0], [2, 1]))
 add("col2im", S(f(2, 18, 6), [5, 6], [2, 3], [1, 2], [1, 0], [2, 1]))
 add("grid_sampler_2d", S(f(2, 3, 4, 5), f(2, 3, 2, 2) * 1.2, 0, 2, False))
