@@ -48,6 +48,7 @@ from . import (  # noqa: F401 - imported for their declarations
     products,
     torch_linalg,
     reductions,
+    distances,
     statistics,
     softmax,
     losses,

@@ -126,3 +126,28 @@ for _name in ("quantile", "nanquantile"):
     _op = getattr(torch, _name)
     add(f"gradview::{_name}_backward", S(f(3, 3), _qx, _q, 1, False, "linear", torch=_quantile_vjp(_op)))
     add(f"gradview::{_name}_scalar_backward", S(f(1, 5), _qx, 0.3, 0, True, "lower", torch=_quantile_vjp(_op)))
+
+# -- distances ---------------------------------------------------------------------------------
+add("dist", S(f(3, 4), f(4), 3))
+add("pairwise_distance", S(f(3, 4), f(3, 4), 1.5, 1e-6, True))
+add("cosine_similarity", S(f(3, 4), f(1, 4), 1, 1e-8))
+add("cdist", S(f(2, 3, 4), f(2, 5, 4), 2.0, None))
+add("pdist", S(f(4, 3), 2.0))
+
+
+def _pair_vjp(op: Any) -> Any:
+    def vjp(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *args: Any) -> Any:
+        leaves = [a.detach().requires_grad_(True), b.detach().requires_grad_(True)]
+        return torch.autograd.grad(op(*leaves, *args), leaves, grad, create_graph=True)
+
+    return vjp
+
+
+add("gradview::dist_backward", S(np.full((), 0.7), f(3, 4), f(4), 3, torch=_pair_vjp(torch.dist)))
+add("gradview::pairwise_distance_backward", S(f(3, 1), f(3, 4), f(3, 4), 1.5, 1e-6, True,
+                                              torch=_pair_vjp(torch.pairwise_distance)))
+add("gradview::cosine_similarity_backward", S(f(3), f(3, 4), f(1, 4), 1, 1e-8,
+                                              torch=_pair_vjp(torch.cosine_similarity)))
+add("gradview::cdist_backward", S(f(2, 3, 5), f(2, 3, 4), f(2, 5, 4), 1.0, None,
+                                  torch=_pair_vjp(lambda a, b, p, m: torch.cdist(a, b, p))))
+add("gradview::pdist_backward", S(f(6), f(4, 3), 2.0, torch=_vjp(torch.pdist, 1)))
