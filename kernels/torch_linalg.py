@@ -635,25 +635,21 @@ def matrix_power_backward(xp: Any, grad: Any, a: Any, n: int, result: Any = None
 
 
 def vander(xp: Any, x: Any, n: Any = None) -> Any:
-    """``linalg.vander``: ``[1, x, x^2, ...]`` along a new last dim, PyTorch's cumprod of x."""
+    """``linalg.vander``: ``[1, x, x^2, ...]`` along a new last dim, PyTorch's cumprod of x
+    (a 0-d x is one element; N, default x's last size, must be at least 2)."""
     if x.ndim == 0:
-        raise KernelError("linalg.vander: x must have at least one dimension")
+        x = x.reshape(1)
     count = int(x.shape[-1]) if n is None else int(n)
     if count <= 1:
-        if count < 0:
-            raise KernelError("N must be greater than 1.")
-        return numpy.ones(x.shape + (count,), dtype=x.dtype)
+        raise KernelError("N must be greater than 1.")
     xs = numpy.broadcast_to(x[..., None], x.shape + (count - 1,))
     return numpy.concatenate([numpy.ones(x.shape + (1,), dtype=x.dtype), numpy.cumprod(xs, axis=-1)], axis=-1)
 
 
 def vander_backward(xp: Any, grad: Any, x: Any, n: Any = None, result: Any = None) -> Any:
     """``sum_k k x^(k-1) grad_k``, with ``x^(k-1)`` read from the result."""
-    count = result.shape[-1]
-    if count <= 1:
-        return numpy.zeros_like(x)
-    k = numpy.arange(1, count, dtype=x.dtype)
-    return numpy.sum(grad[..., 1:] * k * result[..., :-1], axis=-1)
+    k = numpy.arange(1, result.shape[-1], dtype=x.dtype)
+    return numpy.sum(grad[..., 1:] * k * result[..., :-1], axis=-1).reshape(x.shape)
 
 
 # -- eigh ------------------------------------------------------------------------------------------------
@@ -693,3 +689,187 @@ def eigh_backward(xp: Any, grad_l: Any, grad_v: Any, a: Any, uplo: str, w: Any, 
 def eigvalsh_backward(xp: Any, grad: Any, a: Any, uplo: str, result: Any) -> Any:
     _, v = numpy.linalg.eigh(a, UPLO=uplo)
     return _eigh_grad(grad, None, result, v)
+
+
+# -- LU ---------------------------------------------------------------------------------------------------
+def _getrf(op: str, a: Any, pivot: bool) -> tuple[Any, Any, Any]:
+    """getrf per matrix: (LU, 1-based int32 pivots, int32 info), as PyTorch's linalg_lu_factor_ex."""
+    import scipy.linalg.lapack as lapack
+
+    _float(op, a)
+    if a.ndim < 2:
+        raise KernelError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if not pivot:
+        raise KernelError(f"{op}: LU without pivoting is not implemented on the CPU")
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    lu = numpy.empty(a.shape, dtype=a.dtype)
+    pivots = numpy.empty(a.shape[:-2] + (k,), dtype=numpy.int32)
+    info = numpy.zeros(a.shape[:-2], dtype=numpy.int32)
+    for index in numpy.ndindex(*a.shape[:-2]):
+        if k == 0:
+            lu[index] = a[index]
+            continue
+        factor, piv, status = lapack.dgetrf(numpy.asarray(a[index], dtype=numpy.float64))
+        lu[index], pivots[index], info[index] = factor, piv[:k] + 1, status
+    return lu, pivots, info
+
+
+def lu_factor_ex(xp: Any, a: Any, pivot: bool = True, check_errors: bool = False) -> tuple[Any, Any, Any]:
+    return _getrf("linalg.lu_factor_ex", a, pivot)
+
+
+def lu_factor(xp: Any, a: Any, pivot: bool = True) -> tuple[Any, Any]:
+    lu, pivots, info = _getrf("linalg.lu_factor", a, pivot)
+    return lu, pivots
+
+
+def lu_with_info(xp: Any, a: Any, pivot: bool = True, check_errors: bool = True) -> tuple[Any, Any, Any]:
+    return _getrf("lu", a, pivot)
+
+
+def _permutation(pivots: Any, m: int, dtype: Any) -> Any:
+    """P with ``A = P L U`` from getrf's 1-based row swaps (lu_unpack's P)."""
+    p = numpy.empty(pivots.shape[:-1] + (m, m), dtype=dtype)
+    for index in numpy.ndindex(*pivots.shape[:-1]):
+        perm = numpy.arange(m)
+        for i, swap in enumerate(pivots[index]):
+            j = int(swap) - 1
+            perm[i], perm[j] = perm[j], perm[i]
+        p[index] = numpy.eye(m, dtype=dtype)[:, perm]
+    return p
+
+
+def lu_unpack(xp: Any, lu: Any, pivots: Any, unpack_data: bool = True, unpack_pivots: bool = True) -> tuple[Any, Any, Any]:
+    """``lu_unpack``: P, unit-lower L (m x k) and upper U (k x n); empty where not asked for."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    if unpack_data:
+        lower = numpy.tril(lu[..., :, :k], -1) + numpy.eye(m, k, dtype=lu.dtype)
+        upper = numpy.triu(lu[..., :k, :])
+    else:
+        lower = upper = numpy.zeros((0,), dtype=lu.dtype)
+    perm = _permutation(pivots, m, lu.dtype) if unpack_pivots else numpy.zeros((0,), dtype=lu.dtype)
+    return perm, lower, upper
+
+
+def linalg_lu(xp: Any, a: Any, pivot: bool = True) -> tuple[Any, Any, Any]:
+    lu, pivots, _ = _getrf("linalg.lu", a, pivot)
+    return lu_unpack(xp, lu, pivots)
+
+
+def _lu_grad(grad_l: Any, grad_u: Any, perm: Any, lower: Any, upper: Any) -> Any:
+    """FunctionsManual's ``linalg_lu_backward`` (square, wide and tall cases)."""
+    m, n = lower.shape[-2], upper.shape[-1]
+    k = min(m, n)
+    grad_l, grad_u = numpy.tril(grad_l, -1), numpy.triu(grad_u)  # L's unit diagonal and zeros are constants
+    if m == n:
+        ga = numpy.tril(_mT(lower) @ grad_l, -1) + numpy.triu(grad_u @ _mT(upper))
+        ga = _trsolve(_mT(upper), ga, upper=False, left=False)
+        ga = _trsolve(_mT(lower), ga, upper=True, left=True, unit=True)
+    elif m < n:
+        u1 = upper[..., :, :k]
+        ga = _mT(lower) @ grad_l - numpy.triu(grad_u) @ _mT(upper)
+        ga = _trsolve(_mT(u1), numpy.tril(ga, -1), upper=False, left=False)
+        ga = numpy.concatenate([ga + numpy.triu(grad_u[..., :, :k]), grad_u[..., :, k:]], axis=-1)
+        ga = _trsolve(_mT(lower), ga, upper=True, left=True, unit=True)
+    else:
+        l1 = lower[..., :k, :]
+        ga = grad_u @ _mT(upper) - _mT(lower) @ grad_l
+        ga = _trsolve(_mT(l1), numpy.triu(ga), upper=True, left=True, unit=True)
+        ga = numpy.concatenate([ga + numpy.tril(grad_l[..., :k, :], -1), grad_l[..., k:, :]], axis=-2)
+        ga = _trsolve(_mT(upper), ga, upper=False, left=False)
+    return perm @ ga
+
+
+def linalg_lu_backward(xp: Any, grad_p: Any, grad_l: Any, grad_u: Any, a: Any, pivot: bool,
+                       perm: Any, lower: Any, upper: Any) -> Any:
+    return _lu_grad(grad_l, grad_u, perm, lower, upper)
+
+
+def _lu_factor_grad(grad: Any, lu: Any, pivots: Any) -> Any:
+    """``lu_factor_ex_backward``: the LU gradient split into L's (strictly lower) and U's parts."""
+    perm, lower, upper = lu_unpack(None, lu, pivots)
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    return _lu_grad(numpy.tril(grad[..., :, :k], -1), numpy.triu(grad[..., :k, :]), perm, lower, upper)
+
+
+def lu_factor_ex_backward(xp: Any, grad: Any, grad_pivots: Any, grad_info: Any, a: Any, pivot: bool,
+                          check_errors: bool, lu: Any, pivots: Any, info: Any) -> Any:
+    return _lu_factor_grad(grad, lu, pivots)
+
+
+def lu_factor_backward(xp: Any, grad: Any, grad_pivots: Any, a: Any, pivot: bool, lu: Any, pivots: Any) -> Any:
+    return _lu_factor_grad(grad, lu, pivots)
+
+
+def lu_with_info_backward(xp: Any, grad: Any, grad_pivots: Any, grad_info: Any, a: Any, pivot: bool,
+                          check_errors: bool, lu: Any, pivots: Any, info: Any) -> Any:
+    return _lu_factor_grad(grad, lu, pivots)
+
+
+def lu_unpack_backward(xp: Any, grad_p: Any, grad_l: Any, grad_u: Any, lu: Any, pivots: Any, unpack_data: bool,
+                       unpack_pivots: bool, perm: Any, lower: Any, upper: Any) -> Any:
+    """derivatives.yaml: L's gradient (strictly lower) and U's (upper) placed back into LU."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    out = numpy.zeros_like(lu)
+    if unpack_data:
+        out[..., :, :k] += numpy.tril(grad_l, -1)
+        out[..., :k, :] += numpy.triu(grad_u)
+    return out
+
+
+def _getrs(lu: Any, pivots: Any, b: Any, adjoint: bool) -> Any:
+    """getrs per matrix: ``A X = B`` (``A^T X = B`` when adjoint); batches broadcast."""
+    import scipy.linalg
+
+    batch = numpy.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
+    lus = numpy.broadcast_to(lu, batch + lu.shape[-2:])
+    pivs = numpy.broadcast_to(pivots, batch + pivots.shape[-1:])
+    bs = numpy.broadcast_to(b, batch + b.shape[-2:])
+    out = numpy.empty(batch + b.shape[-2:], dtype=b.dtype)
+    for index in numpy.ndindex(*batch):
+        if bs[index].size == 0 or lus[index].size == 0:
+            out[index] = 0
+            continue
+        out[index] = scipy.linalg.lu_solve((lus[index], pivs[index] - 1), bs[index], trans=1 if adjoint else 0,
+                                           check_finite=False)
+    return out
+
+
+def lu_solve_linalg(xp: Any, lu: Any, pivots: Any, b: Any, left: bool = True, adjoint: bool = False) -> Any:
+    """``linalg.lu_solve``: ``A X = B``, ``A^H X = B`` (adjoint), ``X A = B`` (right)..."""
+    _float("linalg.lu_solve", lu)
+    if left:
+        return _getrs(lu, pivots, b, adjoint)
+    return _mT(_getrs(lu, pivots, _mT(b), not adjoint))
+
+
+def lu_solve_linalg_backward(xp: Any, grad: Any, lu: Any, pivots: Any, b: Any, left: bool, adjoint: bool,
+                             x: Any) -> tuple[Any, Any]:
+    """derivatives.yaml: B gets ``lu_solve(LU, pivots, grad, left, !adjoint)``; LU gets
+    FunctionsManual's ``linalg_lu_solve_LU``."""
+    gb = lu_solve_linalg(xp, lu, pivots, grad, left, not adjoint)
+    perm, lower, upper = lu_unpack(xp, lu, pivots)
+    if left != adjoint:
+        gr = _trsolve(_mT(upper), -((grad if left else _mT(grad)) @ (_mT(x) if left else x)), upper=False)
+        gl = numpy.tril(_trsolve(_mT(lower), gr @ _mT(upper), upper=True, left=True, unit=True), -1)
+        glu = gl + numpy.triu(gr)
+    else:
+        gr = -(_mT(perm) @ (x if left else _mT(x)) @ (_mT(grad) if left else grad) @ perm)
+        gr = _trsolve(_mT(lower), gr, upper=True, left=False, unit=True)
+        gu = numpy.triu(_trsolve(_mT(upper), _mT(lower) @ gr, upper=False, left=False))
+        glu = numpy.tril(gr, -1) + gu
+    return _sum_to(glu, lu.shape), _sum_to(gb, b.shape)
+
+
+def lu_solve(xp: Any, b: Any, lu: Any, pivots: Any) -> Any:
+    """``lu_solve(B, LU, pivots)``: linalg.lu_solve's ``A X = B``."""
+    return lu_solve_linalg(xp, lu, pivots, b)
+
+
+def lu_solve_backward(xp: Any, grad: Any, b: Any, lu: Any, pivots: Any, x: Any) -> tuple[Any, Any]:
+    glu, gb = lu_solve_linalg_backward(xp, grad, lu, pivots, b, True, False, x)
+    return gb, glu

@@ -189,3 +189,19 @@ _op("aten::linalg_eigvalsh(Tensor self, str UPLO=\"L\") -> Tensor", kernels.eigv
 
 refuse("aten::linalg_eig", "aten::linalg_eigvals",
        reason="its result is complex (a real matrix's eigenvalues are), and gradview's tensors are real")
+
+# -- LU ----------------------------------------------------------------------------------------------
+_op("aten::linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> "
+    "(Tensor LU, Tensor pivots, Tensor info)", kernels.lu_factor_ex, kernels.lu_factor_ex_backward, multi=True)
+_op("aten::linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)", kernels.lu_factor,
+    kernels.lu_factor_backward, multi=True)
+_op("aten::_lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> "
+    "(Tensor LU, Tensor pivots, Tensor info)", kernels.lu_with_info, kernels.lu_with_info_backward, multi=True)
+_op("aten::linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)", kernels.linalg_lu,
+    kernels.linalg_lu_backward, multi=True)
+_op("aten::lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> "
+    "(Tensor P, Tensor L, Tensor U)", kernels.lu_unpack, kernels.lu_unpack_backward, multi=True)
+_op("aten::linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
+    kernels.lu_solve_linalg, kernels.lu_solve_linalg_backward, (0, 2))
+_op("aten::lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", kernels.lu_solve,
+    kernels.lu_solve_backward, (0, 1))
