@@ -873,3 +873,194 @@ def lu_solve(xp: Any, b: Any, lu: Any, pivots: Any) -> Any:
 def lu_solve_backward(xp: Any, grad: Any, b: Any, lu: Any, pivots: Any, x: Any) -> tuple[Any, Any]:
     glu, gb = lu_solve_linalg_backward(xp, grad, lu, pivots, b, True, False, x)
     return gb, glu
+
+
+# -- SVD, pinv, matrix_rank ----------------------------------------------------------------------------
+def _gesdd(op: str, a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
+    _float(op, a)
+    if a.ndim < 2:
+        raise KernelError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        k = min(m, n)
+        batch = a.shape[:-2]
+        eye_u = numpy.broadcast_to(numpy.eye(m, m if full_matrices else k, dtype=a.dtype), batch + (m, m if full_matrices else k))
+        eye_v = numpy.broadcast_to(numpy.eye(n if full_matrices else k, n, dtype=a.dtype), batch + (n if full_matrices else k, n))
+        return eye_u.copy(), numpy.zeros(batch + (k,), dtype=a.dtype), eye_v.copy()
+    return numpy.linalg.svd(a, full_matrices=full_matrices)
+
+
+def linalg_svd(xp: Any, a: Any, full_matrices: bool = True, driver: Any = None) -> tuple[Any, Any, Any]:
+    """``linalg.svd`` (gesdd, PyTorch's CPU driver). U's and Vh's signs are LAPACK's: they
+    may differ from PyTorch's (MKL's) by a sign per singular vector."""
+    return _gesdd("linalg.svd", a, full_matrices)
+
+
+def _svd_grad(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> Any:
+    """FunctionsManual's ``svd_backward`` (U, Vh reduced to the k singular vectors)."""
+    m, n = u.shape[-2], vh.shape[-1]
+    if gu is None and gvh is None:
+        return u @ (gs[..., :, None] * vh) if m >= n else (u * gs[..., None, :]) @ vh
+    uhgu = _mT(u) @ gu
+    uhgu = uhgu - _mT(uhgu)
+    vhgv = vh @ _mT(gvh)
+    vhgv = vhgv - _mT(vhgv)
+    s2 = s * s
+    e = s2[..., None, :] - s2[..., :, None]
+    k = s.shape[-1]
+    e[..., numpy.arange(k), numpy.arange(k)] = 1.0
+    ga = (uhgu * s[..., None, :] + s[..., :, None] * vhgv) / e
+    ga[..., numpy.arange(k), numpy.arange(k)] += gs
+    if m > n:
+        ga = u @ ga
+        gu_sinv = gu / s[..., None, :]
+        ga = ga + gu_sinv - u @ (_mT(u) @ gu_sinv)
+        return ga @ vh
+    if m < n:
+        ga = ga @ vh
+        sinv_gvh = gvh / s[..., :, None]
+        ga = ga + sinv_gvh - (sinv_gvh @ _mT(vh)) @ vh
+        return u @ ga
+    return u @ (ga @ vh)
+
+
+def linalg_svd_backward(xp: Any, gu: Any, gs: Any, gvh: Any, a: Any, full_matrices: bool, driver: Any,
+                        u: Any, s: Any, vh: Any) -> Any:
+    k = s.shape[-1]
+    if a.size == 0:
+        return numpy.zeros_like(a)
+    return _svd_grad(gu[..., :, :k], gs, gvh[..., :k, :], u[..., :, :k], s, vh[..., :k, :])
+
+
+def svd(xp: Any, a: Any, some: bool = True, compute_uv: bool = True) -> tuple[Any, Any, Any]:
+    """``torch.svd``: V (not Vh); without compute_uv, U and V are zeros (m x m, n x n)."""
+    u, s, vh = _gesdd("svd", a, not some)
+    if not compute_uv:
+        m, n = a.shape[-2:]
+        return (numpy.zeros(a.shape[:-2] + (m, m), dtype=a.dtype), s,
+                numpy.zeros(a.shape[:-2] + (n, n), dtype=a.dtype))
+    return u, s, numpy.ascontiguousarray(_mT(vh))
+
+
+def svd_backward(xp: Any, gu: Any, gs: Any, gv: Any, a: Any, some: bool, compute_uv: bool,
+                 u: Any, s: Any, v: Any) -> Any:
+    k = s.shape[-1]
+    if a.size == 0:
+        return numpy.zeros_like(a)
+    if not compute_uv:
+        _, _, vh = _gesdd("svd", a, False)
+        u2, _, _ = _gesdd("svd", a, False)
+        return _svd_grad(None, gs, None, u2, s, vh)
+    return _svd_grad(gu[..., :, :k], gs, _mT(gv)[..., :k, :], u[..., :, :k], s, _mT(v)[..., :k, :])
+
+
+def svdvals(xp: Any, a: Any, driver: Any = None) -> Any:
+    """``linalg.svdvals``: gesdd without singular vectors."""
+    _float("linalg.svdvals", a)
+    if a.size == 0:
+        return numpy.zeros(a.shape[:-2] + (min(a.shape[-2:]),), dtype=a.dtype)
+    return numpy.linalg.svd(a, compute_uv=False)
+
+
+def svdvals_backward(xp: Any, grad: Any, a: Any, driver: Any, result: Any) -> Any:
+    """``U diag(grad) Vh`` (the singular vectors' signs cancel)."""
+    if a.size == 0:
+        return numpy.zeros_like(a)
+    u, s, vh = numpy.linalg.svd(a, full_matrices=False)
+    return _svd_grad(None, grad, None, u, s, vh)
+
+
+def _tolerance(s_max: Any, m: int, n: int, dtype: Any, atol: Any, rtol: Any) -> Any:
+    """PyTorch's ``max(atol, rtol * max(S))``: rtol defaults to ``eps * max(m, n)``, or to 0
+    where only a positive atol is given."""
+    eps = numpy.finfo(dtype).eps
+    default_rtol = eps * max(m, n)
+    if atol is None and rtol is None:
+        return default_rtol * s_max
+    atol_v = 0.0 if atol is None else numpy.asarray(atol, dtype=dtype)
+    if rtol is None:
+        rtol_v = numpy.where(numpy.asarray(atol_v) > 0, 0.0, default_rtol)
+    else:
+        rtol_v = numpy.asarray(rtol, dtype=dtype)
+    return numpy.maximum(atol_v, rtol_v * s_max)
+
+
+def _pinv(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
+    _float("linalg.pinv", a)
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return numpy.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+    if hermitian:
+        w, v = numpy.linalg.eigh(a)
+        w_abs = numpy.abs(w)
+        tol = _tolerance(numpy.amax(w_abs, axis=-1, keepdims=True), m, n, a.dtype, _last(atol), _last(rtol))
+        with numpy.errstate(divide="ignore"):
+            w_inv = numpy.where(w_abs > tol, 1.0 / w, 0.0)
+        return (v * w_inv[..., None, :]) @ _mT(v)
+    u, s, vh = numpy.linalg.svd(a, full_matrices=False)
+    tol = _tolerance(s[..., :1], m, n, a.dtype, _last(atol), _last(rtol))
+    with numpy.errstate(divide="ignore"):
+        s_inv = numpy.where(s > tol, 1.0 / s, 0.0)
+    return (_mT(vh) * s_inv[..., None, :]) @ _mT(u)
+
+
+def _last(tol: Any) -> Any:
+    """A tolerance tensor broadcasts against the batch: give it a trailing dim."""
+    if tol is None or numpy.ndim(tol) == 0:
+        return tol
+    return numpy.asarray(tol)[..., None]
+
+
+def pinv(xp: Any, a: Any, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:
+    """``linalg.pinv``: PyTorch's composite (SVD, or eigh when hermitian; singular values at
+    or below the tolerance give 0)."""
+    return _pinv(a, atol, rtol, hermitian)
+
+
+def pinv_rcond(xp: Any, a: Any, rcond: Any, hermitian: bool = False) -> Any:
+    return _pinv(a, 0.0, rcond, hermitian)
+
+
+def pinverse(xp: Any, a: Any, rcond: float = 1e-15) -> Any:
+    return _pinv(a, 0.0, rcond, False)
+
+
+def _pinv_grad(grad: Any, pinv_a: Any, a: Any) -> Any:
+    """FunctionsManual's ``pinv_backward``."""
+    m, n = a.shape[-2:]
+    pinv_ah, gradh = _mT(pinv_a), _mT(grad)
+    if m <= n:
+        k = gradh @ pinv_a
+        k_pinv_ah = k @ pinv_ah
+        return -_mT(pinv_a @ k) + k_pinv_ah - (a @ pinv_a) @ k_pinv_ah + (pinv_ah @ pinv_a) @ (gradh - k @ a)
+    k = pinv_a @ gradh
+    pinv_ah_k = pinv_ah @ k
+    return -_mT(k @ pinv_a) + (gradh - a @ k) @ pinv_a @ pinv_ah + pinv_ah_k - pinv_ah_k @ pinv_a @ a
+
+
+def pinv_backward(xp: Any, grad: Any, a: Any, atol: Any, rtol: Any, hermitian: bool, result: Any) -> Any:
+    return _pinv_grad(grad, result, a)
+
+
+def pinv_rcond_backward(xp: Any, grad: Any, a: Any, rcond: Any, hermitian: bool, result: Any) -> Any:
+    return _pinv_grad(grad, result, a)
+
+
+def pinverse_backward(xp: Any, grad: Any, a: Any, rcond: float, result: Any) -> Any:
+    return _pinv_grad(grad, result, a)
+
+
+def matrix_rank(xp: Any, a: Any, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:
+    """``linalg.matrix_rank``: the singular values (|eigenvalues| when hermitian) above
+    ``max(atol, rtol * max)``, counted (int64)."""
+    _float("linalg.matrix_rank", a)
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return numpy.zeros(a.shape[:-2], dtype=numpy.int64)
+    s = numpy.abs(numpy.linalg.eigvalsh(a)) if hermitian else numpy.linalg.svd(a, compute_uv=False)
+    tol = _tolerance(numpy.amax(s, axis=-1, keepdims=True), m, n, a.dtype, _last(atol), _last(rtol))
+    return numpy.sum(s > tol, axis=-1).astype(numpy.int64)
+
+
+def matrix_rank_tol(xp: Any, a: Any, tol: Any, hermitian: bool = False) -> Any:
+    return matrix_rank(xp, a, tol, 0.0, hermitian)

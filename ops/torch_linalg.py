@@ -205,3 +205,27 @@ _op("aten::linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True
     kernels.lu_solve_linalg, kernels.lu_solve_linalg_backward, (0, 2))
 _op("aten::lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", kernels.lu_solve,
     kernels.lu_solve_backward, (0, 1))
+
+# -- SVD, pinv, matrix_rank --------------------------------------------------------------------------
+_op("aten::linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)",
+    kernels.linalg_svd, kernels.linalg_svd_backward, multi=True)
+_op("aten::svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)",
+    kernels.svd, kernels.svd_backward, multi=True)
+_op("aten::linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", kernels.svdvals, kernels.svdvals_backward)
+_op("aten::linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) "
+    "-> Tensor", kernels.pinv, kernels.pinv_backward)
+_op("aten::linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) "
+    "-> Tensor", kernels.pinv, kernels.pinv_backward, shapes=False)
+_op("aten::linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor", kernels.pinv_rcond,
+    kernels.pinv_rcond_backward, shapes=False)
+_op("aten::linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor", kernels.pinv_rcond,
+    kernels.pinv_rcond_backward, shapes=False)
+_op("aten::pinverse(Tensor self, float rcond=1.0000000000000001e-15) -> Tensor", kernels.pinverse,
+    kernels.pinverse_backward)
+_RANK = ("aten::linalg_matrix_rank.atol_rtol_tensor", "aten::linalg_matrix_rank.atol_rtol_float",
+         "aten::linalg_matrix_rank", "aten::linalg_matrix_rank.tol_tensor")
+for _name, _fn in zip(_RANK, (kernels.matrix_rank, kernels.matrix_rank, kernels.matrix_rank_tol,
+                              kernels.matrix_rank_tol), strict=True):
+    kernel(_name)(_fn)
+shape_rule("aten::linalg_matrix_rank")(by_kernel(kernels.matrix_rank))
+no_gradient(*_RANK, reason=_NOT_DIFFERENTIABLE)
