@@ -1064,3 +1064,219 @@ def matrix_rank(xp: Any, a: Any, atol: Any = None, rtol: Any = None, hermitian: 
 
 def matrix_rank_tol(xp: Any, a: Any, tol: Any, hermitian: bool = False) -> Any:
     return matrix_rank(xp, a, tol, 0.0, hermitian)
+
+
+# -- QR, Householder products ------------------------------------------------------------------------------
+def linalg_qr(xp: Any, a: Any, mode: str = "reduced") -> tuple[Any, Any]:
+    """``linalg.qr`` (geqrf + orgqr, as PyTorch's CPU kernel): 'reduced', 'complete', or 'r'
+    (Q empty)."""
+    _float("linalg.qr", a)
+    if mode not in ("reduced", "complete", "r"):
+        raise KernelError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                          "'r', or 'complete'")
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if a.size == 0:
+        q_cols = m if mode == "complete" else k
+        q = numpy.broadcast_to(numpy.eye(m, q_cols, dtype=a.dtype), a.shape[:-2] + (m, q_cols)).copy()
+        r = numpy.zeros(a.shape[:-2] + ((m if mode == "complete" else k), n), dtype=a.dtype)
+        return (numpy.zeros((0,), dtype=a.dtype) if mode == "r" else q), r
+    if mode == "r":
+        return numpy.zeros((0,), dtype=a.dtype), numpy.linalg.qr(a, mode="r")
+    q, r = numpy.linalg.qr(a, mode=mode)
+    return q, r
+
+
+def qr(xp: Any, a: Any, some: bool = True) -> tuple[Any, Any]:
+    return linalg_qr(xp, a, "reduced" if some else "complete")
+
+
+def _copyltu(x: Any) -> Any:
+    return numpy.tril(x) + _mT(numpy.tril(x, -1))
+
+
+def _qr_grad(gq: Any, gr: Any, q: Any, r: Any, mode: str) -> Any:
+    """``linalg_qr_backward``: for m >= n, ``(gQ + Q copyltu(M)) R^-H`` with
+    ``M = R gR^H - gQ^H Q``; for m < n, the first m columns as a square QR whose gQ takes
+    ``A2 gR2^H`` more, and the rest ``Q gR2``."""
+    if mode == "r":
+        raise KernelError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                          "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                          "linalg.qr.")
+    m, n = q.shape[-2], r.shape[-1]
+    if mode == "complete" and m > n:
+        raise KernelError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if m >= n:
+        mm = r @ _mT(gr) - _mT(gq) @ q
+        return _mT(_trsolve(r, _mT(gq + q @ _copyltu(mm)), upper=True, trans=False, left=True))
+    r1, r2, gr1, gr2 = r[..., :, :m], r[..., :, m:], gr[..., :, :m], gr[..., :, m:]
+    a2 = q @ r2
+    gq2 = gq + a2 @ _mT(gr2)
+    mm = r1 @ _mT(gr1) - _mT(gq2) @ q
+    gx = _mT(_trsolve(r1, _mT(gq2 + q @ _copyltu(mm)), upper=True, left=True))
+    return numpy.concatenate([gx, q @ gr2], axis=-1)
+
+
+def linalg_qr_backward(xp: Any, gq: Any, gr: Any, a: Any, mode: str, q: Any, r: Any) -> Any:
+    if a.size == 0:
+        return numpy.zeros_like(a)
+    return _qr_grad(gq, gr, q, r, mode)
+
+
+def qr_backward(xp: Any, gq: Any, gr: Any, a: Any, some: bool, q: Any, r: Any) -> Any:
+    if a.size == 0:
+        return numpy.zeros_like(a)
+    return _qr_grad(gq, gr, q, r, "reduced" if some else "complete")
+
+
+def geqrf(xp: Any, a: Any) -> tuple[Any, Any]:
+    """``geqrf``: LAPACK's compact QR (R above the diagonal, reflectors below, and tau)."""
+    import scipy.linalg.lapack as lapack
+
+    _float("geqrf", a)
+    if a.ndim < 2:
+        raise KernelError("geqrf: input must have at least 2 dimensions.")
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    out = numpy.array(a, dtype=a.dtype, copy=True)
+    tau = numpy.zeros(a.shape[:-2] + (k,), dtype=a.dtype)
+    if a.size == 0:
+        return out, tau
+    for index in numpy.ndindex(*a.shape[:-2]):
+        qr_, tau_, _, _ = lapack.dgeqrf(numpy.asarray(a[index], dtype=numpy.float64))
+        out[index], tau[index] = qr_, tau_[:k]
+    return out, tau
+
+
+def _reflectors(a: Any, tau: Any) -> list[tuple[Any, Any]]:
+    """(v_i, tau_i) of one matrix: v_i is 1 at i, A's column i below it, 0 above."""
+    m = a.shape[-2]
+    found = []
+    for i in range(tau.shape[-1]):
+        v = numpy.zeros(m, dtype=a.dtype)
+        v[i] = 1.0
+        v[i + 1:] = a[i + 1:, i]
+        found.append((v, tau[i]))
+    return found
+
+
+def _householder_full(a: Any, tau: Any) -> list[Any]:
+    """The m x m factors H_i = I - tau_i v_i v_i^T of one matrix."""
+    eye = numpy.eye(a.shape[-2], dtype=a.dtype)
+    return [eye - t * numpy.outer(v, v) for v, t in _reflectors(a, tau)]
+
+
+def householder_product(xp: Any, a: Any, tau: Any) -> Any:
+    """``linalg.householder_product`` (orgqr): the first n columns of ``H_1 ... H_k``."""
+    import scipy.linalg.lapack as lapack
+
+    _float("linalg.householder_product", a)
+    m, n = a.shape[-2:]
+    if n > m:
+        raise KernelError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                          "input.shape[-1]")
+    if tau.shape[-1] > n:
+        raise KernelError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                          "tau.shape[-1]")
+    out = numpy.empty(a.shape, dtype=a.dtype)
+    for index in numpy.ndindex(*a.shape[:-2]):
+        if a[index].size == 0:
+            out[index] = a[index]
+            continue
+        t = numpy.zeros(n, dtype=a.dtype)
+        t[: tau.shape[-1]] = tau[index]
+        if tau.shape[-1] == 0:
+            out[index] = numpy.eye(m, n, dtype=a.dtype)
+            continue
+        q, _, _ = lapack.dorgqr(numpy.asarray(a[index], dtype=numpy.float64), tau[index])
+        out[index] = q
+    return out
+
+
+def _householder_grad(gq_full: Any, a: Any, tau: Any) -> tuple[Any, Any]:
+    """Reverse mode through ``Q = H_1 ... H_k`` (one matrix): ``gH_i = P_{i-1}^T gQ S_{i+1}^T``,
+    then ``g tau_i = -v^T gH_i v`` and ``g v = -tau_i (gH_i + gH_i^T) v``."""
+    factors = _householder_full(a, tau)
+    m = a.shape[-2]
+    eye = numpy.eye(m, dtype=a.dtype)
+    prefix = [eye]
+    for h in factors:
+        prefix.append(prefix[-1] @ h)
+    suffix = [eye]
+    for h in reversed(factors):
+        suffix.append(h @ suffix[-1])
+    suffix.reverse()  # suffix[i] = H_i ... H_k (0-based: H_{i}..H_{k-1})
+    ga = numpy.zeros_like(a)
+    gt = numpy.zeros_like(tau)
+    for i, (v, t) in enumerate(_reflectors(a, tau)):
+        gh = _mT(prefix[i]) @ gq_full @ _mT(suffix[i + 1])
+        gt[i] = -(v @ gh @ v)
+        gv = -t * ((gh + gh.T) @ v)
+        ga[i + 1:, i] = gv[i + 1:]
+    return ga, gt
+
+
+def householder_product_backward(xp: Any, grad: Any, a: Any, tau: Any, result: Any) -> tuple[Any, Any]:
+    ga, gt = numpy.zeros_like(a), numpy.zeros_like(tau)
+    m, n = a.shape[-2:]
+    for index in numpy.ndindex(*a.shape[:-2]):
+        if a[index].size == 0 or tau.shape[-1] == 0:
+            continue
+        gq_full = numpy.zeros((m, m), dtype=a.dtype)
+        gq_full[:, :n] = grad[index]
+        ga[index], gt[index] = _householder_grad(gq_full, a[index], tau[index])
+    return ga, gt
+
+
+def _q_full(a: Any, tau: Any) -> Any:
+    q = numpy.eye(a.shape[-2], dtype=a.dtype)
+    for h in _householder_full(a, tau):
+        q = q @ h
+    return q
+
+
+def ormqr(xp: Any, a: Any, tau: Any, other: Any, left: bool = True, transpose: bool = False) -> Any:
+    """``ormqr``: ``op(Q) C`` (left) or ``C op(Q)`` with Q = H_1 ... H_k (LAPACK's ormqr)."""
+    import scipy.linalg.lapack as lapack
+
+    _float("ormqr", a)
+    batch = other.shape[:-2]
+    out = numpy.empty(other.shape, dtype=other.dtype)
+    aa = numpy.broadcast_to(a, batch + a.shape[-2:])
+    tt = numpy.broadcast_to(tau, batch + tau.shape[-1:])
+    for index in numpy.ndindex(*batch):
+        c = numpy.asarray(other[index], dtype=numpy.float64)
+        if c.size == 0 or tt[index].shape[-1] == 0:
+            out[index] = c
+            continue
+        side, trans = "L" if left else "R", "T" if transpose else "N"
+        reflectors = numpy.asarray(aa[index][:, : tt[index].shape[-1]], dtype=numpy.float64)  # the k used
+        result, _, _ = lapack.dormqr(side, trans, reflectors, tt[index], c,
+                                     lwork=max(1, c.shape[0] * c.shape[1] * 4))
+        out[index] = result
+    return out
+
+
+def ormqr_backward(xp: Any, grad: Any, a: Any, tau: Any, other: Any, left: bool, transpose: bool,
+                   result: Any) -> tuple[Any, Any, Any]:
+    """Through the explicit Q: the gradient of C is ``op(Q)^T grad`` (or ``grad op(Q)^T``); Q's
+    goes back through the Householder product."""
+    batch = other.shape[:-2]
+    ga, gt = numpy.zeros(batch + a.shape[-2:], dtype=a.dtype), numpy.zeros(batch + tau.shape[-1:], dtype=a.dtype)
+    gc = numpy.zeros_like(other)
+    aa = numpy.broadcast_to(a, batch + a.shape[-2:])
+    tt = numpy.broadcast_to(tau, batch + tau.shape[-1:])
+    for index in numpy.ndindex(*batch):
+        g, c = grad[index], other[index]
+        q = _q_full(aa[index], tt[index])
+        op_q = q.T if transpose else q
+        if left:
+            gc[index] = op_q.T @ g
+            g_op = g @ c.T
+        else:
+            gc[index] = g @ op_q.T
+            g_op = c.T @ g
+        gq = g_op.T if transpose else g_op
+        if tt[index].shape[-1]:
+            ga[index], gt[index] = _householder_grad(gq, aa[index], tt[index])
+    return _sum_to(ga, a.shape), _sum_to(gt, tau.shape), gc

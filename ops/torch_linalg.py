@@ -229,3 +229,15 @@ for _name, _fn in zip(_RANK, (kernels.matrix_rank, kernels.matrix_rank, kernels.
     kernel(_name)(_fn)
 shape_rule("aten::linalg_matrix_rank")(by_kernel(kernels.matrix_rank))
 no_gradient(*_RANK, reason=_NOT_DIFFERENTIABLE)
+
+# -- QR, Householder products ------------------------------------------------------------------------
+_op("aten::linalg_qr(Tensor A, str mode=\"reduced\") -> (Tensor Q, Tensor R)", kernels.linalg_qr,
+    kernels.linalg_qr_backward, multi=True)
+_op("aten::qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", kernels.qr, kernels.qr_backward, multi=True)
+_op("aten::geqrf(Tensor self) -> (Tensor a, Tensor tau)", kernels.geqrf, None, multi=True)
+no_gradient("aten::geqrf", reason="PyTorch implements no derivative for geqrf (its autograd raises "
+            "'the derivative for geqrf is not implemented')")
+_op("aten::linalg_householder_product(Tensor input, Tensor tau) -> Tensor", kernels.householder_product,
+    kernels.householder_product_backward, (0, 1))
+_op("aten::ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
+    kernels.ormqr, kernels.ormqr_backward, (0, 1, 2))
