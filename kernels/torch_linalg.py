@@ -1280,3 +1280,76 @@ def ormqr_backward(xp: Any, grad: Any, a: Any, tau: Any, other: Any, left: bool,
         if tt[index].shape[-1]:
             ga[index], gt[index] = _householder_grad(gq, aa[index], tt[index])
     return _sum_to(ga, a.shape), _sum_to(gt, tau.shape), gc
+
+
+# -- lstsq ---------------------------------------------------------------------------------------------------
+def _lstsq_one(a: Any, b: Any, driver: str, rcond: float) -> tuple[Any, Any, Any, Any]:
+    import scipy.linalg
+    import scipy.linalg.lapack as lapack
+
+    m, n = a.shape
+    if driver == "gels":
+        padded = numpy.zeros((max(m, n), b.shape[1]), dtype=b.dtype)
+        padded[:m] = b
+        _, x, _ = lapack.dgels(numpy.asarray(a, dtype=numpy.float64), padded)
+        residuals = numpy.sum(x[n:] ** 2, axis=0) if m > n else numpy.zeros((0,), dtype=a.dtype)
+        return x[:n], residuals, None, None
+    x, residuals, rank, s = scipy.linalg.lstsq(a, b, cond=rcond, lapack_driver=driver, check_finite=False)
+    if m <= n or driver == "gelsy" or rank < n:
+        residuals = numpy.zeros((0,), dtype=a.dtype)
+    return x, numpy.asarray(residuals, dtype=a.dtype), rank, s
+
+
+def lstsq(xp: Any, a: Any, b: Any, rcond: Any = None, driver: Any = None) -> tuple[Any, Any, Any, Any]:
+    """``linalg.lstsq`` with LAPACK's drivers (gelsy by default on the CPU): the solution, the
+    squared residuals (m > n, full rank, not gelsy; else empty), the rank (not for gels) and
+    the singular values (gelsd, gelss)."""
+    _float("linalg.lstsq", a)
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise KernelError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    m, n = a.shape[-2:]
+    vector = b.ndim == a.ndim - 1
+    bm = b[..., None] if vector else b
+    cutoff = float(numpy.finfo(a.dtype).eps * max(m, n)) if rcond is None else float(rcond)
+    batch = numpy.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    aa = numpy.broadcast_to(a, batch + a.shape[-2:])
+    bb = numpy.broadcast_to(bm, batch + bm.shape[-2:])
+    k = bm.shape[-1]
+    x = numpy.zeros(batch + (n, k), dtype=a.dtype)
+    res, ranks, svals = [], numpy.zeros(batch, dtype=numpy.int64), numpy.zeros(batch + (min(m, n),), dtype=a.dtype)
+    for index in numpy.ndindex(*batch):
+        if aa[index].size == 0 or bb[index].size == 0:
+            res.append(numpy.zeros((0,), dtype=a.dtype))
+            continue
+        xi, ri, rank, s = _lstsq_one(numpy.asarray(aa[index]), numpy.asarray(bb[index]), driver, cutoff)
+        x[index], ranks[index] = xi, rank if rank is not None else 0
+        if s is not None:
+            svals[index] = s
+        res.append(ri)
+    residuals = numpy.zeros((0,), dtype=a.dtype)
+    if res and all(r.shape[0] for r in res):
+        residuals = numpy.stack(res).reshape(batch + (k,))
+        if vector:
+            residuals = residuals[..., 0]
+    rank_out = ranks if driver != "gels" else numpy.zeros((0,), dtype=numpy.int64)
+    sv_out = svals if driver in ("gelsd", "gelss") else numpy.zeros((0,), dtype=a.dtype)
+    return (x[..., 0] if vector else x), residuals, rank_out, sv_out
+
+
+def lstsq_backward(xp: Any, gx: Any, gres: Any, grank: Any, gs: Any, a: Any, b: Any, rcond: Any, driver: Any,
+                   x: Any, residuals: Any, rank: Any, svals: Any) -> tuple[Any, Any]:
+    """FunctionsManual's ``linalg_lstsq_backward``: A's through pinv_backward of
+    ``gX B^H``, B's ``pinv(A)^H gX``; the residuals' gradient at the minimum added."""
+    vector = b.ndim == a.ndim - 1
+    g = gx[..., None] if vector else gx
+    bm = b[..., None] if vector else b
+    pinv_a = _pinv(a, None, None, False)
+    ga = _pinv_grad(g @ _mT(bm), pinv_a, a)
+    gb = _mT(pinv_a) @ g
+    if residuals.size:  # r_j = |A x_j - b_j|^2, at the minimum: 2 (AX - B) g_r X^T and -2 (AX - B) g_r
+        xm = x[..., None] if vector else x
+        weighted = 2.0 * (a @ xm - bm) * (gres[..., None] if vector else gres[..., None, :])
+        ga = ga + weighted @ _mT(xm)
+        gb = gb - weighted
+    return _sum_to(ga, a.shape), _sum_to(gb[..., 0] if vector else gb, b.shape)

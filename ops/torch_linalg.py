@@ -241,3 +241,8 @@ _op("aten::linalg_householder_product(Tensor input, Tensor tau) -> Tensor", kern
     kernels.householder_product_backward, (0, 1))
 _op("aten::ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
     kernels.ormqr, kernels.ormqr_backward, (0, 1, 2))
+
+# -- lstsq -------------------------------------------------------------------------------------------
+_op("aten::linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> "
+    "(Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)", kernels.lstsq,
+    kernels.lstsq_backward, (0, 1), multi=True)

@@ -83,9 +83,9 @@ _FIRST_ONLY = frozenset({
     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::log_sigmoid_forward",
     "aten::_batch_norm_with_update",
 })
-# Ops whose first result is a permutation matrix made from integer pivots: derivatives.yaml's
-# ``output_differentiability: [False, True, True]``.
-_PERMUTATION_FIRST = frozenset({"aten::linalg_lu", "aten::lu_unpack"})
+# Results derivatives.yaml marks not differentiable (``output_differentiability``), by
+# position: the permutation matrix made from integer pivots, lstsq's singular values.
+_NOT_DIFFERENTIABLE_AT = {"aten::linalg_lu": (0,), "aten::lu_unpack": (0,), "aten::linalg_lstsq": (2, 3)}
 # Structural prims whose results are the elements of their input, one by one.
 _UNPACKS = frozenset({"prim::TupleUnpack", "prim::ListUnpack"})
 
@@ -244,8 +244,9 @@ class _Propagation:
                 flags[1] = False
             elif kind in _FIRST_ONLY:
                 flags[1:] = [False] * (len(flags) - 1)
-            elif kind in _PERMUTATION_FIRST and flags:
-                flags[0] = False
+            for position in _NOT_DIFFERENTIABLE_AT.get(kind, ()):
+                if position < len(flags):
+                    flags[position] = False
         for value, flag in zip(outputs, flags, strict=False):
             self.set_flag(value, flag)
 
