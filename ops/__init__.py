@@ -50,6 +50,7 @@ from . import (  # noqa: F401 - imported for their declarations
     reductions,
     distances,
     statistics,
+    calculus,
     softmax,
     losses,
     views,

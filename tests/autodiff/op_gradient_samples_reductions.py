@@ -151,3 +151,61 @@ add("gradview::cosine_similarity_backward", S(f(3), f(3, 4), f(1, 4), 1, 1e-8,
 add("gradview::cdist_backward", S(f(2, 3, 5), f(2, 3, 4), f(2, 5, 4), 1.0, None,
                                   torch=_pair_vjp(lambda a, b, p, m: torch.cdist(a, b, p))))
 add("gradview::pdist_backward", S(f(6), f(4, 3), 2.0, torch=_vjp(torch.pdist, 1)))
+
+# -- differences and integrals -----------------------------------------------------------------
+add("diff", S(f(3, 4), 2, 1, f(3, 1), f(3, 2)))
+add("trapezoid.x trapz.x cumulative_trapezoid.x", S(f(3, 4), np.sort(f(4)), dim=1))
+add("trapezoid.dx cumulative_trapezoid.dx", S(f(3, 4), dx=0.5, dim=0))
+add("trapz.dx", S(f(3, 4), dx=0.5, dim=0))
+_coords = [np.sort(f(4)), np.sort(f(5))]
+add("gradient.scalarint", S(f(4, 5), spacing=2.0, dim=None, edge_order=1))
+add("gradient.scalararray", S(f(4, 5), spacing=0.5, dim=[1], edge_order=2))
+add("gradient.array", S(f(4, 5), dim=[0, 1], edge_order=1))
+add("gradient.scalarrayint", S(f(4, 5), spacing=[1.5], dim=1, edge_order=2))
+add("gradient.scalarrayarray", S(f(4, 5), spacing=[1.5, 0.5], dim=[0, 1], edge_order=1))
+add("gradient.tensorarrayint", S(f(4, 5), spacing=[_coords[1]], dim=1, edge_order=2, frozen=(1,)))
+add("gradient.tensorarray", S(f(4, 5), spacing=_coords, dim=[0, 1], edge_order=1, frozen=(1,)))
+
+
+def _diff_vjp(grad: torch.Tensor, x: torch.Tensor, n: int, dim: int, pre: torch.Tensor, app: torch.Tensor) -> Any:
+    leaves = [t.detach().requires_grad_(True) for t in (x, pre, app)]
+    return torch.autograd.grad(torch.diff(leaves[0], n, dim, leaves[1], leaves[2]), leaves, grad, create_graph=True)
+
+
+add("gradview::diff_backward", S(f(3, 5), f(3, 4), 2, 1, f(3, 1), f(3, 2), torch=_diff_vjp))
+for _name, _fn in (("trapezoid", torch.trapezoid), ("trapz", torch.trapz),
+                   ("cumulative_trapezoid", torch.cumulative_trapezoid)):
+    _out = tuple(_fn(torch.zeros(3, 4), torch.zeros(4), dim=1).shape)
+    add(f"gradview::{_name}_x_backward", S(f(*_out), f(3, 4), np.sort(f(4)), 1,
+                                          torch=_vjp(lambda y, x, d, fn=_fn: fn(y, x, dim=d), 2)))
+    _out = tuple(_fn(torch.zeros(3, 4), dx=0.5, dim=0).shape)
+    add(f"gradview::{_name}_dx_backward", S(f(*_out), f(3, 4), 0.5, 0,
+                                           torch=_vjp(lambda y, dx, d, fn=_fn: fn(y, dx=dx, dim=d), 1)))
+
+
+def _gradient_vjp(*names: str) -> Any:
+    """The vjp of torch.gradient with respect to its input, for the backward's arguments
+    ``grads, self, <names...>, edge_order``."""
+
+    def vjp(grads: list[torch.Tensor], x: torch.Tensor, *args: Any) -> Any:
+        leaf = x.detach().requires_grad_(True)
+        kwargs = dict(zip(names, args[:-1], strict=True))
+        if isinstance(kwargs.get("spacing"), list) and kwargs["spacing"] and isinstance(kwargs["spacing"][0], float):
+            kwargs["spacing"] = tuple(kwargs["spacing"])
+        outs = torch.gradient(leaf, **kwargs, edge_order=args[-1])
+        return torch.autograd.grad(outs, leaf, grads, create_graph=True)[0]
+
+    return vjp
+
+
+add("gradview::gradient_scalarint_backward", S([f(4, 5), f(4, 5)], f(4, 5), 2.0, None, 1,
+                                                torch=_gradient_vjp("spacing", "dim")))
+add("gradview::gradient_scalararray_backward", S([f(4, 5)], f(4, 5), 0.5, [1], 2, torch=_gradient_vjp("spacing", "dim")))
+add("gradview::gradient_array_backward", S([f(4, 5), f(4, 5)], f(4, 5), [0, 1], 1, torch=_gradient_vjp("dim")))
+add("gradview::gradient_scalarrayint_backward", S([f(4, 5)], f(4, 5), [1.5], 1, 2, torch=_gradient_vjp("spacing", "dim")))
+add("gradview::gradient_scalarrayarray_backward", S([f(4, 5), f(4, 5)], f(4, 5), [1.5, 0.5], [0, 1], 1,
+                                                     torch=_gradient_vjp("spacing", "dim")))
+add("gradview::gradient_tensorarrayint_backward", S([f(4, 5)], f(4, 5), [_coords[1]], 1, 2, frozen=(2,),
+                                                     torch=_gradient_vjp("spacing", "dim")))
+add("gradview::gradient_tensorarray_backward", S([f(4, 5), f(4, 5)], f(4, 5), _coords, [0, 1], 1, frozen=(2,),
+                                                  torch=_gradient_vjp("spacing", "dim")))
