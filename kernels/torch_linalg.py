@@ -1353,3 +1353,145 @@ def lstsq_backward(xp: Any, gx: Any, gres: Any, grank: Any, gs: Any, a: Any, b: 
         ga = ga + weighted @ _mT(xm)
         gb = gb - weighted
     return _sum_to(ga, a.shape), _sum_to(gb[..., 0] if vector else gb, b.shape)
+
+
+# -- cond, tensorinv, tensorsolve, matrix_exp ----------------------------------------------------------------
+def cond(xp: Any, a: Any, p: Any = None) -> Any:
+    """``linalg.cond``: ``max(S) / min(S)`` for p None or 2 (the reverse for -2), else
+    ``norm(A, p) * norm(A^-1, p)``."""
+    _float("linalg.cond", a)
+    if p is None or p in (2, -2):
+        s = svdvals(xp, a)
+        hi, lo = s[..., 0], s[..., -1]
+        with numpy.errstate(divide="ignore"):
+            return numpy.asarray(lo / hi if p == -2 else hi / lo, dtype=a.dtype)
+    _square("linalg.cond", a)
+    return numpy.asarray(matrix_norm(xp, a, p) * matrix_norm(xp, inv(xp, a), p), dtype=a.dtype)
+
+
+def cond_backward(xp: Any, grad: Any, a: Any, p: Any, result: Any) -> Any:
+    if p is None or p in (2, -2):
+        u, s, vh = numpy.linalg.svd(a, full_matrices=False)
+        hi, lo = s[..., 0], s[..., -1]
+        gs = numpy.zeros_like(s)
+        if p == -2:
+            gs[..., -1], gs[..., 0] = grad / hi, -grad * lo / (hi * hi)
+        else:
+            gs[..., 0], gs[..., -1] = grad / lo, -grad * hi / (lo * lo)
+        return _svd_grad(None, gs, None, u, s, vh)
+    a_inv = inv(xp, a)
+    n_a, n_inv = matrix_norm(xp, a, p), matrix_norm(xp, a_inv, p)
+    g_a = matrix_norm_backward(xp, grad * n_inv, a, p, (-2, -1), False, None, n_a)
+    g_inv = matrix_norm_backward(xp, grad * n_a, a_inv, p, (-2, -1), False, None, n_inv)
+    return g_a + inv_backward(xp, g_inv, a, a_inv)
+
+
+def cond_str_backward(xp: Any, grad: Any, a: Any, p: str, result: Any) -> Any:
+    return cond_backward(xp, grad, a, p, result)
+
+
+def tensorinv(xp: Any, a: Any, ind: int = 2) -> Any:
+    """``linalg.tensorinv``: the inverse of A as a ``prod(shape[:ind]) x prod(shape[ind:])``
+    matrix, shaped ``shape[ind:] + shape[:ind]``."""
+    if ind <= 0:
+        raise KernelError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows = int(numpy.prod(a.shape[:ind]))
+    return inv(xp, a.reshape(rows, -1)).reshape(a.shape[ind:] + a.shape[:ind])
+
+
+def tensorinv_backward(xp: Any, grad: Any, a: Any, ind: int, result: Any) -> Any:
+    rows = int(numpy.prod(a.shape[:ind]))
+    square = result.reshape(-1, rows)
+    return inv_backward(xp, grad.reshape(square.shape), None, square).reshape(a.shape)
+
+
+def _tensorsolve_matrix(a: Any, b: Any, dims: Any) -> tuple[Any, Any]:
+    if dims is not None:
+        moved = [d % a.ndim for d in dims]
+        a = numpy.moveaxis(a, moved, list(range(a.ndim - len(moved), a.ndim)))
+    return a, a.reshape(int(numpy.prod(b.shape)), -1)
+
+
+def tensorsolve(xp: Any, a: Any, b: Any, dims: Any = None) -> Any:
+    """``linalg.tensorsolve``: ``A`` (dims moved last) as a square matrix, solved for B."""
+    moved, square = _tensorsolve_matrix(a, b, dims)
+    return solve(xp, square, b.reshape(-1)).reshape(moved.shape[b.ndim:])
+
+
+def tensorsolve_backward(xp: Any, grad: Any, a: Any, b: Any, dims: Any, result: Any) -> tuple[Any, Any]:
+    moved, square = _tensorsolve_matrix(a, b, dims)
+    ga, gb = solve_backward(xp, grad.reshape(-1), square, b.reshape(-1), True, result.reshape(-1))
+    ga = ga.reshape(moved.shape)
+    if dims is not None:
+        done = [d % a.ndim for d in dims]
+        ga = numpy.moveaxis(ga, list(range(a.ndim - len(done), a.ndim)), done)
+    return ga, gb.reshape(b.shape)
+
+
+def matrix_exp(xp: Any, a: Any) -> Any:
+    """``linalg.matrix_exp``: the exponential by scaling and squaring (SciPy's Pade 13; PyTorch
+    uses Taylor polynomials up to degree 18: the two agree to rounding)."""
+    import scipy.linalg
+
+    _square("linalg.matrix_exp", a)
+    _float("linalg.matrix_exp", a)
+    if a.size == 0:
+        return a.copy()
+    return scipy.linalg.expm(a)
+
+
+def matrix_exp_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
+    """``backward_analytic_function_of_a_matrix``: the top-right block of
+    ``exp([[A^H, G], [0, A^H]])``."""
+    import scipy.linalg
+
+    if a.size == 0:
+        return numpy.zeros_like(a)
+    n = a.shape[-1]
+    big = numpy.zeros(a.shape[:-2] + (2 * n, 2 * n), dtype=a.dtype)
+    big[..., :n, :n] = _mT(a)
+    big[..., n:, n:] = _mT(a)
+    big[..., :n, n:] = grad
+    return scipy.linalg.expm(big)[..., :n, n:]
+
+
+# -- LDL ---------------------------------------------------------------------------------------------------
+def ldl_factor_ex(xp: Any, a: Any, hermitian: bool = False, check_errors: bool = False) -> tuple[Any, Any, Any]:
+    """``linalg.ldl_factor_ex`` (sytrf, lower): LD, LAPACK's 1-based pivots (negative for 2x2
+    blocks), info."""
+    import scipy.linalg.lapack as lapack
+
+    _square("linalg.ldl_factor_ex", a)
+    _float("linalg.ldl_factor_ex", a)
+    ld = numpy.zeros(a.shape, dtype=a.dtype)
+    pivots = numpy.zeros(a.shape[:-1], dtype=numpy.int32)
+    info = numpy.zeros(a.shape[:-2], dtype=numpy.int32)
+    for index in numpy.ndindex(*a.shape[:-2]):
+        if a[index].size == 0:
+            continue
+        factor, ipiv, status = lapack.dsytrf(numpy.asarray(a[index], dtype=numpy.float64), lower=1)
+        ld[index], pivots[index], info[index] = numpy.tril(factor), ipiv, status
+    return ld, pivots, info
+
+
+def ldl_factor(xp: Any, a: Any, hermitian: bool = False) -> tuple[Any, Any]:
+    ld, pivots, _ = ldl_factor_ex(xp, a, hermitian)
+    return ld, pivots
+
+
+def ldl_solve(xp: Any, ld: Any, pivots: Any, b: Any, hermitian: bool = False) -> Any:
+    """``linalg.ldl_solve`` (sytrs, lower); batches broadcast."""
+    import scipy.linalg.lapack as lapack
+
+    batch = numpy.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    lds = numpy.broadcast_to(ld, batch + ld.shape[-2:])
+    pivs = numpy.broadcast_to(pivots, batch + pivots.shape[-1:])
+    bs = numpy.broadcast_to(b, batch + b.shape[-2:])
+    out = numpy.zeros(batch + b.shape[-2:], dtype=b.dtype)
+    for index in numpy.ndindex(*batch):
+        if bs[index].size == 0 or lds[index].size == 0:
+            continue
+        x, _ = lapack.dsytrs(numpy.asarray(lds[index], dtype=numpy.float64), pivs[index],
+                             numpy.asarray(bs[index], dtype=numpy.float64), lower=1)
+        out[index] = x
+    return out

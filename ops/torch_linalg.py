@@ -236,7 +236,7 @@ _op("aten::linalg_qr(Tensor A, str mode=\"reduced\") -> (Tensor Q, Tensor R)", k
 _op("aten::qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", kernels.qr, kernels.qr_backward, multi=True)
 _op("aten::geqrf(Tensor self) -> (Tensor a, Tensor tau)", kernels.geqrf, None, multi=True)
 no_gradient("aten::geqrf", reason="PyTorch implements no derivative for geqrf (its autograd raises "
-            "'the derivative for geqrf is not implemented')")
+            "\"the derivative for 'geqrf' is not implemented.\")")
 _op("aten::linalg_householder_product(Tensor input, Tensor tau) -> Tensor", kernels.householder_product,
     kernels.householder_product_backward, (0, 1))
 _op("aten::ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
@@ -246,3 +246,21 @@ _op("aten::ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool
 _op("aten::linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> "
     "(Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)", kernels.lstsq,
     kernels.lstsq_backward, (0, 1), multi=True)
+
+# -- cond, tensorinv, tensorsolve, matrix_exp, LDL ---------------------------------------------------
+_op("aten::linalg_cond(Tensor self, Scalar? p=None) -> Tensor", kernels.cond, kernels.cond_backward)
+_op("aten::linalg_cond.p_str(Tensor self, str p) -> Tensor", kernels.cond, kernels.cond_str_backward, shapes=False)
+_op("aten::linalg_tensorinv(Tensor self, int ind=2) -> Tensor", kernels.tensorinv, kernels.tensorinv_backward)
+_op("aten::linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor", kernels.tensorsolve,
+    kernels.tensorsolve_backward, (0, 1))
+_op("aten::linalg_matrix_exp(Tensor self) -> Tensor", kernels.matrix_exp, kernels.matrix_exp_backward)
+_LDL_NO_DERIVATIVE = ("PyTorch implements no derivative for the LDL factorization or its solve (its autograd "
+                      "raises 'derivative for aten::linalg_ldl_factor_ex is not implemented')")
+_op("aten::linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> "
+    "(Tensor LD, Tensor pivots, Tensor info)", kernels.ldl_factor_ex, None, multi=True)
+_op("aten::linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)",
+    kernels.ldl_factor, None, multi=True)
+_op("aten::linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor",
+    kernels.ldl_solve, None)
+no_gradient("aten::linalg_ldl_factor_ex", "aten::linalg_ldl_factor", "aten::linalg_ldl_solve",
+            reason=_LDL_NO_DERIVATIVE)
