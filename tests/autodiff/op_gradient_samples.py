@@ -536,3 +536,4 @@ add("_scaled_dot_product_flash_attention_for_cpu_backward", S(f(2, 3, 5, 4), _fq
 # -- issue 22's ops, one module per family (each adds to SAMPLES): neural-network ops; shape,
 # view, layout and factory ops
 from . import op_gradient_samples_nn, op_gradient_samples_reductions, op_gradient_samples_shapes  # noqa: E402, F401, I001
+from . import op_gradient_samples_fft  # noqa: E402, F401, I001 - the FFT family

@@ -1,0 +1,106 @@
+"""The FFT family (``torch.fft``): what runs, and what gradview refuses.
+
+gradview's tensors are real, so it runs the transforms whose input and result
+are both real: ``irfft``/``irfft2``/``irfftn`` and ``hfft``/``hfft2``/``hfftn``
+of a real input (PyTorch reads it as complex with zero imaginary part), and
+``fftshift``/``ifftshift`` (rolls). Every transform with a complex result
+(``fft``, ``rfft``, ``ihfft``..., ``stft``) is refused, naming the op.
+
+Gradients, derivatives.yaml's for the real input: a complex-to-real
+transform's gradient is ``fft_c2r_backward`` (``rfft`` of the gradient, the
+onesided bins doubled) whose real part is kept, with the input's crop or
+padding undone: ``gradview::fft_c2r_backward`` (one dim) and
+``gradview::fft_c2rn_backward`` (several). That map is the transform's
+transpose, so its own gradient is the forward op again, applied to the
+gradient's gradient: second derivatives work. ``fftshift``'s gradient is
+``ifftshift`` and the other way round (roll's gradient: the roll undone).
+"""
+
+from __future__ import annotations
+
+from gradview.ir import Node, Value
+from gradview.kernels import fft as kernels
+
+from .registry import Emitter, formula, kernel, refuse, schema, shape_rule
+from .shape_by_kernel import by_kernel
+from .static_info import const, needs_grad, none_grads
+
+Saved = dict[str, Value]
+Grads = list[Value]
+Result = list[Value | None]
+
+_COMPLEX = "its result is complex, and gradview's tensors are real"
+
+refuse(
+    "aten::fft_fft", "aten::fft_ifft", "aten::fft_fft2", "aten::fft_ifft2", "aten::fft_fftn", "aten::fft_ifftn",
+    "aten::fft_rfft", "aten::fft_rfft2", "aten::fft_rfftn", "aten::fft_ihfft", "aten::fft_ihfft2",
+    "aten::fft_ihfftn", "aten::_fft_r2c", "aten::_fft_c2c",
+    reason=_COMPLEX,
+)
+refuse(
+    "aten::stft",
+    reason=f"{_COMPLEX} (return_complex=False only views the complex result as pairs of reals)",
+)
+
+# -- complex-to-real transforms of a real input --------------------------------------------------------
+_ONE_DIM = {"aten::fft_irfft": kernels.fft_irfft, "aten::fft_hfft": kernels.fft_hfft}
+_N_DIM = {
+    "aten::fft_irfft2": kernels.fft_irfft2, "aten::fft_irfftn": kernels.fft_irfftn,
+    "aten::fft_hfft2": kernels.fft_hfft2, "aten::fft_hfftn": kernels.fft_hfftn,
+}
+for _name, _fn in {**_ONE_DIM, **_N_DIM}.items():
+    kernel(_name)(_fn)
+    shape_rule(_name)(by_kernel(_fn))
+
+schema(
+    "gradview::fft_c2r_backward(Tensor grad, Tensor self, int? n, int dim, str? norm, bool hermitian) -> Tensor",
+    "gradview::fft_c2rn_backward(Tensor grad, Tensor self, int[]? s, int[]? dim, str? norm, bool hermitian) -> Tensor",
+)
+kernel("gradview::fft_c2r_backward")(kernels.fft_c2r_backward)
+kernel("gradview::fft_c2rn_backward")(kernels.fft_c2rn_backward)
+shape_rule("gradview::fft_c2r_backward")(by_kernel(kernels.fft_c2r_backward))
+shape_rule("gradview::fft_c2rn_backward")(by_kernel(kernels.fft_c2rn_backward))
+
+
+@formula(*_ONE_DIM, *_N_DIM)
+def _c2r_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``fft_c2r_backward``'s real part, the input's resize undone (one op)."""
+    x, size, dim, norm = node.inputs()[:4]
+    if not needs_grad(x):
+        return none_grads(node)
+    hermitian = node.kind().startswith("aten::fft_hfft")
+    backward = "gradview::fft_c2r_backward" if node.kind() in _ONE_DIM else "gradview::fft_c2rn_backward"
+    return none_grads(node, emit.op(backward, grads[0], x, size, dim, norm, hermitian))
+
+
+@formula("gradview::fft_c2r_backward", "gradview::fft_c2rn_backward")
+def _c2r_backward_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """The transpose of the transform's transpose: the forward transform (``self`` gives only sizes)."""
+    grad, _self, size, dim, norm, hermitian = node.inputs()
+    if not needs_grad(grad):
+        return none_grads(node)
+    one_dim = node.kind() == "gradview::fft_c2r_backward"
+    forward = ("aten::fft_hfft" if const(hermitian) else "aten::fft_irfft") + ("" if one_dim else "n")
+    return none_grads(node, emit.op(forward, grads[0], size, dim, norm))
+
+
+# -- fftshift, ifftshift ----------------------------------------------------------------------------------
+kernel("aten::fft_fftshift")(kernels.fft_fftshift)
+kernel("aten::fft_ifftshift")(kernels.fft_ifftshift)
+shape_rule("aten::fft_fftshift")(by_kernel(kernels.fft_fftshift))
+shape_rule("aten::fft_ifftshift")(by_kernel(kernels.fft_ifftshift))
+
+
+@formula("aten::fft_fftshift")
+def _fftshift_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """The roll undone: ``ifftshift`` of the gradient along the same dims."""
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    return none_grads(node, emit.op("aten::fft_ifftshift", grads[0], node.inputs()[1]))
+
+
+@formula("aten::fft_ifftshift")
+def _ifftshift_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    if not needs_grad(node.inputs()[0]):
+        return none_grads(node)
+    return none_grads(node, emit.op("aten::fft_fftshift", grads[0], node.inputs()[1]))
