@@ -5,7 +5,8 @@ PyTorch's rules, kept here: ``beta == 0`` ignores ``self`` (its NaNs and infs do
 propagate), as BLAS does; ``addbmm`` adds the batch's products one at a time onto
 ``beta * self`` (ATen's loop of ``addmm_``); ``inner`` of a 0-d operand is a product;
 ``einsum`` accepts ``...`` and the implicit output (the labels seen once, sorted);
-``trace`` needs a matrix.
+``trace`` needs a matrix; ``cross`` without a dim takes the first dim of size 3 (ATen's
+``_default_cross_dim``) and is ``linalg_cross`` (kernels/torch_linalg.py).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from typing import Any
 import numpy
 
 from .protocol import KernelError
+from .torch_linalg import cross as _linalg_cross
+from .torch_linalg import cross_backward as _linalg_cross_backward
 
 __all__ = [
     "addmv", "addr", "addbmm", "inner", "inner_backward", "outer", "tensordot", "tensordot_backward", "einsum",
-    "einsum_backward", "trace", "trace_backward",
+    "einsum_backward", "trace", "trace_backward", "cross", "cross_backward",
 ]
 
 
@@ -230,3 +233,22 @@ def _sum_to(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
     return x.sum(axis=axes, keepdims=True).reshape(shape) if axes else x.reshape(shape)
+
+
+# -- cross --------------------------------------------------------------------------------------------
+def _cross_dim(self: Any, dim: int | None) -> int:
+    """ATen's ``_default_cross_dim``: the first dim of size 3 when none is given."""
+    if dim is not None:
+        return dim
+    for d, size in enumerate(self.shape):
+        if size == 3:
+            return d
+    raise KernelError("cross: no dimension of size 3 in input")
+
+
+def cross(xp: Any, self: Any, other: Any, dim: int | None = None) -> Any:
+    return _linalg_cross(xp, self, other, _cross_dim(self, dim))
+
+
+def cross_backward(xp: Any, grad: Any, self: Any, other: Any, dim: int | None = None) -> tuple[Any, Any]:
+    return _linalg_cross_backward(xp, grad, self, other, _cross_dim(self, dim))

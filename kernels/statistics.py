@@ -33,7 +33,7 @@ __all__ = [
     "bucketize_scalar", "histc", "histogram_bin_ct", "histogram_bins_tensor", "histogramdd",
     "histogramdd_int_bins", "histogramdd_tensor_bins", "unique2", "unique_consecutive", "unique_dim",
     "quantile", "nanquantile", "quantile_backward", "nanquantile_backward", "quantile_scalar_backward",
-    "nanquantile_scalar_backward",
+    "nanquantile_scalar_backward", "cov", "cov_backward", "corrcoef", "corrcoef_backward",
 ]
 
 _LONG = to_dtype("Long")
@@ -525,3 +525,125 @@ def quantile_scalar_backward(xp: Any, grad: Any, self: Any, q: float, dim: int |
 def nanquantile_scalar_backward(xp: Any, grad: Any, self: Any, q: float, dim: int | None = None,
                                 keepdim: bool = False, interpolation: str = "linear") -> Any:
     return _quantile_backward(xp, "nanquantile", grad, self, q, dim, keepdim, interpolation, True)[0]
+
+
+# -- cov, corrcoef --------------------------------------------------------------------------------
+def _cov_parts(xp: Any, self: Any, correction: int, fweights: Any, aweights: Any) -> dict[str, Any]:
+    """Correlation.cpp's cov, step by step (kept for the backward)."""
+    if self.ndim > 2:
+        raise KernelError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                          f"{self.ndim} dimensions")
+    x = self.reshape(1, -1) if self.ndim < 2 else self
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.ndim > 1 or fweights.shape[0] != n or is_floating(fweights.dtype):
+            raise KernelError("cov(): fweights must be a 1-D integer tensor with one weight per observation")
+        if bool(xp.any(fweights < 0)):
+            raise KernelError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        if aweights.ndim > 1 or aweights.shape[0] != n or not is_floating(aweights.dtype):
+            raise KernelError("cov(): aweights must be a 1-D floating point tensor with one weight per observation")
+        if bool(xp.any(aweights < 0)):
+            raise KernelError("cov(): aweights cannot be negative")
+        # PyTorch's promotion: integer fweights times floating aweights stay in aweights' dtype
+        w = aweights if w is None else (w * aweights).astype(aweights.dtype)
+    dtype = x.dtype if is_floating(x.dtype) else numpy.dtype("float32")
+    if w is not None:
+        w = w if is_floating(w.dtype) else w.astype(_LONG)
+        total = w.sum(dtype=w.dtype)  # in w's dtype (a float32 sum for float32 weights), as ATen
+        if total == 0:
+            raise KernelError("cov(): weights sum to zero, can't be normalized")
+        avg = (x * w).sum(axis=1) / total
+    else:
+        total = n
+        avg = x.sum(axis=1) / total
+    if w is not None and correction != 0 and aweights is not None:
+        ratio = (w * aweights).sum() / total
+        norm = total - correction * ratio
+    else:
+        ratio, norm = None, total - correction
+    if norm <= 0:
+        norm = norm * 0
+    centered = x - avg[:, None]
+    weighted = centered * w if w is not None else centered
+    c = centered @ weighted.T
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        out = xp.true_divide(c, norm)
+    return {"x": x, "w": w, "total": total, "avg": avg, "ratio": ratio, "norm": norm, "centered": centered,
+            "weighted": weighted, "c": c, "out": out.astype(dtype, copy=False)}
+
+
+def cov(xp: Any, self: Any, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+    out = _cov_parts(xp, self, correction, fweights, aweights)["out"]
+    return xp.squeeze(out)
+
+
+def cov_backward(xp: Any, grad: Any, self: Any, correction: int = 1, fweights: Any = None,
+                 aweights: Any = None) -> tuple[Any, Any]:
+    """Reverse mode through cov's steps: ``c / norm``, ``c = centered @ (centered w)^T``,
+    ``centered = x - avg``, ``avg = sum(x w) / sum(w)``, and (with aweights) the norm's
+    ``sum(w aweights) / sum(w)``; (self's gradient, aweights')."""
+    parts = _cov_parts(xp, self, correction, fweights, aweights)
+    x, w, total, avg, norm = parts["x"], parts["w"], parts["total"], parts["avg"], parts["norm"]
+    centered, weighted, c = parts["centered"], parts["weighted"], parts["c"]
+    g = grad.reshape(c.shape)
+    zeroed = norm == 0
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        d_c = g / norm
+        d_norm = 0.0 if zeroed else -(g * ((c / norm) / norm)).sum()
+    d_centered = d_c @ weighted
+    d_weighted = d_c.T @ centered
+    d_centered = d_centered + (d_weighted * w if w is not None else d_weighted)
+    d_avg = -d_centered.sum(axis=1)
+    d_x = d_centered + (d_avg / total)[:, None] * (w if w is not None else 1.0)
+    d_aweights = None
+    if aweights is not None:
+        d_w = (d_weighted * centered).sum(axis=0) + (x * (d_avg / total)[:, None]).sum(axis=0)
+        d_total = -(d_avg * avg).sum() / total
+        if parts["ratio"] is not None:
+            d_total = d_total + d_norm * (1 + correction * parts["ratio"] / total)
+            d_sum = -correction * d_norm / total
+            d_w = d_w + d_sum * aweights
+            d_aw_direct = d_sum * w
+        else:
+            d_total = d_total + d_norm
+            d_aw_direct = 0.0
+        d_w = d_w + d_total
+        d_aweights = (d_w * fweights if fweights is not None else d_w) + d_aw_direct
+    zeros = xp.zeros((), dtype=grad.dtype)
+    return (d_x.reshape(self.shape).astype(self.dtype, copy=False),
+            zeros if d_aweights is None else d_aweights.astype(aweights.dtype, copy=False))
+
+
+def corrcoef(xp: Any, self: Any) -> Any:
+    c = cov(xp, self)
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        if c.ndim == 0:
+            return c / c
+        s = xp.sqrt(xp.diagonal(c))
+        c = c / s.reshape(-1, 1)
+        c = c / s.reshape(1, -1)
+    return xp.clip(c, -1, 1)
+
+
+def corrcoef_backward(xp: Any, grad: Any, self: Any) -> Any:
+    """Through clip (0 outside [-1, 1]), the two divisions by the standard deviations, sqrt,
+    diagonal, and cov."""
+    c0 = cov(xp, self)
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        if c0.ndim == 0:
+            d_c0 = grad / c0 - grad * ((c0 / c0) / c0)
+        else:
+            s = xp.sqrt(xp.diagonal(c0))
+            c1 = c0 / s.reshape(-1, 1)
+            c2 = c1 / s.reshape(1, -1)
+            d_c2 = grad * ((c2 >= -1) & (c2 <= 1))
+            d_c1 = d_c2 / s.reshape(1, -1)
+            d_s = (-d_c2 * ((c1 / s.reshape(1, -1)) / s.reshape(1, -1))).sum(axis=0)
+            d_c0 = d_c1 / s.reshape(-1, 1)
+            d_s = d_s + (-d_c1 * ((c0 / s.reshape(-1, 1)) / s.reshape(-1, 1))).sum(axis=1)
+            d_c0 = d_c0.copy()
+            d_c0[xp.arange(s.shape[0]), xp.arange(s.shape[0])] += d_s / (2 * s)
+    return cov_backward(xp, d_c0, self)[0]

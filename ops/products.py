@@ -1,4 +1,4 @@
-"""Products: addmv, addr, addbmm, inner, outer, tensordot, einsum and trace
+"""Products: addmv, addr, addbmm, inner, outer, tensordot, einsum, trace and cross
 (``kernels/products.py``; mm, bmm, matmul, dot and vdot are in linalg.py).
 
 Shapes run the kernel on stand-in inputs (ops/shape_by_kernel.py).
@@ -35,7 +35,7 @@ Result = list[Value | None]
 for _name, _fn in (
     ("aten::addmv", kernels.addmv), ("aten::addr", kernels.addr), ("aten::addbmm", kernels.addbmm),
     ("aten::inner", kernels.inner), ("aten::outer", kernels.outer), ("aten::tensordot", kernels.tensordot),
-    ("aten::einsum", kernels.einsum), ("aten::trace", kernels.trace),
+    ("aten::einsum", kernels.einsum), ("aten::trace", kernels.trace), ("aten::cross", kernels.cross),
 ):
     kernel(_name)(_fn)
     shape_rule(_name)(by_kernel(_fn))
@@ -126,6 +126,7 @@ for _name, _signature, _fn, _inputs in (
     ("tensordot_backward", "Tensor self, Tensor other, int[] dims_self, int[] dims_other",
      kernels.tensordot_backward, (0, 1)),
     ("trace_backward", "Tensor self", kernels.trace_backward, (0,)),
+    ("cross_backward", "Tensor self, Tensor other, int? dim", kernels.cross_backward, (0, 1)),
 ):
     schema(backward_schema(_name, _signature, len(_inputs)))
     kernel(f"gradview::{_name}")(_fn)
@@ -133,6 +134,7 @@ for _name, _signature, _fn, _inputs in (
     shape_rule(f"gradview::{_name}")(grads_like(*_inputs))
 formula("aten::tensordot")(calls_backward("gradview::tensordot_backward", (0, 1)))
 formula("aten::trace")(calls_backward("gradview::trace_backward", (0,)))
+formula("aten::cross")(calls_backward("gradview::cross_backward", (0, 1)))
 
 schema("gradview::einsum_backward(Tensor grad, str equation, Tensor[] tensors, int[]? path=None) -> Tensor[]")
 kernel("gradview::einsum_backward")(kernels.einsum_backward)

@@ -496,3 +496,22 @@ for _op in ("quantile", "nanquantile"):
         no_gradient(f"gradview::{_backward}", reason=BACKWARD_KERNEL)
         shape_rule(f"gradview::{_backward}")(grads_like(*_inputs))
         formula(f"aten::{_op}{_overload}")(calls_backward(f"gradview::{_backward}", _inputs))
+
+
+
+# -- aten::cov, corrcoef ----------------------------------------------------------------------------
+# Correlation.cpp's composites; their gradients reverse its steps in a backward kernel (cov's
+# aweights get theirs too; fweights are integers).
+kernel("aten::cov")(stat_kernels.cov)
+kernel("aten::corrcoef")(stat_kernels.corrcoef)
+shape_rule("aten::cov")(by_kernel(stat_kernels.cov))
+shape_rule("aten::corrcoef")(by_kernel(stat_kernels.corrcoef))
+schema(backward_schema("cov_backward", "Tensor self, int correction, Tensor? fweights, Tensor? aweights", 2))
+schema(backward_schema("corrcoef_backward", "Tensor self", 1))
+kernel("gradview::cov_backward")(stat_kernels.cov_backward)
+kernel("gradview::corrcoef_backward")(stat_kernels.corrcoef_backward)
+no_gradient("gradview::cov_backward", "gradview::corrcoef_backward", reason=BACKWARD_KERNEL)
+shape_rule("gradview::cov_backward")(grads_like(0, 3))
+shape_rule("gradview::corrcoef_backward")(grads_like(0))
+formula("aten::cov")(calls_backward("gradview::cov_backward", (0, 3)))
+formula("aten::corrcoef")(calls_backward("gradview::corrcoef_backward", (0,)))

@@ -209,3 +209,21 @@ add("gradview::gradient_tensorarrayint_backward", S([f(4, 5)], f(4, 5), [_coords
                                                      torch=_gradient_vjp("spacing", "dim")))
 add("gradview::gradient_tensorarray_backward", S([f(4, 5), f(4, 5)], f(4, 5), _coords, [0, 1], 1, frozen=(2,),
                                                   torch=_gradient_vjp("spacing", "dim")))
+
+# -- cov, corrcoef, cross ------------------------------------------------------------------------
+add("cov", S(f(3, 5), correction=1, fweights=np.array([1, 2, 1, 3, 1]), aweights=f(5, lo=0.5, hi=1.0)))
+add("corrcoef", S(f(3, 5)))
+add("cross", S(f(2, 3), f(2, 3), 1))
+
+
+def _cov_vjp(grad: torch.Tensor, x: torch.Tensor, correction: int, fw: Any, aw: Any) -> Any:
+    leaves = [x.detach().requires_grad_(True), aw.detach().requires_grad_(True)]
+    out = torch.cov(leaves[0], correction=correction, fweights=fw, aweights=leaves[1])
+    return torch.autograd.grad(out, leaves, grad, create_graph=True)
+
+
+add("gradview::cov_backward", S(f(3, 3), f(3, 5), 1, np.array([1, 2, 1, 3, 1]), f(5, lo=0.5, hi=1.0),
+                                torch=_cov_vjp))
+add("gradview::corrcoef_backward", S(f(3, 3), f(3, 5), torch=_vjp(torch.corrcoef, 1)))
+add("gradview::cross_backward", S(f(2, 3), f(2, 3), f(2, 3), 1,
+                                  torch=_vjp(lambda a, b, d: torch.cross(a, b, dim=d), 2)))
