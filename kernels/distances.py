@@ -1,5 +1,5 @@
-"""Distances: dist, pairwise_distance, cosine_similarity, cdist and pdist, with their
-backward kernels, in the arithmetic of PyTorch's CPU code (aten/src/ATen/native/Distance.cpp,
+"""Distances and norms: dist, pairwise_distance, cosine_similarity, cdist, pdist and renorm,
+with their backward kernels, in the arithmetic of PyTorch's CPU code (aten/src/ATen/native/Distance.cpp,
 cpu/DistanceOpsKernel.cpp, FunctionsManual.cpp's norm_backward):
 
 * ``dist`` is the p-norm of ``self - other``; ``pairwise_distance`` the p-norm over the
@@ -13,7 +13,9 @@ cpu/DistanceOpsKernel.cpp, FunctionsManual.cpp's norm_backward):
   None/0 and either side has more than 25 rows; otherwise, and for ``pdist``, each distance
   sums ``|a - b|^p`` in order (``_cdist_forward``); their backwards are ATen's
   (``_euclidean_dist_backward``; ``_cdist_backward``/``_pdist_backward``, where p=inf gives
-  every maximal element the whole gradient).
+  every maximal element the whole gradient);
+* ``renorm`` scales each slice along ``dim`` whose p-norm exceeds ``maxnorm`` by
+  ``maxnorm / (norm + 1e-7)``, and differentiates as FunctionsManual.cpp's ``renorm_backward``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .reductions import norm_dim
 
 __all__ = [
     "dist", "dist_backward", "pairwise_distance", "pairwise_distance_backward", "cosine_similarity",
-    "cosine_similarity_backward", "cdist", "cdist_backward", "pdist", "pdist_backward",
+    "cosine_similarity_backward", "cdist", "cdist_backward", "pdist", "pdist_backward", "renorm", "renorm_backward",
 ]
 
 
@@ -240,3 +242,35 @@ def pdist_backward(xp: Any, grad: Any, self: Any, p: float = 2.0) -> Any:
     numpy.add.at(out, i, terms)
     numpy.add.at(out, j, -terms)
     return out
+
+
+# -- renorm --------------------------------------------------------------------------------------------
+def _renorm_norm(xp: Any, self: Any, p: float, dim: int) -> tuple[Any, tuple[int, ...]]:
+    if self.ndim == 0:
+        raise KernelError("renorm: input needs at least 1 dimension, got 0 dimensions")
+    axis = dim % self.ndim
+    reduce = tuple(a for a in range(self.ndim) if a != axis)
+    return norm_dim(xp, self, p, list(reduce) if reduce else None, True) if reduce else xp.abs(self), reduce
+
+
+def renorm(xp: Any, self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled by
+    ``maxnorm / (norm + 1e-7)`` (ATen's renorm_scale_factor)."""
+    if float(p) <= 0:
+        raise KernelError(f"renorm: non-positive-norm not supported, got p={p}")
+    if float(maxnorm) < 0:
+        raise KernelError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    norm, _ = _renorm_norm(xp, self, float(p), dim)
+    factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return (self * factor).astype(self.dtype, copy=False)
+
+
+def renorm_backward(xp: Any, grad: Any, self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    """FunctionsManual.cpp's ``renorm_backward``: ``factor grad - factor / (norm + 1e-7) *
+    norm_backward(sum(self grad))`` where the slice was scaled, ``grad`` elsewhere."""
+    norm, reduce = _renorm_norm(xp, self, float(p), dim)
+    summed = (self * grad).sum(axis=reduce, keepdims=True) if reduce else self * grad
+    nb = norm_backward(xp, summed, self, float(p), norm, reduce if reduce else None)
+    invnorm = 1.0 / (norm + 1e-7)
+    factor = invnorm * maxnorm
+    return xp.where(norm > maxnorm, factor * grad - factor * invnorm * nb, grad).astype(self.dtype, copy=False)

@@ -1,4 +1,4 @@
-"""Distances: dist, pairwise_distance, cosine_similarity, cdist and pdist
+"""Distances and norms: dist, pairwise_distance, cosine_similarity, cdist, pdist and renorm
 (``kernels/distances.py``, which says whose arithmetic each follows).
 
 Shapes run the kernel on stand-in inputs (ops/shape_by_kernel.py); gradients are backward
@@ -23,6 +23,7 @@ for _name, _signature, _inputs in (
     ("cosine_similarity", "Tensor x1, Tensor x2, int dim, float eps", (0, 1)),
     ("cdist", "Tensor x1, Tensor x2, float p, int? compute_mode", (0, 1)),
     ("pdist", "Tensor self, float p", (0,)),
+    ("renorm", "Tensor self, Scalar p, int dim, Scalar maxnorm", (0,)),
 ):
     _forward = getattr(kernels, _name)
     kernel(f"aten::{_name}")(_forward)

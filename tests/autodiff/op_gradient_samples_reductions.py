@@ -227,3 +227,5 @@ add("gradview::cov_backward", S(f(3, 3), f(3, 5), 1, np.array([1, 2, 1, 3, 1]), 
 add("gradview::corrcoef_backward", S(f(3, 3), f(3, 5), torch=_vjp(torch.corrcoef, 1)))
 add("gradview::cross_backward", S(f(2, 3), f(2, 3), f(2, 3), 1,
                                   torch=_vjp(lambda a, b, d: torch.cross(a, b, dim=d), 2)))
+add("renorm", S(f(3, 4), 2, 0, 0.5))
+add("gradview::renorm_backward", S(f(3, 4), f(3, 4), 2, 0, 0.5, torch=_vjp(torch.renorm, 1)))
