@@ -39,7 +39,8 @@ refuse(
 )
 refuse(
     "aten::stft",
-    reason=f"{_COMPLEX} (return_complex=False only views the complex result as pairs of reals)",
+    reason="it computes a complex spectrum, and gradview's tensors are real "
+    "(return_complex=False only views that spectrum as pairs of reals)",
 )
 
 # -- complex-to-real transforms of a real input --------------------------------------------------------
@@ -62,14 +63,23 @@ shape_rule("gradview::fft_c2r_backward")(by_kernel(kernels.fft_c2r_backward))
 shape_rule("gradview::fft_c2rn_backward")(by_kernel(kernels.fft_c2rn_backward))
 
 
+def _given(node: Node, index: int, default: object) -> object:
+    """Input ``index``, or its schema default where hand-written IR left it out."""
+    inputs = node.inputs()
+    return inputs[index] if index < len(inputs) else default
+
+
 @formula(*_ONE_DIM, *_N_DIM)
 def _c2r_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """``fft_c2r_backward``'s real part, the input's resize undone (one op)."""
-    x, size, dim, norm = node.inputs()[:4]
+    x = node.inputs()[0]
     if not needs_grad(x):
         return none_grads(node)
+    one_dim = node.kind() in _ONE_DIM
+    default_dim = -1 if one_dim else ([-2, -1] if node.kind().endswith("2") else None)
+    size, dim, norm = (_given(node, i, default) for i, default in ((1, None), (2, default_dim), (3, None)))
     hermitian = node.kind().startswith("aten::fft_hfft")
-    backward = "gradview::fft_c2r_backward" if node.kind() in _ONE_DIM else "gradview::fft_c2rn_backward"
+    backward = "gradview::fft_c2r_backward" if one_dim else "gradview::fft_c2rn_backward"
     return none_grads(node, emit.op(backward, grads[0], x, size, dim, norm, hermitian))
 
 
@@ -96,11 +106,11 @@ def _fftshift_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) ->
     """The roll undone: ``ifftshift`` of the gradient along the same dims."""
     if not needs_grad(node.inputs()[0]):
         return none_grads(node)
-    return none_grads(node, emit.op("aten::fft_ifftshift", grads[0], node.inputs()[1]))
+    return none_grads(node, emit.op("aten::fft_ifftshift", grads[0], _given(node, 1, None)))
 
 
 @formula("aten::fft_ifftshift")
 def _ifftshift_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     if not needs_grad(node.inputs()[0]):
         return none_grads(node)
-    return none_grads(node, emit.op("aten::fft_fftshift", grads[0], node.inputs()[1]))
+    return none_grads(node, emit.op("aten::fft_fftshift", grads[0], _given(node, 1, None)))
