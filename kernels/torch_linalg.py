@@ -23,7 +23,7 @@ from .dtypes import to_dtype
 from .protocol import KernelError
 
 __all__ = [
-    "vector_norm", "vector_norm_backward", "matrix_norm", "matrix_norm_backward", "linalg_norm",
+    "zero_filled", "vector_norm", "vector_norm_backward", "matrix_norm", "matrix_norm_backward", "linalg_norm",
     "linalg_norm_backward", "cross", "cross_backward", "vecdot", "vecdot_backward",
     "det", "det_backward", "slogdet", "slogdet_backward", "logdet", "logdet_backward",
     "inv", "inv_ex", "inv_backward", "inv_ex_backward", "solve", "solve_ex", "solve_backward",
@@ -37,6 +37,24 @@ __all__ = [
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def zero_filled(backward: Any, outputs: int) -> Any:
+    """``backward(xp, grads..., inputs..., results...)`` with undefined (None) gradients
+    replaced by zeros shaped like their results: autograd leaves an output's gradient
+    undefined where nothing uses the output."""
+
+    def run(xp: Any, *args: Any) -> Any:
+        grads, rest = list(args[:outputs]), args[outputs:]
+        results = rest[len(rest) - outputs:]
+        for i, g in enumerate(grads):
+            if g is None and results[i] is not None:
+                grads[i] = numpy.zeros_like(results[i], dtype=results[i].dtype)
+        return backward(xp, *grads, *rest)
+
+    run.__name__ = run.__qualname__ = getattr(backward, "__name__", "backward")
+    run.__doc__ = backward.__doc__
+    return run
+
+
 def _mT(x: Any) -> Any:
     return numpy.swapaxes(x, -1, -2)
 

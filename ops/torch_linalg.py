@@ -76,7 +76,7 @@ def _with_backward(forward: str, fn: Callable[..., object], differentiable: tupl
     returns = "Tensor[]" if list_grad else "(" + ", ".join(["Tensor"] * len(differentiable)) + ")"
     backward = f"gradview::{name}_backward"
     schema(f"{backward}({grads}, {signature}, {results}) -> {returns}")
-    kernel(backward)(fn)  # type: ignore[arg-type]
+    kernel(backward)(kernels.zero_filled(fn, outputs))
     no_gradient(backward, reason=BACKWARD_KERNEL)
 
     def rule(args: NodeArgs) -> RuleResult:
