@@ -586,13 +586,12 @@ def cov_backward(xp: Any, grad: Any, self: Any, correction: int = 1, fweights: A
     ``centered = x - avg``, ``avg = sum(x w) / sum(w)``, and (with aweights) the norm's
     ``sum(w aweights) / sum(w)``; (self's gradient, aweights')."""
     parts = _cov_parts(xp, self, correction, fweights, aweights)
-    x, w, total, avg, norm = parts["x"], parts["w"], parts["total"], parts["avg"], parts["norm"]
+    w, total, norm = parts["w"], parts["total"], parts["norm"]
     centered, weighted, c = parts["centered"], parts["weighted"], parts["c"]
     g = grad.reshape(c.shape)
     zeroed = norm == 0
     with numpy.errstate(invalid="ignore", divide="ignore"):
         d_c = g / norm
-        d_norm = 0.0 if zeroed else -(g * ((c / norm) / norm)).sum()
     d_centered = d_c @ weighted
     d_weighted = d_c.T @ centered
     d_centered = d_centered + (d_weighted * w if w is not None else d_weighted)
@@ -600,21 +599,47 @@ def cov_backward(xp: Any, grad: Any, self: Any, correction: int = 1, fweights: A
     d_x = d_centered + (d_avg / total)[:, None] * (w if w is not None else 1.0)
     d_aweights = None
     if aweights is not None:
-        d_w = (d_weighted * centered).sum(axis=0) + (x * (d_avg / total)[:, None]).sum(axis=0)
-        d_total = -(d_avg * avg).sum() / total
-        if parts["ratio"] is not None:
-            d_total = d_total + d_norm * (1 + correction * parts["ratio"] / total)
-            d_sum = -correction * d_norm / total
-            d_w = d_w + d_sum * aweights
-            d_aw_direct = d_sum * w
-        else:
-            d_total = d_total + d_norm
-            d_aw_direct = 0.0
-        d_w = d_w + d_total
-        d_aweights = (d_w * fweights if fweights is not None else d_w) + d_aw_direct
+        d_aweights = _aweights_grad(xp, parts, g, d_c, d_weighted, d_avg, correction, fweights, aweights,
+                                    zeroed, c)
     zeros = xp.zeros((), dtype=grad.dtype)
     return (d_x.reshape(self.shape).astype(self.dtype, copy=False),
             zeros if d_aweights is None else d_aweights.astype(aweights.dtype, copy=False))
+
+
+def _aweights_grad(xp: Any, parts: dict[str, Any], g: Any, d_c: Any, d_weighted: Any, d_avg: Any,
+                   correction: int, fweights: Any, aweights: Any, zeroed: bool, c: Any) -> Any:
+    """aweights' gradient as eager autograd forms it: each path's term computed in the
+    result's dtype and cast to aweights' (float32 weights stay float32), then added in the
+    order the engine receives them (the latest-created use first)."""
+    dt = aweights.dtype
+    x, w, total, avg, norm, centered = (parts[k] for k in ("x", "w", "total", "avg", "norm", "centered"))
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        g_norm = dt.type(0) if zeroed else dt.type((-g * ((c / norm) / norm)).sum())
+        from_t3 = (d_weighted * centered).sum(axis=0).astype(dt)
+        s1 = (x * w).sum(axis=1)
+        g_total_avg = dt.type((-d_avg * ((s1 / total) / total)).sum())
+        from_t1 = (x * (d_avg / total)[:, None]).sum(axis=0).astype(dt)
+        if correction != 0:
+            s2 = (w * aweights).sum(dtype=dt)
+            g_r = (-g_norm) * dt.type(correction)
+            g_s2 = g_r / total
+            g_total = (g_norm + (-g_r * ((s2 / total) / total))) + g_total_avg
+            from_t2_self = (g_s2 * aweights).astype(dt)
+            from_t2_other = (g_s2 * w).astype(dt)
+        else:
+            g_total = g_norm + g_total_avg
+            from_t2_self = from_t2_other = None
+    from_total = xp.full(w.shape, g_total, dtype=dt)
+    grad_w = from_t3
+    if from_t2_self is not None:
+        grad_w = grad_w + from_t2_self
+    if fweights is None and from_t2_other is not None:
+        grad_w = grad_w + from_t2_other  # w is aweights itself: both of t2's gradients reach it here
+    grad_w = (grad_w + from_t1) + from_total
+    if fweights is None:
+        return grad_w.astype(dt, copy=False)
+    through_w = (grad_w * fweights).astype(dt)
+    return (through_w if from_t2_other is None else from_t2_other + through_w).astype(dt, copy=False)
 
 
 def corrcoef(xp: Any, self: Any) -> Any:
