@@ -1,5 +1,8 @@
-"""torch.linalg and its older aliases (``kernels/torch_linalg.py``): norms, cross, vecdot,
-det/slogdet/logdet, inverses, solves, Cholesky, multi_dot, matrix_power, vander, eigh.
+"""torch.linalg and its older aliases (``kernels/torch_linalg.py``): vector and matrix norms,
+cross, vecdot, diagonal, det/slogdet/logdet, inverses, solves (general, triangular, Cholesky,
+LU, LDL, least squares), the factorizations (Cholesky, LU, QR, SVD, eigh, LDL), Householder
+products, pinv, matrix_rank, cond, tensorinv/tensorsolve, multi_dot, matrix_power,
+matrix_exp and vander.
 
 Shapes run the kernel on stand-in inputs (ops/shape_by_kernel.py); where the stand-in
 zeros make a factorization fail the sizes stay unknown and the run says why.
@@ -7,8 +10,14 @@ zeros make a factorization fail the sizes stay unknown and the run says why.
 Gradients: one backward kernel of gradview's own per op,
 ``gradview::<op>_backward(grads..., inputs..., outputs...)``, as derivatives.yaml and
 FunctionsManual.cpp compute them (``norm_backward``, ``linalg_det_backward``,
-``linalg_solve_backward``, ``cholesky_backward``, ``linalg_eig_backward``...). An output
-no gradient reaches enters as zeros. The backward kernels are not differentiated again.
+``linalg_solve_backward``, ``cholesky_backward``, ``linalg_lu_backward``,
+``linalg_qr_backward``, ``svd_backward``, ``linalg_eig_backward``, ``pinv_backward``...).
+An output no gradient reaches enters as zeros. The backward kernels are not
+differentiated again. geqrf and the LDL ops have no gradient, as in PyTorch.
+
+Signs: eigh's eigenvectors and the SVD's singular vectors are LAPACK's (OpenBLAS under
+NumPy); PyTorch's CPU build uses MKL, whose vectors may differ by a sign each. OpInfo
+compares them through each sample's ``output_process_fn_grad`` (``abs`` of the vectors).
 
 ``linalg_eig`` and ``linalg_eigvals`` are refused: a real matrix's eigenvalues are complex.
 """

@@ -1,0 +1,60 @@
+"""torch.linalg through from_torch + GraphExecutor: what the op_db sweep does not see.
+
+The sweep (tests/ops/test_op_db.py) compares every sample's outputs and gradients;
+here: the refusals' words, PyTorch's no-derivative reasons where a user asks for a
+gradient anyway, and an output nobody uses (its gradient undefined at run time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from gradview.ir.frontend.from_torch import from_torch
+from gradview.runtime import GraphExecutor, Tensor, autograd
+
+
+def _run(fn, *arrays: np.ndarray, requires_grad: bool = False):  # type: ignore[no-untyped-def]
+    examples = [torch.from_numpy(a.copy()) for a in arrays]
+    graph, _ = from_torch(fn, tuple(examples))
+    inputs = [Tensor(a.copy(), requires_grad=requires_grad) for a in arrays]
+    outputs = GraphExecutor(graph).run(inputs)
+    return (outputs[0] if len(outputs) == 1 else outputs), inputs  # a traced tuple is one output
+
+
+def _matrix(n: int = 4, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, n)) + n * np.eye(n)
+
+
+def test_eigvals_is_refused_in_one_line_naming_the_op_and_why() -> None:
+    with pytest.raises(Exception, match=r"aten::linalg_eigvals: its result is complex") as raised:
+        _run(lambda a: torch.linalg.eigvals(a), _matrix())
+    assert "\n" not in str(raised.value).strip()
+
+
+def test_ldl_factor_gradient_is_refused_with_pytorchs_reason() -> None:
+    a = _matrix()
+    a = a + a.T
+    (ld, _), inputs = _run(lambda m: torch.linalg.ldl_factor(m), a, requires_grad=True)
+    with pytest.raises(Exception, match=r"linalg_ldl_factor.*not implemented"):
+        autograd.grad([ld], inputs, [Tensor(np.ones_like(a))])
+
+
+def test_qr_differentiates_with_r_unused() -> None:
+    """R's gradient is undefined at run time: the backward kernel takes it as zeros."""
+    a = np.random.default_rng(1).standard_normal((5, 3))
+    (q, _), inputs = _run(lambda m: torch.linalg.qr(m), a, requires_grad=True)
+    (ours,) = autograd.grad([q], inputs, [Tensor(np.ones((5, 3)))])
+    t = torch.from_numpy(a.copy()).requires_grad_()
+    (theirs,) = torch.autograd.grad(torch.linalg.qr(t)[0].sum(), t)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_lu_permutation_and_lstsq_singular_values_never_require_grad() -> None:
+    a = _matrix()
+    (p, lower, upper), _ = _run(lambda m: torch.linalg.lu(m), a, requires_grad=True)
+    assert (p.requires_grad, lower.requires_grad, upper.requires_grad) == (False, True, True)
+    outs, _ = _run(lambda m, b: torch.linalg.lstsq(m, b, driver="gelsd"), a, a, requires_grad=True)
+    assert [o.requires_grad for o in outs] == [True, True, False, False]
