@@ -18,11 +18,12 @@ gradient's gradient: second derivatives work. ``fftshift``'s gradient is
 
 from __future__ import annotations
 
-from gradview.ir import Node, Value
+from gradview.ir import Node, TensorType, Value
 from gradview.kernels import fft as kernels
 
 from .registry import Emitter, formula, kernel, refuse, schema, shape_rule
 from .shape_by_kernel import by_kernel
+from .shape_toolkit import NodeArgs, RuleResult, ShapeRule
 from .static_info import const, needs_grad, none_grads
 
 Saved = dict[str, Value]
@@ -49,9 +50,25 @@ _N_DIM = {
     "aten::fft_irfft2": kernels.fft_irfft2, "aten::fft_irfftn": kernels.fft_irfftn,
     "aten::fft_hfft2": kernels.fft_hfft2, "aten::fft_hfftn": kernels.fft_hfftn,
 }
+_INTEGRAL = frozenset({"Bool", "Byte", "Char", "Short", "Int", "Long"})
+
+
+def _in_default_float(rule: ShapeRule) -> ShapeRule:
+    """An integer input's transform is float32 (promote_tensor_fft), also when its sizes are unknown."""
+
+    def promoted(args: NodeArgs) -> RuleResult:
+        result = rule(args)
+        found = result[0] if result else None
+        if isinstance(found, TensorType) and found.scalar_type in _INTEGRAL:
+            return [TensorType("Float", found.sizes, found.strides, None, found.device)]
+        return result
+
+    return promoted
+
+
 for _name, _fn in {**_ONE_DIM, **_N_DIM}.items():
     kernel(_name)(_fn)
-    shape_rule(_name)(by_kernel(_fn))
+    shape_rule(_name)(_in_default_float(by_kernel(_fn)))
 
 schema(
     "gradview::fft_c2r_backward(Tensor grad, Tensor self, int? n, int dim, str? norm, bool hermitian) -> Tensor",
