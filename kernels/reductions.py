@@ -963,9 +963,81 @@ def nanmedian_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[
     return _median_slices(xp, "nanmedian", self, dim, keepdim, True)
 
 
+def _std_sort_order(keys: list[float]) -> list[int]:
+    """The order libstdc++'s ``std::sort`` leaves ``(key, index)`` pairs in when comparing
+    keys alone with ``<`` (ATen's CPU mode): introsort down to runs of 16, then insertion
+    sort. Equal keys keep no guaranteed order and NaNs compare false both ways, so the
+    algorithm itself decides where they go; this follows it step by step."""
+    items = list(range(len(keys)))
+
+    def less(a: int, b: int) -> bool:
+        return keys[a] < keys[b]
+
+    def linear_insert(last: int) -> None:
+        value = items[last]
+        position = last - 1
+        while position >= 0 and less(value, items[position]):
+            items[last] = items[position]
+            last, position = position, position - 1
+        items[last] = value
+
+    def insertion_sort(first: int, last: int) -> None:
+        for i in range(first + 1, last):
+            if less(items[i], items[first]):
+                value = items[i]
+                items[first + 1:i + 1] = items[first:i]
+                items[first] = value
+            else:
+                linear_insert(i)
+
+    def partition(first: int, last: int) -> int:
+        middle = first + (last - first) // 2
+        a, b, c = first + 1, middle, last - 1
+        if less(items[a], items[b]):
+            pick = b if less(items[b], items[c]) else (c if less(items[a], items[c]) else a)
+        elif less(items[a], items[c]):
+            pick = a
+        else:
+            pick = c if less(items[b], items[c]) else b
+        items[first], items[pick] = items[pick], items[first]
+        pivot, lo, hi = items[first], first + 1, last
+        while True:
+            while lo < len(items) and less(items[lo], pivot):
+                lo += 1
+            hi -= 1
+            while hi > first and less(pivot, items[hi]):
+                hi -= 1
+            if not lo < hi:
+                return lo
+            items[lo], items[hi] = items[hi], items[lo]
+            lo += 1
+
+    def introsort(first: int, last: int, depth: int) -> None:
+        while last - first > 16:
+            if depth == 0:  # heapsort in libstdc++: not reproduced, a plain sort instead
+                items[first:last] = sorted(items[first:last], key=lambda i: (keys[i], i))
+                return
+            depth -= 1
+            cut = partition(first, last)
+            introsort(cut, last, depth)
+            last = cut
+
+    n = len(items)
+    if n > 1:
+        introsort(0, n, 2 * (n.bit_length() - 1))
+        if n > 16:
+            insertion_sort(0, 16)
+            for i in range(16, n):
+                linear_insert(i)
+        else:
+            insertion_sort(0, n)
+    return items
+
+
 def mode(xp: Any, self: Any, dim: int = -1, keepdim: bool = False) -> tuple[Any, Any]:
-    """The most frequent value of each slice (the smallest among equally frequent ones) and
-    the index of its last occurrence, as ATen's CPU mode (pairs sorted, runs counted)."""
+    """ATen's CPU mode: each slice's (value, index) pairs sorted by value with libstdc++'s
+    ``std::sort`` (so equal values and NaNs land where that algorithm puts them), runs
+    counted, the first longest run's last pair taken: the smallest most frequent value."""
     axis = wrap_dim("mode", dim, self.ndim)
     x = xp.moveaxis(_as_1d(self), axis, -1)
     n = x.shape[-1]
@@ -976,11 +1048,12 @@ def mode(xp: Any, self: Any, dim: int = -1, keepdim: bool = False) -> tuple[Any,
     indices = xp.empty(flat.shape[0], dtype=to_dtype("Long"))
     for r in range(flat.shape[0]):
         row = flat[r]
-        order = xp.lexsort((xp.arange(n), row))
+        keys = row.tolist()
+        order = _std_sort_order(keys)
         best, best_count, run = 0, 0, 0
         for i in range(n):
             run += 1
-            if i == n - 1 or row[order[i]] != row[order[i + 1]]:
+            if i == n - 1 or keys[order[i]] != keys[order[i + 1]]:
                 if run > best_count:
                     best, best_count = i, run
                 run = 0

@@ -63,3 +63,15 @@ def test_cov_float32_aweights_with_fweights_gradient_equals_eager_bit_for_bit() 
             (theirs,) = torch.autograd.grad(out, leaf, torch.tensor(grad))
             ours = kernels.cov_backward(np, grad, x, correction, fw, aweights)[1]
             np.testing.assert_array_equal(ours, theirs.numpy())
+
+
+def test_mode_follows_std_sort_for_long_slices_with_ties_and_nans() -> None:
+    from gradview.kernels import reductions
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 5, (6, 40)).astype(float)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    values, indices = reductions.mode(np, x, 1, False)
+    t = torch.mode(torch.tensor(x), 1)
+    np.testing.assert_array_equal(values, t.values.numpy())
+    np.testing.assert_array_equal(indices, t.indices.numpy())
