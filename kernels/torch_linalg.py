@@ -367,25 +367,67 @@ def logdet_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
 
 
 # -- inverses and solves --------------------------------------------------------------------------------
-def _checked(op: str, fn: Any, *args: Any) -> Any:
+def _batch_prefix(a: Any, index: tuple[int, ...]) -> str:
+    """PyTorch's "(Batch element i): " for batched inputs (the flat index)."""
+    if a.ndim <= 2:
+        return ""
+    return f"(Batch element {int(numpy.ravel_multi_index(index, a.shape[:-2])) if index else 0}): "
+
+
+def _gesv(a: Any, b: Any) -> tuple[Any, Any]:
+    """``A X = B`` by getrf + getrs (PyTorch's linalg_solve_ex), batches broadcast, with
+    getrf's info per matrix: a singular A gives info > 0 and getrs's infinities, as PyTorch's."""
     try:
-        return fn(*args)
-    except numpy.linalg.LinAlgError as error:
-        raise KernelError(f"{op}: The diagonal element is zero, the inversion could not be completed "
-                          f"because the input matrix is singular ({error})") from None
+        x = numpy.linalg.solve(a, b)
+        return x, numpy.zeros(x.shape[:-2], dtype=numpy.int32)
+    except numpy.linalg.LinAlgError:
+        pass
+    import scipy.linalg.lapack as lapack
+
+    batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    aa, bb = numpy.broadcast_to(a, batch + a.shape[-2:]), numpy.broadcast_to(b, batch + b.shape[-2:])
+    x = numpy.empty(batch + b.shape[-2:], dtype=a.dtype)
+    info = numpy.zeros(batch, dtype=numpy.int32)
+    for index in numpy.ndindex(*batch):
+        lu, piv, status = lapack.dgetrf(numpy.asarray(aa[index], dtype=numpy.float64))
+        with numpy.errstate(all="ignore"):
+            x[index], _ = lapack.dgetrs(lu, piv, numpy.asarray(bb[index], dtype=numpy.float64))
+        info[index] = status
+    return x, info
+
+
+def _raise_singular(op: str, a: Any, info: Any, message: str) -> None:
+    bad = numpy.argwhere(numpy.asarray(info) > 0)
+    if len(bad):
+        index = tuple(int(i) for i in bad[0])
+        raise KernelError(f"{op}: {_batch_prefix(a, index)}" + message.format(int(numpy.asarray(info)[index])))
+
+
+_INV_SINGULAR = "The diagonal element {} is zero, the inversion could not be completed because the input matrix is singular."
+_SOLVE_SINGULAR = "The solver failed because the input matrix is singular."
+
+
+def _inv_ex(op: str, a: Any) -> tuple[Any, Any]:
+    _square(op, a)
+    _float(op, a)
+    eye = numpy.broadcast_to(numpy.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return _gesv(a, eye)
 
 
 def inv(xp: Any, a: Any) -> Any:
-    """``linalg.inv``: ``solve(A, I)`` (gesv), as PyTorch's linalg_inv_ex and NumPy's inv."""
-    _square("linalg.inv", a)
-    _float("linalg.inv", a)
-    return _checked("linalg.inv", numpy.linalg.inv, a)
+    """``linalg.inv``: ``solve(A, I)`` (getrf + getrs), as PyTorch's linalg_inv_ex; a singular
+    matrix is refused in PyTorch's words."""
+    result, info = _inv_ex("linalg.inv", a)
+    _raise_singular("linalg.inv", a, info, _INV_SINGULAR)
+    return result
 
 
 def inv_ex(xp: Any, a: Any, check_errors: bool = False) -> tuple[Any, Any]:
-    _square("linalg.inv_ex", a)
-    _float("linalg.inv_ex", a)
-    return _checked("linalg.inv_ex", numpy.linalg.inv, a), numpy.zeros(a.shape[:-2], dtype=numpy.int32)
+    """``linalg.inv_ex``: a singular matrix gives info > 0 (and infinities), as PyTorch's."""
+    result, info = _inv_ex("linalg.inv_ex", a)
+    if check_errors:
+        _raise_singular("linalg.inv_ex", a, info, _INV_SINGULAR)
+    return result, info
 
 
 def inv_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
@@ -403,28 +445,38 @@ def _vector_rhs(a: Any, b: Any) -> bool:
     return b.ndim == 1 or (a.ndim - 1 == b.ndim and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
-def solve(xp: Any, a: Any, b: Any, left: bool = True) -> Any:
-    """``linalg.solve``: ``A X = B`` (``X A = B`` for left=False); B is a batch of vectors
-    when PyTorch's rule says so; batch dims broadcast."""
-    _square("linalg.solve", a)
-    _float("linalg.solve", a)
+def _solve_ex(op: str, a: Any, b: Any, left: bool) -> tuple[Any, Any]:
+    _square(op, a)
+    _float(op, a)
     if a.dtype != b.dtype:
-        raise KernelError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type {a.dtype} "
+        raise KernelError(f"{op}: Expected A and B to have the same dtype, but found A of type {a.dtype} "
                           f"and B of type {b.dtype} instead")
     vector = _vector_rhs(a, b)
     bm = b[..., None] if vector else b
     if not left:
         if vector:
-            raise KernelError("linalg.solve: Vector broadcasting of the left hand side is not supported for "
+            raise KernelError(f"{op}: Vector broadcasting of the left hand side is not supported for "
                               "left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
-        return _mT(_checked("linalg.solve", numpy.linalg.solve, _mT(a), _mT(bm)))
-    x = _checked("linalg.solve", numpy.linalg.solve, a, bm)
-    return x[..., 0] if vector else x
+        x, info = _gesv(_mT(a), _mT(bm))
+        return _mT(x), info
+    x, info = _gesv(a, bm)
+    return (x[..., 0] if vector else x), info
+
+
+def solve(xp: Any, a: Any, b: Any, left: bool = True) -> Any:
+    """``linalg.solve``: ``A X = B`` (``X A = B`` for left=False); B is a batch of vectors
+    when PyTorch's rule says so; batch dims broadcast; a singular A is refused."""
+    x, info = _solve_ex("linalg.solve", a, b, left)
+    _raise_singular("torch.linalg.solve", a, info, _SOLVE_SINGULAR)
+    return x
 
 
 def solve_ex(xp: Any, a: Any, b: Any, left: bool = True, check_errors: bool = False) -> tuple[Any, Any]:
-    batch = numpy.broadcast_shapes(a.shape[:-2], (b.shape[:-1] if _vector_rhs(a, b) else b.shape[:-2]))
-    return solve(xp, a, b, left), numpy.zeros(batch, dtype=numpy.int32)
+    """``linalg.solve_ex``: a singular A gives info > 0 (and infinities), as PyTorch's."""
+    x, info = _solve_ex("linalg.solve_ex", a, b, left)
+    if check_errors:
+        _raise_singular("torch.linalg.solve_ex", a, info, _SOLVE_SINGULAR)
+    return x, info
 
 
 def solve_backward(xp: Any, grad: Any, a: Any, b: Any, left: bool = True, result: Any = None) -> tuple[Any, Any]:
@@ -507,29 +559,45 @@ def triangular_solve_backward(xp: Any, grad_x: Any, grad_m: Any, b: Any, a: Any,
 
 
 # -- cholesky and its solves ----------------------------------------------------------------------------
-def _potrf(op: str, a: Any, upper: bool) -> Any:
+def _potrf(op: str, a: Any, upper: bool) -> tuple[Any, Any]:
+    """potrf per matrix on A's lower (upper) triangle, the other zeroed: a matrix that is not
+    positive-definite gives info k > 0 and potrf's partial factor, as PyTorch's."""
+    import scipy.linalg.lapack as lapack
+
     _square(op, a)
     _float(op, a)
-    try:
-        if upper:  # potrf('U') reads the upper triangle: A = U^T U, U = chol(triu(A)^T)^T
-            sym = numpy.triu(a) + _mT(numpy.triu(a, 1))
-            return _mT(numpy.linalg.cholesky(sym))
-        return numpy.linalg.cholesky(numpy.tril(a) + _mT(numpy.tril(a, -1)))
-    except numpy.linalg.LinAlgError:
-        raise KernelError(f"{op}: The factorization could not be completed because the input is not "
-                          "positive-definite") from None
+    out = numpy.zeros(a.shape, dtype=a.dtype)
+    info = numpy.zeros(a.shape[:-2], dtype=numpy.int32)
+    for index in numpy.ndindex(*a.shape[:-2]):
+        if a[index].size == 0:
+            continue
+        out[index], info[index] = lapack.dpotrf(numpy.asarray(a[index], dtype=numpy.float64),
+                                                lower=0 if upper else 1, clean=1)
+    return out, info
+
+
+def _not_positive_definite(op: str, a: Any, info: Any) -> None:
+    _raise_singular(op, a, info, "The factorization could not be completed because the input is not "
+                    "positive-definite (the leading minor of order {} is not positive-definite).")
 
 
 def linalg_cholesky(xp: Any, a: Any, upper: bool = False) -> Any:
-    return _potrf("linalg.cholesky", a, upper)
+    out, info = _potrf("linalg.cholesky", a, upper)
+    _not_positive_definite("linalg.cholesky", a, info)
+    return out
 
 
 def cholesky(xp: Any, a: Any, upper: bool = False) -> Any:
-    return _potrf("cholesky", a, upper)
+    out, info = _potrf("cholesky", a, upper)
+    _not_positive_definite("cholesky", a, info)
+    return out
 
 
 def cholesky_ex(xp: Any, a: Any, upper: bool = False, check_errors: bool = False) -> tuple[Any, Any]:
-    return _potrf("linalg.cholesky_ex", a, upper), numpy.zeros(a.shape[:-2], dtype=numpy.int32)
+    out, info = _potrf("linalg.cholesky_ex", a, upper)
+    if check_errors:
+        _not_positive_definite("linalg.cholesky_ex", a, info)
+    return out, info
 
 
 def _cholesky_grad(grad: Any, lower: Any, upper: bool) -> Any:
@@ -738,7 +806,12 @@ def lu_factor_ex(xp: Any, a: Any, pivot: bool = True, check_errors: bool = False
 
 
 def lu_factor(xp: Any, a: Any, pivot: bool = True) -> tuple[Any, Any]:
+    """``linalg.lu_factor``: refuses an exactly singular matrix as PyTorch does (its U has a
+    zero on the diagonal); ``_lu_with_info`` and ``lu_factor_ex`` return it with info > 0."""
     lu, pivots, info = _getrf("linalg.lu_factor", a, pivot)
+    _raise_singular("torch.linalg.lu_factor", a, info, "U[{0},{0}] is zero and using it on lu_solve would result "
+                    "in a division by zero. If you still want to perform the factorization, consider calling "
+                    "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
     return lu, pivots
 
 

@@ -58,3 +58,36 @@ def test_lu_permutation_and_lstsq_singular_values_never_require_grad() -> None:
     assert (p.requires_grad, lower.requires_grad, upper.requires_grad) == (False, True, True)
     outs, _ = _run(lambda m, b: torch.linalg.lstsq(m, b, driver="gelsd"), a, a, requires_grad=True)
     assert [o.requires_grad for o in outs] == [True, True, False, False]
+
+
+_NOT_POSITIVE_DEFINITE = np.array([[4.0, 2.0, 1.0], [2.0, -3.0, 0.0], [1.0, 0.0, 2.0]])
+_SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
+
+
+@pytest.mark.parametrize(("call", "matrix"), [
+    (lambda m: torch.linalg.cholesky_ex(m), _NOT_POSITIVE_DEFINITE),
+    (lambda m: torch.linalg.cholesky_ex(m, upper=True), _NOT_POSITIVE_DEFINITE),
+    (lambda m: torch.linalg.inv_ex(m), _SINGULAR),
+    (lambda m: torch.linalg.solve_ex(m, torch.ones(2, 1, dtype=torch.float64)), _SINGULAR),
+    (lambda m: torch.linalg.lu_factor_ex(m), _SINGULAR),
+])
+def test_the_ex_variants_report_info_and_lapacks_partial_results_as_pytorch(call, matrix) -> None:  # type: ignore[no-untyped-def]
+    ours, _ = _run(call, matrix)
+    theirs = call(torch.from_numpy(matrix.copy()))
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(mine.detach().numpy(), reference.numpy())
+
+
+@pytest.mark.parametrize(("call", "matrix", "words"), [
+    (lambda m: torch.linalg.cholesky(m), _NOT_POSITIVE_DEFINITE,
+     "the leading minor of order 2 is not positive-definite"),
+    (lambda m: torch.linalg.inv(m), _SINGULAR, "The diagonal element 2 is zero"),
+    (lambda m: torch.linalg.solve(m, torch.ones(2, dtype=torch.float64)), _SINGULAR,
+     "The solver failed because the input matrix is singular"),
+    (lambda m: torch.linalg.lu_factor(m), _SINGULAR, r"U\[2,2\] is zero"),
+])
+def test_singular_inputs_are_refused_in_pytorchs_words(call, matrix, words) -> None:  # type: ignore[no-untyped-def]
+    # Traced with an invertible, positive-definite matrix; run with the bad one.
+    graph, _ = from_torch(call, (torch.eye(matrix.shape[0], dtype=torch.float64),))
+    with pytest.raises(Exception, match=words):
+        GraphExecutor(graph).run([Tensor(matrix.copy())])
