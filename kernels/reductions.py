@@ -929,7 +929,7 @@ def _median_slices(xp: Any, op: str, self: Any, dim: int, keepdim: bool, ignore_
     if ignore_nan:
         k = xp.maximum((n - count - 1) // 2, 0)
         index = xp.take_along_axis(order, k[..., None], axis=-1)[..., 0]
-        index = xp.where(count == n, 0, index)
+        index = xp.where(count == n, _all_nan_median_index(n), index)
     else:
         index = xp.take_along_axis(order, xp.full(x.shape[:-1] + (1,), (n - 1) // 2), axis=-1)[..., 0]
         index = xp.where(count > 0, xp.argmax(nans, axis=-1), index)
@@ -939,6 +939,26 @@ def _median_slices(xp: Any, op: str, self: Any, dim: int, keepdim: bool, ignore_
     if self.ndim == 0:
         values, index = values.reshape(()), index.reshape(())
     return values.astype(self.dtype, copy=False), index.astype(to_dtype("Long"))
+
+
+def _all_nan_median_index(n: int) -> int:
+    """Where libstdc++'s ``std::nth_element`` leaves element 0 of ``n`` mutually unordered
+    ones (nanmedian of a slice of NaNs: ATen asks for the 0th): its introselect swaps each
+    partition's median to the front and pairs in from the ends, halving toward the start."""
+    items = list(range(n))
+    last = n
+    while last > 3:
+        middle = last // 2
+        items[0], items[middle] = items[middle], items[0]
+        lo, hi = 1, last
+        while True:
+            hi -= 1
+            if not lo < hi:
+                break
+            items[lo], items[hi] = items[hi], items[lo]
+            lo += 1
+        last = lo
+    return items[0]
 
 
 def _median_all(xp: Any, op: str, self: Any, ignore_nan: bool) -> Any:

@@ -35,7 +35,6 @@ def kernels_mode(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def test_median_of_a_slice_with_nan_is_its_first_nan_and_nanmedian_skips_them() -> None:
     from gradview.kernels import reductions
 
-    # (An all-NaN slice's index is wherever libstdc++'s nth_element leaves it: not compared.)
     x = np.array([[1.0, 3.0, 3.0, 0.5], [2.0, np.nan, 1.0, np.nan], [np.nan, 4.0, np.nan, -1.0]])
     for ours, theirs in ((reductions.median_dim(np, x, 1), torch.median(torch.tensor(x), 1)),
                          (reductions.nanmedian_dim(np, x, 1), torch.nanmedian(torch.tensor(x), 1))):
@@ -75,3 +74,12 @@ def test_mode_follows_std_sort_for_long_slices_with_ties_and_nans() -> None:
     t = torch.mode(torch.tensor(x), 1)
     np.testing.assert_array_equal(values, t.values.numpy())
     np.testing.assert_array_equal(indices, t.indices.numpy())
+
+
+def test_nanmedian_of_only_nans_points_where_std_nth_element_leaves_them() -> None:
+    from gradview.kernels import reductions
+
+    for n in range(1, 20):
+        x = np.full((1, n), np.nan)
+        np.testing.assert_array_equal(reductions.nanmedian_dim(np, x, 1)[1],
+                                      torch.nanmedian(torch.tensor(x), 1).indices.numpy())
