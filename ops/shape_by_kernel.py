@@ -73,7 +73,7 @@ def by_kernel(
         values = [_argument(args, i) for i in range(count)]
         tensors = [args.tensor(i) for i in range(len(args))]
         device = device_of(*tensors)
-        if _UNKNOWN not in [v if not isinstance(v, list) else None for v in values]:
+        if not _any_unknown(values):
             try:
                 result = kernel(numpy, *values)
             except Exception:  # noqa: BLE001 - the run reports the kernel's refusal, naming the node
@@ -85,6 +85,11 @@ def by_kernel(
         return _unknown(args, dtype_from, device)
 
     return rule
+
+
+def _any_unknown(values: list[Any]) -> bool:
+    # By identity: ``in`` would compare stand-in arrays with the marker element-wise.
+    return any(value is _UNKNOWN for value in values if not isinstance(value, list))
 
 
 def _unknown(args: NodeArgs, dtype_from: int, device: str | None) -> RuleResult:
@@ -108,7 +113,7 @@ def by_kernel_outputs(kernel: Callable[..., Any]) -> Callable[[NodeArgs], RuleRe
     def rule(args: NodeArgs) -> RuleResult:
         values = [_argument(args, i) for i in range(len(args))]
         device = device_of(*[args.tensor(i) for i in range(len(args))])
-        if _UNKNOWN in [v if not isinstance(v, list) else None for v in values]:
+        if _any_unknown(values):
             return None
         try:
             result = kernel(numpy, *values)
