@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 
 from gradview.ir import Node, Value
+from gradview.ir.schema import NO_DEFAULT
 from gradview.ir.types import ListType
 from gradview.kernels import torch_linalg as kernels
 from gradview.kernels import views as view_kernels
@@ -107,7 +108,7 @@ def _with_backward(forward: str, fn: Callable[..., object], differentiable: tupl
             emit.op("aten::zeros_like", out) if g.node.kind() == "prim::AutogradZero" else g
             for g, out in zip(grads_in, node.outputs(), strict=True)
         ]
-        got = emit.op(backward, *flowing, *node.inputs(), *node.outputs())
+        got = emit.op(backward, *flowing, *_all_inputs(emit, node), *node.outputs())
         got = [got] if list_grad or not isinstance(got, (list, tuple)) else list(got)
         for position, index in enumerate(differentiable):
             if needs_grad(input_at(node, index)):
@@ -115,6 +116,20 @@ def _with_backward(forward: str, fn: Callable[..., object], differentiable: tupl
         return result
 
     formula(aten)(gradient)
+
+
+def _all_inputs(emit: Emitter, node: Node) -> list[Value]:
+    """The node's inputs with left-out trailing defaults (hand-written IR) as constants, so the
+    backward op's outputs follow its inputs at their schema positions."""
+    inputs = list(node.inputs())
+    node_schema = node.maybe_schema()
+    if node_schema is None:
+        return inputs
+    for argument in node_schema.arguments[len(inputs):]:
+        if argument.default is NO_DEFAULT:
+            break
+        inputs.append(emit.const(argument.default))
+    return inputs
 
 
 def _op(forward: str, fn: Callable[..., object], backward: Callable[..., object] | None,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from gradview.ir import parse_ir
 from gradview.ir.frontend.from_torch import from_torch
 from gradview.runtime import GraphExecutor, Tensor, autograd
 
@@ -91,3 +92,15 @@ def test_singular_inputs_are_refused_in_pytorchs_words(call, matrix, words) -> N
     graph, _ = from_torch(call, (torch.eye(matrix.shape[0], dtype=torch.float64),))
     with pytest.raises(Exception, match=words):
         GraphExecutor(graph).run([Tensor(matrix.copy())])
+
+
+def test_hand_written_ir_may_leave_out_trailing_defaults() -> None:
+    """``linalg_vector_norm(%a)``: the backward kernel still gets ord=2, dim=None... in place."""
+    graph = parse_ir("graph(%a : Tensor):\n  %r : Tensor = aten::linalg_vector_norm(%a)\n  return (%r)\n")
+    a = np.array([[3.0, 4.0], [1.0, 2.0]])
+    x = Tensor(a.copy(), requires_grad=True)
+    (out,) = GraphExecutor(graph).run([x])
+    (ours,) = autograd.grad([out], [x], [Tensor(np.ones(()))])
+    t = torch.from_numpy(a.copy()).requires_grad_()
+    (theirs,) = torch.autograd.grad(torch.linalg.vector_norm(t), t)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
