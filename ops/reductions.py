@@ -366,7 +366,7 @@ def prod(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, _cast(emit, saved, grad))
 
 
-# -- aten::norm (its shape rule also serves linalg_vector_norm) -------------------------------
+# -- aten::norm ---------------------------------------------------------------------------------
 _NORMS = ("aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::norm.ScalarOpt_dim_dtype", "aten::norm.ScalarOpt_dtype")
 kernel("aten::norm.Scalar")(kernels.norm)
 kernel("aten::norm.ScalarOpt_dim")(kernels.norm_dim)
@@ -374,14 +374,11 @@ kernel("aten::norm.ScalarOpt_dim_dtype")(kernels.norm_dim_dtype)
 kernel("aten::norm.ScalarOpt_dtype")(kernels.norm_dtype)
 
 
-@shape_rule("aten::norm")  # linalg_vector_norm reuses it (ops/torch_linalg.py)
+@shape_rule("aten::norm")
 def _norm_shapes(args: NodeArgs) -> RuleResult:
     self = args.tensor(0)
     if self is None:
         return None
-    if args.node.kind() == "aten::linalg_vector_norm":  # (self, ord, dim?, keepdim, dtype?)
-        return [reduced_type(self, dims_argument(args, 2), keepdim_argument(args, 3),
-                             dtype_argument(args, 4, self.scalar_type))]
     if len(args) <= 3 and str(args.type(len(args) - 1)) != "int[]":
         # norm.Scalar(self, p), norm.ScalarOpt_dtype(self, p, dtype)
         return [reduced_type(self, None, False, dtype_argument(args, 2, self.scalar_type))]

@@ -34,13 +34,11 @@ from gradview.kernels import torch_linalg as kernels
 from gradview.kernels import views as view_kernels
 
 from .gradients import BACKWARD_KERNEL
-from .reductions import _norm_shapes as norm_shapes
+from .reductions import dims_argument, dtype_argument, keepdim_argument, reduced_type
 from .registry import Emitter, formula, kernel, no_gradient, refuse, schema, shape_rule
 from .shape_by_kernel import by_kernel, by_kernel_outputs
 from .shape_toolkit import NodeArgs, RuleResult, fresh
-from .static_info import input_at, needs_grad
-from .views import _save_self_size_if_needed
-from .views import diagonal as _diagonal_formula
+from .static_info import input_at, needs_grad, size_of
 
 __all__: list[str] = []
 
@@ -149,7 +147,19 @@ def _op(forward: str, fn: Callable[..., object], backward: Callable[..., object]
 _op("aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
     "ScalarType? dtype=None) -> Tensor", kernels.vector_norm, kernels.vector_norm_backward,
     shapes=False)
-shape_rule("aten::linalg_vector_norm")(norm_shapes)  # aten::norm's rule (ops/reductions.py) reads its arguments
+
+
+@shape_rule("aten::linalg_vector_norm")
+def _vector_norm_shapes(args: NodeArgs) -> RuleResult:
+    """(self, ord, dim?, keepdim, dtype?): a reduction's result, as aten::norm's."""
+    self = args.tensor(0)
+    if self is None:
+        return None
+    return [reduced_type(self, dims_argument(args, 2), keepdim_argument(args, 3),
+                         dtype_argument(args, 4, self.scalar_type))]
+
+
+
 for _ord in ("Scalar ord", "str ord"):
     _overload = "" if _ord == "Scalar ord" else ".str_ord"
     _op(f"aten::linalg_matrix_norm{_overload}(Tensor self, {_ord}, int[] dim=[-2, -1], bool keepdim=False, *, "
@@ -166,7 +176,20 @@ _op("aten::linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor", kernels.
     kernels.vecdot_backward, (0, 1))
 kernel("aten::linalg_diagonal")(view_kernels.diagonal)  # linalg.diagonal is diagonal (a view) with dims -2, -1
 shape_rule("aten::linalg_diagonal")(by_kernel(view_kernels.diagonal, view=True))
-formula("aten::linalg_diagonal", forward=_save_self_size_if_needed)(_diagonal_formula)
+
+
+def _save_self_size(emit: Emitter, node: Node) -> Saved:
+    self_ = node.inputs()[0]
+    return {"self_size": size_of(emit, self_)} if needs_grad(self_) else {}
+
+
+@formula("aten::linalg_diagonal", forward=_save_self_size)
+def _linalg_diagonal(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """derivatives.yaml: ``diagonal_backward(grad, A.sizes(), offset, dim1, dim2)``."""
+    if not saved:
+        return [None] * len(node.inputs())
+    _, offset, dim1, dim2 = _all_inputs(emit, node)
+    return [emit.op("aten::diagonal_backward", grads[0], saved["self_size"], offset, dim1, dim2), None, None, None]
 
 # -- determinants ------------------------------------------------------------------------------------
 _op("aten::linalg_det(Tensor A) -> Tensor", kernels.det, kernels.det_backward)
