@@ -474,10 +474,41 @@ declare_by_kernel({
     "aten::histogramdd.int_bins": stat_kernels.histogramdd_int_bins,
     "aten::histogramdd.TensorList_bins": stat_kernels.histogramdd_tensor_bins,
 }, _not_implemented("histogramdd"), multi=True)
-declare_by_kernel({"aten::_unique2": stat_kernels.unique2}, _not_implemented("_unique2"), multi=True)
-declare_by_kernel({"aten::unique_consecutive": stat_kernels.unique_consecutive},
-                  _not_implemented("unique_consecutive"), multi=True)
-declare_by_kernel({"aten::unique_dim": stat_kernels.unique_dim}, _not_implemented("unique_dim"), multi=True)
+# The unique family's sizes depend on the values: their rules say only what the inputs fix.
+for _name, _fn in (("aten::_unique2", stat_kernels.unique2), ("aten::unique_consecutive", stat_kernels.unique_consecutive),
+                   ("aten::unique_dim", stat_kernels.unique_dim)):
+    kernel(_name)(_fn)
+    no_gradient(_name, reason=_not_implemented(_name.split("::")[1]))
+
+
+def _asked(args: NodeArgs, i: int) -> bool | None:
+    value = args.value(i, None)
+    return value if isinstance(value, bool) else None
+
+
+@shape_rule("aten::_unique2", "aten::unique_consecutive", "aten::unique_dim")
+def _unique_shapes(args: NodeArgs) -> RuleResult:
+    """values: self's dtype, the unique count unknown; inverse: self's shape (or the dim's
+    length) when asked for, else empty; counts: the unique count, or empty."""
+    self = args.tensor(0)
+    if self is None:
+        return None
+    kind, device = args.node.kind(), self.device
+    rank = len(self.sizes) if self.sizes is not None else None
+    if kind == "aten::unique_dim" or (kind == "aten::unique_consecutive" and not args.is_none(3)):
+        dim = args.int_value(1 if kind == "aten::unique_dim" else 3)
+        axis = None if dim is None or rank is None else dim % max(rank, 1)
+        sizes = None if axis is None else tuple(None if a == axis else s for a, s in enumerate(self.sizes))
+        length = None if axis is None else (self.sizes[axis],)
+        return [fresh(self.scalar_type, sizes, device), fresh("Long", length or (None,), device),
+                fresh("Long", (None,), device)]
+    inverse_at, counts_at = (2, 3) if kind == "aten::_unique2" else (1, 2)
+    inverse, counts = _asked(args, inverse_at), _asked(args, counts_at)
+    return [
+        fresh(self.scalar_type, (None,), device),
+        fresh("Long", None if inverse is None else (self.sizes if inverse else (0,)), device),
+        fresh("Long", None if counts is None else ((None,) if counts else (0,)), device),
+    ]
 
 
 # -- aten::quantile, nanquantile (q a tensor or a float) ------------------------------------------
