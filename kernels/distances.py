@@ -197,8 +197,17 @@ def cdist(xp: Any, x1: Any, x2: Any, p: float = 2.0, compute_mode: int | None = 
     a, b = _broadcast_batches(x1, x2)
     if _uses_mm(x1, x2, p, compute_mode):
         return _euclidean(xp, a, b)
-    diff = a[..., :, None, :] - b[..., None, :, :]
-    return _pair_distances(xp, diff, p)
+    return xp.concatenate([_pair_distances(xp, a[..., rows, None, :] - b[..., None, :, :], p)
+                           for rows in _row_blocks(a, b)], axis=-2)
+
+
+def _row_blocks(a: Any, b: Any) -> list[slice]:
+    """x1's rows in blocks whose pairwise differences stay near 4M elements (the same
+    numbers as all at once, without materializing every pair of a large input)."""
+    per_row = max(1, int(numpy.prod(b.shape[:-1])) * a.shape[-1] * int(numpy.prod(a.shape[:-2], dtype=numpy.int64)))
+    step = max(1, (1 << 22) // per_row)
+    n = a.shape[-2]
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)] or [slice(0, 0)]
 
 
 def cdist_backward(xp: Any, grad: Any, x1: Any, x2: Any, p: float = 2.0,
@@ -211,11 +220,14 @@ def cdist_backward(xp: Any, grad: Any, x1: Any, x2: Any, p: float = 2.0,
         ga = a * ratio.sum(axis=-1, keepdims=True) - ratio @ b
         gb = b * xp.expand_dims(ratio.sum(axis=-2), -1) - xp.swapaxes(ratio, -1, -2) @ a
     else:
-        diff = a[..., :, None, :] - b[..., None, :, :]
-        dist = _pair_distances(xp, diff, p)[..., None]
-        terms = _pair_backward(xp, diff, grad[..., None], dist, p)
-        ga = terms.sum(axis=-2)
-        gb = -terms.sum(axis=-3)
+        ga = xp.zeros(a.shape, dtype=grad.dtype)
+        gb = xp.zeros(b.shape, dtype=grad.dtype)
+        for rows in _row_blocks(a, b):
+            diff = a[..., rows, None, :] - b[..., None, :, :]
+            dist = _pair_distances(xp, diff, p)[..., None]
+            terms = _pair_backward(xp, diff, grad[..., rows, :, None], dist, p)
+            ga[..., rows, :] = terms.sum(axis=-2)
+            gb = gb - terms.sum(axis=-3)
     return _sum_to(ga, x1.shape), _sum_to(gb, x2.shape)
 
 
