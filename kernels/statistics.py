@@ -107,7 +107,7 @@ def searchsorted_scalar(
     if sorted_sequence.ndim != 1:
         raise KernelError("searchsorted: input value can be a scalar only when boundaries tensor dimension is 1, "
                           f"but we got boundaries tensor dim({sorted_sequence.ndim})")
-    value = xp.asarray(self, dtype=sorted_sequence.dtype)
+    value = xp.asarray(self)  # a Python float stays a double, an int a long (ATen's scalar_to_tensor)
     return searchsorted(xp, sorted_sequence, value, out_int32, right, side, sorter)
 
 
@@ -118,7 +118,7 @@ def bucketize(xp: Any, self: Any, boundaries: Any, out_int32: bool = False, righ
 
 
 def bucketize_scalar(xp: Any, self: Any, boundaries: Any, out_int32: bool = False, right: bool = False) -> Any:
-    return bucketize(xp, xp.asarray(self, dtype=boundaries.dtype), boundaries, out_int32, right)
+    return bucketize(xp, xp.asarray(self), boundaries, out_int32, right)
 
 
 # -- histograms ----------------------------------------------------------------------------------

@@ -83,3 +83,9 @@ def test_nanmedian_of_only_nans_points_where_std_nth_element_leaves_them() -> No
         x = np.full((1, n), np.nan)
         np.testing.assert_array_equal(reductions.nanmedian_dim(np, x, 1)[1],
                                       torch.nanmedian(torch.tensor(x), 1).indices.numpy())
+
+
+def test_a_float_scalar_searched_in_integer_boundaries_is_not_truncated() -> None:
+    boundaries = np.array([1, 3, 5, 7])
+    assert kernels.bucketize_scalar(np, 3.5, boundaries) == torch.bucketize(3.5, torch.tensor(boundaries)).item()
+    assert kernels.searchsorted_scalar(np, boundaries, 3.5) == torch.searchsorted(torch.tensor(boundaries), 3.5).item()
