@@ -309,61 +309,95 @@ def vecdot_backward(xp: Any, grad: Any, x: Any, y: Any, dim: int = -1, result: A
 
 
 # -- det, slogdet, logdet -------------------------------------------------------------------------------
+def _lu_of_transpose(a: Any) -> tuple[Any, Any]:
+    """getrf of each ``A^T``, as PyTorch's det/slogdet factor a row-major A (its F-contiguous
+    transpose): the diagonals of U and the pivots' signs."""
+    import scipy.linalg.lapack as lapack
+
+    n = a.shape[-1]
+    diagonals = numpy.ones(a.shape[:-1], dtype=a.dtype)
+    signs = numpy.ones(a.shape[:-2], dtype=a.dtype)
+    for index in numpy.ndindex(*a.shape[:-2]):
+        if n == 0:
+            continue
+        lu, piv, _ = lapack.dgetrf(numpy.asarray(_mT(a[index]), dtype=numpy.float64))
+        diagonals[index] = numpy.diagonal(lu)
+        signs[index] = -1.0 if numpy.count_nonzero(piv != numpy.arange(n)) % 2 else 1.0
+    return diagonals, signs
+
+
 def det(xp: Any, a: Any) -> Any:
-    """``linalg.det``: the product of getrf's diagonal with the pivots' sign (NumPy's det)."""
+    """``linalg.det``: the pivots' sign times the product of U's diagonal, from the LU of
+    ``A^T`` (PyTorch's factorization of a row-major A)."""
     _square("linalg.det", a)
     _float("linalg.det", a)
-    return numpy.asarray(numpy.linalg.det(a), dtype=a.dtype)
+    diagonals, signs = _lu_of_transpose(a)
+    return numpy.asarray(signs * numpy.prod(diagonals, axis=-1), dtype=a.dtype)
 
 
-def _inv_t(a: Any) -> Any:
-    """``A^-T``: solve(A^T, I), as linalg_det_backward's solve."""
+def _solve_t(a: Any, scale: Any) -> Any:
+    """``A^-T (scale I)`` by getrf + getrs; a singular A gives getrs's infinities (PyTorch's
+    lu_solve), not an error."""
     eye = numpy.broadcast_to(numpy.eye(a.shape[-1], dtype=a.dtype), a.shape)
-    return numpy.linalg.solve(_mT(a), eye)
+    x, _ = _gesv(_mT(a), eye * scale[..., None, None])
+    return x
 
 
 def det_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
-    """``linalg_det_backward`` for invertible A: ``(grad * det) A^-T``. A singular A (det 0)
-    takes the SVD branch: ``U diag(grad * prod of the other singular values * sign) V^T``."""
-    d = (grad * result)[..., None, None]
-    singular = result == 0
-    out = numpy.zeros_like(a)
-    if (~singular).any():
-        regular = numpy.where(singular[..., None, None], numpy.eye(a.shape[-1], dtype=a.dtype), a)
-        out = d * _inv_t(regular)
-    if singular.any():
-        u, s, vh = numpy.linalg.svd(a)
-        sign = numpy.linalg.det(u) * numpy.linalg.det(vh)
-        n = s.shape[-1]
-        prods = numpy.stack([numpy.prod(numpy.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1)
-        gs = (grad * sign)[..., None] * prods
-        svd_grad = (u * gs[..., None, :]) @ vh
-        out = numpy.where(singular[..., None, None], svd_grad, out)
+    """``linalg_det_backward`` as PyTorch's autograd runs it for a first derivative: the LU of
+    ``A^T`` with exactly-zero pivots replaced by eps, solved for ``(grad * det) I``, so
+    ``(grad det) A^-T``, and zeros for an exactly singular A (det 0). (PyTorch's SVD branch,
+    the cofactors, runs only when a second derivative is wanted.)"""
+    import scipy.linalg.lapack as lapack
+
+    d = grad * result
+    eps = numpy.finfo(a.dtype).eps
+    out = numpy.zeros(a.shape, dtype=a.dtype)
+    n = a.shape[-1]
+    for index in numpy.ndindex(*a.shape[:-2]):
+        if n == 0:
+            continue
+        lu, piv, _ = lapack.dgetrf(numpy.asarray(_mT(a[index]), dtype=numpy.float64))
+        diagonal = numpy.diagonal(lu).copy()
+        lu[numpy.arange(n), numpy.arange(n)] = numpy.where(diagonal == 0, eps, diagonal)
+        out[index], _ = lapack.dgetrs(lu, piv, numpy.eye(n) * d[index])
     return out
+
+
+def _slogdet(a: Any) -> tuple[Any, Any]:
+    """PyTorch's slogdet from the LU of ``A^T``: the sign of ``sign(pivots) prod(diag)`` and
+    ``sum(log|diag|)``."""
+    diagonals, signs = _lu_of_transpose(a)
+    sign = signs * numpy.prod(numpy.sign(diagonals), axis=-1)
+    with numpy.errstate(divide="ignore"):
+        logabs = numpy.sum(numpy.log(numpy.abs(diagonals)), axis=-1)
+    return numpy.asarray(sign, dtype=a.dtype), numpy.asarray(logabs, dtype=a.dtype)
 
 
 def slogdet(xp: Any, a: Any) -> tuple[Any, Any]:
     _square("linalg.slogdet", a)
     _float("linalg.slogdet", a)
-    sign, logabs = numpy.linalg.slogdet(a)
-    return numpy.asarray(sign, dtype=a.dtype), numpy.asarray(logabs, dtype=a.dtype)
+    return _slogdet(a)
 
 
 def slogdet_backward(xp: Any, grad_sign: Any, grad_logabs: Any, a: Any, sign: Any, logabs: Any) -> Any:
-    """``slogdet_backward`` (real): the sign has no gradient; ``logabsdet`` gives ``grad A^-T``."""
-    return grad_logabs[..., None, None] * _inv_t(a)
+    """``slogdet_backward`` (real): the sign has no gradient; ``logabsdet`` gives
+    ``A^-T (grad I)`` (lu_solve; infinities for a singular A, as PyTorch's)."""
+    return _solve_t(a, grad_logabs)
 
 
 def logdet(xp: Any, a: Any) -> Any:
     """``logdet``: ``log|det|`` for a positive determinant, NaN for a negative one, -inf for 0."""
     _square("logdet", a)
     _float("logdet", a)
-    sign, logabs = numpy.linalg.slogdet(a)
+    sign, logabs = _slogdet(a)
     return numpy.asarray(numpy.where(sign < 0, numpy.nan, logabs), dtype=a.dtype)
 
 
 def logdet_backward(xp: Any, grad: Any, a: Any, result: Any) -> Any:
-    return grad[..., None, None] * _inv_t(a)
+    """PyTorch's composite ``where(sign < 0, nan, logabsdet)``: slogdet's gradient, none where
+    the determinant is negative (the result is NaN there)."""
+    return _solve_t(a, numpy.where(numpy.isnan(result), 0.0, grad))
 
 
 # -- inverses and solves --------------------------------------------------------------------------------

@@ -104,3 +104,18 @@ def test_hand_written_ir_may_leave_out_trailing_defaults() -> None:
     t = torch.from_numpy(a.copy()).requires_grad_()
     (theirs,) = torch.autograd.grad(torch.linalg.vector_norm(t), t)
     np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("call", [torch.linalg.det, torch.logdet])
+def test_an_exactly_singular_matrix_gets_pytorchs_first_order_gradient(call) -> None:  # type: ignore[no-untyped-def]
+    """PyTorch's first derivative solves with the LU's zero pivot replaced by eps: det's
+    gradient is 0 there (not the cofactors, which only its double-backward path computes)
+    and logdet's has getrs's infinities."""
+    a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    graph, _ = from_torch(call, (torch.eye(3, dtype=torch.float64),))
+    x = Tensor(a.copy(), requires_grad=True)
+    (out,) = GraphExecutor(graph).run([x])
+    (ours,) = autograd.grad([out], [x], [Tensor(np.ones(()))])
+    t = torch.from_numpy(a.copy()).requires_grad_()
+    (theirs,) = torch.autograd.grad(call(t), t)
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.numpy())
