@@ -520,10 +520,10 @@ def solve_backward(xp: Any, grad: Any, a: Any, b: Any, left: bool = True, result
     g = grad[..., None] if vector else grad
     x = result[..., None] if vector else result
     if left:
-        gb = numpy.linalg.solve(_mT(a), g)
+        gb = _gesv(_mT(a), g)[0]
         ga = -(gb @ _mT(x))
     else:
-        gb = _mT(numpy.linalg.solve(a, _mT(g)))
+        gb = _mT(_gesv(a, _mT(g))[0])
         ga = -(_mT(x) @ gb)
     gb_out = gb[..., 0] if vector else gb
     return _sum_to(ga, a.shape), _sum_to(gb_out, b.shape)
