@@ -29,7 +29,7 @@ import torch
 from gradview.autodiff import DifferentiationError, differentiate
 from gradview.ir import parse_ir
 
-from ..ops.op_db_cases import RANDOM_KINDS, eager, op_samples, sweep_ops
+from ..ops.op_db_cases import RANDOM_KINDS, eager, op_samples, processed_call, sweep_ops
 from .opinfo_cases import Case, error_line, op_label
 from .opinfo_check import CheckFailure, Reference, check_graph, torch_jit_status
 
@@ -57,7 +57,10 @@ def _reference(case: Case, text: str) -> Reference | None:
     # Each output's gradient in the output's dtype, as eager autograd was given it.
     grads = [g.astype(o.dtype) for g, o in zip(found.output_grads, found.outputs, strict=True)]
     if _ROUNDED_CONSTANT.search(text):
-        return _printed_graph_reference(case, text, grads)
+        try:
+            return _printed_graph_reference(case, text, grads)
+        except RuntimeError:  # torch's parser cannot read {nan} or {inf}: exact values, eager's
+            pass
     return Reference(case.input_arrays(), list(found.outputs), grads, list(found.input_grads))
 
 
@@ -93,7 +96,9 @@ def _traced(case: Case) -> tuple[str, Any]:
     """torch's traced graph of the call, as text and as torch's own graph object."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        traced = torch.jit.trace(lambda *ts: case.call(ts), tuple(case.leaf_inputs()), check_trace=False)
+        traced = torch.jit.trace(
+            lambda *ts: processed_call(case, ts), tuple(case.leaf_inputs()), check_trace=False
+        )
     return str(traced.graph), traced.graph
 
 
