@@ -40,7 +40,6 @@ from .registry import (
 from . import (  # noqa: F401 - imported for their declarations
     pointwise,
     pointwise_math,
-    pointwise_extra,
     activations,
     scalar_math,
     casts,

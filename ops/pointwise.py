@@ -1,5 +1,5 @@
 """Elementwise ops: arithmetic, the basic math functions, powers and comparisons
-(clamp, where and max/min of two tensors are in :mod:`.pointwise_extra`).
+(clamp, where and max/min of two tensors are in :mod:`.pointwise_math`).
 
 An elementwise op computes each output element from the elements at the same
 place in its inputs, after broadcasting them to a common shape. That makes

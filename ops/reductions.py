@@ -61,7 +61,7 @@ from .dtype_rules import is_integral, scalar_type_name
 from .gradients import BACKWARD_KERNEL
 from .kernel_backward import backward_schema, calls_backward, grads_like
 from .pointwise import save_tensor_sizes
-from .pointwise_extra import extremum
+from .pointwise_math import extremum
 from .registry import Emitter, fast_path, formula, kernel, no_gradient, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh, layout_of, make_tensor, pointwise
 from .shape_toolkit import wrap_dim as wrap_shape_dim

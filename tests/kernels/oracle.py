@@ -164,7 +164,7 @@ def check_op(qualified: str, args: list[Any], rtol: float = 1e-6, atol: float = 
     return ours
 
 
-# The case table and inputs the elementwise and pointwise_extra tests share.
+# The case table and inputs the elementwise and pointwise_math tests share.
 @dataclass
 class Case:
     """One call; ``raises``: PyTorch raises, so gradview must raise GraphRuntimeError."""

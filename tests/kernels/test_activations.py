@@ -24,7 +24,7 @@ from gradview.ops import KERNELS
 from gradview.runtime import run_graph
 
 from .oracle import BACKEND, Case, check_op, op_graph, rand, seeded_rng
-from .test_pointwise_extra import SINGLE, UNARY_SHAPES, bools, check_raises, ints
+from .test_pointwise_math_more import SINGLE, UNARY_SHAPES, bools, check_raises, ints
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

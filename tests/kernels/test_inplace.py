@@ -28,7 +28,7 @@ from gradview.runtime import run_graph
 
 from . import oracle
 from .oracle import Case, _compare, op_graph, rand, seeded_rng, torch_call
-from .test_pointwise_extra import SINGLE, bools, check_raises, ints
+from .test_pointwise_math_more import SINGLE, bools, check_raises, ints
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

@@ -29,7 +29,8 @@ from gradview.ops import KERNELS
 from .oracle import Case, check_op, rand, seeded_rng
 from .scalar_oracle import SPECIAL_FLOATS, S, check_table
 from .scalar_oracle import Case as ScalarCase
-from .test_pointwise_extra import (
+from .test_pointwise_math_more import CASES as MORE_CASES
+from .test_pointwise_math_more import (
     SHAPE_PAIRS,
     SINGLE,
     UNARY_SHAPES,
@@ -292,6 +293,6 @@ def test_rsub_is_other_minus_alpha_self() -> None:
 # -- coverage -----------------------------------------------------------------------------------
 def test_every_kernel_of_the_module_is_checked() -> None:
     registered = {key for key, fn in KERNELS.items() if fn.__module__ == module.__name__}
-    checked = set(CASES) | set(SCALAR_CASES)
+    checked = set(CASES) | set(SCALAR_CASES) | set(MORE_CASES)
     assert registered - checked == set()
     assert checked - registered == set()

@@ -1,14 +1,15 @@
-"""The extra elementwise kernels (kernels/pointwise_extra.py) against PyTorch.
+"""The bitwise, remainder, clamp, lerp, addcmul, masked_fill and where kernels
+of kernels/pointwise_math.py against PyTorch.
 
-Every overload pointwise_extra.py registers runs as a one-node graph through
+Every overload of these runs as a one-node graph through
 ``run_graph`` (``check_op``) on seeded random inputs and is compared with
 ``torch.ops.aten.<op>.<overload>``: values to 1e-6 relative in float64 (1e-5
 in float32), dtypes and shapes exactly. The table covers broadcasting shape
 pairs, 0-d tensors, Python int and float scalars, NaN and infinities where
 they matter, and float64/float32/int64/int32/uint8/bool tensors where PyTorch
 accepts them; the inputs PyTorch refuses must make gradview raise a
-GraphRuntimeError naming the node. A coverage test keeps the table and the
-module's registrations in step.
+GraphRuntimeError naming the node. test_pointwise_math.py's coverage test
+keeps this table and the module's registrations in step.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradview.kernels import pointwise_extra as module
-from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 
 from . import oracle
@@ -305,10 +304,3 @@ def test_bitwise_of_bools_stays_bool() -> None:
     for op, expected in (("__and__", a & b), ("__or__", a | b), ("__xor__", a ^ b)):
         (ours,) = check_op(f"aten::{op}.Tensor", [a, b])
         assert ours.dtype == np.bool_ and ours.tolist() == expected.tolist()
-
-
-# -- coverage -----------------------------------------------------------------------------------
-def test_every_kernel_of_the_module_is_checked() -> None:
-    registered = {key for key, fn in KERNELS.items() if fn.__module__ == module.__name__}
-    assert registered - set(CASES) == set()
-    assert set(CASES) - registered == set()
