@@ -465,3 +465,180 @@ def where_nonzero(xp: Any, condition: Any) -> list[Any]:
     elements (NumPy's ``nonzero``); a 0-d condition counts as one element."""
     x = condition.reshape(1) if condition.ndim == 0 else condition
     return [index.astype(_LONG, copy=False) for index in xp.nonzero(x)]
+
+
+# -- inverse hyperbolic functions, degrees and radians (issue 22) --------------------------------------
+acosh = _unary_float("acosh", lambda xp, x: xp.arccosh(x))
+asinh = _unary_float("asinh", lambda xp, x: xp.arcsinh(x))
+atanh = _unary_float("atanh", lambda xp, x: xp.arctanh(x))
+# PyTorch multiplies by the double constants M_PI / 180 and 180 / M_PI (UnaryOps.cpp).
+deg2rad = _unary_float("deg2rad", lambda xp, x: x * (math.pi / 180.0))
+rad2deg = _unary_float("rad2deg", lambda xp, x: x * (180.0 / math.pi))
+
+
+def angle(xp: Any, self: Any) -> Any:
+    """angle of a real tensor: pi where negative, 0 elsewhere, NaN stays NaN (angle_impl)."""
+    out = _float_result(self)
+    x = self.astype(_opmath(out), copy=False)
+    result = xp.where(x < 0, math.pi, 0.0).astype(x.dtype, copy=False)
+    return xp.where(xp.isnan(x), x, result).astype(out, copy=False)
+
+
+# -- identities of real tensors -----------------------------------------------------------------------
+def identity(xp: Any, self: Any) -> Any:
+    """real, resolve_conj, resolve_neg of a real tensor: the tensor itself (an alias)."""
+    return self
+
+
+def positive(xp: Any, self: Any) -> Any:
+    """The tensor itself; PyTorch refuses ``+`` of a bool tensor."""
+    if self.dtype == _BOOL:
+        raise KernelError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+def conj_physical(xp: Any, self: Any) -> Any:
+    """conj_physical of a real tensor: a copy."""
+    return self.copy()
+
+
+# -- predicates: bool results -------------------------------------------------------------------------
+def _predicate(name: str, on_float: Callable[[Any, Any], Any], on_int: Callable[[Any, Any], Any]) -> Kernel:
+    def kernel(xp: Any, self: Any) -> Any:
+        fn = on_float if is_floating(self.dtype) else on_int
+        return xp.asarray(fn(xp, self), dtype=_BOOL)
+
+    kernel.__name__ = name
+    return kernel
+
+
+def _all(value: bool) -> Callable[[Any, Any], Any]:
+    return lambda xp, x: xp.full(x.shape, value, dtype=_BOOL)
+
+
+isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), _all(False))
+isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), _all(False))
+isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x), _all(True))
+isposinf = _predicate("isposinf", lambda xp, x: xp.isposinf(x), _all(False))
+isneginf = _predicate("isneginf", lambda xp, x: xp.isneginf(x), _all(False))
+isreal = _predicate("isreal", _all(True), _all(True))
+signbit = _predicate(
+    "signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0 if x.dtype != _BOOL else xp.zeros(x.shape, _BOOL)
+)
+
+
+def logical_not(xp: Any, self: Any) -> Any:
+    return xp.logical_not(self)
+
+
+def _logical(name: str, ufunc: str) -> Kernel:
+    def kernel(xp: Any, self: Any, other: Any) -> Any:
+        broadcast_shapes(name, self.shape, other.shape)
+        return getattr(xp, ufunc)(self, other)
+
+    kernel.__name__ = name
+    return kernel
+
+
+logical_and = _logical("logical_and", "logical_and")
+logical_or = _logical("logical_or", "logical_or")
+logical_xor = _logical("logical_xor", "logical_xor")
+
+
+# -- binary ops of issue 22 ------------------------------------------------------------------------------
+def _binary_float(name: str, fn: Callable[[Any, Any, Any], Any]) -> Kernel:
+    """A binary kernel whose result is floating (integer operands promote to the default float)."""
+
+    def kernel(xp: Any, self: Any, other: Any) -> Any:
+        dtype = result_dtype(self, other)
+        out = dtype if is_floating(dtype) else DEFAULT_FLOAT
+        compute = _opmath(out)
+        a, b = (as_tensor(xp, v, compute) for v in (self, other))
+        with numpy.errstate(all="ignore"):
+            return xp.asarray(fn(xp, a, b)).astype(out, copy=False)
+
+    kernel.__name__ = name
+    return kernel
+
+
+copysign = _binary_float("copysign", lambda xp, a, b: xp.copysign(a, b))
+hypot = _binary_float("hypot", lambda xp, a, b: xp.hypot(a, b))
+
+
+def _logaddexp(xp: Any, a: Any, b: Any) -> Any:
+    """PyTorch's logaddexp_kernel (cpu/BinaryOpsKernel.cpp): ``m + log1p(exp(-|a - b|))``
+    with ``m = max(a, b)``, and ``a`` itself where ``a == b`` is infinite."""
+    m = xp.maximum(a, b)
+    return xp.where((a == b) & xp.isinf(a), a, m + xp.log1p(xp.exp(-xp.abs(a - b))))
+
+
+def _logaddexp2(xp: Any, a: Any, b: Any) -> Any:
+    """PyTorch's logaddexp2_kernel: ``m + log1p(exp2(-|a - b|)) * (1 / ln 2)``."""
+    m = xp.maximum(a, b)
+    return xp.where((a == b) & xp.isinf(a), a, m + xp.log1p(xp.exp2(-xp.abs(a - b))) * (1.0 / math.log(2.0)))
+
+
+logaddexp = _binary_float("logaddexp", _logaddexp)
+logaddexp2 = _binary_float("logaddexp2", _logaddexp2)
+
+
+def _binary_same(name: str, ufunc: str) -> Kernel:
+    """A binary kernel in the operands' promoted dtype (fmax, fmin)."""
+
+    def kernel(xp: Any, self: Any, other: Any) -> Any:
+        dtype, (a, b) = promote(xp, self, other)
+        compute = _opmath(dtype)
+        return getattr(xp, ufunc)(a.astype(compute, copy=False), b.astype(compute, copy=False)).astype(dtype, copy=False)
+
+    kernel.__name__ = name
+    return kernel
+
+
+fmax = _binary_same("fmax", "fmax")
+fmin = _binary_same("fmin", "fmin")
+
+
+def heaviside(xp: Any, self: Any, values: Any) -> Any:
+    """``values`` where ``self == 0``, else ``self > 0`` (PyTorch needs equal dtypes)."""
+    if self.dtype != values.dtype:
+        raise KernelError(
+            f"heaviside is not yet implemented for tensors with different dtypes ({self.dtype} and {values.dtype})"
+        )
+    broadcast_shapes("heaviside", self.shape, values.shape)
+    return xp.where(self == 0, values, (self > 0).astype(self.dtype)).astype(self.dtype, copy=False)
+
+
+def nan_to_num(
+    xp: Any, self: Any, nan: float | None = None, posinf: float | None = None, neginf: float | None = None
+) -> Any:
+    """NaN to ``nan`` (0), +inf to ``posinf`` and -inf to ``neginf`` (the dtype's
+    largest and lowest finite values by default); other dtypes are copied."""
+    if not is_floating(self.dtype):
+        return self.copy()
+    info = numpy.finfo(self.dtype)
+    out = xp.where(xp.isnan(self), 0.0 if nan is None else nan, self).astype(self.dtype, copy=False)
+    out = xp.where(out == math.inf, info.max if posinf is None else posinf, out).astype(self.dtype, copy=False)
+    return xp.where(out == -math.inf, info.min if neginf is None else neginf, out).astype(self.dtype, copy=False)
+
+
+def float_power(xp: Any, self: Any, exponent: Any) -> Any:
+    """pow in float64, whatever the operands' dtypes (float_power's rule)."""
+    a, b = (as_tensor(xp, v, numpy.float64) for v in (self, exponent))
+    with numpy.errstate(all="ignore"):
+        return xp.asarray(xp.power(a, b), dtype=numpy.float64)
+
+
+def addcdiv(xp: Any, self: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> Any:
+    """``self + value * tensor1 / tensor2`` in that order (cpu/PointwiseOpsKernel.cpp)."""
+    dtype = result_dtype(self, tensor1, tensor2)
+    if not is_floating(result_dtype(tensor1, tensor2)):
+        raise KernelError(
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
+            "perform a true division of tensor1 and tensor2."
+        )
+    broadcast_shapes("addcdiv", self.shape, tensor1.shape, tensor2.shape)
+    compute = _opmath(dtype)
+    a, b, c = (t.astype(compute, copy=False) for t in (self, tensor1, tensor2))
+    v = xp.asarray(value).astype(dtype).astype(compute)
+    with numpy.errstate(all="ignore"):
+        return (a + v * b / c).astype(dtype, copy=False)

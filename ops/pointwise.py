@@ -55,23 +55,20 @@ Result = list[Value | None]
 # are this module's, and the elementwise ops gradview has no kernel for (their
 # shapes are still worth knowing in a printed graph).
 UNARY_SAME = (
-    "aten::abs", "aten::neg", "aten::sign", "aten::bitwise_not", "aten::positive", "aten::sgn",
-    "aten::nan_to_num",
+    "aten::abs", "aten::neg", "aten::sign", "aten::bitwise_not", "aten::sgn",
 )
 UNARY_FLOAT = (
     "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
-    "aten::sigmoid", "aten::erf", "aten::asinh", "aten::acosh", "aten::atanh", "aten::erfinv",
+    "aten::sigmoid", "aten::erf", "aten::erfinv",
     "aten::lgamma", "aten::digamma", "aten::i0", "aten::sinc",
 )
-UNARY_BOOL = ("aten::isnan", "aten::isinf", "aten::isfinite", "aten::logical_not", "aten::signbit")
 BINARY = (
-    "aten::add", "aten::sub", "aten::mul", "aten::pow", "aten::fmax", "aten::fmin",
-    "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", "aten::heaviside", "aten::xlogy",
+    "aten::add", "aten::sub", "aten::mul", "aten::pow",
+    "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", "aten::xlogy",
 )
-BINARY_FLOAT = ("aten::true_divide", "aten::copysign", "aten::hypot")
+BINARY_FLOAT = ("aten::true_divide",)
 COMPARISONS = (
     "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge",
-    "aten::logical_and", "aten::logical_or", "aten::logical_xor",
 )
 
 
@@ -98,13 +95,6 @@ def unary_float_shapes(args: NodeArgs) -> RuleResult:
         return None
     dtype = self.scalar_type and to_float(self.scalar_type)
     return [pointwise(args, [0], dtype, common=dtype)]
-
-
-@shape_rule(*UNARY_BOOL)
-def _unary_bool(args: NodeArgs) -> RuleResult:
-    if args.tensor(0) is None:
-        return None
-    return [pointwise(args, [0], "Bool")]
 
 
 @shape_rule(*BINARY)

@@ -59,6 +59,9 @@ from gradview.kernels import elementwise, pointwise_math
 from .emit_util import grad_list, is_none, where_zero
 from .gradients import Emitter
 from .pointwise import (
+    _pow_scalar_gradient,
+    _pow_tensor_scalar_gradient,
+    _pow_tensor_tensor_gradient,
     binary_float_shapes,
     binary_shapes,
     save_tensor_sizes,
@@ -67,7 +70,7 @@ from .pointwise import (
     unary_float_shapes,
     unary_same_shapes,
 )
-from .registry import fast_path, formula, kernel, no_gradient, shape_rule
+from .registry import fast_path, formula, kernel, no_gradient, refuse, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, broadcast, fresh, pointwise
 from .static_info import needs_grad, none_grads
 
@@ -669,3 +672,246 @@ def _masked_fill_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads:
     if value.requires_grad():
         grad_value = emit.op("aten::sum", emit.op("aten::where", mask, g, 0.0), None)
     return [grad_self, None, grad_value]
+
+
+# -- aten::acosh, asinh, atanh, deg2rad, rad2deg, angle (issue 22) ----------------------------------------
+shape_rule("aten::acosh", "aten::asinh", "aten::atanh", "aten::deg2rad", "aten::rad2deg", "aten::angle")(
+    unary_float_shapes
+)
+kernel("aten::acosh")(pointwise_math.acosh)
+kernel("aten::asinh")(pointwise_math.asinh)
+kernel("aten::atanh")(pointwise_math.atanh)
+kernel("aten::deg2rad")(pointwise_math.deg2rad)
+kernel("aten::rad2deg")(pointwise_math.rad2deg)
+kernel("aten::angle")(pointwise_math.angle)
+
+
+def _square(emit: Emitter, x: Value) -> Value:
+    return emit.op("aten::pow", x, 2)
+
+
+@formula("aten::acosh")
+def _acosh_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``grad * (self.pow(2) - 1).rsqrt()`` (derivatives.yaml)."""
+    root = emit.op("aten::rsqrt", emit.op("aten::sub", _square(emit, node.input()), 1))
+    return [emit.op("aten::mul", grads[0], root)]
+
+
+@formula("aten::asinh")
+def _asinh_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``grad * (self.pow(2) + 1).rsqrt()``."""
+    root = emit.op("aten::rsqrt", emit.op("aten::add", _square(emit, node.input()), 1))
+    return [emit.op("aten::mul", grads[0], root)]
+
+
+@formula("aten::atanh")
+def _atanh_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``grad * 1 / (1 - self.pow(2))``; ``-x^2 + 1`` is ``1 - x^2`` exactly."""
+    return [emit.op("aten::div", grads[0], emit.op("aten::add", emit.op("aten::neg", _square(emit, node.input())), 1))]
+
+
+@formula("aten::deg2rad")
+def _deg2rad_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::deg2rad", grads[0])]  # the same constant factor
+
+
+@formula("aten::rad2deg")
+def _rad2deg_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [emit.op("aten::rad2deg", grads[0])]
+
+
+@formula("aten::angle")
+def _angle_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """angle_backward of a real tensor: zeros (the angle is flat, 0 or pi)."""
+    return [emit.op("aten::zeros_like", node.input())]
+
+
+# -- aten::positive, real, resolve_conj, resolve_neg, conj_physical: identities of real tensors -------------
+shape_rule(
+    "aten::positive", "aten::resolve_conj", "aten::resolve_neg", "aten::real", "aten::conj_physical",
+    "aten::nan_to_num",
+)(unary_same_shapes)
+kernel("aten::real", "aten::resolve_conj", "aten::resolve_neg")(pointwise_math.identity)
+kernel("aten::positive")(pointwise_math.positive)
+kernel("aten::conj_physical")(pointwise_math.conj_physical)
+
+
+@formula("aten::positive", "aten::real", "aten::resolve_conj", "aten::resolve_neg", "aten::conj_physical")
+def _identity_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [grads[0]]
+
+
+# -- predicates and logical ops: bool results ----------------------------------------------------------------
+_PREDICATES = ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "logical_not")
+
+
+@shape_rule(*(f"aten::{name}" for name in _PREDICATES))
+def _bool_shapes(args: NodeArgs) -> RuleResult:
+    if args.tensor(0) is None:
+        return None
+    return [pointwise(args, [0], "Bool")]
+
+
+@shape_rule("aten::logical_and", "aten::logical_or", "aten::logical_xor")
+def _logical_shapes(args: NodeArgs) -> RuleResult:
+    """Bool, computed in the operands' promoted dtype (TensorIterator casts to it)."""
+    tensors = tensor_inputs(args)
+    if not tensors:
+        return None
+    return [pointwise(args, tensors, "Bool", [0, 1], common=args.promoted([0, 1]))]
+
+
+for _name in _PREDICATES:
+    kernel(f"aten::{_name}")(getattr(pointwise_math, _name))
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    kernel(f"aten::{_name}")(getattr(pointwise_math, _name))
+no_gradient(
+    *(f"aten::{name}" for name in (*_PREDICATES, "logical_and", "logical_or", "logical_xor")),
+    reason="its result is bool, which PyTorch does not differentiate",
+)
+
+
+# -- aten::copysign, hypot, logaddexp, logaddexp2 ------------------------------------------------------------
+shape_rule("aten::copysign", "aten::hypot", "aten::logaddexp", "aten::logaddexp2")(binary_float_shapes)
+kernel("aten::copysign.Tensor", "aten::copysign.Scalar")(pointwise_math.copysign)
+kernel("aten::hypot")(pointwise_math.hypot)
+kernel("aten::logaddexp")(pointwise_math.logaddexp)
+kernel("aten::logaddexp2")(pointwise_math.logaddexp2)
+
+
+def _copysign_self(emit: Emitter, node: Node, g: Value) -> Value:
+    """copysign_tensor_self_backward: ``grad * (result / self)``, 0 where ``self == 0``."""
+    self_ = node.inputs()[0]
+    ratio = emit.op("aten::div", node.output(), self_)
+    return emit.op("aten::mul", g, where_zero(emit, emit.op("aten::eq", self_, 0), ratio, keep=False))
+
+
+@formula("aten::copysign.Tensor", forward=save_tensor_sizes("self_size", "other_size"))
+def _copysign_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """self: the sign ratio; other: zeros (derivatives.yaml)."""
+    self_, other = node.inputs()
+    grad_self = sum_to(emit, saved, "self_size", _copysign_self(emit, node, grads[0])) if self_.requires_grad() else None
+    grad_other = emit.op("aten::zeros_like", other) if other.requires_grad() else None
+    return [grad_self, grad_other]
+
+
+@formula("aten::copysign.Scalar")
+def _copysign_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    return [_copysign_self(emit, node, grads[0]), None]
+
+
+def _binary_gradient(name: str, local):  # noqa: ANN001, ANN202 - a formula factory
+    """A broadcasting binary op whose gradients are ``local(emit, g, self, other, result, wrt_self)``."""
+
+    @formula(name, forward=save_tensor_sizes("self_size", "other_size"))
+    def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+        self_, other = node.inputs()[:2]
+        args = (emit, grads[0], self_, other, node.output())
+        grad_self = sum_to(emit, saved, "self_size", local(*args, True)) if self_.requires_grad() else None
+        grad_other = sum_to(emit, saved, "other_size", local(*args, False)) if other.requires_grad() else None
+        return grad_list(node, grad_self, grad_other)
+
+    return backward
+
+
+def _hypot_local(emit: Emitter, g: Value, a: Value, b: Value, result: Value, wrt_self: bool) -> Value:
+    """``grad * self / result`` and ``grad * other / result``."""
+    return emit.op("aten::div", emit.op("aten::mul", g, a if wrt_self else b), result)
+
+
+def _logaddexp_local(base2: bool):  # noqa: ANN202
+    def local(emit: Emitter, g: Value, a: Value, b: Value, result: Value, wrt_self: bool) -> Value:
+        """``grad / (1 + exp(other - self))`` (base 2: ``pow(2, other - self)``)."""
+        diff = emit.op("aten::sub", b, a) if wrt_self else emit.op("aten::sub", a, b)
+        grown = emit.op("aten::pow", 2, diff) if base2 else emit.op("aten::exp", diff)
+        return emit.op("aten::div", g, emit.op("aten::add", grown, 1))
+
+    return local
+
+
+_binary_gradient("aten::hypot", _hypot_local)
+_binary_gradient("aten::logaddexp", _logaddexp_local(False))
+_binary_gradient("aten::logaddexp2", _logaddexp_local(True))
+
+
+# -- aten::fmax, fmin, heaviside ----------------------------------------------------------------------------
+shape_rule("aten::fmax", "aten::fmin", "aten::heaviside")(binary_shapes)
+kernel("aten::fmax")(pointwise_math.fmax)
+kernel("aten::fmin")(pointwise_math.fmin)
+kernel("aten::heaviside")(pointwise_math.heaviside)
+no_gradient("aten::heaviside", reason="derivative for aten::heaviside is not implemented (in PyTorch either)")
+
+
+def _fmax_local(compare: str):  # noqa: ANN202
+    def local(emit: Emitter, g: Value, a: Value, b: Value, result: Value, wrt_self: bool) -> Value:
+        """self wins where ``self >= other`` (``<=`` for fmin) or other is NaN; other elsewhere."""
+        won = emit.op("aten::logical_or", emit.op(compare, a, b), emit.op("aten::isnan", b))
+        return where_zero(emit, won, g, keep=wrt_self)
+
+    return local
+
+
+_binary_gradient("aten::fmax", _fmax_local("aten::ge"))
+_binary_gradient("aten::fmin", _fmax_local("aten::le"))
+
+
+# -- aten::nan_to_num ---------------------------------------------------------------------------------------
+kernel("aten::nan_to_num")(pointwise_math.nan_to_num)
+
+
+@formula("aten::nan_to_num")
+def _nan_to_num_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``grad * at::isfinite(self)``."""
+    return grad_list(node, emit.op("aten::mul", grads[0], emit.op("aten::isfinite", node.inputs()[0])))
+
+
+# -- aten::float_power: pow in float64 -----------------------------------------------------------------------
+kernel("aten::float_power.Tensor_Tensor", "aten::float_power.Tensor_Scalar", "aten::float_power.Scalar")(
+    pointwise_math.float_power
+)
+
+
+@shape_rule("aten::float_power")
+def _float_power_shapes(args: NodeArgs) -> RuleResult:
+    tensors = tensor_inputs(args)
+    if not tensors:
+        return None
+    return [pointwise(args, tensors, "Double", common="Double")]
+
+
+# float_power is pow of the operands cast to double: pow's gradients (float64 operands).
+formula("aten::float_power.Tensor_Tensor", forward=save_tensor_sizes("self_size", "exponent_size"))(
+    _pow_tensor_tensor_gradient
+)
+formula("aten::float_power.Tensor_Scalar")(_pow_tensor_scalar_gradient)
+formula("aten::float_power.Scalar")(_pow_scalar_gradient)
+
+
+# -- aten::addcdiv ------------------------------------------------------------------------------------------
+kernel("aten::addcdiv")(pointwise_math.addcdiv)
+
+
+@formula("aten::addcdiv", forward=save_needed_sizes("self_size", "tensor1_size", "tensor2_size"))
+def _addcdiv_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """self: grad; tensor1: ``grad * (value / tensor2)``; tensor2:
+    ``-grad * (value * tensor1 / (tensor2 * tensor2))``. C++'s ``Scalar / Tensor``
+    is ``tensor.reciprocal() * scalar``, reproduced for the last rounding."""
+    (g,) = grads
+    self_, t1, t2 = node.inputs()[:3]
+    value = input_or(node, 3, 1)
+    grad_self = sum_to(emit, saved, "self_size", g) if self_.requires_grad() else None
+    grad_t1 = grad_t2 = None
+    if t1.requires_grad():
+        scale = emit.op("aten::mul", emit.op("aten::reciprocal", t2), value)
+        grad_t1 = sum_to(emit, saved, "tensor1_size", emit.op("aten::mul", g, scale))
+    if t2.requires_grad():
+        ratio = emit.op("aten::div", emit.op("aten::mul", t1, value), emit.op("aten::mul", t2, t2))
+        grad_t2 = sum_to(emit, saved, "tensor2_size", emit.op("aten::mul", emit.op("aten::neg", g), ratio))
+    return grad_list(node, grad_self, grad_t1, grad_t2)
+
+
+# -- complex-only ops ---------------------------------------------------------------------------------------
+refuse(
+    "aten::complex", "aten::polar", "aten::view_as_complex",
+    reason="its result is complex, and gradview's tensors are real",
+)

@@ -183,9 +183,48 @@ def _atan2() -> dict[str, list[Case]]:
     return {"aten::atan2": table}
 
 
+def _issue22() -> dict[str, list[Case]]:
+    """The pointwise ops of issue 22, on floats, specials, ints and bools."""
+    rng = seeded_rng("issue22")
+    x, y = rand(rng, (3, 4)), rand(rng, (4,))
+    specials = np.concatenate([SPECIALS, -SPECIALS])
+    mixed = [Case([x]), Case([SPECIALS]), Case([ints(rng, (3, 4))], **SINGLE), Case([bools(rng, (5,))], **SINGLE)]
+    cases: dict[str, list[Case]] = {}
+    for op in ("asinh", "deg2rad", "rad2deg", "angle", "positive", "real", "resolve_conj", "resolve_neg",
+               "conj_physical", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit",
+               "logical_not", "nan_to_num"):
+        cases[f"aten::{op}"] = list(mixed)
+    cases["aten::positive"][-1] = Case(cases["aten::positive"][-1].args, raises=True)
+    cases["aten::acosh"] = [Case([np.abs(x) + 1.0]), Case([SPECIALS]), Case([ints(rng, (4,), 1, 9)], **SINGLE)]
+    cases["aten::atanh"] = [Case([np.tanh(x)]), Case([SPECIALS]), Case([ints(rng, (4,), -1, 2)], **SINGLE)]
+    cases["aten::nan_to_num"] += [Case([SPECIALS, 1.5, 2.0, -3.0]), Case([np.array([0.0, INF, -INF, NAN, 1.5], np.float32)], **SINGLE)]
+    pairs = [Case([x, y]), Case([specials, specials[::-1].copy()]), Case([ints(rng, (3, 4)), y], **SINGLE)]
+    for op in ("copysign.Tensor", "hypot", "logaddexp", "logaddexp2", "fmax", "fmin", "logical_and",
+               "logical_or", "logical_xor"):
+        cases[f"aten::{op}"] = list(pairs)
+    for op in ("fmax", "fmin", "logical_and", "logical_or", "logical_xor"):
+        cases[f"aten::{op}"].append(Case([ints(rng, (3, 4)), ints(rng, (4,))]))
+    cases["aten::copysign.Scalar"] = [Case([x, -2.0]), Case([specials, -0.0]), Case([ints(rng, (4,)), 1])]
+    cases["aten::heaviside"] = [
+        Case([np.array([-1.0, 0.0, -0.0, 2.0, NAN, INF]), np.array([0.5])]),
+        Case([ints(rng, (3, 4)), ints(rng, (4,))]),
+        Case([x, ints(rng, (4,))], raises=True),
+    ]
+    cases["aten::float_power.Tensor_Tensor"] = [
+        Case([np.abs(x), y]), Case([ints(rng, (3, 4)), ints(rng, (4,), 0, 4)]), Case([x.astype(np.float32), y]),
+    ]
+    cases["aten::float_power.Tensor_Scalar"] = [Case([np.abs(x), 0.5]), Case([ints(rng, (4,)), 3])]
+    cases["aten::float_power.Scalar"] = [Case([2.5, y]), Case([2, ints(rng, (4,), 0, 5)])]
+    cases["aten::addcdiv"] = [
+        Case([x, y, rand(rng, (3, 1)), 0.5]), Case([x.astype(np.float32), y.astype(np.float32), y.astype(np.float32)], **SINGLE),
+        Case([ints(rng, (4,)), ints(rng, (4,)), ints(rng, (4,), 1, 5)], raises=True),
+    ]
+    return cases
+
+
 def build_cases() -> dict[str, list[Case]]:
     cases: dict[str, list[Case]] = {}
-    for part in (_unary_float(), _logit(), _rounding(), _rsub(), _fmod(), _atan2()):
+    for part in (_unary_float(), _logit(), _rounding(), _rsub(), _fmod(), _atan2(), _issue22()):
         cases.update(part)
     return cases
 
