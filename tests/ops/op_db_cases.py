@@ -39,7 +39,7 @@ import torch
 from ..autodiff.opinfo_cases import Case, flatten
 
 __all__ = [
-    "SweepFailure", "Eager", "eager", "processed_call", "sweep_ops", "sweep_cases", "op_samples", "check_case",
+    "SweepFailure", "Eager", "eager", "processed_call", "draws_random_values", "sweep_ops", "sweep_cases", "op_samples", "check_case",
     "RTOL", "ATOL",
 ]
 
@@ -209,7 +209,7 @@ RANDOM_KINDS = re.compile(
 )
 
 
-def _draws(graph: Any) -> bool:
+def draws_random_values(graph: Any) -> bool:
     """Whether the graph draws random values: a random kind, or attention with a
     dropout_p that is not a constant 0. (OpInfo wraps random ops in
     ``wrapper_set_seed``, so eager's values repeat whatever the seed.)"""
@@ -313,7 +313,7 @@ def check_case(case: Case, seconds: int = 60, gradient_atol: float = ATOL) -> No
         with _stage("trace"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             graph = user_graph(case)
-        if not reference.random and _draws(graph):
+        if not reference.random and draws_random_values(graph):
             reference = dataclasses.replace(reference, random=True, input_grads=None)
         arrays = case.input_arrays()
         inputs = [
