@@ -642,3 +642,55 @@ def addcdiv(xp: Any, self: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> A
     v = xp.asarray(value).astype(dtype).astype(compute)
     with numpy.errstate(all="ignore"):
         return (a + v * b / c).astype(dtype, copy=False)
+
+
+# -- isclose, isin, hash_tensor -----------------------------------------------------------------------
+def isclose(xp: Any, self: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
+    """PyTorch's isclose (TensorCompare.cpp, torch/_refs): equal, or NaN with NaN under
+    ``equal_nan``, or a finite ``|self - other| <= atol + |rtol * other|`` (integers in
+    the default float); zero tolerances leave the equality alone."""
+    if self.dtype != other.dtype:
+        raise KernelError(
+            f"isclose: Attempting to compare tensors of different dtypes {self.dtype} and {other.dtype}!"
+        )
+    if rtol < 0 or atol < 0:
+        raise KernelError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, atol={atol}")
+    broadcast_shapes("isclose", self.shape, other.shape)
+    close = self == other
+    floating = is_floating(self.dtype)
+    if equal_nan and floating:
+        close = close | (xp.isnan(self) & xp.isnan(other))
+    if rtol == 0 and atol == 0:
+        return xp.asarray(close, dtype=_BOOL)
+    a, b = (self, other) if floating else (self.astype(DEFAULT_FLOAT), other.astype(DEFAULT_FLOAT))
+    with numpy.errstate(all="ignore"):
+        allowed = atol + xp.abs(b * rtol)
+        actual = xp.abs(a - b)
+        return xp.asarray(close | (xp.isfinite(actual) & (actual <= allowed)), dtype=_BOOL)
+
+
+def isin(xp: Any, elements: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False) -> Any:
+    """Whether each element is among ``test_elements`` (compared in the promoted dtype;
+    NaN is in nothing); a Python number on either side is a 0-d tensor."""
+    dtype = result_dtype(elements, test_elements)
+    a, b = (xp.asarray(v).astype(dtype, copy=False) for v in (elements, test_elements))
+    return xp.asarray(xp.isin(a, b.ravel(), invert=bool(invert)), dtype=_BOOL).reshape(a.shape)
+
+
+def hash_tensor(xp: Any, self: Any, dim: Any = (), keepdim: bool = False, mode: int = 0) -> Any:
+    """mode 0, the xor-sum: each element as int64 (integers, bools) or float64 (floats),
+    its 64 bits xor-ed together as uint64 over ``dim`` (all dims when empty)."""
+    if mode != 0:
+        raise KernelError(f"hash_tensor: mode {mode} is not supported (PyTorch has mode 0, xor_sum)")
+    dims = tuple(dim) if dim is not None else ()
+    if not dims and self.size == 0:
+        raise KernelError(
+            "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    wide = self.astype(numpy.float64 if is_floating(self.dtype) else numpy.int64)
+    bits = wide.view(numpy.uint64)  # both 8 bytes wide: any strides reinterpret in place
+    axes = tuple(d % max(self.ndim, 1) for d in dims) if dims else tuple(range(self.ndim))
+    if self.ndim == 0:
+        return bits.copy()
+    return xp.bitwise_xor.reduce(bits, axis=axes, keepdims=bool(keepdim)) if axes else bits.copy()

@@ -910,6 +910,48 @@ def _addcdiv_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
     return grad_list(node, grad_self, grad_t1, grad_t2)
 
 
+# -- aten::isclose, isin, hash_tensor ----------------------------------------------------------------------
+kernel("aten::isclose")(pointwise_math.isclose)
+kernel("aten::isin.Tensor_Tensor", "aten::isin.Tensor_Scalar", "aten::isin.Scalar_Tensor")(pointwise_math.isin)
+kernel("aten::hash_tensor")(pointwise_math.hash_tensor)
+no_gradient(
+    "aten::isclose", "aten::isin.Tensor_Tensor", "aten::isin.Tensor_Scalar", "aten::isin.Scalar_Tensor",
+    reason="its result is bool, which PyTorch does not differentiate",
+)
+no_gradient("aten::hash_tensor", reason="its result is an integer hash, which PyTorch does not differentiate")
+
+
+@shape_rule("aten::isclose")
+def _isclose_shapes(args: NodeArgs) -> RuleResult:
+    if args.tensor(0) is None or args.tensor(1) is None:
+        return None
+    return [pointwise(args, [0, 1], "Bool")]
+
+
+@shape_rule("aten::isin")
+def _isin_shapes(args: NodeArgs) -> RuleResult:
+    """A new bool tensor of the elements' sizes (0-d for a number)."""
+    elements, tests = args.tensor(0), args.tensor(1)
+    if elements is None:
+        return [fresh("Bool", (), tests.device if tests is not None else None)]
+    return [fresh("Bool", elements.sizes, elements.device)]
+
+
+@shape_rule("aten::hash_tensor")
+def _hash_tensor_shapes(args: NodeArgs) -> RuleResult:
+    from .reductions import (  # reductions imports this module
+        dims_argument,
+        keepdim_argument,
+        reduced_type,
+    )
+
+    self = args.tensor(0)
+    if self is None:
+        return None
+    keepdim = keepdim_argument(args, 2) if len(args) > 2 else False
+    return [reduced_type(self, dims_argument(args, 1) if len(args) > 1 else None, keepdim, "UInt64")]
+
+
 # -- complex-only ops ---------------------------------------------------------------------------------------
 refuse(
     "aten::complex", "aten::polar", "aten::view_as_complex",

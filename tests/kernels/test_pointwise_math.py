@@ -219,6 +219,22 @@ def _issue22() -> dict[str, list[Case]]:
         Case([x, y, rand(rng, (3, 1)), 0.5]), Case([x.astype(np.float32), y.astype(np.float32), y.astype(np.float32)], **SINGLE),
         Case([ints(rng, (4,)), ints(rng, (4,)), ints(rng, (4,), 1, 5)], raises=True),
     ]
+    near = x + np.array([0.0, 1e-9, 1e-4, -1.0])
+    cases["aten::isclose"] = [
+        Case([x, near, 1e-05, 1e-08, False]), Case([specials, specials[::-1].copy(), 0.5, 0.1, True]),
+        Case([specials, specials.copy(), 0.0, 0.0, False]), Case([ints(rng, (3, 4)), ints(rng, (4,)), 0.5, 1.0, False]),
+        Case([x, ints(rng, (4,)), 1e-05, 1e-08, False], raises=True),
+    ]
+    cases["aten::isin.Tensor_Tensor"] = [
+        Case([ints(rng, (3, 4)), ints(rng, (5,))]), Case([specials, np.array([0.0, NAN, INF, 3.0])]),
+        Case([ints(rng, (6,)), np.array([1.0, 2.5, -3.0])]),
+    ]
+    cases["aten::isin.Tensor_Scalar"] = [Case([ints(rng, (3, 4)), 2]), Case([specials, 1.0])]
+    cases["aten::isin.Scalar_Tensor"] = [Case([2, ints(rng, (5,))]), Case([0.5, specials])]
+    cases["aten::hash_tensor"] = [
+        Case([x, []]), Case([x, [1]]), Case([x.astype(np.float32), [0, 1]]), Case([ints(rng, (3, 4)), [0]]),
+        Case([bools(rng, (5,)), []]), Case([np.array(2.5), []]), Case([np.zeros((0, 3)), []], raises=True),
+    ]
     return cases
 
 
