@@ -16,6 +16,7 @@ import numpy
 __all__ = [
     "DEFAULT_FLOAT",
     "UnsupportedDtype",
+    "unsupported_dtypes",
     "SCALAR_TYPES",
     "dtype_name",
     "result_dtype",
@@ -49,6 +50,11 @@ _INDEX_OF = {name: index for index, (name, _) in SCALAR_TYPES.items()}
 # ScalarTypes NumPy and CuPy have no dtype for, by number.
 _NO_ARRAY_DTYPE = {8: "ComplexHalf", 12: "QInt8", 13: "QUInt8", 14: "QInt32", 15: "BFloat16",
                    23: "Float8_e5m2", 24: "Float8_e4m3fn"}
+
+
+def unsupported_dtypes() -> list[str]:
+    """The ScalarTypes gradview refuses, by name (BFloat16, ComplexHalf...)."""
+    return list(_NO_ARRAY_DTYPE.values())
 
 
 class UnsupportedDtype(ValueError):

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from gradview.ir import FunctionSchema
 from gradview.ir.operators import schemas_for
+from gradview.kernels.dtypes import unsupported_dtypes
 
 from .registry import DECLARED_IN, FORMULAS, KERNELS, NO_GRADIENT, REFUSED, SHAPE_RULES
 
@@ -102,6 +103,9 @@ def _print_refusals() -> None:
     print(f"# {len(REFUSED)} ops PyTorch has that gradview refuses to run, with the reason")
     for name, module, reason in refusals():
         print(f"{name:48} {module:16} {reason}")
+    print("# and whatever the op, tensors gradview's arrays cannot hold:")
+    print(f"{'dtypes ' + ', '.join(unsupported_dtypes()):65} NumPy and CuPy have no such dtype")
+    print(f"{'sparse layouts (from_torch inputs)':65} gradview's tensors are dense (strided)")
 
 
 def _print_table(only_lacking: bool) -> None:
