@@ -59,9 +59,6 @@ from gradview.kernels import elementwise, pointwise_math
 from .emit_util import grad_list, is_none, where_zero
 from .gradients import Emitter
 from .pointwise import (
-    _pow_scalar_gradient,
-    _pow_tensor_scalar_gradient,
-    _pow_tensor_tensor_gradient,
     binary_float_shapes,
     binary_shapes,
     save_tensor_sizes,
@@ -72,7 +69,7 @@ from .pointwise import (
 )
 from .registry import fast_path, formula, kernel, no_gradient, refuse, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, broadcast, fresh, pointwise
-from .static_info import needs_grad, none_grads
+from .static_info import cast_back, dtype_of, needs_grad, none_grads
 
 __all__ = ["save_needed_sizes", "input_or", "times", "constant_of", "extremum"]
 
@@ -879,12 +876,67 @@ def _float_power_shapes(args: NodeArgs) -> RuleResult:
     return [pointwise(args, tensors, "Double", common="Double")]
 
 
-# float_power is pow of the operands cast to double: pow's gradients (float64 operands).
-formula("aten::float_power.Tensor_Tensor", forward=save_tensor_sizes("self_size", "exponent_size"))(
-    _pow_tensor_tensor_gradient
-)
-formula("aten::float_power.Tensor_Scalar")(_pow_tensor_scalar_gradient)
-formula("aten::float_power.Scalar")(_pow_scalar_gradient)
+# float_power is pow of the operands cast to double (CompositeImplicitAutograd): pow's
+# gradients, computed in float64 and cast back to each operand's dtype by ``to``'s backward.
+_DOUBLE = 7  # ScalarType number of float64
+
+
+def _double(emit: Emitter, value: Value) -> Value:
+    if isinstance(value.type(), TensorType) and value.type().scalar_type == "Double":
+        return value
+    return emit.op("aten::to", value, _DOUBLE, False, False, None)
+
+
+def _back(emit: Emitter, grad: Value, like: Value) -> Value:
+    if isinstance(like.type(), TensorType) and like.type().scalar_type == "Double":
+        return grad
+    return cast_back(emit, grad, dtype_of(emit, like))
+
+
+@formula("aten::float_power.Tensor_Tensor", forward=save_tensor_sizes("self_size", "exponent_size"))
+def _float_power_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    (g,) = grads
+    self_, exponent = node.inputs()
+    x, e = _double(emit, self_), _double(emit, exponent)
+    grad_self = grad_exponent = None
+    if self_.requires_grad():
+        scaled = emit.op("aten::mul", emit.op("aten::mul", g, e), emit.op("aten::pow", x, emit.op("aten::sub", e, 1)))
+        flat = emit.op("aten::eq", e, 0.0)  # x^0 is constant: no gradient, even at x = 0
+        grad_self = _back(emit, sum_to(emit, saved, "self_size", where_zero(emit, flat, scaled, keep=False)), self_)
+    if exponent.requires_grad():
+        grown = emit.op("aten::mul", emit.op("aten::mul", g, node.output()), emit.op("aten::log", x))
+        grad_exponent = _back(emit, sum_to(emit, saved, "exponent_size", grown), exponent)
+    return [grad_self, grad_exponent]
+
+
+@formula("aten::float_power.Tensor_Scalar")
+def _float_power_scalar_exponent_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """pow_backward with a number exponent ``e``: ``g * e * x^(e - 1)``, zeros for ``e == 0``."""
+    (g,) = grads
+    self_, exponent = node.inputs()
+    e = constant_of(exponent)
+    x = _double(emit, self_)
+    if type(e) in (int, float) and e == 0:
+        return [emit.op("aten::zeros_like", self_), None]
+    e_float = emit.op("aten::Float", exponent) if type(e) not in (int, float) else float(e)
+    power = emit.op("aten::pow", x, emit.op("aten::sub", e_float, 1.0) if not isinstance(e_float, float) else e_float - 1.0)
+    grad = emit.op("aten::mul", emit.op("aten::mul", g, e_float), power)
+    if type(e) not in (int, float):
+        grad = where_zero(emit, emit.op("aten::eq", e_float, 0.0), grad, keep=False)
+    return [_back(emit, grad, self_), None]
+
+
+@formula("aten::float_power.Scalar")
+def _float_power_scalar_base_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``g * result * log(base)``, cast back to the exponent's dtype."""
+    base, exponent = node.inputs()
+    b = constant_of(base)
+    if type(b) in (int, float):
+        log_base = math.log(b) if b > 0 else (-math.inf if b == 0 else math.nan)
+    else:
+        log_base = emit.op("aten::log", emit.op("aten::Float", base))
+    grad = emit.op("aten::mul", emit.op("aten::mul", grads[0], node.output()), log_base)
+    return [None, _back(emit, grad, exponent)]
 
 
 # -- aten::addcdiv ------------------------------------------------------------------------------------------
