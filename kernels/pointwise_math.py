@@ -56,6 +56,14 @@ floats, remainder of bools, lerp of integers, a non-bool mask...) raise
 * ``masked_fill`` broadcasts ``self`` and ``mask`` against each other (the
   out-of-place op expands both), keeps ``self``'s dtype and casts the value
   to it; a tensor value must be 0-d.
+
+Issue 22 adds acosh/asinh/atanh, deg2rad/rad2deg (times the double
+``M_PI / 180`` and ``180 / M_PI``), angle, the identities and predicates of
+real tensors, logical ops, copysign, hypot, logaddexp/logaddexp2 (PyTorch's
+``max + log1p(exp(-|a - b|))``, equal infinities passed through), fmax/fmin,
+heaviside, nan_to_num (finfo max/min by default), float_power (float64),
+addcdiv (``self + value * t1 / t2``), isclose (torch/_refs' rule), isin and
+hash_tensor (mode 0: the xor of each element's 64 bits as int64 or float64).
 """
 
 from __future__ import annotations

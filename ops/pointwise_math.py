@@ -47,6 +47,15 @@ follow the same pointwise rules. The interesting ones:
   gradient there, and a 0-d tensor ``value`` collects all of theirs.
 * Bitwise ops take and return bool or integer tensors, and ``floor_divide``
   has no derivative in PyTorch: no gradient for either.
+
+Issue 22's pointwise ops live here too: the inverse hyperbolic functions,
+deg2rad/rad2deg, angle, the identities of real tensors (positive, real,
+resolve_conj/neg, conj_physical), the bool predicates and logical ops,
+isclose, isin and hash_tensor (no gradient: bool or integer results),
+copysign, hypot, logaddexp(2), fmax/fmin, heaviside (no derivative in
+PyTorch either), nan_to_num, float_power (pow in float64, the gradient cast
+back) and addcdiv. complex, polar and view_as_complex are refused: their
+results are complex.
 """
 
 from __future__ import annotations
