@@ -909,11 +909,15 @@ def _float_power_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads:
     x, e = _double(emit, self_), _double(emit, exponent)
     grad_self = grad_exponent = None
     if self_.requires_grad():
-        scaled = emit.op("aten::mul", emit.op("aten::mul", g, e), emit.op("aten::pow", x, emit.op("aten::sub", e, 1)))
+        # pow_backward_self: grad * (exponent * self.pow(exponent - 1)), 0 where exponent == 0.
+        scaled = emit.op("aten::mul", g, emit.op("aten::mul", e, emit.op("aten::pow", x, emit.op("aten::sub", e, 1))))
         flat = emit.op("aten::eq", e, 0.0)  # x^0 is constant: no gradient, even at x = 0
         grad_self = _back(emit, sum_to(emit, saved, "self_size", where_zero(emit, flat, scaled, keep=False)), self_)
     if exponent.requires_grad():
-        grown = emit.op("aten::mul", emit.op("aten::mul", g, node.output()), emit.op("aten::log", x))
+        # pow_backward_exponent: grad * (result * log(self)), 0 where self == 0 and exponent >= 0.
+        grown = emit.op("aten::mul", node.output(), emit.op("aten::log", x))
+        flat = emit.op("aten::logical_and", emit.op("aten::eq", x, 0.0), emit.op("aten::ge", e, 0.0))
+        grown = emit.op("aten::mul", g, where_zero(emit, flat, grown, keep=False))
         grad_exponent = _back(emit, sum_to(emit, saved, "exponent_size", grown), exponent)
     return [grad_self, grad_exponent]
 
@@ -929,7 +933,7 @@ def _float_power_scalar_exponent_gradient(emit: Emitter, node: Node, saved: Save
         return [emit.op("aten::zeros_like", self_), None]
     e_float = emit.op("aten::Float", exponent) if type(e) not in (int, float) else float(e)
     power = emit.op("aten::pow", x, emit.op("aten::sub", e_float, 1.0) if not isinstance(e_float, float) else e_float - 1.0)
-    grad = emit.op("aten::mul", emit.op("aten::mul", g, e_float), power)
+    grad = emit.op("aten::mul", g, emit.op("aten::mul", power, e_float))  # grad * (exponent * x^(e-1))
     if type(e) not in (int, float):
         grad = where_zero(emit, emit.op("aten::eq", e_float, 0.0), grad, keep=False)
     return [_back(emit, grad, self_), None]
@@ -937,15 +941,25 @@ def _float_power_scalar_exponent_gradient(emit: Emitter, node: Node, saved: Save
 
 @formula("aten::float_power.Scalar")
 def _float_power_scalar_base_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
-    """``g * result * log(base)``, cast back to the exponent's dtype."""
+    """``grad * (result * log(base))``; a zero base gives 0 where ``exponent >= 0``
+    (pow_backward_exponent), cast back to the exponent's dtype."""
     base, exponent = node.inputs()
     b = constant_of(base)
-    if type(b) in (int, float):
-        log_base = math.log(b) if b > 0 else (-math.inf if b == 0 else math.nan)
+    if type(b) not in (int, float):
+        return [None, None] if not exponent.requires_grad() else [None, _scalar_base_dynamic(emit, node, grads[0])]
+    if b == 0:
+        flat = emit.op("aten::ge", exponent, 0.0)
+        grown = where_zero(emit, flat, emit.op("aten::mul", node.output(), -math.inf), keep=False)
     else:
-        log_base = emit.op("aten::log", emit.op("aten::Float", base))
-    grad = emit.op("aten::mul", emit.op("aten::mul", grads[0], node.output()), log_base)
-    return [None, _back(emit, grad, exponent)]
+        grown = emit.op("aten::mul", node.output(), math.log(b) if b > 0 else math.nan)
+    return [None, _back(emit, emit.op("aten::mul", grads[0], grown), exponent)]
+
+
+def _scalar_base_dynamic(emit: Emitter, node: Node, g: Value) -> Value:
+    """A base known only at run time: ``grad * (result * log(base))``."""
+    base, exponent = node.inputs()
+    log_base = emit.op("aten::log", emit.op("aten::Float", base))
+    return _back(emit, emit.op("aten::mul", g, emit.op("aten::mul", node.output(), log_base)), exponent)
 
 
 # -- aten::addcdiv ------------------------------------------------------------------------------------------
