@@ -250,3 +250,9 @@ def test_every_tensor_overload_has_a_formula_or_a_reason(op: str) -> None:
     assert overloads, op
     missing = [name for name in overloads if name not in FORMULAS and name not in NO_GRADIENT]
     assert not missing, f"no gradient formula and no no-gradient reason for {missing}"
+
+
+def test_float_power_exponent_gradient_is_zero_at_a_zero_base() -> None:
+    """pow_backward_exponent: 0 (not 0 * log 0 = NaN) where self == 0 and exponent >= 0."""
+    text = binary("aten::float_power(%x, %w)", (4,), (4,), (4,))
+    check_gradient(text, [np.array([0.0, 0.0, 2.0, 0.0]), np.array([2.0, 0.0, 0.5, -1.0])], compare_torch_lists=False)
