@@ -47,6 +47,8 @@ Grads = list[Value]
 Result = list[Value | None]
 
 _NOT_DIFFERENTIABLE = "its result is an integer tensor: no gradient flows through it"
+_INFO = {1: "Int"}  # LAPACK's info, int32 as PyTorch's
+_PIVOTS_INFO = {1: "Int", 2: "Int"}  # pivots and info, int32 as PyTorch's
 
 
 def _signature(forward: str) -> tuple[str, int]:
@@ -130,15 +132,37 @@ def _all_inputs(emit: Emitter, node: Node) -> list[Value]:
     return inputs
 
 
+def _with_integer_outputs(rule: Callable[[NodeArgs], RuleResult], integers: dict[int, str],
+                          outputs: int) -> Callable[[NodeArgs], RuleResult]:
+    """``rule``, or where it cannot run (sizes unknown, or the stand-in zeros are singular)
+    the outputs' dtypes alone: the input's for the factors, ``integers`` for pivots and info.
+    An integer output must never be typed as one that may require grad."""
+
+    def typed(args: NodeArgs) -> RuleResult:
+        result = rule(args)
+        if result is not None:
+            return result
+        self = args.tensor(0)
+        dtype = self.scalar_type if self is not None else None
+        device = self.device if self is not None else None
+        return [fresh(integers.get(i, dtype), None, device) for i in range(outputs)]
+
+    return typed
+
+
 def _op(forward: str, fn: Callable[..., object], backward: Callable[..., object] | None,
         differentiable: tuple[int, ...] = (0,), *, multi: bool = False, list_grad: bool = False,
-        shapes: bool = True) -> None:
+        shapes: bool = True, integers: dict[int, str] | None = None) -> None:
     """Kernel, shape rule (unless another overload declared it) and gradient of one
-    overload (its schema as PyTorch prints it)."""
+    overload (its schema as PyTorch prints it). ``integers``: the integer outputs' dtypes
+    (pivots, info), kept where the shape rule cannot run."""
     overload = forward.split("(")[0]
     kernel(overload)(fn)  # type: ignore[arg-type]
     if shapes:
-        shape_rule(overload.split(".")[0])((by_kernel_outputs if multi else by_kernel)(fn))
+        rule = (by_kernel_outputs if multi else by_kernel)(fn)
+        if integers:
+            rule = _with_integer_outputs(rule, integers, _signature(forward)[1])
+        shape_rule(overload.split(".")[0])(rule)
     if backward is not None:
         _with_backward(forward, backward, differentiable, list_grad)
 
@@ -200,11 +224,12 @@ _op("aten::logdet(Tensor self) -> Tensor", kernels.logdet, kernels.logdet_backwa
 # -- inverses and solves -----------------------------------------------------------------------------
 _op("aten::linalg_inv(Tensor A) -> Tensor", kernels.inv, kernels.inv_backward)
 _op("aten::linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
-    kernels.inv_ex, kernels.inv_ex_backward, multi=True)
+    kernels.inv_ex, kernels.inv_ex_backward, multi=True, integers=_INFO)
 _op("aten::linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", kernels.solve,
     kernels.solve_backward, (0, 1))
 _op("aten::linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> "
-    "(Tensor result, Tensor info)", kernels.solve_ex, kernels.solve_ex_backward, (0, 1), multi=True)
+    "(Tensor result, Tensor info)", kernels.solve_ex, kernels.solve_ex_backward, (0, 1), multi=True,
+    integers=_INFO)
 _op("aten::linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, "
     "bool unitriangular=False) -> Tensor", kernels.solve_triangular, kernels.solve_triangular_backward, (0, 1))
 _op("aten::triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, "
@@ -216,7 +241,7 @@ _op("aten::cholesky(Tensor self, bool upper=False) -> Tensor", kernels.cholesky,
 _op("aten::linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", kernels.linalg_cholesky,
     kernels.linalg_cholesky_backward)
 _op("aten::linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> "
-    "(Tensor L, Tensor info)", kernels.cholesky_ex, kernels.cholesky_ex_backward, multi=True)
+    "(Tensor L, Tensor info)", kernels.cholesky_ex, kernels.cholesky_ex_backward, multi=True, integers=_INFO)
 _op("aten::cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", kernels.cholesky_solve,
     kernels.cholesky_solve_backward, (0, 1))
 _op("aten::cholesky_inverse(Tensor self, bool upper=False) -> Tensor", kernels.cholesky_inverse,
@@ -239,11 +264,13 @@ refuse("aten::linalg_eig", "aten::linalg_eigvals",
 
 # -- LU ----------------------------------------------------------------------------------------------
 _op("aten::linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> "
-    "(Tensor LU, Tensor pivots, Tensor info)", kernels.lu_factor_ex, kernels.lu_factor_ex_backward, multi=True)
+    "(Tensor LU, Tensor pivots, Tensor info)", kernels.lu_factor_ex, kernels.lu_factor_ex_backward, multi=True,
+    integers=_PIVOTS_INFO)
 _op("aten::linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)", kernels.lu_factor,
-    kernels.lu_factor_backward, multi=True)
+    kernels.lu_factor_backward, multi=True, integers=_PIVOTS_INFO)
 _op("aten::_lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> "
-    "(Tensor LU, Tensor pivots, Tensor info)", kernels.lu_with_info, kernels.lu_with_info_backward, multi=True)
+    "(Tensor LU, Tensor pivots, Tensor info)", kernels.lu_with_info, kernels.lu_with_info_backward, multi=True,
+    integers=_PIVOTS_INFO)
 _op("aten::linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)", kernels.linalg_lu,
     kernels.linalg_lu_backward, multi=True)
 _op("aten::lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> "
@@ -292,7 +319,7 @@ _op("aten::ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool
 # -- lstsq -------------------------------------------------------------------------------------------
 _op("aten::linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> "
     "(Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)", kernels.lstsq,
-    kernels.lstsq_backward, (0, 1), multi=True)
+    kernels.lstsq_backward, (0, 1), multi=True, integers={2: "Long"})
 
 # -- cond, tensorinv, tensorsolve, matrix_exp, LDL ---------------------------------------------------
 _op("aten::linalg_cond(Tensor self, Scalar? p=None) -> Tensor", kernels.cond, kernels.cond_backward)
@@ -304,9 +331,9 @@ _op("aten::linalg_matrix_exp(Tensor self) -> Tensor", kernels.matrix_exp, kernel
 _LDL_NO_DERIVATIVE = ("PyTorch implements no derivative for the LDL factorization or its solve (its autograd "
                       "raises 'derivative for aten::linalg_ldl_factor_ex is not implemented')")
 _op("aten::linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> "
-    "(Tensor LD, Tensor pivots, Tensor info)", kernels.ldl_factor_ex, None, multi=True)
+    "(Tensor LD, Tensor pivots, Tensor info)", kernels.ldl_factor_ex, None, multi=True, integers=_PIVOTS_INFO)
 _op("aten::linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)",
-    kernels.ldl_factor, None, multi=True)
+    kernels.ldl_factor, None, multi=True, integers=_PIVOTS_INFO)
 _op("aten::linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor",
     kernels.ldl_solve, None)
 no_gradient("aten::linalg_ldl_factor_ex", "aten::linalg_ldl_factor", "aten::linalg_ldl_solve",
