@@ -23,7 +23,11 @@ from .dtypes import is_integral, to_dtype
 from .protocol import KernelError
 from .shapes import slice_
 
-__all__ = ["index", "index_backward", "nonzero", "slice_scatter"]
+__all__ = [
+    "index", "index_backward", "nonzero", "slice_scatter", "gather", "scatter", "scatter_add", "scatter_reduce",
+    "index_select", "index_add", "index_copy", "index_fill", "take", "put", "masked_select", "masked_scatter",
+    "argwhere", "nonzero_static", "nonzero_numpy", "select_scatter", "diagonal_scatter", "as_strided_scatter",
+]
 
 
 def _index_tuple(xp: Any, op: str, shape: Sequence[int], indices: Sequence[Any]) -> tuple[Any, ...]:
@@ -140,4 +144,252 @@ def slice_scatter(
             f"{list(src.shape)}, slice size = {list(part.shape)}"
         )
     part[...] = src
+    return out
+
+
+# -- gather / scatter family (issue 22) --------------------------------------------------------
+def _dim(dim: int, rank: int) -> int:
+    rank = max(rank, 1)
+    if not -rank <= dim < rank:
+        raise KernelError(f"dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {dim})")
+    return dim % rank
+
+
+def _along(xp: Any, index: Any, dim: int) -> tuple[Any, ...]:
+    """The positions ``index`` names along ``dim``: index's own coordinates elsewhere."""
+    grids = list(xp.indices(index.shape, sparse=True))
+    grids[dim] = index.astype(to_dtype("Long"), copy=False)
+    return tuple(grids)
+
+
+def _as1d(x: Any) -> Any:
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _check_index(op: str, index: Any, size: int) -> None:
+    if not is_integral(index.dtype):
+        raise KernelError(f"{op}(): Expected dtype int64 for index")
+    if index.size and (int(index.max()) >= size or int(index.min()) < 0):
+        bad = int(index.max()) if int(index.max()) >= size else int(index.min())
+        raise KernelError(f"{op}(): index {bad} is out of bounds for dimension with size {size}")
+
+
+def gather(xp: Any, self: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
+    """``out[..., i, ...] = self[..., index[..., i, ...], ...]`` along ``dim``; index may be
+    smaller than self in the other dims (PyTorch reads self's leading part)."""
+    x, idx = _as1d(self), _as1d(index)
+    d = _dim(dim, self.ndim)
+    _check_index("gather", idx, x.shape[d])
+    out = x[_along(xp, idx, d)] if idx.size else xp.zeros(idx.shape, dtype=self.dtype)
+    return xp.asarray(out).reshape(index.shape).copy()
+
+
+def _scattered(xp: Any, op: str, self: Any, dim: int, index: Any) -> tuple[Any, Any, int]:
+    out = _as1d(self).copy()
+    idx = _as1d(index)
+    d = _dim(dim, self.ndim)
+    _check_index(op, idx, out.shape[d])
+    return out, idx, d
+
+
+def _src_part(xp: Any, src: Any, index: Any) -> Any:
+    """``src``'s leading part the shape of ``index`` (a number: broadcast)."""
+    if not hasattr(src, "shape"):
+        return xp.full(index.shape, src)
+    src = _as1d(src)
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def scatter(xp: Any, self: Any, dim: int, index: Any, src: Any, reduce: str | None = None) -> Any:
+    """``scatter.src``/``.value`` (and their ``reduce='add'|'multiply'`` forms): writes in index
+    order, so a repeated position keeps the last write (PyTorch's CPU order)."""
+    out, idx, d = _scattered(xp, "scatter", self, dim, index)
+    if idx.size:
+        where, values = _along(xp, idx, d), _src_part(xp, src, idx).astype(out.dtype, copy=False)
+        if reduce is None:
+            out[where] = values
+        elif reduce == "add":
+            xp.add.at(out, where, values)
+        elif reduce == "multiply":
+            xp.multiply.at(out, where, values)
+        else:
+            raise KernelError(f"scatter(): reduce argument must be either add or multiply, got {reduce}")
+    return out.reshape(self.shape)
+
+
+def scatter_add(xp: Any, self: Any, dim: int, index: Any, src: Any) -> Any:
+    """``self`` plus each ``src`` element at its position, added in index order."""
+    return scatter(xp, self, dim, index, src, "add")
+
+
+_REDUCE_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": -float("inf"), "amin": float("inf")}
+
+
+def scatter_reduce(
+    xp: Any, self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool = True,
+) -> Any:
+    """``scatter_reduce.two``: without ``include_self`` the scattered-to positions start from the
+    reduction's identity; ``mean`` divides by the count (1 more with self), as PyTorch."""
+    if reduce not in _REDUCE_IDENTITY:
+        raise KernelError(f"scatter_reduce(): reduce argument must be one of sum, prod, mean, amax, amin, got {reduce}")
+    out, idx, d = _scattered(xp, "scatter_reduce", self, dim, index)
+    if not idx.size:
+        return out.reshape(self.shape)
+    where, values = _along(xp, idx, d), _src_part(xp, src, idx).astype(out.dtype, copy=False)
+    if not include_self:
+        out[where] = _REDUCE_IDENTITY[reduce]
+    ufunc = {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+    ufunc.at(out, where, values)
+    if reduce == "mean":
+        count = xp.full(out.shape, 1 if include_self else 0, dtype=out.dtype)
+        xp.add.at(count, where, 1)
+        count[count == 0] = 1
+        out = out / count if not is_integral(out.dtype) else out // count
+    return out.reshape(self.shape)
+
+
+def index_select(xp: Any, self: Any, dim: int, index: Any) -> Any:
+    x = _as1d(self)
+    d = _dim(dim, self.ndim)
+    idx = _as1d(index).reshape(-1)
+    _check_index("index_select", idx, x.shape[d])
+    out = xp.take(x, idx.astype(to_dtype("Long")), axis=d)
+    return out.reshape(self.shape) if self.ndim == 0 else out
+
+
+def _index_positions(self: Any, d: int, index: Any) -> tuple[Any, ...]:
+    parts: list[Any] = [slice(None)] * self.ndim
+    parts[d] = index
+    return tuple(parts)
+
+
+def index_add(xp: Any, self: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
+    """``self`` plus ``alpha * source`` slices at ``index`` along ``dim``, in index order."""
+    out, d = _as1d(self).copy(), _dim(dim, self.ndim)
+    idx = _as1d(index).reshape(-1).astype(to_dtype("Long"))
+    _check_index("index_add", idx, out.shape[d])
+    src = _as1d(source)
+    if alpha != 1:
+        src = src * alpha
+    moved_out, moved_src = xp.moveaxis(out, d, 0), xp.moveaxis(src, d, 0)
+    for k, i in enumerate(idx.tolist()):  # index order: PyTorch's accumulation order
+        moved_out[i] += moved_src[k]
+    return out.reshape(self.shape)
+
+
+def index_copy(xp: Any, self: Any, dim: int, index: Any, source: Any) -> Any:
+    out, d = _as1d(self).copy(), _dim(dim, self.ndim)
+    idx = _as1d(index).reshape(-1).astype(to_dtype("Long"))
+    _check_index("index_copy", idx, out.shape[d])
+    out[_index_positions(out, d, idx)] = _as1d(source)
+    return out.reshape(self.shape)
+
+
+def index_fill(xp: Any, self: Any, dim: int, index: Any, value: Any) -> Any:
+    out, d = _as1d(self).copy(), _dim(dim, self.ndim)
+    idx = _as1d(index).reshape(-1).astype(to_dtype("Long"))
+    size = out.shape[d]
+    if idx.size and (int(idx.max()) >= size or int(idx.min()) < -size):
+        raise KernelError(f"index_fill(): index out of range for dimension {dim} with size {size}")
+    out[_index_positions(out, d, idx % size if size else idx)] = value
+    return out.reshape(self.shape)
+
+
+def take(xp: Any, self: Any, index: Any) -> Any:
+    flat = self.reshape(-1)
+    size = flat.shape[0]
+    if index.size and (int(index.max()) >= size or int(index.min()) < -size):
+        raise KernelError(f"take(): out of range: tried to access index {int(index.max())} on a tensor of {size} elements.")
+    return flat[index.astype(to_dtype("Long"))].copy()
+
+
+def put(xp: Any, self: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
+    out = self.copy()
+    flat = out.reshape(-1)
+    size = flat.shape[0]
+    idx = index.reshape(-1).astype(to_dtype("Long"))
+    if idx.size and (int(idx.max()) >= size or int(idx.min()) < -size):
+        raise KernelError(f"put(): out of range: tried to access index {int(idx.max())} on a tensor of {size} elements.")
+    values = source.reshape(-1).astype(out.dtype, copy=False)
+    if accumulate:
+        xp.add.at(flat, idx % size if size else idx, values)
+    else:
+        flat[idx] = values
+    return out
+
+
+def masked_select(xp: Any, self: Any, mask: Any) -> Any:
+    x, m = xp.broadcast_arrays(self, mask.astype(bool))
+    return x[m].copy()
+
+
+def masked_scatter(xp: Any, self: Any, mask: Any, source: Any) -> Any:
+    """The elements where ``mask`` is set, in order, take ``source``'s first elements."""
+    out = xp.broadcast_to(self, xp.broadcast_shapes(self.shape, mask.shape)).copy()
+    m = xp.broadcast_to(mask.astype(bool), out.shape)
+    count = int(m.sum())
+    if count > source.size:
+        raise KernelError("masked_scatter: expected source to have at least as many elements as ones in mask")
+    out[m] = source.reshape(-1)[:count]
+    return out
+
+
+def argwhere(xp: Any, self: Any) -> Any:
+    return nonzero(xp, self)
+
+
+def nonzero_static(xp: Any, self: Any, size: int, fill_value: int = -1) -> Any:
+    """``nonzero``'s rows, cut or padded with ``fill_value`` to ``size`` rows."""
+    rows = nonzero(xp, self)[:size]
+    pad = xp.full((size - rows.shape[0], rows.shape[1]), fill_value, dtype=rows.dtype)
+    return xp.concatenate([rows, pad], axis=0)
+
+
+def nonzero_numpy(xp: Any, self: Any) -> list[Any]:
+    """``nonzero(as_tuple=True)``: one index tensor per dim (a scalar counts as one dim)."""
+    rows = nonzero(xp, self.reshape(1) if self.ndim == 0 else self)
+    return [rows[:, k].copy() for k in range(rows.shape[1])]
+
+
+def select_scatter(xp: Any, self: Any, src: Any, dim: int, index: int) -> Any:
+    out = self.copy()
+    d = _dim(dim, self.ndim)
+    parts = _index_positions(out, d, index)
+    if tuple(out[parts].shape) != tuple(src.shape):
+        raise KernelError(f"select_scatter: expected src to have a size equal to the slice of self. src size = "
+                          f"{list(src.shape)}, slice size = {list(out[parts].shape)}")
+    out[parts] = src
+    return out
+
+
+def diagonal_scatter(xp: Any, self: Any, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    out = self.copy()
+    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    diag = xp.diagonal(out, offset, d1, d2)  # read-only view; write through the positions
+    if tuple(diag.shape) != tuple(src.shape):
+        raise KernelError(f"diagonal_scatter: expected src to have a size equal to the slice of self. src size = "
+                          f"{list(src.shape)}, slice size = {list(diag.shape)}")
+    n = diag.shape[-1]
+    rows = xp.arange(n) + max(-offset, 0)
+    cols = xp.arange(n) + max(offset, 0)
+    moved = xp.moveaxis(out, (d1, d2), (-2, -1))  # a view
+    moved[..., rows, cols] = src
+    return out
+
+
+def as_strided_scatter(
+    xp: Any, self: Any, src: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None,
+) -> Any:
+    """A contiguous copy of ``self`` with its ``as_strided(size, stride, offset)`` view set to ``src``."""
+    out = xp.ascontiguousarray(self).copy()
+    flat = out.reshape(-1)
+    offset = int(storage_offset or 0)
+    positions = xp.full(tuple(int(s) for s in size), offset, dtype=to_dtype("Long"))
+    for k, (n, st) in enumerate(zip(size, stride, strict=True)):
+        shape = [1] * len(size)
+        shape[k] = int(n)
+        positions = positions + (xp.arange(int(n)) * int(st)).reshape(shape)
+    if tuple(src.shape) != tuple(positions.shape):
+        raise KernelError(f"as_strided_scatter: expected src to have size {list(positions.shape)}, got {list(src.shape)}")
+    flat[positions] = src
     return out

@@ -42,6 +42,7 @@ from gradview.kernels import shapes_extra as extra_kernels
 
 from .emit_util import grad_list
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
+from .shape_by_kernel import by_kernel
 from .shape_toolkit import (
     NodeArgs,
     RuleResult,
@@ -52,7 +53,7 @@ from .shape_toolkit import (
     make_tensor,
     wrap_dim,
 )
-from .static_info import needs_grad, size_of
+from .static_info import const, needs_grad, size_of
 from .tensor_layout import contiguous_strides, preserve_strides
 
 __all__: list[str] = []
@@ -226,3 +227,182 @@ def _slice_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grad
         )
     grad_src = part if needs_grad(src) else None
     return [grad_self, grad_src, None, None, None, None]
+
+
+# -- issue 22: gather/scatter, index_* ops, take/put, masked_*, *_scatter --------------------
+def _same_as_self(args: NodeArgs) -> RuleResult:
+    """A fresh contiguous tensor of ``self``'s sizes and dtype."""
+    self = args.tensor(0)
+    return None if self is None else [fresh(self.scalar_type, self.sizes, self.device)]
+
+
+def _unknown_rows(dtype: str | None, rank: int | None, args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    return None if self is None else [fresh(dtype or self.scalar_type, None if rank is None else (None,) * rank,
+                                           self.device)]
+
+
+kernel("aten::gather")(kernels.gather)
+kernel("aten::scatter.src", "aten::scatter.value", "aten::scatter.reduce", "aten::scatter.value_reduce")(
+    kernels.scatter
+)
+kernel("aten::scatter_add")(kernels.scatter_add)
+kernel("aten::scatter_reduce.two")(kernels.scatter_reduce)
+kernel("aten::index_select")(kernels.index_select)
+kernel("aten::index_add")(kernels.index_add)
+kernel("aten::index_copy")(kernels.index_copy)
+kernel("aten::index_fill.int_Scalar", "aten::index_fill.int_Tensor")(kernels.index_fill)
+kernel("aten::take")(kernels.take)
+kernel("aten::put")(kernels.put)
+kernel("aten::masked_select")(kernels.masked_select)
+kernel("aten::masked_scatter")(kernels.masked_scatter)
+kernel("aten::argwhere")(kernels.argwhere)
+kernel("aten::nonzero_static")(kernels.nonzero_static)
+kernel("aten::nonzero_numpy")(kernels.nonzero_numpy)
+kernel("aten::select_scatter")(kernels.select_scatter)
+kernel("aten::diagonal_scatter")(kernels.diagonal_scatter)
+kernel("aten::as_strided_scatter")(kernels.as_strided_scatter)
+
+for _kind in ("aten::scatter", "aten::scatter_add", "aten::scatter_reduce", "aten::index_add", "aten::index_copy",
+              "aten::index_fill", "aten::put", "aten::select_scatter", "aten::diagonal_scatter",
+              "aten::as_strided_scatter"):
+    shape_rule(_kind)(_same_as_self)
+
+
+@shape_rule("aten::gather")
+def _gather_shapes(args: NodeArgs) -> RuleResult:
+    self, index = args.tensor(0), args.tensor(2)
+    return None if self is None or index is None else [fresh(self.scalar_type, index.sizes, self.device)]
+
+
+@shape_rule("aten::take")
+def _take_shapes(args: NodeArgs) -> RuleResult:
+    self, index = args.tensor(0), args.tensor(1)
+    return None if self is None or index is None else [fresh(self.scalar_type, index.sizes, self.device)]
+
+
+shape_rule("aten::index_select")(by_kernel(kernels.index_select))
+shape_rule("aten::masked_scatter")(by_kernel(kernels.masked_scatter))
+
+
+@shape_rule("aten::masked_select")
+def _masked_select_shapes(args: NodeArgs) -> RuleResult:
+    return _unknown_rows(None, 1, args)
+
+
+@shape_rule("aten::argwhere")
+def _argwhere_shapes(args: NodeArgs) -> RuleResult:
+    self = args.tensor(0)
+    rank = None if self is None or self.sizes is None else len(self.sizes)
+    return _unknown_rows("Long", None, args) if rank is None else [fresh("Long", (None, rank), self.device)]
+
+
+shape_rule("aten::nonzero_static")(by_kernel(kernels.nonzero_static))
+shape_rule("aten::nonzero_numpy")(by_kernel(kernels.nonzero_numpy))
+no_gradient("aten::argwhere", "aten::nonzero_static", "aten::nonzero_numpy",
+            reason="the result is integer positions, which carry no gradient")
+
+
+def _zeros_like(emit: Emitter, value: Value) -> Value:
+    return emit.op("aten::zeros_like", value)
+
+
+@formula("aten::gather")
+def _gather_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``gather_backward``: zeros like self, the gradient added back at the gathered positions."""
+    self_, dim, index = node.inputs()[:3]
+    return grad_list(node, emit.op("aten::scatter_add", _zeros_like(emit, self_), dim, index, grads[0]))
+
+
+@formula("aten::scatter_add")
+def _scatter_add_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, dim, index, src = node.inputs()
+    return [grads[0] if needs_grad(self_) else None, None, None,
+            emit.op("aten::gather", grads[0], dim, index, False) if needs_grad(src) else None]
+
+
+@formula("aten::scatter.src", "aten::scatter.value")
+def _scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """self: the gradient with the written positions zeroed; src: the gradient read back there."""
+    self_, dim, index, src = node.inputs()
+    grad_self = emit.op("aten::scatter", grads[0], dim, index, 0.0) if needs_grad(self_) else None
+    grad_src = None
+    if isinstance(src.type(), TensorType) and needs_grad(src):
+        grad_src = emit.op("aten::gather", grads[0], dim, index, False)
+    return [grad_self, None, None, grad_src]
+
+
+@formula("aten::index_select")
+def _index_select_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``index_select_backward``: zeros like self with the gradient's slices added at index."""
+    self_, dim, index = node.inputs()
+    return grad_list(node, emit.op("aten::index_add", _zeros_like(emit, self_), dim, index, grads[0], 1))
+
+
+@formula("aten::index_add")
+def _index_add_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """self: grad; source: ``alpha * grad.index_select(dim, index)`` (shaped like source)."""
+    self_, dim, index, source, alpha = node.inputs()
+    grad_source = None
+    if needs_grad(source):
+        picked = emit.op("aten::index_select", grads[0], dim, index)
+        grad_source = emit.op("aten::reshape", emit.op("aten::mul", picked, alpha), size_of(emit, source))
+    return [grads[0] if needs_grad(self_) else None, None, None, grad_source, None]
+
+
+@formula("aten::index_copy")
+def _index_copy_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, dim, index, source = node.inputs()
+    grad_self = emit.op("aten::index_fill", grads[0], dim, index, 0.0) if needs_grad(self_) else None
+    grad_source = None
+    if needs_grad(source):
+        picked = emit.op("aten::index_select", grads[0], dim, index)
+        grad_source = emit.op("aten::reshape", picked, size_of(emit, source))
+    return [grad_self, None, None, grad_source]
+
+
+@formula("aten::index_fill.int_Scalar")
+def _index_fill_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, dim, index, _ = node.inputs()
+    return grad_list(node, emit.op("aten::index_fill", grads[0], dim, index, 0.0))
+
+
+@formula("aten::take")
+def _take_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """zeros like self, the gradient put back at index with accumulate (repeats sum)."""
+    self_, index = node.inputs()
+    return grad_list(node, emit.op("aten::put", _zeros_like(emit, self_), index, grads[0], True))
+
+
+@formula("aten::put")
+def _put_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """self: grad (accumulate) or grad with the written positions zeroed; source: grad.take(index)."""
+    self_, index, source, accumulate = node.inputs()
+    grad_self = None
+    if needs_grad(self_):
+        grad_self = grads[0] if const(accumulate) is True else emit.op(
+            "aten::put", grads[0], index, _zeros_like(emit, source), False)
+    grad_source = None
+    if needs_grad(source):
+        grad_source = emit.op("aten::reshape", emit.op("aten::take", grads[0], index), size_of(emit, source))
+    return [grad_self, None, grad_source, None]
+
+
+@formula("aten::select_scatter")
+def _select_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, src, dim, index = node.inputs()
+    part = emit.op("aten::select", grads[0], dim, index)
+    grad_self = None
+    if needs_grad(self_):
+        grad_self = emit.op("aten::select_scatter", grads[0], _zeros_like(emit, part), dim, index)
+    return [grad_self, part if needs_grad(src) else None, None, None]
+
+
+@formula("aten::diagonal_scatter")
+def _diagonal_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, src, offset, dim1, dim2 = node.inputs()
+    part = emit.op("aten::diagonal", grads[0], offset, dim1, dim2)
+    grad_self = None
+    if needs_grad(self_):
+        grad_self = emit.op("aten::diagonal_scatter", grads[0], _zeros_like(emit, part), offset, dim1, dim2)
+    return [grad_self, part if needs_grad(src) else None, None, None, None]

@@ -555,3 +555,4 @@ add("_scaled_dot_product_flash_attention_for_cpu_backward", S(f(2, 3, 5, 4), _fq
 from . import op_gradient_samples_nn, op_gradient_samples_reductions, op_gradient_samples_shapes  # noqa: E402, F401, I001
 from . import op_gradient_samples_fft  # noqa: E402, F401, I001 - the FFT family
 from . import op_gradient_samples_linalg  # noqa: E402, F401, I001 - torch.linalg and its aliases
+from . import op_gradient_samples_indexing  # noqa: E402, F401, I001 - the indexing family
