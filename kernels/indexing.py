@@ -27,6 +27,7 @@ __all__ = [
     "index", "index_backward", "nonzero", "slice_scatter", "gather", "scatter", "scatter_add", "scatter_reduce",
     "index_select", "index_add", "index_copy", "index_fill", "take", "put", "masked_select", "masked_scatter",
     "argwhere", "nonzero_static", "nonzero_numpy", "select_scatter", "diagonal_scatter", "as_strided_scatter",
+    "masked_scatter_backward", "take_along_dim", "take_along_dim_backward",
 ]
 
 
@@ -393,3 +394,50 @@ def as_strided_scatter(
         raise KernelError(f"as_strided_scatter: expected src to have size {list(positions.shape)}, got {list(src.shape)}")
     flat[positions] = src
     return out
+
+
+def masked_scatter_backward(xp: Any, grad: Any, mask: Any, sizes: Sequence[int]) -> Any:
+    """``source``'s gradient: the gradient where ``mask`` is set, in order, zero-padded to
+    ``source``'s element count (PyTorch's ``masked_scatter_backward``)."""
+    picked = masked_select(xp, grad, mask)
+    numel = 1
+    for s in sizes:
+        numel *= int(s)
+    out = xp.zeros(numel, dtype=grad.dtype)
+    out[:picked.shape[0]] = picked[:numel]
+    return out.reshape(tuple(int(s) for s in sizes))
+
+
+def take_along_dim(xp: Any, self: Any, indices: Any, dim: int | None = None) -> Any:
+    """``self.flatten().take(indices)`` without ``dim``; else ``gather`` of self and indices
+    broadcast against each other in every dim but ``dim`` (PyTorch's decomposition)."""
+    if dim is None:
+        return gather(xp, self.reshape(-1), 0, indices.reshape(-1), False)
+    self_b, idx_b = _broadcast_but(xp, self, indices, dim)
+    return gather(xp, self_b, dim, idx_b, False)
+
+
+def _broadcast_but(xp: Any, self: Any, indices: Any, dim: int) -> tuple[Any, Any]:
+    if self.ndim != indices.ndim:
+        raise KernelError("take_along_dim(): input and indices should have the same number of dimensions, but got "
+                          f"{self.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    d = _dim(dim, self.ndim)
+    a, b = list(self.shape), list(indices.shape)
+    a[d] = b[d] = 1
+    shape = list(xp.broadcast_shapes(tuple(a), tuple(b)))
+    self_shape, idx_shape = list(shape), list(shape)
+    self_shape[d], idx_shape[d] = self.shape[d], indices.shape[d]
+    return xp.broadcast_to(self, tuple(self_shape)), xp.broadcast_to(indices, tuple(idx_shape))
+
+
+def take_along_dim_backward(xp: Any, grad: Any, self: Any, indices: Any, dim: int | None = None) -> Any:
+    """The decomposition's gradient: scatter_add into zeros of broadcast self, summed back to
+    self's sizes (``sum_to``)."""
+    if dim is None:
+        return put(xp, xp.zeros_like(self), indices, grad, True)
+    self_b, idx_b = _broadcast_but(xp, self, indices, dim)
+    full = scatter_add(xp, xp.zeros(self_b.shape, dtype=grad.dtype), dim, idx_b, grad)
+    lead = full.ndim - self.ndim
+    summed = full.sum(axis=tuple(range(lead))) if lead else full
+    axes = tuple(k for k, n in enumerate(self.shape) if n == 1 and summed.shape[k] != 1)
+    return summed.sum(axis=axes, keepdims=True) if axes else summed
