@@ -27,7 +27,7 @@ __all__ = [
     "index", "index_backward", "nonzero", "slice_scatter", "gather", "scatter", "scatter_add", "scatter_reduce",
     "index_select", "index_add", "index_copy", "index_fill", "take", "put", "masked_select", "masked_scatter",
     "argwhere", "nonzero_static", "nonzero_numpy", "select_scatter", "diagonal_scatter", "as_strided_scatter",
-    "masked_scatter_backward", "take_along_dim", "take_along_dim_backward",
+    "masked_scatter_backward", "take_along_dim", "take_along_dim_backward", "scatter_reduce_backward",
 ]
 
 
@@ -427,6 +427,9 @@ def _broadcast_but(xp: Any, self: Any, indices: Any, dim: int) -> tuple[Any, Any
     shape = list(xp.broadcast_shapes(tuple(a), tuple(b)))
     self_shape, idx_shape = list(shape), list(shape)
     self_shape[d], idx_shape[d] = self.shape[d], indices.shape[d]
+    size = self.shape[d]
+    if indices.size and int(indices.min()) < 0 and int(indices.min()) >= -size:  # PyTorch wraps along dim
+        indices = xp.where(indices < 0, indices + size, indices)
     return xp.broadcast_to(self, tuple(self_shape)), xp.broadcast_to(indices, tuple(idx_shape))
 
 
@@ -441,3 +444,49 @@ def take_along_dim_backward(xp: Any, grad: Any, self: Any, indices: Any, dim: in
     summed = full.sum(axis=tuple(range(lead))) if lead else full
     axes = tuple(k for k, n in enumerate(self.shape) if n == 1 and summed.shape[k] != 1)
     return summed.sum(axis=axes, keepdims=True) if axes else summed
+
+
+def scatter_reduce_backward(
+    xp: Any, grad: Any, self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, result: Any,
+) -> tuple[Any, Any]:
+    """``(grad_self, grad_src)`` of ``scatter_reduce.two``, PyTorch's ``scatter_reduce_backward``
+    step for step: prod divides the product by the factor (a single zero factor gets the product
+    of the others), amax/amin split the gradient evenly among the elements equal to the result,
+    mean divides by the count; without ``include_self`` the scattered-to positions of self get 0."""
+    dtype = grad.dtype
+
+    def gather_(t: Any) -> Any:
+        return gather(xp, t, dim, index)
+
+    if reduce == "sum":
+        grad_self, grad_src = grad, gather_(grad)
+    elif reduce == "prod":
+        masked_self = xp.where(self == 0, 1, self).astype(dtype)
+        masked_self_result = scatter_reduce(xp, masked_self, dim, index, src, reduce, include_self)
+        grad_self = grad * masked_self_result / masked_self
+        src_zero = src == 0
+        zeros_at = scatter_add(xp, xp.zeros_like(self), dim, index, src_zero.astype(dtype))
+        single_zero = src_zero & (gather_(zeros_at) == 1)
+        masked_src = xp.where(single_zero, 1, src).astype(dtype)
+        masked_src_result = scatter_reduce(xp, self, dim, index, masked_src, reduce, include_self)
+        grad_src = xp.where(single_zero, gather_(grad * masked_src_result),
+                            gather_(grad * result) / xp.where(src_zero, 1, src))
+    elif reduce == "mean":
+        count = xp.ones_like(grad) if include_self else xp.zeros_like(grad)
+        count = scatter_add(xp, count, dim, index, xp.ones_like(src))
+        count = xp.where(count == 0, 1, count)
+        grad_self = grad / count
+        grad_src = gather_(grad) / gather_(count)
+    elif reduce in ("amax", "amin"):
+        value = gather_(result)
+        self_is = (self == result).astype(dtype)
+        src_is = (src == value).astype(dtype)
+        shares = scatter_add(xp, self_is, dim, index, src_is)
+        spread = grad / shares
+        grad_self = self_is * spread
+        grad_src = src_is * gather_(spread)
+    else:
+        raise KernelError(f"scatter_reduce(): reduce argument must be one of sum, prod, mean, amax, amin, got {reduce}")
+    if not include_self:
+        grad_self = scatter(xp, grad_self, dim, index, 0.0)
+    return grad_self, grad_src

@@ -41,6 +41,7 @@ from gradview.kernels import indexing as kernels
 from gradview.kernels import shapes_extra as extra_kernels
 
 from .emit_util import grad_list
+from .gradients import BACKWARD_KERNEL
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
 from .shape_by_kernel import by_kernel
 from .shape_toolkit import (
@@ -367,6 +368,18 @@ def _index_fill_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) 
     return grad_list(node, emit.op("aten::index_fill", grads[0], dim, index, 0.0))
 
 
+@formula("aten::index_fill.int_Tensor")
+def _index_fill_tensor_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """self: grad with the filled slices zeroed; value: the sum of the filled slices, each once
+    (PyTorch selects ``_unique(index)``; grad minus the zeroed grad is that, exactly)."""
+    self_, dim, index, value = node.inputs()
+    kept = emit.op("aten::index_fill", grads[0], dim, index, 0.0)
+    grad_value = None
+    if needs_grad(value):
+        grad_value = emit.op("aten::sum", emit.op("aten::sub", grads[0], kept, 1), None)
+    return [kept if needs_grad(self_) else None, None, None, grad_value]
+
+
 @formula("aten::take")
 def _take_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """zeros like self, the gradient put back at index with accumulate (repeats sum)."""
@@ -406,3 +419,48 @@ def _diagonal_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: G
     if needs_grad(self_):
         grad_self = emit.op("aten::diagonal_scatter", grads[0], _zeros_like(emit, part), offset, dim1, dim2)
     return [grad_self, part if needs_grad(src) else None, None, None, None]
+
+
+@formula("aten::masked_select")
+def _masked_select_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``masked_select_backward``: zeros like the broadcast self, the gradient scattered where the
+    mask is set, summed back to self's sizes."""
+    self_, mask = node.inputs()
+    spread = emit.op("aten::masked_scatter", _zeros_like(emit, self_), mask, grads[0])
+    return [emit.op("aten::sum_to_size", spread, size_of(emit, self_)), None]
+
+
+@formula("aten::masked_scatter")
+def _masked_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, mask, source = node.inputs()
+    grad_self = None
+    if needs_grad(self_):
+        kept = emit.op("aten::masked_fill", grads[0], mask, 0.0)
+        grad_self = emit.op("aten::sum_to_size", kept, size_of(emit, self_))
+    grad_source = None
+    if needs_grad(source):
+        grad_source = emit.op("gradview::masked_scatter_backward", grads[0], mask, size_of(emit, source))
+    return [grad_self, None, grad_source]
+
+
+schema("gradview::masked_scatter_backward(Tensor grad, Tensor mask, int[] sizes) -> Tensor")
+kernel("gradview::masked_scatter_backward")(kernels.masked_scatter_backward)
+shape_rule("gradview::masked_scatter_backward")(by_kernel(kernels.masked_scatter_backward))
+no_gradient("gradview::masked_scatter_backward", reason=BACKWARD_KERNEL)
+
+
+# -- aten::take_along_dim: gather of self and indices broadcast together (but along dim) --------
+kernel("aten::take_along_dim")(kernels.take_along_dim)
+shape_rule("aten::take_along_dim")(by_kernel(kernels.take_along_dim))
+
+
+@formula("aten::take_along_dim")
+def _take_along_dim_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_, indices, dim = node.inputs()
+    return [emit.op("gradview::take_along_dim_backward", grads[0], self_, indices, dim), None, None]
+
+
+schema("gradview::take_along_dim_backward(Tensor grad, Tensor self, Tensor indices, int? dim) -> Tensor")
+kernel("gradview::take_along_dim_backward")(kernels.take_along_dim_backward)
+shape_rule("gradview::take_along_dim_backward")(by_kernel(kernels.take_along_dim_backward, arity=None))
+no_gradient("gradview::take_along_dim_backward", reason=BACKWARD_KERNEL)
