@@ -69,6 +69,7 @@ from . import (  # noqa: F401 - imported for their declarations
     gradient_helpers,
     script_queries,
     fft,
+    special,
 )
 from . import inplace  # noqa: F401 - last: derives from the formulas above
 
