@@ -39,3 +39,15 @@ modified_bessel_k0 = _unary("k0")
 modified_bessel_k1 = _unary("k1")
 scaled_modified_bessel_k0 = _unary("k0e")
 scaled_modified_bessel_k1 = _unary("k1e")
+
+
+def zeta(xp: Any, self: Any, other: Any) -> Any:
+    """Hurwitz zeta(x, q): scipy.special.zeta is Cephes' zeta, PyTorch's zeta in Math.h."""
+    import scipy.special
+
+    hosts = [v.get() if hasattr(v, "get") else np.asarray(v) for v in (self, other)]
+    dtype = np.result_type(*hosts)
+    if not np.issubdtype(dtype, np.floating):
+        dtype = np.dtype(np.float32)
+    value = scipy.special.zeta(hosts[0].astype(np.float64), hosts[1].astype(np.float64))
+    return xp.asarray(np.asarray(value).astype(dtype))

@@ -10,7 +10,7 @@ they need a port of PyTorch's code, not scipy.
 """
 
 from ..kernels import special
-from .pointwise import unary_float_shapes
+from .pointwise import binary_float_shapes, unary_float_shapes
 from .registry import kernel, no_gradient, shape_rule
 
 _NO_DERIVATIVE = "PyTorch has no derivative for it (derivatives.yaml: not implemented)"
@@ -28,3 +28,8 @@ shape_rule(*_UNARY)(unary_float_shapes)
 for _name, _fn in _UNARY.items():
     kernel(_name)(_fn)
 no_gradient(*_UNARY, reason=_NO_DERIVATIVE)
+
+# -- aten::special_zeta: Hurwitz zeta; derivatives.yaml: not implemented for either input --
+shape_rule("aten::special_zeta")(binary_float_shapes)
+kernel("aten::special_zeta")(special.zeta)
+no_gradient("aten::special_zeta", reason=_NO_DERIVATIVE)
