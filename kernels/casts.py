@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dtypes import SCALAR_TYPES, to_dtype
+from .dtypes import SCALAR_TYPES, is_floating, to_dtype
+from .factories import _normal, _uniform
 from .protocol import KernelError
 from .shapes import _cast, check_expandable
 
@@ -166,3 +167,26 @@ def copy(xp: Any, self: Any, src: Any, non_blocking: bool = False) -> Any:
     out = xp.empty(self.shape, dtype=self.dtype)
     out[...] = src  # broadcasts, and casts to self's dtype as copy_ does
     return out
+
+
+# -- rand_like, randn_like: gradview's seeded draws (kernels/factories.py), never PyTorch's values ---
+def _random_dtype(op: str, self: Any, dtype: int | None) -> Any:
+    out = self.dtype if dtype is None else to_dtype(dtype)
+    if not is_floating(out) or out.kind == "c":
+        raise KernelError(f"{op}: needs a floating-point result dtype, got {out} (pass a floating dtype)")
+    return out
+
+
+def rand_like(
+    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    """Uniform on [0, 1): values rounding up to 1 in a narrower dtype are clamped below it."""
+    return _uniform(xp, "rand_like", self.shape, _random_dtype("rand_like", self, dtype))
+
+
+def randn_like(
+    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> Any:
+    return _normal(xp, "randn_like", self.shape, _random_dtype("randn_like", self, dtype))

@@ -1,4 +1,4 @@
-"""Tensor factories: zeros, ones, full, arange, rand_like and randn_like.
+"""Tensor factories: zeros, ones, full, arange, rand and randn.
 
 ``dtype`` arguments are TorchScript ScalarType numbers; ``None`` follows
 PyTorch's inference: ``zeros``/``ones`` give the default float (float32),
@@ -15,7 +15,7 @@ truncated numbers (``arange(0.5, 5, 1.7, dtype=int64)`` is ``[0, 1, 2, 3,
 4]``); every other dtype counts with the numbers as given, in double
 precision (``arange(0.5, 5, 1.7, dtype=int32)`` is ``[0, 1, 2]``).
 
-``rand``, ``randn``, ``rand_like`` and ``randn_like`` draw from gradview's
+``rand`` and ``randn`` (and kernels/casts.py's ``rand_like`` and ``randn_like``) draw from gradview's
 seeded generator (kernels/dropout.py: the same values on every run of a graph),
 so their values never match PyTorch's, only their shape, dtype and
 distribution. All need a floating result dtype, as in PyTorch.
@@ -160,21 +160,6 @@ def _check_range(lo: float, hi: float, step: float) -> None:
 
 
 # -- random ---------------------------------------------------------------------------------
-def _random_dtype(op: str, self: Any, dtype: int | None) -> Any:
-    out = self.dtype if dtype is None else to_dtype(dtype)
-    if not is_floating(out) or out.kind == "c":
-        raise KernelError(f"{op}: needs a floating-point result dtype, got {out} (pass a floating dtype)")
-    return out
-
-
-def rand_like(
-    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
-    pin_memory: Any = None, memory_format: Any = None,
-) -> Any:
-    """Uniform on [0, 1): values rounding up to 1 in a narrower dtype are clamped below it."""
-    return _uniform(xp, "rand_like", self.shape, _random_dtype("rand_like", self, dtype))
-
-
 def _uniform(xp: Any, op: str, shape: Sequence[int], out: Any) -> Any:
     """Uniform on [0, 1): values rounding up to 1 in a narrower dtype are clamped below it."""
     shape = tuple(int(s) for s in shape)
@@ -205,13 +190,6 @@ def randn(
     xp: Any, size: Any, dtype: int | None = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
 ) -> Any:
     return _normal(xp, "randn", _size("randn", size), _random_factory_dtype("randn", dtype))
-
-
-def randn_like(
-    xp: Any, self: Any, dtype: int | None = None, layout: Any = None, device: Any = None,
-    pin_memory: Any = None, memory_format: Any = None,
-) -> Any:
-    return _normal(xp, "randn_like", self.shape, _random_dtype("randn_like", self, dtype))
 
 
 # -- new_* (a tensor's dtype and device, new sizes), empty, eye ------------------------------

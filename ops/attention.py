@@ -29,7 +29,7 @@ its input's sizes.
 
 ``_scaled_dot_product_flash_attention_for_cpu`` (what AOTAutograd's graphs call
 on a CPU) returns the output and the rows' logsumexp, and its gradient is
-PyTorch's backward kernel of the same name (kernels/flash_attention.py), which
+PyTorch's backward kernel of the same name (kernels/attention.py), which
 PyTorch does not differentiate again; the logsumexp has no gradient.
 """
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 from gradview.ir import Node, Value
 from gradview.ir.types import TensorType, Type
 from gradview.kernels import attention as kernels
-from gradview.kernels import flash_attention as flash_kernels
 
 from .dtype_rules import accumulate_type
 from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
@@ -187,8 +186,8 @@ no_gradient(
 
 # -- aten::_scaled_dot_product_flash_attention_for_cpu and its backward (AOTAutograd's graphs) -------
 _FLASH = "aten::_scaled_dot_product_flash_attention_for_cpu"
-kernel(_FLASH)(flash_kernels.flash_attention_for_cpu)
-kernel(f"{_FLASH}_backward")(flash_kernels.flash_attention_for_cpu_backward)
+kernel(_FLASH)(kernels.flash_attention_for_cpu)
+kernel(f"{_FLASH}_backward")(kernels.flash_attention_for_cpu_backward)
 
 
 @shape_rule(_FLASH)

@@ -20,7 +20,7 @@ conversion allocates a tensor laid out like ``empty_like(preserve_format)``.
 from __future__ import annotations
 
 from gradview.ir import Node, TensorType, Value
-from gradview.kernels import casts, factories
+from gradview.kernels import casts
 
 from .emit_util import grad_list
 from .factories import device_arg, dtype_arg
@@ -207,8 +207,8 @@ kernel("aten::zeros_like", "aten::empty_like")(casts.zeros_like)
 kernel("aten::ones_like")(casts.ones_like)
 kernel("aten::full_like")(casts.full_like)
 # rand_like and randn_like draw from xp.random (never PyTorch's generator: values differ).
-kernel("aten::rand_like")(factories.rand_like)
-kernel("aten::randn_like")(factories.randn_like)
+kernel("aten::rand_like")(casts.rand_like)
+kernel("aten::randn_like")(casts.randn_like)
 
 
 @shape_rule("aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::rand_like",

@@ -1,5 +1,5 @@
 """Factory kernels (kernels/factories.py) against PyTorch: zeros, ones, full,
-the three arange overloads, rand, randn, rand_like and randn_like.
+the three arange overloads, rand and randn (rand_like and randn_like: kernels/casts.py).
 
 The deterministic factories run as one-node graphs (``check_op``) and must
 match ``torch.ops.aten`` exactly in dtype and shape and to 1e-6 in value,
@@ -206,7 +206,7 @@ def test_random_factories_need_a_floating_dtype() -> None:
 # -- coverage -----------------------------------------------------------------------------------
 def test_every_kernel_of_the_module_is_checked() -> None:
     registered = {key for key, fn in KERNELS.items() if fn.__module__ == module.__name__}
-    assert registered == set(CASES) | {"aten::rand_like", "aten::randn_like", "aten::rand", "aten::randn"} | EMPTY | {
+    assert registered == set(CASES) | {"aten::rand", "aten::randn"} | EMPTY | {
         "aten::linspace.Tensor_Tensor", "aten::linspace.Tensor_Scalar", "aten::linspace.Scalar_Tensor",
         "aten::logspace.Tensor_Tensor", "aten::logspace.Tensor_Scalar", "aten::logspace.Scalar_Tensor",
     }  # the Tensor overloads: test_space_factories_match_pytorch_bit_for_bit
