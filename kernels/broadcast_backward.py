@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .autodiff_ops import _sum_to
+from .gradient_helpers import _sum_to
 from .protocol import KernelError
 
 __all__ = ["broadcast_tensors_backward"]

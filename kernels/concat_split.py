@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import reductions
 from .dtypes import result_dtype
+from .gradient_helpers import _chunk_split
 from .protocol import KernelError
 from .shapes import cat, wrap_dim
 
@@ -320,3 +322,29 @@ def fill_undefined(xp: Any, grads: Sequence[Any], like: Sequence[Any]) -> list[A
     defined = [g for g in grads if g is not None]
     dtype = result_dtype(*defined) if defined else None
     return [xp.zeros(t.shape, dtype=dtype or t.dtype) if g is None else g for g, t in zip(grads, like, strict=True)]
+
+
+# -- prim::ConstantChunk (TorchScript's fused chunk; its size twin ChunkSizes: kernels/gradient_helpers.py)
+def constant_chunk(xp: Any, self: Any, *, chunks: int, dim: int) -> Any:
+    """``torch.chunk(self, chunks, dim)`` as separate outputs.
+
+    When the chunks come out fewer than ``chunks`` (``chunk`` of 5 rows into 4
+    gives 3), the missing outputs are None, as TorchScript leaves them
+    undefined. A single chunk is returned as the tensor itself.
+    """
+    if self.ndim == 0:
+        raise KernelError("ConstantChunk: chunk needs a tensor with at least one dim, got a 0-d tensor")
+    axis = reductions.wrap_dim("ConstantChunk", dim, self.ndim)
+    length = self.shape[axis]
+    split = _chunk_split("ConstantChunk", length, chunks)
+    index = [slice(None)] * self.ndim
+    pieces: list[Any] = []
+    if length == 0:
+        index[axis] = slice(0, 0)
+        pieces = [self[tuple(index)] for _ in range(chunks)]
+    else:
+        for start in range(0, length, split):
+            index[axis] = slice(start, start + split)
+            pieces.append(self[tuple(index)])
+    pieces += [None] * (chunks - len(pieces))
+    return pieces[0] if chunks == 1 else tuple(pieces)

@@ -33,7 +33,6 @@ from gradview.ir import (
     constant_value,
 )
 from gradview.ir.types import Type
-from gradview.kernels import autodiff_ops as autodiff_kernels
 from gradview.kernels import concat_split as stack_kernels
 from gradview.kernels import shapes as kernels
 from gradview.kernels import shapes_extra as extra_kernels
@@ -307,7 +306,7 @@ formula("aten::split.sizes", "aten::split", "aten::split_with_sizes", forward=_s
 formula("aten::unbind.int", forward=_save_self_size)(_joined("gradview::unbind_backward"))
 
 
-kernel("prim::ConstantChunk")(autodiff_kernels.constant_chunk)
+kernel("prim::ConstantChunk")(stack_kernels.constant_chunk)
 
 
 @formula("prim::ConstantChunk", forward=_save_self_size)

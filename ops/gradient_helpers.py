@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
-from gradview.kernels import autodiff_ops as kernels
+from gradview.kernels import gradient_helpers as kernels
 
 from .registry import Emitter, fast_path, formula, kernel, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh, make_tensor
