@@ -11,6 +11,15 @@ NumPy/CuPy views (gradview never writes into tensors); its copies (``flip``,
 adding up the elements read twice, as PyTorch's backward ops of the same name.
 
 Kernels call only ``xp.<function>`` and array methods (NumPy and CuPy alike).
+
+``gradview::broadcast_tensors_backward``: the gradient of ``broadcast_tensors``.
+
+``broadcast_tensors(tensors)`` expands every tensor to their common shape, so
+each tensor's gradient is its output's gradient summed back down to the
+tensor's own size (what ``sum_to_size`` does for one tensor). An output that
+received no gradient (None) gives None. PyTorch has no such kernel: its
+autograd records one ``expand`` per tensor; gradview needs one op because the
+list's length may be known only at run time.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .gradient_helpers import _sum_to
 from .protocol import KernelError
 from .shapes import expand, infer_size, wrap_dim
 
@@ -491,3 +501,15 @@ def repeat_interleave_tensor_backward(
     moved = xp.moveaxis(out, axis, 0)
     _add_at(xp, moved, owner, xp.moveaxis(grad.reshape(tuple(work[:axis]) + (-1,) + tuple(work[axis + 1:])), axis, 0))
     return out.reshape(shape)
+
+
+def broadcast_tensors_backward(xp: Any, grads: Sequence[Any], tensors: Sequence[Any]) -> list[Any]:
+    if len(grads) != len(tensors):
+        raise KernelError(
+            f"broadcast_tensors_backward: {len(grads)} gradients for {len(tensors)} tensors"
+        )
+    op = "broadcast_tensors_backward"
+    return [
+        None if g is None else _sum_to(xp, op, g, list(t.shape))
+        for g, t in zip(grads, tensors, strict=True)
+    ]

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 from gradview.ir import NOT_CONSTANT, IntType, ListType, Node, OptionalType, TensorType, Value
 from gradview.ir.types import NoneType, Type
-from gradview.kernels import broadcast_backward as broadcast_kernels
 from gradview.kernels import shapes as kernels
 from gradview.kernels import shapes_extra as extra_kernels
 from gradview.kernels import view_backward as backward_kernels
@@ -498,7 +497,7 @@ def broadcast_tensors(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
 # where an output got no gradient). PyTorch records one expand per tensor instead; gradview
 # needs one op because the list's length may be known only at run time.
 schema("gradview::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor?[]")
-kernel("gradview::broadcast_tensors_backward")(broadcast_kernels.broadcast_tensors_backward)
+kernel("gradview::broadcast_tensors_backward")(view_kernels.broadcast_tensors_backward)
 no_gradient("gradview::broadcast_tensors_backward", reason=BACKWARD_KERNEL)
 
 

@@ -100,7 +100,6 @@ _FAMILIES_NOT_YET_ALIGNED = {
     ("softmax", "reductions"),
     ("statistics", "reductions"),
     ("torch_linalg", "views"),
-    ("views", "broadcast_backward"),
     ("views", "shapes"),
     ("views", "shapes_extra"),
     ("views", "view_backward"),
