@@ -464,3 +464,12 @@ schema("gradview::take_along_dim_backward(Tensor grad, Tensor self, Tensor indic
 kernel("gradview::take_along_dim_backward")(kernels.take_along_dim_backward)
 shape_rule("gradview::take_along_dim_backward")(by_kernel(kernels.take_along_dim_backward, arity=None))
 no_gradient("gradview::take_along_dim_backward", reason=BACKWARD_KERNEL)
+
+
+# PyTorch differentiates these (derivatives.yaml: scatter_reduce_backward, as_strided_scatter's
+# storage-geometry rule); gradview has no gradient for them yet and refuses the backward
+# through them in one line naming the node, rather than give a wrong or lost gradient.
+no_gradient(
+    "aten::scatter.reduce", "aten::scatter.value_reduce", "aten::scatter_reduce.two", "aten::as_strided_scatter",
+    reason="gradview has no gradient for it yet (PyTorch has one)",
+)

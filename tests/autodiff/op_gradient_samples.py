@@ -556,3 +556,4 @@ from . import op_gradient_samples_nn, op_gradient_samples_reductions, op_gradien
 from . import op_gradient_samples_fft  # noqa: E402, F401, I001 - the FFT family
 from . import op_gradient_samples_linalg  # noqa: E402, F401, I001 - torch.linalg and its aliases
 from . import op_gradient_samples_indexing  # noqa: E402, F401, I001 - the indexing family
+from . import op_gradient_samples_special  # noqa: E402, F401, I001 - the special functions

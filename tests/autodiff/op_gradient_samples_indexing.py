@@ -5,6 +5,7 @@ this module at its end to add them to SAMPLES."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from .op_gradient_samples import S, add, f, ints, mask
 
@@ -27,3 +28,30 @@ add("diagonal_scatter", S(f(3, 4), f(3), 1, 0, 1))
 add("argwhere", S(mask(3, 4)))
 add("nonzero_static", S(mask(3, 4), 4, -1))
 add("nonzero_numpy", S(mask(3, 4)))
+add("index_fill.int_Tensor", S(f(4, 3), 1, ints(2, 0), f()))
+add("masked_scatter", S(f(3, 4), mask(3, 4), f(12)))
+add("masked_select", S(f(3, 4), mask(3, 4)))
+add("take_along_dim", S(f(3, 4), np.array([[0, 3], [1, 1], [2, 0]], dtype=np.int64), 1))
+add("scatter.reduce", S(f(3, 4), 1, np.array([[0, 2], [3, 1]], dtype=np.int64), f(2, 2), "add"))
+add("scatter.value_reduce", S(f(3, 4), 1, np.array([[0, 2], [3, 1]], dtype=np.int64), 1.5, "add"))
+add("scatter_reduce.two", S(f(3, 4), 1, np.array([[0, 2], [3, 1]], dtype=np.int64), f(2, 2), "sum", True))
+add("as_strided_scatter", S(f(3, 3), f(2, 2), [2, 2], [1, 2], 0))
+
+
+def masked_scatter_backward(grad: torch.Tensor, mask_: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+    """masked_scatter's source vjp, as a differentiable PyTorch program."""
+    source = torch.zeros(sizes, dtype=grad.dtype, requires_grad=True)
+    out = torch.zeros(grad.shape, dtype=grad.dtype).masked_scatter(mask_, source)
+    return torch.autograd.grad(out, source, grad, create_graph=True)[0]
+
+
+def take_along_dim_backward(grad: torch.Tensor, self: torch.Tensor, indices: torch.Tensor, dim: int | None) -> torch.Tensor:
+    """take_along_dim's vjp with respect to self, likewise."""
+    leaf = self.detach().requires_grad_(True)
+    return torch.autograd.grad(torch.take_along_dim(leaf, indices, dim), leaf, grad, create_graph=True)[0]
+
+
+add("gradview::masked_scatter_backward", S(f(3, 4), mask(3, 4), [12], torch=masked_scatter_backward))
+add("gradview::take_along_dim_backward", S(
+    f(3, 2), f(3, 4), np.array([[0, 3], [1, 1], [2, 0]], dtype=np.int64), 1, torch=take_along_dim_backward
+))
