@@ -229,6 +229,18 @@ def _outer_edges(xp: Any, points: Any, range_: Any) -> list[tuple[float, float]]
     return out
 
 
+def _histogramdd_points(self: Any, bin_specs: int) -> Any:
+    """histogramdd's input as rows of points, checked as PyTorch checks it against the bins given."""
+    _check_float("histogramdd", self)
+    if self.ndim < 2:
+        raise KernelError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {self.ndim}")
+    points = self.reshape(-1, self.shape[-1])
+    if bin_specs != points.shape[1]:
+        raise KernelError(f"torch.histogramdd: expected {points.shape[1]} sequences of bin edges for a "
+                          f"{points.shape[1]}-dimensional histogram but got {bin_specs}")
+    return points
+
+
 def _check_weight(points_shape: tuple[int, ...], weight: Any) -> None:
     if weight is not None and tuple(weight.shape or (1,)) != tuple(points_shape):
         raise KernelError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
@@ -237,13 +249,7 @@ def _check_weight(points_shape: tuple[int, ...], weight: Any) -> None:
 
 def histogramdd_int_list(xp: Any, self: Any, bins: list[int], range: Any = None,  # noqa: A002 - schema name
                          weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
-    _check_float("histogramdd", self)
-    if self.ndim < 2:
-        raise KernelError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {self.ndim}")
-    points = self.reshape(-1, self.shape[-1])
-    if len(bins) != points.shape[1]:
-        raise KernelError(f"torch.histogramdd: expected {points.shape[1]} sequences of bin edges for a "
-                          f"{points.shape[1]}-dimensional histogram but got {len(bins)}")
+    points = _histogramdd_points(self, len(bins))
     for d, count in enumerate(bins):
         if count <= 0:
             raise KernelError(f"torch.histogram(): bins must be > 0, but got {count} for dimension {d}")
@@ -265,13 +271,7 @@ def histogramdd_int_bins(xp: Any, self: Any, bins: int, range: Any = None,  # no
 
 def histogramdd_tensor_bins(xp: Any, self: Any, bins: list[Any], range: Any = None,  # noqa: A002 - schema name
                             weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
-    _check_float("histogramdd", self)
-    if self.ndim < 2:
-        raise KernelError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {self.ndim}")
-    points = self.reshape(-1, self.shape[-1])
-    if len(bins) != points.shape[1]:
-        raise KernelError(f"torch.histogramdd: expected {points.shape[1]} sequences of bin edges for a "
-                          f"{points.shape[1]}-dimensional histogram but got {len(bins)}")
+    points = _histogramdd_points(self, len(bins))
     for d, e in enumerate(bins):
         if e.ndim != 1 or e.shape[0] == 0:
             raise KernelError(f"torch.histogramdd: bins tensor for dimension {d} should have one dimension "
