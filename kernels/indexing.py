@@ -21,13 +21,13 @@ from typing import Any
 
 from .dtypes import is_integral, to_dtype
 from .protocol import KernelError
-from .shapes import slice_
+from .shapes import slice_, wrap_dim
 
 __all__ = [
     "index", "index_backward", "nonzero", "slice_scatter", "gather", "scatter", "scatter_add", "scatter_reduce",
     "index_select", "index_add", "index_copy", "index_fill", "take", "put", "masked_select", "masked_scatter",
     "argwhere", "nonzero_static", "nonzero_numpy", "select_scatter", "diagonal_scatter", "as_strided_scatter",
-    "masked_scatter_backward", "take_along_dim", "take_along_dim_backward", "scatter_reduce_backward",
+    "masked_scatter_backward", "take_along_dim", "take_along_dim_backward", "scatter_reduce_backward", "dim_arange",
 ]
 
 
@@ -93,6 +93,12 @@ def nonzero(xp: Any, self: Any) -> Any:
     if self.ndim == 0:  # one row of no coordinates when the scalar is non-zero
         return xp.zeros((int(bool(self != 0)), 0), dtype=long)
     return xp.stack(xp.nonzero(self != 0), axis=1).astype(long, copy=False)
+
+
+def dim_arange(xp: Any, like: Any, dim: int) -> Any:
+    """``arange(like.size(dim))`` as int64 (what tracing records for ``arange(x.size(d))``)."""
+    d = wrap_dim("_dim_arange", dim, like.ndim, scalar_ok=False)
+    return xp.arange(int(like.shape[d]), dtype=to_dtype("Long"))
 
 
 # -- TorchScript's list.index and str.index --------------------------------------------------

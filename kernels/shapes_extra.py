@@ -1,6 +1,5 @@
 """More shape ops: the ``*_copy`` variants of views, ``unflatten``, the ``unsafe_``
-splits, ``meshgrid``, ``pad`` and ``_dim_arange``, and the backward helpers of
-meshgrid and pad.
+splits, ``meshgrid`` and ``pad``, and the backward helpers of meshgrid and pad.
 
 * ``permute_copy``, ``squeeze_copy``, ``t_copy`` and ``unsqueeze_copy`` are the
   view ops returning a fresh tensor (what functionalized graphs call);
@@ -39,7 +38,7 @@ from .shapes import (
     wrap_dim,
 )
 
-__all__ = ["unflatten", "meshgrid", "pad", "pad_backward", "meshgrid_backward", "dim_arange"]
+__all__ = ["unflatten", "meshgrid", "pad", "pad_backward", "meshgrid_backward"]
 
 
 # -- copies of views -----------------------------------------------------------------------
@@ -247,13 +246,6 @@ def pad_backward(xp: Any, grad: Any, self_size: Sequence[int], pad: Sequence[int
         moved = xp.moveaxis(out, axis, -1)
         out = xp.moveaxis(xp.matmul(moved, reads.astype(grad.dtype)), -1, axis)
     return xp.asarray(out).astype(grad.dtype, copy=False)
-
-
-# -- _dim_arange -------------------------------------------------------------------------------
-def dim_arange(xp: Any, like: Any, dim: int) -> Any:
-    """``arange(like.size(dim))`` as int64 (what tracing records for ``arange(x.size(d))``)."""
-    d = wrap_dim("_dim_arange", dim, like.ndim, scalar_ok=False)
-    return xp.arange(int(like.shape[d]), dtype=to_dtype("Long"))
 
 
 # -- cat's backward ------------------------------------------------------------------------

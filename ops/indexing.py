@@ -38,7 +38,6 @@ from __future__ import annotations
 from gradview.ir import Node, Value
 from gradview.ir.types import NoneType, TensorType
 from gradview.kernels import indexing as kernels
-from gradview.kernels import shapes_extra as extra_kernels
 
 from .emit_util import grad_list
 from .gradients import BACKWARD_KERNEL
@@ -158,7 +157,7 @@ def _index_backward(args: NodeArgs) -> RuleResult:
 
 # -- aten::nonzero, _dim_arange: integer results ---------------------------------------------
 kernel("aten::nonzero")(kernels.nonzero)
-kernel("aten::_dim_arange")(extra_kernels.dim_arange)
+kernel("aten::_dim_arange")(kernels.dim_arange)
 
 
 @shape_rule("aten::nonzero")

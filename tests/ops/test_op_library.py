@@ -88,7 +88,6 @@ _FAMILIES_NOT_YET_ALIGNED = {
     ("concat_split", "shapes"),
     ("concat_split", "shapes_extra"),
     ("concat_split", "view_backward"),
-    ("indexing", "shapes_extra"),
     ("linalg", "gradient_helpers"),
     ("normalization", "nn"),
     ("pointwise", "elementwise"),
