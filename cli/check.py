@@ -6,7 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from gradview.ir import Graph, IRParseError, IRVerifyError, is_known_op, lint, parse_ir
+from gradview.ir import (
+    Graph,
+    IRParseError,
+    IRVerifyError,
+    check_argument_counts,
+    is_known_op,
+    lint,
+    parse_ir,
+)
 from gradview.runtime.runnable import cannot_run
 
 __all__ = ["register", "run", "summarize"]
@@ -86,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         graph = parse_ir(text)
         lint(graph)
+        check_argument_counts(graph)  # as the loaders do: check and trace agree on what is valid
     except IRParseError as exc:
         print(f"{shown}:{exc.summary}", file=sys.stderr)
         print("\n".join(str(exc).splitlines()[1:]), file=sys.stderr)

@@ -5,6 +5,7 @@ Graph, Block, Node and Value mirror ``torch._C``'s classes (``graph.nodes()``,
 ``str(graph)`` prints TorchScript's textual IR.
 """
 
+from .arity import check_argument_counts
 from .attributes import AttributeKind, TensorConstant
 from .constants import NOT_CONSTANT, constant_value, insert_constant
 from .errors import IRParseError, IRVerifyError
@@ -39,7 +40,7 @@ from .types import (
 verify = lint
 
 __all__ = [
-    "AnyType", "Argument", "AttributeKind", "Block", "BoolType", "DeviceType", "DictType",
+    "AnyType", "Argument", "AttributeKind", "check_argument_counts", "Block", "BoolType", "DeviceType", "DictType",
     "FloatType", "FromTorchError", "from_torch", "FunctionSchema", "FunctionType", "Graph", "IRParseError", "IRVerifyError",
     "InsertPoint", "IntType", "ScriptError", "ScriptFunction", "script", "ListType", "NOT_CONSTANT", "NamedType", "Node", "NoneType",
     "NumberType", "OptionalType", "SchemaParseError", "StringType", "TENSOR", "TensorConstant",

@@ -236,6 +236,7 @@ def copy_attribute_value(kind: AttributeKind, value: Any, deep_graphs: bool) -> 
     if deep_graphs and kind is AttributeKind.gs:
         return [g.copy() for g in value]
     if kind in (AttributeKind.ts, AttributeKind.gs, AttributeKind.tys):
-        return list(value)
+        # None: ``[<Tensors>]``, a tensor list whose data the text does not hold.
+        return None if value is None else list(value)
     return value
 

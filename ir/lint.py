@@ -80,8 +80,29 @@ def check_node_arity(node: Node) -> str | None:
             return f"prim::Constant takes no inputs and has one output (got {n_in} in, {n_out} out)"
         if blocks:
             return "prim::Constant has no blocks"
+    elif kind in _SUBGRAPH_KINDS:
+        return _check_subgraph(node)
     elif blocks and kind not in _BLOCK_KINDS:
         return f"{kind} is not a control-flow node but has {len(blocks)} blocks"
+    return None
+
+
+# Nodes that run their ``Subgraph`` attribute on their inputs (the runtime calls it).
+_SUBGRAPH_KINDS = frozenset({"prim::DifferentiableGraph", "prim::FallbackGraph"})
+
+
+def _check_subgraph(node: Node) -> str | None:
+    kind = node._kind
+    attribute = node._attrs.get("Subgraph")
+    if attribute is None or attribute[1] is None or str(attribute[0]) != "g":
+        return (
+            f"{kind} needs a Subgraph (printed as {kind}_0 with a `with {kind}_0 = graph(...)` section after the graph)"
+        )
+    subgraph = attribute[1]
+    if len(subgraph.inputs()) != len(node._inputs):
+        return f"{kind}'s Subgraph takes {len(subgraph.inputs())} inputs but the node passes {len(node._inputs)}"
+    if len(subgraph.outputs()) < len(node._outputs):
+        return f"{kind}'s Subgraph returns {len(subgraph.outputs())} values but the node has {len(node._outputs)} outputs"
     return None
 
 

@@ -30,6 +30,7 @@ __all__ = ["TypeParsing", "MAX_NESTING"]
 
 MAX_NESTING = 100  # types and attribute values nested deeper are rejected
 _SCALAR_NAMES = frozenset(SCALAR_TYPE_NAMES)
+_INT64_MAX = 2**63 - 1
 _COMPOUND_TYPES = frozenset({"Dict", "Future", "RRef", "Await", "Union", "Optional", "List", "Tuple"})
 _TYPE_CACHE: dict[str, Type] = {}
 
@@ -169,7 +170,10 @@ class TypeParsing(TokenStream):
                     raise self.error("sizes must come before strides, requires_grad and device", self.i - 1)
                 if tok[0] == "-":  # torch's parser refuses it too
                     raise self.error(f"a tensor size cannot be negative ({shorten(tok)})", self.i - 1)
-                sizes.append(self.to_int(tok, self.i - 1))
+                size = self.to_int(tok, self.i - 1)
+                if size > _INT64_MAX:  # torch's sizes are int64
+                    raise self.error(f"a tensor size cannot exceed int64's {_INT64_MAX} ({shorten(tok)})", self.i - 1)
+                sizes.append(size)
             elif tok in ("strides", "requires_grad", "device"):
                 saw_field = True
                 self.expect("=", f"'=' after {tok}")
@@ -206,7 +210,10 @@ class TypeParsing(TokenStream):
             if self.accept("*"):
                 strides.append(None)
             else:
-                strides.append(self.number_token(int))
+                stride = self.number_token(int)
+                if abs(stride) > _INT64_MAX:
+                    raise self.error(f"a stride cannot exceed int64's {_INT64_MAX} ({shorten(str(stride))})", self.i - 1)
+                strides.append(stride)
         return strides
 
     def device_name(self) -> str:

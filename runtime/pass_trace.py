@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradview.ir.attributes import AttributeKind, format_attribute
 
+from .bounded_json import check_depth
 from .trace_records import BlockRecord, NodeRecord, ValueRecord, print_record, walk_records
 from .trace_types import MAIN_GRAPH, GraphName, Note, notes_dict
 
@@ -517,6 +518,7 @@ class PassTrace:
                     raise ValueError(f"step {position} has a bad 'which' {raw['which']!r}") from None
                 if not isinstance(raw["pass"], str):
                     raise ValueError(f"step {position} pass name is not a string")
+                check_depth(raw.get("annotations", {}))  # _decode recurses per level
                 notes = _decode(raw.get("annotations", {}))
                 if not isinstance(notes, dict):
                     raise ValueError(f"step {position} annotations are not an object")
@@ -533,7 +535,7 @@ class PassTrace:
                 )
             for which, metas in dict(data.get("saved_measured", {})).items():
                 trace.saved_measured[str(GraphName.of(which))] = [
-                    (tuple(int(size) for size in shape) if shape is not None else None, None if dtype is None else str(dtype))
+                    (_sizes(shape) if shape is not None else None, None if dtype is None else str(dtype))
                     for shape, dtype in metas
                 ]
             module_types = data.get("module_types", {})
@@ -544,7 +546,7 @@ class PassTrace:
             trace.module_types = dict(module_types)
         except KeyError as exc:
             raise fail(f"missing field {exc}") from None
-        except (TypeError, ValueError, IndexError, AttributeError) as exc:
+        except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
         ids = [n.id for s in trace.steps for n in s.nodes()] + [v for s in trace.steps for v in s.value_ids()]
         trace._next_id = max(ids, default=-1) + 1
@@ -555,6 +557,8 @@ class PassTrace:
         try:
             with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
+        except RecursionError:
+            raise TraceFormatError(f"{path}: malformed trace: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise TraceFormatError(f"{path}: malformed trace: invalid JSON at line {exc.lineno} column {exc.colno}") from None
         except UnicodeDecodeError:
@@ -601,6 +605,13 @@ def _decode(obj: Any) -> Any:
 def _hashable(obj: Any) -> Any:
     hash(obj)
     return obj
+
+
+def _sizes(raw: Any) -> tuple[int, ...]:
+    """A measured shape: sizes are whole numbers, 0 or more (not 1e999, not -1)."""
+    if not isinstance(raw, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in raw):
+        raise ValueError(f"bad measured shape {str(raw)[:60]}")
+    return tuple(raw)
 
 
 def _values(raw: Any) -> tuple[ValueRecord, ...]:

@@ -54,6 +54,7 @@ from gradview.ir import (
     IRVerifyError,
     ScriptError,
     TensorType,
+    check_argument_counts,
     from_torch,
     lint,
     parse_ir,
@@ -135,13 +136,15 @@ def parse_input_spec(spec: str, graph_inputs: Sequence[Any], seed: int = 0) -> l
         )
     rng = numpy.random.default_rng(seed)
     values = []
+    left = MAX_EXAMPLE_BYTES
     for position, (entry, name) in enumerate(zip(entries, names, strict=True)):
         if "=" in entry:
             given, _, entry = entry.partition("=")
             if given.strip().lstrip("%") != name:
                 raise TargetError(f"--inputs entry {position + 1} names {given.strip()!r}, but input {position + 1} is %{name}")
         is_tensor = isinstance(graph_inputs[position].type(), TensorType)
-        values.append(_parse_entry(entry.strip(), position, rng, is_tensor))
+        values.append(_parse_entry(entry.strip(), position, rng, is_tensor, left))
+        left -= getattr(values[-1], "nbytes", 0)
     return values
 
 
@@ -163,7 +166,7 @@ def _split_spec(spec: str) -> list[str]:
 _SHAPE = re.compile(r"^(\(\s*\)|\(?\s*\d+(\s*[x,]\s*\d+)*\s*,?\s*\)?)(:(\w+))?$")
 
 
-def _parse_entry(entry: str, position: int, rng: numpy.random.Generator, is_tensor: bool) -> Any:
+def _parse_entry(entry: str, position: int, rng: numpy.random.Generator, is_tensor: bool, budget: int) -> Any:
     lowered = entry.lower()
     if not is_tensor:
         if lowered in ("true", "false"):
@@ -184,7 +187,37 @@ def _parse_entry(entry: str, position: int, rng: numpy.random.Generator, is_tens
     dtype = _DTYPES.get(dtype_name)
     if dtype is None:
         raise TargetError(f"--inputs entry {position + 1}: unknown dtype {dtype_name!r} (use one of {', '.join(_DTYPES)})")
+    too_big = example_size_problem(tuple(dims), dtype, budget)
+    if too_big is not None:
+        raise TargetError(f"--inputs entry {position + 1} ({entry!r}): {too_big}")
     return random_array(rng, tuple(dims), dtype)
+
+
+# The most memory all example inputs together may take: a picture of a graph does
+# not need more, and a typo (100000x100000x100000) must not take the machine down.
+MAX_EXAMPLE_BYTES = 1 << 30
+
+
+def example_size_problem(shape: tuple[int, ...], dtype: Any, budget: int = MAX_EXAMPLE_BYTES) -> str | None:
+    """Why an example input of ``shape`` cannot be made (too many bytes), or None."""
+    count = 1
+    for size in shape:
+        count *= size
+    needed = count * numpy.dtype(dtype).itemsize
+    if needed <= budget:
+        return None
+    return (
+        f"a {'x'.join(map(str, shape)) or '0-d'} {numpy.dtype(dtype).name} tensor needs {_bytes(needed)}; "
+        f"example inputs may take {_bytes(MAX_EXAMPLE_BYTES)} in all"
+    )
+
+
+def _bytes(count: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if count < 1024 or unit == "EiB":
+            return f"{count:.3g} {unit}" if unit != "B" else f"{count} B"
+        count /= 1024  # type: ignore[assignment]
+    return f"{count} B"
 
 
 def random_array(rng: numpy.random.Generator, shape: tuple[int, ...], dtype: Any) -> numpy.ndarray:
@@ -200,6 +233,7 @@ def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
     """Random inputs from complete tensor types (sizes and dtype known); None if any is open."""
     rng = numpy.random.default_rng(seed)
     values = []
+    left = MAX_EXAMPLE_BYTES
     for value in graph.inputs():
         type_ = value.type()
         if not isinstance(type_, TensorType) or type_.sizes is None or any(s is None for s in type_.sizes):
@@ -207,7 +241,11 @@ def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
         dtype = _SCALAR_TYPES.get(type_.scalar_type or "")
         if dtype is None:
             return None
+        too_big = example_size_problem(tuple(type_.sizes), dtype, left)
+        if too_big is not None:
+            raise TargetError(f"input %{value.debugName()} of type {type_}: {too_big}; give smaller --inputs")
         values.append(random_array(rng, tuple(type_.sizes), dtype))
+        left -= values[-1].nbytes
     return values
 
 
@@ -355,6 +393,7 @@ def _load(
         try:
             graph = parse_ir(path.read_text(encoding="utf-8", errors="surrogateescape"))
             lint(graph)
+            check_argument_counts(graph)  # as `gradview check` does
         except IRParseError as exc:
             raise TargetError(f"{target}:{exc.summary}") from None
         except IRVerifyError as exc:
@@ -448,14 +487,7 @@ def _graph_session(
 ) -> Session:
     names = [v.debugName() for v in graph.inputs()]
     notes: list[str] = []
-    if spec is not None and spec.strip().lower() == NO_INPUTS:
-        values: list[Any] | None = None
-    elif spec is not None:
-        values = parse_input_spec(spec, graph.inputs(), seed)
-    elif file_inputs is not None:
-        values = list(file_inputs)
-    else:
-        values = example_inputs_for(graph, seed)
+    values = _example_values(target, graph, spec, file_inputs, seed)
     if values is None:
         if spec is None:
             notes.append(
@@ -472,6 +504,22 @@ def _graph_session(
         error = f"running the graph on the example inputs failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         return _stopped_session(target, graph, trace, values, names, notes, error)
     return Session(target, trace, graph, values, names, notes)
+
+
+def _example_values(
+    target: str, graph: Graph, spec: str | None, file_inputs: list[Any] | None, seed: int
+) -> list[Any] | None:
+    """The example inputs, or None to run no graph; every failure is one TargetError line."""
+    try:
+        if spec is not None and spec.strip().lower() == NO_INPUTS:
+            return None
+        if spec is not None:
+            return parse_input_spec(spec, graph.inputs(), seed)
+        if file_inputs is not None:
+            return list(file_inputs)
+        return example_inputs_for(graph, seed)
+    except (MemoryError, ValueError, OverflowError) as exc:  # what NumPy says of a shape it cannot make
+        raise TargetError(f"{target}: cannot make the example inputs: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 
 
 def _stopped_session(

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .bounded_json import JSONTooDeepError, loads_bounded
 from .pass_trace import TraceFormatError
 
 __all__ = ["TorchTraceError", "TraceEntry", "read_torch_trace", "load_torch_trace", "looks_like_torch_trace"]
@@ -114,10 +115,12 @@ def read_torch_trace(text: str, source: str = "<trace>") -> list[TraceEntry]:
             )
         finish()
         try:
-            envelope = json.loads(match.group("json"))
+            envelope = loads_bounded(match.group("json"))
         except json.JSONDecodeError as exc:
             column = match.start("json") + exc.colno
             raise TorchTraceError(f"{source}:{number}:{column}: the entry's JSON does not parse: {exc.msg}") from None
+        except JSONTooDeepError as exc:
+            raise TorchTraceError(f"{source}:{number}: the entry's JSON is {exc}") from None
         if not isinstance(envelope, dict):
             raise TorchTraceError(f"{source}:{number}: the entry's JSON is not an object")
         current, payload = (number, envelope), []

@@ -100,8 +100,8 @@ class _Product:
 
 
 def _product(node: Node, db: AliasDb) -> _Product | None:
-    if op_key(node) != "aten::mm":
-        return None
+    if op_key(node) != "aten::mm" or node.maybe_schema() is None:
+        return None  # an aten::mm no overload takes (one input, say) is not a product
     a, b = node.inputs()
     ta, tb = tensor_type(a), tensor_type(b)
     if ta is None or tb is None or ta.scalar_type is None or ta.scalar_type != tb.scalar_type:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..attributes import TensorConstant
+from ..attributes import TensorConstant, format_attribute
 from ..graph import Graph
 from ..node import Node
 
@@ -70,5 +70,9 @@ def _constant_key(node: Node) -> Any:
             value = (value.values, value.sizes, value.scalar_type) if value.values is not None else id(value)
         elif isinstance(value, list):
             value = tuple(value)
+        try:
+            hash(value)
+        except TypeError:  # a dict or an annotated list: equal when printed equal (the type is in the key)
+            value = format_attribute(node.attribute_kind(name), value)
         attributes.append((name, str(node.attribute_kind(name)), type(value).__name__, value))
     return (node.output().type(), tuple(attributes))

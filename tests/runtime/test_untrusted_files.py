@@ -1,0 +1,86 @@
+"""Files and specs the fuzzer found crashing the loaders (issue 25): each now gives
+one line naming the file, however deep its JSON nests or large its sizes are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gradview.ir import parse_ir
+from gradview.runtime.pass_trace import PassTrace, TraceFormatError
+from gradview.runtime.targets import TargetError, load_target, parse_input_spec, trace_executor
+from gradview.runtime.torch_trace_log import TorchTraceError, read_torch_trace
+
+GRAPH = """graph(%x : Double(2, 3, strides=[3, 1], requires_grad=1, device=cpu)):
+  %s : Double(2, 3, strides=[3, 1], requires_grad=1, device=cpu) = aten::sin(%x)
+  %y : Double(2, 3, strides=[3, 1], requires_grad=1, device=cpu) = aten::mul(%s, %x)
+  return (%y)
+"""
+
+
+@pytest.fixture(scope="module")
+def saved() -> dict:
+    import numpy
+
+    trace = trace_executor(parse_ir(GRAPH), [numpy.ones((2, 3))], inline_threshold=0)
+    data = trace.to_json()
+    assert data["saved_measured"], "the fixture needs measured saved values"
+    return data
+
+
+def _write(tmp_path: Path, data: dict, deep: str | None = None) -> str:
+    text = json.dumps(data)
+    if deep is not None:
+        text = text.replace('"DEEP"', deep)
+    path = tmp_path / "trace.json"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("depth", [150, 1000, 100_000])
+def test_a_saved_trace_whose_annotation_nests_deep_is_refused(tmp_path: Path, saved: dict, depth: int) -> None:
+    data = json.loads(json.dumps(saved))
+    data["steps"][1]["annotations"] = {"note": "DEEP"}
+    path = _write(tmp_path, data, "[" * depth + "]" * depth)
+    with pytest.raises(TraceFormatError, match=r"trace\.json: malformed trace: .*nested"):
+        PassTrace.load(path)
+
+
+def test_a_saved_trace_nesting_as_deep_as_gradview_writes_loads(tmp_path: Path, saved: dict) -> None:
+    data = json.loads(json.dumps(saved))
+    data["steps"][1]["annotations"] = {"note": "DEEP"}
+    PassTrace.load(_write(tmp_path, data, "[" * 20 + "]" * 20))
+
+
+@pytest.mark.parametrize("size", ["1e999", "-1", "2.5", "true"])
+def test_a_measured_shape_that_is_not_sizes_is_refused(tmp_path: Path, saved: dict, size: str) -> None:
+    data = json.loads(json.dumps(saved))
+    which = next(iter(data["saved_measured"]))
+    data["saved_measured"][which][0] = [["DEEP"], "float64"]
+    path = _write(tmp_path, data, size)
+    with pytest.raises(TraceFormatError, match="bad measured shape"):
+        PassTrace.load(path)
+
+
+def test_a_torch_trace_envelope_nested_deep_is_refused_naming_the_line() -> None:
+    line = 'V1126 23:35:14.043000 1 x.py:1] {"str": ' + "[" * 1000 + "]" * 1000 + "}\n"
+    with pytest.raises(TorchTraceError, match=r"^log:1: the entry's JSON is nested more than 100 levels deep$"):
+        read_torch_trace(line, "log")
+
+
+@pytest.mark.parametrize("size", ["1099511627776", "4611686018427387904"])
+def test_complete_input_types_too_large_to_make_are_refused(tmp_path: Path, size: str) -> None:
+    path = tmp_path / "big.ir"
+    path.write_text(GRAPH.replace("Double(2, 3,", f"Double({size}, 3,", 1))
+    with pytest.raises(TargetError, match=r"input %x of type .*needs .*example inputs may take 1 GiB in all"):
+        load_target(str(path))
+
+
+def test_inputs_too_large_together_are_refused_before_any_is_made() -> None:
+    graph = parse_ir("graph(%a : Tensor, %b : Tensor):\n  return (%a, %b)\n")
+    with pytest.raises(TargetError, match=r"^--inputs entry 2 \('8192x8192x2'\): a 8192x8192x2 float64 tensor needs 1 GiB"):
+        parse_input_spec("8192x8192,8192x8192x2", graph.inputs())
+    with pytest.raises(TargetError, match=r"7\.11 PiB"):
+        parse_input_spec("1x1,100000x100000x100000", graph.inputs())
