@@ -1,7 +1,8 @@
 """The pointwise activations of torch.nn and the backward kernels their gradients call.
 
-Forward: ``relu6``, ``hardtanh``, ``hardshrink``, ``hardswish``,
-``hardsigmoid``, ``silu``, ``softplus``, ``elu`` and ``threshold``.
+Forward: ``relu``, ``leaky_relu``, ``gelu``, ``relu6``, ``hardtanh``,
+``hardshrink``, ``hardswish``, ``hardsigmoid``, ``silu``, ``softplus``,
+``elu`` and ``threshold``.
 Backward: ``hardtanh_backward``, ``hardshrink_backward``,
 ``hardswish_backward``, ``hardsigmoid_backward``, ``silu_backward``,
 ``softplus_backward``, ``elu_backward`` and ``logit_backward`` (logit itself
@@ -46,7 +47,7 @@ from typing import Any
 import numpy
 
 from .dtypes import is_floating, is_integral, to_dtype
-from .elementwise import promote
+from .elementwise import erf, promote
 from .pointwise_math import logit_bounds
 from .protocol import KernelError
 
@@ -88,6 +89,30 @@ def _in_dtype(xp: Any, value: Any, dtype: Any) -> Any:
 
 
 # -- forward ------------------------------------------------------------------------------------
+def relu(xp: Any, self: Any) -> Any:
+    if self.dtype == xp.bool_:
+        raise KernelError("relu of a bool tensor is not supported")
+    return xp.maximum(self, xp.zeros((), dtype=self.dtype))
+
+
+def leaky_relu(xp: Any, self: Any, negative_slope: Any = 0.01) -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"leaky_relu needs a floating-point tensor, got {self.dtype}")
+    return xp.where(self > 0, self, self * negative_slope).astype(self.dtype, copy=False)
+
+
+def gelu(xp: Any, self: Any, approximate: str = "none") -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"gelu needs a floating-point tensor, got {self.dtype}")
+    x = self
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return (0.5 * x * (1.0 + xp.tanh(inner))).astype(x.dtype, copy=False)
+    if approximate != "none":
+        raise KernelError(f"gelu's approximate must be 'none' or 'tanh', got {approximate!r}")
+    return (0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))).astype(x.dtype, copy=False)
+
+
 def hardtanh(xp: Any, self: Any, min_val: Any = -1, max_val: Any = 1) -> Any:
     if self.dtype == _BOOL:
         raise KernelError("hardtanh: bool inputs are not supported (PyTorch refuses them too)")

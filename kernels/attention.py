@@ -61,9 +61,9 @@ from typing import Any
 
 import numpy
 
+from .activations import gelu, relu
 from .dropout import dropout, dropout_noise
 from .dtypes import to_dtype
-from .elementwise import gelu, relu
 from .nn import native_layer_norm
 from .protocol import KernelError
 from .shapes import check_expandable

@@ -211,30 +211,6 @@ def fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) ->
     return None
 
 
-def relu(xp: Any, self: Any) -> Any:
-    if self.dtype == xp.bool_:
-        raise KernelError("relu of a bool tensor is not supported")
-    return xp.maximum(self, xp.zeros((), dtype=self.dtype))
-
-
-def leaky_relu(xp: Any, self: Any, negative_slope: Any = 0.01) -> Any:
-    if not is_floating(self.dtype):
-        raise KernelError(f"leaky_relu needs a floating-point tensor, got {self.dtype}")
-    return xp.where(self > 0, self, self * negative_slope).astype(self.dtype, copy=False)
-
-
-def gelu(xp: Any, self: Any, approximate: str = "none") -> Any:
-    if not is_floating(self.dtype):
-        raise KernelError(f"gelu needs a floating-point tensor, got {self.dtype}")
-    x = self
-    if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return (0.5 * x * (1.0 + xp.tanh(inner))).astype(x.dtype, copy=False)
-    if approximate != "none":
-        raise KernelError(f"gelu's approximate must be 'none' or 'tanh', got {approximate!r}")
-    return (0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))).astype(x.dtype, copy=False)
-
-
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 

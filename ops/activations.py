@@ -47,7 +47,7 @@ import math
 from collections.abc import Callable
 
 from gradview.ir import NOT_CONSTANT, Node, TensorType, Value, constant_value
-from gradview.kernels import activation_backward, activations, elementwise
+from gradview.kernels import activation_backward, activations
 
 from .emit_util import emit_if, grad_list
 from .gradients import BACKWARD_KERNEL, Emitter
@@ -81,9 +81,9 @@ def _through(kernel: str, *defaults: object):  # noqa: ANN202 - a backward facto
 
 # -- aten::relu, leaky_relu, gelu ------------------------------------------------------------------
 shape_rule("aten::relu", "aten::leaky_relu", "aten::gelu")(unary_same_shapes)
-kernel("aten::relu")(elementwise.relu)
-kernel("aten::leaky_relu")(elementwise.leaky_relu)
-kernel("aten::gelu")(elementwise.gelu)
+kernel("aten::relu")(activations.relu)
+kernel("aten::leaky_relu")(activations.leaky_relu)
+kernel("aten::gelu")(activations.gelu)
 
 
 @formula("aten::relu")

@@ -186,7 +186,29 @@ def _issue22_cases() -> dict[str, list[Case]]:
     return cases
 
 
-CASES = {**build_cases(), **_issue22_cases()}
+def _relu_family_cases() -> dict[str, list[Case]]:
+    """relu (integer tensors too, not bools), leaky_relu and gelu (both approximations)."""
+    rng = seeded_rng("relu family")
+    f32 = rand(rng, (3, 4), dtype=np.float32)
+    line = np.linspace(-12, 12, 241)
+    cases: dict[str, list[Case]] = {}
+    cases["aten::relu"] = [Case([rand(rng, s)]) for s in UNARY_SHAPES] + [
+        Case([EDGES]), Case([EDGES.reshape(1, -1)]), Case([ints(rng, (3, 4))]),
+        Case([bools(rng, (3, 4))], raises=True),
+    ]
+    cases["aten::leaky_relu"] = [Case([rand(rng, s), slope]) for s in UNARY_SHAPES for slope in (0.01, 0.2, 2, -0.5)]
+    cases["aten::leaky_relu"] += [
+        Case([EDGES, 0.1]), Case([f32, 0.2], **SINGLE), Case([ints(rng, (3,)), 0.1], raises=True),
+    ]
+    cases["aten::gelu"] = [Case([rand(rng, s), mode]) for s in UNARY_SHAPES for mode in ("none", "tanh")] + [
+        Case([EDGES, "none"]), Case([EDGES, "tanh"]), Case([line, "none"]), Case([line, "tanh"]),
+        Case([f32, "tanh"], rtol=1e-5, atol=1e-6), Case([f32, "none"], rtol=1e-5, atol=1e-6),
+        Case([rand(rng, (3,)), "erf"], raises=True), Case([ints(rng, (3,)), "none"], raises=True),
+    ]
+    return cases
+
+
+CASES = {**build_cases(), **_issue22_cases(), **_relu_family_cases()}
 
 
 @pytest.mark.parametrize("qualified", sorted(CASES))

@@ -84,7 +84,6 @@ def test_gradview_schemas_are_declared_with_their_op() -> None:
 # for issue 22, which the lead folds later. The list may only shrink.
 _FAMILIES_NOT_YET_ALIGNED = {
     ("activations", "activation_backward"),
-    ("activations", "elementwise"),
     ("concat_split", "shapes"),
     ("concat_split", "shapes_extra"),
     ("concat_split", "view_backward"),
