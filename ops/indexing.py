@@ -465,10 +465,56 @@ shape_rule("gradview::take_along_dim_backward")(by_kernel(kernels.take_along_dim
 no_gradient("gradview::take_along_dim_backward", reason=BACKWARD_KERNEL)
 
 
-# PyTorch differentiates these (derivatives.yaml: scatter_reduce_backward, as_strided_scatter's
-# storage-geometry rule); gradview has no gradient for them yet and refuses the backward
-# through them in one line naming the node, rather than give a wrong or lost gradient.
+# scatter with a ``reduce=`` argument: derivatives.yaml has no entry, so PyTorch's result
+# requires grad and its backward raises; gradview refuses the backward the same way.
 no_gradient(
-    "aten::scatter.reduce", "aten::scatter.value_reduce", "aten::scatter_reduce.two", "aten::as_strided_scatter",
-    reason="gradview has no gradient for it yet (PyTorch has one)",
+    "aten::scatter.reduce", "aten::scatter.value_reduce",
+    reason="the derivative for aten::scatter with a reduce argument is not implemented (PyTorch has none)",
 )
+
+
+# -- aten::scatter_reduce.two: derivatives.yaml's scatter_reduce_backward ------------------------
+@formula("aten::scatter_reduce.two")
+def _scatter_reduce_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self,
+    result)``: one backward kernel for every ``reduce``, which it reads at run time."""
+    self_, dim, index, src, reduce, include_self = node.inputs()
+    if not (needs_grad(self_) or needs_grad(src)):
+        return [None] * 6
+    grad_self, grad_src = emit.op(
+        "gradview::scatter_reduce_backward", grads[0], self_, dim, index, src, reduce, include_self, node.output()
+    )
+    return [grad_self if needs_grad(self_) else None, None, None, grad_src if needs_grad(src) else None, None, None]
+
+
+schema(
+    "gradview::scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, "
+    "bool include_self, Tensor result) -> (Tensor, Tensor)"
+)
+kernel("gradview::scatter_reduce_backward")(kernels.scatter_reduce_backward)
+no_gradient("gradview::scatter_reduce_backward", reason=BACKWARD_KERNEL)
+
+
+@shape_rule("gradview::scatter_reduce_backward")
+def _scatter_reduce_backward_shapes(args: NodeArgs) -> RuleResult:
+    """Shaped like ``self`` and like ``src``."""
+    self, src = args.tensor(1), args.tensor(4)
+    if self is None or src is None:
+        return None
+    return [fresh(self.scalar_type, self.sizes, self.device), fresh(src.scalar_type, src.sizes, src.device)]
+
+
+# -- aten::as_strided_scatter: derivatives.yaml's rule, with graph ops -------------------------
+@formula("aten::as_strided_scatter")
+def _as_strided_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``src: grad.contiguous().as_strided(size, stride, storage_offset)``; ``self:
+    as_strided_scatter_backward``, which for a contiguous self is zeros with that same window
+    of the gradient copied in: the gradient *at* the written positions, not elsewhere. That is
+    PyTorch's number (its OpInfo marks the gradcheck of this op an expected failure), and
+    gradview gives it as PyTorch does."""
+    self_, src, size, stride, offset = node.inputs()
+    window = emit.op("aten::as_strided", emit.op("aten::contiguous", grads[0], 0), size, stride, offset)
+    grad_self = None
+    if needs_grad(self_):
+        grad_self = emit.op("aten::as_strided_scatter", _zeros_like(emit, grads[0]), window, size, stride, offset)
+    return [grad_self, window if needs_grad(src) else None, None, None, None]

@@ -55,8 +55,6 @@ _BESSEL = (
     "(the op has no derivative either way)"
 )
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "aten::as_strided_scatter": _NO_GRADIENT_YET,
-    "aten::scatter_reduce.two": _NO_GRADIENT_YET,
     **{
         f"aten::special_{name}": _BESSEL
         for name in ("modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",

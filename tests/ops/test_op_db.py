@@ -85,7 +85,7 @@ NOT_YET_KERNELS = frozenset({
     "aten::special_shifted_chebyshev_polynomial_w", "aten::special_spherical_bessel_j0",
     "aten::special_xlog1py", "aten::xlogy",
 })
-NOT_YET_GRADIENTS = frozenset({"aten::scatter_reduce", "aten::as_strided_scatter"})
+NOT_YET_GRADIENTS: frozenset[str] = frozenset()
 
 
 def _not_yet(failure: SweepFailure) -> str | None:
