@@ -6,8 +6,9 @@ Forward: ``relu``, ``leaky_relu``, ``gelu``, ``relu6``, ``hardtanh``,
 Backward: ``hardtanh_backward``, ``hardshrink_backward``,
 ``hardswish_backward``, ``hardsigmoid_backward``, ``silu_backward``,
 ``softplus_backward``, ``elu_backward`` and ``logit_backward`` (logit itself
-is in pointwise_math.py; relu's, leaky_relu's and gelu's backward kernels
-are in activation_backward.py).
+is in pointwise_math.py), and the backward kernels of tanh, sigmoid, relu
+(``threshold_backward``), leaky_relu and gelu, which promote their two
+inputs as PyTorch does.
 
 Each one is ATen's CPU formula, edges included, since gradients at the
 kinks are PyTorch's conventions rather than mathematics:
@@ -42,6 +43,7 @@ float32 and rounds back.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -49,7 +51,7 @@ import numpy
 from .dtypes import is_floating, is_integral, to_dtype
 from .elementwise import erf, promote
 from .pointwise_math import logit_bounds
-from .protocol import KernelError
+from .protocol import FastPath, KernelError
 
 __all__: list[str] = []
 
@@ -266,6 +268,107 @@ def logit_backward(xp: Any, grad_output: Any, self: Any, eps: float | None = Non
         lo, hi = logit_bounds(xp, eps, dtype, g.dtype)
         outside, fill = xp.logical_or(x < lo, x > hi), _zero(xp, g)
     return xp.where(outside, fill, inner).astype(dtype, copy=False)
+
+
+# -- tanh, sigmoid, relu (threshold), leaky_relu and gelu backward ------------------------------
+def _promoted_floating(xp: Any, op: str, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    dtype, (x, y) = promote(xp, a, b)
+    if not is_floating(dtype):
+        raise KernelError(f"{op}: expected floating-point tensors, got {a.dtype} and {b.dtype}")
+    return dtype, x, y
+
+
+def _elementwise_in_place(g: Any, y: Any) -> bool:
+    """Whether a backward formula may build its result in one fresh buffer:
+    same-shaped arrays (no broadcasting) of at least one dimension (NumPy turns
+    0-d results into scalars, which take no ``out=``)."""
+    return getattr(g, "shape", None) == getattr(y, "shape", None) and getattr(y, "ndim", 0) > 0
+
+
+def tanh_backward(xp: Any, grad_output: Any, output: Any) -> Any:
+    """grad * (1 - y^2)."""
+    dtype, g, y = _promoted_floating(xp, "tanh_backward", grad_output, output)
+    return _tanh_backward_same_dtype(xp, g, y).astype(dtype, copy=False)
+
+
+def _tanh_backward_same_dtype(xp: Any, g: Any, y: Any) -> Any:
+    if not _elementwise_in_place(g, y):
+        return g * (1 - y * y)
+    result = xp.multiply(y, y)  # one fresh buffer, then in place
+    xp.subtract(1, result, out=result)
+    return xp.multiply(result, g, out=result)
+
+
+def sigmoid_backward(xp: Any, grad_output: Any, output: Any) -> Any:
+    """grad * (1 - y) * y."""
+    dtype, g, y = _promoted_floating(xp, "sigmoid_backward", grad_output, output)
+    return _sigmoid_backward_same_dtype(xp, g, y).astype(dtype, copy=False)
+
+
+def _sigmoid_backward_same_dtype(xp: Any, g: Any, y: Any) -> Any:
+    if not _elementwise_in_place(g, y):
+        return g * (1 - y) * y
+    result = xp.subtract(1, y)  # one fresh buffer, then in place
+    xp.multiply(result, y, out=result)
+    return xp.multiply(result, g, out=result)
+
+
+def _same_dtype_fast_path(formula: Callable[[Any, Any, Any], Any]) -> FastPath:
+    """Both operands statically of one float dtype: no promotion to work out."""
+
+    def fast(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+        if dtypes[0] not in _FLOAT_NAMES or dtypes[0] != dtypes[1]:
+            return None
+
+        def backward(grad_output: Any, output: Any) -> Any:
+            return formula(xp, grad_output, output)
+
+        return backward, (0, 1)
+
+    return fast
+
+
+fast_tanh_backward = _same_dtype_fast_path(_tanh_backward_same_dtype)
+fast_sigmoid_backward = _same_dtype_fast_path(_sigmoid_backward_same_dtype)
+
+
+_FLOAT_NAMES = frozenset({"Float", "Double", "Half"})
+
+
+def threshold_backward(xp: Any, grad_output: Any, self: Any, threshold: Any) -> Any:
+    """grad where self > threshold, else 0 (relu's backward with threshold 0)."""
+    dtype, (g, x) = promote(xp, grad_output, self)
+    return xp.where(x <= threshold, xp.zeros((), dtype=dtype), g).astype(dtype, copy=False)
+
+
+def leaky_relu_backward(xp: Any, grad_output: Any, self: Any, negative_slope: Any, self_is_result: bool) -> Any:
+    if self_is_result and negative_slope < 0:
+        raise KernelError(
+            "leaky_relu_backward: a negative slope is not supported when self is the result "
+            "(the forward ran in place)"
+        )
+    dtype, g, x = _promoted_floating(xp, "leaky_relu_backward", grad_output, self)
+    return xp.where(x > 0, g, g * negative_slope).astype(dtype, copy=False)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def gelu_backward(xp: Any, grad_output: Any, self: Any, approximate: str = "none") -> Any:
+    dtype, g, x = _promoted_floating(xp, "gelu_backward", grad_output, self)
+    if approximate == "tanh":
+        kappa = 0.044715
+        inner = _SQRT_2_OVER_PI * (x + kappa * x * x * x)
+        t = xp.tanh(inner)
+        left = 0.5 * (1 + t)
+        right = 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * kappa * x * x)
+        return (g * (left + right)).astype(dtype, copy=False)
+    if approximate != "none":
+        raise KernelError(f"gelu_backward: approximate must be 'none' or 'tanh', got {approximate!r}")
+    cdf = 0.5 * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))
+    pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    return (g * (cdf + x * pdf)).astype(dtype, copy=False)
 
 
 # -- celu, selu, mish, glu, log_sigmoid, prelu, softshrink (ATen's Activation.cpp) ---------------

@@ -47,7 +47,7 @@ import math
 from collections.abc import Callable
 
 from gradview.ir import NOT_CONSTANT, Node, TensorType, Value, constant_value
-from gradview.kernels import activation_backward, activations
+from gradview.kernels import activations
 
 from .emit_util import emit_if, grad_list
 from .gradients import BACKWARD_KERNEL, Emitter
@@ -165,13 +165,13 @@ shape_rule(
     "aten::hardswish_backward", "aten::hardsigmoid_backward", "aten::silu_backward",
     "aten::softplus_backward", "aten::elu_backward", "aten::logit_backward",
 )(backward_shapes)
-kernel("aten::tanh_backward")(activation_backward.tanh_backward)
-kernel("aten::sigmoid_backward")(activation_backward.sigmoid_backward)
-fast_path("aten::tanh_backward")(activation_backward.fast_tanh_backward)
-fast_path("aten::sigmoid_backward")(activation_backward.fast_sigmoid_backward)
-kernel("aten::threshold_backward")(activation_backward.threshold_backward)
-kernel("aten::leaky_relu_backward")(activation_backward.leaky_relu_backward)
-kernel("aten::gelu_backward")(activation_backward.gelu_backward)
+kernel("aten::tanh_backward")(activations.tanh_backward)
+kernel("aten::sigmoid_backward")(activations.sigmoid_backward)
+fast_path("aten::tanh_backward")(activations.fast_tanh_backward)
+fast_path("aten::sigmoid_backward")(activations.fast_sigmoid_backward)
+kernel("aten::threshold_backward")(activations.threshold_backward)
+kernel("aten::leaky_relu_backward")(activations.leaky_relu_backward)
+kernel("aten::gelu_backward")(activations.gelu_backward)
 kernel("aten::hardtanh_backward")(activations.hardtanh_backward)
 kernel("aten::hardshrink_backward")(activations.hardshrink_backward)
 kernel("aten::hardswish_backward")(activations.hardswish_backward)

@@ -208,7 +208,26 @@ def _relu_family_cases() -> dict[str, list[Case]]:
     return cases
 
 
-CASES = {**build_cases(), **_issue22_cases(), **_relu_family_cases()}
+def _relu_family_backward_cases() -> dict[str, list[Case]]:
+    """tanh, sigmoid, threshold (relu's), leaky_relu and gelu backward: broadcast and promoted inputs."""
+    rng = seeded_rng("relu family backward")
+    cases = {
+        "aten::tanh_backward": _backward_cases("tanh_backward", [[]]),
+        "aten::sigmoid_backward": _backward_cases("sigmoid_backward", [[]]),
+        "aten::leaky_relu_backward": _backward_cases(
+            "leaky_relu_backward", [[0.01, False], [0.2, False], [-0.5, False], [0.1, True]]
+        ) + [Case([rand(rng, (3,)), rand(rng, (3,)), -0.5, True], raises=True)],  # in place, negative slope
+        "aten::gelu_backward": _backward_cases("gelu_backward", [["none"], ["tanh"]])
+        + [Case([rand(rng, (3,)), rand(rng, (3,)), "bad"], raises=True)],
+    }
+    threshold = _backward_cases("threshold_backward", [[0], [0.5], [-1.25]])
+    cases["aten::threshold_backward"] = threshold[:-1] + [  # integer tensors are PyTorch's too
+        Case([ints(rng, (2, 3, 4)), rand(rng, (2, 3, 4)), 0.5]), Case([ints(rng, (3, 4)), ints(rng, (3, 4)), 0]),
+    ]
+    return cases
+
+
+CASES = {**build_cases(), **_issue22_cases(), **_relu_family_cases(), **_relu_family_backward_cases()}
 
 
 @pytest.mark.parametrize("qualified", sorted(CASES))

@@ -4,7 +4,7 @@ gradview's interpreter.
 
 Values agree to 1e-6 relative in float64 (1e-5 in float32), dtypes and shapes
 exactly (dropout's kernels are test_dropout.py's).
-test_activation_backward.py shares this module's helpers.
+test_softmax.py shares this module's helpers.
 """
 
 from __future__ import annotations
