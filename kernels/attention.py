@@ -64,7 +64,7 @@ import numpy
 from .activations import gelu, relu
 from .dropout import dropout, dropout_noise
 from .dtypes import to_dtype
-from .nn import native_layer_norm
+from .normalization import native_layer_norm
 from .protocol import KernelError
 from .shapes import check_expandable
 

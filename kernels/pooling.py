@@ -1,4 +1,9 @@
-"""Average pooling (fixed and adaptive windows) and its backward kernels.
+"""Max and average pooling (fixed and adaptive windows) and their backward kernels.
+
+* **max_pool2d** (with indices) stacks the kernel taps of the input padded
+  with the lowest value and keeps the first maximum of each window in
+  row-major order (the last NaN), as PyTorch's CPU kernel; its backward
+  scatter-adds each gradient onto the element its index names.
 
 * **avg_pool2d** sums every window of the zero-padded input at once
   (``sliding_window_view``) and divides by PyTorch's divisor: the window's
@@ -14,7 +19,7 @@
   back over its window (membership matrices again, or one strided add per
   kernel tap).
 
-2-d max pooling lives in nn.py; the N-d pools (max and average over 1-d and 3-d
+The N-d pools (max and average over 1-d and 3-d
 windows, adaptive max pooling, max_unpool) are at the end of this module. Float16 is
 computed in float32 and cast back.
 """
@@ -26,10 +31,11 @@ import math
 from typing import Any
 
 from .dtypes import is_floating, to_dtype
-from .nn import _pool_geometry
 from .protocol import KernelError
 
 __all__ = [
+    "max_pool2d",
+    "max_pool2d_with_indices",
     "avg_pool2d",
     "avg_pool2d_backward",
     "adaptive_avg_pool1d",
@@ -43,6 +49,159 @@ __all__ = [
 
 def _compute_dtype(dtype: Any) -> Any:
     return to_dtype("Float") if dtype == to_dtype("Half") else dtype
+
+
+def _int_list(value: Any) -> list[int]:
+    return [value] if isinstance(value, int) else list(value)
+
+
+def _check_shape(op: str, name: str, tensor: Any, shape: tuple[int, ...]) -> None:
+    if tuple(tensor.shape) != tuple(shape):
+        raise KernelError(f"{op}: {name} must have shape {list(shape)}, got {list(tensor.shape)}")
+
+
+# -- max pooling -----------------------------------------------------------------
+def _pair(op: str, name: str, value: Any) -> list[int]:
+    items = _int_list(value)
+    if len(items) == 1:
+        items = items * 2
+    if len(items) != 2:
+        raise KernelError(f"{op}: {name} must be a single int or two ints, got {items}")
+    return items
+
+
+def _pool_geometry(
+    op: str, shape: tuple[int, ...], kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool
+) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+    """Kernel, stride, padding, dilation and output size (rows, cols) as PyTorch computes them."""
+    kernel = _pair(op, "kernel_size", kernel_size)
+    steps = kernel if not _int_list(stride) else _pair(op, "stride", stride)
+    pads = _pair(op, "padding", padding)
+    dilations = _pair(op, "dilation", dilation)
+    if len(shape) not in (3, 4) or any(s == 0 for s in shape[-3:]):
+        raise KernelError(
+            f"{op}: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input with non-zero C, H, W, got shape {list(shape)}"
+        )
+    if min(kernel) <= 0:
+        raise KernelError(f"{op}: kernel_size must be positive, got {kernel}")
+    if min(steps) <= 0:
+        raise KernelError(f"{op}: stride must be positive, got {steps}")
+    if min(dilations) <= 0:
+        raise KernelError(f"{op}: dilation must be positive, got {dilations}")
+    if min(pads) < 0:
+        raise KernelError(f"{op}: padding must be non-negative, got {pads}")
+    if any(p > k // 2 for p, k in zip(pads, kernel, strict=True)):
+        raise KernelError(f"{op}: padding {pads} must be at most half of kernel_size {kernel}")
+    sizes = []
+    for size, k, s, p, d in zip(shape[-2:], kernel, steps, pads, dilations, strict=True):
+        span = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+        out = span // s + 1
+        if ceil_mode and (out - 1) * s >= size + p:
+            out -= 1  # the last window would start in the padding
+        if out < 1:
+            raise KernelError(
+                f"{op}: the output would be empty for input size {list(shape[-2:])}, "
+                f"kernel_size {kernel}, stride {steps}, padding {pads}, dilation {dilations}"
+            )
+        sizes.append(out)
+    return kernel, steps, pads, dilations, sizes
+
+
+def _max_pool2d(
+    xp: Any, op: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool
+) -> tuple[Any, Any]:
+    if input.dtype == to_dtype("Bool"):
+        raise KernelError(f"{op}: bool tensors are not supported")
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (oh, ow) = _pool_geometry(
+        op, tuple(input.shape), kernel_size, stride, padding, dilation, ceil_mode
+    )
+    x = input if input.ndim == 4 else input[None]
+    n, c, h, w = x.shape
+    # Pad with the lowest value, far enough that every window fits.
+    rows = max(h + ph, (oh - 1) * sh + (kh - 1) * dh + 1)
+    cols = max(w + pw, (ow - 1) * sw + (kw - 1) * dw + 1)
+    floating = is_floating(x.dtype)
+    lowest = -math.inf if floating else xp.iinfo(x.dtype).min
+    padded = xp.full((n, c, rows, cols), lowest, dtype=x.dtype)
+    padded[:, :, ph : ph + h, pw : pw + w] = x
+    valid = xp.zeros((rows, cols), dtype=bool)
+    valid[ph : ph + h, pw : pw + w] = True
+    windows, valids = [], []
+    for i in range(kh):
+        for j in range(kw):
+            r = slice(i * dh, i * dh + (oh - 1) * sh + 1, sh)
+            q = slice(j * dw, j * dw + (ow - 1) * sw + 1, sw)
+            windows.append(padded[:, :, r, q])
+            valids.append(valid[r, q])
+    stack = xp.stack(windows)  # (kh*kw, N, C, OH, OW), window positions in row-major order
+    inside = xp.stack(valids)[:, None, None]
+    values = xp.max(stack, axis=0)
+    # PyTorch scans a window in row-major order and keeps the first maximum
+    # (the first element inside the input when all are -inf), but the last NaN.
+    position = xp.argmax(inside & (stack == values[None]), axis=0)
+    if floating:
+        nan = stack != stack
+        last_nan = (len(windows) - 1) - xp.argmax(xp.flip(nan, axis=0), axis=0)
+        position = xp.where(xp.any(nan, axis=0), last_nan, position)
+    row = xp.arange(oh).reshape(oh, 1) * sh - ph + (position // kw) * dh
+    col = xp.arange(ow).reshape(1, ow) * sw - pw + (position % kw) * dw
+    indices = (row * w + col).astype(to_dtype("Long"), copy=False)
+    if input.ndim == 3:
+        values, indices = values[0], indices[0]
+    return values, indices
+
+
+def max_pool2d_with_indices(
+    xp: Any,
+    self: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> tuple[Any, Any]:
+    """(values, indices); indices are flat positions h * W + w within each input plane."""
+    return _max_pool2d(xp, "max_pool2d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(
+    xp: Any,
+    self: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> Any:
+    return _max_pool2d(xp, "max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def max_pool2d_with_indices_backward(
+    xp: Any,
+    grad_output: Any,
+    self: Any,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+    indices: Any,
+) -> Any:
+    """Scatter-add each output gradient onto the input element its index names."""
+    op = "max_pool2d_with_indices_backward"
+    _, _, _, _, (oh, ow) = _pool_geometry(op, tuple(self.shape), kernel_size, stride, padding, dilation, ceil_mode)
+    expected = (*self.shape[:-2], oh, ow)
+    _check_shape(op, "grad_output", grad_output, expected)
+    _check_shape(op, "indices", indices, expected)
+    if not is_floating(grad_output.dtype):
+        raise KernelError(f"{op}: expected floating-point tensors, got {grad_output.dtype}")
+    h, w = self.shape[-2:]
+    planes = math.prod(self.shape[:-2])
+    offsets = (xp.arange(planes, dtype=to_dtype("Long")) * (h * w)).reshape(planes, 1)
+    flat = (indices.reshape(planes, oh * ow).astype(to_dtype("Long"), copy=False) + offsets).reshape(-1)
+    weights = grad_output.reshape(-1).astype(to_dtype("Double"), copy=False)
+    total = xp.bincount(flat, weights=weights, minlength=planes * h * w)
+    return total.reshape(self.shape).astype(grad_output.dtype, copy=False)
 
 
 # -- avg_pool2d -------------------------------------------------------------------------------

@@ -45,14 +45,13 @@ form PyTorch's exported graphs use); ``.no_stats`` has no running statistics,
 returns the updated running statistics instead of writing them.
 
 Float16 inputs are computed in float32 and cast back (kernels in
-``kernels/nn.py`` and ``kernels/normalization.py``).
+``kernels/normalization.py``).
 """
 
 from __future__ import annotations
 
 from gradview.ir import Node, Value
 from gradview.ir.types import BoolType, IntType, ListType, TensorType
-from gradview.kernels import nn as nn_kernels
 from gradview.kernels import normalization as norm_kernels
 
 from .emit_util import emit_if
@@ -101,9 +100,9 @@ def _results(
 
 
 # -- aten::layer_norm, native_layer_norm, native_layer_norm_backward -------------------------------
-kernel("aten::layer_norm")(nn_kernels.layer_norm)
-kernel("aten::native_layer_norm")(nn_kernels.native_layer_norm)
-kernel("aten::native_layer_norm_backward")(nn_kernels.native_layer_norm_backward)
+kernel("aten::layer_norm")(norm_kernels.layer_norm)
+kernel("aten::native_layer_norm")(norm_kernels.native_layer_norm)
+kernel("aten::native_layer_norm_backward")(norm_kernels.native_layer_norm_backward)
 
 
 @shape_rule("aten::layer_norm", "aten::group_norm")
@@ -172,9 +171,9 @@ no_gradient("aten::native_layer_norm_backward", reason=BACKWARD_KERNEL)
 
 
 # -- aten::batch_norm, native_batch_norm, native_batch_norm_backward -------------------------------
-kernel("aten::batch_norm")(nn_kernels.batch_norm)
-kernel("aten::native_batch_norm")(nn_kernels.native_batch_norm)
-kernel("aten::native_batch_norm_backward")(nn_kernels.native_batch_norm_backward)
+kernel("aten::batch_norm")(norm_kernels.batch_norm)
+kernel("aten::native_batch_norm")(norm_kernels.native_batch_norm)
+kernel("aten::native_batch_norm_backward")(norm_kernels.native_batch_norm_backward)
 
 
 def _like_suggested(x: TensorType) -> TensorType:

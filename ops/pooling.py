@@ -37,7 +37,6 @@ PyTorch's ``max_pool_double_backward``).
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-from gradview.kernels import nn as nn_kernels
 from gradview.kernels import pooling as pool_kernels
 
 from .nn import like_input
@@ -75,8 +74,8 @@ def _zeros_like(emit: Emitter, x: Value) -> Value:
 
 
 # -- aten::max_pool2d, max_pool2d_with_indices, avg_pool2d: the output sizes -----------------------
-kernel("aten::max_pool2d")(nn_kernels.max_pool2d)
-kernel("aten::max_pool2d_with_indices")(nn_kernels.max_pool2d_with_indices)
+kernel("aten::max_pool2d")(pool_kernels.max_pool2d)
+kernel("aten::max_pool2d_with_indices")(pool_kernels.max_pool2d_with_indices)
 kernel("aten::avg_pool2d")(pool_kernels.avg_pool2d)
 
 
@@ -226,7 +225,7 @@ def adaptive_avg_pool1d(emit: Emitter, node: Node, saved: Saved, grads: Grads) -
 kernel("aten::avg_pool2d_backward")(pool_kernels.avg_pool2d_backward)
 kernel("aten::_adaptive_avg_pool2d_backward")(pool_kernels.adaptive_avg_pool2d_backward)
 kernel("aten::_adaptive_avg_pool3d_backward")(pool_kernels.adaptive_avg_pool3d_backward)
-kernel("aten::max_pool2d_with_indices_backward")(nn_kernels.max_pool2d_with_indices_backward)
+kernel("aten::max_pool2d_with_indices_backward")(pool_kernels.max_pool2d_with_indices_backward)
 
 
 @shape_rule(

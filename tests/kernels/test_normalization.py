@@ -1,8 +1,8 @@
-"""Normalization kernels against PyTorch: group_norm / native_group_norm and its
-backward (kernels/normalization.py), the _native_batch_norm_legit family (_functional
-returning the updated running statistics without writing its inputs), and
-batch norm's in-place update of the running statistics in training mode
-(kernels/nn.py): after one training step the buffers equal those of
+"""Normalization kernels (kernels/normalization.py) against PyTorch: layer and batch
+norm and their backward kernels on seeded inputs, group_norm / native_group_norm and
+its backward, the _native_batch_norm_legit family (_functional returning the updated
+running statistics without writing its inputs), and batch norm's in-place update of
+the running statistics in training mode: after one training step the buffers equal those of
 torch.nn.BatchNorm1d/2d, momentum and the unbiased variance included, and a
 graph shaped like a traced BatchNorm2d (``add_`` on num_batches_tracked, then
 ``batch_norm``) leaves every buffer as the module does.
@@ -20,6 +20,7 @@ from gradview.runtime import GraphRuntimeError
 from gradview.runtime import run_graph as _run_graph
 from tests.kernels import oracle
 from tests.kernels.oracle import check_op, op_graph, torch_call
+from tests.kernels.seeded_checks import SEEDS, as_torch, check, expect_error, randn, run_graph
 
 
 def _check(op: str, args: list) -> list:
@@ -202,3 +203,107 @@ def test_training_step_leaves_the_module_buffers(module: str) -> None:
         ["running_mean", "running_var", "num_batches_tracked"], buffers, torch_module.named_buffers(), strict=True
     ):
         np.testing.assert_allclose(backend.to_host(ours_buffer), theirs_buffer.numpy(), rtol=1e-12, err_msg=name)
+
+
+# -- layer norm ----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_layer_norm(seed: int, dtype: type) -> None:
+    rng = np.random.default_rng(seed)
+    shape = [(6,), (3, 5), (2, 3, 4), (2, 3, 4, 5)][seed % 4]
+    x = randn(rng, *shape, dtype=dtype) * 3 + 1
+    for k in range(1, len(shape) + 1):
+        normalized = list(shape[-k:])
+        w = randn(rng, *normalized, dtype=dtype)
+        b = randn(rng, *normalized, dtype=dtype)
+        eps = float(rng.choice([1e-5, 1e-3]))
+        for weight, bias in ((None, None), (w, None), (None, b), (w, b)):
+            check("aten::native_layer_norm", [x, normalized, weight, bias, eps])
+            check("aten::layer_norm", [x, normalized, weight, bias, eps, True])
+
+
+def test_layer_norm_shape_errors() -> None:
+    x = np.ones((2, 3, 4))
+    expect_error("aten::native_layer_norm", [x, [3], None, None, 1e-5], r"normalized_shape=\[3\]")
+    expect_error("aten::layer_norm", [x, [4], np.ones(3), None, 1e-5, True], "weight must have shape")
+    expect_error("aten::native_layer_norm", [x.astype(np.int64), [4], None, None, 1e-5], "floating-point")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_native_layer_norm_backward(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shape = [(4, 6), (2, 3, 5), (2, 3, 4, 2)][seed % 3]
+    k = 1 + seed % (len(shape) - 1)
+    normalized = list(shape[-k:])
+    x, grad = randn(rng, *shape), randn(rng, *shape)
+    w, b = randn(rng, *normalized), randn(rng, *normalized)
+    _, mean, rstd = (t.numpy() for t in torch.ops.aten.native_layer_norm(as_torch(x), normalized, as_torch(w), as_torch(b), 1e-5))
+    for mask in ([True, True, True], [True, False, False], [False, True, True], [False, False, True]):
+        check("aten::native_layer_norm_backward", [grad, x, normalized, mean, rstd, w, b, mask])
+    check("aten::native_layer_norm_backward", [grad, x, normalized, mean, rstd, None, None, [True, False, False]])
+
+
+# -- batch norm ----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_native_batch_norm(seed: int, dtype: type) -> None:
+    rng = np.random.default_rng(seed)
+    shape = [(4, 3), (2, 3, 5), (2, 3, 4, 5), (1, 2, 3, 2, 2), (3, 2, 1)][seed]
+    c = shape[1]
+    x = randn(rng, *shape, dtype=dtype) * 2 + 0.5
+    w, b = randn(rng, c, dtype=dtype), randn(rng, c, dtype=dtype)
+    running_mean = randn(rng, c, dtype=dtype)
+    running_var = np.asarray(rng.random(c) + 0.5, dtype=dtype)
+    for weight, bias in ((None, None), (w, b), (w, None)):
+        for stats in ((None, None), (running_mean, running_var)):
+            args = [x, weight, bias, *stats, True, 0.1, 1e-5]
+            check("aten::native_batch_norm", args)
+            check("aten::batch_norm", [*args, True])
+        args = [x, weight, bias, running_mean, running_var, False, 0.1, 1e-3]
+        check("aten::native_batch_norm", args)
+        check("aten::batch_norm", [*args, True])
+
+
+def test_batch_norm_of_one_value_per_channel() -> None:
+    x = randn(np.random.default_rng(1), 1, 3)  # zero variance: the output is the bias
+    for training in (True, False):
+        check("aten::native_batch_norm", [x, None, np.ones(3), np.zeros(3), np.ones(3), training, 0.1, 1e-5])
+
+
+def test_batch_norm_updates_running_stats_in_place() -> None:
+    """As PyTorch's: momentum 0.1, the unbiased variance (test_normalization.py compares with torch)."""
+    if oracle.BACKEND != "numpy":
+        pytest.skip("host arrays are copied to the device: the update lands on the copy")
+    rng = np.random.default_rng(0)
+    x = randn(rng, 4, 3, 2)
+    running_mean, running_var = np.zeros(3), np.ones(3)
+    graph, inputs = op_graph("aten::native_batch_norm", [x, None, None, running_mean, running_var, True, 0.1, 1e-5])
+    out, save_mean, save_invstd = run_graph(graph, inputs)
+    np.testing.assert_allclose(running_mean, 0.1 * x.mean(axis=(0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(running_var, 0.9 + 0.1 * x.var(axis=(0, 2), ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(save_mean, x.mean(axis=(0, 2)), rtol=1e-12)
+
+
+def test_batch_norm_errors() -> None:
+    x = np.ones((2, 3, 4))
+    expect_error("aten::native_batch_norm", [x, None, None, None, None, False, 0.1, 1e-5], "running_mean")
+    expect_error("aten::batch_norm", [x, np.ones(4), None, None, None, True, 0.1, 1e-5, True], r"weight must have shape \[3\]")
+    expect_error("aten::native_batch_norm", [np.ones(3), None, None, None, None, True, 0.1, 1e-5], "at least 2 dims")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_native_batch_norm_backward(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shape = [(5, 3), (2, 3, 4), (2, 3, 4, 2)][seed % 3]
+    c = shape[1]
+    x, grad, w = randn(rng, *shape), randn(rng, *shape), randn(rng, c)
+    running_mean, running_var = randn(rng, c), rng.random(c) + 0.5
+    _, save_mean, save_invstd = (
+        t.numpy() for t in torch.ops.aten.native_batch_norm(as_torch(x), as_torch(w), None, None, None, True, 0.1, 1e-5)
+    )
+    for mask in ([True, True, True], [True, False, False], [False, True, True]):
+        for weight in (w, None):
+            check("aten::native_batch_norm_backward",
+                   [grad, x, weight, None, None, save_mean, save_invstd, True, 1e-5, mask])
+            check("aten::native_batch_norm_backward",
+                   [grad, x, weight, running_mean, running_var, None, None, False, 1e-5, mask])

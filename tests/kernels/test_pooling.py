@@ -3,7 +3,7 @@ strides (default = kernel), paddings, ceil_mode, count_include_pad and
 divisor_override on odd sizes, integer inputs (truncating division); the
 adaptive average pools (1-d, 2-d, windows of unequal sizes, outputs larger
 than the input) and their backward; max_pool2d over ceil_mode, padding and
-dilation (kernels/nn.py). Values to 1e-10 relative in float64, 1e-5 in float32.
+dilation, its errors and its backward (kernels/pooling.py). Values to 1e-10 relative in float64, 1e-5 in float32.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ import itertools
 
 import numpy as np
 import pytest
+import torch
 
 from gradview.runtime import GraphRuntimeError
 from gradview.runtime import run_graph as _run_graph
 from tests.kernels import oracle
 from tests.kernels.oracle import check_op, op_graph, torch_call
+from tests.kernels.seeded_checks import as_torch, check, expect_error, randn
 
 
 def _check(op: str, args: list) -> list:
@@ -152,7 +154,7 @@ def test_adaptive_pool_refusals() -> None:
     _refuses("aten::adaptive_avg_pool1d", [x, [2]])  # 4-d input
 
 
-# -- max_pool2d (kernels/nn.py) ------------------------------------------------------------------------
+# -- max_pool2d ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("kernel", "stride", "padding", "dilation"), [
     ([2, 2], [], [0, 0], [1, 1]), ([3, 3], [2, 2], [1, 1], [1, 1]), ([3, 2], [2, 1], [1, 1], [2, 2]),
     ([2, 3], [3, 2], [1, 0], [2, 1]), ([3, 3], [1, 1], [1, 1], [3, 3]), ([1, 1], [2, 2], [0, 0], [1, 1]),
@@ -169,3 +171,64 @@ def test_max_pool2d_geometries(kernel: list, stride: list, padding: list, dilati
         _check("aten::max_pool2d_with_indices", args)
         grad = _x(2, tuple(values.shape))
         _check("aten::max_pool2d_with_indices_backward", [grad, *args, indices.numpy()])
+
+
+# -- max_pool2d on seeded inputs, its errors and backward -----------------------------------------
+def _pool_case(rng: np.random.Generator) -> tuple[list, list, list, list, bool]:
+    kernel = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+    stride = [] if rng.random() < 0.3 else [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+    padding = [int(rng.integers(0, k // 2 + 1)) for k in kernel]
+    dilation = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+    return kernel, stride, padding, dilation, bool(rng.random() < 0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("seed", range(8))
+def test_max_pool2d(seed: int, dtype: type) -> None:
+    rng = np.random.default_rng(seed)
+    shape = (2, 3, 7, 8) if seed % 2 else (3, 6, 9)
+    # Integers have ties: the index is the first maximum's, as in PyTorch.
+    x = rng.integers(-4, 5, shape) if dtype is np.int64 else randn(rng, *shape, dtype=dtype)
+    for _ in range(3):
+        args = [x, *_pool_case(rng)]
+        check("aten::max_pool2d", args)
+        check("aten::max_pool2d_with_indices", args)
+
+
+def test_max_pool2d_scalar_arguments_and_edge_values() -> None:
+    rng = np.random.default_rng(0)
+    x = randn(rng, 1, 2, 6, 6)
+    check("aten::max_pool2d", [x, 3, 2, 1, 1, True])  # int for int[2]
+    check("aten::max_pool2d_with_indices", [x, [3], [], 1, [2], False])
+    nan = np.array([[[[np.nan, 1.0, 2.0], [np.nan, 3.0, np.nan], [0.0, 5.0, 1.0]]]])
+    check("aten::max_pool2d_with_indices", [nan, [2, 2], [1, 1], [0, 0], [1, 1], False])
+    low = np.full((1, 1, 3, 3), -np.inf)
+    check("aten::max_pool2d_with_indices", [low, [2, 2], [1, 1], [1, 1], [1, 1], True])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([np.ones((2, 3, 4, 4)), [2, 2], [0, 1], [0, 0], [1, 1], False], "stride must be positive"),
+        ([np.ones((2, 3, 4, 4)), [2, 2], [1, 1], [2, 0], [1, 1], False], "at most half"),
+        ([np.ones((2, 3, 4, 4)), [2, 2], [1, 1, 1], [0, 0], [1, 1], False], "single int or two ints"),
+        ([np.ones((4, 4)), [2, 2], [], [0, 0], [1, 1], False], "3-d"),
+        ([np.ones((1, 1, 2, 2)), [3, 3], [], [0, 0], [1, 1], False], "output would be empty"),
+        ([np.ones((1, 1, 2, 2), dtype=bool), [2, 2], [], [0, 0], [1, 1], False], "bool"),
+    ],
+)
+def test_max_pool2d_errors(args: list, message: str) -> None:
+    expect_error("aten::max_pool2d", args, message)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", range(6))
+def test_max_pool2d_with_indices_backward(seed: int, dtype: type) -> None:
+    rng = np.random.default_rng(seed)
+    shape = (2, 2, 7, 6) if seed % 2 else (3, 8, 5)
+    x = randn(rng, *shape, dtype=dtype)
+    kernel, stride, padding, dilation, ceil = _pool_case(rng)
+    out, indices = torch.ops.aten.max_pool2d_with_indices(as_torch(x), kernel, stride, padding, dilation, ceil)
+    grad = randn(rng, *out.shape, dtype=dtype)
+    check("aten::max_pool2d_with_indices_backward",
+           [grad, x, kernel, stride or kernel, padding, dilation, ceil, indices.numpy()])
