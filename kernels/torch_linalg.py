@@ -21,6 +21,7 @@ import numpy
 
 from .dtypes import to_dtype
 from .protocol import KernelError
+from .views import diagonal
 
 __all__ = [
     "zero_filled", "vector_norm", "vector_norm_backward", "matrix_norm", "matrix_norm_backward", "linalg_norm",
@@ -306,6 +307,11 @@ def vecdot_backward(xp: Any, grad: Any, x: Any, y: Any, dim: int = -1, result: A
     ndim = max(x.ndim, y.ndim)
     g = numpy.expand_dims(grad, dim if dim < 0 else dim - ndim)
     return _sum_to(g * y, x.shape), _sum_to(g * x, y.shape)
+
+
+def linalg_diagonal(xp: Any, A: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    """linalg.diagonal is diagonal (a view, as PyTorch's) over the last two dims by default."""
+    return diagonal(xp, A, offset, dim1, dim2)
 
 
 # -- det, slogdet, logdet -------------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from gradview.ir import Node, Value
 from gradview.ir.schema import NO_DEFAULT
 from gradview.ir.types import ListType
 from gradview.kernels import torch_linalg as kernels
-from gradview.kernels import views as view_kernels
 
 from .gradients import BACKWARD_KERNEL
 from .reductions import dims_argument, dtype_argument, keepdim_argument, reduced_type
@@ -198,8 +197,8 @@ _op("aten::linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", ke
     kernels.cross_backward, (0, 1))
 _op("aten::linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor", kernels.vecdot,
     kernels.vecdot_backward, (0, 1))
-kernel("aten::linalg_diagonal")(view_kernels.diagonal)  # linalg.diagonal is diagonal (a view) with dims -2, -1
-shape_rule("aten::linalg_diagonal")(by_kernel(view_kernels.diagonal, view=True))
+kernel("aten::linalg_diagonal")(kernels.linalg_diagonal)
+shape_rule("aten::linalg_diagonal")(by_kernel(kernels.linalg_diagonal, view=True))
 
 
 def _save_self_size(emit: Emitter, node: Node) -> Saved:

@@ -93,7 +93,6 @@ _FAMILIES_NOT_YET_ALIGNED = {
     ("reductions", "gradient_helpers"),
     ("softmax", "reductions"),
     ("statistics", "reductions"),
-    ("torch_linalg", "views"),
     ("views", "shapes"),
     ("views", "shapes_extra"),
     ("views", "view_backward"),
