@@ -28,6 +28,7 @@ __all__ = [
     "index_select", "index_add", "index_copy", "index_fill", "take", "put", "masked_select", "masked_scatter",
     "argwhere", "nonzero_static", "nonzero_numpy", "select_scatter", "diagonal_scatter", "as_strided_scatter",
     "masked_scatter_backward", "take_along_dim", "take_along_dim_backward", "scatter_reduce_backward", "dim_arange",
+    "index_put", "unsafe_masked_index", "unsafe_masked_index_put_accumulate",
 ]
 
 
@@ -73,18 +74,94 @@ def index(xp: Any, self: Any, indices: Sequence[Any]) -> Any:
     return xp.asarray(result).copy()
 
 
-def index_backward(xp: Any, grad: Any, self_size: Sequence[int], indices: Sequence[Any]) -> Any:
-    """``zeros(self_size).index_put_(indices, grad, accumulate=True)``."""
-    out = xp.zeros(tuple(int(s) for s in self_size), dtype=grad.dtype)
-    where = _index_tuple(xp, "index_backward", out.shape, indices)
+def _add_at(xp: Any, out: Any, where: tuple[Any, ...], values: Any) -> None:
+    """``out[where] += values`` element by element in index order (repeats add up),
+    PyTorch's serial CPU order for ``index_put_(..., accumulate=True)``."""
     adder = getattr(xp.add, "at", None)
     if adder is not None:
-        adder(out, where, grad)
+        adder(out, where, values)
     else:  # CuPy without ufunc.at
         import cupyx  # type: ignore[import-not-found]
 
-        cupyx.scatter_add(out, where, grad)
+        cupyx.scatter_add(out, where, values)
+
+
+def index_backward(xp: Any, grad: Any, self_size: Sequence[int], indices: Sequence[Any]) -> Any:
+    """``zeros(self_size).index_put_(indices, grad, accumulate=True)``."""
+    out = xp.zeros(tuple(int(s) for s in self_size), dtype=grad.dtype)
+    _add_at(xp, out, _index_tuple(xp, "index_backward", out.shape, indices), grad)
     return out
+
+
+def _put(xp: Any, op: str, out: Any, where: tuple[Any, ...], values: Any, accumulate: bool) -> Any:
+    """Write (or with ``accumulate`` add) ``values``, broadcast to the indexed shape, into
+    ``out`` at ``where``; a repeated position without accumulate keeps the last write."""
+    if values.dtype != out.dtype:
+        raise KernelError(f"{op}: Index put requires the source and destination dtypes match, got "
+                          f"{out.dtype} for the destination and {values.dtype} for the source.")
+    shape = out[where].shape
+    try:
+        values = xp.broadcast_to(values, shape)
+    except ValueError:
+        raise KernelError(f"{op}: shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                          f"broadcast to indexing result of shape {list(shape)}") from None
+    if accumulate:
+        _add_at(xp, out, where, values)
+    else:
+        out[where] = values
+    return out
+
+
+def index_put(xp: Any, self: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Any:
+    """A copy of ``self`` with ``values`` written (or added) at ``self[indices]``."""
+    out = self.copy()
+    return _put(xp, "index_put", out, _index_tuple(xp, "index_put", out.shape, indices), values, accumulate)
+
+
+def _clamped(xp: Any, op: str, shape: Sequence[int], indices: Sequence[Any]) -> tuple[Any, ...]:
+    """The ``_unsafe_masked_*`` ops' index tuple: each index clamped to ``[-size, size - 1]``
+    of its dim (ATen's clamp), so positions the mask hides may be out of range."""
+    parts: list[Any] = []
+    for k, index in enumerate(indices):
+        if index is None:
+            parts.append(slice(None))
+            continue
+        if index.dtype not in (to_dtype("Long"), to_dtype("Int")):
+            raise KernelError(f"{op} found unexpected index type {index.dtype}")
+        if k >= len(shape):
+            raise KernelError(f"{op}: too many indices for a tensor of rank {len(shape)}")
+        size = int(shape[k])
+        parts.append(xp.clip(index.astype(to_dtype("Long")), -size, size - 1))
+    return tuple(parts)
+
+
+def _check_mask(op: str, mask: Any) -> None:
+    if mask.dtype != to_dtype("Bool"):
+        raise KernelError(f"{op}: tensors used as masks must be bool tensors, got {mask.dtype}")
+
+
+def unsafe_masked_index(xp: Any, self: Any, mask: Any, indices: Sequence[Any], fill: Any) -> Any:
+    """``where(mask, self[indices], fill)``, with the indices clamped first (ATen's
+    ``_unsafe_masked_index``); an empty ``self`` gives ``fill`` everywhere."""
+    _check_mask("_unsafe_masked_index", mask)
+    if self.size == 0:
+        stand_in = xp.zeros(tuple(max(int(n), 1) for n in self.shape), dtype=self.dtype)
+        picked = stand_in[_clamped(xp, "_unsafe_masked_index", stand_in.shape, indices)]
+        return xp.full(xp.broadcast_shapes(picked.shape, mask.shape), fill, dtype=self.dtype)
+    picked = self[_clamped(xp, "_unsafe_masked_index", self.shape, indices)]
+    return xp.where(mask, picked, xp.asarray(fill).astype(self.dtype))
+
+
+def unsafe_masked_index_put_accumulate(xp: Any, self: Any, mask: Any, indices: Sequence[Any], values: Any) -> Any:
+    """``self`` plus ``values`` (zeroed where ``mask`` is not set) at the clamped indices,
+    added in index order: the backward of ``_unsafe_masked_index``."""
+    _check_mask("_unsafe_masked_index_put_accumulate", mask)
+    out = self.copy()
+    if self.size == 0:
+        return out
+    masked = xp.where(mask, values, xp.zeros((), dtype=values.dtype))
+    where = _clamped(xp, "_unsafe_masked_index_put_accumulate", out.shape, indices)
+    return _put(xp, "_unsafe_masked_index_put_accumulate", out, where, masked, True)
 
 
 def nonzero(xp: Any, self: Any) -> Any:

@@ -53,7 +53,7 @@ from .shape_toolkit import (
     make_tensor,
     wrap_dim,
 )
-from .static_info import const, needs_grad, size_of
+from .static_info import const, fail, needs_grad, size_of
 from .tensor_layout import contiguous_strides, preserve_strides
 
 __all__: list[str] = []
@@ -518,3 +518,65 @@ def _as_strided_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads:
     if needs_grad(self_):
         grad_self = emit.op("aten::as_strided_scatter", _zeros_like(emit, grads[0]), window, size, stride, offset)
     return [grad_self, window if needs_grad(src) else None, None, None, None]
+
+
+# -- aten::index_put (what ``x[idx] = v`` traces to, functionally) -----------------------------
+kernel("aten::index_put", "aten::index_put.hacked_twin")(kernels.index_put)
+shape_rule("aten::index_put")(_same_as_self)
+
+
+@formula("aten::index_put", "aten::index_put.hacked_twin")
+def _index_put_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """derivatives.yaml: ``self: accumulate ? grad : grad.index_put(indices, zeros_like(values),
+    false)``; ``values: grad.index(indices)``, summed back to values' sizes where they broadcast."""
+    self_, indices, values, accumulate = node.inputs()
+    grad_self = None
+    if needs_grad(self_):
+        flag = const(accumulate)
+        if not isinstance(flag, bool):
+            fail(node, "index_put's gradient needs `accumulate` as a constant")
+        grad_self = grads[0] if flag else emit.op(
+            "aten::index_put", grads[0], indices, _zeros_like(emit, values), False)
+    grad_values = None
+    if needs_grad(values):
+        grad_values = emit.sum_to(emit.op("aten::index", grads[0], indices), size_of(emit, values))
+    return [grad_self, None, grad_values, None]
+
+
+# -- aten::_unsafe_masked_index and its backward (inductor's masked gather) ----------------------
+kernel("aten::_unsafe_masked_index")(kernels.unsafe_masked_index)
+kernel("aten::_unsafe_masked_index_put_accumulate")(kernels.unsafe_masked_index_put_accumulate)
+shape_rule("aten::_unsafe_masked_index_put_accumulate")(_same_as_self)
+
+
+@shape_rule("aten::_unsafe_masked_index")
+def _unsafe_masked_index_shapes(args: NodeArgs) -> RuleResult:
+    """``self[indices]``'s sizes broadcast with the mask's."""
+    self, mask, entries = args.tensor(0), args.tensor(1), args.elements(2)
+    if self is None or mask is None:
+        return None
+    sizes = None
+    if self.sizes is not None and entries is not None and mask.sizes is not None:
+        picked = _indexed_sizes(self, entries)
+        sizes = None if picked is None else broadcast(picked, mask.sizes)
+    return [fresh(self.scalar_type, sizes, self.device)]
+
+
+@formula("aten::_unsafe_masked_index")
+def _unsafe_masked_index_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``self: _unsafe_masked_index_put_accumulate(zeros(self.sizes), mask, indices, grad)``."""
+    self_, mask, indices, _ = node.inputs()
+    return grad_list(node, emit.op(
+        "aten::_unsafe_masked_index_put_accumulate", _zeros_like(emit, self_), mask, indices, grads[0]))
+
+
+@formula("aten::_unsafe_masked_index_put_accumulate")
+def _unsafe_masked_index_put_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``self: grad``; ``values: _unsafe_masked_index(grad, mask, indices, 0)`` (summed back to
+    values' sizes where they broadcast)."""
+    self_, mask, indices, values = node.inputs()
+    grad_values = None
+    if needs_grad(values):
+        picked = emit.op("aten::_unsafe_masked_index", grads[0], mask, indices, 0.0)
+        grad_values = emit.sum_to(picked, size_of(emit, values))
+    return [grads[0] if needs_grad(self_) else None, None, None, grad_values]

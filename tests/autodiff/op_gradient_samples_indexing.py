@@ -36,6 +36,11 @@ add("scatter.reduce", S(f(3, 4), 1, np.array([[0, 2], [3, 1]], dtype=np.int64), 
 add("scatter.value_reduce", S(f(3, 4), 1, np.array([[0, 2], [3, 1]], dtype=np.int64), 1.5, "add"))
 add("scatter_reduce.two", S(f(3, 4), 1, np.array([[0, 2], [3, 1]], dtype=np.int64), f(2, 2), "sum", True))
 add("as_strided_scatter", S(f(3, 3), f(2, 2), [2, 2], [1, 2], 0))
+add("index_put", S(f(4, 3), [ints(2, 0, 2), None], f(3, 1), True))  # repeats add; values broadcast
+add("index_put.hacked_twin", S(f(4, 3), [ints(2, 0), ints(1, 1)], f(2), False))
+_masked_rows = np.array([[True], [False], [True]])  # hides the out-of-range index 7
+add("_unsafe_masked_index", S(f(4, 3), _masked_rows, [ints(1, 7, 3), None], 0.5))
+add("_unsafe_masked_index_put_accumulate", S(f(4, 3), _masked_rows, [ints(1, 7, 1), None], f(3, 3)))
 
 
 def masked_scatter_backward(grad: torch.Tensor, mask_: torch.Tensor, sizes: list[int]) -> torch.Tensor:
