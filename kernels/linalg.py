@@ -28,12 +28,14 @@ from typing import Any
 import numpy
 
 from .dtypes import is_integral, to_dtype
+from .gradient_helpers import _sum_to
 from .protocol import KernelError
 from .shapes import broadcast_shapes, check_expandable
 
 __all__ = [
     "mm", "bmm", "mv", "dot", "matmul", "addmm", "linear", "mm_dtype", "bmm_dtype", "addmm_dtype", "fast_matmul",
     "baddbmm", "baddbmm_dtype", "bilinear", "bilinear_backward",
+    "matmul_grad_self", "matmul_grad_other",
 ]
 
 
@@ -352,3 +354,37 @@ def bilinear_backward(
     if output_mask[3]:
         results[3] = xp.sum(grad.reshape(-1, grad.shape[-1]), axis=0)
     return tuple(None if r is None else xp.asarray(r).astype(grad.dtype, copy=False) for r in results)  # type: ignore[return-value]
+
+
+# -- gradview::matmul_grad_self/_other --------------------------------------------------------
+# matmul's gradients for operands whose ranks the graph does not know (TorchScript's
+# ``AD_matmul_size`` helpers, as kernels): ``grad @ other^T`` and ``self^T @ grad``, treating
+# a 1-D operand as a row (left) or a column (right), then summed down to the operand's size
+# (batch broadcasting).
+def _row_grad(xp: Any, grad: Any, other_rank: int, self_rank: int) -> Any:
+    """grad with the dims matmul dropped for 1-D operands put back."""
+    if other_rank == 1:
+        grad = xp.expand_dims(grad, -1)
+    if self_rank == 1:
+        grad = xp.expand_dims(grad, -2)
+    return grad
+
+
+def matmul_grad_self(xp: Any, grad: Any, other: Any, self_size: Any) -> Any:
+    size = [int(s) for s in self_size]
+    g = _row_grad(xp, xp.asarray(grad), other.ndim, len(size))
+    other_t = other.reshape(1, -1) if other.ndim == 1 else xp.swapaxes(other, -1, -2)
+    out = xp.matmul(g, other_t)  # [batch..., m or 1, k]
+    if len(size) == 1:
+        out = out[..., 0, :]
+    return _sum_to(xp, "matmul_grad_self", out, size)
+
+
+def matmul_grad_other(xp: Any, grad: Any, self: Any, other_size: Any) -> Any:
+    size = [int(s) for s in other_size]
+    g = _row_grad(xp, xp.asarray(grad), len(size), self.ndim)
+    self_t = self.reshape(-1, 1) if self.ndim == 1 else xp.swapaxes(self, -1, -2)
+    out = xp.matmul(self_t, g)  # [batch..., k, n or 1]
+    if len(size) == 1:
+        out = out[..., 0]
+    return _sum_to(xp, "matmul_grad_other", out, size)

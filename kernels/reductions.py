@@ -70,6 +70,7 @@ __all__ = [
     "min_",
     "max_dim",
     "min_dim",
+    "value_selecting_reduction_backward",
     "amax",
     "amin",
     "argmax",
@@ -263,6 +264,36 @@ def max_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, A
 
 def min_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
     return _extreme_dim(xp, "min", self, dim, keepdim, xp.argmin)
+
+
+# -- value_selecting_reduction_backward ----------------------------------------------------
+# PyTorch's backward of the reductions that pick one element per slice (max.dim, min.dim,
+# kthvalue, topk, sort): a zero tensor of ``sizes`` with ``grad`` written at ``indices`` along
+# ``dim``; unless ``keepdim``, the reduced dim is first re-inserted into grad and indices.
+def value_selecting_reduction_backward(
+    xp: Any, grad: Any, dim: int, indices: Any, sizes: Any, keepdim: bool
+) -> Any:
+    op = "value_selecting_reduction_backward"
+    shape = tuple(int(s) for s in sizes)
+    if not shape:  # a 0-d input: its only element was selected
+        return xp.asarray(grad).reshape(()).copy()
+    axis = wrap_dim(op, dim, len(shape))
+    if not keepdim:
+        grad, indices = xp.expand_dims(grad, axis), xp.expand_dims(indices, axis)
+    if grad.shape != indices.shape or grad.ndim != len(shape):
+        raise KernelError(
+            f"{op}: grad {list(grad.shape)} and indices {list(indices.shape)} do not fit sizes {list(shape)}"
+        )
+    out = xp.zeros(shape, dtype=grad.dtype)
+    # Index every position of grad, with the dim's coordinate taken from indices.
+    where = []
+    for position, count in enumerate(grad.shape):
+        shape = [1] * grad.ndim
+        shape[position] = count
+        where.append(xp.arange(count).reshape(shape))
+    where[axis] = indices.astype(to_dtype("Long"), copy=False)
+    out[tuple(where)] = grad
+    return out
 
 
 # -- amax, amin, argmax, argmin -------------------------------------------------------

@@ -52,7 +52,6 @@ from collections.abc import Callable
 
 from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
-from gradview.kernels import gradient_helpers as helper_kernels
 from gradview.kernels import linalg as kernels
 
 from .dtype_rules import DIM, Operand, result_type, scalar_type_name
@@ -309,8 +308,8 @@ def matmul(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # has the operand's size (the int[] argument) and the incoming gradient's dtype.
 schema("gradview::matmul_grad_self(Tensor grad, Tensor other, int[] self_size) -> Tensor")
 schema("gradview::matmul_grad_other(Tensor grad, Tensor self, int[] other_size) -> Tensor")
-kernel("gradview::matmul_grad_self")(helper_kernels.matmul_grad_self)
-kernel("gradview::matmul_grad_other")(helper_kernels.matmul_grad_other)
+kernel("gradview::matmul_grad_self")(kernels.matmul_grad_self)
+kernel("gradview::matmul_grad_other")(kernels.matmul_grad_other)
 
 
 # Their own gradients (double backward): each is bilinear, the vjp of ``a @ b`` for one

@@ -54,7 +54,6 @@ import math
 from gradview.ir import Node, Value
 from gradview.ir.types import TensorType
 from gradview.kernels import elementwise
-from gradview.kernels import gradient_helpers as helper_kernels
 from gradview.kernels import reductions as kernels
 
 from .dtype_rules import is_integral, scalar_type_name
@@ -661,7 +660,7 @@ def sort(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # -- aten::value_selecting_reduction_backward --------------------------------------------------
 # PyTorch's backward of the reductions that pick one element per slice (max.dim, topk,
 # sort...): zeros of ``sizes`` with the gradient written at ``indices`` along ``dim``.
-kernel("aten::value_selecting_reduction_backward")(helper_kernels.value_selecting_reduction_backward)
+kernel("aten::value_selecting_reduction_backward")(kernels.value_selecting_reduction_backward)
 no_gradient("aten::value_selecting_reduction_backward", reason=BACKWARD_KERNEL)
 
 

@@ -18,10 +18,12 @@ import numpy as np
 import torch
 
 from gradview.ir import FunctionSchema, Graph, ListType, TensorType, Type, schemas_for
+from gradview.kernels import get_backend
 from gradview.kernels.dtypes import dtype_name
+from gradview.ops import kernel_for
 from gradview.runtime import run_graph
 
-__all__ = ["check_op", "op_graph", "torch_call", "random_array", "tensor_type", "Typed", "BACKEND"]
+__all__ = ["check_op", "run_kernel", "op_graph", "torch_call", "random_array", "tensor_type", "Typed", "BACKEND"]
 
 # The backend check_op runs gradview on; tests/kernels/conftest.py switches it.
 BACKEND = "numpy"
@@ -162,6 +164,13 @@ def check_op(qualified: str, args: list[Any], rtol: float = 1e-6, atol: float = 
     for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
         _compare(a, b, rtol, atol, f"{qualified} output {index}")
     return ours
+
+
+def run_kernel(qualified: str, *args: Any) -> np.ndarray:
+    """The kernel bound to ``qualified`` called directly on BACKEND, arrays moved there and back."""
+    chosen = get_backend(BACKEND)
+    moved = [chosen.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    return np.asarray(chosen.to_host(kernel_for(qualified)(chosen.xp, *moved)))
 
 
 # The case table and inputs the elementwise and pointwise_math tests share.

@@ -24,7 +24,14 @@ from gradview.kernels import KernelError, get_backend
 from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, functional_overloads, op_graph, random_array, torch_call
+from tests.kernels.oracle import (
+    check_op,
+    functional_overloads,
+    op_graph,
+    random_array,
+    run_kernel,
+    torch_call,
+)
 
 SEEDS = (0, 1, 2)
 F64, F32, I64, BOOL = "float64", "float32", "int64", "bool"
@@ -379,3 +386,25 @@ def test_bilinear_batch_dims_must_match() -> None:
     graph, inputs = op_graph("aten::bilinear", [np.ones((4, 3)), np.ones((1, 5)), np.ones((2, 3, 5)), None])
     with pytest.raises(GraphRuntimeError, match="batch dimensions do not match"):
         run_graph(graph, inputs)
+
+
+# -- gradview::matmul_grad_self/_other against torch.autograd's gradients of torch.matmul, every rank --
+MATMUL_GRAD_SHAPES = [
+    ((4,), (4,)), ((4,), (4, 5)), ((3, 4), (4,)), ((3, 4), (4, 5)), ((2, 3, 4), (4,)),
+    ((4,), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 6)), ((3, 4), (2, 4, 5)),
+]
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), MATMUL_GRAD_SHAPES, ids=str)
+def test_matmul_grads_like_torch(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(2)
+    a = torch.tensor(rng.standard_normal(a_shape), requires_grad=True)
+    b = torch.tensor(rng.standard_normal(b_shape), requires_grad=True)
+    out = torch.matmul(a, b)
+    grad = torch.tensor(rng.standard_normal(tuple(out.shape)))
+    grad_a, grad_b = torch.autograd.grad(out, (a, b), grad)
+    g = grad.numpy()
+    ours_a = run_kernel("gradview::matmul_grad_self", g, b.detach().numpy(), list(a_shape))
+    ours_b = run_kernel("gradview::matmul_grad_other", g, a.detach().numpy(), list(b_shape))
+    np.testing.assert_allclose(ours_a, grad_a.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours_b, grad_b.numpy(), rtol=1e-12, atol=1e-12)

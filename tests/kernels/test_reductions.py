@@ -17,10 +17,11 @@ import pytest
 import torch
 
 from gradview.ir import Graph, node_summary
+from gradview.kernels import KernelError
 from gradview.runtime import GraphRuntimeError
 from gradview.runtime import run_graph as _run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, op_graph, random_array, torch_call
+from tests.kernels.oracle import check_op, op_graph, random_array, run_kernel, torch_call
 
 SEEDS = range(6)
 SHAPES = [(), (5,), (3, 4), (2, 3, 4)]
@@ -475,3 +476,29 @@ def test_std_var_refuse_integers(name: str) -> None:
     graph, inputs = op_graph(f"aten::{name}", args)
     with pytest.raises(GraphRuntimeError, match="floating point"):
         run_graph(graph, inputs)
+
+
+# -- value_selecting_reduction_backward against PyTorch's op of that name --
+@pytest.mark.parametrize(("shape", "dim", "keepdim"), [((2, 3, 4), 1, False), ((2, 3, 4), -1, True), ((5,), 0, False), ((3, 1), 0, True)])
+def test_value_selecting_reduction_backward_like_torch(shape: tuple[int, ...], dim: int, keepdim: bool) -> None:
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.standard_normal(shape))
+    values, indices = x.max(dim, keepdim=keepdim)
+    grad = torch.tensor(rng.standard_normal(tuple(values.shape)))
+    expected = torch.ops.aten.value_selecting_reduction_backward(grad, dim, indices, list(shape), keepdim)
+    ours = run_kernel("aten::value_selecting_reduction_backward", grad.numpy(), dim, indices.numpy(), list(shape), keepdim)
+    np.testing.assert_array_equal(ours, expected.numpy())
+    assert ours.dtype == np.float64
+
+
+def test_value_selecting_reduction_backward_topk_and_0d() -> None:
+    rng = np.random.default_rng(1)
+    x = torch.tensor(rng.standard_normal((3, 5)))
+    values, indices = x.topk(2, 1)
+    grad = torch.tensor(rng.standard_normal((3, 2)))
+    expected = torch.ops.aten.value_selecting_reduction_backward(grad, 1, indices, [3, 5], True)
+    name = "aten::value_selecting_reduction_backward"
+    np.testing.assert_array_equal(run_kernel(name, grad.numpy(), 1, indices.numpy(), [3, 5], True), expected.numpy())
+    assert run_kernel(name, np.array(2.5), 0, np.array(0), [], False) == 2.5
+    with pytest.raises(KernelError, match="do not fit"):
+        run_kernel(name, grad.numpy(), 1, indices.numpy(), [3, 5, 1], True)
