@@ -70,6 +70,8 @@ from . import (  # noqa: F401 - imported for their declarations
     script_queries,
     fft,
     special,
+    bessel,
+    orthogonal_polynomials,
 )
 from . import inplace  # noqa: F401 - last: derives from the formulas above
 

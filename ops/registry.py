@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Emitter", "Formula", "KERNELS", "FAST_PATHS", "SHAPE_RULES", "FORMULAS", "NO_GRADIENT", "GRADVIEW_SCHEMAS",
-    "REFUSED", "kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema", "refuse",
+    "REFUSED", "NON_DIFFERENTIABLE", "kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema", "refuse",
     "kernel_for", "fast_path_for", "shape_rule_for", "formula_for", "no_gradient_reason", "refusal_for",
 ]
 
@@ -53,6 +53,11 @@ FORMULAS: dict[str, Formula] = {}
 # has a formula or an entry here, and the executor raises this reason, naming
 # the node, when a backward pass reaches such a node.
 NO_GRADIENT: dict[str, str] = {}
+# Kinds whose every tensor input derivatives.yaml marks ``non_differentiable`` (the
+# Bessel functions, the orthogonal polynomials): PyTorch's autograd records nothing
+# for them, so their results never require grad, whatever their inputs
+# (PropagateRequiresGrad reads it). Declared with ``no_gradient(..., non_differentiable=True)``.
+NON_DIFFERENTIABLE: set[str] = set()
 GRADVIEW_SCHEMAS: list[str] = []
 # Ops PyTorch has that gradview deliberately does not run, with the reason in
 # plain words, keyed by kind (``aten::fft_rfft``: every overload) or overload.
@@ -129,13 +134,19 @@ def formula(
     return bind
 
 
-def no_gradient(*names: str, reason: str) -> None:
-    """Declare that overloads ``names`` have no gradient, and why (in plain words)."""
+def no_gradient(*names: str, reason: str, non_differentiable: bool = False) -> None:
+    """Declare that overloads ``names`` have no gradient, and why (in plain words).
+
+    ``non_differentiable``: PyTorch marks every input ``non_differentiable``, so the
+    results never require grad (rather than requiring it and refusing a backward,
+    as a "not implemented" derivative does); it covers every overload of the kind."""
     _declared("no_gradient", names)
     for name in names:
         if name in FORMULAS or name in NO_GRADIENT:
             raise ValueError(f"{name} already has a gradient formula or a no-gradient entry")
         NO_GRADIENT[name] = reason
+        if non_differentiable:
+            NON_DIFFERENTIABLE.add(name.split(".", 1)[0])
 
 
 def schema(*texts: str) -> None:

@@ -7,7 +7,9 @@ node produces: true when some floating-point tensor input requires grad
 Some results never carry a gradient whatever their inputs: comparisons
 (``Bool`` results), integer or bool dtypes, ``detach``, sizes, the indices
 ``max.dim`` or ``sort`` return, ``zeros_like`` and the other ``*_like``
-factories, ``view.dtype`` (a reinterpretation of the bits), and the saved
+factories, ``view.dtype`` (a reinterpretation of the bits), the ops whose
+inputs PyTorch marks ``non_differentiable`` (the op library's
+``NON_DIFFERENTIABLE``: Bessel functions, orthogonal polynomials), and the saved
 statistics of the norms, the logsumexp of CPU flash attention and the total
 weight of ``nll_loss_forward`` (PyTorch differentiates only their first
 result). ``type_as`` looks only at its first input, since the second only lends
@@ -44,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gradview.ops.dtype_rules import is_floating
+from gradview.ops.registry import NON_DIFFERENTIABLE
 
 from ..constants import constant_value
 from ..graph import Block, Graph
@@ -231,7 +234,7 @@ class _Propagation:
         unpacks = kind in _UNPACKS or kind == "prim::TupleIndex" or _is_list_index(node)
         if unpacks and self.run_unpack(node):
             return
-        if kind in _NO_GRAD_OPS or (kind == "aten::view" and _is_dtype_view(node)):
+        if kind in _NO_GRAD_OPS or kind in NON_DIFFERENTIABLE or (kind == "aten::view" and _is_dtype_view(node)):
             flags = [False] * len(outputs)
         elif kind == "aten::type_as" and len(inputs) == 2:
             flags = [self.requires(inputs[0])]

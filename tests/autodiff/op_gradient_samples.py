@@ -557,3 +557,5 @@ from . import op_gradient_samples_fft  # noqa: E402, F401, I001 - the FFT family
 from . import op_gradient_samples_linalg  # noqa: E402, F401, I001 - torch.linalg and its aliases
 from . import op_gradient_samples_indexing  # noqa: E402, F401, I001 - the indexing family
 from . import op_gradient_samples_special  # noqa: E402, F401, I001 - the special functions
+from . import op_gradient_samples_bessel  # noqa: E402, F401, I001 - the Bessel family
+from . import op_gradient_samples_orthogonal_polynomials  # noqa: E402, F401, I001 - the orthogonal polynomials

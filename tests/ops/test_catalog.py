@@ -50,16 +50,7 @@ RESOLVES_TO = {"aten::split": "aten::split.sizes"}
 # Differences from PyTorch found by this test and reported, not yet fixed (their owners'
 # files): strict, so each turns red once fixed, and its entry must then go.
 _NO_GRADIENT_YET = "PyTorch differentiates it; gradview has no gradient yet and refuses the backward, naming the node"
-_BESSEL = (
-    "PyTorch's result never requires grad; gradview's requires grad and refuses a backward through it "
-    "(the op has no derivative either way)"
-)
 KNOWN_DIFFERENCES: dict[str, str] = {
-    **{
-        f"aten::special_{name}": _BESSEL
-        for name in ("modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
-                     "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
-    },
 }
 _TORCH_DTYPES = {
     7: torch.float64,
