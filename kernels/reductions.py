@@ -1,6 +1,6 @@
-"""Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, std/var,
-cumsum, norm, softmax and log_softmax, topk, kthvalue and sort; logsumexp, nanmean,
-any/all (tensors and Python lists), var_mean and ``_safe_softmax``.
+"""Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, cumsum, norm,
+softmax and log_softmax, topk, kthvalue and sort, and ``_safe_softmax``
+(the statistics, std/var, logsumexp, nanmean and any/all, are in statistics.py).
 
 Every kernel follows PyTorch's rules rather than NumPy's:
 
@@ -18,28 +18,11 @@ Every kernel follows PyTorch's rules rather than NumPy's:
   dim as size 1); ``amax``/``amin`` reduce a list of dims (``[]`` is every
   dim) and propagate NaN; a reduction over a dim of size 0 (or over every dim
   of an empty tensor) raises, since these have no identity;
-* ``std``/``var`` need floating inputs and divide by ``max(0, N - correction)``
-  (``unbiased`` is correction 1, a ``None`` correction too), so too few
-  elements give inf or NaN as in PyTorch; they and ``cumsum`` accumulate
-  float16/float32 in float64, as PyTorch's CPU kernels do; ``cumsum`` of bool
-  and integer tensors gives int64 unless ``dtype`` says otherwise;
+* ``cumsum`` accumulates float16/float32 in float64, as PyTorch's CPU kernels
+  do, and gives int64 for bool and integer tensors unless ``dtype`` says otherwise;
 * sorts are stable, so ``sort``,
   ``topk`` and ``kthvalue`` pick the lowest index among equal values (PyTorch's
   CPU ``topk``/``kthvalue`` leave that order unspecified);
-* ``logsumexp`` computes ``log(sum(exp(x - m))) + m`` with ``m`` the maximum
-  of each reduced slice (an infinite maximum is replaced by 0, so that
-  ``inf - inf`` never appears: a slice of ``-inf`` gives ``-inf``, one with
-  ``+inf`` gives ``+inf``); integer and bool inputs give the default float
-  dtype; an empty dim list reduces every dim, and PyTorch 2.13 refuses that
-  combination with ``keepdim=False`` ("output with shape [] doesn't match the
-  broadcast shape"), so gradview refuses it too;
-* ``nanmean`` is ``nansum / (number of non-NaN elements)``: a slice of NaNs
-  only gives NaN (0/0); integer inputs are refused even with a ``dtype``;
-* ``any``/``all`` count NaN as true, give bool (uint8 for uint8 inputs,
-  as PyTorch keeps that legacy), and ``all.dims``/``any.dims`` with an
-  *empty* dim list reduce nothing (unlike ``sum``, where it means every dim);
-* ``var_mean`` returns ``var``'s and ``mean``'s results over the same dims
-  (Inductor's batch-norm decomposition uses its ``.correction`` form);
 * ``_safe_softmax`` is softmax, except that a slice whose inputs are all
   ``-inf`` gives zeros instead of NaNs (what attention masks need).
 
@@ -76,21 +59,12 @@ __all__ = [
     "argmax",
     "argmin",
     "cumsum",
-    "std",
-    "var",
     "norm",
     "softmax",
     "log_softmax",
     "topk",
     "kthvalue",
     "sort",
-    "var_mean",
-    "var_mean_dim",
-    "var_mean_correction",
-    "logsumexp",
-    "nanmean",
-    "any_",
-    "all_",
     "safe_softmax",
     "keepdim_size",
     "reduced_numel",
@@ -100,7 +74,6 @@ __all__ = [
     "cummin",
     "cumprod",
     "logcumsumexp",
-    "std_mean",
     "nansum",
     "aminmax",
     "median",
@@ -369,52 +342,6 @@ def cumsum(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
     return total.reshape(self.shape).astype(out, copy=False)
 
 
-# -- std, var --------------------------------------------------------------------------
-def _variance(xp: Any, op: str, self: Any, dim: Any, correction: Any, keepdim: bool, root: bool) -> Any:
-    if not is_floating(self.dtype):
-        raise KernelError(f"{op}: std and var only support floating point and complex dtypes, got {self.dtype}")
-    if correction is None:
-        correction = 1
-    axes = reduce_axes(op, dim, self.ndim)
-    count = math.prod(self.shape[a] for a in axes)
-    x = self.astype(_cpu_accumulator(self.dtype), copy=False)
-    mean = xp.sum(x, axis=axes, keepdims=True) / max(count, 1)
-    deviation = xp.absolute(x - mean)  # complex values: |x - mean|^2
-    m2 = xp.sum(deviation * deviation, axis=axes, keepdims=keepdim)
-    # Too few elements for the correction: m2 / 0 is inf, or NaN when m2 is 0 (PyTorch's rule).
-    value = xp.true_divide(m2, max(0.0, count - correction))
-    if root:
-        value = xp.sqrt(value)
-    real = to_dtype("Double") if self.dtype == to_dtype("ComplexDouble") else self.dtype
-    if real == to_dtype("ComplexFloat"):
-        real = to_dtype("Float")
-    return _result(xp, value, real)
-
-
-def std(xp: Any, self: Any, unbiased: bool = True) -> Any:
-    return _variance(xp, "std", self, None, 1 if unbiased else 0, False, root=True)
-
-
-def std_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
-    return _variance(xp, "std", self, dim, 1 if unbiased else 0, keepdim, root=True)
-
-
-def std_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
-    return _variance(xp, "std", self, dim, correction, keepdim, root=True)
-
-
-def var(xp: Any, self: Any, unbiased: bool = True) -> Any:
-    return _variance(xp, "var", self, None, 1 if unbiased else 0, False, root=False)
-
-
-def var_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
-    return _variance(xp, "var", self, dim, 1 if unbiased else 0, keepdim, root=False)
-
-
-def var_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
-    return _variance(xp, "var", self, dim, correction, keepdim, root=False)
-
-
 # -- norm ------------------------------------------------------------------------
 def _norm(xp: Any, self: Any, p: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
     if not is_floating(self.dtype):
@@ -600,86 +527,6 @@ def kthvalue(xp: Any, self: Any, k: int, dim: int = -1, keepdim: bool = False) -
     return values, chosen.astype(to_dtype("Long"), copy=False)
 
 
-def _dims_given(dim: Any) -> bool:
-    return dim is not None and (isinstance(dim, int) or len(dim) > 0)
-
-
-# -- logsumexp ------------------------------------------------------------------------
-def logsumexp(xp: Any, self: Any, dim: Any, keepdim: bool = False) -> Any:
-    if not _dims_given(dim) and self.ndim > 0 and not keepdim:
-        raise KernelError(
-            "logsumexp: an empty dim list reduces every dim, which PyTorch only supports with "
-            f"keepdim=True (tensor of shape {list(self.shape)})"
-        )
-    axes = reduce_axes("logsumexp", dim, self.ndim)
-    out = self.dtype if is_floating(self.dtype) else DEFAULT_FLOAT
-    x = self.astype(_accumulator(out), copy=False)
-    if any(self.shape[a] == 0 for a in axes):
-        shape = tuple(1 if a in axes else s for a, s in enumerate(self.shape)) if keepdim else tuple(
-            s for a, s in enumerate(self.shape) if a not in axes
-        )
-        return xp.full(shape, -math.inf, dtype=out)
-    if not axes:
-        return self.astype(out, copy=True)
-    peak = xp.max(x, axis=axes, keepdims=True)
-    peak = xp.where(xp.isinf(peak), 0.0, peak).astype(x.dtype, copy=False)
-    total = xp.sum(xp.exp(x - peak), axis=axes, keepdims=True)
-    result = xp.log(total) + peak
-    if not keepdim:
-        result = xp.squeeze(result, axis=axes)
-    return xp.asarray(result).astype(out, copy=False)
-
-
-# -- nanmean --------------------------------------------------------------------------
-def nanmean(xp: Any, self: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
-    if not is_floating(self.dtype):
-        raise KernelError(f"nanmean: expected a floating point input, got {self.dtype}")
-    out = self.dtype if dtype is None else to_dtype(dtype)
-    axes = reduce_axes("nanmean", dim, self.ndim)
-    x = self.astype(_accumulator(out), copy=False)
-    present = ~xp.isnan(x)
-    total = xp.sum(xp.where(present, x, 0), axis=axes, keepdims=keepdim)
-    count = xp.sum(present, axis=axes, keepdims=keepdim)
-    with numpy.errstate(invalid="ignore", divide="ignore"):  # 0/0 is NaN, as in PyTorch
-        value = xp.true_divide(total, count)
-    return xp.asarray(value).astype(out, copy=False)
-
-
-# -- any, all on tensors ---------------------------------------------------------------
-def _logical(xp: Any, op: str, self: Any, dim: Any, keepdim: bool, fn: Any) -> Any:
-    out = to_dtype("Byte") if self.dtype == to_dtype("Byte") else to_dtype("Bool")
-    truth = self != 0  # NaN != 0, so NaN counts as true
-    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
-        return truth.astype(out)  # an empty dim list reduces nothing
-    axes = reduce_axes(op, dim, self.ndim)
-    return xp.asarray(fn(truth, axis=axes, keepdims=keepdim)).astype(out, copy=False)
-
-
-def any_(xp: Any, self: Any) -> Any:
-    return _logical(xp, "any", self, None, False, xp.any)
-
-
-def any_dim(xp: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    return _logical(xp, "any", self, dim, keepdim, xp.any)
-
-
-def all_(xp: Any, self: Any) -> Any:
-    return _logical(xp, "all", self, None, False, xp.all)
-
-
-def all_dim(xp: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    return _logical(xp, "all", self, dim, keepdim, xp.all)
-
-
-# -- any, all on Python lists (TorchScript's builtins) ---------------------------------------
-def any_list(xp: Any, self: list[Any]) -> bool:
-    return any(bool(item) for item in self)
-
-
-def all_list(xp: Any, self: list[Any]) -> bool:
-    return all(bool(item) for item in self)
-
-
 # -- _safe_softmax ----------------------------------------------------------------------
 def safe_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
     out = softmax(xp, self, dim, dtype)
@@ -708,25 +555,6 @@ def reduced_numel(xp: Any, sizes: list[int], dim: Any) -> int:
     """How many input elements each result element of a reduction over ``dim`` combines
     (None or [] is every dim): the divisor of ``mean``'s gradient."""
     return math.prod(int(sizes[axis]) for axis in reduce_axes("reduced_numel", dim, len(sizes)))
-
-
-# -- var_mean -----------------------------------------------------------------------------------
-def var_mean_correction(
-    xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False
-) -> tuple[Any, Any]:
-    """(var, mean) over ``dim`` (every dim when None or []); ``correction`` None means 1."""
-    variance = var_correction(xp, self, dim, correction, keepdim)
-    return variance, mean_dim(xp, self, dim, keepdim)
-
-
-def var_mean(xp: Any, self: Any, unbiased: bool = True) -> tuple[Any, Any]:
-    return var_mean_correction(xp, self, None, 1 if unbiased else 0, False)
-
-
-def var_mean_dim(
-    xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False
-) -> tuple[Any, Any]:
-    return var_mean_correction(xp, self, dim, 1 if unbiased else 0, keepdim)
 
 
 # -- argsort, msort ------------------------------------------------------------------------------
@@ -887,22 +715,6 @@ def logcumsumexp_backward(xp: Any, grad: Any, self: Any, dim: int) -> Any:
             return xp.flip(logcumsumexp(xp, xp.flip(v, axis=axis), axis), axis=axis)
 
         return xp.exp(reverse(positive - result) + self) - xp.exp(reverse(negative - result) + self)
-
-
-# -- std_mean ------------------------------------------------------------------------------------
-def std_mean_correction(
-    xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False
-) -> tuple[Any, Any]:
-    """(std, mean) over ``dim`` (every dim when None or []); ``correction`` None means 1."""
-    return std_correction(xp, self, dim, correction, keepdim), mean_dim(xp, self, dim, keepdim)
-
-
-def std_mean(xp: Any, self: Any, unbiased: bool = True) -> tuple[Any, Any]:
-    return std_mean_correction(xp, self, None, 1 if unbiased else 0, False)
-
-
-def std_mean_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> tuple[Any, Any]:
-    return std_mean_correction(xp, self, dim, 1 if unbiased else 0, keepdim)
 
 
 # -- nansum, aminmax -----------------------------------------------------------------------------

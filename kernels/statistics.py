@@ -1,4 +1,5 @@
-"""Statistics and searches: count_nonzero, bucketize/searchsorted, histc/histogram/
+"""Statistics and searches: std/var (and std_mean/var_mean), logsumexp, nanmean, any/all
+(tensors and Python lists), count_nonzero, bucketize/searchsorted, histc/histogram/
 histogramdd and the unique family.
 
 PyTorch's CPU kernels, reproduced where the numbers depend on them:
@@ -14,7 +15,25 @@ PyTorch's CPU kernels, reproduced where the numbers depend on them:
   back from the end); an empty range widens by 1 (histc) or 0.5 (histogram);
 * ``_unique2`` is always sorted on the CPU, each NaN its own value; the dim
   forms (``unique_dim``, ``unique_consecutive`` with a dim) always return the
-  inverse and the counts, the flat forms empty tensors unless asked.
+  inverse and the counts, the flat forms empty tensors unless asked;
+* ``std``/``var`` need floating inputs and divide by ``max(0, N - correction)``
+  (``unbiased`` is correction 1, a ``None`` correction too), so too few
+  elements give inf or NaN as in PyTorch; they accumulate float16/float32 in
+  float64, as PyTorch's CPU kernels do; ``var_mean``/``std_mean`` return
+  ``var``'s (``std``'s) and ``mean``'s results over the same dims (Inductor's
+  batch-norm decomposition uses ``var_mean.correction``);
+* ``logsumexp`` computes ``log(sum(exp(x - m))) + m`` with ``m`` the maximum
+  of each reduced slice (an infinite maximum is replaced by 0, so that
+  ``inf - inf`` never appears: a slice of ``-inf`` gives ``-inf``, one with
+  ``+inf`` gives ``+inf``); integer and bool inputs give the default float
+  dtype; an empty dim list reduces every dim, and PyTorch 2.13 refuses that
+  combination with ``keepdim=False`` ("output with shape [] doesn't match the
+  broadcast shape"), so gradview refuses it too;
+* ``nanmean`` is ``nansum / (number of non-NaN elements)``: a slice of NaNs
+  only gives NaN (0/0); integer inputs are refused even with a ``dtype``;
+* ``any``/``all`` count NaN as true, give bool (uint8 for uint8 inputs,
+  as PyTorch keeps that legacy), and ``all.dims``/``any.dims`` with an
+  *empty* dim list reduce nothing (unlike ``sum``, where it means every dim).
 """
 
 from __future__ import annotations
@@ -24,9 +43,9 @@ from typing import Any
 
 import numpy
 
-from .dtypes import is_floating, to_dtype
+from .dtypes import DEFAULT_FLOAT, is_floating, to_dtype
 from .protocol import KernelError
-from .reductions import reduce_axes, wrap_dim
+from .reductions import _accumulator, _cpu_accumulator, _result, mean_dim, reduce_axes, wrap_dim
 
 __all__ = [
     "count_nonzero", "count_nonzero_dims", "searchsorted", "searchsorted_scalar", "bucketize",
@@ -34,6 +53,8 @@ __all__ = [
     "histogramdd_int_bins", "histogramdd_tensor_bins", "unique2", "unique_consecutive", "unique_dim",
     "quantile", "nanquantile", "quantile_backward", "nanquantile_backward", "quantile_scalar_backward",
     "nanquantile_scalar_backward", "cov", "cov_backward", "corrcoef", "corrcoef_backward",
+    "std", "var", "var_mean", "var_mean_dim", "var_mean_correction", "std_mean", "logsumexp", "nanmean",
+    "any_", "all_",
 ]
 
 _LONG = to_dtype("Long")
@@ -672,3 +693,164 @@ def corrcoef_backward(xp: Any, grad: Any, self: Any) -> Any:
             d_c0 = d_c0.copy()
             d_c0[xp.arange(s.shape[0]), xp.arange(s.shape[0])] += d_s / (2 * s)
     return cov_backward(xp, d_c0, self)[0]
+
+
+# -- std, var --------------------------------------------------------------------------
+def _variance(xp: Any, op: str, self: Any, dim: Any, correction: Any, keepdim: bool, root: bool) -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"{op}: std and var only support floating point and complex dtypes, got {self.dtype}")
+    if correction is None:
+        correction = 1
+    axes = reduce_axes(op, dim, self.ndim)
+    count = math.prod(self.shape[a] for a in axes)
+    x = self.astype(_cpu_accumulator(self.dtype), copy=False)
+    mean = xp.sum(x, axis=axes, keepdims=True) / max(count, 1)
+    deviation = xp.absolute(x - mean)  # complex values: |x - mean|^2
+    m2 = xp.sum(deviation * deviation, axis=axes, keepdims=keepdim)
+    # Too few elements for the correction: m2 / 0 is inf, or NaN when m2 is 0 (PyTorch's rule).
+    value = xp.true_divide(m2, max(0.0, count - correction))
+    if root:
+        value = xp.sqrt(value)
+    real = to_dtype("Double") if self.dtype == to_dtype("ComplexDouble") else self.dtype
+    if real == to_dtype("ComplexFloat"):
+        real = to_dtype("Float")
+    return _result(xp, value, real)
+
+
+def std(xp: Any, self: Any, unbiased: bool = True) -> Any:
+    return _variance(xp, "std", self, None, 1 if unbiased else 0, False, root=True)
+
+
+def std_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
+    return _variance(xp, "std", self, dim, 1 if unbiased else 0, keepdim, root=True)
+
+
+def std_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+    return _variance(xp, "std", self, dim, correction, keepdim, root=True)
+
+
+def var(xp: Any, self: Any, unbiased: bool = True) -> Any:
+    return _variance(xp, "var", self, None, 1 if unbiased else 0, False, root=False)
+
+
+def var_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
+    return _variance(xp, "var", self, dim, 1 if unbiased else 0, keepdim, root=False)
+
+
+def var_correction(xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+    return _variance(xp, "var", self, dim, correction, keepdim, root=False)
+
+
+def _dims_given(dim: Any) -> bool:
+    return dim is not None and (isinstance(dim, int) or len(dim) > 0)
+
+
+# -- logsumexp ------------------------------------------------------------------------
+def logsumexp(xp: Any, self: Any, dim: Any, keepdim: bool = False) -> Any:
+    if not _dims_given(dim) and self.ndim > 0 and not keepdim:
+        raise KernelError(
+            "logsumexp: an empty dim list reduces every dim, which PyTorch only supports with "
+            f"keepdim=True (tensor of shape {list(self.shape)})"
+        )
+    axes = reduce_axes("logsumexp", dim, self.ndim)
+    out = self.dtype if is_floating(self.dtype) else DEFAULT_FLOAT
+    x = self.astype(_accumulator(out), copy=False)
+    if any(self.shape[a] == 0 for a in axes):
+        shape = tuple(1 if a in axes else s for a, s in enumerate(self.shape)) if keepdim else tuple(
+            s for a, s in enumerate(self.shape) if a not in axes
+        )
+        return xp.full(shape, -math.inf, dtype=out)
+    if not axes:
+        return self.astype(out, copy=True)
+    peak = xp.max(x, axis=axes, keepdims=True)
+    peak = xp.where(xp.isinf(peak), 0.0, peak).astype(x.dtype, copy=False)
+    total = xp.sum(xp.exp(x - peak), axis=axes, keepdims=True)
+    result = xp.log(total) + peak
+    if not keepdim:
+        result = xp.squeeze(result, axis=axes)
+    return xp.asarray(result).astype(out, copy=False)
+
+
+# -- nanmean --------------------------------------------------------------------------
+def nanmean(xp: Any, self: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    if not is_floating(self.dtype):
+        raise KernelError(f"nanmean: expected a floating point input, got {self.dtype}")
+    out = self.dtype if dtype is None else to_dtype(dtype)
+    axes = reduce_axes("nanmean", dim, self.ndim)
+    x = self.astype(_accumulator(out), copy=False)
+    present = ~xp.isnan(x)
+    total = xp.sum(xp.where(present, x, 0), axis=axes, keepdims=keepdim)
+    count = xp.sum(present, axis=axes, keepdims=keepdim)
+    with numpy.errstate(invalid="ignore", divide="ignore"):  # 0/0 is NaN, as in PyTorch
+        value = xp.true_divide(total, count)
+    return xp.asarray(value).astype(out, copy=False)
+
+
+# -- any, all on tensors ---------------------------------------------------------------
+def _logical(xp: Any, op: str, self: Any, dim: Any, keepdim: bool, fn: Any) -> Any:
+    out = to_dtype("Byte") if self.dtype == to_dtype("Byte") else to_dtype("Bool")
+    truth = self != 0  # NaN != 0, so NaN counts as true
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+        return truth.astype(out)  # an empty dim list reduces nothing
+    axes = reduce_axes(op, dim, self.ndim)
+    return xp.asarray(fn(truth, axis=axes, keepdims=keepdim)).astype(out, copy=False)
+
+
+def any_(xp: Any, self: Any) -> Any:
+    return _logical(xp, "any", self, None, False, xp.any)
+
+
+def any_dim(xp: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    return _logical(xp, "any", self, dim, keepdim, xp.any)
+
+
+def all_(xp: Any, self: Any) -> Any:
+    return _logical(xp, "all", self, None, False, xp.all)
+
+
+def all_dim(xp: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    return _logical(xp, "all", self, dim, keepdim, xp.all)
+
+
+# -- any, all on Python lists (TorchScript's builtins) ---------------------------------------
+def any_list(xp: Any, self: list[Any]) -> bool:
+    return any(bool(item) for item in self)
+
+
+def all_list(xp: Any, self: list[Any]) -> bool:
+    return all(bool(item) for item in self)
+
+
+# -- var_mean -----------------------------------------------------------------------------------
+def var_mean_correction(
+    xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False
+) -> tuple[Any, Any]:
+    """(var, mean) over ``dim`` (every dim when None or []); ``correction`` None means 1."""
+    variance = var_correction(xp, self, dim, correction, keepdim)
+    return variance, mean_dim(xp, self, dim, keepdim)
+
+
+def var_mean(xp: Any, self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return var_mean_correction(xp, self, None, 1 if unbiased else 0, False)
+
+
+def var_mean_dim(
+    xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False
+) -> tuple[Any, Any]:
+    return var_mean_correction(xp, self, dim, 1 if unbiased else 0, keepdim)
+
+
+# -- std_mean ------------------------------------------------------------------------------------
+def std_mean_correction(
+    xp: Any, self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False
+) -> tuple[Any, Any]:
+    """(std, mean) over ``dim`` (every dim when None or []); ``correction`` None means 1."""
+    return std_correction(xp, self, dim, correction, keepdim), mean_dim(xp, self, dim, keepdim)
+
+
+def std_mean(xp: Any, self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return std_mean_correction(xp, self, None, 1 if unbiased else 0, False)
+
+
+def std_mean_dim(xp: Any, self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> tuple[Any, Any]:
+    return std_mean_correction(xp, self, dim, 1 if unbiased else 0, keepdim)

@@ -1,7 +1,7 @@
 """The statistics reductions: var, std, var_mean, logsumexp and nanmean; any and all
 (whose results are bools, so they have no gradient).
 
-Kernels (``kernels/reductions.py``): ``std``/``var``
+Kernels (``kernels/statistics.py``): ``std``/``var``
 need floating inputs and divide by ``max(0, N - correction)``; ``logsumexp``
 shifts by each slice's maximum so that ``exp`` never overflows; ``nanmean`` is
 ``nansum / (number of non-NaN elements)``; ``any``/``all`` count NaN as true.
@@ -41,8 +41,7 @@ import math
 from collections.abc import Callable
 
 from gradview.ir import BoolType, Node, OptionalType, TensorType, Value
-from gradview.kernels import reductions as kernels
-from gradview.kernels import statistics as stat_kernels
+from gradview.kernels import statistics as kernels
 
 from .dtype_rules import to_float
 from .emit_util import emit_if
@@ -457,26 +456,26 @@ def declare_by_kernel(table: dict[str, Callable[..., object]], reason: str | Non
 
 
 declare_by_kernel({
-    "aten::count_nonzero": stat_kernels.count_nonzero,
-    "aten::count_nonzero.dim_IntList": stat_kernels.count_nonzero_dims,
-    "aten::searchsorted.Tensor": stat_kernels.searchsorted,
-    "aten::searchsorted.Scalar": stat_kernels.searchsorted_scalar,
-    "aten::bucketize.Tensor": stat_kernels.bucketize,
-    "aten::bucketize.Scalar": stat_kernels.bucketize_scalar,
+    "aten::count_nonzero": kernels.count_nonzero,
+    "aten::count_nonzero.dim_IntList": kernels.count_nonzero_dims,
+    "aten::searchsorted.Tensor": kernels.searchsorted,
+    "aten::searchsorted.Scalar": kernels.searchsorted_scalar,
+    "aten::bucketize.Tensor": kernels.bucketize,
+    "aten::bucketize.Scalar": kernels.bucketize_scalar,
 }, _INDICES)
-declare_by_kernel({"aten::histc": stat_kernels.histc}, _not_implemented("histc"))
+declare_by_kernel({"aten::histc": kernels.histc}, _not_implemented("histc"))
 declare_by_kernel({
-    "aten::histogram.bin_ct": stat_kernels.histogram_bin_ct,
-    "aten::histogram.bins_tensor": stat_kernels.histogram_bins_tensor,
+    "aten::histogram.bin_ct": kernels.histogram_bin_ct,
+    "aten::histogram.bins_tensor": kernels.histogram_bins_tensor,
 }, _not_implemented("histogram"), multi=True)
 declare_by_kernel({
-    "aten::histogramdd": stat_kernels.histogramdd,
-    "aten::histogramdd.int_bins": stat_kernels.histogramdd_int_bins,
-    "aten::histogramdd.TensorList_bins": stat_kernels.histogramdd_tensor_bins,
+    "aten::histogramdd": kernels.histogramdd,
+    "aten::histogramdd.int_bins": kernels.histogramdd_int_bins,
+    "aten::histogramdd.TensorList_bins": kernels.histogramdd_tensor_bins,
 }, _not_implemented("histogramdd"), multi=True)
 # The unique family's sizes depend on the values: their rules say only what the inputs fix.
-for _name, _fn in (("aten::_unique2", stat_kernels.unique2), ("aten::unique_consecutive", stat_kernels.unique_consecutive),
-                   ("aten::unique_dim", stat_kernels.unique_dim)):
+for _name, _fn in (("aten::_unique2", kernels.unique2), ("aten::unique_consecutive", kernels.unique_consecutive),
+                   ("aten::unique_dim", kernels.unique_dim)):
     kernel(_name)(_fn)
     no_gradient(_name, reason=_not_implemented(_name.split("::")[1]))
 
@@ -516,14 +515,14 @@ def _unique_shapes(args: NodeArgs) -> RuleResult:
 # lerps between them; the gradient goes back through lerp, gather and sort (a backward kernel),
 # to the input only: PyTorch's ranks and weights carry no gradient to q.
 for _op in ("quantile", "nanquantile"):
-    kernel(f"aten::{_op}", f"aten::{_op}.scalar")(getattr(stat_kernels, _op))
+    kernel(f"aten::{_op}", f"aten::{_op}.scalar")(getattr(kernels, _op))
     shape_rule(f"aten::{_op}")(per_overload({
-        f"aten::{_op}": getattr(stat_kernels, _op), f"aten::{_op}.scalar": getattr(stat_kernels, _op)}))
+        f"aten::{_op}": getattr(kernels, _op), f"aten::{_op}.scalar": getattr(kernels, _op)}))
     for _overload, _q, _inputs in (("", "Tensor q", (0, 1)), (".scalar", "float q", (0,))):
         _backward = f"{_op}{'_scalar' if _overload else ''}_backward"
         schema(backward_schema(_backward, f"Tensor self, {_q}, int? dim, bool keepdim, str interpolation",
                                len(_inputs)))
-        kernel(f"gradview::{_backward}")(getattr(stat_kernels, _backward))
+        kernel(f"gradview::{_backward}")(getattr(kernels, _backward))
         no_gradient(f"gradview::{_backward}", reason=BACKWARD_KERNEL)
         shape_rule(f"gradview::{_backward}")(grads_like(*_inputs))
         formula(f"aten::{_op}{_overload}")(calls_backward(f"gradview::{_backward}", _inputs))
@@ -533,14 +532,14 @@ for _op in ("quantile", "nanquantile"):
 # -- aten::cov, corrcoef ----------------------------------------------------------------------------
 # Correlation.cpp's composites; their gradients reverse its steps in a backward kernel (cov's
 # aweights get theirs too; fweights are integers).
-kernel("aten::cov")(stat_kernels.cov)
-kernel("aten::corrcoef")(stat_kernels.corrcoef)
-shape_rule("aten::cov")(by_kernel(stat_kernels.cov))
-shape_rule("aten::corrcoef")(by_kernel(stat_kernels.corrcoef))
+kernel("aten::cov")(kernels.cov)
+kernel("aten::corrcoef")(kernels.corrcoef)
+shape_rule("aten::cov")(by_kernel(kernels.cov))
+shape_rule("aten::corrcoef")(by_kernel(kernels.corrcoef))
 schema(backward_schema("cov_backward", "Tensor self, int correction, Tensor? fweights, Tensor? aweights", 2))
 schema(backward_schema("corrcoef_backward", "Tensor self", 1))
-kernel("gradview::cov_backward")(stat_kernels.cov_backward)
-kernel("gradview::corrcoef_backward")(stat_kernels.corrcoef_backward)
+kernel("gradview::cov_backward")(kernels.cov_backward)
+kernel("gradview::corrcoef_backward")(kernels.corrcoef_backward)
 no_gradient("gradview::cov_backward", "gradview::corrcoef_backward", reason=BACKWARD_KERNEL)
 shape_rule("gradview::cov_backward")(grads_like(0, 3))
 shape_rule("gradview::corrcoef_backward")(grads_like(0))

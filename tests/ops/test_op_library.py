@@ -90,7 +90,6 @@ _FAMILIES_NOT_YET_ALIGNED = {
     ("pointwise_math", "elementwise"),
     ("reductions", "elementwise"),
     ("softmax", "reductions"),
-    ("statistics", "reductions"),
     ("views", "shapes"),
     ("views", "shapes_extra"),
     ("views", "view_backward"),
