@@ -1,6 +1,6 @@
 """Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, cumsum, norm,
-softmax and log_softmax, topk, kthvalue and sort, and ``_safe_softmax``
-(the statistics, std/var, logsumexp, nanmean and any/all, are in statistics.py).
+topk, kthvalue and sort (the statistics, std/var, logsumexp, nanmean and any/all,
+are in statistics.py; softmax in softmax.py).
 
 Every kernel follows PyTorch's rules rather than NumPy's:
 
@@ -22,9 +22,7 @@ Every kernel follows PyTorch's rules rather than NumPy's:
   do, and gives int64 for bool and integer tensors unless ``dtype`` says otherwise;
 * sorts are stable, so ``sort``,
   ``topk`` and ``kthvalue`` pick the lowest index among equal values (PyTorch's
-  CPU ``topk``/``kthvalue`` leave that order unspecified);
-* ``_safe_softmax`` is softmax, except that a slice whose inputs are all
-  ``-inf`` gives zeros instead of NaNs (what attention masks need).
+  CPU ``topk``/``kthvalue`` leave that order unspecified).
 
 The list reductions ``sum.int``/``sum.float``/``sum.bool`` live in containers.py.
 """
@@ -60,12 +58,9 @@ __all__ = [
     "argmin",
     "cumsum",
     "norm",
-    "softmax",
-    "log_softmax",
     "topk",
     "kthvalue",
     "sort",
-    "safe_softmax",
     "keepdim_size",
     "reduced_numel",
     "argsort",
@@ -393,56 +388,6 @@ def norm_dtype(xp: Any, self: Any, p: Any, dtype: Any) -> Any:
     return _norm(xp, self, p, None, False, dtype)
 
 
-# -- softmax, log_softmax ------------------------------------------------------
-def _softmax_input(op: str, self: Any, dtype: Any) -> Any:
-    x = self if dtype is None else self.astype(to_dtype(dtype), copy=False)
-    if not is_floating(x.dtype):
-        raise KernelError(f"{op}: the input must be a floating-point tensor (or pass a floating dtype), got {x.dtype}")
-    return x
-
-
-def _softmax(xp: Any, op: str, x: Any, dim: int, log: bool, out: Any = None) -> Any:
-    """Softmax along ``dim``, shifted by the maximum so that exp never overflows."""
-    axis = wrap_dim(op, dim, x.ndim)
-    out = x.dtype if out is None else out
-    if x.size == 0:
-        return x.astype(out, copy=True)
-    z = _as_1d(x).astype(_accumulator(x.dtype), copy=False)
-    shifted = z - xp.max(z, axis=axis, keepdims=True)
-    exp = xp.exp(shifted)
-    total = xp.sum(exp, axis=axis, keepdims=True)
-    result = shifted - xp.log(total) if log else exp / total
-    return result.reshape(x.shape).astype(out, copy=False)
-
-
-def softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
-    return _softmax(xp, "softmax", _softmax_input("softmax", self, dtype), dim, log=False)
-
-
-def log_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
-    return _softmax(xp, "log_softmax", _softmax_input("log_softmax", self, dtype), dim, log=True)
-
-
-def _half_to_float(op: str, self: Any, half_to_float: bool) -> Any:
-    """``half_to_float`` turns a float16 input into a float32 result (PyTorch's
-    CUDA behaviour; its CPU kernels refuse the flag)."""
-    if not half_to_float:
-        return None
-    if self.dtype != to_dtype("Half"):
-        raise KernelError(f"{op}: half_to_float=True needs a float16 input, got {self.dtype}")
-    return to_dtype("Float")
-
-
-def softmax_(xp: Any, self: Any, dim: int, half_to_float: bool) -> Any:
-    out = _half_to_float("_softmax", self, half_to_float)
-    return _softmax(xp, "_softmax", _softmax_input("_softmax", self, None), dim, log=False, out=out)
-
-
-def log_softmax_(xp: Any, self: Any, dim: int, half_to_float: bool) -> Any:
-    out = _half_to_float("_log_softmax", self, half_to_float)
-    return _softmax(xp, "_log_softmax", _softmax_input("_log_softmax", self, None), dim, log=True, out=out)
-
-
 # -- sort, topk, kthvalue ------------------------------------------------------
 def stable_argsort(xp: Any, x: Any, axis: int, descending: bool = False) -> Any:
     """Indices that sort ``x`` along ``axis``, equal values keeping their order.
@@ -525,19 +470,6 @@ def kthvalue(xp: Any, self: Any, k: int, dim: int = -1, keepdim: bool = False) -
         values = xp.squeeze(values, axis=axis)
         chosen = xp.squeeze(chosen, axis=axis)
     return values, chosen.astype(to_dtype("Long"), copy=False)
-
-
-# -- _safe_softmax ----------------------------------------------------------------------
-def safe_softmax(xp: Any, self: Any, dim: int, dtype: Any = None) -> Any:
-    out = softmax(xp, self, dim, dtype)
-    if self.size == 0:
-        return out
-    axis = dim + max(self.ndim, 1) if dim < 0 else dim
-    masked = self == -math.inf
-    rows = xp.all(masked.reshape(self.shape or (1,)), axis=axis, keepdims=True).reshape(
-        out.shape if self.ndim == 0 else tuple(1 if a == axis else s for a, s in enumerate(self.shape))
-    )
-    return xp.where(rows, xp.zeros((), dtype=out.dtype), out).astype(out.dtype, copy=False)
 
 
 # -- backward helper -----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """softmax and log_softmax (``softmax.int``, ``_softmax``, ``_safe_softmax``...) and their
 backward ops ``_softmax_backward_data`` / ``_log_softmax_backward_data``.
 
-Kernels (``kernels/reductions.py``, ``softmax.py``)
+Kernels (``kernels/softmax.py``)
 shift by each slice's maximum so that ``exp`` never overflows; ``_safe_softmax``
 gives zeros instead of NaNs for a slice whose inputs are all ``-inf`` (what
 attention masks need).
@@ -31,8 +31,7 @@ dtype at run time, gradview reads it from the type).
 from __future__ import annotations
 
 from gradview.ir import Node, Value
-from gradview.kernels import reductions as kernels
-from gradview.kernels import softmax as backward_kernels
+from gradview.kernels import softmax as kernels
 
 from .reductions import dtype_argument
 from .registry import Emitter, formula, kernel, shape_rule
@@ -150,8 +149,8 @@ def safe_softmax(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resul
 
 
 # -- aten::_softmax_backward_data, _log_softmax_backward_data ---------------------------------
-kernel("aten::_softmax_backward_data")(backward_kernels.softmax_backward_data)
-kernel("aten::_log_softmax_backward_data")(backward_kernels.log_softmax_backward_data)
+kernel("aten::_softmax_backward_data")(kernels.softmax_backward_data)
+kernel("aten::_log_softmax_backward_data")(kernels.log_softmax_backward_data)
 
 
 @shape_rule("aten::_softmax_backward_data", "aten::_log_softmax_backward_data")

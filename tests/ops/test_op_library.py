@@ -89,7 +89,6 @@ _FAMILIES_NOT_YET_ALIGNED = {
     ("pointwise", "elementwise"),
     ("pointwise_math", "elementwise"),
     ("reductions", "elementwise"),
-    ("softmax", "reductions"),
     ("views", "shapes"),
     ("views", "shapes_extra"),
     ("views", "view_backward"),
