@@ -137,13 +137,15 @@ class AutodiffSubgraphNotes:
     autograd then records one by one) -> ``(cause, extended)``, the
     :class:`OutsideCause` value and whether gradview's extended autodiff mode
     differentiates its op: what a viewer needs to say why a graph that needs
-    gradients got no DifferentiableGraph, and what would give it one.
+    gradients got no DifferentiableGraph, and what would give it one;
+    ``min_group_size``: the threshold it ran with (PyTorch's 2).
     """
 
     differentiable_graphs: Mapping[Node, int]
     excluded: Mapping[Node, str]
     autodiff_mode: str
     needs_grad_outside: Mapping[Node, tuple[str, bool]]
+    min_group_size: int = DEFAULT_THRESHOLD
 
 
 def create_autodiff_subgraphs(
@@ -178,7 +180,7 @@ def create_autodiff_subgraphs_with_notes(
     groups = _slice(graph, threshold, differentiable, mode, excluded)
     numbers = MappingProxyType({node: k for k, node in enumerate(groups)})
     texts = MappingProxyType({node: text for node, (_, text) in excluded.items()})
-    return groups, AutodiffSubgraphNotes(numbers, texts, mode.value, _needing_grad(excluded))
+    return groups, AutodiffSubgraphNotes(numbers, texts, mode.value, _needing_grad(excluded), threshold)
 
 
 _NOT_COUNTED = frozenset({OutsideCause.CONSTANT, OutsideCause.NOT_AN_OP})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 __all__ = [
-    "AUTODIFF_CHOICES", "PYTORCH_INLINE_THRESHOLD", "add_autodiff_option", "add_compile_option",
+    "AUTODIFF_CHOICES", "PYTORCH_INLINE_THRESHOLD", "PYTORCH_MIN_GROUP_SIZE", "add_autodiff_option", "add_compile_option",
     "add_inline_threshold_option", "add_inputs_option", "DETAIL_CHOICES", "add_detail_option",
 ]
 
@@ -14,6 +14,7 @@ __all__ = [
 # `gradview --help` does not import the autodiff stack.
 AUTODIFF_CHOICES = ("torch", "extended")
 PYTORCH_INLINE_THRESHOLD = 5
+PYTORCH_MIN_GROUP_SIZE = 2  # CreateAutodiffSubgraphs' DEFAULT_THRESHOLD (minSubgraphSize)
 # gradview.viewer.detail.Detail's values (tests/cli/test_options.py keeps them equal).
 DETAIL_CHOICES = ("model", "ops", "ir")
 
@@ -37,13 +38,27 @@ def _threshold(text: str) -> int:
     return value
 
 
+def _group_size(text: str) -> int:
+    value = _threshold(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more, not {text!r}")
+    return value
+
+
 def add_inline_threshold_option(parser: argparse.ArgumentParser) -> None:
-    """``--inline-threshold N``: InlineAutodiffSubgraphs' threshold (PyTorch's by default)."""
+    """``--inline-threshold N`` (InlineAutodiffSubgraphs' threshold) and, beside it,
+    ``--min-group-size N`` (CreateAutodiffSubgraphs'): PyTorch's by default."""
     parser.add_argument(
         "--inline-threshold", type=_threshold, metavar="N",
         help="paste DifferentiableGraphs with fewer than N nodes back after differentiating them "
         f"(default: PyTorch's {PYTORCH_INLINE_THRESHOLD}); 0 keeps every one, so a small function "
         "keeps its backward graph",
+    )
+    parser.add_argument(
+        "--min-group-size", type=_group_size, metavar="N",
+        help=f"form DifferentiableGraphs of N ops or more (default: PyTorch's {PYTORCH_MIN_GROUP_SIZE}); "
+        "1 lets one op (x * w) form one, beyond PyTorch (InlineAutodiffSubgraphs may still paste "
+        "a small one back: --inline-threshold 0 keeps it)",
     )
 
 
@@ -52,6 +67,7 @@ def add_inputs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--inputs", metavar="SPEC",
         help="example inputs, one per graph input: a shape like 8x4 (optionally :f32, :i64...) or a number; "
+        "a shape ending in :nograd (3x4:nograd) does not require grad; "
         "'none' runs no graph and shows the generic pass pipelines",
     )
 

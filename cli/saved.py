@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         session = load_target(
-            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold, compile=args.compile
+            args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold, compile=args.compile,
+            min_group_size=args.min_group_size,
         )
         if session.run_error is not None:  # saved values are measured by running: refuse in one line
             raise TargetError(f"{args.target}: {session.run_error}")

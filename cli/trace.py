@@ -81,6 +81,7 @@ class _InputError(Exception):
 def load_any(
     path: str, inputs: str | None = None, autodiff: str | None = None, inline_threshold: int | None = None,
     compile: bool = False,  # noqa: A002 - the command line's --compile
+    min_group_size: int | None = None,
 ) -> PassTrace:
     """The trace FILE stands for, as ``gradview view`` loads it; raises _InputError with a one-line message."""
     from gradview.runtime.no_graph_reason import (  # noqa: PLC0415 - keeps --help light
@@ -90,7 +91,10 @@ def load_any(
     from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - keeps --help light
 
     try:
-        session = load_target(path, inputs, autodiff=autodiff, inline_threshold=inline_threshold, compile=compile)
+        session = load_target(
+            path, inputs, autodiff=autodiff, inline_threshold=inline_threshold, compile=compile,
+            min_group_size=min_group_size,
+        )
     except TargetError as exc:
         message = str(exc).splitlines()[0] if str(exc) else path
         raise _InputError(message, 2 if ": cannot read: " in message else 1) from None
@@ -134,7 +138,7 @@ def format_step_header(step: Step, change: StepChange | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        trace = load_any(args.file, args.inputs, args.autodiff, args.inline_threshold, args.compile)
+        trace = load_any(args.file, args.inputs, args.autodiff, args.inline_threshold, args.compile, args.min_group_size)
     except _InputError as exc:
         print(f"gradview: error: {exc}", file=sys.stderr)
         return exc.code

@@ -136,7 +136,7 @@ class DifferentiableGraphOp:
     def __init__(
         self, gradient: Gradient, backend: str = "numpy", trace: Any = None, which: GraphName | None = None,
         name: str | None = None, autodiff_subgraph_inlining: bool = True, nested: bool = False,
-        inline_threshold: int | None = None,
+        inline_threshold: int | None = None, min_group_size: int | None = None,
     ) -> None:
         from .executor import GraphExecutor  # noqa: PLC0415 - the executor builds these ops
         from .interpreter import compile_graph  # noqa: PLC0415
@@ -155,6 +155,7 @@ class DifferentiableGraphOp:
             gradient.df, backend=backend, trace=trace,
             which=GraphName.backward_executor(0) if which is None else which,
             autodiff_subgraph_inlining=autodiff_subgraph_inlining, inline_threshold=inline_threshold,
+            min_group_size=min_group_size,
         )
         self.registry: TensorRegistry | None = None
         # The executor's DifferentiableGraph k this op runs (its df's executor's name);

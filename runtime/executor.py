@@ -267,6 +267,7 @@ class GraphExecutor:
         which: GraphName | None = None,
         autodiff: AutodiffMode | str | None = None,
         inline_threshold: int | None = None,
+        min_group_size: int | None = None,
     ) -> None:
         self.graph = graph
         # Which ops CreateAutodiffSubgraphs and differentiate take: PyTorch's
@@ -281,6 +282,11 @@ class GraphExecutor:
         if inline_threshold is not None and inline_threshold < 0:
             raise ValueError(f"inline threshold must be 0 or more, not {inline_threshold}")
         self.inline_threshold = inline_threshold
+        # CreateAutodiffSubgraphs' minimum group size; None: PyTorch's (2, or 1
+        # with inlining off). 1 lets a single op (``x * w``) form a group.
+        if min_group_size is not None and min_group_size < 1:
+            raise ValueError(f"minimum group size must be 1 or more, not {min_group_size}")
+        self.min_group_size = min_group_size
         self.backend = backend
         self._backend = get_backend(backend)
         self._xp = self._backend.xp
@@ -414,6 +420,13 @@ class GraphExecutor:
             return self.inline_threshold
         return AUTODIFF_SUBGRAPH_INLINE_THRESHOLD if self.autodiff_subgraph_inlining else 1
 
+    @property
+    def effective_min_group_size(self) -> int:
+        """The group size CreateAutodiffSubgraphs keeps: the one given, else PyTorch's."""
+        if self.min_group_size is not None:
+            return self.min_group_size
+        return AUTODIFF_SUBGRAPH_NODE_THRESHOLD if self.autodiff_subgraph_inlining else 1
+
     def get_or_compile_fallback(self) -> ExecutionPlan:
         """The unoptimized plan: only the passes every graph needs before running.
 
@@ -471,7 +484,7 @@ class GraphExecutor:
         gradients: list[Gradient] = []
         dg_number: dict[Node, int] = {}  # DifferentiableGraph node -> k, as GraphName.forward(k) names it
         if needs_gradient(graph, spec.grad_enabled):
-            node_threshold = AUTODIFF_SUBGRAPH_NODE_THRESHOLD if self.autodiff_subgraph_inlining else 1
+            node_threshold = self.effective_min_group_size
             slice_ = create_autodiff_subgraphs_with_notes if noted else create_autodiff_subgraphs
             diff_nodes = steps.run(
                 "CreateAutodiffSubgraphs", lambda: slice_(graph, node_threshold, mode=self.autodiff), noted=noted
@@ -503,7 +516,7 @@ class GraphExecutor:
                 op = DifferentiableGraphOp(
                     _gradient_of(node), self.backend, trace=self.trace, which=GraphName.backward_executor(k),
                     autodiff_subgraph_inlining=self.autodiff_subgraph_inlining, nested=True,
-                    inline_threshold=self.inline_threshold,
+                    inline_threshold=self.inline_threshold, min_group_size=self.min_group_size,
                 )
                 ops.append(op)
                 return op

@@ -20,7 +20,8 @@ The cases, in the order they are told apart:
 Then what would show one: ``--autodiff extended`` when gradview's extended
 rules differentiate some of those ops (recorded per node, not guessed),
 ``--compile`` for a PyTorch model (``model.py:build``), ``--inline-threshold 0``
-for groups pasted back.
+for groups pasted back, ``--min-group-size 1`` for ops left in groups too
+small to keep (beyond PyTorch, whose smallest group has 2 ops).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ _NONDIFF_LAST = NONDIFF_PASSES[-1][0]
 
 # What each recorded cause means for the ops it kept out, as a clause.
 _CAUSES = {
-    OutsideCause.TOO_SMALL: f"in groups of fewer than {MIN_SUBGRAPH_SIZE} ops (PyTorch's minSubgraphSize)",
+    OutsideCause.TOO_SMALL: "in groups of fewer than {size} ops ({pytorch})",
     OutsideCause.VIEW: "view ops, which a DifferentiableGraph cannot return",
     OutsideCause.CONTROL_FLOW: "control flow, which symbolic autodiff does not differentiate as a whole",
     OutsideCause.UNFUSED: "moved back out of their group (an output may share memory with an input)",
@@ -128,13 +129,14 @@ def _left_out(trace: PassTrace, created: Step, outside: dict[int, Any]) -> str:
     torch_mode = created.annotations.get(Note.AUTODIFF_MODE, "torch") == "torch"
     by_cause: dict[str, Counter[str]] = {}
     extended: dict[str, None] = {}  # op kinds the extended mode differentiates, in order
+    size = created.annotations.get(Note.MIN_GROUP_SIZE, MIN_SUBGRAPH_SIZE)
     for node_id, (cause, differentiable_extended) in outside.items():
         kind = kinds.get(node_id, "?")
         by_cause.setdefault(cause, Counter())[kind] += 1
         if cause == OutsideCause.NOT_DIFFERENTIABLE and differentiable_extended:
             extended.setdefault(kind, None)
     clauses = [
-        f"{_kinds(counts)}: {_clause(cause, torch_mode)}"
+        f"{_kinds(counts)}: {_clause(cause, torch_mode, size)}"
         for cause, counts in sorted(by_cause.items(), key=lambda item: -sum(item[1].values()))
     ]
     count = len(outside)
@@ -142,16 +144,20 @@ def _left_out(trace: PassTrace, created: Step, outside: dict[int, Any]) -> str:
         f"no DifferentiableGraph, although {count} op{'s' if count != 1 else ''} need{'' if count != 1 else 's'} "
         f"grad (CreateAutodiffSubgraphs, step {created.index}): " + "; ".join(clauses)
     )
-    return text + _what_would_show_one(trace, list(extended) if torch_mode else [])
+    # Only when size alone kept every op out (x * w): elsewhere the other switches are the lesson.
+    too_small = set(by_cause) == {OutsideCause.TOO_SMALL.value} and size > 1
+    return text + _what_would_show_one(trace, list(extended) if torch_mode else [], too_small)
 
 
-def _clause(cause: str, torch_mode: bool) -> str:
+def _clause(cause: str, torch_mode: bool, size: int = MIN_SUBGRAPH_SIZE) -> str:
     if cause == OutsideCause.NOT_DIFFERENTIABLE:
         return "not in PyTorch's differentiable set" if torch_mode else "not differentiable, even in the extended mode"
     try:
-        return _CAUSES[OutsideCause(cause)]
+        clause = _CAUSES[OutsideCause(cause)]
     except (KeyError, ValueError):
         return cause
+    pytorch = "PyTorch's minSubgraphSize" if size == MIN_SUBGRAPH_SIZE else f"--min-group-size; PyTorch's is {MIN_SUBGRAPH_SIZE}"
+    return clause.format(size=size, pytorch=pytorch)
 
 
 def _kinds(counts: Counter[str]) -> str:
@@ -163,11 +169,13 @@ def _kinds(counts: Counter[str]) -> str:
     return ", ".join(named)
 
 
-def _what_would_show_one(trace: PassTrace, extended: list[str]) -> str:
+def _what_would_show_one(trace: PassTrace, extended: list[str], too_small: bool = False) -> str:
     hints = []
     if extended:
         shown = ", ".join(extended[:KINDS_SHOWN]) + (", ..." if len(extended) > KINDS_SHOWN else "")
         hints.append(f"--autodiff extended differentiates {shown} (gradview's rules beyond PyTorch's)")
     if trace.module_types and importlib.util.find_spec("torch") is not None:
         hints.append("--compile shows torch.compile's forward and backward graphs (AOTAutograd differentiates the whole model)")
+    if too_small:
+        hints.append("--min-group-size 1 keeps groups of one op (smaller than PyTorch allows)")
     return (". To see one: " + "; ".join(hints)) if hints else ""

@@ -191,6 +191,15 @@ class PassTrace:
                 return threshold
         return None
 
+    def min_group_size(self) -> int | None:
+        """The minimum group size CreateAutodiffSubgraphs ran with, as its step recorded
+        it; None when no step says (nothing needed grad, or a JIT log)."""
+        for step in self.steps:
+            size = step.annotations.get(Note.MIN_GROUP_SIZE)
+            if isinstance(size, int) and not isinstance(size, bool):
+                return size
+        return None
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PassTrace) and self.steps == other.steps
 

@@ -26,9 +26,17 @@ A spec is a comma-separated list with one entry per graph input, ``[name=]SHAPE[
 for a tensor (``8x4``, ``16``, ``()`` for a 0-d tensor, ``:f32``/``:f64``/
 ``:i64``/``:bool``) or a Python number or ``true``/``false``.
 
+An entry may end in ``:nograd`` (``3x4:nograd``, ``w=4:f32:nograd``): that
+input does not require grad in the training step. Otherwise which inputs
+require grad comes from the file (torch or gradview tensors from
+``example_inputs()``: as they say, when one of them requires grad), an
+``.ir`` input's ``requires_grad=0``, or else every floating-point tensor does.
+
 ``inline_threshold`` sets the executor's InlineAutodiffSubgraphs threshold
 (PyTorch's 5 by default; 0 keeps every DifferentiableGraph, so a small
-function still shows its backward graph).
+function still shows its backward graph), ``min_group_size`` the smallest
+group CreateAutodiffSubgraphs keeps (PyTorch's 2; 1 lets ``x * w`` form one,
+beyond PyTorch).
 
 Every failure is a :class:`TargetError` with one line naming the target.
 """
@@ -75,7 +83,7 @@ from .trace_types import Note
 
 __all__ = [
     "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target", "random_array",
-    "parse_input_spec", "record_training_step", "trace_executor", "trace_pipelines", "NO_INPUTS",
+    "parse_input_spec", "input_spec_requires_grad", "record_training_step", "trace_executor", "trace_pipelines", "NO_INPUTS",
 ]
 
 NO_INPUTS = "none"  # the --inputs spec that asks for the pipelines, not a run
@@ -143,9 +151,25 @@ def parse_input_spec(spec: str, graph_inputs: Sequence[Any], seed: int = 0) -> l
             if given.strip().lstrip("%") != name:
                 raise TargetError(f"--inputs entry {position + 1} names {given.strip()!r}, but input {position + 1} is %{name}")
         is_tensor = isinstance(graph_inputs[position].type(), TensorType)
-        values.append(_parse_entry(entry.strip(), position, rng, is_tensor, left))
+        entry, _ = _grad_suffix(entry.strip())
+        values.append(_parse_entry(entry, position, rng, is_tensor, left))
         left -= getattr(values[-1], "nbytes", 0)
     return values
+
+
+def input_spec_requires_grad(spec: str) -> list[bool | None]:
+    """Per entry of an input spec, False where it ends in ``:nograd``, else None (the default)."""
+    return [_grad_suffix(e.strip())[1] for e in _split_spec(spec) if e.strip()]
+
+
+_NOGRAD = ":nograd"
+
+
+def _grad_suffix(entry: str) -> tuple[str, bool | None]:
+    """``3x4:nograd`` -> ``("3x4", False)``; an entry without the suffix -> ``(entry, None)``."""
+    if entry.lower().endswith(_NOGRAD):
+        return entry[: -len(_NOGRAD)].rstrip(), False
+    return entry, None
 
 
 def _split_spec(spec: str) -> list[str]:
@@ -256,14 +280,16 @@ def trace_executor(
     requires_grad: Sequence[bool] | None = None,
     autodiff: str | None = None,
     inline_threshold: int | None = None,
+    min_group_size: int | None = None,
 ) -> PassTrace:
     """The trace of one training step of ``graph``: compile and run forward with
     floating-point tensors requiring grad (or those ``requires_grad`` marks),
     then backward from every output that requires grad (with gradients of ones).
-    ``autodiff`` is the executor's autodiff mode and ``inline_threshold`` its
-    InlineAutodiffSubgraphs threshold (PyTorch's by default)."""
+    ``autodiff`` is the executor's autodiff mode, ``inline_threshold`` its
+    InlineAutodiffSubgraphs threshold and ``min_group_size`` CreateAutodiffSubgraphs'
+    (PyTorch's by default)."""
     trace = PassTrace()
-    record_training_step(trace, graph, inputs, requires_grad, autodiff, inline_threshold)
+    record_training_step(trace, graph, inputs, requires_grad, autodiff, inline_threshold, min_group_size)
     return trace
 
 
@@ -274,12 +300,15 @@ def record_training_step(
     requires_grad: Sequence[bool] | None = None,
     autodiff: str | None = None,
     inline_threshold: int | None = None,
+    min_group_size: int | None = None,
 ) -> None:
     """:func:`trace_executor` into ``trace``: when running fails, ``trace`` keeps
     every step recorded up to there (the caller decides whether to show them)."""
     trace.record("Input", graph, changed=False)
     # The executor compiles copies; the trace keeps the ids.
-    executor = GraphExecutor(graph, trace=trace, autodiff=autodiff, inline_threshold=inline_threshold)
+    executor = GraphExecutor(
+        graph, trace=trace, autodiff=autodiff, inline_threshold=inline_threshold, min_group_size=min_group_size
+    )
     if requires_grad is None:
         requires_grad = [isinstance(v, numpy.ndarray) and numpy.issubdtype(v.dtype, numpy.floating) for v in inputs]
     tensors = [
@@ -331,6 +360,7 @@ def load_target(
     autodiff: str | None = None,
     inline_threshold: int | None = None,
     compile: bool = False,  # noqa: A002 - the command line's --compile
+    min_group_size: int | None = None,
 ) -> Session:
     """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json``, a JIT log file,
     or a TORCH_TRACE log (a file or its directory) of torch.compile's graphs.
@@ -345,9 +375,16 @@ def load_target(
             raise TargetError(str(exc)) from None
     if inline_threshold is not None and inline_threshold < 0:
         raise TargetError(f"--inline-threshold must be 0 or more, not {inline_threshold}")
+    if min_group_size is not None and min_group_size < 1:
+        raise TargetError(f"--min-group-size must be 1 or more, not {min_group_size}")
     if compile:
         return _compile_session(target)
-    session = _load(target, inputs, seed, autodiff, inline_threshold)
+    session = _load(target, inputs, seed, autodiff, inline_threshold, min_group_size)
+    if min_group_size is not None and session.graph is None:
+        session.notes.append(
+            f"--min-group-size {min_group_size} is ignored: {target} is a recorded trace, "
+            "which keeps the group size it was recorded with"
+        )
     if inputs is not None and session.graph is None:
         session.notes.append(
             f"--inputs is ignored: {target} holds recorded graphs, which run on inputs made from their own types"
@@ -372,13 +409,15 @@ _SNIFF_BYTES = 4096
 
 
 def _load(
-    target: str, inputs: str | None, seed: int, autodiff: str | None, inline_threshold: int | None
+    target: str, inputs: str | None, seed: int, autodiff: str | None, inline_threshold: int | None,
+    min_group_size: int | None = None,
 ) -> Session:
     lowered = target.lower()
     if ".py:" in lowered and lowered.rpartition(":")[0].endswith(".py"):
         loaded = load_python(target)
         session = _graph_session(
-            target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff, inline_threshold
+            target, loaded.graph, inputs, loaded.inputs, seed, loaded.requires_grad, autodiff, inline_threshold,
+            min_group_size,
         )
         session.trace.module_types.update(loaded.module_types)
         return session
@@ -398,7 +437,10 @@ def _load(
             raise TargetError(f"{target}:{exc.summary}") from None
         except IRVerifyError as exc:
             raise TargetError(f"{target}: invalid graph: {exc}") from None
-        return _graph_session(target, graph, inputs, None, seed, autodiff=autodiff, inline_threshold=inline_threshold)
+        return _graph_session(
+            target, graph, inputs, None, seed, autodiff=autodiff, inline_threshold=inline_threshold,
+            min_group_size=min_group_size,
+        )
     try:
         with path.open("rb") as handle:
             start = handle.read(_SNIFF_BYTES).lstrip()
@@ -484,6 +526,7 @@ def _graph_session(
     requires_grad: list[bool] | None = None,
     autodiff: str | None = None,
     inline_threshold: int | None = None,
+    min_group_size: int | None = None,
 ) -> Session:
     names = [v.debugName() for v in graph.inputs()]
     notes: list[str] = []
@@ -497,8 +540,9 @@ def _graph_session(
     if len(values) != len(names):
         raise TargetError(f"{target}: {len(values)} example inputs for {len(names)} graph inputs")
     trace = PassTrace()
+    requires_grad = _requires_grad_flags(graph, values, spec, requires_grad)
     try:
-        record_training_step(trace, graph, values, requires_grad, autodiff, inline_threshold)
+        record_training_step(trace, graph, values, requires_grad, autodiff, inline_threshold, min_group_size)
     except (GraphRuntimeError, ValueError, TypeError, RuntimeError, NotImplementedError) as exc:
         # The steps recorded up to the failure still open (r, b, G and saved say why they cannot run).
         error = f"running the graph on the example inputs failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
@@ -520,6 +564,26 @@ def _example_values(
         return example_inputs_for(graph, seed)
     except (MemoryError, ValueError, OverflowError) as exc:  # what NumPy says of a shape it cannot make
         raise TargetError(f"{target}: cannot make the example inputs: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+
+
+def _requires_grad_flags(
+    graph: Graph, values: Sequence[Any], spec: str | None, given: Sequence[bool] | None
+) -> list[bool]:
+    """Which inputs require grad in the training step: the spec's ``:nograd``, else
+    what the file said (``given``), else the input's declared ``requires_grad=0``,
+    else every floating-point tensor (PyTorch's types would say the same)."""
+    flags = []
+    from_spec = input_spec_requires_grad(spec) if spec is not None else []
+    for position, (value, graph_input) in enumerate(zip(values, graph.inputs(), strict=True)):
+        flag = isinstance(value, numpy.ndarray) and numpy.issubdtype(value.dtype, numpy.floating)
+        if given is not None:
+            flag = bool(given[position])
+        elif getattr(graph_input.type(), "requires_grad", None) is False:
+            flag = False  # an .ir input annotated requires_grad=0 keeps it at specializeTypes
+        if position < len(from_spec) and from_spec[position] is False:
+            flag = False
+        flags.append(flag)
+    return flags
 
 
 def _stopped_session(
@@ -584,7 +648,22 @@ def load_python(spec: str) -> PythonTarget:
         except Exception as exc:  # noqa: BLE001
             raise TargetError(f"{path}: example_inputs() failed: {type(exc).__name__}: {exc}") from None
         inputs = [_as_value(v) for v in made]
+        return PythonTarget(graph, inputs, _tensor_flags(made, inputs))
     return PythonTarget(graph, inputs)
+
+
+def _tensor_flags(made: Sequence[Any], inputs: Sequence[Any]) -> list[bool] | None:
+    """Which example inputs require grad, when the file's tensors say: as torch's (or
+    gradview's) ``requires_grad`` once one of them requires grad; None (every
+    floating-point tensor) when none does, as a plain ``torch.randn`` says nothing."""
+    said = [getattr(value, "requires_grad", None) for value in made]
+    if not any(flag is True for flag in said):
+        return None
+    return [
+        bool(flag) if flag is not None
+        else isinstance(value, numpy.ndarray) and numpy.issubdtype(value.dtype, numpy.floating)
+        for flag, value in zip(said, inputs, strict=True)
+    ]
 
 
 def _import_file(path: str) -> Any:
@@ -641,6 +720,7 @@ def _as_value(value: Any) -> Any:
     """An example input as the runtime takes it: lists and torch tensors become NumPy arrays."""
     if isinstance(value, list):
         return numpy.asarray(value)
-    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor; torch is not imported here
-        return numpy.array(value.detach().cpu().numpy(), copy=True)
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch or gradview tensor; torch is not imported here
+        detached = value.detach()
+        return numpy.array((detached.cpu() if hasattr(detached, "cpu") else detached).numpy(), copy=True)
     return value

@@ -194,6 +194,7 @@ class Note(enum.StrEnum):
     # node id -> (OutsideCause value, extended mode differentiates it), for each node
     # outside every group with an output that requires grad
     NEEDS_GRAD_OUTSIDE = "needs_grad_outside"
+    MIN_GROUP_SIZE = "min_group_size"  # the minimum group size it ran with (PyTorch: 2)
     # specializeAutogradZero
     AUTOGRAD_ZERO = "autograd_zero"  # value id -> "zero" | "nonzero" | "unknown"
     # InlineAutodiffSubgraphs

@@ -29,6 +29,7 @@ from .formatting import (
     diff_lines,
     inline_threshold_label,
     marked_ir,
+    min_group_size_label,
 )
 from .gc_tuning import FREEZE_EVERY_SECONDS, CollectorSettings
 from .help_screen import HelpScreen
@@ -172,6 +173,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         # After the level of detail (which comes first: a narrow header cuts the end).
         self._title_tail = autodiff_label(self.trace.autodiff_mode())
         self._title_tail += inline_threshold_label(self.trace.inline_threshold())  # when not PyTorch's
+        self._title_tail += min_group_size_label(self.trace.min_group_size())  # when not PyTorch's
         self._title_tail += random_values_label(self.trace)  # when a graph draws random values
         self.sub_title = self._header()
         self.main.timeline.load(summarize_steps(self.trace))

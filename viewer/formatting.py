@@ -16,6 +16,7 @@ from rich.style import Style
 from rich.text import Text
 
 from gradview.autodiff import DEFAULT_INLINE_THRESHOLD
+from gradview.runtime.no_graph_reason import MIN_SUBGRAPH_SIZE
 
 from .doc_text import LIST_ITEM
 from .model import DrawGraph, Marks
@@ -292,3 +293,10 @@ def inline_threshold_label(threshold: int | None) -> str:
     if threshold is None or threshold == DEFAULT_INLINE_THRESHOLD:
         return ""
     return f" · inline threshold {threshold} (PyTorch: {DEFAULT_INLINE_THRESHOLD})"
+
+
+def min_group_size_label(size: int | None) -> str:
+    """The header's word on CreateAutodiffSubgraphs' minimum group size, when it is not PyTorch's."""
+    if size is None or size == MIN_SUBGRAPH_SIZE:
+        return ""
+    return f" · min group size {size}, differs from PyTorch ({MIN_SUBGRAPH_SIZE})"

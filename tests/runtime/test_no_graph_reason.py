@@ -104,9 +104,9 @@ def test_x_times_w_is_one_op_under_pytorchs_minimum_group_size(tmp_path: Path) -
     trace = load_target(_ir(tmp_path, X_TIMES_W)).trace
     reason = no_differentiable_graph_reason(trace)
     assert reason.startswith("no DifferentiableGraph, although 1 op needs grad (CreateAutodiffSubgraphs, step ")
-    assert reason.endswith("aten::mul: in groups of fewer than 2 ops (PyTorch's minSubgraphSize)")
-    # mul is in PyTorch's set, and this is a graph, not a PyTorch model: no switch to offer.
-    assert "To see one" not in reason
+    assert "aten::mul: in groups of fewer than 2 ops (PyTorch's minSubgraphSize)" in reason
+    # mul is in PyTorch's set, and this is a graph, not a PyTorch model: only the group size to offer.
+    assert reason.endswith(". To see one: --min-group-size 1 keeps groups of one op (smaller than PyTorch allows)")
 
 
 def test_a_graph_without_inputs_that_need_grad_says_nothing_needed_grad(tmp_path: Path) -> None:
