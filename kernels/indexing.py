@@ -28,7 +28,8 @@ __all__ = [
     "index_select", "index_add", "index_copy", "index_fill", "take", "put", "masked_select", "masked_scatter",
     "argwhere", "nonzero_static", "nonzero_numpy", "select_scatter", "diagonal_scatter", "as_strided_scatter",
     "masked_scatter_backward", "take_along_dim", "take_along_dim_backward", "scatter_reduce_backward", "dim_arange",
-    "index_put", "unsafe_masked_index", "unsafe_masked_index_put_accumulate",
+    "index_put", "unsafe_masked_index", "unsafe_masked_index_put_accumulate", "index_reduce", "index_reduce_backward",
+    "segment_reduce", "segment_reduce_backward",
 ]
 
 
@@ -379,6 +380,46 @@ def index_fill(xp: Any, self: Any, dim: int, index: Any, value: Any) -> Any:
     return out.reshape(self.shape)
 
 
+_INDEX_REDUCE = ("prod", "mean", "amax", "amin")
+
+
+def _reduce_identity(xp: Any, reduce: str, dtype: Any) -> Any:
+    """Where a position starts without ``include_self``: ATen's init value (the dtype's
+    lowest/highest for amax/amin of integers, which have no infinity)."""
+    if reduce in ("amax", "amin") and is_integral(dtype):
+        info = xp.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return _REDUCE_IDENTITY[reduce]
+
+
+def index_reduce(
+    xp: Any, self: Any, dim: int, index: Any, source: Any, reduce: str, include_self: bool = True,
+) -> Any:
+    """``index_reduce``: ``source``'s slices folded one by one, in index order, into the slices
+    of ``self`` that ``index`` names (ATen's CPU loop: prod multiplies, mean adds then divides
+    by the count, 1 more with self; amax/amin keep a NaN). Without ``include_self`` the named
+    slices start from the reduction's identity."""
+    if reduce not in _INDEX_REDUCE:
+        raise KernelError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin, got {reduce}.")
+    out, d = _as1d(self).copy(), _dim(dim, self.ndim)
+    idx = _as1d(index).reshape(-1).astype(to_dtype("Long"))
+    _check_index("index_reduce", idx, out.shape[d])
+    moved_out, moved_src = xp.moveaxis(out, d, 0), xp.moveaxis(_as1d(source), d, 0)
+    if not include_self:
+        moved_out[idx] = _reduce_identity(xp, reduce, out.dtype)
+    ufunc = {"prod": xp.multiply, "mean": xp.add, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+    for k, i in enumerate(idx.tolist()):
+        moved_out[i] = ufunc(moved_out[i], moved_src[k])
+    if reduce == "mean":
+        count = xp.full(out.shape[d], 1 if include_self else 0, dtype=out.dtype)
+        xp.add.at(count, idx, 1)
+        count[count == 0] = 1
+        shape = [1] * out.ndim
+        shape[d] = -1
+        out = out / count.reshape(shape) if not is_integral(out.dtype) else out // count.reshape(shape)
+    return out.reshape(self.shape)
+
+
 def take(xp: Any, self: Any, index: Any) -> Any:
     flat = self.reshape(-1)
     size = flat.shape[0]
@@ -529,47 +570,191 @@ def take_along_dim_backward(xp: Any, grad: Any, self: Any, indices: Any, dim: in
     return summed.sum(axis=axes, keepdims=True) if axes else summed
 
 
+class _Along:
+    """How ``index`` relates ``self``'s positions to ``src``'s for a reduce op's backward:
+    element by element along ``dim`` (scatter_reduce: gather/scatter_add/scatter) or slice by
+    slice (index_reduce: index_select/index_add/index_fill)."""
+
+    def __init__(self, xp: Any, dim: int, index: Any, by_slice: bool) -> None:
+        self.xp, self.dim, self.index, self.by_slice = xp, dim, index, by_slice
+
+    def pick(self, t: Any) -> Any:
+        if self.by_slice:
+            return index_select(self.xp, t, self.dim, self.index)
+        return gather(self.xp, t, self.dim, self.index)
+
+    def add_into(self, base: Any, values: Any) -> Any:
+        if self.by_slice:
+            return index_add(self.xp, base, self.dim, self.index, values)
+        return scatter_add(self.xp, base, self.dim, self.index, values)
+
+    def zero(self, t: Any) -> Any:
+        if self.by_slice:
+            return index_fill(self.xp, t, self.dim, self.index, 0.0)
+        return scatter(self.xp, t, self.dim, self.index, 0.0)
+
+    def reduce(self, self_: Any, src: Any, reduce: str, include_self: bool) -> Any:
+        if self.by_slice:
+            return index_reduce(self.xp, self_, self.dim, self.index, src, reduce, include_self)
+        return scatter_reduce(self.xp, self_, self.dim, self.index, src, reduce, include_self)
+
+
+def _reduce_backward(
+    xp: Any, along: _Along, grad: Any, self: Any, src: Any, reduce: str, include_self: bool, result: Any,
+) -> tuple[Any, Any]:
+    """PyTorch's ``scatter_reduce_backward``/``index_reduce_backward`` step for step: prod
+    divides the product by the factor (a single zero factor gets the product of the others),
+    amax/amin split the gradient evenly among the elements equal to the result (self's
+    elements counted even without ``include_self``, as PyTorch does), mean divides by the
+    count; without ``include_self`` the reduced-into positions of self get 0."""
+    dtype = grad.dtype
+    if reduce == "sum":
+        grad_self, grad_src = grad, along.pick(grad)
+    elif reduce == "prod":
+        masked_self = xp.where(self == 0, 1, self).astype(dtype)
+        grad_self = grad * along.reduce(masked_self, src, reduce, include_self) / masked_self
+        src_zero = src == 0
+        zeros_at = along.add_into(xp.zeros_like(self), src_zero.astype(dtype))
+        single_zero = src_zero & (along.pick(zeros_at) == 1)
+        masked_src_result = along.reduce(self, xp.where(single_zero, 1, src).astype(dtype), reduce, include_self)
+        grad_src = xp.where(single_zero, along.pick(grad * masked_src_result),
+                            along.pick(grad * result) / xp.where(src_zero, 1, src))
+    elif reduce == "mean":
+        count = along.add_into(xp.ones_like(grad) if include_self else xp.zeros_like(grad), xp.ones_like(src))
+        count = xp.where(count == 0, 1, count)
+        grad_self = grad / count
+        grad_src = along.pick(grad) / along.pick(count)
+    elif reduce in ("amax", "amin"):
+        self_is = (self == result).astype(dtype)
+        src_is = (src == along.pick(result)).astype(dtype)
+        spread = grad / along.add_into(self_is, src_is)
+        grad_self = self_is * spread
+        grad_src = src_is * along.pick(spread)
+    else:
+        raise KernelError(f"reduce argument must be one of sum, prod, mean, amax, amin, got {reduce}")
+    if not include_self:
+        grad_self = along.zero(grad_self)
+    return grad_self, grad_src
+
+
 def scatter_reduce_backward(
     xp: Any, grad: Any, self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, result: Any,
 ) -> tuple[Any, Any]:
-    """``(grad_self, grad_src)`` of ``scatter_reduce.two``, PyTorch's ``scatter_reduce_backward``
-    step for step: prod divides the product by the factor (a single zero factor gets the product
-    of the others), amax/amin split the gradient evenly among the elements equal to the result,
-    mean divides by the count; without ``include_self`` the scattered-to positions of self get 0."""
-    dtype = grad.dtype
+    """``(grad_self, grad_src)`` of ``scatter_reduce.two`` (see ``_reduce_backward``)."""
+    return _reduce_backward(xp, _Along(xp, dim, index, False), grad, self, src, reduce, include_self, result)
 
-    def gather_(t: Any) -> Any:
-        return gather(xp, t, dim, index)
 
-    if reduce == "sum":
-        grad_self, grad_src = grad, gather_(grad)
-    elif reduce == "prod":
-        masked_self = xp.where(self == 0, 1, self).astype(dtype)
-        masked_self_result = scatter_reduce(xp, masked_self, dim, index, src, reduce, include_self)
-        grad_self = grad * masked_self_result / masked_self
-        src_zero = src == 0
-        zeros_at = scatter_add(xp, xp.zeros_like(self), dim, index, src_zero.astype(dtype))
-        single_zero = src_zero & (gather_(zeros_at) == 1)
-        masked_src = xp.where(single_zero, 1, src).astype(dtype)
-        masked_src_result = scatter_reduce(xp, self, dim, index, masked_src, reduce, include_self)
-        grad_src = xp.where(single_zero, gather_(grad * masked_src_result),
-                            gather_(grad * result) / xp.where(src_zero, 1, src))
-    elif reduce == "mean":
-        count = xp.ones_like(grad) if include_self else xp.zeros_like(grad)
-        count = scatter_add(xp, count, dim, index, xp.ones_like(src))
-        count = xp.where(count == 0, 1, count)
-        grad_self = grad / count
-        grad_src = gather_(grad) / gather_(count)
-    elif reduce in ("amax", "amin"):
-        value = gather_(result)
-        self_is = (self == result).astype(dtype)
-        src_is = (src == value).astype(dtype)
-        shares = scatter_add(xp, self_is, dim, index, src_is)
-        spread = grad / shares
-        grad_self = self_is * spread
-        grad_src = src_is * gather_(spread)
+def index_reduce_backward(
+    xp: Any, grad: Any, self: Any, dim: int, index: Any, source: Any, reduce: str, include_self: bool, result: Any,
+) -> tuple[Any, Any]:
+    """``(grad_self, grad_source)`` of ``index_reduce`` (see ``_reduce_backward``)."""
+    return _reduce_backward(xp, _Along(xp, dim, index, True), grad, self, source, reduce, include_self, result)
+
+
+# -- segment_reduce (lengths or offsets along the last dim of those) ----------------------------
+_SEGMENT_START = {"max": -float("inf"), "min": float("inf"), "sum": 0.0, "mean": 0.0, "prod": 1.0}
+
+
+def _segments(
+    xp: Any, op: str, data: Any, lengths: Any, offsets: Any, axis: int, unsafe: bool,
+) -> tuple[Any, Any, Any, int]:
+    """``data`` as ``[outer, size, inner]`` and each segment's ``[outer, count]`` start and end
+    rows (ATen's loop indices), with ``axis`` wrapped."""
+    if lengths is None and offsets is None:
+        raise KernelError(f"{op}(): Either lengths or offsets must be defined.")
+    if data.dtype.kind != "f":
+        raise KernelError(f"{op}(): \"_segment_reduce_cpu\" not implemented for {data.dtype}")
+    d = _dim(axis, data.ndim)
+    bounds, name = (offsets, "offsets") if offsets is not None else (lengths, "lengths")
+    if d != bounds.ndim - 1:
+        raise KernelError(f"{op}(): Expected axis to be the last dimension of {name} but got {d}.")
+    outer = int(xp.prod(xp.asarray(data.shape[:d], dtype=xp.int64)))
+    rows = bounds.astype(to_dtype("Long")).reshape(outer, -1)
+    if offsets is not None:
+        starts, ends = rows[:, :-1], rows[:, 1:]
     else:
-        raise KernelError(f"scatter_reduce(): reduce argument must be one of sum, prod, mean, amax, amin, got {reduce}")
-    if not include_self:
-        grad_self = scatter(xp, grad_self, dim, index, 0.0)
-    return grad_self, grad_src
+        if not unsafe and rows.size and int(rows.min()) < 0:
+            raise KernelError("lengths contains negative value!")
+        if not unsafe and bool((rows.sum(axis=1) != data.shape[d]).any()):
+            raise KernelError(f"{op}(): Expected all rows of lengths along axis to sum to "
+                              "data.size(lengths.dim()-1) when !unsafe.")
+        ends = xp.cumsum(rows, axis=1)
+        starts = ends - rows
+    return data.reshape(outer, data.shape[d], -1), starts, ends, d
+
+
+def segment_reduce(
+    xp: Any, data: Any, reduce: str, lengths: Any = None, indices: Any = None, offsets: Any = None,
+    axis: int = 0, unsafe: bool = False, initial: Any = None,
+) -> Any:
+    """ATen's CPU loop: each segment's rows folded one by one from ``initial`` (or the
+    reduction's identity); max/min keep a NaN; mean divides by the length (an empty segment's
+    mean is NaN without ``initial``)."""
+    if reduce not in _SEGMENT_START:
+        raise KernelError(f"unsupported reduction given! {reduce}")
+    if indices is not None:
+        raise KernelError("segment_reduce(): indices based reduction is not supported yet.")
+    x, starts, ends, d = _segments(xp, "segment_reduce", data, lengths, offsets, axis, unsafe)
+    out = xp.empty((x.shape[0], starts.shape[1], x.shape[2]), dtype=data.dtype)
+    step = {"max": xp.maximum, "min": xp.minimum, "sum": xp.add, "mean": xp.add, "prod": xp.multiply}[reduce]
+    for o in range(x.shape[0]):
+        for c in range(starts.shape[1]):
+            start, end = int(starts[o, c]), int(ends[o, c])
+            acc = xp.full(x.shape[2], _SEGMENT_START[reduce] if initial is None else initial, dtype=data.dtype)
+            for j in range(start, end):
+                acc = step(acc, x[o, j])
+            if reduce == "mean" and end - start == 0 and initial is None:
+                acc[:] = float("nan")
+            elif reduce == "mean" and end - start > 0:
+                acc = acc / (end - start)
+            out[o, c] = acc
+    shape = list(data.shape)
+    shape[d] = starts.shape[1]
+    return out.reshape(shape)
+
+
+def segment_reduce_backward(
+    xp: Any, grad: Any, output: Any, data: Any, reduce: str, lengths: Any = None, offsets: Any = None,
+    axis: int = 0, initial: Any = None,
+) -> Any:
+    """ATen's ``_segment_reduce_backward`` CPU loop, quirks included: max/min give the gradient
+    to every element equal to the result (or NaN), and where 2 or more do, divide only the
+    positive gradients by their count; prod divides ``grad * output`` by the element, except
+    for a zero (or NaN) element, which gets ``grad`` times the product of the others (from
+    ``initial``), multiplied in order."""
+    if reduce not in _SEGMENT_START:
+        raise KernelError(f"unsupported reduction given! {reduce}")
+    x, starts, ends, _ = _segments(xp, "_segment_reduce_backward", data, lengths, offsets, axis, True)
+    g = grad.reshape(x.shape[0], starts.shape[1], x.shape[2])
+    y = output.reshape(g.shape)
+    out = xp.zeros(x.shape, dtype=grad.dtype)
+    for o in range(x.shape[0]):
+        for c in range(starts.shape[1]):
+            start, end = int(starts[o, c]), int(ends[o, c])
+            if end - start <= 0:
+                continue
+            _segment_grad(xp, reduce, initial, g[o, c], y[o, c], x[o, start:end], out[o, start:end])
+    return out.reshape(data.shape)
+
+
+def _segment_grad(xp: Any, reduce: str, initial: Any, grad: Any, output: Any, values: Any, into: Any) -> None:
+    """One segment's rows of the gradient, written into ``into`` (a view)."""
+    if reduce in ("max", "min"):
+        hit = xp.isnan(values) | (values == output)
+        into[hit] = xp.broadcast_to(grad, values.shape)[hit]
+        count = hit.sum(axis=0)
+        halve = (count >= 2) & (into > 0)
+        into[halve] = (into / xp.maximum(count, 1))[halve]
+    elif reduce == "mean":
+        into[...] = grad / values.shape[0]
+    elif reduce == "sum":
+        into[...] = grad
+    else:  # prod
+        scaled = grad * output
+        for j in range(values.shape[0]):
+            exclusive = xp.full(values.shape[1], 1.0 if initial is None else initial, dtype=values.dtype)
+            for k in range(values.shape[0]):
+                if k != j:
+                    exclusive = exclusive * values[k]
+            zero = xp.isnan(values[j]) | (values[j] == 0)
+            into[j] = xp.where(zero, grad * exclusive, scaled / xp.where(zero, 1, values[j]))

@@ -473,35 +473,42 @@ no_gradient(
 )
 
 
-# -- aten::scatter_reduce.two: derivatives.yaml's scatter_reduce_backward ------------------------
-@formula("aten::scatter_reduce.two")
-def _scatter_reduce_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+# -- aten::scatter_reduce.two and aten::index_reduce: derivatives.yaml's *_reduce_backward -------
+kernel("aten::index_reduce")(kernels.index_reduce)
+shape_rule("aten::index_reduce")(_same_as_self)
+_REDUCE_BACKWARD = {"aten::scatter_reduce": "gradview::scatter_reduce_backward",
+                    "aten::index_reduce": "gradview::index_reduce_backward"}
+
+
+@formula("aten::scatter_reduce.two", "aten::index_reduce")
+def _reduce_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """``self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self,
-    result)``: one backward kernel for every ``reduce``, which it reads at run time."""
+    result)`` (index_reduce_backward alike): one backward kernel for every ``reduce``, which
+    it reads at run time."""
     self_, dim, index, src, reduce, include_self = node.inputs()
     if not (needs_grad(self_) or needs_grad(src)):
         return [None] * 6
     grad_self, grad_src = emit.op(
-        "gradview::scatter_reduce_backward", grads[0], self_, dim, index, src, reduce, include_self, node.output()
+        _REDUCE_BACKWARD[node.kind()], grads[0], self_, dim, index, src, reduce, include_self, node.output()
     )
     return [grad_self if needs_grad(self_) else None, None, None, grad_src if needs_grad(src) else None, None, None]
 
 
-schema(
-    "gradview::scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, "
-    "bool include_self, Tensor result) -> (Tensor, Tensor)"
-)
-kernel("gradview::scatter_reduce_backward")(kernels.scatter_reduce_backward)
-no_gradient("gradview::scatter_reduce_backward", reason=BACKWARD_KERNEL)
+for _name, _fn in (("scatter_reduce_backward", kernels.scatter_reduce_backward),
+                   ("index_reduce_backward", kernels.index_reduce_backward)):
+    schema(
+        f"gradview::{_name}(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, "
+        "bool include_self, Tensor result) -> (Tensor, Tensor)"
+    )
+    kernel(f"gradview::{_name}")(_fn)
+no_gradient("gradview::scatter_reduce_backward", "gradview::index_reduce_backward", reason=BACKWARD_KERNEL)
 
 
-@shape_rule("gradview::scatter_reduce_backward")
-def _scatter_reduce_backward_shapes(args: NodeArgs) -> RuleResult:
+@shape_rule("gradview::scatter_reduce_backward", "gradview::index_reduce_backward")
+def _reduce_backward_shapes(args: NodeArgs) -> RuleResult:
     """Shaped like ``self`` and like ``src``."""
-    self, src = args.tensor(1), args.tensor(4)
-    if self is None or src is None:
-        return None
-    return [fresh(self.scalar_type, self.sizes, self.device), fresh(src.scalar_type, src.sizes, src.device)]
+    like = [args.tensor(1), args.tensor(4)]
+    return None if None in like else [fresh(t.scalar_type, t.sizes, t.device) for t in like if t is not None]
 
 
 # -- aten::as_strided_scatter: derivatives.yaml's rule, with graph ops -------------------------
@@ -580,3 +587,45 @@ def _unsafe_masked_index_put_gradient(emit: Emitter, node: Node, saved: Saved, g
         picked = emit.op("aten::_unsafe_masked_index", grads[0], mask, indices, 0.0)
         grad_values = emit.sum_to(picked, size_of(emit, values))
     return [grads[0] if needs_grad(self_) else None, None, None, grad_values]
+
+
+# -- aten::segment_reduce and aten::_segment_reduce_backward -----------------------------------
+kernel("aten::segment_reduce")(kernels.segment_reduce)
+kernel("aten::_segment_reduce_backward")(kernels.segment_reduce_backward)
+no_gradient(
+    "aten::_segment_reduce_backward",
+    reason="the derivative for aten::_segment_reduce_backward is not implemented (PyTorch has none)",
+)
+
+
+@shape_rule("aten::segment_reduce")
+def _segment_reduce_shapes(args: NodeArgs) -> RuleResult:
+    """``data``'s sizes with ``axis`` holding one entry per segment (the last size of
+    ``lengths``, or of ``offsets`` less 1)."""
+    data, lengths, offsets = args.tensor(0), args.tensor(2), args.tensor(4)
+    if data is None:
+        return None
+    bounds, extra = (offsets, 1) if offsets is not None else (lengths, 0)
+    axis = args.int_value(5)
+    sizes = None
+    if data.sizes is not None and bounds is not None and bounds.sizes and axis is not None:
+        dim = wrap_dim(axis, len(data.sizes))
+        last = bounds.sizes[-1]
+        if dim is not None:
+            sizes = tuple(data.sizes[:dim]) + (None if last is None else last - extra,) + tuple(data.sizes[dim + 1:])
+    return [fresh(data.scalar_type, sizes, data.device)]
+
+
+@shape_rule("aten::_segment_reduce_backward")
+def _segment_reduce_backward_shapes(args: NodeArgs) -> RuleResult:
+    grad, data = args.tensor(0), args.tensor(2)
+    return None if grad is None or data is None else [fresh(grad.scalar_type, data.sizes, data.device)]
+
+
+@formula("aten::segment_reduce")
+def _segment_reduce_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    """``data: _segment_reduce_backward(grad, result, data, reduce, lengths, offsets, axis,
+    initial)``."""
+    data, reduce, lengths, _, offsets, axis, _, initial = node.inputs()
+    return grad_list(node, emit.op(
+        "aten::_segment_reduce_backward", grads[0], node.output(), data, reduce, lengths, offsets, axis, initial))

@@ -146,3 +146,21 @@ def test_str_index_not_found(start: int, end: int) -> None:
         run_graph(graph, inputs)
     with pytest.raises(RuntimeError, match="substring not found"):
         torch.ops.aten.index.str("abcabc", "c", start, end)
+
+
+# -- segment_reduce's backward: ATen's quirks, bit for bit ---------------------------------------
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_segment_reduce_backward_divides_only_positive_gradients_among_ties(reduce: str) -> None:
+    """Where 2 or more elements equal the segment's max (min), ATen divides the gradient by
+    their count only where it is positive: a negative gradient reaches every tie whole."""
+    data = np.array([[2.0, 5.0], [2.0, 5.0], [1.0, 5.0], [4.0, 4.0]])
+    lengths = np.array([3, 1])
+    output = KERNELS["aten::segment_reduce"](np, data, reduce, lengths)
+    grad = np.array([[1.5, -2.0], [-1.0, 3.0]])
+    ours = KERNELS["aten::_segment_reduce_backward"](np, grad, output, data, reduce, lengths)
+    theirs = torch.ops.aten._segment_reduce_backward(
+        torch.from_numpy(grad), torch.from_numpy(output), torch.from_numpy(data), reduce,
+        lengths=torch.from_numpy(lengths),
+    ).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+    assert list(ours[:3, 1]) == [-2.0, -2.0, -2.0]  # three ties, a negative gradient: undivided
