@@ -1,37 +1,54 @@
-"""View-like ops: flips, rolls, rotations, diagonals, triangles, windows, dim moves.
+"""View ops: views and reshapes (view, reshape, expand, squeeze/unsqueeze, flatten/unflatten,
+t/transpose/permute, narrow, select, slice), repeat, sizes; flips, rolls, rotations,
+diagonals, triangles, windows, dim moves, the ``*_copy`` variants; and their backward kernels.
 
-Each kernel shows its input's elements in another shape or order (or with some
-replaced by zeros: ``tril``, ``diag_embed``), as PyTorch's op of the same name,
-and refuses what PyTorch refuses with a :class:`KernelError` naming the op.
-PyTorch's views (``diagonal``, ``unfold``, ``movedim``, ``mT``...) may return
-NumPy/CuPy views (gradview never writes into tensors); its copies (``flip``,
-``roll``, the ``*_copy`` ops) return fresh arrays. The backward kernels
-(``diagonal_backward``, ``unfold_backward``, ``repeat_interleave_backward``,
-``as_strided_backward``) put each gradient element back where its op read it,
-adding up the elements read twice, as PyTorch's backward ops of the same name.
+Every kernel follows PyTorch's rules for dims (negative dims wrap; a 0-d
+tensor accepts dims -1 and 0 wherever PyTorch lets it) and refuses what
+PyTorch refuses with a :class:`KernelError` that names the op and the
+offending dim or shape. PyTorch's views (``view``, ``diagonal``, ``unfold``,
+``movedim``, ``mT``...) may return NumPy/CuPy views (gradview never writes into
+tensors); its copies (``flip``, ``roll``, the ``*_copy`` ops) return fresh
+arrays. Other ops show their input's elements in another shape or order (or
+with some replaced by zeros: ``tril``, ``diag_embed``), as PyTorch's op of the
+same name.
+
+Differences from PyTorch, by design: gradview does not track PyTorch's
+strides, so ``view`` never fails because a tensor is not contiguous (it
+behaves as ``reshape``), and ``view.dtype`` copies a tensor whose last dim
+is not contiguous instead of refusing it.
+
+The backward kernels put each gradient element back where its op read it,
+adding up the elements read twice, as PyTorch's backward ops of the same name:
+``select_backward``/``slice_backward`` (a zero tensor of the input's size with
+the gradient written where ``select``/``slice`` read), ``diagonal_backward``,
+``unfold_backward``, ``repeat_interleave_backward``, ``as_strided_backward``.
+gradview's own (schemas in ``gradview.ops.views``):
+``gradview::invert_permutation(dims)`` undoes ``permute(dims)``;
+``gradview::repeat_backward(grad, repeats, input_sizes)`` is ``repeat``'s
+gradient when the counts are known only at run time;
+``gradview::broadcast_tensors_backward`` sums each output's gradient back down
+to its tensor's size (None where an output received none): PyTorch's autograd
+records one ``expand`` per tensor, gradview needs one op because the list's
+length may be known only at run time.
 
 Kernels call only ``xp.<function>`` and array methods (NumPy and CuPy alike).
-
-``gradview::broadcast_tensors_backward``: the gradient of ``broadcast_tensors``.
-
-``broadcast_tensors(tensors)`` expands every tensor to their common shape, so
-each tensor's gradient is its output's gradient summed back down to the
-tensor's own size (what ``sum_to_size`` does for one tensor). An output that
-received no gradient (None) gives None. PyTorch has no such kernel: its
-autograd records one ``expand`` per tensor; gradview needs one op because the
-list's length may be known only at run time.
+The dim and shape helpers they share with other families are in shapes.py.
 """
-
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
+from .dtypes import to_dtype
 from .gradient_helpers import _sum_to
 from .protocol import KernelError
-from .shapes import expand, infer_size, wrap_dim
+from .shapes import _index, _shape, _sizes, broadcast_shapes, infer_size, wrap_dim
 
-__all__: list[str] = []
+__all__ = ["INT64_MAX"]
 
 
 def _ints(values: Any) -> list[int]:
@@ -465,7 +482,6 @@ def negated(xp: Any, values: Sequence[int]) -> list[int]:
 
 def tile_backward(xp: Any, grad: Any, dims: Sequence[int], input_sizes: Sequence[int]) -> Any:
     """tile's gradient: ``repeat_backward`` with the counts padded to the input's rank."""
-    from .view_backward import repeat_backward
 
     shape, counts = _ints(input_sizes), _ints(dims)
     return repeat_backward(xp, grad, [1] * (len(shape) - len(counts)) + counts, shape)
@@ -513,3 +529,420 @@ def broadcast_tensors_backward(xp: Any, grads: Sequence[Any], tensors: Sequence[
         None if g is None else _sum_to(xp, op, g, list(t.shape))
         for g, t in zip(grads, tensors, strict=True)
     ]
+
+
+# -- views and reshapes ------------------------------------------------------------
+def view(xp: Any, self: Any, size: Sequence[int]) -> Any:
+    if isinstance(size, int):
+        # PyTorch never passes a bare int as view's SymInt[] (its matcher takes
+        # one only for fixed-size int[N] lists): ``aten::view(%x, %int)`` is
+        # view.dtype, whatever overload the node resolved to.
+        return view_dtype(xp, self, size)
+    return xp.reshape(self, infer_size("view", size, int(self.size)))
+
+
+def reshape(xp: Any, self: Any, shape: Sequence[int]) -> Any:
+    if isinstance(shape, int):
+        shape = [shape]
+    return xp.reshape(self, infer_size("reshape", shape, int(self.size)))
+
+
+def unsafe_view(xp: Any, self: Any, size: Sequence[int]) -> Any:
+    if isinstance(size, int):
+        size = [size]
+    return xp.reshape(self, infer_size("_unsafe_view", size, int(self.size)))
+
+
+def view_dtype(xp: Any, self: Any, dtype: int) -> Any:
+    target = to_dtype(dtype)
+    old, new = self.dtype.itemsize, target.itemsize
+    if old == new:
+        return self.view(target)
+    if self.ndim == 0:
+        raise KernelError(
+            f"view.dtype: a 0-d tensor of {self.dtype} ({old} bytes) cannot be viewed as {target} ({new} bytes)"
+        )
+    if (self.shape[-1] * old) % new != 0:
+        raise KernelError(
+            f"view.dtype: the last dim of shape {_shape(self)} ({self.dtype}, {old} bytes) "
+            f"must hold a whole number of {target} elements ({new} bytes)"
+        )
+    # Reinterpreting bytes across elements needs a C-contiguous buffer (CuPy insists).
+    source = self if self.flags.c_contiguous else self.copy(order="C")
+    return source.view(target)
+
+
+def expand(xp: Any, self: Any, size: Sequence[int], implicit: bool = False) -> Any:
+    if isinstance(size, int):
+        size = [size]
+    size = [int(s) for s in size]
+    shape = _shape(self)
+    if len(size) < len(shape):
+        raise KernelError(
+            f"expand: the number of sizes provided ({len(size)}, {size}) must be at least "
+            f"the rank of the tensor ({len(shape)}, shape {shape})"
+        )
+    offset = len(size) - len(shape)
+    target = []
+    for index, wanted in enumerate(size):
+        existing = shape[index - offset] if index >= offset else None
+        if wanted == -1:
+            if existing is None:
+                raise KernelError(f"expand: size -1 is not allowed in a new leading dim ({index}) of {size}")
+            target.append(existing)
+        elif wanted < 0:
+            raise KernelError(f"expand: invalid size {wanted} at index {index} of {size}")
+        elif existing is None or existing == wanted or existing == 1:
+            target.append(wanted)
+        else:
+            raise KernelError(
+                f"expand: the expanded size {wanted} must match the existing size {existing} at "
+                f"non-singleton dim {index}; target sizes {size}, tensor sizes {shape}"
+            )
+    return xp.broadcast_to(self, tuple(target))
+
+
+def fast_expand(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """Sizes without -1 go straight to ``broadcast_to`` (mean's and sum's
+    backward expand a gradient this way); a bad size fails there and the
+    general kernel then words the error."""
+
+    def broadcast(self: Any, size: Any, implicit: bool = False) -> Any:
+        if isinstance(size, int) or -1 in size or len(size) < self.ndim:
+            return expand(xp, self, size)
+        if type(self) is numpy.ndarray and self.ndim == 0 and min(size, default=0) >= 0:
+            # A 0-d gradient spread over a shape (mean's and sum's backward): the
+            # read-only all-zero-strides view broadcast_to makes, without its nditer.
+            view = numpy.ndarray(tuple(size), self.dtype, self, 0, (0,) * len(size))
+            view.flags.writeable = False
+            return view
+        return xp.broadcast_to(self, tuple(size))
+
+    return broadcast, (0, 1)
+
+
+def expand_as(xp: Any, self: Any, other: Any) -> Any:
+    return expand(xp, self, _shape(other))
+
+
+def broadcast_tensors(xp: Any, tensors: Sequence[Any]) -> list[Any]:
+    if not tensors:
+        return []
+    shape = broadcast_shapes("broadcast_tensors", *[t.shape for t in tensors])
+    return [t if tuple(t.shape) == shape else xp.broadcast_to(t, shape) for t in tensors]
+
+
+def squeeze(xp: Any, self: Any) -> Any:
+    return xp.reshape(self, tuple(s for s in self.shape if s != 1))
+
+
+def squeeze_dim(xp: Any, self: Any, dim: int) -> Any:
+    return squeeze_dims(xp, self, [dim])
+
+
+def squeeze_dims(xp: Any, self: Any, dim: Sequence[int]) -> Any:
+    if isinstance(dim, int):
+        dim = [dim]
+    wrapped: list[int] = []
+    for d in dim:
+        w = wrap_dim("squeeze", d, self.ndim)
+        if w in wrapped:
+            raise KernelError(f"squeeze: dim {w} appears more than once in the dims {list(dim)}")
+        wrapped.append(w)
+    if self.ndim == 0:
+        return self
+    shape = tuple(s for index, s in enumerate(self.shape) if not (index in wrapped and s == 1))
+    return xp.reshape(self, shape)
+
+
+def unsqueeze(xp: Any, self: Any, dim: int) -> Any:
+    return xp.expand_dims(self, wrap_dim("unsqueeze", dim, self.ndim + 1))
+
+
+def flatten(xp: Any, self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    start = wrap_dim("flatten", start_dim, self.ndim)
+    end = wrap_dim("flatten", end_dim, self.ndim)
+    if start > end:
+        raise KernelError(
+            f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for a tensor of rank {self.ndim}"
+        )
+    if self.ndim == 0:
+        return xp.reshape(self, (1,))
+    if start == end:
+        return self
+    shape = _shape(self)
+    middle = math.prod(shape[start : end + 1])
+    return xp.reshape(self, (*shape[:start], middle, *shape[end + 1 :]))
+
+
+def t(xp: Any, self: Any) -> Any:
+    if self.ndim > 2:
+        raise KernelError(f"t: expects a tensor of rank <= 2, got shape {_shape(self)} (rank {self.ndim})")
+    return self if self.ndim < 2 else xp.swapaxes(self, 0, 1)
+
+
+def _transpose_2d(x: Any) -> Any:
+    return x.T if x.ndim == 2 else t(None, x)
+
+
+def fast_t(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """``.T`` on a matrix (the common case: every matmul's backward transposes)."""
+    return _transpose_2d, (0,)
+
+
+def transpose(xp: Any, self: Any, dim0: int, dim1: int) -> Any:
+    a = wrap_dim("transpose", dim0, self.ndim)
+    b = wrap_dim("transpose", dim1, self.ndim)
+    if self.ndim == 0 or a == b:
+        return self
+    return xp.swapaxes(self, a, b)
+
+
+def permute(xp: Any, self: Any, dims: Sequence[int]) -> Any:
+    if isinstance(dims, int):
+        dims = [dims]
+    if len(dims) != self.ndim:
+        raise KernelError(
+            f"permute: the number of dims {list(dims)} ({len(dims)}) does not match "
+            f"the rank of the tensor ({self.ndim}, shape {_shape(self)})"
+        )
+    wrapped = [wrap_dim("permute", d, self.ndim) for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        raise KernelError(f"permute: duplicate dims are not allowed, got {list(dims)}")
+    return xp.transpose(self, tuple(wrapped)) if self.ndim else self
+
+
+def narrow(xp: Any, self: Any, dim: int, start: int, length: int) -> Any:
+    if self.ndim == 0:
+        raise KernelError("narrow: cannot be applied to a 0-d tensor")
+    d = wrap_dim("narrow", dim, self.ndim)
+    size = int(self.shape[d])
+    if isinstance(start, bool) or not isinstance(start, int):
+        raise KernelError(f"narrow: start must be an int, got {type(start).__name__} {start!r}")
+    if length < 0:
+        raise KernelError(f"narrow: length must be non-negative, got {length}")
+    if not -size <= start <= size:
+        raise KernelError(
+            f"narrow: start {start} is out of range for dim {d} of size {size} (expected it in [{-size}, {size}])"
+        )
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise KernelError(
+            f"narrow: start ({start}) + length ({length}) exceeds the size of dim {d} ({size}), "
+            f"tensor of shape {_shape(self)}"
+        )
+    return self[_index(d, slice(start, start + length))]
+
+
+def narrow_tensor(xp: Any, self: Any, dim: int, start: Any, length: int) -> Any:
+    if start.ndim != 0 or start.dtype.kind not in "iu":
+        raise KernelError(
+            f"narrow: start must be a 0-d integral tensor, got {start.dtype} of shape {_shape(start)}"
+        )
+    return narrow(xp, self, dim, int(start), length)
+
+
+def select(xp: Any, self: Any, dim: int, index: int) -> Any:
+    if self.ndim == 0:
+        raise KernelError("select: cannot be applied to a 0-d tensor")
+    d = wrap_dim("select", dim, self.ndim)
+    length = int(self.shape[d])
+    if not -length <= index < length:
+        raise KernelError(
+            f"select: index {index} is out of range for dim {d} of size {length} (tensor of shape {_shape(self)})"
+        )
+    return self[_index(d, index + length if index < 0 else index)]
+
+
+def repeat(xp: Any, self: Any, repeats: Sequence[int]) -> Any:
+    if isinstance(repeats, int):
+        repeats = [repeats]
+    counts = [int(r) for r in repeats]
+    if len(counts) < self.ndim:
+        raise KernelError(
+            f"repeat: the number of repeats ({len(counts)}, {counts}) cannot be smaller than the rank "
+            f"of the tensor ({self.ndim}, shape {_shape(self)})"
+        )
+    if any(r < 0 for r in counts):
+        raise KernelError(f"repeat: repeats must be non-negative, got {counts}")
+    # Leading new dims are size 1 before tiling, as in PyTorch.
+    padded = xp.reshape(self, (1,) * (len(counts) - self.ndim) + tuple(self.shape))
+    return xp.tile(padded, tuple(counts)) if counts else padded.copy()
+
+
+def view_as(xp: Any, self: Any, other: Any) -> Any:
+    return view(xp, self, _shape(other))
+
+
+# -- sizes ---------------------------------------------------------------------------
+def size(xp: Any, self: Any) -> list[int]:
+    return _shape(self)
+
+
+def size_int(xp: Any, self: Any, dim: int) -> int:
+    return int(self.shape[wrap_dim("size", dim, self.ndim, scalar_ok=False)])
+
+
+def numel(xp: Any, self: Any) -> int:
+    return int(self.size)
+
+
+def fast_sizes(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:
+    """Sizes need no array namespace: skip the kernel's ``xp`` argument
+    (autodiff graphs ask for many sizes, so this is a hot call)."""
+    if name == "aten::size":
+        return (_numpy_shape if xp is numpy else _shape), (0,)
+    return _numel, (0,)
+
+
+def _numpy_shape(x: Any) -> list[int]:
+    return list(x.shape)  # NumPy's sizes are ints already (the expression below is this)
+
+
+_numpy_shape.inline = "list({0}.shape)"  # type: ignore[attr-defined]
+
+
+def _numel(x: Any) -> int:
+    return int(x.size)
+
+
+def dim(xp: Any, self: Any) -> int:
+    return int(self.ndim)
+
+
+def is_floating_point(xp: Any, self: Any) -> bool:
+    return self.dtype.kind == "f"
+
+
+INT64_MAX = sys.maxsize
+
+
+# -- select and slice ---------------------------------------------------------------
+def select_backward(xp: Any, grad_output: Any, input_sizes: Sequence[int], dim: int, index: int) -> Any:
+    shape = _sizes("select_backward", input_sizes)
+    axis = wrap_dim("select_backward", dim, len(shape), scalar_ok=False)
+    length = shape[axis]
+    if not -length <= index < length:
+        raise KernelError(
+            f"select_backward: index {index} is out of range for dim {axis} of size {length}"
+        )
+    expected = shape[:axis] + shape[axis + 1:]
+    if list(grad_output.shape) != expected:
+        raise KernelError(
+            f"select_backward: grad_output has shape {list(grad_output.shape)}, expected {expected}"
+        )
+    out = xp.zeros(shape, dtype=grad_output.dtype)
+    out[_index(axis, index % length)] = grad_output
+    return out
+
+
+def slice_backward(
+    xp: Any, grad_output: Any, input_sizes: Sequence[int], dim: int, start: int, end: int, step: int
+) -> Any:
+    shape = _sizes("slice_backward", input_sizes)
+    axis = wrap_dim("slice_backward", dim, len(shape), scalar_ok=False)
+    if step <= 0:
+        raise KernelError(f"slice_backward: step must be positive, got {step}")
+    length = shape[axis]
+    lo = start + length if start < 0 else start
+    hi = end + length if end < 0 else end
+    lo = min(max(lo, 0), length)
+    hi = min(max(hi, lo), length)
+    region = _index(axis, slice(lo, hi, step))
+    out = xp.zeros(shape, dtype=grad_output.dtype)
+    expected = list(out[region].shape)
+    if list(grad_output.shape) != expected:
+        raise KernelError(
+            f"slice_backward: grad_output has shape {list(grad_output.shape)}, expected {expected}"
+        )
+    out[region] = grad_output
+    return out
+
+
+def invert_permutation(xp: Any, dims: Sequence[int]) -> list[int]:
+    rank = len(dims)
+    wrapped = [d + rank if d < 0 else d for d in dims]
+    if sorted(wrapped) != list(range(rank)):
+        raise KernelError(f"invert_permutation: {list(dims)} is not a permutation of {rank} dims")
+    inverse = [0] * rank
+    for position, d in enumerate(wrapped):
+        inverse[d] = position
+    return inverse
+
+
+def repeat_backward(xp: Any, grad: Any, repeats: Sequence[int], input_sizes: Sequence[int]) -> Any:
+    """``repeat``'s gradient as PyTorch's ``repeat_backward`` (FunctionsManual.cpp) computes
+    it: zeros when a count is 0; else the leading new dims summed one by one, the
+    gradient reshaped to ``[r0, s0, r1, s1, ...]`` (a dim per count other than 1) and
+    summed over the counts' dims."""
+    shape = _sizes("repeat_backward", input_sizes)
+    counts = [int(r) for r in ([repeats] if isinstance(repeats, int) else repeats)]
+    if len(counts) < len(shape) or list(grad.shape) != [
+        r * s for r, s in zip(counts, [1] * (len(counts) - len(shape)) + shape, strict=True)
+    ]:
+        raise KernelError(
+            f"repeat_backward: a gradient of shape {list(grad.shape)} does not fit repeats {counts} "
+            f"of an input of shape {shape}"
+        )
+    if 0 in counts:
+        return xp.zeros(shape, dtype=grad.dtype)
+    for _ in range(len(counts) - len(shape)):
+        grad = grad.sum(axis=0)
+    leading = len(counts) - len(shape)
+    grad_size: list[int] = []
+    summed: list[int] = []
+    for dim, length in enumerate(shape):
+        if counts[leading + dim] != 1:
+            grad_size.append(counts[leading + dim])
+            summed.append(len(grad_size) - 1)
+        grad_size.append(length)
+    grad = xp.reshape(grad, grad_size)
+    return grad.sum(axis=tuple(summed)) if summed else grad.copy()
+
+
+# -- copies of views -----------------------------------------------------------------------
+def permute_copy(xp: Any, self: Any, dims: Sequence[int]) -> Any:
+    return permute(xp, self, dims).copy()
+
+
+def squeeze_copy(xp: Any, self: Any) -> Any:
+    return squeeze(xp, self).copy()
+
+
+def squeeze_copy_dim(xp: Any, self: Any, dim: int) -> Any:
+    return squeeze_dim(xp, self, dim).copy()
+
+
+def squeeze_copy_dims(xp: Any, self: Any, dim: Sequence[int]) -> Any:
+    return squeeze_dims(xp, self, dim).copy()
+
+
+def t_copy(xp: Any, self: Any) -> Any:
+    return t(xp, self).copy()
+
+
+def unsqueeze_copy(xp: Any, self: Any, dim: int) -> Any:
+    return unsqueeze(xp, self, dim).copy()
+
+
+# -- unflatten, unsafe splits --------------------------------------------------------------
+def unflatten(xp: Any, self: Any, dim: int, sizes: Sequence[int]) -> Any:
+    d = wrap_dim("unflatten", dim, self.ndim, scalar_ok=False)
+    sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise KernelError("unflatten: sizes must be non-empty")
+    length = int(self.shape[d])
+    if sizes.count(-1) > 1:
+        raise KernelError(f"unflatten: only one size can be -1, got {sizes}")
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        if known == 0 or length % known:
+            raise KernelError(f"unflatten: sizes {sizes} cannot be inferred for dim {d} of size {length}")
+        sizes[sizes.index(-1)] = length // known
+    if math.prod(sizes) != length:
+        raise KernelError(
+            f"unflatten: provided sizes {sizes} don't multiply up to the size of dim {d} ({length}) "
+            f"of the input of shape {list(self.shape)}"
+        )
+    return xp.reshape(self, tuple(self.shape[:d]) + tuple(sizes) + tuple(self.shape[d + 1:]))

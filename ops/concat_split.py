@@ -3,10 +3,9 @@
 ``cat`` and ``stack`` allocate fresh contiguous results; ``chunk``, ``split``
 and ``unbind`` return lists of views whose element types are known one by one
 when the split dimension's size is; ``meshgrid`` returns one expanded view per
-input; ``pad`` returns a fresh tensor. The kernels are in ``kernels/shapes.py``,
-``kernels/shapes_extra.py`` and ``kernels/view_backward.py``; the NumPy-style
-stacks and splits, ``block_diag``, ``cartesian_prod``, ``combinations`` and
-``_chunk_cat`` in ``kernels/concat_split.py``.
+input; ``pad`` returns a fresh tensor. The kernels, with those of the
+NumPy-style stacks and splits, ``block_diag``, ``cartesian_prod``,
+``combinations`` and ``_chunk_cat``, are in ``kernels/concat_split.py``.
 
 **Gradients: joining and splitting are each other's adjoints.** ``cat`` is
 undone by ``split`` at the inputs' lengths (saved in the forward: constants
@@ -33,10 +32,7 @@ from gradview.ir import (
     constant_value,
 )
 from gradview.ir.types import Type
-from gradview.kernels import concat_split as stack_kernels
-from gradview.kernels import shapes as kernels
-from gradview.kernels import shapes_extra as extra_kernels
-from gradview.kernels import view_backward as backward_kernels
+from gradview.kernels import concat_split as kernels
 
 from .containers import is_undefined
 from .dtype_rules import Operand, result_type
@@ -148,11 +144,11 @@ def cat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # gradview::sizes_along(tensors, dim): each tensor's length in dim, when the types don't say.
 schema("gradview::sizes_along(Tensor[] tensors, int dim) -> int[]")
-kernel("gradview::sizes_along")(backward_kernels.sizes_along)
+kernel("gradview::sizes_along")(kernels.sizes_along)
 
 # gradview::cat_backward: the gradient split at the lengths (-1: a skipped empty 1-D tensor).
 schema("gradview::cat_backward(Tensor grad, int[] lengths, int dim) -> Tensor[]")
-kernel("gradview::cat_backward")(extra_kernels.cat_backward)
+kernel("gradview::cat_backward")(kernels.cat_backward)
 no_gradient("gradview::cat_backward", reason=BACKWARD_KERNEL)
 
 
@@ -206,8 +202,8 @@ kernel("aten::split.Tensor")(kernels.split)
 kernel("aten::split.sizes", "aten::split", "aten::split_with_sizes")(kernels.split_with_sizes)
 kernel("aten::chunk")(kernels.chunk)
 kernel("aten::unbind.int")(kernels.unbind)
-kernel("aten::unsafe_chunk")(extra_kernels.unsafe_chunk)
-kernel("aten::unsafe_split.Tensor")(extra_kernels.unsafe_split)
+kernel("aten::unsafe_chunk")(kernels.unsafe_chunk)
+kernel("aten::unsafe_split.Tensor")(kernels.unsafe_split)
 
 
 def _pieces(self: TensorType, dim: int, lengths: list[int]) -> ElementList:
@@ -306,7 +302,7 @@ formula("aten::split.sizes", "aten::split", "aten::split_with_sizes", forward=_s
 formula("aten::unbind.int", forward=_save_self_size)(_joined("gradview::unbind_backward"))
 
 
-kernel("prim::ConstantChunk")(stack_kernels.constant_chunk)
+kernel("prim::ConstantChunk")(kernels.constant_chunk)
 
 
 @formula("prim::ConstantChunk", forward=_save_self_size)
@@ -328,10 +324,10 @@ schema(
     "gradview::chunk_backward(Tensor?[] grads, int chunks, int dim, int[] sizes) -> Tensor",
     "gradview::unbind_backward(Tensor?[] grads, int dim, int[] sizes) -> Tensor",
 )
-kernel("gradview::split_with_sizes_backward")(backward_kernels.split_with_sizes_backward)
-kernel("gradview::split_backward")(backward_kernels.split_backward)
-kernel("gradview::chunk_backward")(backward_kernels.chunk_backward)
-kernel("gradview::unbind_backward")(backward_kernels.unbind_backward)
+kernel("gradview::split_with_sizes_backward")(kernels.split_with_sizes_backward)
+kernel("gradview::split_backward")(kernels.split_backward)
+kernel("gradview::chunk_backward")(kernels.chunk_backward)
+kernel("gradview::unbind_backward")(kernels.unbind_backward)
 no_gradient(
     "gradview::split_with_sizes_backward", "gradview::split_backward", "gradview::chunk_backward",
     "gradview::unbind_backward",
@@ -361,8 +357,8 @@ def _joined_pieces(args: NodeArgs) -> RuleResult:
 
 
 # -- aten::meshgrid --------------------------------------------------------------------------
-kernel("aten::meshgrid")(extra_kernels.meshgrid)
-kernel("aten::meshgrid.indexing")(extra_kernels.meshgrid_indexing)
+kernel("aten::meshgrid")(kernels.meshgrid)
+kernel("aten::meshgrid.indexing")(kernels.meshgrid_indexing)
 
 
 @shape_rule("aten::meshgrid")
@@ -410,7 +406,7 @@ def meshgrid(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # gradview::meshgrid_backward: each grid's gradient summed over the other dims.
 schema("gradview::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, str indexing) -> Tensor?[]")
-kernel("gradview::meshgrid_backward")(extra_kernels.meshgrid_backward)
+kernel("gradview::meshgrid_backward")(kernels.meshgrid_backward)
 no_gradient("gradview::meshgrid_backward", reason=BACKWARD_KERNEL)
 
 
@@ -420,7 +416,7 @@ def _meshgrid_backward(args: NodeArgs) -> RuleResult:
 
 
 # -- aten::pad -------------------------------------------------------------------------------
-kernel("aten::pad")(extra_kernels.pad)
+kernel("aten::pad")(kernels.pad)
 
 
 @shape_rule("aten::pad")
@@ -452,7 +448,7 @@ def pad(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # gradview::pad_backward: the transposed index map of each padded dim (a sum per input position).
 schema("gradview::pad_backward(Tensor grad, int[] self_size, int[] pad, str mode) -> Tensor")
-kernel("gradview::pad_backward")(extra_kernels.pad_backward)
+kernel("gradview::pad_backward")(kernels.pad_backward)
 
 
 @formula("gradview::pad_backward")
@@ -475,25 +471,25 @@ def _pad_backward(args: NodeArgs) -> RuleResult:
 # == Issue 22: the NumPy-style stacks and splits, block_diag, cartesian_prod, combinations,
 # _chunk_cat (kernels/concat_split.py). Shape rules run the kernel on stand-in inputs.
 for _name, _fn in (
-    ("aten::hstack", stack_kernels.hstack), ("aten::vstack", stack_kernels.vstack),
-    ("aten::dstack", stack_kernels.dstack), ("aten::column_stack", stack_kernels.column_stack),
-    ("aten::block_diag", stack_kernels.block_diag), ("aten::cartesian_prod", stack_kernels.cartesian_prod),
-    ("aten::combinations", stack_kernels.combinations), ("aten::_chunk_cat", stack_kernels.chunk_cat),
-    ("aten::split_with_sizes_copy", stack_kernels.split_with_sizes_copy),
-    ("aten::unbind_copy.int", stack_kernels.unbind_copy),
+    ("aten::hstack", kernels.hstack), ("aten::vstack", kernels.vstack),
+    ("aten::dstack", kernels.dstack), ("aten::column_stack", kernels.column_stack),
+    ("aten::block_diag", kernels.block_diag), ("aten::cartesian_prod", kernels.cartesian_prod),
+    ("aten::combinations", kernels.combinations), ("aten::_chunk_cat", kernels.chunk_cat),
+    ("aten::split_with_sizes_copy", kernels.split_with_sizes_copy),
+    ("aten::unbind_copy.int", kernels.unbind_copy),
 ):
     kernel(_name)(_fn)
     shape_rule(_name.split(".")[0])(by_kernel(_fn))
 
-kernel("aten::hsplit.int", "aten::hsplit.array")(stack_kernels.hsplit)
-kernel("aten::vsplit.int", "aten::vsplit.array")(stack_kernels.vsplit)
-kernel("aten::dsplit.int", "aten::dsplit.array")(stack_kernels.dsplit)
+kernel("aten::hsplit.int", "aten::hsplit.array")(kernels.hsplit)
+kernel("aten::vsplit.int", "aten::vsplit.array")(kernels.vsplit)
+kernel("aten::dsplit.int", "aten::dsplit.array")(kernels.dsplit)
 kernel(
     "aten::tensor_split.tensor_indices_or_sections", "aten::tensor_split.sections", "aten::tensor_split.indices"
-)(stack_kernels.tensor_split)
-shape_rule("aten::hsplit")(by_kernel(stack_kernels.hsplit, view=True))
-shape_rule("aten::vsplit")(by_kernel(stack_kernels.vsplit, view=True))
-shape_rule("aten::dsplit")(by_kernel(stack_kernels.dsplit, view=True))
+)(kernels.tensor_split)
+shape_rule("aten::hsplit")(by_kernel(kernels.hsplit, view=True))
+shape_rule("aten::vsplit")(by_kernel(kernels.vsplit, view=True))
+shape_rule("aten::dsplit")(by_kernel(kernels.dsplit, view=True))
 
 
 @shape_rule("aten::tensor_split")
@@ -508,7 +504,7 @@ def _tensor_split(args: NodeArgs) -> RuleResult:
     return [ListType(make_tensor(self.scalar_type, None if rank is None else (None,) * rank, None, self.device))]
 
 
-_tensor_split_by_kernel = by_kernel(stack_kernels.tensor_split, view=True)
+_tensor_split_by_kernel = by_kernel(kernels.tensor_split, view=True)
 
 
 @formula("aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack")
@@ -533,9 +529,9 @@ schema(
     "gradview::block_diag_backward(Tensor grad, Tensor[] tensors) -> Tensor[]",
     "gradview::cartesian_prod_backward(Tensor grad, Tensor[] tensors) -> Tensor[]",
 )
-kernel("gradview::stack_backward")(stack_kernels.stack_backward)
-kernel("gradview::block_diag_backward")(stack_kernels.block_diag_backward)
-kernel("gradview::cartesian_prod_backward")(stack_kernels.cartesian_prod_backward)
+kernel("gradview::stack_backward")(kernels.stack_backward)
+kernel("gradview::block_diag_backward")(kernels.block_diag_backward)
+kernel("gradview::cartesian_prod_backward")(kernels.cartesian_prod_backward)
 
 
 @formula("gradview::stack_backward", "gradview::block_diag_backward", "gradview::cartesian_prod_backward")
@@ -556,7 +552,7 @@ def join_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resu
 
 
 schema("gradview::fill_undefined(Tensor?[] grads, Tensor[] like) -> Tensor[]")
-kernel("gradview::fill_undefined")(stack_kernels.fill_undefined)
+kernel("gradview::fill_undefined")(kernels.fill_undefined)
 
 
 @formula("gradview::fill_undefined")
@@ -596,7 +592,7 @@ def combinations(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resul
 
 
 schema("gradview::combinations_backward(Tensor grad, int[] self_size, int r, bool with_replacement) -> Tensor")
-kernel("gradview::combinations_backward")(stack_kernels.combinations_backward)
+kernel("gradview::combinations_backward")(kernels.combinations_backward)
 
 
 @formula("gradview::combinations_backward")
@@ -653,7 +649,7 @@ schema(
     "gradview::split_pieces_backward(Tensor?[] grads, int[] self_size, str op, int[] spec, int dim, "
     "Tensor? spec_tensor=None) -> Tensor"
 )
-kernel("gradview::split_pieces_backward")(stack_kernels.split_pieces_backward)
+kernel("gradview::split_pieces_backward")(kernels.split_pieces_backward)
 
 
 @formula("gradview::split_pieces_backward")

@@ -4,11 +4,10 @@ A view (``view``, ``reshape``, ``flatten``, ``t``, ``transpose``, ``permute``,
 ``expand``, ``squeeze``/``unsqueeze``, ``select``, ``slice``, ``narrow``) shares
 its input's memory, so its shape rule gives the input's strides rearranged; the
 ``*_copy`` variants return the same elements in a fresh contiguous tensor.
-The kernels are in ``kernels/shapes.py``, ``kernels/shapes_extra.py`` and
-``kernels/view_backward.py``; issue 22's (flips, rolls, diagonals, triangles,
-windows, ``movedim``, the transposes, ``tile``, ``repeat_interleave``, ``kron``,
-``as_strided`` and more ``*_copy`` ops) in ``kernels/views.py``, with the
-gradients at the end of this module. Joining and splitting (``cat``, ``split``...) are
+The kernels are in ``kernels/views.py``; issue 22's ops (flips, rolls, diagonals,
+triangles, windows, ``movedim``, the transposes, ``tile``, ``repeat_interleave``,
+``kron``, ``as_strided`` and more ``*_copy`` ops) have their facts and gradients
+at the end of this module. Joining and splitting (``cat``, ``split``...) are
 in :mod:`gradview.ops.concat_split`.
 
 **Gradients.** Such an op is a fixed rearrangement of its input, so its
@@ -38,11 +37,9 @@ from __future__ import annotations
 
 from gradview.ir import NOT_CONSTANT, IntType, ListType, Node, OptionalType, TensorType, Value
 from gradview.ir.types import NoneType, Type
-from gradview.kernels import shapes as kernels
-from gradview.kernels import shapes_extra as extra_kernels
-from gradview.kernels import view_backward as backward_kernels
-from gradview.kernels import views as view_kernels
-from gradview.kernels.view_backward import INT64_MAX
+from gradview.kernels import shapes as shape_kernels
+from gradview.kernels import views as kernels
+from gradview.kernels.views import INT64_MAX
 
 from .containers import list_item
 from .emit_util import arg, emit_if, grad_list, static_sizes
@@ -98,7 +95,7 @@ kernel("aten::reshape")(kernels.reshape)
 kernel("aten::_unsafe_view")(kernels.unsafe_view)
 kernel("aten::view.dtype")(kernels.view_dtype)
 kernel("aten::flatten.using_ints")(kernels.flatten)
-kernel("aten::unflatten.int")(extra_kernels.unflatten)
+kernel("aten::unflatten.int")(kernels.unflatten)
 kernel("aten::view_as")(kernels.view_as)
 
 
@@ -212,10 +209,10 @@ no_gradient(
 # -- aten::t, transpose, permute and their copies --------------------------------------------
 kernel("aten::t")(kernels.t)
 fast_path("aten::t")(kernels.fast_t)
-kernel("aten::t_copy")(extra_kernels.t_copy)
+kernel("aten::t_copy")(kernels.t_copy)
 kernel("aten::transpose.int")(kernels.transpose)
 kernel("aten::permute")(kernels.permute)
-kernel("aten::permute_copy")(extra_kernels.permute_copy)
+kernel("aten::permute_copy")(kernels.permute_copy)
 
 
 def _permuted(self: TensorType, order: list[int]) -> TensorType:
@@ -307,18 +304,18 @@ def permute(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # gradview::invert_permutation: permute's backward when the dims are known only at run time.
 schema("gradview::invert_permutation(int[] dims) -> int[]")
-kernel("gradview::invert_permutation")(backward_kernels.invert_permutation)
+kernel("gradview::invert_permutation")(kernels.invert_permutation)
 
 
 # -- aten::squeeze, unsqueeze and their copies -----------------------------------------------
 kernel("aten::squeeze")(kernels.squeeze)
 kernel("aten::squeeze.dim")(kernels.squeeze_dim)
 kernel("aten::squeeze.dims")(kernels.squeeze_dims)
-kernel("aten::squeeze_copy")(extra_kernels.squeeze_copy)
-kernel("aten::squeeze_copy.dim")(extra_kernels.squeeze_copy_dim)
-kernel("aten::squeeze_copy.dims")(extra_kernels.squeeze_copy_dims)
+kernel("aten::squeeze_copy")(kernels.squeeze_copy)
+kernel("aten::squeeze_copy.dim")(kernels.squeeze_copy_dim)
+kernel("aten::squeeze_copy.dims")(kernels.squeeze_copy_dims)
 kernel("aten::unsqueeze")(kernels.unsqueeze)
-kernel("aten::unsqueeze_copy")(extra_kernels.unsqueeze_copy)
+kernel("aten::unsqueeze_copy")(kernels.unsqueeze_copy)
 
 
 def drop_dims(self: TensorType, dims: set[int]) -> TensorType:
@@ -497,7 +494,7 @@ def broadcast_tensors(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
 # where an output got no gradient). PyTorch records one expand per tensor instead; gradview
 # needs one op because the list's length may be known only at run time.
 schema("gradview::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor?[]")
-kernel("gradview::broadcast_tensors_backward")(view_kernels.broadcast_tensors_backward)
+kernel("gradview::broadcast_tensors_backward")(kernels.broadcast_tensors_backward)
 no_gradient("gradview::broadcast_tensors_backward", reason=BACKWARD_KERNEL)
 
 
@@ -524,7 +521,7 @@ def _broadcast_tensors_backward(args: NodeArgs) -> RuleResult:
 
 # -- aten::select, slice, narrow -------------------------------------------------------------
 kernel("aten::select.int")(kernels.select)
-kernel("aten::slice.Tensor")(kernels.slice_)
+kernel("aten::slice.Tensor")(shape_kernels.slice_)
 kernel("aten::narrow")(kernels.narrow)
 kernel("aten::narrow.Tensor")(kernels.narrow_tensor)
 
@@ -662,8 +659,8 @@ def narrow(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # aten::select_backward, slice_backward (PyTorch's own backward ops): zeros of the input's size
 # with the gradient written where select/slice read from; contiguous, in the gradient's dtype.
-kernel("aten::select_backward")(backward_kernels.select_backward)
-kernel("aten::slice_backward")(backward_kernels.slice_backward)
+kernel("aten::select_backward")(kernels.select_backward)
+kernel("aten::slice_backward")(kernels.slice_backward)
 
 
 # Both are linear in the gradient, and read back the part they wrote: their own gradient
@@ -742,7 +739,7 @@ def repeat(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 # Linear in the gradient: its own gradient repeats the incoming one (PyTorch's
 # double backward of repeat_backward).
 schema("gradview::repeat_backward(Tensor grad, int[] repeats, int[] input_sizes) -> Tensor")
-kernel("gradview::repeat_backward")(backward_kernels.repeat_backward)
+kernel("gradview::repeat_backward")(kernels.repeat_backward)
 
 
 @shape_rule("gradview::repeat_backward")
@@ -785,23 +782,23 @@ def _inverse(emit: Emitter, node: Node, op: str, *args: object) -> Result:
 
 
 for _name, _fn in (
-    ("aten::flip", view_kernels.flip), ("aten::fliplr", view_kernels.fliplr),
-    ("aten::flipud", view_kernels.flipud), ("aten::roll", view_kernels.roll),
-    ("aten::rot90", view_kernels.rot90), ("aten::diag", view_kernels.diag),
-    ("aten::diag_embed", view_kernels.diag_embed), ("aten::diagflat", view_kernels.diagflat),
-    ("aten::diagonal_copy", view_kernels.diagonal_copy), ("aten::tril", view_kernels.tril),
-    ("aten::triu", view_kernels.triu), ("aten::narrow_copy", view_kernels.narrow_copy),
-    ("aten::unfold_copy", view_kernels.unfold_copy), ("aten::ravel", view_kernels.ravel),
-    ("aten::alias_copy", view_kernels.alias_copy), ("aten::expand_copy", view_kernels.expand_copy),
-    ("aten::view_copy", view_kernels.view_copy), ("aten::transpose_copy.int", view_kernels.transpose_copy),
-    ("aten::tile", view_kernels.tile),
-    ("aten::kron", view_kernels.kron),
+    ("aten::flip", kernels.flip), ("aten::fliplr", kernels.fliplr),
+    ("aten::flipud", kernels.flipud), ("aten::roll", kernels.roll),
+    ("aten::rot90", kernels.rot90), ("aten::diag", kernels.diag),
+    ("aten::diag_embed", kernels.diag_embed), ("aten::diagflat", kernels.diagflat),
+    ("aten::diagonal_copy", kernels.diagonal_copy), ("aten::tril", kernels.tril),
+    ("aten::triu", kernels.triu), ("aten::narrow_copy", kernels.narrow_copy),
+    ("aten::unfold_copy", kernels.unfold_copy), ("aten::ravel", kernels.ravel),
+    ("aten::alias_copy", kernels.alias_copy), ("aten::expand_copy", kernels.expand_copy),
+    ("aten::view_copy", kernels.view_copy), ("aten::transpose_copy.int", kernels.transpose_copy),
+    ("aten::tile", kernels.tile),
+    ("aten::kron", kernels.kron),
 ):
     kernel(_name)(_fn)
     shape_rule(_name.split(".")[0])(by_kernel(_fn))
 
-kernel("aten::repeat_interleave.self_int")(view_kernels.repeat_interleave)
-_repeat_interleave_by_kernel = by_kernel(view_kernels.repeat_interleave)
+kernel("aten::repeat_interleave.self_int")(kernels.repeat_interleave)
+_repeat_interleave_by_kernel = by_kernel(kernels.repeat_interleave)
 
 
 @shape_rule("aten::repeat_interleave")
@@ -817,29 +814,29 @@ def _repeat_interleave(args: NodeArgs) -> RuleResult:
     return [fresh(self.scalar_type, None if rank is None else (None,) * max(rank, 1), self.device)]
 
 for _name, _fn in (
-    ("aten::diagonal", view_kernels.diagonal), ("aten::unfold", view_kernels.unfold),
-    ("aten::movedim.intlist", view_kernels.movedim), ("aten::movedim.int", view_kernels.movedim),
-    ("aten::reshape_as", view_kernels.reshape_as), ("aten::numpy_T", view_kernels.numpy_T),
-    ("aten::mT", view_kernels.mT), ("aten::mH", view_kernels.mH), ("aten::matrix_H", view_kernels.matrix_H),
-    ("aten::broadcast_to", view_kernels.broadcast_to), ("aten::as_strided", view_kernels.as_strided),
-    ("aten::atleast_1d", view_kernels.atleast_1d), ("aten::atleast_2d", view_kernels.atleast_2d),
-    ("aten::atleast_3d", view_kernels.atleast_3d),
-    ("aten::atleast_1d.Sequence", view_kernels.atleast_1d_sequence),
-    ("aten::atleast_2d.Sequence", view_kernels.atleast_2d_sequence),
-    ("aten::atleast_3d.Sequence", view_kernels.atleast_3d_sequence),
+    ("aten::diagonal", kernels.diagonal), ("aten::unfold", kernels.unfold),
+    ("aten::movedim.intlist", kernels.movedim), ("aten::movedim.int", kernels.movedim),
+    ("aten::reshape_as", kernels.reshape_as), ("aten::numpy_T", kernels.numpy_T),
+    ("aten::mT", kernels.mT), ("aten::mH", kernels.mH), ("aten::matrix_H", kernels.matrix_H),
+    ("aten::broadcast_to", kernels.broadcast_to), ("aten::as_strided", kernels.as_strided),
+    ("aten::atleast_1d", kernels.atleast_1d), ("aten::atleast_2d", kernels.atleast_2d),
+    ("aten::atleast_3d", kernels.atleast_3d),
+    ("aten::atleast_1d.Sequence", kernels.atleast_1d_sequence),
+    ("aten::atleast_2d.Sequence", kernels.atleast_2d_sequence),
+    ("aten::atleast_3d.Sequence", kernels.atleast_3d_sequence),
 ):
     kernel(_name)(_fn)
 
 for _kind, _fn in (
-    ("aten::diagonal", view_kernels.diagonal), ("aten::unfold", view_kernels.unfold),
-    ("aten::movedim", view_kernels.movedim), ("aten::numpy_T", view_kernels.numpy_T),
-    ("aten::mT", view_kernels.mT), ("aten::mH", view_kernels.mH), ("aten::matrix_H", view_kernels.matrix_H),
-    ("aten::atleast_1d", view_kernels.atleast_1d),
-    ("aten::atleast_2d", view_kernels.atleast_2d), ("aten::atleast_3d", view_kernels.atleast_3d),
+    ("aten::diagonal", kernels.diagonal), ("aten::unfold", kernels.unfold),
+    ("aten::movedim", kernels.movedim), ("aten::numpy_T", kernels.numpy_T),
+    ("aten::mT", kernels.mT), ("aten::mH", kernels.mH), ("aten::matrix_H", kernels.matrix_H),
+    ("aten::atleast_1d", kernels.atleast_1d),
+    ("aten::atleast_2d", kernels.atleast_2d), ("aten::atleast_3d", kernels.atleast_3d),
 ):
     shape_rule(_kind)(by_kernel(_fn, view=True))
 
-kernel("aten::as_strided_copy")(view_kernels.as_strided_copy)
+kernel("aten::as_strided_copy")(kernels.as_strided_copy)
 
 
 @shape_rule("aten::as_strided", "aten::as_strided_copy")
@@ -884,7 +881,7 @@ def roll(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 # gradview::negated: roll's shifts negated, when they are known only at run time.
 schema("gradview::negated(int[] values) -> int[]")
-kernel("gradview::negated")(view_kernels.negated)
+kernel("gradview::negated")(kernels.negated)
 
 
 @formula("aten::rot90")
@@ -931,8 +928,8 @@ def diagonal(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     return none_grads(node, emit.op("aten::diagonal_backward", grads[0], saved["self_size"], offset, dim1, dim2))
 
 
-kernel("aten::diagonal_backward")(view_kernels.diagonal_backward)
-kernel("aten::unfold_backward")(view_kernels.unfold_backward)
+kernel("aten::diagonal_backward")(kernels.diagonal_backward)
+kernel("aten::unfold_backward")(kernels.unfold_backward)
 
 
 @shape_rule("aten::diagonal_backward", "aten::unfold_backward")
@@ -1014,7 +1011,7 @@ def atleast_sequence(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> R
 
 
 schema("gradview::reshape_each(Tensor?[] grads, Tensor[] tensors) -> Tensor?[]")
-kernel("gradview::reshape_each")(view_kernels.reshape_each)
+kernel("gradview::reshape_each")(kernels.reshape_each)
 no_gradient("gradview::reshape_each", reason=BACKWARD_KERNEL)
 
 
@@ -1036,7 +1033,7 @@ schema(
     "gradview::as_strided_backward(Tensor grad, int[] input_sizes, int[] size, int[] stride, "
     "int? storage_offset=None) -> Tensor"
 )
-kernel("gradview::as_strided_backward")(view_kernels.as_strided_backward)
+kernel("gradview::as_strided_backward")(kernels.as_strided_backward)
 shape_rule("gradview::as_strided_backward")(_sized_by_input_sizes)
 
 
@@ -1057,7 +1054,7 @@ def tile(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 
 schema("gradview::tile_backward(Tensor grad, int[] dims, int[] input_sizes) -> Tensor")
-kernel("gradview::tile_backward")(view_kernels.tile_backward)
+kernel("gradview::tile_backward")(kernels.tile_backward)
 
 
 @shape_rule("gradview::tile_backward")
@@ -1086,7 +1083,7 @@ def repeat_interleave(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> 
 
 
 schema("gradview::repeat_interleave_backward(Tensor grad, int repeats, int? dim, int[] input_sizes) -> Tensor")
-kernel("gradview::repeat_interleave_backward")(view_kernels.repeat_interleave_backward)
+kernel("gradview::repeat_interleave_backward")(kernels.repeat_interleave_backward)
 
 
 @shape_rule("gradview::repeat_interleave_backward")
@@ -1104,7 +1101,7 @@ def repeat_interleave_backward(emit: Emitter, node: Node, saved: Saved, grads: G
     return _inverse(emit, node, "aten::repeat_interleave", grads[0], repeats, dim, None)
 
 
-kernel("aten::repeat_interleave.self_Tensor")(view_kernels.repeat_interleave_self_tensor)
+kernel("aten::repeat_interleave.self_Tensor")(kernels.repeat_interleave_self_tensor)
 
 
 @formula("aten::repeat_interleave.self_Tensor", forward=_save_self_size_if_needed)
@@ -1122,7 +1119,7 @@ def repeat_interleave_tensor(emit: Emitter, node: Node, saved: Saved, grads: Gra
 schema(
     "gradview::repeat_interleave_tensor_backward(Tensor grad, Tensor repeats, int? dim, int[] input_sizes) -> Tensor"
 )
-kernel("gradview::repeat_interleave_tensor_backward")(view_kernels.repeat_interleave_tensor_backward)
+kernel("gradview::repeat_interleave_tensor_backward")(kernels.repeat_interleave_tensor_backward)
 shape_rule("gradview::repeat_interleave_tensor_backward")(_repeat_interleave_backward)
 
 
@@ -1158,7 +1155,7 @@ def kron(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 
 schema("gradview::kron_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor, Tensor)")
-kernel("gradview::kron_backward")(view_kernels.kron_backward)
+kernel("gradview::kron_backward")(kernels.kron_backward)
 no_gradient("gradview::kron_backward", reason=BACKWARD_KERNEL)
 
 

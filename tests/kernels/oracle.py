@@ -15,15 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 
 from gradview.ir import FunctionSchema, Graph, ListType, TensorType, Type, schemas_for
 from gradview.kernels import get_backend
 from gradview.kernels.dtypes import dtype_name
 from gradview.ops import kernel_for
-from gradview.runtime import run_graph
+from gradview.runtime import GraphRuntimeError, run_graph
 
-__all__ = ["check_op", "run_kernel", "op_graph", "torch_call", "random_array", "tensor_type", "Typed", "BACKEND"]
+__all__ = ["check_op", "check_refused", "run_kernel", "backend_xp", "to_host", "op_graph", "torch_call", "random_array", "tensor_type", "Typed", "BACKEND"]
 
 # The backend check_op runs gradview on; tests/kernels/conftest.py switches it.
 BACKEND = "numpy"
@@ -164,6 +165,25 @@ def check_op(qualified: str, args: list[Any], rtol: float = 1e-6, atol: float = 
     for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
         _compare(a, b, rtol, atol, f"{qualified} output {index}")
     return ours
+
+
+def backend_xp() -> Any:
+    """The array module (NumPy or CuPy) of the backend tests/kernels/conftest.py picked."""
+    return get_backend(BACKEND).xp
+
+
+def to_host(value: Any) -> Any:
+    """A kernel's result on BACKEND as NumPy arrays (lists and tuples item by item)."""
+    return get_backend(BACKEND).to_host(value)
+
+
+def check_refused(qualified: str, args: list[Any], match: str) -> None:
+    """PyTorch raises on ``qualified(*args)``, and gradview's run refuses it with ``match``."""
+    graph, inputs = op_graph(qualified, args)
+    with pytest.raises(GraphRuntimeError, match=match):
+        run_graph(graph, inputs, backend=BACKEND)
+    with pytest.raises(RuntimeError):
+        torch_call(qualified, args)
 
 
 def run_kernel(qualified: str, *args: Any) -> np.ndarray:

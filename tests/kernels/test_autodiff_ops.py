@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from gradview.ir import Graph, node_summary, parse_ir
+from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError
 from gradview.runtime import run_graph as _run_graph
 from tests.kernels import oracle
-from tests.kernels.oracle import check_op, op_graph, random_array
+from tests.kernels.oracle import backend_xp, check_op, op_graph, random_array, to_host
 
 SEEDS = range(6)
 
@@ -207,3 +208,15 @@ def test_constant_chunk_bad_dim_names_the_node() -> None:
         run_graph(graph, [np.ones((4, 2)), [4, 2]])
     node = next(n for n in graph.nodes() if n.kind() == "prim::ConstantChunk")
     assert node_summary(node) in str(info.value)
+
+
+def test_autograd_add_of_gradient_lists() -> None:
+    xp = backend_xp()
+    a = [xp.ones((2, 3)), None, xp.ones(4)]
+    b = [None, xp.ones(1), xp.ones(4)]
+    total = KERNELS["prim::AutogradAdd"](xp, a, b)
+    assert isinstance(total, list) and len(total) == 3
+    np.testing.assert_array_equal(to_host(total[0]), np.ones((2, 3)))
+    np.testing.assert_array_equal(to_host(total[1]), np.ones(1))
+    np.testing.assert_array_equal(to_host(total[2]), 2 * np.ones(4))
+    assert isinstance(KERNELS["prim::AutogradAdd"](xp, (a[0],), (a[0],)), tuple)

@@ -1,5 +1,5 @@
-"""Shape kernels (kernels/shapes.py) against PyTorch: every overload on seeded
-random inputs, and the errors.
+"""View, join and split kernels (kernels/views.py, kernels/concat_split.py) against
+PyTorch: every overload of the core shape ops on seeded random inputs, and the errors.
 
 Each case runs one aten overload through gradview's interpreter (a one-node
 graph, ``run_graph``) and through ``torch.ops.aten`` on the same arguments,

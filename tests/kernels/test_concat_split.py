@@ -1,67 +1,28 @@
-"""The *_copy views, unflatten, unsafe_chunk/unsafe_split, meshgrid, pad and
-_dim_arange against ``torch.ops.aten``; the meshgrid and pad backward helpers
-against torch.autograd; and the errors PyTorch raises, raised too."""
+"""Join and split kernels (kernels/concat_split.py): unsafe_chunk/unsafe_split, meshgrid,
+pad (and _dim_arange) against ``torch.ops.aten``; the meshgrid and pad backward helpers
+against torch.autograd; the gradview:: join kernels of split, chunk and unbind (an
+undefined piece counts as zeros) against torch.cat/stack of the pieces; and the errors
+PyTorch raises, raised too."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
+from gradview.kernels import KernelError
 from gradview.ops import KERNELS
-from gradview.runtime import GraphRuntimeError, run_graph
-from tests.kernels.oracle import check_op, op_graph, random_array
+from tests.kernels.oracle import backend_xp, check_op, check_refused, random_array, to_host
 
 RNG = np.random.default_rng(7)
+JOIN_RNG = np.random.default_rng(0)
 X = random_array(RNG, (2, 3, 4), np.float64)
 
 
-def _raises(qualified: str, args: list, match: str) -> None:
-    graph, inputs = op_graph(qualified, args)
-    with pytest.raises(GraphRuntimeError, match=match):
-        run_graph(graph, inputs)
-    with pytest.raises(RuntimeError):
-        from tests.kernels.oracle import torch_call
 
-        torch_call(qualified, args)
-
-
-# -- copies of views ------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.bool_])
-def test_copies_of_views(dtype: type) -> None:
-    x = random_array(RNG, (2, 1, 3, 1), dtype)
-    check_op("aten::permute_copy", [x, [3, 0, -2, 1]])
-    check_op("aten::squeeze_copy", [x])
-    check_op("aten::squeeze_copy.dim", [x, -1])
-    check_op("aten::squeeze_copy.dims", [x, [1, 3, 0]])
-    check_op("aten::unsqueeze_copy", [x, 4])
-    check_op("aten::unsqueeze_copy", [x, -2])
-    for shape in [(), (3,), (2, 3)]:
-        check_op("aten::t_copy", [random_array(RNG, shape, dtype)])
-    check_op("aten::squeeze_copy", [np.array(2.0)])
-    check_op("aten::permute_copy", [np.array(2.0), []])
-
-
-def test_copies_are_fresh_arrays() -> None:
-    x = random_array(RNG, (2, 3), np.float64)
-    out = KERNELS["aten::t_copy"](np, x)
-    assert not np.shares_memory(out, x)
-
-
-# -- unflatten, unsafe splits ------------------------------------------------------------------
-@pytest.mark.parametrize(("dim", "sizes"), [(1, [3, 1]), (-1, [-1, 2]), (0, [1, 2]), (2, [2, 1, 2]), (-3, [2])])
-def test_unflatten(dim: int, sizes: list[int]) -> None:
-    check_op("aten::unflatten.int", [X, dim, sizes])
-
-
-@pytest.mark.parametrize(
-    ("args", "match"),
-    [([X, 1, [2, 2]], "multiply"), ([X, 1, []], "non-empty"), ([np.array(1.0), 0, [1]], "rank 0")],
-)
-def test_unflatten_errors(args: list, match: str) -> None:
-    _raises("aten::unflatten.int", args, match)
-
-
+# -- unsafe splits ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("chunks", "dim"), [(2, 1), (3, -1), (5, 0), (1, 2)])
 def test_unsafe_chunk(chunks: int, dim: int) -> None:
     check_op("aten::unsafe_chunk", [X, chunks, dim])
@@ -90,8 +51,8 @@ def test_meshgrid(tensors: list[np.ndarray]) -> None:
 
 
 def test_meshgrid_errors() -> None:
-    _raises("aten::meshgrid", [[np.arange(2.0), np.arange(3)]], "same dtype")
-    _raises("aten::meshgrid", [[np.ones((2, 2))]], "0-d or 1-d")
+    check_refused("aten::meshgrid", [[np.arange(2.0), np.arange(3)]], "same dtype")
+    check_refused("aten::meshgrid", [[np.ones((2, 2))]], "0-d or 1-d")
 
 
 @pytest.mark.parametrize("tensors", GRIDS[:2] + GRIDS[3:], ids=range(4))
@@ -160,10 +121,66 @@ def test_pad_of_other_ranks_and_dtypes() -> None:
     ],
 )
 def test_pad_errors(args: list, match: str) -> None:
-    _raises("aten::pad", args, match)
+    check_refused("aten::pad", args, match)
 
 
 # -- _dim_arange -------------------------------------------------------------------------------
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_dim_arange(dim: int) -> None:
     check_op("aten::_dim_arange", [X, dim])
+
+
+# -- the join kernels of split, chunk and unbind's gradients ----------------------------------
+def _pieces(sizes: tuple, lengths: list[int], dim: int, missing: set[int]) -> tuple[list[Any], np.ndarray]:
+    """Random piece gradients (None where missing) and their expected concatenation."""
+    grads, parts = [], []
+    for index, length in enumerate(lengths):
+        shape = list(sizes)
+        shape[dim] = length
+        part = np.zeros(shape) if index in missing else JOIN_RNG.standard_normal(shape)
+        parts.append(part)
+        grads.append(None if index in missing else part)
+    return grads, torch.cat([torch.tensor(p) for p in parts], dim).numpy()
+
+
+@pytest.mark.parametrize(
+    "kernel,arg,sizes,lengths,dim,missing",
+    [
+        ("gradview::chunk_backward", 3, (5, 4), [2, 2, 1], 0, {1}),
+        ("gradview::chunk_backward", 4, (3, 5), [2, 2, 1], -1, {0, 2}),
+        ("gradview::split_backward", 2, (5, 4), [2, 2, 1], 0, {2}),
+        ("gradview::split_with_sizes_backward", [1, 3], (3, 4), [1, 3], 1, {0}),
+        ("gradview::split_with_sizes_backward", [2, 0, 3], (5, 2), [2, 0, 3], 0, set()),
+    ],
+)
+def test_join_backward(kernel: str, arg: Any, sizes: tuple, lengths: list[int], dim: int, missing: set[int]) -> None:
+    xp = backend_xp()
+    grads, expected = _pieces(sizes, lengths, dim % len(sizes), missing)
+    result = KERNELS[kernel](xp, [None if g is None else xp.asarray(g) for g in grads], arg, dim, list(sizes))
+    np.testing.assert_array_equal(to_host(result), expected)
+
+
+def test_unbind_backward() -> None:
+    xp = backend_xp()
+    pieces = [JOIN_RNG.standard_normal(3), None, JOIN_RNG.standard_normal(3), None]
+    result = KERNELS["gradview::unbind_backward"](xp, [None if p is None else xp.asarray(p) for p in pieces], -1, [3, 4])
+    expected = torch.stack([torch.tensor(p) if p is not None else torch.zeros(3, dtype=torch.float64) for p in pieces], -1)
+    np.testing.assert_array_equal(to_host(result), expected.numpy())
+
+
+@pytest.mark.parametrize("kernel,arg", [("gradview::chunk_backward", 2), ("gradview::split_with_sizes_backward", [1, 2])])
+def test_all_pieces_undefined_gives_undefined(kernel: str, arg: Any) -> None:
+    assert KERNELS[kernel](backend_xp(), [None, None], arg, 0, [3, 2]) is None
+
+
+def test_join_backward_checks_shapes() -> None:
+    xp = backend_xp()
+    with pytest.raises(KernelError, match="expected"):
+        KERNELS["gradview::split_with_sizes_backward"](xp, [xp.zeros((2, 2)), None], [1, 2], 0, [3, 2])
+    with pytest.raises(KernelError, match="gradients for"):
+        KERNELS["gradview::unbind_backward"](xp, [None], 0, [3, 2])
+
+
+def test_sizes_along() -> None:
+    xp = backend_xp()
+    assert KERNELS["gradview::sizes_along"](xp, [xp.zeros((2, 3)), xp.zeros((2, 5))], -1) == [3, 5]
