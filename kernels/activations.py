@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy
 
+from .dropout import seeded_generator
 from .dtypes import is_floating, is_integral, to_dtype
 from .elementwise import erf, promote
 from .pointwise_math import logit_bounds
@@ -513,3 +514,49 @@ def softshrink_backward(xp: Any, grad_output: Any, self: Any, lambd: Any) -> Any
     dtype, g, x = _floating_pair("softshrink_backward", xp, grad_output, self)
     inside = xp.logical_and(x >= -lambd, x <= lambd)
     return xp.where(inside, _zero(xp, g), g).astype(dtype, copy=False)
+
+
+# -- rrelu (ATen's rrelu_with_noise, Activation.cpp) ---------------------------------------------
+def _rrelu_slope(lower: Any, upper: Any) -> float:
+    """Evaluation mode's slope as ATen computes it: ``(lower + upper) / 2`` on 0-d tensors
+    of the two Scalars (float64 for floats; two ints add as int64 and divide in float32)."""
+    if isinstance(lower, int) and isinstance(upper, int):
+        return float(numpy.float32(lower + upper) / numpy.float32(2))
+    return (float(lower) + float(upper)) / 2
+
+
+def _rrelu_check(x: Any, lower: Any, upper: Any) -> None:
+    if not is_floating(x.dtype):
+        raise KernelError(f"rrelu: not implemented for {x.dtype} tensors (it needs floating point)")
+    if float(lower) > float(upper):
+        raise KernelError("rrelu: Lower bound should be less than or equal to the upper bound")
+
+
+def _rrelu_slopes(xp: Any, x: Any, lower: Any, upper: Any) -> Any:
+    """Training mode's random slopes, uniform in [lower, upper): gradview's seeded draw (the
+    same for every call on a tensor of this shape), never PyTorch's numbers."""
+    u = xp.asarray(seeded_generator("rrelu", tuple(x.shape)).random(tuple(x.shape)))
+    return (float(lower) + (float(upper) - float(lower)) * u).astype(_opmath(x.dtype))
+
+
+def rrelu(xp: Any, self: Any, lower: Any = 0.125, upper: Any = 1.0 / 3.0, training: bool = False,
+          generator: Any = None) -> Any:
+    """Evaluation: leaky_relu with the mean slope. Training: ``x * r`` where ``x <= 0``
+    (``r`` a random slope, computed in float32 for float16), ``x`` elsewhere."""
+    _rrelu_check(self, lower, upper)
+    if not training:
+        return leaky_relu(xp, self, _rrelu_slope(lower, upper))
+    x = self.astype(_opmath(self.dtype), copy=False)
+    return xp.where(x <= 0, x * _rrelu_slopes(xp, x, lower, upper), x).astype(self.dtype, copy=False)
+
+
+def rrelu_noise(xp: Any, self: Any, lower: Any, upper: Any, training: bool) -> Any:
+    """d rrelu / d self, the factor ATen's rrelu_with_noise_backward multiplies the gradient
+    by: training's noise (the slopes drawn again where ``x <= 0``, 1 elsewhere), or
+    leaky_relu_backward's (1 where ``x > 0``, the mean slope elsewhere, NaN included)."""
+    _rrelu_check(self, lower, upper)
+    one = xp.ones((), dtype=self.dtype)
+    if not training:
+        return xp.where(self > 0, one, xp.asarray((float(lower) + float(upper)) / 2, dtype=self.dtype))
+    slopes = _rrelu_slopes(xp, self, lower, upper).astype(self.dtype, copy=False)
+    return xp.where(self <= 0, slopes, one)

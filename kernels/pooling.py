@@ -570,7 +570,7 @@ def pool_indices_backward(xp: Any, grad: Any, self: Any, indices: Any, dims: int
         raise KernelError(f"{op}: grad of shape {list(grad.shape)} does not match indices {list(indices.shape)}")
     plane = math.prod(self.shape[-dims:])
     planes = math.prod(self.shape[:-dims])
-    flat = indices.reshape(planes, -1).astype(to_dtype("Long"), copy=False)
+    flat = indices.reshape(planes, math.prod(indices.shape[-dims:])).astype(to_dtype("Long"), copy=False)
     if flat.size and (xp.min(flat) < 0 or xp.max(flat) >= plane):
         raise KernelError(f"{op}: found an invalid max index")
     flat = (flat + (xp.arange(planes, dtype=to_dtype("Long")) * plane).reshape(planes, 1)).reshape(-1)
@@ -730,7 +730,7 @@ def _unpool(xp: Any, op: str, self: Any, indices: Any, output_size: Any, dims: i
     lead = tuple(self.shape[:-dims])
     plane = math.prod(sizes)
     planes = math.prod(lead)
-    flat = indices.reshape(planes, -1).astype(to_dtype("Long"), copy=False)
+    flat = indices.reshape(planes, math.prod(indices.shape[-dims:])).astype(to_dtype("Long"), copy=False)
     if flat.size and (xp.min(flat) < 0 or xp.max(flat) >= plane):
         bad = int(flat[(flat < 0) | (flat >= plane)][0])
         raise KernelError(f"{op}: found an invalid max index: {bad} (output volumes are of size {sizes})")
@@ -754,3 +754,118 @@ def unpool_backward(xp: Any, grad: Any, indices: Any, dims: int) -> Any:
     flat = grad.reshape(planes, -1)
     positions = indices.reshape(planes, -1).astype(to_dtype("Long"), copy=False)
     return xp.take_along_axis(flat, positions, axis=1).reshape(indices.shape)
+
+
+# -- fractional max pooling (ATen's FractionalMaxPool2d.cpp / 3d.cpp) ------------------------------
+# Each (batch, channel) plane reads its own samples u in [0, 1): 2-d's u[0] places the windows
+# along W and u[1] along H; 3-d's u[0], u[1], u[2] along T, H, W. ATen's generate_intervals
+# computes, in the input's dtype, alpha = (in - pool) / (out - 1) and the window starts
+# int((i + u) * alpha) - int(u * alpha) for i < out - 1 (C casts: truncation), the last
+# window flush with the end (in - pool). A window keeps its first maximum in row-major order
+# and its last NaN (starting from -inf at the window's first element, as ATen's scan).
+_FRACTIONAL_SAMPLE_OF_DIM = {2: (1, 0), 3: (0, 1, 2)}
+
+
+def _fractional_starts(xp: Any, samples: Any, size: int, out: int, pool: int) -> Any:
+    """ATen's generate_intervals for every plane at once: (planes, out) window starts."""
+    starts = xp.full((samples.shape[0], out), size - pool, dtype=to_dtype("Long"))
+    if out > 1:
+        dtype = samples.dtype
+        alpha = xp.asarray(size - pool, dtype=dtype) / xp.asarray(out - 1, dtype=dtype)
+        u = samples[:, None]
+        step = xp.arange(out - 1).astype(dtype)[None, :]
+        starts[:, :-1] = ((step + u) * alpha).astype(to_dtype("Long")) - (u * alpha).astype(to_dtype("Long"))
+    return starts
+
+
+def _check_fractional(op: str, input: Any, dims: int, kernel: list[int], sizes: list[int], samples: Any) -> None:
+    """ATen's checks, in its order (2-d allows out + pool - 1 == in, 3-d does not)."""
+    if not is_floating(input.dtype):
+        raise KernelError(f"{op}: not implemented for {input.dtype} tensors (it needs floating point)")
+    if input.ndim not in (dims + 1, dims + 2):
+        raise KernelError(f"{op}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: {list(input.shape)}")
+    if any(s == 0 for s in input.shape[input.ndim - dims - 1:]):
+        raise KernelError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, "
+                          f"but got {list(input.shape)}")
+    if min(kernel) < 0 or min(sizes) < 0:
+        raise KernelError(f"{op}(): kernel_size and output_size must be non-negative, got {kernel} and {sizes}")
+    names = ("time", "height", "width")[3 - dims:]
+    for name, size, out, pool in zip(names, input.shape[-dims:], sizes, kernel, strict=True):
+        if out + pool - 1 > size or (dims == 3 and out + pool - 1 == size):
+            raise KernelError(f"{op}(): pool {name} {pool} too large relative to input {name} {size}")
+    if samples.dtype != input.dtype:
+        raise KernelError(f"{op}: Expect _random_samples to have the same dtype as input")
+    if samples.ndim != 3:
+        raise KernelError(f"{op}: Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    batch, channels = (input.shape[0], input.shape[1]) if input.ndim == dims + 2 else (1, input.shape[0])
+    if samples.shape[0] < batch:
+        raise KernelError(f"{op}: Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != channels:
+        raise KernelError(f"{op}: Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != dims:
+        raise KernelError(f"{op}: Expect _random_samples.size(2) equals to {dims}; got {samples.shape[2]}.")
+
+
+def _fractional_max_pool(
+    xp: Any, op: str, input: Any, dims: int, kernel_size: Any, output_size: Any, random_samples: Any,
+) -> tuple[Any, Any]:
+    kernel = _ints(op, "kernel_size", kernel_size, dims)
+    sizes = _ints(op, "output_size", output_size, dims)
+    _check_fractional(op, input, dims, kernel, sizes, random_samples)
+    x = input if input.ndim == dims + 2 else input[None]
+    spatial = tuple(x.shape[2:])
+    planes = x.shape[0] * x.shape[1]
+    samples = random_samples[: x.shape[0]].reshape(planes, dims)
+    coords = []
+    for d in range(dims):
+        starts = _fractional_starts(xp, samples[:, _FRACTIONAL_SAMPLE_OF_DIM[dims][d]], spatial[d], sizes[d], kernel[d])
+        taps = starts[:, :, None] + xp.arange(max(kernel[d], 1))[None, None, :]
+        shape = [planes] + [1] * (2 * dims)
+        shape[1 + d], shape[1 + dims + d] = sizes[d], taps.shape[2]
+        coords.append(taps.reshape(shape))
+    taps_per_window = math.prod(max(k, 1) for k in kernel)
+    full = (planes, *sizes, *(max(k, 1) for k in kernel))
+    flat = xp.broadcast_to(_flat_index(xp, coords, spatial), full).reshape(planes, math.prod(sizes), taps_per_window)
+    out_shape = tuple(input.shape[:-dims]) + tuple(sizes)
+    if flat.size == 0:
+        return xp.empty(out_shape, dtype=input.dtype), xp.empty(out_shape, dtype=to_dtype("Long"))
+    if math.prod(kernel) == 0:  # no element is read: -inf at the window's start, as ATen's scan
+        return xp.full(out_shape, -math.inf, dtype=input.dtype), flat[:, :, 0].reshape(out_shape)
+    values = xp.take_along_axis(x.reshape(planes, -1, 1), flat.reshape(planes, -1, 1), axis=1).reshape(flat.shape)
+    _, position = _select_max(xp, xp.moveaxis(values, -1, 0), xp.asarray(True))
+    pick = position[:, :, None]
+    output = xp.take_along_axis(values, pick, axis=2).reshape(out_shape)
+    return output, xp.take_along_axis(flat, pick, axis=2).reshape(out_shape)
+
+
+def fractional_max_pool2d(xp: Any, self: Any, kernel_size: Any, output_size: Any, random_samples: Any) -> tuple[Any, Any]:
+    """(output, int64 indices: flat positions h * W + w within each input plane)."""
+    return _fractional_max_pool(xp, "fractional_max_pool2d", self, 2, kernel_size, output_size, random_samples)
+
+
+def fractional_max_pool3d(xp: Any, self: Any, kernel_size: Any, output_size: Any, random_samples: Any) -> tuple[Any, Any]:
+    """(output, int64 indices: flat positions (t * H + h) * W + w within each input plane)."""
+    return _fractional_max_pool(xp, "fractional_max_pool3d", self, 3, kernel_size, output_size, random_samples)
+
+
+def _fractional_backward(
+    xp: Any, op: str, dims: int, grad_output: Any, self: Any, output_size: Any, indices: Any,
+) -> Any:
+    """Each output gradient added onto the input element its index names, in output order."""
+    sizes = _ints(op, "output_size", output_size, dims)
+    if grad_output.ndim != self.ndim or list(grad_output.shape[-dims:]) != sizes:
+        raise KernelError(f"{op}(): gradOutput of shape {list(grad_output.shape)} does not match "
+                          f"output_size {sizes}")
+    return pool_indices_backward(xp, grad_output, self, indices, dims)
+
+
+def fractional_max_pool2d_backward(
+    xp: Any, grad_output: Any, self: Any, kernel_size: Any, output_size: Any, indices: Any,
+) -> Any:
+    return _fractional_backward(xp, "fractional_max_pool2d_backward", 2, grad_output, self, output_size, indices)
+
+
+def fractional_max_pool3d_backward(
+    xp: Any, grad_output: Any, self: Any, kernel_size: Any, output_size: Any, indices: Any,
+) -> Any:
+    return _fractional_backward(xp, "fractional_max_pool3d_backward", 3, grad_output, self, output_size, indices)

@@ -468,3 +468,28 @@ def _prelu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Re
         return [None, None]
     grad_self, grad_weight = emit.op("gradview::prelu_backward", grads[0], self_, weight)
     return [grad_self if needs_grad(self_) else None, grad_weight if needs_grad(weight) else None]
+
+
+# -- aten::rrelu and gradview::rrelu_noise ------------------------------------------------------------
+# rrelu is ATen's rrelu_with_noise: in training it draws a slope per element (gradview's seeded
+# values, kernels/dropout.py's generator: the same on every run, never PyTorch's), in evaluation
+# it is leaky_relu with the mean slope. derivatives.yaml: grad * noise, the noise holding the
+# slopes (training) or leaky_relu_backward's factor (evaluation); rrelu_noise draws it again.
+kernel("aten::rrelu")(activations.rrelu)
+shape_rule("aten::rrelu", "gradview::rrelu_noise")(unary_same_shapes)
+schema("gradview::rrelu_noise(Tensor self, Scalar lower, Scalar upper, bool training) -> Tensor")
+kernel("gradview::rrelu_noise")(activations.rrelu_noise)
+no_gradient(
+    "gradview::rrelu_noise", non_differentiable=True,
+    reason="the slopes do not depend on the input's values (PyTorch's noise is a buffer; its self gets zeros)",
+)
+
+
+@formula("aten::rrelu")
+def _rrelu_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
+    self_ = node.inputs()[0]
+    if not needs_grad(self_):
+        return grad_list(node)
+    lower, upper, training = _input(node, 1, 0.125), _input(node, 2, 1.0 / 3.0), _input(node, 3, False)
+    noise = emit.op("gradview::rrelu_noise", self_, lower, upper, training)
+    return grad_list(node, emit.op("aten::mul", grads[0], noise))

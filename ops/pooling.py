@@ -520,3 +520,58 @@ def unpool_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> li
     if not needs_grad(grad):
         return none_grads(node)
     return none_grads(node, emit.op("gradview::pool_indices_backward", grads[0], grad, indices, dims))
+
+
+# -- aten::fractional_max_pool2d, fractional_max_pool3d (+ backward) ------------------------------------
+# The windows' places come from the random_samples input (F.fractional_max_pool2d draws them with
+# aten::rand, gradview's seeded draw); given them the pool is deterministic, PyTorch's to the bit.
+# derivatives.yaml: self's gradient is fractional_max_pool{2,3}d_backward(grad, self, kernel_size,
+# output_size, indices), random_samples has none; the backward is linear in grad_output, whose
+# gradient reads the incoming gradient at the indices (max_pool_double_backward).
+_FRACTIONAL = {
+    "aten::fractional_max_pool2d": ("aten::fractional_max_pool2d_backward", 2),
+    "aten::fractional_max_pool3d": ("aten::fractional_max_pool3d_backward", 3),
+}
+kernel("aten::fractional_max_pool2d")(pool_kernels.fractional_max_pool2d)
+kernel("aten::fractional_max_pool3d")(pool_kernels.fractional_max_pool3d)
+kernel("aten::fractional_max_pool2d_backward")(pool_kernels.fractional_max_pool2d_backward)
+kernel("aten::fractional_max_pool3d_backward")(pool_kernels.fractional_max_pool3d_backward)
+
+
+@shape_rule(*_FRACTIONAL)
+def _fractional_max_pool(args: NodeArgs) -> RuleResult:
+    """The input's leading dims and ``output_size``; int64 indices of the same sizes."""
+    x = args.tensor(0)
+    if x is None:
+        return None
+    dims = _FRACTIONAL[args.node.kind()][1]
+    sizes: Sizes | None = None
+    if x.sizes is not None and len(x.sizes) in (dims + 1, dims + 2):
+        out = _ints_of(args.int_list(2), dims, None)
+        sizes = x.sizes[:-dims] + (tuple(out) if out is not None and len(out) == dims else (None,) * dims)
+    return [fresh(x.scalar_type, sizes, x.device), fresh("Long", sizes, x.device)]
+
+
+@shape_rule(*(backward for backward, _ in _FRACTIONAL.values()))
+def _fractional_max_pool_backward(args: NodeArgs) -> RuleResult:
+    grad, x = args.tensor(0), args.tensor(1)
+    return None if grad is None or x is None else [fresh(grad.scalar_type, x.sizes, grad.device)]
+
+
+@formula(*_FRACTIONAL)
+def fractional_max_pool(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    x = node.inputs()[0]
+    if not needs_grad(x) or _absent(grads[0]):
+        return none_grads(node)
+    backward = _FRACTIONAL[node.kind()][0]
+    kernel_size, output_size = _args(node, 1, [None, None])
+    return none_grads(node, emit.op(backward, grads[0], x, kernel_size, output_size, node.outputs()[1]))
+
+
+@formula(*(backward for backward, _ in _FRACTIONAL.values()))
+def fractional_max_pool_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
+    grad = node.inputs()[0]
+    if not needs_grad(grad) or _absent(grads[0]):
+        return none_grads(node)
+    dims = 2 if node.kind() == "aten::fractional_max_pool2d_backward" else 3
+    return none_grads(node, emit.op("gradview::unpool_backward", grads[0], node.inputs()[4], dims))

@@ -146,3 +146,22 @@ add("grid_sampler_3d", S(f(1, 2, 3, 4, 5), f(1, 2, 2, 3, 3) * 1.2, 0, 0, True))
 add("grid_sampler_2d_backward", S(f(2, 3, 3, 2), f(2, 3, 4, 5), f(2, 3, 2, 2) * 1.2, 0, 2, False, [True, True]))
 add("grid_sampler_3d_backward", S(f(1, 2, 2, 2, 3), f(1, 2, 3, 4, 5), f(1, 2, 2, 3, 3) * 1.2, 0, 1, True,
                                   [True, True]))
+
+# -- rrelu and fractional max pooling (their own generator: the samples above keep their values) ---
+_own = np.random.default_rng(2611)
+_RRELU_X = _own.uniform(-1, 1, (3, 4))
+add("rrelu", S(_RRELU_X, 0.1, 0.3, False))
+add("gradview::rrelu_noise", S(_RRELU_X, 0.1, 0.3, False,
+                               torch=lambda x, lower, upper, training: torch.where(x > 0, 1.0, (lower + upper) / 2)))
+_FRACTIONAL_X2, _FRACTIONAL_X3 = _own.uniform(-1, 1, (2, 3, 7, 6)), _own.uniform(-1, 1, (1, 2, 6, 5, 5))
+_FRACTIONAL_U2, _FRACTIONAL_U3 = _own.random((2, 3, 2)), _own.random((1, 2, 3))
+add("fractional_max_pool2d", S(_FRACTIONAL_X2, [2, 2], [4, 3], _FRACTIONAL_U2, frozen=(3,)))
+add("fractional_max_pool3d", S(_FRACTIONAL_X3, [2, 2, 2], [3, 3, 2], _FRACTIONAL_U3, frozen=(3,)))
+_FRACTIONAL_I2 = torch.ops.aten.fractional_max_pool2d(
+    torch.tensor(_FRACTIONAL_X2), [2, 2], [4, 3], torch.tensor(_FRACTIONAL_U2))[1].numpy()
+_FRACTIONAL_I3 = torch.ops.aten.fractional_max_pool3d(
+    torch.tensor(_FRACTIONAL_X3), [2, 2, 2], [3, 3, 2], torch.tensor(_FRACTIONAL_U3))[1].numpy()
+add("fractional_max_pool2d_backward", S(_own.uniform(-1, 1, (2, 3, 4, 3)), _FRACTIONAL_X2, [2, 2], [4, 3],
+                                        _FRACTIONAL_I2))
+add("fractional_max_pool3d_backward", S(_own.uniform(-1, 1, (1, 2, 3, 3, 2)), _FRACTIONAL_X3, [2, 2, 2],
+                                        [3, 3, 2], _FRACTIONAL_I3))

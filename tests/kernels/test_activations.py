@@ -227,7 +227,19 @@ def _relu_family_backward_cases() -> dict[str, list[Case]]:
     return cases
 
 
-CASES = {**build_cases(), **_issue22_cases(), **_relu_family_cases(), **_relu_family_backward_cases()}
+def _rrelu_cases() -> dict[str, list[Case]]:
+    """rrelu in evaluation mode (training draws: tests/ops/test_activations_rrelu.py), float and int bounds."""
+    rng = seeded_rng("rrelu")
+    bounds = [[0.125, 1.0 / 3.0, False, None], [0.1, 0.7, False, None], [0, 1, False, None], [1, 2, False, None]]
+    cases = _unary("rrelu", bounds)
+    cases += [Case([ints(rng, (3,)), 0.1, 0.3, False, None], raises=True),
+              Case([rand(rng, (3,)), 0.5, 0.25, False, None], raises=True)]  # lower > upper
+    return {"aten::rrelu": cases}
+
+
+CASES = {
+    **build_cases(), **_issue22_cases(), **_relu_family_cases(), **_relu_family_backward_cases(), **_rrelu_cases(),
+}
 
 
 @pytest.mark.parametrize("qualified", sorted(CASES))
