@@ -6,15 +6,20 @@ x: (8, 4), w1: (4, 16), b1: (16,), w2: (16, 3), b2: (3,).
 (``gradview.ir.script``) and runs one training step on
 ``mlp_example_inputs()``, so the viewer reaches autodiff: the
 DifferentiableGraph, its forward ``f`` and its backward ``df``.
+
+It needs no PyTorch: a function in gradview's script subset uses tensor
+methods and operators (``x @ w1``, ``.relu()``), and ``torch.NAME(...)`` calls
+compile too without ``import torch`` (gradview reads the source, it does not
+run it). PyTorch is only needed for ``model.py:build`` files, which build a
+torch model.
 """
 
 import numpy as np
-import torch
 
 
 def mlp(x, w1, b1, w2, b2):
-    h = torch.relu(torch.matmul(x, w1) + b1)
-    return torch.matmul(h, w2) + b2
+    h = (x @ w1 + b1).relu()
+    return h @ w2 + b2
 
 
 def mlp_example_inputs():
