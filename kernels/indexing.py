@@ -22,6 +22,7 @@ from typing import Any
 from .dtypes import is_integral, to_dtype
 from .protocol import KernelError
 from .shapes import slice_, wrap_dim
+from .views import _storage, _strided_args, _strided_index
 
 __all__ = [
     "index", "index_backward", "nonzero", "slice_scatter", "gather", "scatter", "scatter_add", "scatter_reduce",
@@ -505,19 +506,17 @@ def diagonal_scatter(xp: Any, self: Any, src: Any, offset: int = 0, dim1: int = 
 def as_strided_scatter(
     xp: Any, self: Any, src: Any, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None,
 ) -> Any:
-    """A contiguous copy of ``self`` with its ``as_strided(size, stride, offset)`` view set to ``src``."""
-    out = xp.ascontiguousarray(self).copy()
-    flat = out.reshape(-1)
-    offset = int(storage_offset or 0)
-    positions = xp.full(tuple(int(s) for s in size), offset, dtype=to_dtype("Long"))
-    for k, (n, st) in enumerate(zip(size, stride, strict=True)):
-        shape = [1] * len(size)
-        shape[k] = int(n)
-        positions = positions + (xp.arange(int(n)) * int(st)).reshape(shape)
+    """``self``'s storage cloned (PyTorch's ``clone_preserve_strides``) with its
+    ``as_strided(size, stride, offset)`` view set to ``src``. A view, or a ``self`` not laid
+    out row-major, is refused as ``as_strided`` refuses it: PyTorch would write into the
+    whole storage of its base, which gradview does not keep."""
+    out = _storage(xp, "as_strided_scatter", self).copy()
+    sizes, strides, offset = _strided_args("as_strided_scatter", out.size, size, stride, storage_offset)
+    positions = _strided_index(xp, sizes, strides, offset)
     if tuple(src.shape) != tuple(positions.shape):
         raise KernelError(f"as_strided_scatter: expected src to have size {list(positions.shape)}, got {list(src.shape)}")
-    flat[positions] = src
-    return out
+    out[positions] = src
+    return out.reshape(self.shape)
 
 
 def masked_scatter_backward(xp: Any, grad: Any, mask: Any, sizes: Sequence[int]) -> Any:

@@ -520,7 +520,8 @@ def _as_strided_scatter_gradient(emit: Emitter, node: Node, saved: Saved, grads:
     PyTorch's number (its OpInfo marks the gradcheck of this op an expected failure), and
     gradview gives it as PyTorch does."""
     self_, src, size, stride, offset = node.inputs()
-    window = emit.op("aten::as_strided", emit.op("aten::contiguous", grads[0], 0), size, stride, offset)
+    # clone, not contiguous: as_strided reads the storage of a fresh tensor, never of a view's base
+    window = emit.op("aten::as_strided", emit.op("aten::clone", grads[0], 0), size, stride, offset)
     grad_self = None
     if needs_grad(self_):
         grad_self = emit.op("aten::as_strided_scatter", _zeros_like(emit, grads[0]), window, size, stride, offset)
