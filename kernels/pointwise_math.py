@@ -1,10 +1,10 @@
-"""Elementwise math beyond elementwise.py: inverse and hyperbolic trigonometry,
-``erfc``, ``log10``/``log2``, ``logit``, rounding (``ceil``, ``floor``,
-``round`` with and without ``decimals``, ``trunc``, ``frac``), ``rsub``,
+"""Elementwise math beyond pointwise.py: clamp, maximum/minimum, where, inverse and
+hyperbolic trigonometry, ``erfc``, ``log10``/``log2``, ``logit``, rounding (``ceil``,
+``floor``, ``round`` with and without ``decimals``, ``trunc``, ``frac``), ``rsub``,
 ``fmod`` and ``atan2``, on tensors and, for the overloads TorchScript has,
 on Python numbers.
 
-Tensor kernels follow elementwise.py: bool and integer inputs of the math
+Tensor kernels follow pointwise.py: bool and integer inputs of the math
 functions compute in the default float dtype, half precision computes in
 float32 and rounds back (PyTorch's CPU "opmath"), shapes broadcast, and only
 ``xp.<function>`` is called so NumPy and CuPy both run them.
@@ -75,7 +75,8 @@ from typing import Any
 import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype, to_dtype
-from .elementwise import as_tensor, clamp, div_mode, erf, promote, sub
+from .elementwise import as_tensor, erf, promote
+from .pointwise import div_mode, sub
 from .protocol import Kernel, KernelError
 from .scalar_math import _fmod, _ieee, _single, _wrap32
 from .shapes import broadcast_shapes
@@ -702,3 +703,44 @@ def hash_tensor(xp: Any, self: Any, dim: Any = (), keepdim: bool = False, mode: 
     if self.ndim == 0:
         return bits.copy()
     return xp.bitwise_xor.reduce(bits, axis=axes, keepdims=bool(keepdim)) if axes else bits.copy()
+
+
+# -- binary max/min, clamp, where ------------------------------------------------
+def maximum(xp: Any, self: Any, other: Any) -> Any:
+    dtype, (a, b) = promote(xp, self, other)
+    return xp.maximum(a, b).astype(dtype, copy=False)
+
+
+def minimum(xp: Any, self: Any, other: Any) -> Any:
+    dtype, (a, b) = promote(xp, self, other)
+    return xp.minimum(a, b).astype(dtype, copy=False)
+
+
+def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - schema names
+    if min is None and max is None:
+        raise KernelError("clamp needs at least one of min and max")
+    dtype, _ = promote(xp, self, min, max)
+    out = self.astype(dtype, copy=False)
+    # PyTorch applies min first, then max (so min > max gives max everywhere)
+    # and propagates NaN from the input and from the bounds, as maximum and
+    # minimum do.
+    if min is not None:
+        out = xp.maximum(out, as_tensor(xp, min, dtype))
+    if max is not None:
+        out = xp.minimum(out, as_tensor(xp, max, dtype))
+    return out.astype(dtype, copy=False)
+
+
+def clamp_min(xp: Any, self: Any, min: Any) -> Any:  # noqa: A002
+    return clamp(xp, self, min, None)
+
+
+def clamp_max(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002
+    return clamp(xp, self, None, max)
+
+
+def where(xp: Any, condition: Any, self: Any, other: Any) -> Any:
+    if condition.dtype != xp.bool_:
+        raise KernelError(f"where expects a bool condition, got {condition.dtype}")
+    dtype, (a, b) = promote(xp, self, other)
+    return xp.where(condition, a, b).astype(dtype, copy=False)

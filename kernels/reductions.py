@@ -35,6 +35,7 @@ from typing import Any
 import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, to_dtype
+from .pointwise_math import maximum, minimum
 from .protocol import KernelError
 
 __all__ = [
@@ -51,6 +52,8 @@ __all__ = [
     "min_",
     "max_dim",
     "min_dim",
+    "max_other",
+    "min_other",
     "value_selecting_reduction_backward",
     "amax",
     "amin",
@@ -232,6 +235,16 @@ def max_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, A
 
 def min_dim(xp: Any, self: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
     return _extreme_dim(xp, "min", self, dim, keepdim, xp.argmin)
+
+
+def max_other(xp: Any, self: Any, other: Any) -> Any:
+    """``max.other`` (``torch.max(a, b)``) is ``maximum``: NaN propagates, operands promote."""
+    return maximum(xp, self, other)
+
+
+def min_other(xp: Any, self: Any, other: Any) -> Any:
+    """``min.other`` (``torch.min(a, b)``) is ``minimum``."""
+    return minimum(xp, self, other)
 
 
 # -- value_selecting_reduction_backward ----------------------------------------------------

@@ -34,6 +34,7 @@ import math
 from gradview.ir import NOT_CONSTANT, Node, TensorType, Value
 from gradview.ir.constants import constant_value
 from gradview.kernels import elementwise
+from gradview.kernels import pointwise as kernels
 
 from .dtype_rules import to_float
 from .emit_util import arg, emit_if, where_zero
@@ -55,16 +56,15 @@ Result = list[Value | None]
 # are this module's, and the elementwise ops gradview has no kernel for (their
 # shapes are still worth knowing in a printed graph).
 UNARY_SAME = (
-    "aten::abs", "aten::neg", "aten::sign", "aten::bitwise_not", "aten::sgn",
+    "aten::abs", "aten::neg", "aten::sign", "aten::bitwise_not",
 )
 UNARY_FLOAT = (
     "aten::sin", "aten::cos", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
-    "aten::sigmoid", "aten::erf", "aten::erfinv",
-    "aten::lgamma", "aten::digamma", "aten::i0", "aten::sinc",
+    "aten::sigmoid", "aten::erf",
 )
 BINARY = (
     "aten::add", "aten::sub", "aten::mul", "aten::pow",
-    "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", "aten::xlogy",
+    "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor",
 )
 BINARY_FLOAT = ("aten::true_divide",)
 COMPARISONS = (
@@ -168,10 +168,10 @@ def sum_to(emit: Emitter, saved: Saved, name: str, grad: Value) -> Value:
 
 
 # -- aten::add, sub ----------------------------------------------------------------------------
-kernel("aten::add.Tensor", "aten::add.Scalar")(elementwise.add)
-kernel("aten::sub.Tensor", "aten::sub.Scalar")(elementwise.sub)
-fast_path("aten::add.Tensor")(elementwise.alpha_one_fast_path("add"))
-fast_path("aten::sub.Tensor")(elementwise.alpha_one_fast_path("subtract"))
+kernel("aten::add.Tensor", "aten::add.Scalar")(kernels.add)
+kernel("aten::sub.Tensor", "aten::sub.Scalar")(kernels.sub)
+fast_path("aten::add.Tensor")(kernels.alpha_one_fast_path("add"))
+fast_path("aten::sub.Tensor")(kernels.alpha_one_fast_path("subtract"))
 
 
 def _times_alpha(emit: Emitter, g: Value, alpha: Value) -> Value:
@@ -202,7 +202,7 @@ def _add_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) 
 
 
 # -- aten::mul -----------------------------------------------------------------------------------
-kernel("aten::mul.Tensor", "aten::mul.Scalar")(elementwise.mul)
+kernel("aten::mul.Tensor", "aten::mul.Scalar")(kernels.mul)
 fast_path("aten::mul.Tensor")(elementwise.same_dtype_fast_path("multiply"))
 
 
@@ -222,10 +222,10 @@ def _mul_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) 
 
 
 # -- aten::div -----------------------------------------------------------------------------------
-kernel("aten::div.Tensor", "aten::div.Scalar")(elementwise.div)
-kernel("aten::div.Tensor_mode", "aten::div.Scalar_mode")(elementwise.div_mode)
-fast_path("aten::div.Tensor")(elementwise.fast_div)
-fast_path("aten::div.Scalar")(elementwise.fast_div_scalar)
+kernel("aten::div.Tensor", "aten::div.Scalar")(kernels.div)
+kernel("aten::div.Tensor_mode", "aten::div.Scalar_mode")(kernels.div_mode)
+fast_path("aten::div.Tensor")(kernels.fast_div)
+fast_path("aten::div.Scalar")(kernels.fast_div_scalar)
 
 _UNKNOWN = object()
 
@@ -291,9 +291,9 @@ def _plain_div(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
 
 
 # -- aten::neg, abs, sign --------------------------------------------------------------------------
-kernel("aten::neg")(elementwise.neg)
-kernel("aten::abs")(elementwise.abs_)
-kernel("aten::sign")(elementwise.sign)
+kernel("aten::neg")(kernels.neg)
+kernel("aten::abs")(kernels.abs_)
+kernel("aten::sign")(kernels.sign)
 
 
 @formula("aten::neg")
@@ -313,18 +313,18 @@ def _sign_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Res
 
 
 # -- aten::exp, log, sin, cos, tanh, sqrt, rsqrt, sigmoid, erf --------------------------------------
-kernel("aten::exp")(elementwise.exp)
-kernel("aten::log")(elementwise.log)
-kernel("aten::sin")(elementwise.sin)
-kernel("aten::cos")(elementwise.cos)
-kernel("aten::tanh")(elementwise.tanh)
-kernel("aten::sqrt")(elementwise.sqrt)
-kernel("aten::rsqrt")(elementwise.rsqrt)
-kernel("aten::sigmoid")(elementwise.sigmoid)
-kernel("aten::erf")(elementwise.erf_kernel)
-fast_path("aten::sigmoid")(elementwise.fast_sigmoid)
+kernel("aten::exp")(kernels.exp)
+kernel("aten::log")(kernels.log)
+kernel("aten::sin")(kernels.sin)
+kernel("aten::cos")(kernels.cos)
+kernel("aten::tanh")(kernels.tanh)
+kernel("aten::sqrt")(kernels.sqrt)
+kernel("aten::rsqrt")(kernels.rsqrt)
+kernel("aten::sigmoid")(kernels.sigmoid)
+kernel("aten::erf")(kernels.erf_kernel)
+fast_path("aten::sigmoid")(kernels.fast_sigmoid)
 for _name in ("exp", "log", "sin", "cos", "tanh", "sqrt"):
-    fast_path(f"aten::{_name}")(elementwise.unary_float_fast_path(_name))
+    fast_path(f"aten::{_name}")(kernels.unary_float_fast_path(_name))
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -385,7 +385,7 @@ def _erf_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resu
 # d(x^e)/dx = e * x^(e-1) and d(b^y)/dy = b^y * log(b). An exponent of 0 gives a zero
 # gradient (not 0 * x^-1, which is NaN at x = 0), as TorchScript's formula does; a constant
 # exponent decides that at compile time, a run-time one with a prim::If.
-kernel("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")(elementwise.pow_)
+kernel("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")(kernels.pow_)
 
 
 @formula("aten::pow.Tensor_Scalar")
@@ -441,8 +441,8 @@ def _pow_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) 
 
 # -- comparisons: eq, ne, gt, lt, ge, le -----------------------------------------------------------------
 for _name, _kernel in (
-    ("eq", elementwise.eq), ("ne", elementwise.ne), ("gt", elementwise.gt),
-    ("lt", elementwise.lt), ("ge", elementwise.ge), ("le", elementwise.le),
+    ("eq", kernels.eq), ("ne", kernels.ne), ("gt", kernels.gt),
+    ("lt", kernels.lt), ("ge", kernels.ge), ("le", kernels.le),
 ):
     kernel(f"aten::{_name}.Tensor", f"aten::{_name}.Scalar")(_kernel)
 

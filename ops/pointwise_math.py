@@ -370,9 +370,9 @@ kernel(
 
 
 # -- aten::clamp, clamp_min, clamp_max, clip ------------------------------------------------------------
-kernel("aten::clamp", "aten::clamp.Tensor")(elementwise.clamp)
-kernel("aten::clamp_min")(elementwise.clamp_min)
-kernel("aten::clamp_max")(elementwise.clamp_max)
+kernel("aten::clamp", "aten::clamp.Tensor")(pointwise_math.clamp)
+kernel("aten::clamp_min")(pointwise_math.clamp_min)
+kernel("aten::clamp_max")(pointwise_math.clamp_max)
 kernel("aten::clamp_min.Tensor")(pointwise_math.clamp_min_tensor)
 kernel("aten::clamp_max.Tensor")(pointwise_math.clamp_max_tensor)
 
@@ -462,7 +462,7 @@ formula("aten::clamp_max.Tensor", forward=save_tensor_sizes("self_size", "bound_
 
 # -- aten::where ---------------------------------------------------------------------------------------
 kernel("aten::where.self", "aten::where.ScalarOther", "aten::where.ScalarSelf", "aten::where.Scalar")(
-    elementwise.where
+    pointwise_math.where
 )
 kernel("aten::where")(pointwise_math.where_nonzero)
 
@@ -512,8 +512,8 @@ no_gradient(
 
 # -- aten::maximum, minimum (max.other and min.other, the same, are with max and min) ---------------------------------------------------------
 shape_rule("aten::maximum", "aten::minimum")(binary_shapes)
-kernel("aten::maximum")(elementwise.maximum)
-kernel("aten::minimum")(elementwise.minimum)
+kernel("aten::maximum")(pointwise_math.maximum)
+kernel("aten::minimum")(pointwise_math.minimum)
 fast_path("aten::maximum")(elementwise.same_dtype_fast_path("maximum"))
 fast_path("aten::minimum")(elementwise.same_dtype_fast_path("minimum"))
 

@@ -1,6 +1,7 @@
-"""Elementwise tensor kernels (kernels/elementwise.py) against PyTorch.
+"""Pointwise tensor kernels (kernels/pointwise.py; clamp, maximum/minimum and where of
+kernels/pointwise_math.py, max.other/min.other of kernels/reductions.py) against PyTorch.
 
-Every overload elementwise.py registers runs as a one-node graph through
+Every overload of those kernels runs as a one-node graph through
 ``run_graph`` (``check_op``) on seeded random float64 inputs: broadcasting
 shape pairs, 0-d tensors, Python int and float scalars, NaN and infinities,
 and compares with ``torch.ops.aten.<op>.<overload>`` to 1e-6 relative in
@@ -19,6 +20,7 @@ import pytest
 import torch
 
 from gradview.kernels import elementwise as elementwise_module
+from gradview.kernels import pointwise, pointwise_math, reductions
 from gradview.ops import KERNELS
 from gradview.runtime import GraphRuntimeError, run_graph
 
@@ -365,8 +367,15 @@ def test_erf_helper_keeps_dtype_and_shape() -> None:
 
 
 # -- coverage ---------------------------------------------------------------------------------
-def test_every_elementwise_kernel_is_checked() -> None:
-    registered = {key for key, fn in KERNELS.items() if fn.__module__ == elementwise_module.__name__}
+# The kernels of other families this table checks too.
+_ALSO_CHECKED = {
+    pointwise_math.clamp, pointwise_math.clamp_min, pointwise_math.clamp_max, pointwise_math.maximum,
+    pointwise_math.minimum, pointwise_math.where, reductions.max_other, reductions.min_other,
+}
+
+
+def test_every_pointwise_kernel_is_checked() -> None:
+    registered = {key for key, fn in KERNELS.items() if fn.__module__ == pointwise.__name__ or fn in _ALSO_CHECKED}
     assert registered - set(CASES) == set()
     assert set(CASES) - registered == set()
 
