@@ -114,25 +114,18 @@ def _cast(x: Any, dtype: Any) -> Any:
     return x if x.dtype == dtype else x.astype(dtype)
 
 
-def slice_(
-    xp: Any, self: Any, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
-) -> Any:
-    if self.ndim == 0:
-        raise KernelError("slice: cannot be applied to a 0-d tensor")
-    d = wrap_dim("slice", dim, self.ndim)
-    if step <= 0:
-        raise KernelError(f"slice: step must be positive, got {step}")
-    length = int(self.shape[d])
-    lo = 0 if start is None else start + length if start < 0 else start
-    hi = length if end is None else end + length if end < 0 else end
-    lo = min(max(lo, 0), length)
-    hi = min(max(hi, lo), length)
-    return self[_index(d, slice(lo, hi, step))]
-
-
-
 def _sizes(op: str, sizes: Any) -> list[int]:
     shape = [sizes] if isinstance(sizes, int) else [int(s) for s in sizes]
     if any(s < 0 for s in shape):
         raise KernelError(f"{op}: sizes must be non-negative, got {shape}")
     return shape
+
+
+def slice_(
+    xp: Any, self: Any, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Any:
+    """``aten::slice``, for kernels/indexing.py's ``slice_scatter`` until its import names
+    views.slice_ (the kernel, beside ops/views.py); imported late, as views imports this module."""
+    from .views import slice_ as view_slice
+
+    return view_slice(xp, self, dim, start, end, step)

@@ -755,6 +755,22 @@ def select(xp: Any, self: Any, dim: int, index: int) -> Any:
     return self[_index(d, index + length if index < 0 else index)]
 
 
+def slice_(
+    xp: Any, self: Any, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Any:
+    if self.ndim == 0:
+        raise KernelError("slice: cannot be applied to a 0-d tensor")
+    d = wrap_dim("slice", dim, self.ndim)
+    if step <= 0:
+        raise KernelError(f"slice: step must be positive, got {step}")
+    length = int(self.shape[d])
+    lo = 0 if start is None else start + length if start < 0 else start
+    hi = length if end is None else end + length if end < 0 else end
+    lo = min(max(lo, 0), length)
+    hi = min(max(hi, lo), length)
+    return self[_index(d, slice(lo, hi, step))]
+
+
 def repeat(xp: Any, self: Any, repeats: Sequence[int]) -> Any:
     if isinstance(repeats, int):
         repeats = [repeats]

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 from gradview.ir import NOT_CONSTANT, IntType, ListType, Node, OptionalType, TensorType, Value
 from gradview.ir.types import NoneType, Type
-from gradview.kernels import shapes as shape_kernels
 from gradview.kernels import views as kernels
 from gradview.kernels.views import INT64_MAX
 
@@ -521,7 +520,7 @@ def _broadcast_tensors_backward(args: NodeArgs) -> RuleResult:
 
 # -- aten::select, slice, narrow -------------------------------------------------------------
 kernel("aten::select.int")(kernels.select)
-kernel("aten::slice.Tensor")(shape_kernels.slice_)
+kernel("aten::slice.Tensor")(kernels.slice_)
 kernel("aten::narrow")(kernels.narrow)
 kernel("aten::narrow.Tensor")(kernels.narrow_tensor)
 

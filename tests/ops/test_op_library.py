@@ -80,17 +80,10 @@ def test_gradview_schemas_are_declared_with_their_op() -> None:
     assert not any(kind.startswith("gradview::") for kind in BUILTIN_SCHEMAS)
 
 
-# Pairs (ops module, kernels module) still split across families: the families being edited
-# for issue 22, which the lead folds later. The list may only shrink.
-_FAMILIES_NOT_YET_ALIGNED = {
-    ("views", "shapes"),
-}
-
-
 def test_each_ops_kernel_sits_in_the_kernels_module_of_its_family() -> None:
     """ops/F.py binds kernels defined in kernels/F.py, so an op's kernel and facts share a name."""
     split = {
         (DECLARED_IN["kernel"][key].rsplit(".", 1)[-1], fn.__module__.rsplit(".", 1)[-1])
         for key, fn in KERNELS.items()
     }
-    assert {(ops, kernels) for ops, kernels in split if ops != kernels} == _FAMILIES_NOT_YET_ALIGNED
+    assert {(ops, kernels) for ops, kernels in split if ops != kernels} == set()
