@@ -13,11 +13,12 @@ The modified Bessel functions ``special_modified_bessel_i0/i1/k0/k1`` and the
 scaled ``k0e/k1e`` port Math.h too (Cephes' Chebyshev series, summed in
 Math.h's order: scipy.special's i0, k0... sum them otherwise, a few ulps off).
 
-PyTorch's AVX2/AVX512 builds of these kernels let the compiler fuse each
-Horner and Chebyshev step into one multiply-add (a single rounding); NumPy
-rounds the product and the sum apart, so results differ from PyTorch's by a
-few ulps (within 6e-13 relative in float64 over 45,000 points with the branch
-points, NaN and infinities; exactly equal on PyTorch's non-FMA build).
+PyTorch's AVX2/AVX512 builds of these kernels let the compiler fuse a multiply
+feeding an add into one multiply-add (each Horner and Chebyshev step, the
+final ``P cos - Q sin``, K0's ``x * x - 2``...); these kernels fuse the same
+ones (kernels/c_math.py), found by matching PyTorch bit for bit, and take exp
+and log from the C library as PyTorch does: float64 results are PyTorch's to
+the last bit.
 
 Float32 inputs compute in float32, as PyTorch's ``float`` kernel; bool and
 integer inputs give the default float dtype (float32); PyTorch's CPU kernels
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .c_math import fma, libm
 from .protocol import KernelError
 
 __all__ = [
@@ -51,11 +53,11 @@ def _floating(xp: Any, op: str, self: Any) -> Any:
     return self
 
 
-def _horner(z: Any, coefficients: Sequence[float]) -> Any:
-    """Math.h's ``p = 0.0; for (...) p = p * z + C[i];`` (highest power first)."""
+def _horner(xp: Any, z: Any, coefficients: Sequence[float]) -> Any:
+    """Math.h's ``p = 0.0; for (...) p = p * z + C[i];`` (highest power first), each step fused."""
     acc: Any = 0.0
     for c in coefficients:
-        acc = acc * z + c
+        acc = fma(xp, acc, z, c)
     return acc
 
 
@@ -92,11 +94,11 @@ _TWOOPI = 0.636619772367581343075535053490057448
 def _asymptotic(xp: Any, x: Any, z: Any, pq: tuple[Sequence[float], ...], shift: float, second: bool) -> Any:
     """The x > 5 expansion: ``(P cos(x - shift) - 5/x Q sin(x - shift)) sqrt(2/pi) / sqrt(x)``
     for J (``second``: the Y form, ``P sin + 5/x Q cos``), z the squared argument."""
-    pp, ppq, qp, qq = (_horner(z, c) for c in pq)
+    pp, ppq, qp, qq = (_horner(xp, z, c) for c in pq)
     if second:
-        value = pp / ppq * xp.sin(x - shift) + 5.0 / x * (qp / qq) * xp.cos(x - shift)
+        value = fma(xp, pp / ppq, xp.sin(x - shift), 5.0 / x * (qp / qq) * xp.cos(x - shift))
     else:
-        value = pp / ppq * xp.cos(x - shift) - 5.0 / x * (qp / qq) * xp.sin(x - shift)
+        value = fma(xp, pp / ppq, xp.cos(x - shift), -(5.0 / x * (qp / qq) * xp.sin(x - shift)))
     return value * _SQ2OPI / xp.sqrt(x)
 
 
@@ -107,14 +109,14 @@ def _j0(xp: Any, x: Any) -> Any:
     x = xp.where(x < 0, -x, x)
     xx = x * x
     small = 1.0 - xx / 4.0
-    middle = (xx - 5.78318596294678452118e+00) * (xx - 3.04712623436620863991e+01) * _horner(xx, _J0_RP) \
-        / _horner(xx, _J0_RQ)
+    middle = (xx - 5.78318596294678452118e+00) * (xx - 3.04712623436620863991e+01) * _horner(xp, xx, _J0_RP) \
+        / _horner(xp, xx, _J0_RQ)
     large = _asymptotic(xp, x, 25.0 / xx, _J0_ASYMPTOTIC, _PIO4, second=False)
     return xp.where(x <= 5.0, xp.where(x < 0.00001, small, middle), large)
 
 
 def _y0_small(xp: Any, x: Any, xx: Any) -> Any:
-    return _horner(xx, _Y0_YP) / _horner(xx, _Y0_YQ) + _TWOOPI * xp.log(x) * _j0(xp, x)
+    return fma(xp, _TWOOPI * libm(xp, "log", x), _j0(xp, x), _horner(xp, xx, _Y0_YP) / _horner(xp, xx, _Y0_YQ))
 
 
 def _second_kind(xp: Any, op: str, self: Any, order: int) -> Any:
@@ -174,7 +176,7 @@ def _j1(xp: Any, x: Any) -> Any:
     negative = x < 0
     x = xp.where(negative, -x, x)  # Math.h: -bessel_j1_forward(-x)
     xx = x * x
-    middle = _horner(xx, _J1_RP) / _horner(xx, _J1_RQ) * x * (xx - 1.46819706421238932572e+01) \
+    middle = _horner(xp, xx, _J1_RP) / _horner(xp, xx, _J1_RQ) * x * (xx - 1.46819706421238932572e+01) \
         * (xx - 4.92184563216946036703e+01)
     large = _asymptotic(xp, x, 5.0 / x * (5.0 / x), _J1_ASYMPTOTIC, _THPIO4, second=False)
     value = xp.where(x <= 5.0, middle, large)
@@ -182,7 +184,8 @@ def _j1(xp: Any, x: Any) -> Any:
 
 
 def _y1_small(xp: Any, x: Any, xx: Any) -> Any:
-    return x * (_horner(xx, _Y1_YP) / _horner(xx, _Y1_YQ)) + _TWOOPI * (_j1(xp, x) * xp.log(x) - 1.0 / x)
+    log_term = _TWOOPI * fma(xp, _j1(xp, x), libm(xp, "log", x), -(1.0 / x))
+    return fma(xp, x, _horner(xp, xx, _Y1_YP) / _horner(xp, xx, _Y1_YQ), log_term)
 
 
 def bessel_j1(xp: Any, self: Any) -> Any:
@@ -226,16 +229,16 @@ def _airy_negative(xp: Any, x: Any) -> Any:
     zeta = -2.0 * x * xp.sqrt(-x) / 3.0
     z = 1.0 / zeta
     zz = z * z
-    afn, afd, agn, agd = (_horner(zz, c) for c in (_AI_AFN, _AI_AFD, _AI_AGN, _AI_AGD))
+    afn, afd, agn, agd = (_horner(xp, zz, c) for c in (_AI_AFN, _AI_AFD, _AI_AGN, _AI_AGD))
     t = zeta + 0.25 * math.pi
-    return _SQPII / xp.sqrt(xp.sqrt(-x)) * (xp.sin(t) * (1.0 + z * z * afn / afd) - xp.cos(t) * (z * agn / agd))
+    return _SQPII / xp.sqrt(xp.sqrt(-x)) * fma(xp, xp.sin(t), 1.0 + z * z * afn / afd, -(xp.cos(t) * (z * agn / agd)))
 
 
 def _airy_positive(xp: Any, x: Any) -> Any:
     """x >= 2.09: the decaying asymptotic expansion (Math.h keeps it up to 8.32 too)."""
     zeta = 2.0 * x * xp.sqrt(x) / 3.0
-    an, ad = (_horner(1.0 / zeta, c) for c in (_AI_AN, _AI_AD))
-    return _SQPII * (an / ad) / (2.0 * xp.sqrt(xp.sqrt(x)) * xp.exp(zeta))
+    an, ad = (_horner(xp, 1.0 / zeta, c) for c in (_AI_AN, _AI_AD))
+    return _SQPII * (an / ad) / (2.0 * xp.sqrt(xp.sqrt(x)) * libm(xp, "exp", zeta))
 
 
 def _airy_series(xp: Any, x: Any, active: Any) -> Any:
@@ -259,7 +262,7 @@ def _airy_series(xp: Any, x: Any, active: Any) -> Any:
         g2 = g + n2
         f, g, k, m, n = (xp.where(active, new, old) for new, old in ((f2, f), (g2, g), (k2, k), (m2, m), (n2, n)))
         active = active & (xp.abs(m2 / f2) > eps)
-    return 0.355028053887817239260 * f - 0.258819403792806798405 * g
+    return fma(xp, 0.355028053887817239260, f, -(0.258819403792806798405 * g))
 
 
 def airy_ai(xp: Any, self: Any) -> Any:
@@ -280,8 +283,9 @@ def spherical_bessel_j0(xp: Any, self: Any) -> Any:
     x = _floating(xp, "special_spherical_bessel_j0", self)
     with np.errstate(all="ignore"):
         xx = x * x
-        series = 1.0 + xx * (-1.0 / 6.0 + xx * (1.0 / 120.0 + xx * (-1.0 / 5040.0 + xx * (
-            1.0 / 362880.0 + xx * (-1.0 / 39916800.0 + xx * (1.0 / 6227020800.0))))))
+        series: Any = 1.0 / 6227020800.0
+        for c in (-1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0, 1.0):
+            series = fma(xp, xx, series, c)  # Math.h's 1 + x*x*(-1/6 + x*x*(1/120 + ...)), each step fused
         value = xp.where(xp.abs(x) < 0.5, series, xp.sin(x) / x)
         return xp.where(xp.isinf(x), 0.0, value).astype(x.dtype, copy=False)
 
@@ -354,28 +358,28 @@ _K1_B = (-5.75674448366501715755e-18, 1.79405087314755922667e-17, -5.68946255844
          2.72062619048444266945e+00)
 
 
-def _chebyshev_series(y: Any, coefficients: Sequence[float]) -> Any:
-    """Math.h's loop ``p = q; q = a; a = y * q - p + C[i]``, then ``0.5 * (a - p)``."""
+def _chebyshev_series(xp: Any, y: Any, coefficients: Sequence[float]) -> Any:
+    """Math.h's loop ``p = q; q = a; a = y * q - p + C[i]`` (``y * q - p`` fused), then ``0.5 * (a - p)``."""
     a: Any = coefficients[0]
     p: Any = 0.0
     q: Any = 0.0
     for c in coefficients[1:]:
         p, q = q, a
-        a = y * q - p + c
+        a = fma(xp, y, q, -p) + c
     return 0.5 * (a - p)
 
 
 def _i0(xp: Any, x: Any) -> Any:
     ax = xp.abs(x)
-    small = xp.exp(ax) * _chebyshev_series(ax / 2.0 - 2.0, _I0_A)
-    large = xp.exp(ax) * _chebyshev_series(32.0 / ax - 2.0, _I0_B) / xp.sqrt(ax)
+    small = libm(xp, "exp", ax) * _chebyshev_series(xp, ax / 2.0 - 2.0, _I0_A)
+    large = libm(xp, "exp", ax) * _chebyshev_series(xp, 32.0 / ax - 2.0, _I0_B) / xp.sqrt(ax)
     return xp.where(ax <= 8.0, small, large)
 
 
 def _i1(xp: Any, x: Any) -> Any:
     ax = xp.abs(x)
-    small = _chebyshev_series(ax / 2.0 - 2.0, _I1_A) * ax * xp.exp(ax)
-    large = xp.exp(ax) * _chebyshev_series(32.0 / ax - 2.0, _I1_B) / xp.sqrt(ax)
+    small = _chebyshev_series(xp, ax / 2.0 - 2.0, _I1_A) * ax * libm(xp, "exp", ax)
+    large = libm(xp, "exp", ax) * _chebyshev_series(xp, 32.0 / ax - 2.0, _I1_B) / xp.sqrt(ax)
     value = xp.where(ax <= 8.0, small, large)
     return xp.where(x < 0.0, -value, value)
 
@@ -386,15 +390,15 @@ def _second_kind_modified(xp: Any, op: str, self: Any, order: int, scaled: bool)
     x = _floating(xp, op, self)
     with np.errstate(all="ignore"):
         if order == 0:
-            small = _chebyshev_series(x * x - 2.0, _K0_A) - xp.log(0.5 * x) * _i0(xp, x)
-            series = _chebyshev_series(8.0 / x - 2.0, _K0_B)
+            small = fma(xp, -libm(xp, "log", 0.5 * x), _i0(xp, x), _chebyshev_series(xp, fma(xp, x, x, -2.0), _K0_A))
+            series = _chebyshev_series(xp, 8.0 / x - 2.0, _K0_B)
         else:
-            small = xp.log(0.5 * x) * _i1(xp, x) + _chebyshev_series(x * x - 2.0, _K1_A) / x
-            series = _chebyshev_series(8.0 / x - 2.0, _K1_B)
+            small = fma(xp, libm(xp, "log", 0.5 * x), _i1(xp, x), _chebyshev_series(xp, fma(xp, x, x, -2.0), _K1_A) / x)
+            series = _chebyshev_series(xp, 8.0 / x - 2.0, _K1_B)
         if scaled:
-            small, large = small * xp.exp(x), series / xp.sqrt(x)
+            small, large = small * libm(xp, "exp", x), series / xp.sqrt(x)
         else:
-            large = xp.exp(-x) * series / xp.sqrt(x)
+            large = libm(xp, "exp", -x) * series / xp.sqrt(x)
         value = xp.where(x <= 2.0, small, large)
         value = xp.where(x == 0.0, math.inf, xp.where(x < 0.0, math.nan, value))
         return value.astype(x.dtype, copy=False)

@@ -14,6 +14,12 @@ for T above n = 6); the rest run the three-term recurrence, each element for
 its own n, stopping early where it reaches NaN, in Math.h's operation order.
 Hermite polynomials above degree 512 are NaN (128 in float32).
 
+The trigonometric forms take the C library's acos, as PyTorch does (NumPy's
+is an ulp off, which n multiplies), and each recurrence step fuses its first
+product and the subtraction into one multiply-add (``fma(x + x, q, -p)``), as
+PyTorch's AVX2/AVX512 build does (kernels/c_math.py): float64 results are
+PyTorch's to the last bit.
+
 Where x is NaN and n >= 2, Math.h's U, V, W (and their shifted forms),
 Laguerre and Legendre loops never run and return an uninitialised variable
 (whatever the register holds, often 1.0 or a denormal); these return NaN.
@@ -28,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .c_math import fma, libm
 from .dtypes import result_dtype
 from .protocol import KernelError
 
@@ -40,8 +47,8 @@ __all__ = [
 
 _INT64_MIN = np.iinfo(np.int64).min
 
-# The recurrence q_{i+1} = step(i, x, p, q), i = 1 .. n - 1 (every polynomial's loop runs n - 1 times).
-Step = Callable[[int, Any, Any, Any], Any]
+# The recurrence q_{i+1} = step(xp, i, x, p, q), i = 1 .. n - 1 (every polynomial's loop runs n - 1 times).
+Step = Callable[[Any, int, Any, Any, Any], Any]
 
 
 def _operands(xp: Any, op: str, x: Any, n: Any) -> tuple[Any, Any, Any]:
@@ -62,7 +69,7 @@ def _operands(xp: Any, op: str, x: Any, n: Any) -> tuple[Any, Any, Any]:
 
 
 def _recurrence(xp: Any, x: Any, n: Any, run: Any, first: Any, step: Step, nan_stops: bool = True) -> Any:
-    """``p = 1; q = first; for i in 1 .. n-1: r = step(i, x, p, q); p = q; q = r`` where ``run``
+    """``p = 1; q = first; for i in 1 .. n-1: r = step(xp, i, x, p, q); p = q; q = r`` where ``run``
     holds, stopping where q is NaN if ``nan_stops`` (Math.h's ``!std::isnan(q)``)."""
     p, q = xp.ones_like(x), xp.broadcast_to(first, x.shape).astype(x.dtype)
     active = run & (n >= 2)
@@ -70,7 +77,7 @@ def _recurrence(xp: Any, x: Any, n: Any, run: Any, first: Any, step: Step, nan_s
         active = active & ~xp.isnan(q)
     i = 1
     while bool(active.any()):
-        r = step(i, x, p, q)
+        r = step(xp, i, x, p, q)
         p, q = xp.where(active, q, p), xp.where(active, r, q)
         i += 1
         active = active & (n > i)
@@ -93,14 +100,9 @@ def _float(n: Any, dtype: Any) -> Any:
 
 
 def _acos(xp: Any, x: Any, inside: Any) -> Any:
-    """``std::acos(x)`` where ``inside`` holds (NaN elsewhere). NumPy's arccos is one ulp off
-    glibc's correctly rounded acos for one argument in ten, which the trigonometric forms
-    multiply by n: on NumPy arrays each element calls libm's acos (math.acos), as PyTorch does."""
-    if xp is not np:
-        return xp.where(inside, xp.arccos(xp.where(inside, x, 0.0)), math.nan)
-    theta = np.full(x.shape, math.nan, x.dtype)
-    theta[inside] = [math.acos(v) for v in x[inside].tolist()]
-    return theta
+    """``std::acos(x)`` where ``inside`` holds (NaN elsewhere): the C library's, as PyTorch's
+    (NumPy's arccos is an ulp off it for one argument in ten, which n multiplies)."""
+    return libm(xp, "acos", xp.where(inside, x, 2.0))
 
 
 # -- Chebyshev polynomials, plain and shifted -------------------------------------------------
@@ -172,7 +174,7 @@ def _chebyshev(xp: Any, kind: str, shifted: bool, x: Any, n: Any) -> Any:
         one, minus_one = x == 1.0, (x == 0.0) if shifted else (x == -1.0)
         inside = (n > (facts.shifted_degree if shifted else facts.degree)) & (xp.abs(y) < 1.0)
         first = facts.first(y)
-        loop = _recurrence(xp, y, n, ~one & ~minus_one & ~inside, first, lambda i, y, p, q: (y + y) * q - p)
+        loop = _recurrence(xp, y, n, ~one & ~minus_one & ~inside, first, lambda xp, i, y, p, q: fma(xp, y + y, q, -p))
         return _select(
             xp, dtype, loop,
             (n < 0, 0.0),
@@ -235,7 +237,7 @@ def hermite_polynomial_h(xp: Any, x: Any, n: Any) -> Any:
     x, n, dtype = _operands(xp, "special_hermite_polynomial_h", x, n)
     with np.errstate(all="ignore"):
         too_high = n > _hermite_limit(dtype)
-        loop = _recurrence(xp, x, n, ~too_high, x + x, lambda i, x, p, q: (x + x) * q - (2 * i) * p, nan_stops=False)
+        loop = _recurrence(xp, x, n, ~too_high, x + x, lambda xp, i, x, p, q: fma(xp, x + x, q, -((2 * i) * p)), nan_stops=False)
         return _select(xp, dtype, loop, (n < 0, 0.0), (n == 0, 1.0), (n == 1, x + x), (too_high, math.nan))
 
 
@@ -244,7 +246,7 @@ def hermite_polynomial_he(xp: Any, x: Any, n: Any) -> Any:
     x, n, dtype = _operands(xp, "special_hermite_polynomial_he", x, n)
     with np.errstate(all="ignore"):
         too_high = n > _hermite_limit(dtype)
-        loop = _recurrence(xp, x, n, ~too_high, x, lambda i, x, p, q: x * q - i * p, nan_stops=False)
+        loop = _recurrence(xp, x, n, ~too_high, x, lambda xp, i, x, p, q: fma(xp, x, q, -(i * p)), nan_stops=False)
         return _select(xp, dtype, loop, (n < 0, 0.0), (n == 0, 1.0), (n == 1, x), (too_high, math.nan))
 
 
@@ -254,7 +256,7 @@ def laguerre_polynomial_l(xp: Any, x: Any, n: Any) -> Any:
     with np.errstate(all="ignore"):
         zero = xp.abs(x) == 0.0
         loop = _recurrence(
-            xp, x, n, ~zero, 1.0 - x, lambda k, x, p, q: (((k + k) + (1.0 - x)) * q - k * p) / (k + 1)
+            xp, x, n, ~zero, 1.0 - x, lambda xp, k, x, p, q: fma(xp, (k + k) + (1.0 - x), q, -(k * p)) / (k + 1)
         )
         return _select(xp, dtype, loop, (n < 0, 0.0), (zero, 1.0), (n == 0, 1.0), (n == 1, 1.0 - x))
 
@@ -264,7 +266,7 @@ def legendre_polynomial_p(xp: Any, x: Any, n: Any) -> Any:
     x, n, dtype = _operands(xp, "special_legendre_polynomial_p", x, n)
     with np.errstate(all="ignore"):
         edge = xp.abs(x) == 1.0
-        loop = _recurrence(xp, x, n, ~edge, x, lambda k, x, p, q: ((k + k + 1) * x * q - k * p) / (k + 1))
+        loop = _recurrence(xp, x, n, ~edge, x, lambda xp, k, x, p, q: fma(xp, (k + k + 1) * x, q, -(k * p)) / (k + 1))
         return _select(
             xp, dtype, loop,
             (n < 0, 0.0),

@@ -11,6 +11,8 @@ import torch
 from gradview.kernels import bessel
 from gradview.kernels.protocol import KernelError
 
+from .torch_cpu import FUSED_TOLERANCE
+
 FUNCTIONS = [
     "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "airy_ai", "spherical_bessel_j0", "modified_bessel_i0",
     "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
@@ -29,12 +31,12 @@ def _torch(name: str, x: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_float64_values_are_pytorchs_on_every_branch(name: str) -> None:
+def test_float64_values_are_pytorchs_to_the_last_bit_on_every_branch(name: str) -> None:
     expected = _torch(name, POINTS)
     got = getattr(bessel, name)(np, POINTS)
     assert got.dtype == np.float64
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got, expected, rtol=FUSED_TOLERANCE, atol=0 if FUSED_TOLERANCE == 0 else 1e-14)
 
 
 @pytest.mark.parametrize(("name", "at"), [("bessel_j0", 5.001), ("bessel_y0", 5.001), ("airy_ai", -2.091)])
