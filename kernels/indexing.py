@@ -28,8 +28,8 @@ __all__ = [
     "index", "index_backward", "nonzero", "slice_scatter", "gather", "scatter", "scatter_add", "scatter_reduce",
     "index_select", "index_add", "index_copy", "index_fill", "take", "put", "masked_select", "masked_scatter",
     "argwhere", "nonzero_static", "nonzero_numpy", "select_scatter", "diagonal_scatter", "as_strided_scatter",
-    "masked_scatter_backward", "take_along_dim", "take_along_dim_backward", "scatter_reduce_backward", "dim_arange",
-    "index_put", "unsafe_masked_index", "unsafe_masked_index_put_accumulate", "index_reduce", "index_reduce_backward",
+    "masked_scatter_backward", "take_along_dim", "take_along_dim_backward", "dim_arange",
+    "index_put", "unsafe_masked_index", "unsafe_masked_index_put_accumulate", "index_reduce",
     "segment_reduce", "segment_reduce_backward",
 ]
 
@@ -567,87 +567,6 @@ def take_along_dim_backward(xp: Any, grad: Any, self: Any, indices: Any, dim: in
     summed = full.sum(axis=tuple(range(lead))) if lead else full
     axes = tuple(k for k, n in enumerate(self.shape) if n == 1 and summed.shape[k] != 1)
     return summed.sum(axis=axes, keepdims=True) if axes else summed
-
-
-class _Along:
-    """How ``index`` relates ``self``'s positions to ``src``'s for a reduce op's backward:
-    element by element along ``dim`` (scatter_reduce: gather/scatter_add/scatter) or slice by
-    slice (index_reduce: index_select/index_add/index_fill)."""
-
-    def __init__(self, xp: Any, dim: int, index: Any, by_slice: bool) -> None:
-        self.xp, self.dim, self.index, self.by_slice = xp, dim, index, by_slice
-
-    def pick(self, t: Any) -> Any:
-        if self.by_slice:
-            return index_select(self.xp, t, self.dim, self.index)
-        return gather(self.xp, t, self.dim, self.index)
-
-    def add_into(self, base: Any, values: Any) -> Any:
-        if self.by_slice:
-            return index_add(self.xp, base, self.dim, self.index, values)
-        return scatter_add(self.xp, base, self.dim, self.index, values)
-
-    def zero(self, t: Any) -> Any:
-        if self.by_slice:
-            return index_fill(self.xp, t, self.dim, self.index, 0.0)
-        return scatter(self.xp, t, self.dim, self.index, 0.0)
-
-    def reduce(self, self_: Any, src: Any, reduce: str, include_self: bool) -> Any:
-        if self.by_slice:
-            return index_reduce(self.xp, self_, self.dim, self.index, src, reduce, include_self)
-        return scatter_reduce(self.xp, self_, self.dim, self.index, src, reduce, include_self)
-
-
-def _reduce_backward(
-    xp: Any, along: _Along, grad: Any, self: Any, src: Any, reduce: str, include_self: bool, result: Any,
-) -> tuple[Any, Any]:
-    """PyTorch's ``scatter_reduce_backward``/``index_reduce_backward`` step for step: prod
-    divides the product by the factor (a single zero factor gets the product of the others),
-    amax/amin split the gradient evenly among the elements equal to the result (self's
-    elements counted even without ``include_self``, as PyTorch does), mean divides by the
-    count; without ``include_self`` the reduced-into positions of self get 0."""
-    dtype = grad.dtype
-    if reduce == "sum":
-        grad_self, grad_src = grad, along.pick(grad)
-    elif reduce == "prod":
-        masked_self = xp.where(self == 0, 1, self).astype(dtype)
-        grad_self = grad * along.reduce(masked_self, src, reduce, include_self) / masked_self
-        src_zero = src == 0
-        zeros_at = along.add_into(xp.zeros_like(self), src_zero.astype(dtype))
-        single_zero = src_zero & (along.pick(zeros_at) == 1)
-        masked_src_result = along.reduce(self, xp.where(single_zero, 1, src).astype(dtype), reduce, include_self)
-        grad_src = xp.where(single_zero, along.pick(grad * masked_src_result),
-                            along.pick(grad * result) / xp.where(src_zero, 1, src))
-    elif reduce == "mean":
-        count = along.add_into(xp.ones_like(grad) if include_self else xp.zeros_like(grad), xp.ones_like(src))
-        count = xp.where(count == 0, 1, count)
-        grad_self = grad / count
-        grad_src = along.pick(grad) / along.pick(count)
-    elif reduce in ("amax", "amin"):
-        self_is = (self == result).astype(dtype)
-        src_is = (src == along.pick(result)).astype(dtype)
-        spread = grad / along.add_into(self_is, src_is)
-        grad_self = self_is * spread
-        grad_src = src_is * along.pick(spread)
-    else:
-        raise KernelError(f"reduce argument must be one of sum, prod, mean, amax, amin, got {reduce}")
-    if not include_self:
-        grad_self = along.zero(grad_self)
-    return grad_self, grad_src
-
-
-def scatter_reduce_backward(
-    xp: Any, grad: Any, self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, result: Any,
-) -> tuple[Any, Any]:
-    """``(grad_self, grad_src)`` of ``scatter_reduce.two`` (see ``_reduce_backward``)."""
-    return _reduce_backward(xp, _Along(xp, dim, index, False), grad, self, src, reduce, include_self, result)
-
-
-def index_reduce_backward(
-    xp: Any, grad: Any, self: Any, dim: int, index: Any, source: Any, reduce: str, include_self: bool, result: Any,
-) -> tuple[Any, Any]:
-    """``(grad_self, grad_source)`` of ``index_reduce`` (see ``_reduce_backward``)."""
-    return _reduce_backward(xp, _Along(xp, dim, index, True), grad, self, source, reduce, include_self, result)
 
 
 # -- segment_reduce (lengths or offsets along the last dim of those) ----------------------------

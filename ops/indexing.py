@@ -476,39 +476,88 @@ no_gradient(
 # -- aten::scatter_reduce.two and aten::index_reduce: derivatives.yaml's *_reduce_backward -------
 kernel("aten::index_reduce")(kernels.index_reduce)
 shape_rule("aten::index_reduce")(_same_as_self)
-_REDUCE_BACKWARD = {"aten::scatter_reduce": "gradview::scatter_reduce_backward",
-                    "aten::index_reduce": "gradview::index_reduce_backward"}
+
+
+class _Along:
+    """How ``index`` relates ``self``'s positions to ``src``'s, as graph ops: element by
+    element along ``dim`` (scatter_reduce: gather/scatter_add/scatter) or slice by slice
+    (index_reduce: index_select/index_add/index_fill)."""
+
+    def __init__(self, emit: Emitter, node: Node, reduce: str, include_self: bool) -> None:
+        self.emit, self.by_slice = emit, node.kind() == "aten::index_reduce"
+        self.dim, self.index = node.inputs()[1], node.inputs()[2]
+        self.reduce, self.include_self = reduce, include_self
+
+    def pick(self, t: Value) -> Value:
+        if self.by_slice:
+            return self.emit.op("aten::index_select", t, self.dim, self.index)
+        return self.emit.op("aten::gather", t, self.dim, self.index, False)
+
+    def add_into(self, base: Value, values: Value) -> Value:
+        if self.by_slice:
+            return self.emit.op("aten::index_add", base, self.dim, self.index, values, 1)
+        return self.emit.op("aten::scatter_add", base, self.dim, self.index, values)
+
+    def zero(self, t: Value) -> Value:
+        kind = "aten::index_fill" if self.by_slice else "aten::scatter"
+        return self.emit.op(kind, t, self.dim, self.index, 0.0)
+
+    def again(self, self_: Value, src: Value) -> Value:
+        kind = "aten::index_reduce" if self.by_slice else "aten::scatter_reduce"
+        return self.emit.op(kind, self_, self.dim, self.index, src, self.reduce, self.include_self)
+
+
+def _prod_gradients(emit: Emitter, along: _Along, grad: Value, self_: Value, src: Value,
+                    result: Value) -> tuple[Value, Value]:
+    """prod divides the product by the factor; a single zero factor of ``src`` gets the
+    product of the others (PyTorch's masked reductions, step for step)."""
+    masked_self = emit.op("aten::masked_fill", self_, emit.op("aten::eq", self_, 0), 1)
+    grad_self = emit.op("aten::div", emit.op("aten::mul", grad, along.again(masked_self, src)), masked_self)
+    src_zero = emit.op("aten::eq", src, 0)
+    zeros_at = along.pick(along.add_into(_zeros_like(emit, self_), emit.op("aten::type_as", src_zero, self_)))
+    single = emit.op("aten::logical_and", src_zero, emit.op("aten::eq", zeros_at, 1))
+    single_result = along.again(self_, emit.op("aten::masked_fill", src, single, 1))
+    others = along.pick(emit.op("aten::mul", grad, single_result))
+    divided = emit.op("aten::div", along.pick(emit.op("aten::mul", grad, result)),
+                      emit.op("aten::masked_fill", src, src_zero, 1))
+    return grad_self, emit.op("aten::where", single, others, divided)
 
 
 @formula("aten::scatter_reduce.two", "aten::index_reduce")
 def _reduce_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
     """``self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self,
-    result)`` (index_reduce_backward alike): one backward kernel for every ``reduce``, which
-    it reads at run time."""
-    self_, dim, index, src, reduce, include_self = node.inputs()
+    result)`` (index_reduce_backward alike), written with graph ops so that it differentiates
+    again: amax/amin split the gradient evenly among the elements equal to the result (self's
+    counted even without ``include_self``, as PyTorch does), mean divides by the count, and
+    without ``include_self`` the reduced-into positions of self get 0."""
+    self_, _, _, src, reduce_value, include_value = node.inputs()
     if not (needs_grad(self_) or needs_grad(src)):
         return [None] * 6
-    grad_self, grad_src = emit.op(
-        _REDUCE_BACKWARD[node.kind()], grads[0], self_, dim, index, src, reduce, include_self, node.output()
-    )
+    reduce, include_self = const(reduce_value), const(include_value)
+    if not isinstance(reduce, str) or not isinstance(include_self, bool):
+        fail(node, "the gradient needs `reduce` and `include_self` as constants")
+    along, grad, result = _Along(emit, node, reduce, include_self), grads[0], node.output()
+    if reduce == "sum":
+        grad_self, grad_src = grad, along.pick(grad)
+    elif reduce == "mean":
+        count = along.add_into(emit.op("aten::ones_like" if include_self else "aten::zeros_like", grad),
+                               emit.op("aten::ones_like", src))
+        count = emit.op("aten::masked_fill", count, emit.op("aten::eq", count, 0), 1)
+        grad_self = emit.op("aten::div", grad, count)
+        grad_src = emit.op("aten::div", along.pick(grad), along.pick(count))
+    elif reduce in ("amax", "amin"):
+        self_is = emit.op("aten::type_as", emit.op("aten::eq", self_, result), self_)
+        src_is = emit.op("aten::type_as", emit.op("aten::eq", src, along.pick(result)), self_)
+        spread = emit.op("aten::div", grad, along.add_into(self_is, src_is))
+        grad_self = emit.op("aten::mul", self_is, spread)
+        grad_src = emit.op("aten::mul", src_is, along.pick(spread))
+    elif reduce == "prod":
+        grad_self, grad_src = _prod_gradients(emit, along, grad, self_, src, result)
+    else:
+        fail(node, f"no gradient for reduce={reduce!r}")
+    if not include_self:
+        grad_self = along.zero(grad_self)
     return [grad_self if needs_grad(self_) else None, None, None, grad_src if needs_grad(src) else None, None, None]
-
-
-for _name, _fn in (("scatter_reduce_backward", kernels.scatter_reduce_backward),
-                   ("index_reduce_backward", kernels.index_reduce_backward)):
-    schema(
-        f"gradview::{_name}(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, "
-        "bool include_self, Tensor result) -> (Tensor, Tensor)"
-    )
-    kernel(f"gradview::{_name}")(_fn)
-no_gradient("gradview::scatter_reduce_backward", "gradview::index_reduce_backward", reason=BACKWARD_KERNEL)
-
-
-@shape_rule("gradview::scatter_reduce_backward", "gradview::index_reduce_backward")
-def _reduce_backward_shapes(args: NodeArgs) -> RuleResult:
-    """Shaped like ``self`` and like ``src``."""
-    like = [args.tensor(1), args.tensor(4)]
-    return None if None in like else [fresh(t.scalar_type, t.sizes, t.device) for t in like if t is not None]
 
 
 # -- aten::as_strided_scatter: derivatives.yaml's rule, with graph ops -------------------------

@@ -62,43 +62,8 @@ add("gradview::take_along_dim_backward", S(
 ))
 
 
-_sr_self, _sr_index, _sr_src = f(3, 4), np.array([[0, 2], [0, 0]], dtype=np.int64), f(2, 2)
-_sr_src[1, 1] = 0.0  # a single zero factor: prod's gradient takes the product of the others
-_sr_result = torch.from_numpy(_sr_self).scatter_reduce(1, torch.from_numpy(_sr_index), torch.from_numpy(_sr_src),
-                                                        "prod").numpy()
-
-
-def scatter_reduce_backward(grad: torch.Tensor, self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor,
-                            reduce: str, include_self: bool, result: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """scatter_reduce's vjp with respect to self and src, likewise (``result`` is recomputed)."""
-    leaves = self.detach().requires_grad_(True), src.detach().requires_grad_(True)
-    out = leaves[0].scatter_reduce(dim, index, leaves[1], reduce, include_self=include_self)
-    return torch.autograd.grad(out, leaves, grad, create_graph=True)
-
-
-add("gradview::scatter_reduce_backward", S(
-    f(3, 4), _sr_self, 1, _sr_index, _sr_src, "prod", True, _sr_result, frozen=(1, 4, 7), torch=scatter_reduce_backward
-))
-
-
-_ir_self, _ir_index, _ir_source = f(3, 2), ints(0, 2, 0), f(3, 2)
-_ir_source[0, 1] = 0.0
-_ir_result = torch.from_numpy(_ir_self).index_reduce(0, torch.from_numpy(_ir_index), torch.from_numpy(_ir_source),
-                                                      "prod").numpy()
-add("index_reduce", S(_ir_self, 0, _ir_index, _ir_source, "amax", include_self=False))
-
-
-def index_reduce_backward(grad: torch.Tensor, self: torch.Tensor, dim: int, index: torch.Tensor,
-                          source: torch.Tensor, reduce: str, include_self: bool,
-                          result: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """index_reduce's vjp with respect to self and source, likewise."""
-    leaves = self.detach().requires_grad_(True), source.detach().requires_grad_(True)
-    out = leaves[0].index_reduce(dim, index, leaves[1], reduce, include_self=include_self)
-    return torch.autograd.grad(out, leaves, grad, create_graph=True)
-
-
-add("gradview::index_reduce_backward", S(
-    f(3, 2), _ir_self, 0, _ir_index, _ir_source, "prod", True, _ir_result, frozen=(1, 4, 7), torch=index_reduce_backward
-))
+_ir_source = f(3, 2)
+_ir_source[0, 1] = 0.0  # a single zero factor: prod's gradient takes the product of the others
+add("index_reduce", S(f(3, 2), 0, ints(0, 2, 0), _ir_source, "prod"))
 add("segment_reduce", S(f(6, 2), "max", lengths=ints(2, 0, 4), axis=0))
 add("_segment_reduce_backward", S(f(3, 2), f(3, 2), f(6, 2), "sum", lengths=ints(2, 0, 4), axis=0))
