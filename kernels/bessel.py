@@ -4,9 +4,9 @@
 ``special_spherical_bessel_j0`` port PyTorch's aten/src/ATen/native/Math.h
 (``bessel_j0_forward`` ...): Cephes' rational approximations, with PyTorch's
 own coefficients, branch points and evaluation order (``25 / (x * x)`` for
-J0 but ``5 / x * (5 / x)`` for J1, Horner loops started from 0), so float64
-results agree with PyTorch's to a few ulps. scipy.special's j0/y0/airy differ
-from them by up to 3e-6, so they are not used here. Each branch is evaluated
+J0 but ``5 / x * (5 / x)`` for J1, Horner loops started from 0).
+scipy.special's j0/y0/airy differ from them by up to 3e-6, so they are not
+used here. Each branch is evaluated
 over the whole array and picked with ``where``, in the order Math.h tests them.
 
 The modified Bessel functions ``special_modified_bessel_i0/i1/k0/k1`` and the
