@@ -164,3 +164,21 @@ def test_segment_reduce_backward_divides_only_positive_gradients_among_ties(redu
     ).numpy()
     np.testing.assert_array_equal(ours, theirs)
     assert list(ours[:3, 1]) == [-2.0, -2.0, -2.0]  # three ties, a negative gradient: undivided
+
+
+def test_as_strided_scatter_refuses_a_view_whose_storage_is_its_base() -> None:
+    """PyTorch writes into the clone of the *whole* storage of a view's base (its
+    clone_preserve_strides); gradview keeps no base storage, so it refuses in one line."""
+    from gradview.ir import parse_ir
+
+    graph = parse_ir(
+        "graph(%x : Double(3, 4), %s : Double(2, 2)):\n"
+        "  %t : Double(4, 3) = aten::t(%x)\n"
+        "  %size : int[] = prim::Constant[value=[2, 2]]()\n"
+        "  %stride : int[] = prim::Constant[value=[1, 2]]()\n"
+        "  %offset : int = prim::Constant[value=1]()\n"
+        "  %y : Double(4, 3) = aten::as_strided_scatter(%t, %s, %size, %stride, %offset)\n"
+        "  return (%y)\n"
+    )
+    with pytest.raises(GraphRuntimeError, match=r"as_strided_scatter.*view of another tensor"):
+        run_graph(graph, [np.arange(12.0).reshape(3, 4), np.ones((2, 2))])
