@@ -1,7 +1,8 @@
-"""The ops of gradient graphs: sum_to_size and _grad_sum_to_size,
-_size_if_not_equal against PyTorch, and the schema-less prims (AutogradAdd,
-AutogradAnyNonZero/AllZero/AllNonZero, BroadcastSizes, ConstantChunk,
-ChunkSizes) in graphs parsed from IR text, against torch equivalents.
+"""The ops of gradient graphs (kernels/gradient_helpers.py): sum_to_size and
+_grad_sum_to_size, _size_if_not_equal against PyTorch, and the schema-less prims
+(AutogradAdd, of tensors and of gradient lists, AutogradAnyNonZero/AllZero/AllNonZero,
+BroadcastSizes, ChunkSizes, and concat_split's ConstantChunk) in graphs parsed from IR
+text, against torch equivalents.
 """
 
 from __future__ import annotations
