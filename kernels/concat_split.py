@@ -550,13 +550,14 @@ def unbind_backward(xp: Any, grads: Sequence[Any], dim: int, sizes: Sequence[int
     return xp.stack(parts, axis=axis)
 
 
-# -- helpers on sizes ------------------------------------------------------------------
+# -- cat's split lengths -----------------------------------------------------------------
 def sizes_along(xp: Any, tensors: Sequence[Any], dim: int) -> list[int]:
     """Each tensor's size in ``dim``; -1 for a 1-D tensor of size 0, which ``cat``
     skips whatever ``dim`` is (PyTorch's legacy rule): see ``cat_backward``."""
     return [-1 if t.shape == (0,) else int(t.shape[wrap_dim("sizes_along", dim, t.ndim)]) for t in tensors]
 
 
+# -- unsafe splits (gradview never writes into tensors: chunk and split) -----------------
 def unsafe_chunk(xp: Any, self: Any, chunks: int, dim: int = 0) -> list[Any]:
     return chunk(xp, self, chunks, dim)
 

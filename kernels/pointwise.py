@@ -180,6 +180,7 @@ def fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) ->
     return None
 
 
+# -- pow, sign ---------------------------------------------------------------------------
 def pow_(xp: Any, self: Any, exponent: Any) -> Any:
     dtype, (base, power) = promote(xp, self, exponent)
     if isinstance(power, int | float) and power == 2:
@@ -247,6 +248,7 @@ ge = _comparison("ge", "greater_equal")
 le = _comparison("le", "less_equal")
 
 
+# -- compile-time fast paths (same_dtype_fast_path is in elementwise.py) -----------------
 def _is_one(value: Any) -> bool:
     return type(value) in (int, float) and value == 1
 

@@ -834,7 +834,7 @@ def is_floating_point(xp: Any, self: Any) -> bool:
 INT64_MAX = sys.maxsize
 
 
-# -- select and slice ---------------------------------------------------------------
+# -- backward kernels of select, slice, permute and repeat -------------------------------
 def select_backward(xp: Any, grad_output: Any, input_sizes: Sequence[int], dim: int, index: int) -> Any:
     shape = _sizes("select_backward", input_sizes)
     axis = wrap_dim("select_backward", dim, len(shape), scalar_ok=False)
@@ -942,7 +942,7 @@ def unsqueeze_copy(xp: Any, self: Any, dim: int) -> Any:
     return unsqueeze(xp, self, dim).copy()
 
 
-# -- unflatten, unsafe splits --------------------------------------------------------------
+# -- unflatten ---------------------------------------------------------------------------
 def unflatten(xp: Any, self: Any, dim: int, sizes: Sequence[int]) -> Any:
     d = wrap_dim("unflatten", dim, self.ndim, scalar_ok=False)
     sizes = [int(s) for s in sizes]
