@@ -122,7 +122,7 @@ def _export(args: argparse.Namespace) -> list[str]:
             graphviz_program(program)
         session = load_target(
             args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold,
-            compile=args.compile,
+            compile=args.compile, min_group_size=args.min_group_size,
         )
     except (TargetError, DotMissingError) as exc:
         raise ExportError(str(exc)) from None

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         session = load_target(
             args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold,
-            compile=args.compile,
+            compile=args.compile, min_group_size=args.min_group_size,
         )
     except TargetError as exc:
         print(f"gradview: error: {exc}", file=sys.stderr)

@@ -9,6 +9,9 @@ those that are gone, and ``changed`` says whether the graph differs at all
 same as its graph's previous one is ``+0 -0 unchanged``, whatever the pass
 reported. The first step of a graph is compared with nothing: ``+0 -0``,
 changed as its pass reported.
+
+The HTML stepper lists the nodes behind the counts (:func:`change_lines`),
+from the same comparison, so its ``+a -r`` is what ``--changes`` prints.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from .pass_trace import PassTrace, Step
 from .trace_types import GraphName
 
-__all__ = ["StepChange", "format_change", "step_changes"]
+__all__ = ["StepChange", "change_lines", "format_change", "step_changes"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,10 @@ class StepChange:
     changed: bool
     added: int
     removed: int
+    # The ids behind the counts, and the step compared with (None: the graph's first).
+    added_ids: frozenset[int] = frozenset()
+    removed_ids: frozenset[int] = frozenset()
+    previous: int | None = None
 
 
 def step_changes(trace: PassTrace | Iterable[Step]) -> list[StepChange]:
@@ -40,15 +47,34 @@ def step_changes(trace: PassTrace | Iterable[Step]) -> list[StepChange]:
         ids = step.node_ids()
         before = last.get(step.which)
         if before is None:
-            changed, added, removed = step.changed, 0, 0
+            out.append(StepChange(step.index, step.pass_name, step.which, step.changed, 0, 0))
         else:
             previous, old_ids = before
             # Records are interned per node, so equal graphs compare mostly by identity.
             changed = step.graph != previous.graph
-            added, removed = len(ids - old_ids), len(old_ids - ids)
+            added, removed = frozenset(ids - old_ids), frozenset(old_ids - ids)
+            out.append(StepChange(
+                step.index, step.pass_name, step.which, changed, len(added), len(removed), added, removed, previous.index
+            ))
         last[step.which] = (step, ids)
-        out.append(StepChange(step.index, step.pass_name, step.which, changed, added, removed))
     return out
+
+
+def change_lines(trace: PassTrace, change: StepChange, limit: int) -> tuple[list[str], list[str]]:
+    """The first ``limit`` nodes ``change`` added and removed, each as ``%out = kind``, in graph order."""
+    def lines(step: Step, ids: frozenset[int]) -> list[str]:
+        found = []
+        for node in step.nodes():
+            if node.id in ids:
+                names = ", ".join("%" + v.name for v in node.outputs)
+                found.append(f"{names} = {node.kind}" if names else node.kind)
+                if len(found) == limit:
+                    break
+        return found
+
+    if change.previous is None:
+        return [], []
+    return lines(trace[change.index], change.added_ids), lines(trace[change.previous], change.removed_ids)
 
 
 def format_change(change: StepChange) -> str:

@@ -58,6 +58,11 @@ class Frame:
     changed: bool
     graph: DrawGraph
     marks: Marks = field(default_factory=Marks)
+    # From a trace (trace_frames): the graph the step ran on, where the view draws
+    # several ("f", "df"), and what it added and removed, as trace --changes counts
+    # it: (added, removed, the first added nodes, the first removed nodes).
+    tag: str = ""
+    change: tuple[int, int, tuple[str, ...], tuple[str, ...]] | None = None
 
     @property
     def title(self) -> str:
@@ -250,10 +255,14 @@ def trace_frames(
     of DifferentiableGraph ``dg``, drawn and marked as the viewer does, at the
     level of detail of ``transforms`` (None: every IR node); steps where the
     view has nothing to show are left out. ``report`` hears each step."""
+    from gradview.runtime.trace_changes import change_lines, step_changes
+
     from .marks import step_marks
+    from .stepper import MAX_DIFF_LINES
     from .view_steps import gradient_notes
     from .views import draw_step, view_unavailable_reason
 
+    changes = step_changes(trace)
     frames = []
     for index in range(len(trace)) if indices is None else indices:
         if view_unavailable_reason(trace, index, view, dg) is not None:
@@ -264,8 +273,21 @@ def trace_frames(
         marks = step_marks(trace, index, view, dg)
         if transforms is not None:
             graph = transforms.picture(graph, _export_key(trace, index, view, dg)).graph
-        frames.append(frame_for_step(trace[index], graph, marks, _view_label(view, dg, gradient_notes(trace, index, dg))))
+        frame = frame_for_step(trace[index], graph, marks, _view_label(view, dg, gradient_notes(trace, index, dg)))
+        change = changes[index]
+        added, removed = change_lines(trace, change, MAX_DIFF_LINES)
+        tag = "" if view is View.WHOLE else _graph_tag(trace[index].which)
+        frames.append(replace(frame, tag=tag, change=(change.added, change.removed, tuple(added), tuple(removed))))
     return frames
+
+
+def _graph_tag(which: Any) -> str:
+    """The step's graph in a view of one DifferentiableGraph: f, df, df's executor, or the main graph."""
+    if which.is_forward:
+        return "f"
+    if which.is_backward:
+        return "df"
+    return "df run" if which.is_backward_executor else "main"
 
 
 def _export_key(trace: Any, index: int, view: View, dg: int) -> tuple[str, Any]:

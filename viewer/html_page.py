@@ -7,12 +7,17 @@ element (the browser unpacks it with ``DecompressionStream``); a short
 script builds the step shown. The steps are listed under the name of the graph
 they show (once per run of steps of that graph), the changed ones marked;
 beside the picture are the step's diff (nodes added and removed) and the
-docs of its pass. Keys: left/right and up/down arrows step, Home and End
-jump, ``+``/``-`` zoom, ``0`` fits to the width, ``f`` switches between fit
-and full size, ``d`` hides the docs. The picture opens fitted to the width,
-or at a readable zoom when fitting would make its text too small; a step
+docs of its pass, rendered from their Markdown (:mod:`.doc_markdown`). Keys:
+left/right and up/down arrows step, ``n``/``p`` step to the next/previous
+step whose picture changed (skipping the unchanged ones), Home and End jump,
+``+``/``-`` zoom, ``0`` fits, ``f`` switches between fit and full size, ``d``
+hides the docs. The picture opens fitted to the stage, width and height,
+however small that makes it (the joint view and its legend whole); a step
 whose boxes are all out of view (a big picture's top left can be empty)
-scrolls to its top-most box, so no step opens blank.
+scrolls to its top-most box, so no step opens blank. ``page.html#step=N``
+opens on step N (the first shown at or after it), and the address follows
+the step shown, so a link names a step. In a view of one DifferentiableGraph
+the list tags each step with the graph it ran on (``f``, ``df``).
 All text goes through :func:`html.escape` or the packed JSON; the script writes text only with ``textContent`` and builds
 pictures only from the parts, whose text Graphviz escaped; a
 Content-Security-Policy lets no script run but this page's own (by its
@@ -38,8 +43,7 @@ SCRIPT = r"""
   var data = null;
   var items = Array.prototype.slice.call(document.querySelectorAll("#steps > li.step"));
   var stage = document.getElementById("stage");
-  var shown = -1, mode = "fit", scale = 1, natural = 0;
-  var READABLE = 0.8;  /* below this zoom the 10 pt labels get hard to read */
+  var shown = -1, mode = "fit", scale = 1, natural = 0, naturalHeight = 0;
   function setText(id, text) { document.getElementById(id).textContent = text; }
   function expand(text) {
     var out = [];
@@ -64,13 +68,14 @@ SCRIPT = r"""
   function applyZoom() {
     var svg = stage.querySelector("svg");
     if (!svg) { return; }
-    if (mode === "fit") {
-      var fit = (stage.clientWidth - 16) / natural;
-      scale = Math.min(1.5, fit < READABLE ? READABLE : fit);
+    if (mode === "fit") {  /* the whole picture, legend included, however small: zoom in with + */
+      var wide = (stage.clientWidth - 16) / natural, high = (stage.clientHeight - 16) / naturalHeight;
+      scale = Math.max(0.02, Math.min(1.5, wide, high));
     }
     svg.style.width = (natural * scale) + "px";
     svg.style.height = "auto";
     setText("zoom", Math.round(scale * 100) + "%");
+    document.body.dataset.zoom = String(scale);
   }
   /* A picture larger than the stage opens at its top left, which may hold no box
      (a big model's is mostly edges and cluster margins there): when no box is in
@@ -92,6 +97,31 @@ SCRIPT = r"""
     node.replaceChildren();
     words.forEach(function (w) { var li = document.createElement("li"); li.textContent = w; node.appendChild(li); });
   }
+  /* The docs' Markdown, built as elements whose text is set with textContent. */
+  var TAGS = {b: "strong", i: "em", c: "code"};
+  function runs(parent, list) {
+    list.forEach(function (run) {
+      if (run[0] === "t") { parent.appendChild(document.createTextNode(run[1])); return; }
+      var span = document.createElement(TAGS[run[0]] || "span");
+      span.textContent = run[1];
+      parent.appendChild(span);
+    });
+    return parent;
+  }
+  function renderDoc(blocks) {
+    var node = document.getElementById("doc-text");
+    node.replaceChildren();
+    if (!blocks || !blocks.length) { node.textContent = "No description of this step."; return; }
+    blocks.forEach(function (block) {
+      var kind = block[0], element;
+      if (kind === "pre") { element = document.createElement("pre"); element.textContent = block[1]; }
+      else if (kind === "ul" || kind === "ol") {
+        element = document.createElement(kind);
+        block[1].forEach(function (item) { element.appendChild(runs(document.createElement("li"), item)); });
+      } else { element = runs(document.createElement("p"), block[1]); }
+      node.appendChild(element);
+    });
+  }
   function show(position) {
     if (!items.length || !data) { return; }
     position = Math.max(0, Math.min(items.length - 1, position));
@@ -102,6 +132,7 @@ SCRIPT = r"""
     stage.innerHTML = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="' +
       frame.viewBox + '"><g transform="' + frame.transform + '">' + parts(step) + "</g></svg>";
     natural = ptToPx(frame.width);
+    naturalHeight = ptToPx(frame.height);
     applyZoom();
     keepABoxInView();
     item.classList.add("current");
@@ -112,7 +143,7 @@ SCRIPT = r"""
     setText("step-state", step.changed ? "changed" : "unchanged");
     setText("counter", (position + 1) + " / " + items.length);
     setText("doc-pass", step.pass);
-    setText("doc-text", data.docs[step.doc] || "No description of this step.");
+    renderDoc(data.docs[step.doc]);
     var c = step.counts;
     setText("diff-summary", "+" + c[0] + " -" + c[1] + (c[2] ? ", " + c[2] + " with new text" : "") +
       (step.changed ? "" : " (picture unchanged)"));
@@ -121,6 +152,21 @@ SCRIPT = r"""
     setText("diff-more", step.more ? "… and " + step.more + " more" : "");
     document.body.dataset.position = String(position);
     document.body.dataset.step = String(step.index);
+    if (location.hash !== "#step=" + step.index) { history.replaceState(null, "", "#step=" + step.index); }
+  }
+  /* The next (or previous) step whose picture changed: n and p skip the unchanged ones. */
+  function skip(direction) {
+    for (var p = shown + direction; p >= 0 && p < items.length; p += direction) {
+      if (data.steps[p].changed) { show(p); return; }
+    }
+    show(direction > 0 ? items.length - 1 : 0);
+  }
+  /* #step=N: the first step shown at or after step N (null without a step in the address). */
+  function linked() {
+    var match = /^#step=(\d+)$/.exec(location.hash);
+    if (!match || !data) { return null; }
+    for (var p = 0; p < data.steps.length; p++) { if (data.steps[p].index >= +match[1]) { return p; } }
+    return data.steps.length - 1;
   }
   function zoom(factor) { mode = "free"; scale = Math.max(0.05, Math.min(8, scale * factor)); applyZoom(); }
   var moves = {
@@ -128,6 +174,8 @@ SCRIPT = r"""
     ArrowDown: function () { show(shown + 1); },
     ArrowLeft: function () { show(shown - 1); },
     ArrowUp: function () { show(shown - 1); },
+    n: function () { skip(1); },
+    p: function () { skip(-1); },
     Home: function () { show(0); },
     End: function () { show(items.length - 1); },
     "+": function () { zoom(1.25); },
@@ -149,6 +197,7 @@ SCRIPT = r"""
   document.getElementById("zoom-out").addEventListener("click", function () { zoom(0.8); });
   document.getElementById("zoom-fit").addEventListener("click", function () { mode = "fit"; applyZoom(); });
   window.addEventListener("resize", applyZoom);
+  window.addEventListener("hashchange", function () { var p = linked(); if (p !== null) { show(p); } });
   items.forEach(function (item, position) {
     item.addEventListener("click", function () { show(position); });
   });
@@ -158,7 +207,8 @@ SCRIPT = r"""
   new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
     .then(function (text) {
       data = JSON.parse(text);
-      show(+document.body.dataset.start || 0);
+      var start = linked();
+      show(start !== null ? start : +document.body.dataset.start || 0);
       document.body.dataset.ready = "true";
     })
     .catch(function (error) { stage.textContent = "This browser cannot unpack the pictures: " + error; });
@@ -190,7 +240,13 @@ main { flex: 1; display: flex; min-height: 0; }
 body.nodoc #doc { display: none; }
 #doc h2 { font-size: 14px; margin: 0 0 4px 0; }
 #doc h3 { font-size: 13px; margin: 10px 0 2px 0; opacity: 0.8; }
-#doc-text { white-space: pre-wrap; margin: 0; font: inherit; }
+#doc-text p { margin: 0 0 6px 0; }
+#doc #doc-text ul, #doc #doc-text ol { margin: 0 0 6px 0; padding-left: 1.4em; }
+#doc #doc-text ul { list-style: disc; }
+#doc-text pre { margin: 0 0 6px 0; padding: 4px 6px; border: 1px solid %(rule)s; overflow-x: auto; }
+#doc-text code { font-weight: bold; }
+#steps .tag { display: inline-block; min-width: 2.2em; padding: 0 3px; margin-right: 4px; border-radius: 3px;
+              background: %(rule)s; text-align: center; font-size: 11px; }
 #doc ul { margin: 0; padding-left: 0; list-style: none; }
 #diff-added li { color: %(added)s; }
 #diff-removed li { color: %(removed)s; }
@@ -219,6 +275,11 @@ def unpack(text: str) -> Any:
     return json.loads(gzip.decompress(base64.b64decode(text)).decode("utf-8"))
 
 
+def _tag(tag: str) -> str:
+    """The list's word on which graph a step ran on (``f``, ``df``), when the view shows several."""
+    return f'<span class="tag">{html.escape(tag)}</span>' if tag else ""
+
+
 def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", start: int = 0) -> str:
     """The page for ``data`` (:func:`gradview.viewer.stepper.stepper_data`), opening
     on its ``start``-th step (a JIT log's: the user's graph, not a helper's)."""
@@ -233,7 +294,7 @@ def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", s
         items.append(
             f'<li class="step {state}" data-index="{int(step["index"])}" data-pass="{esc(step["pass"])}" '
             f'data-changed="{"true" if step["changed"] else "false"}">'
-            f'{int(step["index"])} {esc(step["pass"])}</li>'
+            f'{_tag(step.get("tag", ""))}{int(step["index"])} {esc(step["pass"])}</li>'
         )
     payload = {
         "pieces": data.pieces, "geometry": data.geometry, "frames": data.frames, "docs": data.docs, "steps": data.steps,
@@ -271,7 +332,8 @@ def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", s
             '<span id="zoom"></span>',
             '<button id="zoom-in" type="button" title="zoom in (+)">+</button>',
             '<button id="zoom-fit" type="button" title="fit to width (0)">fit</button>',
-            '<span class="keys">&#8592; &#8594; Home End: step, + - 0: zoom, d: docs</span>',
+            '<span class="keys">&#8592; &#8594; Home End: step, n p: next/previous change, + - 0: zoom, '
+            "d: docs</span>",
             "</header>",
             "<main>",
             '<ol id="steps">',
@@ -281,7 +343,7 @@ def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", s
             '<aside id="doc"><h2 id="doc-pass"></h2>',
             '<h3>Changes</h3><div id="diff-summary"></div>',
             '<ul id="diff-added"></ul><ul id="diff-removed"></ul><div id="diff-more"></div>',
-            '<h3>What this step does</h3><pre id="doc-text"></pre></aside>',
+            '<h3>What this step does</h3><div id="doc-text"></div></aside>',
             "</main>",
             f'<script type="application/octet-stream" id="data">{pack(payload)}</script>',
             f"<script>{SCRIPT}</script>",

@@ -8,8 +8,13 @@ legend row) and a step is a list of pool numbers, written as ranges
 
 A step is *changed* when its picture differs from the previous picture of
 the same graph in the page (its nodes, labels, edges and gradient marks;
-the marks that only say what changed are left out of that comparison), and
-its diff lists the nodes added and removed against that picture.
+the marks that only say what changed are left out of that comparison). Its
+diff lists the nodes the step added and removed: a frame from a trace
+carries them from :func:`gradview.runtime.trace_changes.step_changes`, so the
+counts are those of ``gradview trace --changes``; other frames are compared
+with the previous picture. Its docs are Markdown made into blocks
+(:mod:`gradview.viewer.doc_markdown`), and a frame's ``tag`` (``f``, ``df``)
+says which graph the step ran on where the page's list does not.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .doc_markdown import markdown_blocks
 from .layout import Layout
 from .model import DrawGraph, Mark, Marks
 from .svg_geometry import Box, is_faded, union_box
@@ -41,7 +47,7 @@ class StepperData:
     geometry: list[str] = field(default_factory=list)  # distinct ``d``/``points`` values the pieces name
     styles: list[dict[str, str]] = field(default_factory=list)  # tag -> CSS declarations
     frames: list[dict[str, str]] = field(default_factory=list)  # per graph: svg attributes, transform
-    docs: list[str] = field(default_factory=list)
+    docs: list[list[Any]] = field(default_factory=list)  # Markdown blocks (doc_markdown)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -202,12 +208,17 @@ _ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])\s")
 
 def reflow(doc: str) -> str:
     """``doc`` with the lines of each paragraph joined (the page wraps them to
-    its width); list items, and lines indented as code, keep their breaks."""
+    its width); list items, lines indented as code and fenced code keep their breaks."""
     out: list[str] = []
+    fenced = False
     for line in doc.splitlines():
         previous = out[-1] if out else ""
+        fence = line.lstrip().startswith("```")
+        fenced ^= fence
         joinable = previous.strip() and line.strip() and not previous.startswith("    ")
-        if joinable and not line.startswith("    ") and not _ITEM.match(line):
+        if fence or fenced or previous.lstrip().startswith("```"):
+            out.append(line)
+        elif joinable and not line.startswith("    ") and not _ITEM.match(line):
             out[-1] = previous.rstrip() + " " + line.strip()
         else:
             out.append(line)
@@ -258,7 +269,7 @@ def stepper_data(
         doc = reflow(doc_of(frame.pass_name))
         if doc not in doc_number:
             doc_number[doc] = len(data.docs)
-            data.docs.append(doc)
+            data.docs.append(markdown_blocks(doc))
         signature = picture_signature(frame.graph, frame.marks, leftovers)
         before = last.get(frame.which)
         last[frame.which] = signature
@@ -271,6 +282,10 @@ def stepper_data(
         relabelled = 0 if before is None else sum(
             1 for i, label in signature[0].items() if i in before[0] and before[0][i] != label
         )
+        change = getattr(frame, "change", None)  # the trace's own count: what trace --changes prints
+        counts = [len(added), len(removed)] if change is None else [change[0], change[1]]
+        if change is not None:
+            added, removed = list(change[2]), list(change[3])
         data.steps.append(
             {
                 "index": int(frame.index),
@@ -283,8 +298,9 @@ def stepper_data(
                 "doc": doc_number[doc],
                 "added": [_node_words(t) for t in added[:MAX_DIFF_LINES]],
                 "removed": [_node_words(t) for t in removed[:MAX_DIFF_LINES]],
-                "more": max(0, len(added) - MAX_DIFF_LINES) + max(0, len(removed) - MAX_DIFF_LINES),
-                "counts": [len(added), len(removed), relabelled],
+                "more": max(0, counts[0] - MAX_DIFF_LINES) + max(0, counts[1] - MAX_DIFF_LINES),
+                "counts": [*counts, relabelled],
+                "tag": getattr(frame, "tag", ""),
             }
         )
     return data

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gradview.viewer.doc_markdown import markdown_blocks
 from gradview.viewer.export import export_trace_html, render_svg, trace_frames, view_layouts
 from gradview.viewer.model import View
 from gradview.viewer.pass_docs import pass_doc
@@ -172,7 +173,7 @@ def test_stepper_carries_each_steps_pass_docs_and_diff(mlp_trace, tmp_path):
     data = _stepper_data(export_trace_html(mlp_trace, tmp_path / "whole.html"))
     assert len(data["steps"]) == len(mlp_trace)
     for step in data["steps"]:
-        assert data["docs"][step["doc"]] == reflow(pass_doc(step["pass"]))
+        assert data["docs"][step["doc"]] == markdown_blocks(reflow(pass_doc(step["pass"])))
     assert sum(1 for step in data["steps"] if data["docs"][step["doc"]]) > len(mlp_trace) / 2
     # A step that removes nodes from the main graph: the diff names them.
     step = data["steps"][_first_removal(mlp_trace)]

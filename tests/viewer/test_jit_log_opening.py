@@ -74,6 +74,7 @@ def test_a_step_with_no_box_in_view_scrolls_to_one(browser, mlp_trace, tmp_path:
     page = export_trace_html(mlp_trace, tmp_path / "mlp.html")
     browser.set_window_size(1000, 500)  # a stage narrower than the picture (this module's own browser)
     _open(browser, page)
+    _press(browser, "f")  # full size: the page opens with the whole picture in view
     while int(_shown(browser)[0]) < same.index - 1:
         _press(browser, Keys.ARROW_RIGHT)
     assert browser.execute_script(_FIND_EMPTY_SPOT) is not None, "no spot without a box at this size"
