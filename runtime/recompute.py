@@ -69,7 +69,7 @@ class KeptInput:
 RANDOM_OPS = frozenset({
     "aten::native_dropout", "aten::dropout", "aten::bernoulli", "aten::bernoulli_", "aten::rand", "aten::rand_like",
     "aten::randn", "aten::randn_like", "aten::randint", "aten::randint_like", "aten::randperm", "aten::normal",
-    "aten::uniform", "aten::uniform_", "aten::multinomial", "aten::rrelu_with_noise", "aten::exponential",
+    "aten::uniform", "aten::uniform_", "aten::multinomial", "aten::rrelu", "aten::rrelu_with_noise", "aten::exponential",
     "aten::poisson", "prims::inductor_random", "prims::inductor_seeds",
 })
 

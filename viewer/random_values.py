@@ -25,6 +25,8 @@ _DROPOUTS = frozenset({
     "aten::feature_alpha_dropout", "aten::native_dropout",
 })
 _SDPA = "aten::scaled_dot_product_attention"  # draws when dropout_p (input 4) is not a constant 0
+# rrelu draws its slopes unless ``training`` (input 3) is a constant False.
+_RRELU = "aten::rrelu"
 # Recurrent layers draw between layers in training: (..., num_layers, float dropout, bool train, ...).
 _RECURRENT = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
 
@@ -47,6 +49,8 @@ def draws_random_values(block: BlockRecord) -> bool:
         ):
             return True
         if node.kind == _SDPA and len(node.inputs) >= 5 and not _zero(constants.get(node.inputs[4])):
+            return True
+        if node.kind == _RRELU and len(node.inputs) >= 4 and not _zero(constants.get(node.inputs[3])):
             return True
     return False
 

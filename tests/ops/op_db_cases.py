@@ -205,8 +205,11 @@ class Eager:
 # may give the same values under two seeds, so the graph's kinds decide too.
 RANDOM_KINDS = re.compile(
     r"= aten::(?:\w*dropout\w*|bernoulli_?|rand\w*|normal_?|uniform_|exponential_|geometric_|log_normal_|"
-    r"cauchy_|multinomial|rrelu\w*|fractional_max_pool\w+|empty\w*|new_empty\w*|poisson)\("
+    r"cauchy_|multinomial|rrelu_with_noise\w*|empty\w*|new_empty\w*|poisson)\("
 )
+# Ops that draw only in training: (kind, index of the ``training`` input). fractional_max_pool
+# draws nothing itself (F.fractional_max_pool2d draws its samples with aten::rand).
+_DRAW_IN_TRAINING = {"aten::rrelu": 3}
 
 
 def draws_random_values(graph: Any) -> bool:
@@ -220,6 +223,9 @@ def draws_random_values(graph: Any) -> bool:
     for node in graph.all_nodes():
         attention = node.kind() == "aten::scaled_dot_product_attention" and len(node.inputs()) > 4
         if attention and constant_value(node.inputs()[4]) not in (0, 0.0):
+            return True
+        training = _DRAW_IN_TRAINING.get(node.kind())
+        if training is not None and len(node.inputs()) > training and constant_value(node.inputs()[training]) is not False:
             return True
     return False
 

@@ -68,6 +68,16 @@ def test_dropout_in_evaluation_draws_nothing_and_says_nothing(tmp_path: Path) ->
     assert "random" not in header and "ran on the example inputs" in run and RANDOM_NOTE not in run
 
 
+def _rrelu(training: str) -> str:
+    return (
+        "graph(%x : Double(3)):\n  %lo : float = prim::Constant[value=0.1]()\n"
+        "  %hi : float = prim::Constant[value=0.3]()\n"
+        f"  %t : bool = prim::Constant[value={training}]()\n"
+        "  %g : NoneType = prim::Constant()\n"
+        "  %y : Tensor = aten::rrelu(%x, %lo, %hi, %t, %g)\n  return (%y)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "draws"),
     [
@@ -80,6 +90,8 @@ def test_dropout_in_evaluation_draws_nothing_and_says_nothing(tmp_path: Path) ->
         (_lstm(1, "0.5", "1"), False),
         (_lstm(2, "0.5", "0"), False),
         (_lstm(2, "0.", "1"), False),
+        (_rrelu("1"), True),
+        (_rrelu("0"), False),
     ],
 )
 def test_which_graphs_draw(text: str, draws: bool, tmp_path: Path) -> None:
