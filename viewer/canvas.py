@@ -394,35 +394,11 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._scroll_now(*anchored_scroll((x, y), before, after))
 
     def _frames(self, geometry: CanvasGeometry) -> dict[str, tuple[int, int, int, int]]:
-        """Each frame of the step on screen around the boxes it holds in this step
-        (cols and rows, ends inclusive as the geometry's), never beyond the union's
-        frame: a DifferentiableGraph that grows in later steps is not drawn at its
-        final size around an early step's few nodes. Computed once per drawing and geometry."""
+        """The step's frames (:meth:`CanvasGeometry.step_frames`), computed once per drawing and geometry."""
         cache = self._step_frames
         if cache is not None and cache[0] is geometry and cache[1] is self.graph:
             return cache[2]
-        clusters = self.graph.clusters
-        spans: dict[str, list[int]] = {}
-        for node_id, node in self.graph.nodes.items():
-            cells = geometry.node_cells.get(node_id)
-            key = node.cluster
-            while cells is not None and key is not None and key in clusters:
-                span = spans.get(key)
-                if span is None:
-                    spans[key] = list(cells)
-                else:
-                    span[0], span[1] = min(span[0], cells[0]), min(span[1], cells[1])
-                    span[2], span[3] = max(span[2], cells[2]), max(span[3], cells[3])
-                cells = (spans[key][0] - 1, spans[key][1] - 1, spans[key][2] + 1, spans[key][3] + 1)
-                key = clusters[key].parent
-        union = {key: (c0, r0, c1, r1) for c0, r0, c1, r1, key in geometry.frames}
-        frames = {}
-        for key, (c0, r0, c1, r1) in spans.items():
-            u = union.get(key)
-            if u is None:
-                continue
-            # One column and a title row of margin around the boxes, inside the union's frame.
-            frames[key] = (max(u[0], c0 - 1), max(u[1], r0 - 2), min(u[2], c1 + 1), min(u[3], r1 + 1))
+        frames = geometry.step_frames(self.graph)
         self._step_frames = (geometry, self.graph, frames)
         return frames
 

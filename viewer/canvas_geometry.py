@@ -33,7 +33,8 @@ from .edge_raster import (
 )
 from .labels import ELLIPSIS, abbreviate, short_op_name
 from .layout import EdgeKey, Layout
-from .model import Mark, Marks, NodeRole
+from .model import DrawGraph, Mark, Marks, NodeRole
+from .palette import STATE_BADGES
 from .ui_priority import step_aside
 
 __all__ = [
@@ -252,6 +253,35 @@ class CanvasGeometry:
             self.frames[i] for i in self.frame_buckets.get(row // _BUCKET, ()) if self.frames[i][1] <= row <= self.frames[i][3]
         ]
 
+    def step_frames(self, graph: DrawGraph) -> dict[str, tuple[int, int, int, int]]:
+        """Each frame of ``graph`` (one step) around the boxes it holds in this step
+        (cols and rows, ends inclusive as :attr:`frames`), never beyond the union's
+        frame: a DifferentiableGraph that grows in later steps is not drawn at its
+        final size around an early step's few nodes."""
+        clusters = graph.clusters
+        spans: dict[str, list[int]] = {}
+        for node_id, node in graph.nodes.items():
+            cells = self.node_cells.get(node_id)
+            key = node.cluster
+            while cells is not None and key is not None and key in clusters:
+                span = spans.get(key)
+                if span is None:
+                    spans[key] = list(cells)
+                else:
+                    span[0], span[1] = min(span[0], cells[0]), min(span[1], cells[1])
+                    span[2], span[3] = max(span[2], cells[2]), max(span[3], cells[3])
+                cells = (spans[key][0] - 1, spans[key][1] - 1, spans[key][2] + 1, spans[key][3] + 1)
+                key = clusters[key].parent
+        union = {key: (c0, r0, c1, r1) for c0, r0, c1, r1, key in self.frames}
+        frames = {}
+        for key, (c0, r0, c1, r1) in spans.items():
+            u = union.get(key)
+            if u is None:
+                continue
+            # One column and a title row of margin around the boxes, inside the union's frame.
+            frames[key] = (max(u[0], c0 - 1), max(u[1], r0 - 2), min(u[2], c1 + 1), min(u[3], r1 + 1))
+        return frames
+
     @property
     def has_edges(self) -> bool:
         return bool(self.segments) or (self.raster is not None and self.raster.size > 0)
@@ -311,12 +341,17 @@ _BADGES = {
 
 
 def badge_for(node_id: int, marks: Marks) -> str:
-    """``captured out #2``: the Gradient role and index a node carries, for its top border."""
+    """``captured out #2, Zero``: the Gradient role and index a node carries,
+    and the AutogradZero state of what it makes, for its top border."""
+    found = marks.nodes.get(node_id, ())
+    words = []
     for mark, word in _BADGES.items():
-        if mark in marks.nodes.get(node_id, ()):
+        if mark in found:
             index = marks.indices.get((node_id, mark))
-            return f"{word} #{index}" if index is not None else word
-    return ""
+            words.append(f"{word} #{index}" if index is not None else word)
+            break
+    words += [word for mark, word in STATE_BADGES.items() if mark in found]
+    return ", ".join(words)
 
 
 def box_row_text(

@@ -22,10 +22,10 @@ import hashlib
 import shutil
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from .model import Cluster, DrawGraph
+from .model import Cluster, DrawGraph, DrawNode
 
 __all__ = [
     "NodeBox",
@@ -41,6 +41,7 @@ __all__ = [
     "graphviz_program",
     "union_graph",
     "drop_broken_clusters",
+    "kept_in_union",
     "structure_key",
     "union_layout",
     "lay_out_sized",
@@ -131,13 +132,16 @@ def graphviz_program(name: str = "dot") -> str:
 # -- the union -------------------------------------------------------------------------
 def union_graph(graphs: Sequence[DrawGraph]) -> DrawGraph:
     """All nodes, edges and clusters of ``graphs``: nodes and clusters keyed by
-    id (the latest wins, the first sighting keeps its place in the order),
+    id (the latest wins, the first sighting keeps its place in the order, a
+    node in the deepest frame it is ever in: :func:`kept_in_union`),
     edges once per (source, target, value id), self-loops and edges to
     unknown nodes dropped."""
     union = DrawGraph()
     for graph in graphs:
-        union.nodes.update(graph.nodes)
         union.clusters.update(graph.clusters)
+    for graph in graphs:
+        for node_id, node in graph.nodes.items():
+            union.nodes[node_id] = kept_in_union(union.clusters, union.nodes.get(node_id), node)
     seen: set[EdgeKey] = set()
     for graph in graphs:
         for edge in graph.edges:
@@ -149,6 +153,31 @@ def union_graph(graphs: Sequence[DrawGraph]) -> DrawGraph:
                 union.edges.append(edge)
     drop_broken_clusters(union)
     return union
+
+
+def _depth(clusters: Mapping[str, Cluster], key: str | None) -> int:
+    depth = 0
+    seen: set[str] = set()
+    while key is not None and key in clusters and key not in seen:
+        seen.add(key)
+        depth += 1
+        key = clusters[key].parent
+    return depth
+
+
+def kept_in_union(clusters: Mapping[str, Cluster], known: DrawNode | None, node: DrawNode) -> DrawNode:
+    """``node`` as a union keeps it when ``known`` was seen before: the latest
+    label, in the deeper of the two frames. A node leaves a block when the
+    block goes (specializeAutogradZero inlines an If's branch, a small
+    DifferentiableGraph is pasted back): laid out inside the block, it is
+    inside its frame while the block exists and simply stays put, unframed,
+    once the block is gone; laid out where it ends, the block's frame would
+    miss it."""
+    if known is None or known.cluster == node.cluster:
+        return node
+    if _depth(clusters, known.cluster) > _depth(clusters, node.cluster):
+        return replace(node, cluster=known.cluster)
+    return node
 
 
 def drop_broken_clusters(graph: DrawGraph) -> None:

@@ -25,7 +25,10 @@ seconds, and a stopped layout worker kills its ``dot`` on the way out.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .layout import EdgeKey, Layout, LayoutError, NodeBox
@@ -37,6 +40,10 @@ BIG_GRAPH = 1000  # from this many nodes on, limit dot's network simplex and min
 DIGRAPH_LIMIT = 500  # up to this many nodes the DOT is built with graphviz.Digraph
 DOT_TIMEOUT = 300.0  # seconds
 SAMPLES_PER_SEGMENT = 4
+# Points between a frame and the boxes in it. Graphviz 2.43 applies its default
+# margin (8) only above and below: the boxes touched the frame's sides.
+FRAME_MARGIN = 8
+_BLOCK_KEY = re.compile(r"n(-?\d+)\.block\d+$")  # a block's frame: views.py's f"n{owner}.block{i}"
 
 Sizes = dict[int, tuple[float, float]]
 
@@ -67,51 +74,128 @@ def dot_layout(union: DrawGraph, sizes: Sizes, program: str, timeout: float = DO
     return _read_json0(data, list(union.nodes), edge_keys, cluster_keys, sizes)
 
 
+def _block_owners(union: DrawGraph) -> dict[str, int]:
+    """Block frame key -> the id of the node owning the block (``n12.block0`` of
+    node 12, as :mod:`gradview.viewer.views` names them), where that node is
+    drawn in the frame the block sits in."""
+    owners = {}
+    for key, cluster in union.clusters.items():
+        match = _BLOCK_KEY.match(key)
+        if match is None:
+            continue
+        owner = union.nodes.get(int(match.group(1)))
+        if owner is not None and owner.cluster == cluster.parent:
+            owners[key] = owner.id
+    return owners
+
+
+@dataclass
+class _Plan:
+    """What the DOT says, in the order it says it: the members of each frame
+    (node ids), its inner frames, and for each node owning blocks the blocks
+    laid out with it in an unlabelled frame of their own, so an If's branches
+    sit under the If rather than wherever dot finds room; an invisible edge
+    from the owner to each node in its blocks (nested frames too) ranks them below it."""
+
+    index: dict[int, int]
+    cluster_index: dict[str, int]
+    members: dict[str | None, list[int]]
+    children: dict[str | None, list[str]]
+    blocks: dict[int, list[str]]  # owner node id -> its block frame keys
+    owner_edges: list[tuple[int, int]]  # (owner, block member), invisible
+
+    @classmethod
+    def of(cls, union: DrawGraph) -> _Plan:
+        index = {node_id: i for i, node_id in enumerate(union.nodes)}
+        cluster_index = {key: i for i, key in enumerate(union.clusters)}
+        members: dict[str | None, list[int]] = {}
+        for node_id, node in union.nodes.items():
+            members.setdefault(node.cluster if node.cluster in cluster_index else None, []).append(node_id)
+        owners = _block_owners(union)
+        children: dict[str | None, list[str]] = {}
+        blocks: dict[int, list[str]] = {}
+        for key, cluster in union.clusters.items():
+            if key in owners:
+                blocks.setdefault(owners[key], []).append(key)
+            else:
+                children.setdefault(cluster.parent, []).append(key)
+        inner: dict[str | None, list[str]] = {}
+        for key, cluster in union.clusters.items():
+            inner.setdefault(cluster.parent, []).append(key)
+
+        def held(key: str) -> list[int]:  # the nodes in a frame and in the frames inside it
+            found = list(members.get(key, ()))
+            for child in inner.get(key, ()):
+                found += held(child)
+            return found
+
+        owner_edges = [(owner, member) for key, owner in owners.items() for member in held(key)]
+        return cls(index, cluster_index, members, children, blocks, owner_edges)
+
+    def walk(
+        self, owner: str | None, open_frame: Callable[[str | None, str], None], close_frame: Callable[[], None],
+        node: Callable[[int], None],
+    ) -> None:
+        """Call back for each frame (opened, then its contents, then closed) and node, depth first."""
+        for key in self.children.get(owner, ()):
+            open_frame(key, f"cluster_{self.cluster_index[key]}")
+            self.walk(key, open_frame, close_frame, node)
+            close_frame()
+        for node_id in self.members.get(owner, ()):
+            blocks = self.blocks.get(node_id)
+            if blocks is None:
+                node(node_id)
+                continue
+            open_frame(None, f"cluster_w{self.index[node_id]}")
+            node(node_id)
+            for key in blocks:
+                open_frame(key, f"cluster_{self.cluster_index[key]}")
+                self.walk(key, open_frame, close_frame, node)
+                close_frame()
+            close_frame()
+
+
 def dot_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], list[str]]:
     """DOT text for ``union``, with the edge keys and cluster keys in the
     order of their names (edge ``e7`` is ``edge_keys[7]``, ``cluster_3`` is ``cluster_keys[3]``).
 
     Nodes are named by their position (``n0``, ``n1``...), so no id or label
     text ever needs quoting."""
-    index = {node_id: i for i, node_id in enumerate(union.nodes)}
-    cluster_keys = list(union.clusters)
-    cluster_index = {key: i for i, key in enumerate(cluster_keys)}
-    members: dict[str | None, list[str]] = {}
-    for node_id, node in union.nodes.items():
-        width, height = sizes[node_id]
-        owner = node.cluster if node.cluster in cluster_index else None
-        members.setdefault(owner, []).append(
-            f"n{index[node_id]} [width={width / 72:.4f}, height={height / 72:.4f}];"
-        )
-    children: dict[str | None, list[str]] = {}
-    for key, cluster in union.clusters.items():
-        children.setdefault(cluster.parent, []).append(key)
-
+    plan = _Plan.of(union)
+    index = plan.index
     big = len(union.nodes) >= BIG_GRAPH
     lines = [
         "digraph gradview {",
-        "graph [" + ", ".join(f"{name}={value}" for name, value in _graph_attributes(big, union.compact_ranks).items()) + "];",
+        "graph ["
+        + ", ".join(f"{k}={v}" for k, v in _graph_attributes(big, union.compact_ranks, bool(plan.blocks)).items())
+        + "];",
         'node [shape=box, fixedsize=true, label=""];',
         "edge [arrowsize=0.6];",
     ]
+    depth = [0]
 
-    def emit(owner: str | None, depth: int) -> None:
-        pad = "  " * depth
-        for key in children.get(owner, ()):
-            # The title's length is all dot needs (Courier is monospace).
-            title = "x" * len(union.clusters[key].title)
-            lines.append(f'{pad}subgraph cluster_{cluster_index[key]} {{ label="{title}";')
-            emit(key, depth + 1)
-            lines.append(f"{pad}}}")
-        lines.extend(pad + line for line in members.get(owner, ()))
+    def open_frame(key: str | None, name: str) -> None:
+        # The title's length is all dot needs (Courier is monospace).
+        title = "x" * len(union.clusters[key].title) if key is not None else ""
+        lines.append(f'{"  " * depth[0]}subgraph {name} {{ label="{title}"; margin={FRAME_MARGIN};')
+        depth[0] += 1
 
-    emit(None, 0)
+    def close_frame() -> None:
+        depth[0] -= 1
+        lines.append(f"{'  ' * depth[0]}}}")
+
+    def node(node_id: int) -> None:
+        width, height = sizes[node_id]
+        lines.append(f"{'  ' * depth[0]}n{index[node_id]} [width={width / 72:.4f}, height={height / 72:.4f}];")
+
+    plan.walk(None, open_frame, close_frame, node)
     edge_keys: list[EdgeKey] = []
     for edge in union.edges:
         lines.append(f"n{index[edge.source]} -> n{index[edge.target]} [id=e{len(edge_keys)}];")
         edge_keys.append((edge.source, edge.target, edge.value_id))
+    lines.extend(f"n{index[owner]} -> n{index[member]} [style=invis];" for owner, member in plan.owner_edges)
     lines.append("}")
-    return "\n".join(lines) + "\n", edge_keys, cluster_keys
+    return "\n".join(lines) + "\n", edge_keys, list(union.clusters)
 
 
 def digraph_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], list[str]]:
@@ -119,45 +203,49 @@ def digraph_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], 
     names, statements and order; attributes as the package writes them)."""
     import graphviz  # a declared dependency; imported here, as only dot layouts need it
 
-    index = {node_id: i for i, node_id in enumerate(union.nodes)}
-    cluster_keys = list(union.clusters)
-    cluster_index = {key: i for i, key in enumerate(cluster_keys)}
-    members: dict[str | None, list[tuple[str, str, str]]] = {}
-    for node_id, node in union.nodes.items():
-        width, height = sizes[node_id]
-        owner = node.cluster if node.cluster in cluster_index else None
-        members.setdefault(owner, []).append((f"n{index[node_id]}", f"{width / 72:.4f}", f"{height / 72:.4f}"))
-    children: dict[str | None, list[str]] = {}
-    for key, cluster in union.clusters.items():
-        children.setdefault(cluster.parent, []).append(key)
+    plan = _Plan.of(union)
+    index = plan.index
     graph = graphviz.Digraph(
         "gradview",
-        graph_attr=_graph_attributes(len(union.nodes) >= BIG_GRAPH, union.compact_ranks),
+        graph_attr=_graph_attributes(len(union.nodes) >= BIG_GRAPH, union.compact_ranks, bool(plan.blocks)),
         node_attr={"shape": "box", "fixedsize": "true", "label": ""},
         edge_attr={"arrowsize": "0.6"},
     )
+    stack: list[graphviz.Digraph] = [graph]
+    exits: list[Any] = []
 
-    def emit(owner: str | None, into: graphviz.Digraph) -> None:
-        for key in children.get(owner, ()):
-            with into.subgraph(name=f"cluster_{cluster_index[key]}") as sub:
-                sub.attr(label="x" * len(union.clusters[key].title))  # only its length matters
-                emit(key, sub)
-        for name, width, height in members.get(owner, ()):
-            into.node(name, width=width, height=height)
+    def open_frame(key: str | None, name: str) -> None:
+        context = stack[-1].subgraph(name=name)
+        sub = context.__enter__()
+        sub.attr(label="x" * len(union.clusters[key].title) if key is not None else "", margin=str(FRAME_MARGIN))
+        exits.append(context)
+        stack.append(sub)
 
-    emit(None, graph)
+    def close_frame() -> None:
+        stack.pop()
+        exits.pop().__exit__(None, None, None)
+
+    def node(node_id: int) -> None:
+        width, height = sizes[node_id]
+        stack[-1].node(f"n{index[node_id]}", width=f"{width / 72:.4f}", height=f"{height / 72:.4f}")
+
+    plan.walk(None, open_frame, close_frame, node)
     edge_keys: list[EdgeKey] = []
     for edge in union.edges:
         graph.edge(f"n{index[edge.source]}", f"n{index[edge.target]}", id=f"e{len(edge_keys)}")
         edge_keys.append((edge.source, edge.target, edge.value_id))
-    return graph.source, edge_keys, cluster_keys
+    for owner, member in plan.owner_edges:
+        graph.edge(f"n{index[owner]}", f"n{index[member]}", style="invis")
+    return graph.source, edge_keys, list(union.clusters)
 
 
-def _graph_attributes(big: bool, compact_ranks: bool = False) -> dict[str, str]:
+def _graph_attributes(big: bool, compact_ranks: bool = False, blocks: bool = False) -> dict[str, str]:
     attributes = {
         "rankdir": "TB", "nodesep": "0.25", "ranksep": "0.5", "fontname": "Courier", "fontsize": "10",
         "margin": "0", "pad": "0",
     }
+    if blocks:  # dot's default ranks each frame apart and drops the edges from an If into its blocks' frames
+        attributes["newrank"] = "true"
     if compact_ranks:  # a chain of module boxes: a third of the gap, so a model's top level fits a terminal
         attributes["ranksep"] = "0.17"
     if big:  # dot's x-coordinate network simplex dominates: limit it (12 s -> 1.6 s at 3,000 nodes)
@@ -176,7 +264,7 @@ def _read_json0(
     layout = Layout(width=width, height=height, engine="dot")
     for obj in data.get("objects", ()):
         name = obj.get("name", "")
-        if name.startswith("cluster_") and "bb" in obj:
+        if name.startswith("cluster_") and name[8:].isdigit() and "bb" in obj:  # not a block owner's cluster_w
             x0, y0, x1, y1 = _floats(obj["bb"])
             layout.clusters[cluster_keys[int(name[8:])]] = (x0, height - y1, x1, height - y0)
         elif name.startswith("n") and "pos" in obj:

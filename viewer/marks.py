@@ -13,10 +13,12 @@ Marks come from the recorded trace only:
   VJP_OUTPUT (index j in ``df_output_vjps``). Each is put on the value on
   both sides (f's value, and df's input or output) and on the box that makes
   it (the producing node, or the input box);
-* AutogradZero states (ZERO, NONZERO, UNKNOWN) of every value the
+* AutogradZero states (ZERO, NONZERO, UNKNOWN) of every tensor the
   specializeAutogradZero step annotated: on that step, and for a backward
   graph on every later step of the same graph, since the states hold for
-  the values that survive;
+  the values that survive; ZERO on every undefined tensor (``Tensor[Undefined]``,
+  a ``prim::AutogradZero``'s output) at any step. Each state is put on the
+  value and on the box that makes it (its badge names the state);
 * GRAD_OF on each ``prim::GradOf`` node and, when a node is selected, LINKED
   on its partner: the forward node a GradOf differentiates, or the GradOf
   nodes of a selected forward node (from the ``grad_of`` annotation).
@@ -24,8 +26,12 @@ Marks come from the recorded trace only:
 
 from __future__ import annotations
 
+from functools import cache
+
+from gradview.ir.parser import parse_type
+from gradview.ir.types import TensorType
 from gradview.runtime.pass_trace import GraphName, PassTrace, Step
-from gradview.runtime.trace_records import BlockRecord, walk_records
+from gradview.runtime.trace_records import BlockRecord, ValueRecord, walk_records
 from gradview.runtime.trace_types import Note
 
 from .model import DrawGraph, Mark, Marks, View
@@ -123,13 +129,52 @@ def zero_states(trace: PassTrace, step: Step) -> dict[int, str]:
 
 
 def _zero_marks(marks: Marks, trace: PassTrace, step: Step) -> None:
+    """Each tensor's state on the value and on the box that makes it: the
+    annotated state, and Zero wherever the value is known to be undefined
+    (``Tensor[Undefined]``, a ``prim::AutogradZero``), annotated or not. Ints,
+    None, lists and other non-tensors have no state, whatever the annotation says."""
     states = zero_states(trace, step)
-    if not states:
-        return
-    for value_id in step.value_ids():
-        mark = ZERO_STATES.get(states.get(value_id, ""))
+    zeros = {node.id for node in walk_records(step.graph) if node.kind == "prim::AutogradZero"}
+    for value, box in _values_and_boxes(step.graph):
+        if not _is_tensor(value.type):
+            continue
+        undefined = box in zeros or _undefined(value.type)
+        mark = Mark.ZERO if undefined else ZERO_STATES.get(states.get(value.id, ""))
         if mark is not None:
-            marks.mark_value(value_id, mark)
+            marks.mark_value(value.id, mark)
+            marks.mark_node(box, mark)
+
+
+def _values_and_boxes(graph: BlockRecord) -> list[tuple[ValueRecord, int]]:
+    """Every value of ``graph`` (blocks and subgraphs too) with the id of the box it comes out of."""
+    found = []
+    pending = [graph]
+    while pending:
+        block = pending.pop()
+        found += [(param, param.id) for param in block.params]
+        for node in block.nodes:
+            found += [(value, node.id) for value in node.outputs]
+            pending.extend(node.blocks)
+            if node.subgraph is not None:
+                pending.append(node.subgraph)
+    return found
+
+
+@cache
+def _is_tensor(type_text: str) -> bool:
+    try:
+        return isinstance(parse_type(type_text), TensorType)
+    except Exception:  # noqa: BLE001 - a type the parser does not know is no tensor
+        return False
+
+
+@cache
+def _undefined(type_text: str) -> bool:
+    try:
+        found = parse_type(type_text)
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(found, TensorType) and bool(found.undefined)
 
 
 # -- the Gradient -------------------------------------------------------------------------

@@ -25,8 +25,7 @@ from textual.widget import Widget
 
 from .layout import Layout
 from .messages import MinimapClicked
-from .model import Mark
-from .palette import CANVAS_BACKGROUND, style_for
+from .palette import CANVAS_BACKGROUND, HIGHLIGHT, style_for
 
 __all__ = ["MinimapPicture", "Minimap", "MAP_COLUMNS", "MAP_ROWS"]
 
@@ -209,7 +208,7 @@ class Minimap(Widget):
             else range(0)
         )
         marked = self._marked_cells().get(y, set())
-        hue = style_for({Mark.SELECTED}, self.theme_name).fill
+        hue = HIGHLIGHT
         styles = {
             (False, False): plain,
             (True, False): Style(color=background, bgcolor=palette.stroke),

@@ -12,8 +12,11 @@ __all__ = [
     "PALETTES",
     "OKABE_ITO",
     "CANVAS_BACKGROUND",
+    "HIGHLIGHT",
     "LINE_STYLES",
+    "STATE_BADGES",
     "style_for",
+    "drawn_mark",
     "line_style_for",
     "MARK_PRIORITY",
     "LEGEND",
@@ -28,7 +31,7 @@ class Style:
 
 
 # Which mark wins the colour when a node carries several (the others still
-# show in the inspector and in the legend's text).
+# show in the inspector; the legend lists only what is drawn).
 MARK_PRIORITY: tuple[Mark, ...] = (
     Mark.SELECTED,
     Mark.FAILED,
@@ -48,9 +51,12 @@ MARK_PRIORITY: tuple[Mark, ...] = (
 )
 
 # Okabe & Ito's eight colours ("Color Universal Design", 2008), which stay
-# apart for the common kinds of colour blindness. Marks share seven hues plus
-# black text; what shares a hue is told apart by badges (``captured in #0``,
-# ``vjp out #1``) and, for AutogradZero states, by line style (LINE_STYLES).
+# apart for the common kinds of colour blindness. Seven fill the boxes of the
+# seven marks a picture most often shows together: what the step changed and
+# the Gradient's five roles, each its own hue. The rest take no hue of their
+# own: the selection is the plain box inverted, its partners get a bright
+# border, a failure is a black box with vermillion text, and AutogradZero's
+# states are told apart by line style (LINE_STYLES) and a badge (STATE_BADGES).
 OKABE_ITO = {
     "orange": "#e69f00",
     "sky_blue": "#56b4e9",
@@ -63,24 +69,19 @@ OKABE_ITO = {
 }
 
 _HUE: dict[Mark, str] = {
-    Mark.SELECTED: "yellow",
-    Mark.LINKED: "yellow",  # lit because of the selection; the selection is also bold
-    Mark.FAILED: "vermillion",
     Mark.ADDED: "bluish_green",
     Mark.INPUTS_CHANGED: "orange",
     Mark.CAPTURED_INPUT: "sky_blue",
-    Mark.CAPTURED_OUTPUT: "sky_blue",
-    Mark.TEMPORARY: "sky_blue",
-    Mark.VJP_INPUT: "blue",
-    Mark.VJP_OUTPUT: "blue",
-    # AutogradZero states: one hue none of "inputs changed" and "selected" use.
-    Mark.ZERO: "reddish_purple",
-    Mark.NONZERO: "reddish_purple",
-    Mark.UNKNOWN: "reddish_purple",
+    Mark.CAPTURED_OUTPUT: "blue",
+    Mark.TEMPORARY: "reddish_purple",
+    Mark.VJP_INPUT: "yellow",
+    Mark.VJP_OUTPUT: "vermillion",
 }
 
-# Line styles of edges whose value carries the mark (solid otherwise).
+# AutogradZero's states, each a value's line style (solid otherwise) and a
+# word on the box that makes the value.
 LINE_STYLES: dict[Mark, str] = {Mark.ZERO: "dotted", Mark.UNKNOWN: "dashed"}
+STATE_BADGES: dict[Mark, str] = {Mark.ZERO: "Zero", Mark.NONZERO: "Nonzero", Mark.UNKNOWN: "Unknown"}
 
 
 def _marked(hue: str) -> Style:
@@ -92,6 +93,11 @@ def _palette(plain: Style) -> dict[Mark | None, Style]:
     # REMOVED is drawn faded and GRAD_OF is named by its label: both keep the plain colours.
     table: dict[Mark | None, Style] = {None: plain, Mark.REMOVED: plain, Mark.GRAD_OF: plain}
     table.update({mark: _marked(hue) for mark, hue in _HUE.items()})
+    table[Mark.SELECTED] = Style(plain.text, plain.text, plain.fill)
+    table[Mark.LINKED] = Style(plain.fill, plain.text, plain.text)
+    table[Mark.FAILED] = Style(OKABE_ITO["black"], OKABE_ITO["vermillion"], OKABE_ITO["vermillion"])
+    state = Style(plain.fill, plain.text, plain.text)  # no hue: the line and the badge say which
+    table.update({mark: state for mark in STATE_BADGES})
     return table
 
 
@@ -99,6 +105,9 @@ _DARK = _palette(Style("#1e2430", "#7f8ea3", "#e6edf3"))
 _LIGHT = _palette(Style("#ffffff", "#495057", "#212529"))
 
 PALETTES: dict[str, dict[Mark | None, Style]] = {"dark": _DARK, "light": _LIGHT}
+
+# The minimap's marks (search matches, the selection): one bright hue on a map of dots.
+HIGHLIGHT = OKABE_ITO["yellow"]
 
 # Behind the graph: the same as the SVG export's page (svg_dot.BACKGROUND).
 CANVAS_BACKGROUND: dict[str, str] = {"dark": "#0d1117", "light": "#ffffff"}
@@ -112,14 +121,24 @@ LEGEND: dict[Mark, str] = {
     Mark.TEMPORARY: "captured temporary (an extra output of f for df)",
     Mark.VJP_INPUT: "incoming gradient of df",
     Mark.VJP_OUTPUT: "gradient df returns",
-    Mark.ZERO: "AutogradZero: zero (dotted)",
-    Mark.NONZERO: "AutogradZero: nonzero (solid)",
-    Mark.UNKNOWN: "AutogradZero: unknown (dashed)",
+    Mark.ZERO: "AutogradZero: Zero (dotted)",
+    Mark.NONZERO: "AutogradZero: Nonzero (solid)",
+    Mark.UNKNOWN: "AutogradZero: Unknown (dashed)",
     Mark.GRAD_OF: "GradOf block",
     Mark.SELECTED: "selected",
     Mark.LINKED: "linked to the selection",
     Mark.FAILED: "failed",
 }
+
+
+def drawn_mark(marks: set[Mark] | frozenset[Mark] | None) -> Mark | None:
+    """The mark whose colours a box or line carrying ``marks`` is drawn in
+    (the highest-priority one; None for none, or for GRAD_OF alone, drawn plain)."""
+    if marks:
+        for mark in MARK_PRIORITY:
+            if mark in marks:
+                return None if mark is Mark.GRAD_OF else mark
+    return None
 
 
 def style_for(marks: set[Mark] | None, theme: str = "dark") -> Style:

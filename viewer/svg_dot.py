@@ -25,11 +25,20 @@ import subprocess
 from collections.abc import Callable
 
 from .layout import Layout, LayoutError, graphviz_program
-from .model import DrawGraph, Mark, Marks, NodeRole
-from .palette import LEGEND, MARK_PRIORITY, PALETTES, line_style_for, style_for
+from .model import DrawEdge, DrawGraph, Mark, Marks, NodeRole
+from .palette import (
+    LEGEND,
+    LINE_STYLES,
+    MARK_PRIORITY,
+    PALETTES,
+    STATE_BADGES,
+    drawn_mark,
+    line_style_for,
+    style_for,
+)
 from .svg_geometry import Box, StepGeometry, is_faded, step_geometry
 
-__all__ = ["INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "step_crop", "run_neato"]
+__all__ = ["INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "step_crop", "frame_numbers", "run_neato"]
 
 # Marks whose position in a Gradient list is shown beside the node: "captured output #2".
 INDEXED_MARKS: dict[Mark, str] = {
@@ -137,6 +146,8 @@ def step_dot(
             shape_style.append("rounded")
         if faded:
             shape_style.append("dashed")
+        elif drawn_mark(node_marks) in LINE_STYLES:  # drawn in an AutogradZero state: its line style
+            shape_style.append(LINE_STYLES[drawn_mark(node_marks)])
         classes = [node.role.value, *sorted(m.value for m in node_marks)] + (["faded"] if faded else [])
         label = graphviz_text("\n".join(line for line in node.label.splitlines() if line))
         notes = ", ".join(_mark_note(m, node_id, marks) for m in MARK_PRIORITY if m in node_marks)
@@ -175,8 +186,9 @@ def _mark_note(mark: Mark, node_id: int, marks: Marks) -> str:
 
 
 def _badges(graph: DrawGraph, marks: Marks, theme: str) -> dict[int, tuple[str, str]]:
-    """Node id -> (``captured output #2``-style text, colour) for nodes whose
-    own marks, or the marks of a value they produce, carry a Gradient index."""
+    """Node id -> (``captured output #2, Zero``-style text, colour) for nodes whose
+    own marks, or the marks of a value they produce, carry a Gradient index or
+    an AutogradZero state."""
     found: dict[int, dict[tuple[Mark, int], None]] = {}
     for node_id in graph.nodes:
         for mark in marks.nodes.get(node_id, ()):
@@ -193,12 +205,22 @@ def _badges(graph: DrawGraph, marks: Marks, theme: str) -> dict[int, tuple[str, 
         ordered = sorted(items, key=lambda item: (MARK_PRIORITY.index(item[0]), item[1]))
         text = ", ".join(f"{INDEXED_MARKS[m]} #{i}" for m, i in ordered)
         badges[node_id] = (text, style_for({ordered[0][0]}, theme).stroke)
+    for node_id in graph.nodes:  # the AutogradZero state of what the box makes, in words
+        states = [word for mark, word in STATE_BADGES.items() if mark in marks.nodes.get(node_id, ())]
+        if states:
+            text, colour = badges.get(node_id, ("", style_for({Mark.ZERO}, theme).stroke))
+            badges[node_id] = (", ".join([text, *states] if text else states), colour)
     return badges
 
 
+def frame_numbers(graph: DrawGraph, geometry: StepGeometry) -> dict[str, int]:
+    """Frame key -> n of the SVG group ``cluster_n`` that draws it."""
+    return {key: i for i, key in enumerate(k for k in graph.clusters if k in geometry.frames)}
+
+
 def _cluster_lines(graph: DrawGraph, geometry: StepGeometry, theme: str, at: ToGraphviz) -> list[str]:
-    shown = [k for k in graph.clusters if k in geometry.frames]
-    number = {key: i for i, key in enumerate(shown)}
+    number = frame_numbers(graph, geometry)
+    shown = list(number)
     children: dict[str | None, list[str]] = {}
     for key in shown:
         parent = graph.clusters[key].parent
@@ -229,7 +251,6 @@ def _edge_lines(
     graph: DrawGraph, marks: Marks, layout: Layout, geometry: StepGeometry, theme: str, at: ToGraphviz
 ) -> list[str]:
     plain = style_for(None, theme)
-    captured = PALETTES[theme][Mark.CAPTURED_OUTPUT].stroke
     lines = []
     seen = set()
     for edge in graph.edges:
@@ -241,8 +262,8 @@ def _edge_lines(
         colour, width = plain.stroke, 1.0
         if value_marks:
             colour, width = style_for(value_marks, theme).stroke, 1.8
-        elif edge.capture:
-            colour, width = captured, 1.8
+        elif edge.capture:  # a capture no Gradient list names: thick, in no role's colour
+            width = 1.8
         ends_faded = (
             edge.source in graph.ghosts
             or edge.target in graph.ghosts
@@ -251,7 +272,7 @@ def _edge_lines(
         )
         attrs = [
             f'id="edge_{edge.source}_{edge.target}_{edge.value_id}"',
-            f'class="{"capture" if edge.capture else "value"}{" faded" if ends_faded else ""}"',
+            f'class="{" ".join([_edge_kind(edge), *sorted(m.value for m in value_marks or ())])}{" faded" if ends_faded else ""}"',
             f'color="{colour}{FADED if ends_faded else ""}"',
             f"penwidth={width}",
             f'tooltip="{graphviz_text(edge.label or f"value {edge.value_id}")}"',
@@ -263,6 +284,10 @@ def _edge_lines(
             attrs.append(f'pos="{_spline_pos(points, at)}"')
         lines.append(f'"n{edge.source}" -> "n{edge.target}" [{", ".join(attrs)}];')
     return lines
+
+
+def _edge_kind(edge: DrawEdge) -> str:
+    return "capture" if edge.capture else "value"
 
 
 def _spline_pos(points: list[tuple[float, float]], at: ToGraphviz) -> str:
@@ -319,19 +344,26 @@ def _long_string(text: str, chunk: int = 4000) -> str:
 
 
 def _legend_marks(graph: DrawGraph, marks: Marks, geometry: StepGeometry) -> list[Mark]:
-    """The marks the picture uses, in legend order."""
-    used: set[Mark] = set()
+    """The marks the picture draws, in legend order: the one each box and line
+    is coloured by, and the AutogradZero states lines and badges show."""
+    used: set[Mark | None] = set()
     for node_id in geometry.nodes:
-        used.update(marks.nodes.get(node_id, ()))
+        found = marks.nodes.get(node_id, set())
+        used.add(drawn_mark(found))
+        used.update(found & STATE_BADGES.keys())  # named in the box's badge
+        if is_faded(graph, marks, node_id):
+            used.add(Mark.REMOVED)
     for edge in graph.edges:
         if edge.source in geometry.nodes and edge.target in geometry.nodes:
-            used.update(marks.values.get(edge.value_id, ()))
-    if any(i in graph.ghosts for i in geometry.nodes):
-        used.add(Mark.REMOVED)
+            found = marks.values.get(edge.value_id, set())
+            used.add(drawn_mark(found))
+            used.update(found & STATE_BADGES.keys())
     return [mark for mark in MARK_PRIORITY if mark in used]
 
 
 def _legend_lines(used: list[Mark], theme: str, left: float, top: float, at: ToGraphviz, title: str) -> list[str]:
+    """A swatch and a caption per mark: a box in its colours, or for an
+    AutogradZero state a line in its style (the states have no hue)."""
     plain = style_for(None, theme)
     lines = []
     if title:
@@ -340,10 +372,24 @@ def _legend_lines(used: list[Mark], theme: str, left: float, top: float, at: ToG
     for row, mark in enumerate(used):
         style = style_for({mark}, theme)
         y = top + 22.0 + LEGEND_ROW * row
-        lines.append(
-            f'"legend_{mark.value}" [id="legend_{mark.value}", pos="{at(left + 12, y)}", width={24 / 72:.4f}, '
-            f'height={12 / 72:.4f}, style=filled, fillcolor="{style.fill}", color="{style.stroke}", label=""];'
-        )
+        if mark in STATE_BADGES:
+            line = LINE_STYLES.get(mark, "solid")
+            ends = [f'"legend_{mark.value}_{end}" [pos="{at(x, y)}", shape=point, style=invis, width=0.01, height=0.01, '
+                    'label=""];' for end, x in (("a", left), ("b", left + 24))]
+            lines += ends
+            lines.append(
+                f'"legend_{mark.value}_a" -> "legend_{mark.value}_b" [id="legend_{mark.value}", class="legend {mark.value}", '
+                f'dir=none, color="{style.stroke}", penwidth=1.8, style={line}, '
+                f'pos="{at(left, y)} {at(left + 8, y)} {at(left + 16, y)} {at(left + 24, y)}"];'
+            )
+        else:
+            faded = mark is Mark.REMOVED
+            lines.append(
+                f'"legend_{mark.value}" [id="legend_{mark.value}", class="legend {mark.value}", pos="{at(left + 12, y)}", '
+                f'width={24 / 72:.4f}, height={12 / 72:.4f}, style="filled{",dashed" if faded else ""}", '
+                f'fillcolor="{style.fill}{FADED if faded else ""}", color="{style.stroke}{FADED if faded else ""}", '
+                f'penwidth={1 if faded else 1.6}, label=""];'
+            )
         lines.append(_text_node(f"legend_text_{mark.value}", LEGEND[mark], left + 30, y, plain.text, at=at))
     return lines
 

@@ -57,7 +57,7 @@ from gradview.runtime.trace_records import (
 from gradview.runtime.trace_types import GraphRole, Note
 
 from .labels import abbreviate
-from .layout import drop_broken_clusters
+from .layout import drop_broken_clusters, kept_in_union
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
 from .module_tree import trace_module_paths
 from .ui_priority import step_aside
@@ -272,7 +272,7 @@ class _Memo:
 class _Union(DrawGraph):
     """The union of several drawings, drawn straight into one graph as
     :func:`gradview.viewer.layout.union_graph` would merge them (nodes: the
-    latest wins, in the order first seen; arrows once per (source, target,
+    latest wins, in the order first seen, in the deepest frame; arrows once per (source, target,
     value), self-loops dropped): a layout needs nothing else, and the
     drawings share most of their boxes. ``member`` holds the boxes of the
     drawing being added."""
@@ -283,7 +283,7 @@ class _Union(DrawGraph):
         self._seen: set[tuple[int, int, int]] = set()
 
     def add_node(self, node: DrawNode) -> None:
-        self.nodes[node.id] = node
+        self.nodes[node.id] = kept_in_union(self.clusters, self.nodes.get(node.id), node)
         self.member.add(node.id)
 
     def add_edge(self, edge: DrawEdge) -> None:

@@ -174,10 +174,7 @@ def test_clicking_the_minimap_moves_the_camera_there(big_session: Session) -> No
 
 
 def test_search_matches_are_lit_on_the_minimap(big_session: Session) -> None:
-    from gradview.viewer.model import Mark
-    from gradview.viewer.palette import style_for
-
-    hue = style_for({Mark.SELECTED}, "dark").fill
+    from gradview.viewer.palette import HIGHLIGHT as hue
 
     def lit(minimap: Minimap) -> int:
         return sum(
