@@ -182,6 +182,11 @@ def _why_outside(trace: PassTrace, step: Step, node_id: int) -> str:
             return f"not yet: CreateAutodiffSubgraphs runs at step {later[0]}"
         if step.which.is_main:
             return no_differentiable_graph_reason(trace)
+        if step.which.is_backward_executor:  # a backward graph's inputs require grad only under create_graph
+            return (
+                "df's executor forms no DifferentiableGraph: no input of df requires grad "
+                "(backward ran without create_graph), so it never runs CreateAutodiffSubgraphs"
+            )
         return "this graph gets no DifferentiableGraphs: nothing in it needs gradients here (or it is a backward graph)"
     inlined = latest_step(trace, step.which, step.index, Note.INLINED)
     if inlined is not None and inlined.index > created.index and node_id in inlined.annotations[Note.INLINED]:
