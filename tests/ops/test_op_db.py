@@ -68,14 +68,7 @@ WIDER_GRADIENT_TOLERANCE: dict[str, tuple[float, str]] = {
 # those whose gradient it refuses in one line, naming the node. Samples stopping at one
 # of these pass; each entry must still be reached by some sample (the ledger can only
 # shrink: tests/ops/test_op_db.py::test_the_not_yet_ledger_only_shrinks).
-NOT_YET_KERNELS = frozenset({
-    "aten::digamma", "aten::erfinv",
-    "aten::frexp", "aten::i0", "aten::igamma", "aten::igammac", "aten::ldexp",
-    "aten::lgamma", "aten::mvlgamma", "aten::nextafter", "aten::polygamma",
-    "aten::sgn", "aten::sinc", "aten::special_entr", "aten::special_erfcx",
-    "aten::special_i0e", "aten::special_i1", "aten::special_i1e", "aten::special_log_ndtr",
-    "aten::special_ndtr", "aten::special_ndtri", "aten::special_xlog1py", "aten::xlogy",
-})
+NOT_YET_KERNELS: frozenset[str] = frozenset()
 NOT_YET_GRADIENTS: frozenset[str] = frozenset()
 
 
