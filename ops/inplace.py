@@ -67,7 +67,7 @@ IN_PLACE = (
     "aten::add_", "aten::sub_", "aten::mul_", "aten::div_", "aten::relu_", "aten::sigmoid_", "aten::tanh_",
     "aten::exp_", "aten::neg_", "aten::clamp_", "aten::zero_", "aten::fill_", "aten::copy_", "aten::hardswish_",
     "aten::silu_", "aten::elu_", "aten::leaky_relu_", "aten::hardtanh_", "aten::masked_fill_", "aten::dropout_",
-    "aten::feature_dropout_", "aten::alpha_dropout_", "aten::feature_alpha_dropout_",
+    "aten::feature_dropout_", "aten::alpha_dropout_", "aten::feature_alpha_dropout_", "aten::index_put_",
 )
 
 
@@ -90,6 +90,8 @@ WRITTEN_BACK = {
     "aten::hardtanh_": "aten::hardtanh", "aten::masked_fill_.Scalar": "aten::masked_fill.Scalar",
     "aten::masked_fill_.Tensor": "aten::masked_fill.Tensor", "aten::clamp_": "aten::clamp",
     "aten::clamp_.Tensor": "aten::clamp.Tensor",
+    # ``x[idx] = v`` in user code traces to index_put_.
+    "aten::index_put_": "aten::index_put", "aten::index_put_.hacked_twin": "aten::index_put.hacked_twin",
     # Their gradient needs only self's shape (the seeded noise is drawn again): ops/dropout.py.
     "aten::feature_dropout_": "aten::feature_dropout", "aten::alpha_dropout_": "aten::alpha_dropout",
     "aten::feature_alpha_dropout_": "aten::feature_alpha_dropout",

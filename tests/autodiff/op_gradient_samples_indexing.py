@@ -38,6 +38,8 @@ add("scatter_reduce.two", S(f(3, 4), 1, np.array([[0, 2], [3, 1]], dtype=np.int6
 add("as_strided_scatter", S(f(3, 3), f(2, 2), [2, 2], [1, 2], 0))
 add("index_put", S(f(4, 3), [ints(2, 0, 2), None], f(3, 1), True))  # repeats add; values broadcast
 add("index_put.hacked_twin", S(f(4, 3), [ints(2, 0), ints(1, 1)], f(2), False))
+add("index_put_", S(f(4, 3), [ints(2, 0, 2), None], f(3, 1), True))  # x[idx] += v, in place
+add("index_put_.hacked_twin", S(f(4, 3), [ints(2, 0), ints(1, 1)], f(2), False))
 _masked_rows = np.array([[True], [False], [True]])  # hides the out-of-range index 7
 add("_unsafe_masked_index", S(f(4, 3), _masked_rows, [ints(1, 7, 3), None], 0.5))
 add("_unsafe_masked_index_put_accumulate", S(f(4, 3), _masked_rows, [ints(1, 7, 1), None], f(3, 3)))

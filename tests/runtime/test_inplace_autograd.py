@@ -121,3 +121,29 @@ def test_in_place_writes_to_inputs_without_grad_reach_the_caller() -> None:
     assert count.numpy() == 3  # as torch's num_batches_tracked after three steps
     (gw,) = grad([y.sum()], [w])
     np.testing.assert_allclose(gw.numpy(), np.ones(2))
+
+
+_ROWS, _ROW = torch.tensor([2, 0]), torch.tensor([1])
+
+
+def _assign_rows(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    y[_ROWS] = v  # traces to aten::index_put_
+    y[_ROW] += v[:1]  # index_put_ with accumulate
+    return y.sin()
+
+
+def test_item_assignment_in_user_code_gets_torch_gradients() -> None:
+    from gradview.ir import from_torch
+
+    rng = np.random.default_rng(1)
+    xv, vv = rng.standard_normal((4, 3)), rng.standard_normal((2, 3))
+    xt, vt = (torch.tensor(a, requires_grad=True) for a in (xv, vv))
+    expected = _assign_rows(xt, vt)
+    expected_grads = torch.autograd.grad(expected.sum(), (xt, vt))
+    graph, _ = from_torch(_assign_rows, (xt.detach(), vt.detach()))
+    x, v = Tensor(xv.copy(), requires_grad=True), Tensor(vv.copy(), requires_grad=True)
+    (out,) = GraphExecutor(graph).run([x, v])
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-14)
+    for ours, theirs in zip(grad([out], [x, v], [Tensor(np.ones((4, 3)))]), expected_grads, strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
