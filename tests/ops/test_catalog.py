@@ -48,10 +48,8 @@ BACKWARD_KERNEL = "a backward kernel"
 # and is compared with PyTorch's named overload.
 RESOLVES_TO = {"aten::split": "aten::split.sizes"}
 # Differences from PyTorch found by this test and reported, not yet fixed (their owners'
-# files): strict, so each turns red once fixed, and its entry must then go.
-_NO_GRADIENT_YET = "PyTorch differentiates it; gradview has no gradient yet and refuses the backward, naming the node"
-KNOWN_DIFFERENCES: dict[str, str] = {
-}
+# files): strict, so each turns red once fixed, and its entry must then go. None now.
+KNOWN_DIFFERENCES: dict[str, str] = {}
 _TORCH_DTYPES = {
     7: torch.float64,
     6: torch.float32,
