@@ -3,11 +3,19 @@
 TARGET is anything ``gradview view`` opens (a ``.ir`` graph, ``model.py:fn``,
 a saved trace, a JIT log). Each chosen step is drawn in one view at the
 positions of that view's union layout, so a node keeps its place from file
-to file; ``--svg DIR`` writes ``DIR/{index:03d}-{pass}.svg`` per step and
+to file; ``--svg DIR`` writes ``DIR/{index:03d}-{pass}-{graph}.svg`` per step and
 ``--html FILE`` one self-contained page that steps through them with the
 arrow keys. The steps: the last one by default, ``--step NAME`` those of one
-pass (any spelling: ``EliminateDeadCode``, ``eliminate_dead_code``),
-``--all`` every step where the view has something to show. Each picture
+pass (any spelling: ``EliminateDeadCode``, ``eliminate_dead_code``) or
+``--step N`` step N, ``--all`` every step where the view has something to
+show. A file is named after its step, pass and graph
+(``080-EliminateDeadCode-backward-0.svg``: ``--view backward --dg 0``; the whole
+view names the step's own graph, ``080-EliminateDeadCode-main.svg``), and
+consecutive steps of one pass that draw the same picture make one file. Nothing is
+overwritten silently (:mod:`gradview.cli.output_paths`): an output that is the
+input, an existing ``--html``/``--model-explorer`` file or a non-empty ``--svg``
+folder is refused unless ``--force``, which first removes the earlier export's
+pictures from the folder. Each picture
 covers what its step shows; ``--leftovers`` also draws the removed nodes, faded.
 ``--model-explorer FILE.json`` writes Google Model Explorer's graph JSON
 instead of pictures (no Graphviz needed): every step, or those of ``--step``,
@@ -26,6 +34,7 @@ from .options import (
     add_detail_option,
     add_inline_threshold_option,
 )
+from .output_paths import clear_old_export
 
 __all__ = ["register", "run", "choose_steps", "ExportError"]
 
@@ -53,7 +62,9 @@ def register(commands: Any) -> None:
         "modules as layers) and its node data files beside it; open with `model-explorer FILE.json`",
     )
     steps = parser.add_mutually_exclusive_group()
-    steps.add_argument("--step", metavar="NAME", help="the steps of pass NAME (any spelling)")
+    steps.add_argument(
+        "--step", metavar="NAME|N", help="the steps of pass NAME (any spelling), or step N (as `trace` numbers them)"
+    )
     steps.add_argument("--all", action="store_true", help="every step (default: the last step)")
     parser.add_argument("--view", choices=("whole", "forward", "backward", "joint"), default="whole")
     parser.add_argument(
@@ -64,6 +75,11 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--leftovers", action="store_true",
         help="also draw, faded, the nodes each step removed (default: only what the step shows)",
+    )
+    parser.add_argument(
+        "--force", action="store_true",
+        help="replace an existing --html or --model-explorer file, and export into a non-empty --svg folder "
+        "after removing the pictures an earlier export wrote there (NNN-*.svg); never an input",
     )
     parser.add_argument(
         "--inputs", metavar="SPEC",
@@ -81,7 +97,12 @@ def choose_steps(trace: Any, view: Any, dg: int, pass_name: str | None, every: b
     from gradview.runtime.pass_trace import normalize_pass_name
     from gradview.viewer.views import view_unavailable_reason
 
-    if pass_name is not None:
+    if pass_name is not None and pass_name.strip().isdigit():
+        index = int(pass_name)
+        if index >= len(trace):
+            raise ExportError(f"no step {index}: the trace has steps 0 to {len(trace) - 1}")
+        indices = [index]
+    elif pass_name is not None:
         wanted = normalize_pass_name(pass_name)
         indices = [s.index for s in trace if normalize_pass_name(s.pass_name) == wanted]
         if not indices:
@@ -117,6 +138,7 @@ def _export(args: argparse.Namespace) -> list[str]:
 
     if not args.svg and not args.html and not args.model_explorer:
         raise ExportError("nothing to write: give --svg DIR, --html FILE and/or --model-explorer FILE.json")
+    inputs = _check_outputs(args)  # before the slow part: fail fast
     try:
         for program in ("dot", "neato") if args.svg or args.html else ():  # before the slow part: fail fast
             graphviz_program(program)
@@ -139,10 +161,11 @@ def _export(args: argparse.Namespace) -> list[str]:
         raise ExportError(f"{args.target}: {exc}") from None
     try:
         if args.svg:
+            removed = clear_old_export(args.svg, inputs) if args.force else []
             paths = export_trace_svgs(
                 session.trace, args.svg, view, args.dg, indices, args.theme, args.leftovers, detail
             )
-            report.append(f"wrote {len(paths)} SVG file{'s' if len(paths) != 1 else ''} to {args.svg}")
+            report.append(_svg_report(paths, len(indices), removed, args.svg))
         if args.html:
             export_trace_html(
                 session.trace, args.html, view, args.dg, indices, args.theme, f"gradview: {args.target}",
@@ -154,6 +177,34 @@ def _export(args: argparse.Namespace) -> list[str]:
     except OSError as exc:
         raise ExportError(f"{exc.filename or args.svg or args.html}: cannot write: {exc.strerror or exc}") from None
     return report
+
+
+def _check_outputs(args: argparse.Namespace) -> list[Any]:
+    """Refuse outputs that are the input or exist (unless --force); the input paths."""
+    from .output_paths import OutputError, check_output_file, check_output_folder, input_paths
+
+    inputs = input_paths(args.target)
+    try:
+        if args.svg:
+            check_output_folder(args.svg, inputs, args.force, "--svg")
+        if args.html:
+            check_output_file(args.html, inputs, args.force, "--html")
+        if args.model_explorer:
+            check_output_file(args.model_explorer, inputs, args.force, "--model-explorer")
+    except OutputError as exc:
+        raise ExportError(str(exc)) from None
+    return inputs
+
+
+def _svg_report(paths: list[Any], steps: int, removed: list[Any], folder: str) -> str:
+    line = f"wrote {len(paths)} SVG file{'s' if len(paths) != 1 else ''} to {folder}"
+    notes = []
+    if steps > len(paths):
+        same = steps - len(paths)
+        notes.append(f"{same} step{'s' if same != 1 else ''} drew the same picture as the step before, of the same pass")
+    if removed:
+        notes.append(f"removed {len(removed)} picture{'s' if len(removed) != 1 else ''} of an earlier export first")
+    return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _export_model_explorer(args: argparse.Namespace, trace: Any) -> list[str]:

@@ -34,6 +34,9 @@ def register(commands: Any) -> None:
     add_inputs_option(parser)
     parser.add_argument("--theme", choices=("dark", "light"), default="dark")
     parser.add_argument("--save-trace", metavar="FILE", help="also save the trace as JSON (opens on any machine)")
+    parser.add_argument(
+        "--force", action="store_true", help="replace an existing --save-trace FILE (never the TARGET itself)"
+    )
     add_autodiff_option(parser)
     add_inline_threshold_option(parser)
     add_compile_option(parser)
@@ -44,6 +47,14 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - loads the runtime only here
 
+    from .output_paths import OutputError, check_output_file, input_paths  # noqa: PLC0415
+
+    if args.save_trace:
+        try:  # before the slow part, and never over the target itself
+            check_output_file(args.save_trace, input_paths(args.target), args.force, "--save-trace")
+        except OutputError as exc:
+            print(f"gradview: error: {exc}", file=sys.stderr)
+            return 1
     try:
         session = load_target(
             args.target, args.inputs, autodiff=args.autodiff, inline_threshold=args.inline_threshold,

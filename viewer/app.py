@@ -23,6 +23,7 @@ from . import tasks, ui_priority, views
 from .commands import GradviewCommands
 from .controller import Controller, layout_key
 from .detail import Detail
+from .export_paths import default_export_dir
 from .formatting import (
     add_run_values,
     autodiff_label,
@@ -115,13 +116,14 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
     ]
 
     def __init__(
-        self, session: Session, *, theme: str = "dark", export_dir: str = "gradview-export", detail: Detail | None = None
+        self, session: Session, *, theme: str = "dark", export_dir: str | None = None, detail: Detail | None = None
     ) -> None:
         super().__init__()
         self.session = session
         self.trace = session.trace
         self.theme_name = theme
-        self.export_dir = Path(export_dir)
+        # e and E write beside the target, in a folder named after it (never over a file).
+        self.export_dir = Path(export_dir) if export_dir is not None else default_export_dir(session.name)
         self.index = 0
         self.view = View.WHOLE
         self.dg = 0
@@ -490,7 +492,11 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.refresh_view()
 
     def action_export_view(self) -> None:
-        target = self.export_dir / f"step-{self.index:03d}-{self.view.value}.svg"
+        from .export import export_graph_name, svg_file_name  # noqa: PLC0415 - Graphviz's side loads on first use
+
+        step = self.trace[self.index]
+        graph = export_graph_name(self.trace, self.index, self.view, self.dg)
+        target = self.export_dir / svg_file_name(self.index, step.pass_name, graph)
         drawing = self.controller.draw(self.index, self.view, self.dg)
         layout = self.layouts.get(layout_key(self.trace, self.index, self.view, self.dg))
         marks, theme = self._marks(), self.theme_name
@@ -500,7 +506,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         """E: every step as one HTML page, in a thread that says which picture it draws; E again (or escape) cancels."""
         if self.cancel_task("E"):
             return
-        target, trace, view, dg, theme = self.export_dir / "steps.html", self.trace, self.view, self.dg, self.theme_name
+        name = "steps-whole.html" if self.view is View.WHOLE else f"steps-{self.view.value}-{self.dg}.html"
+        target, trace, view, dg, theme = self.export_dir / name, self.trace, self.view, self.dg, self.theme_name
         self.start_task(
             "E", lambda report: ExportDone(tasks.export_html(target, trace, view, dg, theme, report)),
             f"E: exporting every step to {target}…",

@@ -55,7 +55,7 @@ class GradviewCommands(Provider):
                     )
                 )
         commands += [
-            ("export this view as SVG", app.action_export_view, "writes into gradview-export/"),
+            ("export this view as SVG", app.action_export_view, "writes into <target>-export/ beside the target, never over a file"),
             (
                 "export every step as one HTML file",
                 app.action_export_html,

@@ -35,6 +35,7 @@ __all__ = [
     "frame_for_step",
     "render_svg",
     "svg_file_name",
+    "export_graph_name",
     "export_steps",
     "export_html",
     "trace_frames",
@@ -91,11 +92,21 @@ def render_svg(
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def svg_file_name(index: int, pass_name: str) -> str:
-    """``{index:03d}-{pass name}.svg``, the pass name with anything but
-    letters, digits, ``.``, ``_`` and ``-`` turned into ``_`` (and cut at 80)."""
+def svg_file_name(index: int, pass_name: str, graph: str = "") -> str:
+    """``{index:03d}-{pass name}-{graph}.svg`` (``080-EliminateDeadCode-backward-0.svg``),
+    the pass name with anything but letters, digits, ``.``, ``_`` and ``-`` turned
+    into ``_`` (and cut at 80), the graph (``main``, ``backward 0``) with ``-``."""
     safe = _UNSAFE_FILE_CHARS.sub("_", pass_name).strip("._") or "step"
-    return f"{index:03d}-{safe[:80]}.svg"
+    tag = _UNSAFE_FILE_CHARS.sub("-", graph).strip(".-_")[:40]
+    return f"{index:03d}-{safe[:80]}{'-' + tag if tag else ''}.svg"
+
+
+def export_graph_name(trace: Any, index: int, view: View, dg: int) -> str:
+    """What an exported file of step ``index`` names as its graph: the view and
+    DifferentiableGraph (``backward 0``), or in the whole view the step's own graph (``main``)."""
+    from gradview.runtime.pass_trace import which_label
+
+    return which_label(trace[index].which) if view is View.WHOLE else f"{view.value} {dg}"
 
 
 def _need_graphviz() -> None:
@@ -140,20 +151,31 @@ def _union_layout(graphs: Sequence[DrawGraph], joint: bool | None = None) -> Lay
 
 
 def export_steps(
-    frames: Iterable[Frame], directory: str | Path, layout: Layouts = None, theme: str = "dark", leftovers: bool = False
+    frames: Iterable[Frame], directory: str | Path, layout: Layouts = None, theme: str = "dark", leftovers: bool = False,
+    graph_name: Callable[[Frame], str] | None = None,
 ) -> list[Path]:
     """Write one SVG per frame into ``directory`` (created if needed), named by
-    :func:`svg_file_name`. ``layout``: one layout for all frames, a mapping
-    from ``which`` to layout, or None for the union layout of the frames of
-    each graph. Returns the paths written."""
+    :func:`svg_file_name` with ``graph_name(frame)`` (default: none). ``layout``:
+    one layout for all frames, a mapping from ``which`` to layout, or None for
+    the union layout of the frames of each graph. A frame that draws the same
+    picture as the one before, for the same pass and graph, makes no second file
+    (in the joint view one pass's f and df steps often do). Returns the paths
+    written."""
     _need_graphviz()
     frames = list(frames)
     layout_of = _layout_of(frames, layout)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
+    previous: tuple[str, str, str] | None = None
     for frame in frames:
-        path = folder / svg_file_name(frame.index, frame.pass_name)
+        graph = graph_name(frame) if graph_name is not None else ""
+        # The picture without its title (which names the step): equal text, equal picture.
+        picture = (frame.pass_name, graph, step_dot(frame.graph, frame.marks, layout_of(frame), theme, "", leftovers))
+        if picture == previous:
+            continue
+        previous = picture
+        path = folder / svg_file_name(frame.index, frame.pass_name, graph)
         path.write_text(render_svg(frame.graph, frame.marks, layout_of(frame), theme, frame.title, leftovers), encoding="utf-8")
         written.append(path)
     return written
@@ -355,7 +377,10 @@ def export_trace_svgs(
     _need_graphviz()
     transforms = export_transforms(trace, detail)
     frames = trace_frames(trace, view, dg, indices, transforms)
-    return export_steps(frames, directory, view_layouts(trace, frames, view, dg, transforms), theme, leftovers)
+    layouts = view_layouts(trace, frames, view, dg, transforms)
+    return export_steps(
+        frames, directory, layouts, theme, leftovers, lambda frame: export_graph_name(trace, frame.index, view, dg)
+    )
 
 
 def export_trace_html(

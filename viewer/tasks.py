@@ -10,6 +10,7 @@ from typing import Any
 from gradview.runtime.pass_trace import PassTrace
 
 from .check_result import CheckCancelled
+from .export_paths import unused_path
 from .formatting import guarded
 from .layout import Layout
 from .model import DrawGraph, Marks, View
@@ -46,9 +47,12 @@ def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | 
     def run() -> str:
         if layout is None:
             return "error: the layout is not ready yet"
+        picture = export.render_svg(drawing, marks, layout, theme=theme)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(export.render_svg(drawing, marks, layout, theme=theme), encoding="utf-8")
-        return str(target)
+        written = unused_path(target)  # an earlier export of this step stays
+        with written.open("x", encoding="utf-8") as out:
+            out.write(picture)
+        return str(written)
 
     return guarded(run)
 
@@ -62,12 +66,12 @@ def export_html(
     from . import export  # noqa: PLC0415
 
     def run() -> str:
+        written = unused_path(target)  # an earlier page stays
         try:
-            export.export_trace_html(trace, target, view=view, dg=dg, theme=theme, report=report)
+            export.export_trace_html(trace, written, view=view, dg=dg, theme=theme, report=report)
         except CheckCancelled as exc:
             where = str(exc).removeprefix("E: ").rstrip("…")
-            kept = f"{target} is as it was" if target.exists() else f"no {target.name} was made"
-            return f"E: cancelled{f' ({where})' if where else ''}: nothing written, {kept}"
-        return str(target)
+            return f"E: cancelled{f' ({where})' if where else ''}: nothing written, no {written.name} was made"
+        return str(written)
 
     return guarded(run)

@@ -9,7 +9,8 @@ import pytest
 
 from gradview.cli.main import main
 from gradview.runtime.pass_trace import normalize_pass_name
-from gradview.viewer.export import svg_file_name
+from gradview.viewer.export import export_graph_name, svg_file_name
+from gradview.viewer.model import View
 from gradview.viewer.session import load_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,6 +20,10 @@ EXAMPLE = str(ROOT / "examples" / "mlp.ir")
 @pytest.fixture(scope="module")
 def example_trace():
     return load_target(EXAMPLE).trace
+
+
+def _name(trace, step, view=View.WHOLE, dg=0) -> str:
+    return svg_file_name(step.index, step.pass_name, export_graph_name(trace, step.index, view, dg))
 
 
 def _one_line_error(capsys) -> str:
@@ -32,7 +37,7 @@ def test_all_writes_one_valid_svg_per_step(tmp_path, capsys, example_trace):
     out = tmp_path / "svg"
     assert main(["export", EXAMPLE, "--svg", str(out), "--all"]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(svg_file_name(s.index, s.pass_name) for s in example_trace)
+    assert names == sorted(_name(example_trace, s) for s in example_trace)
     for name in names:
         assert ET.parse(out / name).getroot().tag == "{http://www.w3.org/2000/svg}svg"
     assert f"wrote {len(example_trace)} SVG files" in capsys.readouterr().out
@@ -44,25 +49,29 @@ def test_step_writes_the_steps_of_one_pass(tmp_path, example_trace, spelling):
     assert main(["export", EXAMPLE, "--svg", str(out), "--step", spelling]) == 0
     wanted = [s for s in example_trace if normalize_pass_name(s.pass_name) == "specializeautogradzero"]
     assert len(wanted) >= 2  # the main graph's and the backward executor's
-    assert sorted(p.name for p in out.iterdir()) == sorted(svg_file_name(s.index, s.pass_name) for s in wanted)
+    assert sorted(p.name for p in out.iterdir()) == sorted(_name(example_trace, s) for s in wanted)
 
 
 def test_default_is_the_last_step_and_html_too(tmp_path, example_trace):
     out, page = tmp_path / "svg", tmp_path / "page" / "steps.html"
     assert main(["export", EXAMPLE, "--svg", str(out), "--html", str(page), "--theme", "light"]) == 0
     last = example_trace[len(example_trace) - 1]
-    assert [p.name for p in out.iterdir()] == [svg_file_name(last.index, last.pass_name)]
+    assert [p.name for p in out.iterdir()] == [_name(example_trace, last)]
     text = page.read_text(encoding="utf-8")
     assert text.count('class="step ') == 1 and f'data-index="{last.index}"' in text
 
 
-def test_backward_view_exports_the_steps_from_differentiate_on(tmp_path, example_trace):
+def test_backward_view_exports_the_steps_from_differentiate_on(tmp_path, capsys, example_trace):
     out = tmp_path / "svg"
     assert main(["export", EXAMPLE, "--svg", str(out), "--all", "--view", "backward"]) == 0
     indices = sorted(int(p.name[:3]) for p in out.iterdir())
     first_df = min(s.index for s in example_trace if s.which == ("backward", 0))
     # differentiate records f then df: its f half already shows df.
-    assert indices == list(range(first_df - 1, len(example_trace)))
+    shown = list(range(first_df - 1, len(example_trace)))
+    assert indices[0] == shown[0] and indices[-1] == shown[-1] and set(indices) <= set(shown)
+    # A pass recorded on f then on df draws df once: one file per distinct picture.
+    same = len(shown) - len(indices)
+    assert same > 0 and f"({same} steps drew the same picture as the step before, of the same pass)" in capsys.readouterr().out
 
 
 def test_missing_target_is_a_one_line_error(tmp_path, capsys):

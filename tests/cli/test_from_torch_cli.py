@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from gradview.cli.main import main
-from gradview.viewer.export import svg_file_name
+from gradview.viewer.export import export_graph_name, svg_file_name
+from gradview.viewer.model import View
 from gradview.viewer.session import load_python, load_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +98,9 @@ def test_export_every_step_of_the_example(tmp_path: Path, capsys: pytest.Capture
     trace = load_target(EXAMPLE).trace
     out = tmp_path / "svg"
     assert main(["export", EXAMPLE, "--svg", str(out), "--all"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted(svg_file_name(s.index, s.pass_name) for s in trace)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        svg_file_name(s.index, s.pass_name, export_graph_name(trace, s.index, View.WHOLE, 0)) for s in trace
+    )
     assert any(s.which[0] == "backward" for s in trace)  # a training step: differentiate ran
     assert f"wrote {len(trace)} SVG files" in capsys.readouterr().out
 

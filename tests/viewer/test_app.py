@@ -300,10 +300,10 @@ def test_export_keys_write_the_view_as_svg_and_every_step_as_html(mlp_session: S
             await pilot.pause()
 
     asyncio.run(run())
-    (svg,) = (tmp_path / "out").glob("step-021-*.svg")
+    (svg,) = (tmp_path / "out").glob("021-*-main.svg")
     ET.parse(svg)  # well-formed
     assert "aten::matmul" in svg.read_text(encoding="utf-8")
-    html = (tmp_path / "out" / "steps.html").read_text(encoding="utf-8")
+    html = (tmp_path / "out" / "steps-whole.html").read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "ArrowRight" in html  # its pictures: tests/viewer/test_export.py
 
 

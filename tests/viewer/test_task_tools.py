@@ -116,7 +116,7 @@ def test_e_shows_each_picture_and_a_cancelled_export_writes_nothing(
     notes = asyncio.run(run())
     assert page.read_text(encoding="utf-8") == "the page the user had"
     assert sorted(p.name for p in out.iterdir()) == ["steps.html"], "no partial file left behind"
-    assert any(n.startswith("E: cancelled (picture 3 of") and "nothing written" in n and "as it was" in n for n in notes), notes
+    assert any(n.startswith("E: cancelled (picture 3 of") and "nothing written, no steps-whole.html" in n for n in notes), notes
 
 
 def test_a_page_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,7 +135,7 @@ def test_a_page_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pyte
     assert [p.name for p in tmp_path.iterdir()] == ["steps.html"], "the temporary file is removed"
 
 
-def test_e_runs_to_the_end_and_replaces_the_page(mlp_session: Session, tmp_path: Path) -> None:
+def test_e_runs_to_the_end_and_writes_the_page(mlp_session: Session, tmp_path: Path) -> None:
     out = tmp_path / "out"
 
     async def run() -> None:
@@ -147,8 +147,8 @@ def test_e_runs_to_the_end_and_replaces_the_page(mlp_session: Session, tmp_path:
             await pilot.pause()
 
     asyncio.run(run())
-    assert (out / "steps.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    assert sorted(p.name for p in out.iterdir()) == ["steps.html"]
+    assert (out / "steps-whole.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in out.iterdir()) == ["steps-whole.html"]
 
 
 def test_g_on_the_resnets_backward_says_each_input_and_escape_cancels() -> None:
