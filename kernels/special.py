@@ -48,9 +48,9 @@ def _host(value: Any) -> np.ndarray:
     return value.get() if hasattr(value, "get") else np.asarray(value)
 
 
-def _float_dtype(*hosts: np.ndarray) -> np.dtype:
+def _float_dtype(*operands: Any) -> np.dtype:
     """The result dtype of a float op: the promoted dtype, made floating (float32 default)."""
-    dtype = np.dtype(result_dtype(*hosts)) if len(hosts) > 1 else hosts[0].dtype
+    dtype = np.dtype(result_dtype(*operands)) if len(operands) > 1 else operands[0].dtype
     return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float32)
 
 
@@ -58,8 +58,9 @@ def _float_op(fn: Callable[..., np.ndarray], name: str, doc: str) -> Callable[..
     """A kernel running ``fn`` on float64 copies of its tensor inputs, in the float result dtype."""
 
     def run(xp: Any, *inputs: Any) -> Any:
+        # Python numbers (xlogy.Scalar_Other's) promote as numbers, not as 0-d float64 arrays.
+        dtype = _float_dtype(*(v if isinstance(v, (bool, int, float)) else _host(v) for v in inputs))
         hosts = [_host(v) for v in inputs]
-        dtype = _float_dtype(*hosts)
         with np.errstate(all="ignore"):
             value = fn(*(h.astype(np.float64) for h in hosts))
         return xp.asarray(np.asarray(value).astype(dtype))

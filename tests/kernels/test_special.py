@@ -116,6 +116,7 @@ def test_float_functions_of_integers_and_bools_are_float32(dtype: type) -> None:
     for name in ("digamma", "lgamma", "erfinv", "i0", "i1e", "ndtr", "log_ndtr", "entr", "sinc"):
         assert getattr(special, name)(np, x).dtype == np.float32, name
     assert special.xlogy(np, x, x).dtype == np.float32
+    assert special.xlogy(np, x, 2.0).dtype == np.float32  # a Python number promotes weakly
     assert special.polygamma(np, 2, x).dtype == np.float32
     assert special.sgn(np, x).dtype == x.dtype
 
