@@ -30,7 +30,6 @@ from gradview.autodiff import DifferentiationError, differentiate
 from gradview.ir import parse_ir
 
 from ..ops.op_db_cases import draws_random_values, eager, op_samples, processed_call, sweep_ops
-from ..ops.test_op_db import NOT_YET_KERNELS
 from .opinfo_cases import Case, error_line, op_label
 from .opinfo_check import CheckFailure, Reference, check_graph, torch_jit_status
 
@@ -188,9 +187,6 @@ def test_differentiate_follows_torch_and_eager(label: str) -> None:
             if label in KNOWN_DIFFERENCES and str(failure).startswith(KNOWN_DIFFERENCES[label][0]):
                 known += 1
                 continue
-            missing = re.search(r"unknown operator ([\w:]+)(?:\.\w+)? \(gradview has no kernel for it\)", str(failure))
-            if missing and missing.group(1) in NOT_YET_KERNELS:
-                continue  # issue 22's ledger (test_op_db)
             failures.append(f"{case.case_id}: {failure}")
     assert not failures, f"{len(failures)} samples:\n" + "\n".join(failures[:8])
     if label in KNOWN_DIFFERENCES:

@@ -23,7 +23,6 @@ reason (``WIDER_GRADIENT_TOLERANCE``; strict both ways).
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 import pytest
@@ -64,30 +63,6 @@ WIDER_GRADIENT_TOLERANCE: dict[str, tuple[float, str]] = {
 }
 
 
-# Issue 22 is not finished: the op_db ops gradview has no kernel for yet (by kind), and
-# those whose gradient it refuses in one line, naming the node. Samples stopping at one
-# of these pass; each entry must still be reached by some sample (the ledger can only
-# shrink: tests/ops/test_op_db.py::test_the_not_yet_ledger_only_shrinks).
-NOT_YET_KERNELS: frozenset[str] = frozenset()
-NOT_YET_GRADIENTS: frozenset[str] = frozenset()
-
-
-def _not_yet(failure: SweepFailure) -> str | None:
-    """The ledger entry a failure stops at, if any."""
-    text = failure.message
-    found = re.search(r"unknown operator ([\w:]+)(?:\.\w+)? \(gradview has no kernel for it\)", text)
-    if failure.stage == "run" and found and found.group(1) in NOT_YET_KERNELS:
-        return found.group(1)
-    found = re.search(r"NotDifferentiableError: cannot differentiate `[^`]*= ([\w:]+)\(", text)
-    if failure.stage == "backward" and found and found.group(1) in NOT_YET_GRADIENTS:
-        return found.group(1)
-    return None
-
-
-_REACHED: set[str] = set()
-_RAN: set[str] = set()
-
-
 @functools.cache
 def _ops() -> dict[str, Any]:
     return {op_label(op): op for op in sweep_ops()}
@@ -103,7 +78,6 @@ def _refused(failure: SweepFailure) -> bool:
 @pytest.mark.parametrize("label", list(_ops()))  # (op_db loads at collection: ~3 s)
 def test_op_runs_forward_and_backward_as_eager_torch(label: str) -> None:
     op = _ops()[label]
-    _RAN.add(label)
     failures: list[str] = []
     torch_cannot = widened = 0
     for index, sample in enumerate(op_samples(op)):
@@ -112,10 +86,6 @@ def test_op_runs_forward_and_backward_as_eager_torch(label: str) -> None:
             check_case(case)
         except SweepFailure as failure:
             if _refused(failure):
-                continue
-            ledger = _not_yet(failure)
-            if ledger is not None:
-                _REACHED.add(ledger)
                 continue
             if label in WIDER_GRADIENT_TOLERANCE and failure.stage == "gradient":
                 try:
@@ -135,14 +105,6 @@ def test_op_runs_forward_and_backward_as_eager_torch(label: str) -> None:
         assert torch_cannot, f"torch now gives {label} a reference: remove it from TORCH_CANNOT"
     if label in WIDER_GRADIENT_TOLERANCE:
         assert widened, f"{label} meets the standard tolerance: remove it from WIDER_GRADIENT_TOLERANCE"
-
-
-def test_the_not_yet_ledger_only_shrinks() -> None:
-    """Runs after the sweep (last in this module): every ledger entry was reached."""
-    if set(_ops()) != _RAN:
-        pytest.skip("only part of the sweep ran in this session (-k): the ledger needs all of it")
-    stale = (NOT_YET_KERNELS | NOT_YET_GRADIENTS) - _REACHED
-    assert not stale, f"gradview runs these now: remove them from the ledger: {sorted(stale)}"
 
 
 def test_the_listed_torch_failures_are_op_db_ops() -> None:
