@@ -269,6 +269,12 @@ class GraphExecutor:
         inline_threshold: int | None = None,
         min_group_size: int | None = None,
     ) -> None:
+        if not isinstance(graph, Graph):
+            hint = " (parse_ir(text) makes one from IR text)" if isinstance(graph, str | bytes) else ""
+            raise TypeError(f"GraphExecutor expects a gradview.ir.Graph{hint}, but got {type(graph).__name__}")
+        for name, number in (("inline_threshold", inline_threshold), ("min_group_size", min_group_size)):
+            if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
+                raise TypeError(f"GraphExecutor's {name} expects an int or None, but got {type(number).__name__}")
         self.graph = graph
         # Which ops CreateAutodiffSubgraphs and differentiate take: PyTorch's
         # (the default) or gradview's extended set.

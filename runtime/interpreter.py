@@ -33,6 +33,7 @@ from gradview.ops import fast_path_for, refusal_for
 from .autograd.grad_mode import is_grad_enabled
 from .buffer_reuse import BufferReuse
 from .prims import STRUCTURAL_PRIMS, check_types
+from .tensor import Tensor
 
 __all__ = ["CompiledGraph", "compile_graph", "run_graph", "GraphRuntimeError", "GraphCompileError"]
 
@@ -694,7 +695,9 @@ def run_graph(graph: Graph, inputs: Sequence[Any], backend: str | Backend = "num
     """Run ``graph`` on positional ``inputs`` and return its outputs as a list.
 
     Tensors are arrays (NumPy; CuPy inputs are accepted with ``backend="cupy"``,
-    and NumPy inputs are moved to the GPU and results back), scalars and lists
+    and NumPy inputs are moved to the GPU and results back) or gradview Tensors
+    that do not require grad (their arrays run; one that requires grad is refused
+    by name, since nothing here records gradients), scalars and lists
     are Python values, ``None`` is an undefined tensor or a None optional.
 
     The compiled function is kept on the graph (``graph.derived``) and reused
@@ -708,7 +711,22 @@ def run_graph(graph: Graph, inputs: Sequence[Any], backend: str | Backend = "num
     if compiled is None or not compiled.is_current():
         compiled = CompiledGraph(graph, chosen)
         graph.derived[key] = compiled
-    return compiled(*inputs)
+    return compiled(*[_array_of(value, position) for position, value in enumerate(inputs)])
+
+
+def _array_of(value: Any, position: int) -> Any:
+    """A gradview Tensor stands for its array; one that requires grad is refused by
+    name (run_graph records no gradient, so taking its array would lose it)."""
+    if isinstance(value, Tensor):
+        if value.requires_grad:
+            raise TypeError(
+                f"run_graph input {position} is a gradview Tensor that requires grad, and run_graph records no "
+                "gradient: run it with GraphExecutor(graph).run(inputs) for autograd, or pass tensor.data"
+            )
+        return value.data
+    if isinstance(value, list | tuple) and any(isinstance(item, Tensor | list | tuple) for item in value):
+        return type(value)(_array_of(item, position) for item in value)
+    return value
 
 
 # Names run_graph's entries in ``Graph.derived`` (one compiled function per backend).

@@ -2,7 +2,8 @@
 
 Each given gradient must have its output's shape (past the batch dimension
 with ``is_grads_batched``) and be complex exactly when the output is; an
-omitted one is made (ones) only for a real scalar output. The messages are
+omitted one is made (ones) only for a real scalar output; a given one of another
+dtype is cast to its output's, as PyTorch's engine does. The messages are
 PyTorch's, shapes printed as ``torch.Size([3])`` and dtypes as
 ``torch.float64``, so that errors read the same in both libraries.
 """
@@ -81,6 +82,10 @@ def make_grads(
     for index, (out, grad) in enumerate(zip(outputs, grads, strict=False)):
         if isinstance(grad, tensor):
             _check_given(index, out, grad, is_grads_batched)
+            if grad.data.dtype != out.data.dtype:
+                # PyTorch's engine casts a root gradient to its output's dtype
+                # (validate_outputs): an int64 or float32 gradient for a float64 output works.
+                grad = grad.to(out.data.dtype)
             new_grads.append(grad)
         elif grad is None:
             if out.requires_grad:
