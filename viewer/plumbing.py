@@ -31,6 +31,14 @@ df (a capture arrow), and a box nobody reads (dead code, which
 EliminateDeadCode's step should show). So a block never loses the node that
 makes its result.
 
+In a picture of f or df (``autodiff=True``: the forward, backward and joint
+views) autodiff's own plumbing folds too, so they read as a lecture draws them:
+sizes a graph returns or f hands to df (``_size_if_not_equal``, the ``int[]?``
+captures), the tuple a graph returns, and ``_grad_sum_to_size`` (which undoes
+broadcasting: its reader shows its gradient). Sizes folded this way draw no
+arrow (``x``'s size is not ``x``: ``%x -> size -> return`` is not an arrow
+from ``x``).
+
 Arrows: every edge between real boxes through folded plumbing becomes one
 edge (``%x -> aten::size -> ListConstruct -> view`` is ``%x -> view``), a
 capture if any edge on the way was one. Ids, frames (those left with a box),
@@ -71,9 +79,14 @@ _SIZE_ARITHMETIC = frozenset({
     "prim::NumToTensor", "aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
     "aten::mul", "aten::div", "aten::floordiv", "aten::floor_divide", "aten::add", "aten::sub",
     "aten::remainder", "aten::neg", "prim::min", "prim::max", "aten::__getitem__", "prim::TupleIndex",
-    "aten::len",
+    "aten::len", "gradview::reduced_numel",
 })
 _PACKERS = ("prim::ListConstruct", "prim::TupleConstruct")
+# Folded into their reader, which reads the first input through them (a gradient
+# summed back to its input's size is, for the picture, that gradient).
+_PASS_THROUGH = frozenset({"aten::_grad_sum_to_size"})
+# Top-level frames of the joint view: a return in one is a graph's, not a block's.
+_GRAPH_FRAMES = frozenset({None, "f", "df"})
 # What size arithmetic makes (besides tensors with no dimensions).
 _SIZE_TYPES = frozenset({"int", "float", "bool", "int[]", "int[]?", "NoneType", "Scalar", "number"})
 
@@ -93,20 +106,24 @@ class Folded:
 # -- the API -----------------------------------------------------------------------------------
 def fold_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: bool = True) -> Folded:
     """Step ``index`` in ``view`` (of DifferentiableGraph ``dg``) drawn at the
-    ``ops`` level: :func:`draw_step`'s drawing, folded."""
-    return fold_plumbing(draw_step(trace, index, view, dg, ghosts))
+    ``ops`` level: :func:`draw_step`'s drawing, folded (autodiff's plumbing too
+    outside the whole view of the main graph)."""
+    differentiated = view is not View.WHOLE or not trace[index].which.is_main
+    return fold_plumbing(draw_step(trace, index, view, dg, ghosts), autodiff=differentiated)
 
 
-def fold_plumbing(drawing: DrawGraph, graphs: Iterable[BlockRecord] | None = None) -> Folded:
+def fold_plumbing(drawing: DrawGraph, graphs: Iterable[BlockRecord] | None = None, autodiff: bool = False) -> Folded:
     """``drawing`` with its plumbing folded into the boxes that read it.
 
     ``graphs`` are the records it was drawn from, by default its ``sources``
     (:func:`draw_step`'s: the step's graphs first, then the previous ones for
     the ghosts; a node id in several keeps its first record). Boxes without a
-    record are kept as drawn."""
+    record are kept as drawn. ``autodiff``: the drawing shows f or df, so
+    autodiff's plumbing folds too (sizes and tuples a graph returns or f hands
+    to df, ``_grad_sum_to_size``)."""
     sources = drawing.sources if graphs is None else graphs
-    folding = _Folding(drawing, _Records(source for source in sources if isinstance(source, BlockRecord)))
-    return folding.result()
+    records = _Records(source for source in sources if isinstance(source, BlockRecord))
+    return _Folding(drawing, records, autodiff).result()
 
 
 # -- the records ---------------------------------------------------------------------------------
@@ -161,18 +178,22 @@ class _Records:
 
 # -- folding ------------------------------------------------------------------------------------
 class _Folding:
-    def __init__(self, drawing: DrawGraph, records: _Records) -> None:
+    def __init__(self, drawing: DrawGraph, records: _Records, autodiff: bool = False) -> None:
         self.drawing = drawing
         self.records = records
+        self.autodiff = autodiff
         self.outgoing: dict[int, list[DrawEdge]] = {}
         self.incoming: dict[int, list[DrawEdge]] = {}
         for edge in drawing.edges:
             self.outgoing.setdefault(edge.source, []).append(edge)
             self.incoming.setdefault(edge.target, []).append(edge)
         self.folded: set[int] = set()
+        self.unlinked: set[int] = set()  # sizes leaving a graph: folded with no arrow rerouted
         for box_id, box in drawing.nodes.items():
             if self._plumbing(box_id, box) and not self._must_stay(box_id):
                 self.folded.add(box_id)
+                if autodiff and self._leaves_the_graph(box_id) and self._sizes_only(box_id):
+                    self.unlinked.add(box_id)
         self.exprs: dict[int, Expr] = {}  # resolved value id -> what it shows as
 
     # which boxes fold
@@ -189,6 +210,8 @@ class _Folding:
         types = [value.type for value in node.outputs]
         if node.kind in _ALWAYS or (types and all(t in LIST_TYPES for t in types)):
             return True
+        if node.kind in _PASS_THROUGH:
+            return self.autodiff
         return (
             node.kind in _SIZE_ARITHMETIC
             and bool(node.inputs)
@@ -197,12 +220,29 @@ class _Folding:
         )
 
     def _must_stay(self, box_id: int) -> bool:
-        """Read by a return, handed from f to df, or read by nobody."""
+        """Read by a block's return, a tensor handed from f to df, or read by nobody."""
         edges = self.outgoing.get(box_id)
         if not edges:
             return True
         nodes = self.drawing.nodes
-        return any(edge.capture or nodes[edge.target].role is NodeRole.RETURN for edge in edges)
+        if not self.autodiff:
+            return any(edge.capture or nodes[edge.target].role is NodeRole.RETURN for edge in edges)
+        sizes = self._sizes_only(box_id)
+        return any(
+            (edge.capture and not sizes)
+            or (nodes[edge.target].role is NodeRole.RETURN and nodes[edge.target].cluster not in _GRAPH_FRAMES)
+            for edge in edges
+        )
+
+    def _leaves_the_graph(self, box_id: int) -> bool:
+        nodes = self.drawing.nodes
+        return any(e.capture or nodes[e.target].role is NodeRole.RETURN for e in self.outgoing.get(box_id, ()))
+
+    def _sizes_only(self, box_id: int) -> bool:
+        """Its results are sizes (``int[]``, ``int[]?``): shape plumbing, not data."""
+        node = self.records.nodes.get(box_id)
+        types = [value.type for value in node.outputs] if node is not None else [self.records.type_of(box_id)]
+        return bool(types) and all(t in LIST_TYPES for t in types)
 
     def _box_of_value(self, value: int) -> int | None:
         resolved = self.records.resolve(value)
@@ -253,7 +293,7 @@ class _Folding:
                     continue
                 stack.pop()
                 edges: dict[tuple[int, int], DrawEdge] = {}
-                for edge in self.incoming.get(box, ()):
+                for edge in () if box in self.unlinked else self.incoming.get(box, ()):
                     if edge.source not in self.folded:
                         edges.setdefault((edge.source, edge.value_id), edge)
                     for inner in found.get(edge.source, ()):
@@ -328,6 +368,8 @@ class _Folding:
             # A drawn box's value (an arrow), or an int[] input that folds but holds no constant.
             return Expr(self.records.name_of(value), bare=value not in self.folded)
         node, position = producer
+        if self.autodiff and node.kind in _PASS_THROUGH and node.inputs:
+            return self._expr(node.inputs[0])
         if node.kind in ("prim::TupleUnpack", "prim::ListUnpack") and node.inputs:
             packer = self.records.producer.get(self.records.resolve(node.inputs[0]))
             packed = packer[0] if packer is not None and packer[0].id in self.folded else None

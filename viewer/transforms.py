@@ -278,7 +278,7 @@ class Transforms:
             cached = self._pictures.get(cache_key)
         if cached is not None and cached[0] is original:
             return cached[1]
-        picture = self.apply(drawing, state)
+        picture = self.apply(drawing, state, differentiated_view(base))
         picture.key = transform_key(base, state) if state.restructures else base
         with self._lock:
             self._pictures[cache_key] = (original, picture)
@@ -291,13 +291,15 @@ class Transforms:
         (stubs found, the edge set the canvas filters by), made before its key is pressed."""
         self.picture(drawing, base).graph.edge_keys()
 
-    def apply(self, drawing: DrawGraph, state: ViewTransform) -> Picture:
+    def apply(self, drawing: DrawGraph, state: ViewTransform, differentiated: bool = False) -> Picture:
         """Collapse, then focus (around the box that hides the centre, if one
-        does), then stubs; the picture's key is left to the caller."""
+        does), then stubs; the picture's key is left to the caller.
+        ``differentiated``: the drawing shows f or df, whose autodiff plumbing
+        folds too at the ops level (:mod:`.plumbing`)."""
         graph, folded, missing = drawing, None, False
         plumbing = None
         if state.detail is not Detail.IR and drawing.sources:
-            plumbing = fold_plumbing(graph, drawing.sources)  # type: ignore[arg-type]
+            plumbing = fold_plumbing(graph, drawing.sources, autodiff=differentiated)  # type: ignore[arg-type]
             graph = plumbing.graph
         dissolved: list[str] = []
         if state.detail is Detail.MODEL and self.modules:
@@ -345,13 +347,22 @@ class Transforms:
                 self._members[base] = drawings
                 while len(self._members) > _MEMBERS_KEPT:
                     self._members.popitem(last=False)
-        union = union_graph([self.apply(drawing, state).graph for drawing in drawings])
+        union = union_graph([self.apply(drawing, state, differentiated_view(base)).graph for drawing in drawings])
         if state.detail is Detail.MODEL:
             with self._lock:
                 boxes = {box for key, box in self._box_ids.items() if is_module_key(key)}
             merge_box_edges(union, boxes)
             union.compact_ranks = any(node_id in boxes for node_id in union.nodes)
         return union
+
+
+def differentiated_view(base: Hashable) -> bool:
+    """Whether the view ``base`` (a layout key) shows a DifferentiableGraph's f or
+    df: the forward, backward and joint views, and the whole view of f, df or
+    df's executor (``("whole", GraphName)`` of a graph that is not the main one)."""
+    if not isinstance(base, tuple) or not base:
+        return False
+    return base[0] != "whole" or not getattr(base[1] if len(base) > 1 else None, "is_main", True)
 
 
 def describe(picture: Picture, state: ViewTransform, drawing: DrawGraph) -> str:

@@ -11,7 +11,7 @@ import pytest
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import NodeRecord
 from gradview.viewer.model import DrawEdge, DrawGraph, NodeRole, View
-from gradview.viewer.plumbing import fold_step
+from gradview.viewer.plumbing import fold_plumbing, fold_step
 from gradview.viewer.views import available_views, draw_step
 
 from .plumbing_cases import (
@@ -174,13 +174,15 @@ def test_size_inputs_of_a_backward_graph_fold_into_their_reader(mlp):
     """df's ``int[]?`` inputs (the sizes f hands over) fold: ``_grad_sum_to_size size=%9``."""
     index = len(mlp) - 1
     drawing = draw_step(mlp, index, View.WHOLE)
-    folded = fold_step(mlp, index, View.WHOLE)
+    folded = fold_plumbing(drawing)  # the ops level alone: a picture of df folds _grad_sum_to_size too
     sized = [n for n in drawing.nodes.values() if n.role is NodeRole.INPUT and n.label.endswith("int[]?")]
     assert sized and not [n for n in sized if n.id in folded.graph.nodes]
     for box in sized:
         reader = folded.graph.nodes[folded.box_of[box.id]]
         assert f"size={box.label.partition(' : ')[0]}" in op_text(reader.label)
     assert "_grad_sum_to_size size=%h.size()" in op_heads(folded)  # a size taken in df itself
+    lesson = fold_step(mlp, index, View.WHOLE)  # df's executor's graph: autodiff's plumbing folds too
+    assert not [n for n in lesson.graph.nodes.values() if "_grad_sum_to_size" in n.label or n.label.endswith("int[]?")]
 
 
 def test_captures_through_folded_boxes_stay_captures(mlp):

@@ -1,0 +1,46 @@
+"""The ops level on f, df and the joint view (issue 23, point 2): autodiff's plumbing folds.
+
+For every function of examples/teaching/, the joint view at ``--detail ops``
+draws no shape plumbing, constant or tuple packing (``aten::size``,
+``_size_if_not_equal``, ``prim::Constant``, ``ListConstruct``,
+``TupleConstruct``) and no ``_grad_sum_to_size`` (its reader shows the
+gradient), at its last step, as ``gradview export --view joint --detail ops``
+draws it; every real op of that step is still drawn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradview.runtime.trace_records import walk_records
+from gradview.viewer.detail import Detail
+from gradview.viewer.export import export_transforms, trace_frames
+from gradview.viewer.model import NodeRole, View
+from gradview.viewer.session import load_target
+from gradview.viewer.views import view_unavailable_reason
+
+ROOT = Path(__file__).resolve().parents[2]
+TEACHING = sorted((ROOT / "examples" / "teaching").glob("*.py"))
+PLUMBING = ("aten::size", "_size_if_not_equal", "prim::Constant", "ListConstruct", "TupleConstruct", "_grad_sum_to_size")
+
+
+@pytest.mark.parametrize("path", TEACHING, ids=lambda p: p.stem)
+def test_the_joint_view_at_the_ops_level_draws_no_plumbing(path: Path) -> None:
+    size = 1 if path.stem == "x_times_w" else None  # one op: PyTorch's minimum group is 2
+    trace = load_target(f"{path}:f", min_group_size=size).trace
+    last = max(s.index for s in trace if view_unavailable_reason(trace, s.index, View.JOINT, 0) is None)
+    frame = trace_frames(trace, View.JOINT, 0, [last], export_transforms(trace, Detail.OPS))[0]
+    drawn = [node.label.splitlines()[0] for node in frame.graph.nodes.values()]
+    heads = [label.split()[0].split("::")[-1] if label else "" for label in drawn]
+    assert not [head for head in heads if head in {kind.split("::")[-1] for kind in PLUMBING}], drawn
+    ops = [node for node in frame.graph.nodes.values() if node.role is NodeRole.OP]
+    assert ops
+    # The real ops of f and df are all there (mul, sin, cos...): only plumbing went.
+    real = {
+        n.kind.split("::")[-1] for s in trace if s.index == last or s.which.index == 0
+        for n in walk_records(s.graph) if n.kind.startswith("aten::") and not n.kind.startswith("aten::_")
+        and n.kind not in ("aten::size",)
+    }
+    assert set(heads) & real
