@@ -55,6 +55,7 @@ capped at 120 characters).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -344,6 +345,8 @@ class _Folding:
         for box_id in drawing.nodes:
             if box_id in self.folded:
                 members.setdefault(targets[box_id], []).append(box_id)
+        if self.autodiff:
+            _lecture_names(out)
         return Folded(out, {box: targets[box] for box in drawing.nodes if box in self.folded}, members)
 
     # labels
@@ -376,6 +379,44 @@ class _Folding:
             if packed is not None and packed.kind in _PACKERS and position < len(packed.inputs):
                 return self._expr(packed.inputs[position])  # the packed value itself
         return folded_expr(node, position, [self._expr(v) for v in node.inputs])
+
+
+_NUMBERED = re.compile(r"%([A-Za-z_]\w*)\.(\d+)\b")
+
+
+def _lecture_names(graph: DrawGraph) -> None:
+    """Values named as the source names them (``%x.1`` and ``%sin_x.3`` read
+    ``%x`` and ``%sin_x``, as df's captures do), in the labels of boxes and arrows,
+    wherever that stays unambiguous: the name is the only numbered one of its
+    stem in the picture (a loop's ``%h.1`` and ``%h.2`` stay), and the stem alone
+    is no other value's name, unless it is the capture of this very value in df."""
+    texts = [node.label for node in graph.nodes.values()] + [edge.label for edge in graph.edges]
+    full: dict[str, set[str]] = {}
+    bare: set[str] = set()
+    for text in texts:
+        for match in _NUMBERED.finditer(text):
+            full.setdefault(match.group(1), set()).add(match.group(0))
+        bare.update(re.findall(r"%([A-Za-z_]\w*)\b(?!\.\d)", text))
+    captured = {  # f's name -> df's name of the same value, from the capture arrows
+        edge.label: graph.nodes[edge.target].label.split(" ")[0]
+        for edge in graph.edges
+        if edge.capture and edge.target in graph.nodes
+    }
+    renamed = {
+        name: "%" + base
+        for base, names in full.items()
+        if len(names) == 1
+        for name in names
+        if base not in bare or captured.get(name) == "%" + base
+    }
+    if not renamed:
+        return
+
+    def rename(text: str) -> str:
+        return _NUMBERED.sub(lambda m: renamed.get(m.group(0), m.group(0)), text)
+
+    graph.nodes = {i: dataclasses.replace(n, label=rename(n.label)) for i, n in graph.nodes.items()}
+    graph.edges = [dataclasses.replace(e, label=rename(e.label)) for e in graph.edges]
 
 
 def _scalar_tensor(type_text: str) -> bool:

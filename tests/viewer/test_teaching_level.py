@@ -44,3 +44,16 @@ def test_the_joint_view_at_the_ops_level_draws_no_plumbing(path: Path) -> None:
         and n.kind not in ("aten::size",)
     }
     assert set(heads) & real
+
+
+def test_values_are_named_as_the_source_names_them() -> None:
+    """f's ``%x.1`` and ``%sin_x.3`` read ``x`` and ``sin_x``, as df's captures of them do;
+    a loop's ``h.1``, ``h.2``... keep their numbers (one name for several values would lie)."""
+    labels = {}
+    for name in ("sin_times_x", "loop_if"):
+        trace = load_target(f"{ROOT / 'examples' / 'teaching' / name}.py:f").trace
+        frame = trace_frames(trace, View.JOINT, 0, [len(trace) - 1], export_transforms(trace, Detail.OPS))[0]
+        labels[name] = "\n".join(node.label for node in frame.graph.nodes.values())
+    assert "%x : " in labels["sin_times_x"] and "%sin_x : " in labels["sin_times_x"]
+    assert "%x.1" not in labels["sin_times_x"] and "%sin_x.3" not in labels["sin_times_x"]
+    assert "%h.1 : " in labels["loop_if"] and "%h.2 : " in labels["loop_if"]
