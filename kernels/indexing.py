@@ -21,8 +21,8 @@ from typing import Any
 
 from .dtypes import is_integral, to_dtype
 from .protocol import KernelError
-from .shapes import slice_, wrap_dim
-from .views import _storage, _strided_args, _strided_index
+from .shapes import wrap_dim
+from .views import _storage, _strided_args, _strided_index, slice_
 
 __all__ = [
     "index", "index_backward", "nonzero", "slice_scatter", "gather", "scatter", "scatter_add", "scatter_reduce",

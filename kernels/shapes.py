@@ -120,12 +120,3 @@ def _sizes(op: str, sizes: Any) -> list[int]:
         raise KernelError(f"{op}: sizes must be non-negative, got {shape}")
     return shape
 
-
-def slice_(
-    xp: Any, self: Any, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
-) -> Any:
-    """``aten::slice``, for kernels/indexing.py's ``slice_scatter`` until its import names
-    views.slice_ (the kernel, beside ops/views.py); imported late, as views imports this module."""
-    from .views import slice_ as view_slice
-
-    return view_slice(xp, self, dim, start, end, step)

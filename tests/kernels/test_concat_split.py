@@ -1,5 +1,5 @@
 """Join and split kernels (kernels/concat_split.py): unsafe_chunk/unsafe_split, meshgrid,
-pad (and _dim_arange) against ``torch.ops.aten``; the meshgrid and pad backward helpers
+pad against ``torch.ops.aten``; the meshgrid and pad backward helpers
 against torch.autograd; the gradview:: join kernels of split, chunk and unbind (an
 undefined piece counts as zeros) against torch.cat/stack of the pieces; and the errors
 PyTorch raises, raised too."""
@@ -122,12 +122,6 @@ def test_pad_of_other_ranks_and_dtypes() -> None:
 )
 def test_pad_errors(args: list, match: str) -> None:
     check_refused("aten::pad", args, match)
-
-
-# -- _dim_arange -------------------------------------------------------------------------------
-@pytest.mark.parametrize("dim", [0, 1, -1])
-def test_dim_arange(dim: int) -> None:
-    check_op("aten::_dim_arange", [X, dim])
 
 
 # -- the join kernels of split, chunk and unbind's gradients ----------------------------------

@@ -1,4 +1,4 @@
-"""index.Tensor (advanced indexing), nonzero and TorchScript's list/str ``index``
+"""index.Tensor (advanced indexing), nonzero, _dim_arange and TorchScript's list/str ``index``
 against ``torch.ops.aten``; gradview::index_backward against torch.autograd."""
 
 from __future__ import annotations
@@ -182,3 +182,8 @@ def test_as_strided_scatter_refuses_a_view_whose_storage_is_its_base() -> None:
     )
     with pytest.raises(GraphRuntimeError, match=r"as_strided_scatter.*view of another tensor"):
         run_graph(graph, [np.arange(12.0).reshape(3, 4), np.ones((2, 2))])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_dim_arange_counts_along_the_dim(dim: int) -> None:
+    check_op("aten::_dim_arange", [X, dim])
