@@ -73,6 +73,17 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--theme", choices=("dark", "light"), default="dark")
     parser.add_argument(
+        "--style", choices=("screen", "slide"), default="screen",
+        help="slide: each step laid out alone on a light 16:9 page, labels without types, a one-line "
+        "legend of the roles drawn, text 14 px or more at 1600x900 where it fits (default: screen, "
+        "every step at its place in one layout)",
+    )
+    parser.add_argument(
+        "--format", choices=("svg", "png", "pdf"), default="svg",
+        help="the pictures' format (a slide's PNG is 1600x900); without --svg DIR they go into "
+        "<target>-export/ beside the target",
+    )
+    parser.add_argument(
         "--leftovers", action="store_true",
         help="also draw, faded, the nodes each step removed (default: only what the step shows)",
     )
@@ -136,8 +147,11 @@ def _export(args: argparse.Namespace) -> list[str]:
     from gradview.viewer.model import View
     from gradview.viewer.session import TargetError, load_target
 
+    pictures = args.style != "screen" or args.format != "svg"
     if not args.svg and not args.html and not args.model_explorer:
-        raise ExportError("nothing to write: give --svg DIR, --html FILE and/or --model-explorer FILE.json")
+        if not pictures:
+            raise ExportError("nothing to write: give --svg DIR, --html FILE and/or --model-explorer FILE.json")
+        args.svg = str(_picture_folder(args.target))
     inputs = _check_outputs(args)  # before the slow part: fail fast
     try:
         for program in ("dot", "neato") if args.svg or args.html else ():  # before the slow part: fail fast
@@ -160,7 +174,9 @@ def _export(args: argparse.Namespace) -> list[str]:
     except ExportError as exc:
         raise ExportError(f"{args.target}: {exc}") from None
     try:
-        if args.svg:
+        if args.svg and pictures:
+            report += _export_pictures(args, session.trace, view, indices, detail)
+        elif args.svg:
             removed = clear_old_export(args.svg, inputs) if args.force else []
             paths = export_trace_svgs(
                 session.trace, args.svg, view, args.dg, indices, args.theme, args.leftovers, detail
@@ -177,6 +193,34 @@ def _export(args: argparse.Namespace) -> list[str]:
     except OSError as exc:
         raise ExportError(f"{exc.filename or args.svg or args.html}: cannot write: {exc.strerror or exc}") from None
     return report
+
+
+def _picture_folder(target: str) -> Any:
+    """``<target>-export/`` beside the target, or ``-2``, ``-3``... when that one is not empty."""
+    from gradview.viewer.export_paths import default_export_dir, unused_path
+
+    folder = default_export_dir(target)
+    return unused_path(folder) if folder.exists() and any(folder.iterdir()) else folder
+
+
+def _export_pictures(args: argparse.Namespace, trace: Any, view: Any, indices: list[int], detail: Any) -> list[str]:
+    """``--style slide`` or ``--format png|pdf``: the pictures, and what to report (with the text size)."""
+    from gradview.viewer.slides import MIN_TEXT_PX, export_trace_pictures
+
+    written = export_trace_pictures(
+        trace, args.svg, view, args.dg, indices, args.format, detail, args.style, args.theme, args.leftovers
+    )
+    kind = f"{args.format.upper()} {'slide' if args.style == 'slide' else 'file'}"
+    lines = [f"wrote {len(written)} {kind}{'s' if len(written) != 1 else ''} to {args.svg}"]
+    small = [(path, size) for path, size in written if size < MIN_TEXT_PX]
+    if args.style == "slide" and small:
+        path, size = min(small, key=lambda item: item[1])
+        print(
+            f"gradview: note: {path.name}: text is {size:.1f} px on a 1600x900 slide (under {MIN_TEXT_PX:g}): "
+            "try --detail ops, or the forward or backward view alone",
+            file=sys.stderr,
+        )
+    return lines
 
 
 def _check_outputs(args: argparse.Namespace) -> list[Any]:

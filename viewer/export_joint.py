@@ -13,9 +13,9 @@ height just above it and down into its top).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from .layout import Layout, NodeBox, union_graph, union_layout
+from .layout import Layout, NodeBox, Size, box_size, union_graph, union_layout
 from .model import DrawGraph
 
 __all__ = ["joint_layout", "GAP", "LANE"]
@@ -34,9 +34,22 @@ def _root(graph: DrawGraph, key: str | None) -> str | None:
     return key
 
 
-def joint_layout(graphs: Sequence[DrawGraph], engine: str = "auto") -> Layout:
+def joint_layout(
+    graphs: Sequence[DrawGraph], engine: str = "auto", rankdir: str = "TB", size: Callable[[str], Size] = box_size
+) -> Layout:
     """One layout for the joint view's steps ``graphs``: f's nodes (frame
-    ``f``) all left of df's (frame ``df``), capture edges routed in between."""
+    ``f``) all left of df's (frame ``df``), capture edges routed in between.
+    ``rankdir="LR"``: each half left to right, f above df (the same
+    placement, made on the halves' layouts mirrored and mirrored back).
+    ``size``: a label's box (width, height) in points."""
+    if rankdir == "LR":
+        return _transposed(_placed(graphs, engine, size, turned=True))
+    return _placed(graphs, engine, size, turned=False)
+
+
+def _placed(graphs: Sequence[DrawGraph], engine: str, size: Callable[[str], Size], turned: bool) -> Layout:
+    """:func:`joint_layout`'s placement; ``turned``: of the halves laid out left
+    to right and mirrored in the diagonal (so they read top to bottom here)."""
     union = union_graph(graphs)
     halves = {"f": DrawGraph(), "df": DrawGraph()}
     side: dict[int, str] = {}
@@ -54,8 +67,13 @@ def joint_layout(graphs: Sequence[DrawGraph], engine: str = "auto") -> Layout:
             halves[side[edge.source]].add_edge(edge)
         elif side[edge.source] == "f" and side[edge.target] == "df":
             captures.append(edge)
-    left = union_layout([halves["f"]], engine) if halves["f"].nodes else Layout()
-    right = union_layout([halves["df"]], engine) if halves["df"].nodes else Layout()
+
+    def lay_out(half: DrawGraph) -> Layout:
+        if not half.nodes:
+            return Layout()
+        return _transposed(union_layout([half], engine, "LR", size)) if turned else union_layout([half], engine, "TB", size)
+
+    left, right = lay_out(halves["f"]), lay_out(halves["df"])
     keys = list(dict.fromkeys((e.source, e.target, e.value_id) for e in captures))
     lane = min(LANE, MAX_LANES_WIDTH / max(len(keys), 1))
     shift = left.width + 2 * GAP + lane * len(keys)
@@ -119,3 +137,12 @@ def _arrive(target: NodeBox, lane: float, boxes: list[NodeBox]) -> list[tuple[fl
         if _free(top - rise, lane, target.x, boxes, target):
             return [(lane, top - rise), (target.x, top - rise), (target.x, top)]
     return [(lane, target.y), (left, target.y)]
+
+
+def _transposed(layout: Layout) -> Layout:
+    """``layout`` mirrored in its diagonal: x and y, widths and heights swapped."""
+    out = Layout(width=layout.height, height=layout.width, engine=layout.engine, fallback=layout.fallback)
+    out.boxes = {i: NodeBox(b.y, b.x, b.height, b.width) for i, b in layout.boxes.items()}
+    out.edges = {key: [(y, x) for x, y in points] for key, points in layout.edges.items()}
+    out.clusters = {key: (y0, x0, y1, x1) for key, (x0, y0, x1, y1) in layout.clusters.items()}
+    return out

@@ -22,7 +22,7 @@ import hashlib
 import shutil
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from .model import Cluster, DrawGraph, DrawNode
@@ -73,6 +73,7 @@ class NodeBox:
 
 
 EdgeKey = tuple[int, int, int]  # (source node id, target node id, value id)
+Size = tuple[float, float]  # a box's width and height in points
 
 
 @dataclass
@@ -215,23 +216,29 @@ def structure_key(graph: DrawGraph, engine: str = "auto") -> str:
 
 
 # -- layout ---------------------------------------------------------------------------
-def union_layout(graphs: Sequence[DrawGraph], engine: str = "auto") -> Layout:
+def union_layout(
+    graphs: Sequence[DrawGraph], engine: str = "auto", rankdir: str = "TB", size: Callable[[str], Size] = box_size
+) -> Layout:
     """One layout of the union of ``graphs`` (all steps of one view).
 
     ``engine``: ``"dot"`` (Graphviz; raises :class:`DotMissingError` when it is
     not installed), ``"layered"`` (pure Python, any size), or ``"auto"``: dot
     when it is installed and the union has at most :data:`DOT_NODE_LIMIT`
-    nodes, the layered layout otherwise or when dot fails.
+    nodes, the layered layout otherwise or when dot fails. ``rankdir``: ``TB``
+    (top to bottom) or ``LR`` (left to right; dot only). ``size``: a label's box
+    (width, height) in points.
     """
-    return _lay_out(union_graph(graphs), engine)
+    return _lay_out(union_graph(graphs), engine, rankdir, size)
 
 
-def _lay_out(union: DrawGraph, engine: str) -> Layout:
-    sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
-    return lay_out_sized(union, sizes, engine)
+def _lay_out(union: DrawGraph, engine: str, rankdir: str = "TB", size: Callable[[str], Size] = box_size) -> Layout:
+    sizes = {node_id: size(node.label) for node_id, node in union.nodes.items()}
+    return lay_out_sized(union, sizes, engine, rankdir)
 
 
-def lay_out_sized(union: DrawGraph, sizes: dict[int, tuple[float, float]], engine: str = "auto") -> Layout:
+def lay_out_sized(
+    union: DrawGraph, sizes: dict[int, tuple[float, float]], engine: str = "auto", rankdir: str = "TB"
+) -> Layout:
     """Lay out ``union`` (already merged) with its boxes' ``sizes`` in points,
     as :func:`union_layout` does: what a layout worker process runs."""
     # Imported here: both engines build this module's Layout and NodeBox.
@@ -243,12 +250,12 @@ def lay_out_sized(union: DrawGraph, sizes: dict[int, tuple[float, float]], engin
     if engine == "layered" or not union.nodes:
         return layered_layout(union, sizes)
     if engine == "dot":
-        return dot_layout(union, sizes, graphviz_program("dot"))
+        return dot_layout(union, sizes, graphviz_program("dot"), rankdir=rankdir)
     if len(union.nodes) > DOT_NODE_LIMIT:
         reason = f"{len(union.nodes):,} nodes is over the {DOT_NODE_LIMIT:,} that dot is given"
     else:
         try:
-            return dot_layout(union, sizes, graphviz_program("dot"), timeout=AUTO_DOT_TIMEOUT)
+            return dot_layout(union, sizes, graphviz_program("dot"), timeout=AUTO_DOT_TIMEOUT, rankdir=rankdir)
         except (DotMissingError, LayoutError) as exc:
             reason = str(exc)
     layout = layered_layout(union, sizes)

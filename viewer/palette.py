@@ -20,6 +20,7 @@ __all__ = [
     "line_style_for",
     "MARK_PRIORITY",
     "LEGEND",
+    "SHORT_LEGEND",
 ]
 
 
@@ -127,6 +128,26 @@ LEGEND: dict[Mark, str] = {
     Mark.GRAD_OF: "GradOf block",
     Mark.SELECTED: "selected",
     Mark.LINKED: "linked to the selection",
+    Mark.FAILED: "failed",
+}
+
+
+# The slide legend's captions: one line each, beside the swatch.
+SHORT_LEGEND: dict[Mark, str] = {
+    Mark.ADDED: "added",
+    Mark.REMOVED: "removed",
+    Mark.INPUTS_CHANGED: "inputs changed",
+    Mark.CAPTURED_INPUT: "captured input",
+    Mark.CAPTURED_OUTPUT: "captured output",
+    Mark.TEMPORARY: "temporary",
+    Mark.VJP_INPUT: "vjp input",
+    Mark.VJP_OUTPUT: "vjp output",
+    Mark.ZERO: "Zero",
+    Mark.NONZERO: "Nonzero",
+    Mark.UNKNOWN: "Unknown",
+    Mark.GRAD_OF: "GradOf block",
+    Mark.SELECTED: "selected",
+    Mark.LINKED: "linked",
     Mark.FAILED: "failed",
 }
 

@@ -31,6 +31,7 @@ from .palette import (
     LINE_STYLES,
     MARK_PRIORITY,
     PALETTES,
+    SHORT_LEGEND,
     STATE_BADGES,
     drawn_mark,
     line_style_for,
@@ -38,7 +39,10 @@ from .palette import (
 )
 from .svg_geometry import Box, StepGeometry, is_faded, step_geometry
 
-__all__ = ["INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "step_crop", "frame_numbers", "run_neato"]
+__all__ = [
+    "INDEXED_MARKS", "BACKGROUND", "graphviz_text", "step_dot", "step_crop", "frame_numbers", "run_neato",
+    "restore_svg", "dot_for_raster",
+]
 
 # Marks whose position in a Gradient list is shown beside the node: "captured output #2".
 INDEXED_MARKS: dict[Mark, str] = {
@@ -54,6 +58,9 @@ NEATO_TIMEOUT = 120.0
 LEGEND_GAP = 24.0
 LEGEND_ROW = 16.0
 TITLE_CHARS = 60
+SLIDE_ROW = 18.0  # a row of the slide legend
+SLIDE_ENTRY_GAP = 18.0
+SLIDE_LEGEND_WIDTH = 560.0  # the slide legend wraps at the picture's width, or this when it is narrower
 _LEGEND_CHARS = max(TITLE_CHARS, *(len(text) for text in LEGEND.values()))
 _LEGEND_WIDTH = 36.0 + 6.0 * _LEGEND_CHARS
 
@@ -87,6 +94,21 @@ def _restore(svg: str) -> str:
     return _RESTORE_RE.sub(lambda m: _RESTORE[m.group()], svg)
 
 
+# The stand-ins as Graphviz reads them in a quoted string, for outputs that are not SVG (PNG, PDF).
+_ESCAPE = {"\ue000": "&amp;", "\ue001": "\\\\", "\ue002": '\\"', "\ue003": "&lt;", "\ue004": "&gt;"}
+
+
+def restore_svg(svg: str) -> str:
+    """SVG written by Graphviz from :func:`step_dot`'s text, its stand-ins back to XML escapes."""
+    return _restore(svg)
+
+
+def dot_for_raster(dot_text: str) -> str:
+    """:func:`step_dot`'s text for ``-Tpng`` or ``-Tpdf``: each stand-in written
+    as the escape Graphviz draws as the character (``&amp;``, ``\\\\``...)."""
+    return _RESTORE_RE.sub(lambda m: _ESCAPE[m.group()], dot_text)
+
+
 # -- DOT ------------------------------------------------------------------------------
 def step_dot(
     graph: DrawGraph,
@@ -96,6 +118,7 @@ def step_dot(
     title: str = "",
     leftovers: bool = False,
     frame: Box | None = None,
+    slide: bool = False,
 ) -> str:
     """DOT text that ``neato -n2`` renders as the picture of one step.
 
@@ -104,7 +127,8 @@ def step_dot(
     the step draws (:func:`~gradview.viewer.svg_geometry.step_geometry`), or
     to ``frame`` (layout points) when given, so several steps can share one
     frame. Removed nodes (``graph.ghosts`` or marked :attr:`Mark.REMOVED`)
-    are drawn faded only with ``leftovers``."""
+    are drawn faded only with ``leftovers``. ``slide``: no title, a compact
+    legend in rows under the picture, the whole centred in a 16:9 frame."""
     if theme not in PALETTES:
         raise ValueError(f"unknown theme {theme!r} (use {' or '.join(PALETTES)})")
     missing = [i for i in graph.nodes if i not in layout.boxes and i not in graph.ghosts]
@@ -121,9 +145,16 @@ def step_dot(
     legend_width = (LEGEND_GAP + _LEGEND_WIDTH) if rows or title else 0.0
     width = (x1 - x0) + legend_width
     height = max(y1 - y0, legend_height)
+    dx = dy = 0.0  # where the picture's corner (x0, y0) sits in the frame
+    slide_rows: list[list[tuple[Mark, float]]] = []
+    if slide:
+        slide_rows = _slide_legend_rows(used, max(x1 - x0, SLIDE_LEGEND_WIDTH))
+        content = (max([x1 - x0, *(_row_width(row) for row in slide_rows)]), (y1 - y0) + SLIDE_ROW * len(slide_rows))
+        width, height = max(content[0], content[1] * 16 / 9), max(content[1], content[0] * 9 / 16)
+        dx, dy = (width - (x1 - x0)) / 2, (height - content[1]) / 2
 
     def at(x: float, y: float) -> str:  # y-down layout point -> Graphviz point in the frame
-        return f"{x - x0:.2f},{height - (y - y0):.2f}"
+        return f"{x - x0 + dx:.2f},{height - (y - y0 + dy):.2f}"
 
     plain = style_for(None, theme)
     lines = [
@@ -168,7 +199,13 @@ def step_dot(
                 f'label="{graphviz_text(text)}", tooltip="{graphviz_text(text)}"];'
             )
     lines += _edge_lines(graph, marks, layout, geometry, theme, at)
-    lines += _legend_lines(used, theme, x1 + LEGEND_GAP, y0, at, title)
+    if slide:
+        for number, row in enumerate(slide_rows):
+            left = (x0 + x1 - _row_width(row)) / 2
+            for mark, offset in row:
+                lines += _legend_entry(mark, SHORT_LEGEND[mark], theme, left + offset, y1 + SLIDE_ROW * (number + 0.5), at)
+    else:
+        lines += _legend_lines(used, theme, x1 + LEGEND_GAP, y0, at, title)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -204,7 +241,7 @@ def _badges(graph: DrawGraph, marks: Marks, theme: str) -> dict[int, tuple[str, 
     for node_id, items in found.items():
         ordered = sorted(items, key=lambda item: (MARK_PRIORITY.index(item[0]), item[1]))
         text = ", ".join(f"{INDEXED_MARKS[m]} #{i}" for m, i in ordered)
-        badges[node_id] = (text, style_for({ordered[0][0]}, theme).stroke)
+        badges[node_id] = (text, _badge_colour(ordered[0][0], theme))
     for node_id in graph.nodes:  # the AutogradZero state of what the box makes, in words
         states = [word for mark, word in STATE_BADGES.items() if mark in marks.nodes.get(node_id, ())]
         if states:
@@ -216,6 +253,12 @@ def _badges(graph: DrawGraph, marks: Marks, theme: str) -> dict[int, tuple[str, 
 def frame_numbers(graph: DrawGraph, geometry: StepGeometry) -> dict[str, int]:
     """Frame key -> n of the SVG group ``cluster_n`` that draws it."""
     return {key: i for i, key in enumerate(k for k in graph.clusters if k in geometry.frames)}
+
+
+def _badge_colour(mark: Mark, theme: str) -> str:
+    """A badge's text colour: its role's on the dark page; on the light page the
+    plain text (yellow or sky blue letters on white cannot be read)."""
+    return style_for({mark}, theme).stroke if theme == "dark" else style_for(None, theme).text
 
 
 def _cluster_lines(graph: DrawGraph, geometry: StepGeometry, theme: str, at: ToGraphviz) -> list[str]:
@@ -362,36 +405,68 @@ def _legend_marks(graph: DrawGraph, marks: Marks, geometry: StepGeometry) -> lis
 
 
 def _legend_lines(used: list[Mark], theme: str, left: float, top: float, at: ToGraphviz, title: str) -> list[str]:
-    """A swatch and a caption per mark: a box in its colours, or for an
-    AutogradZero state a line in its style (the states have no hue)."""
+    """The title, then a swatch and a caption per mark: a box in its colours,
+    or for an AutogradZero state a line in its style (the states have no hue)."""
     plain = style_for(None, theme)
     lines = []
     if title:
         text = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
         lines.append(_text_node("legend_title", text, left, top + 6.0, plain.text, bold=True, at=at))
     for row, mark in enumerate(used):
-        style = style_for({mark}, theme)
-        y = top + 22.0 + LEGEND_ROW * row
-        if mark in STATE_BADGES:
-            line = LINE_STYLES.get(mark, "solid")
-            ends = [f'"legend_{mark.value}_{end}" [pos="{at(x, y)}", shape=point, style=invis, width=0.01, height=0.01, '
-                    'label=""];' for end, x in (("a", left), ("b", left + 24))]
-            lines += ends
-            lines.append(
-                f'"legend_{mark.value}_a" -> "legend_{mark.value}_b" [id="legend_{mark.value}", class="legend {mark.value}", '
-                f'dir=none, color="{style.stroke}", penwidth=1.8, style={line}, '
-                f'pos="{at(left, y)} {at(left + 8, y)} {at(left + 16, y)} {at(left + 24, y)}"];'
-            )
-        else:
-            faded = mark is Mark.REMOVED
-            lines.append(
-                f'"legend_{mark.value}" [id="legend_{mark.value}", class="legend {mark.value}", pos="{at(left + 12, y)}", '
-                f'width={24 / 72:.4f}, height={12 / 72:.4f}, style="filled{",dashed" if faded else ""}", '
-                f'fillcolor="{style.fill}{FADED if faded else ""}", color="{style.stroke}{FADED if faded else ""}", '
-                f'penwidth={1 if faded else 1.6}, label=""];'
-            )
-        lines.append(_text_node(f"legend_text_{mark.value}", LEGEND[mark], left + 30, y, plain.text, at=at))
+        lines += _legend_entry(mark, LEGEND[mark], theme, left, top + 22.0 + LEGEND_ROW * row, at)
     return lines
+
+
+def _legend_entry(mark: Mark, caption: str, theme: str, left: float, y: float, at: ToGraphviz) -> list[str]:
+    """A swatch (a box in the mark's colours, or a line in an AutogradZero
+    state's style) at ``left`` and its caption after it, centred on ``y``."""
+    plain = style_for(None, theme)
+    style = style_for({mark}, theme)
+    lines = []
+    if mark in STATE_BADGES:
+        line = LINE_STYLES.get(mark, "solid")
+        lines += [
+            f'"legend_{mark.value}_{end}" [pos="{at(x, y)}", shape=point, style=invis, width=0.01, height=0.01, label=""];'
+            for end, x in (("a", left), ("b", left + 24))
+        ]
+        lines.append(
+            f'"legend_{mark.value}_a" -> "legend_{mark.value}_b" [id="legend_{mark.value}", class="legend {mark.value}", '
+            f'dir=none, color="{style.stroke}", penwidth=1.8, style={line}, '
+            f'pos="{at(left, y)} {at(left + 8, y)} {at(left + 16, y)} {at(left + 24, y)}"];'
+        )
+    else:
+        faded = mark is Mark.REMOVED
+        lines.append(
+            f'"legend_{mark.value}" [id="legend_{mark.value}", class="legend {mark.value}", pos="{at(left + 12, y)}", '
+            f'width={24 / 72:.4f}, height={12 / 72:.4f}, style="filled{",dashed" if faded else ""}", '
+            f'fillcolor="{style.fill}{FADED if faded else ""}", color="{style.stroke}{FADED if faded else ""}", '
+            f'penwidth={1 if faded else 1.6}, label=""];'
+        )
+    lines.append(_text_node(f"legend_text_{mark.value}", caption, left + 30, y, plain.text, at=at))
+    return lines
+
+
+def _slide_legend_rows(used: list[Mark], room: float) -> list[list[tuple[Mark, float]]]:
+    """The slide legend's entries in rows no wider than ``room`` (points), each
+    entry with its offset from the row's left."""
+    rows: list[list[tuple[Mark, float]]] = []
+    x = room + 1
+    for mark in used:
+        width = _entry_width(mark)
+        if x + width > room and (not rows or rows[-1]):
+            rows.append([])
+            x = 0.0
+        rows[-1].append((mark, x))
+        x += width + SLIDE_ENTRY_GAP
+    return rows
+
+
+def _entry_width(mark: Mark) -> float:
+    return 30.0 + 6.0 * len(SHORT_LEGEND[mark])
+
+
+def _row_width(row: list[tuple[Mark, float]]) -> float:
+    return row[-1][1] + _entry_width(row[-1][0]) if row else 0.0
 
 
 def _text_node(name: str, text: str, left: float, y: float, colour: str, at: ToGraphviz, bold: bool = False) -> str:

@@ -17,6 +17,7 @@ from gradview.viewer.export import trace_frames, view_layouts
 from gradview.viewer.model import Mark, NodeRole, View
 from gradview.viewer.palette import PALETTES, STATE_BADGES, style_for
 from gradview.viewer.session import load_target
+from gradview.viewer.slides import slide_dot
 from gradview.viewer.svg_dot import run_neato, step_dot
 
 SIN_TIMES_X = "import torch\n\n\ndef f(x):\n    return torch.sin(x) * x\n"
@@ -34,9 +35,12 @@ def _sin_times_x(folder: str) -> PassTrace:
 
 
 def _pictures(trace: PassTrace, view: View, theme: str) -> list[tuple[str, str]]:
-    """(where, SVG) of the steps of PASSES and the last step in ``view``."""
+    """(where, SVG) of the steps of PASSES and the last step in ``view``
+    (``theme`` "slide": as slides, light)."""
     frames = trace_frames(trace, view, 0)
     chosen = [f for f in frames if f.pass_name in PASSES] + frames[-1:]
+    if theme == "slide":
+        return [(f"{view.value} step {f.index} {f.pass_name} (slide)", run_neato(slide_dot(f)[0])) for f in chosen]
     layouts = view_layouts(trace, chosen, view, 0)
     return [
         (f"{view.value} step {f.index} {f.pass_name}", run_neato(step_dot(f.graph, f.marks, layouts[f.which], theme)))
@@ -68,11 +72,11 @@ def _read(svg: str) -> tuple[dict[Mark, tuple], list[tuple], list[tuple], str]:
     return legend, boxes, lines, " ".join(badges)
 
 
-@pytest.mark.parametrize("theme", sorted(PALETTES))
+@pytest.mark.parametrize("theme", [*sorted(PALETTES), "slide"])
 @pytest.mark.parametrize("view", [View.FORWARD, View.BACKWARD, View.JOINT])
 def test_the_legend_shows_what_each_role_is_drawn_in(view: View, theme: str, tmp_path_factory) -> None:
     trace = _sin_times_x(str(tmp_path_factory.getbasetemp()))
-    plain = style_for(None, theme)
+    plain = style_for(None, "light" if theme == "slide" else theme)
     seen: set[Mark] = set()
     for where, svg in _pictures(trace, view, theme):
         legend, boxes, lines, badges = _read(svg)
