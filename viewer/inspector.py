@@ -23,6 +23,7 @@ from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord,
 from gradview.runtime.trace_types import Note
 from gradview.runtime.value_names import name_table
 
+from .chain_rule import chain_rule_lines
 from .marks import grad_of_links, step_marks, zero_states
 from .model import Mark, View
 from .pass_docs import pass_doc
@@ -218,6 +219,11 @@ def _value_marks(trace: PassTrace, index: int, step: Step, k: int | None, values
             for mark, text in _ROLES.items():
                 if mark in roles.values.get(value.id, set()):
                     lines.append((f"gradient role %{value.name}", text.format(i=roles.indices.get((value.id, mark), "?"))))
+            position = roles.indices.get((value.id, Mark.VJP_OUTPUT))
+            if Mark.VJP_OUTPUT in roles.values.get(value.id, set()) and isinstance(position, int):
+                rules = chain_rule_lines(trace, k)
+                if position < len(rules):
+                    lines.append(("chain rule", rules[position]))
     states = zero_states(trace, step)
     for value in values:
         state = states.get(value.id)
