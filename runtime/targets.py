@@ -647,6 +647,11 @@ def load_python(spec: str) -> PythonTarget:
             made = maker()
         except Exception as exc:  # noqa: BLE001
             raise TargetError(f"{path}: example_inputs() failed: {type(exc).__name__}: {exc}") from None
+        if not isinstance(made, list | tuple):
+            raise TargetError(
+                f"{path}: {maker.__name__}() must return a list of inputs (arrays, numbers, tensors), "
+                f"not {type(made).__name__}"
+            )
         inputs = [_as_value(v) for v in made]
         return PythonTarget(graph, inputs, _tensor_flags(made, inputs))
     return PythonTarget(graph, inputs)
