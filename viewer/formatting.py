@@ -299,4 +299,4 @@ def min_group_size_label(size: int | None) -> str:
     """The header's word on CreateAutodiffSubgraphs' minimum group size, when it is not PyTorch's."""
     if size is None or size == MIN_SUBGRAPH_SIZE:
         return ""
-    return f" · min group size {size}, differs from PyTorch ({MIN_SUBGRAPH_SIZE})"
+    return f" · min group size {size} (not PyTorch's {MIN_SUBGRAPH_SIZE})"
