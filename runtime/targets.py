@@ -205,7 +205,7 @@ def _parse_entry(entry: str, position: int, rng: numpy.random.Generator, is_tens
             raise TargetError(f"--inputs entry {position + 1} ({entry!r}): input {position + 1} is not a tensor; give a number or true/false") from None
     match = _SHAPE.match(entry.replace(" ", ""))
     if match is None:
-        raise TargetError(f"--inputs entry {position + 1} ({entry!r}) is not a shape like 8x4[:f32] or a number")
+        raise TargetError(f"--inputs entry {position + 1} ({entry!r}) is not a shape like 8x4[:f32][:nograd] or a number")
     dims = [int(d) for d in re.findall(r"\d+", match.group(1))]
     dtype_name = (match.group(4) or "f64").lower()
     dtype = _DTYPES.get(dtype_name)
