@@ -63,7 +63,7 @@ from gradview.ir.types import SCALAR_TYPE_NAMES
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, walk_records
 
-from .model import DrawEdge, DrawGraph, DrawNode, NodeRole, View
+from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View
 from .plumbing_text import LIST_TYPES, Expr, folded_expr, op_lines
 from .views import DIFFERENTIABLE_GRAPH, draw_step
 
@@ -229,11 +229,23 @@ class _Folding:
         if not self.autodiff:
             return any(edge.capture or nodes[edge.target].role is NodeRole.RETURN for edge in edges)
         sizes = self._sizes_only(box_id)
+        if self._passes_through_in_its_block(box_id):
+            return False
         return any(
             (edge.capture and not sizes)
             or (nodes[edge.target].role is NodeRole.RETURN and nodes[edge.target].cluster not in _GRAPH_FRAMES)
             for edge in edges
         )
+
+    def _passes_through_in_its_block(self, box_id: int) -> bool:
+        """A ``_grad_sum_to_size`` whose gradient is made in its own block: folded even
+        when the block returns it, since the block keeps the box that makes it."""
+        node = self.records.nodes.get(box_id)
+        if node is None or node.kind not in _PASS_THROUGH or not node.inputs:
+            return False
+        source = self._box_of_value(node.inputs[0])
+        nodes = self.drawing.nodes
+        return source in nodes and source != box_id and nodes[source].cluster == nodes[box_id].cluster
 
     def _leaves_the_graph(self, box_id: int) -> bool:
         nodes = self.drawing.nodes
@@ -347,7 +359,17 @@ class _Folding:
                 members.setdefault(targets[box_id], []).append(box_id)
         if self.autodiff:
             _lecture_names(out)
+            out.clusters = {key: self._grad_of_title(cluster) for key, cluster in out.clusters.items()}
         return Folded(out, {box: targets[box] for box in drawing.nodes if box in self.folded}, members)
+
+    def _grad_of_title(self, cluster: Cluster) -> Cluster:
+        """A GradOf block's frame says which op it differentiates: ``gradient of sin``."""
+        owner, _, block = cluster.key.partition(".")
+        node = self.records.nodes.get(int(owner[1:])) if owner[1:].isdigit() and block else None
+        if node is None or node.kind != "prim::GradOf":
+            return cluster
+        primal = dict(node.attrs).get("name", "").strip('"')
+        return dataclasses.replace(cluster, title=f"gradient of {primal.split('::')[-1] or '?'}")
 
     # labels
     def _relabelled(self, box_id: int, box: DrawNode) -> DrawNode:

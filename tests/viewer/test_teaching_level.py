@@ -57,3 +57,14 @@ def test_values_are_named_as_the_source_names_them() -> None:
     assert "%x : " in labels["sin_times_x"] and "%sin_x : " in labels["sin_times_x"]
     assert "%x.1" not in labels["sin_times_x"] and "%sin_x.3" not in labels["sin_times_x"]
     assert "%h.1 : " in labels["loop_if"] and "%h.2 : " in labels["loop_if"]
+
+
+def test_grad_of_frames_say_the_op_they_differentiate() -> None:
+    """Before LowerGradOf, df's GradOf blocks are frames titled by their primal op, holding
+    the formula's ops (the _grad_sum_to_size a block returns folds into the block's return)."""
+    trace = load_target(f"{ROOT / 'examples' / 'teaching' / 'sin_times_x'}.py:f").trace
+    first = next(s.index for s in trace if s.which.is_backward)
+    frame = trace_frames(trace, View.JOINT, 0, [first], export_transforms(trace, Detail.OPS))[0]
+    titles = sorted(c.title for c in frame.graph.clusters.values() if c.key not in ("f", "df"))
+    assert titles == ["gradient of mul", "gradient of sin"]
+    assert not [n for n in frame.graph.nodes.values() if "_grad_sum_to_size" in n.label]
