@@ -223,6 +223,14 @@ def add_run_values(graph: DrawGraph, step: Any, result: Any) -> DrawGraph:
     graph = dataclasses.replace(graph, nodes=dict(graph.nodes))
     names = value_names(step)
     by_name = {names[v]: summary for v, summary in summaries.items() if v in names}
+    # The ops level names values as the source does (%x.1 reads %x) where one value has that stem.
+    stems: dict[str, list[Any]] = {}
+    for v, summary in summaries.items():
+        if v in names and re.search(r"\.\d+$", names[v]):
+            stems.setdefault(re.sub(r"\.\d+$", "", names[v]), []).append(summary)
+    for stem, found in stems.items():
+        if len(found) == 1:
+            by_name.setdefault(stem, found[0])
     for node_id, node in list(graph.nodes.items()):
         lines = node.label.splitlines()
         changed = False

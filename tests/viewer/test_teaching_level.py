@@ -68,3 +68,17 @@ def test_grad_of_frames_say_the_op_they_differentiate() -> None:
     titles = sorted(c.title for c in frame.graph.clusters.values() if c.key not in ("f", "df"))
     assert titles == ["gradient of mul", "gradient of sin"]
     assert not [n for n in frame.graph.nodes.values() if "_grad_sum_to_size" in n.label]
+
+
+def test_run_values_reach_the_values_named_as_the_source_names_them() -> None:
+    """r on f at the ops level: %x and %sin_x (the IR's %x.1 and %sin_x.3) show their values."""
+    from gradview.viewer.evaluate import run_step
+    from gradview.viewer.formatting import add_run_values
+
+    session = load_target(f"{ROOT / 'examples' / 'teaching' / 'sin_times_x'}.py:f")
+    trace = session.trace
+    step = [s for s in trace if s.which.is_forward][-1]
+    frame = trace_frames(trace, View.FORWARD, 0, [step.index], export_transforms(trace, Detail.OPS))[0]
+    shown = add_run_values(frame.graph, step, run_step(trace, step.index, session.inputs))
+    labels = "\n".join(node.label for node in shown.nodes.values())
+    assert "%x = 3x4 float64" in labels and "%sin_x = 3x4 float64" in labels
