@@ -223,7 +223,7 @@ def _value_marks(trace: PassTrace, index: int, step: Step, k: int | None, values
             if Mark.VJP_OUTPUT in roles.values.get(value.id, set()) and isinstance(position, int):
                 rules = chain_rule_lines(trace, k)
                 if position < len(rules):
-                    lines.append(("chain rule", rules[position]))
+                    lines.append(("formula", rules[position]))  # the chain rule as df computes it
     states = zero_states(trace, step)
     for value in values:
         state = states.get(value.id)

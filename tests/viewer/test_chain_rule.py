@@ -40,7 +40,7 @@ def test_the_inspector_shows_it_on_a_vjp_output() -> None:
     marks = step_marks(trace, step.index, View.JOINT, 0)
     value = next(v for v, found in marks.values.items() if Mark.VJP_OUTPUT in found)
     lines = dict(inspect_value(trace, step.index, value, View.BACKWARD, 0))
-    assert lines["chain rule"].startswith("grad_x = grad * sin_x + grad * x * cos(x)")
+    assert lines["formula"].startswith("grad_x = grad * sin_x + grad * x * cos(x)")
 
 
 def test_a_loop_keeps_the_numbers_that_tell_its_values_apart() -> None:
