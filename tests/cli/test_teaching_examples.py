@@ -74,3 +74,23 @@ def test_gradients_are_pytorchs(name: str) -> None:
             ours[position].grad.data, theirs[position].grad.numpy(), rtol=1e-10, atol=1e-12,
             err_msg=f"{name}: gradient of input {position}",
         )
+
+
+NO_TORCH = """
+import sys
+sys.modules["torch"] = None  # any import of torch fails
+from gradview.cli.main import main
+for target in sys.argv[1:]:
+    assert main(["trace", target, "--changes", "--min-group-size", "1"]) == 0, target
+"""
+
+
+def test_the_examples_run_without_pytorch() -> None:
+    """examples/mlp.py and examples/teaching/ are script-subset files: no torch import anywhere."""
+    import subprocess
+    import sys
+
+    targets = [f"{ROOT / 'examples' / 'mlp.py'}:mlp"] + [f"{TEACHING / name}.py:f" for name in FILES]
+    run = subprocess.run([sys.executable, "-c", NO_TORCH, *targets], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
