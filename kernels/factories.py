@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .c_math import fma
 from .dropout import seeded_generator
 from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype, to_dtype
 from .protocol import KernelError
@@ -291,17 +292,15 @@ def _from_both_ends(xp: Any, start: Any, end: Any, step: Any, steps: int, dtype:
     ``end - step * (steps - i - 1)`` for the rest, in ``dtype``'s arithmetic.
 
     With ``fused``, as linspace's kernel (cpu/RangeFactoriesKernel.cpp, built for AVX2
-    with FMA), each is one fused multiply-add (one rounding, not two); gradview does the same in NumPy's extended precision, where ``step * i`` is
-    exact for ``i < 2**11`` (64-bit significand), so the values match PyTorch's bit for
-    bit there (CuPy, without it, may differ by an ulp)."""
+    with FMA), each is one fused multiply-add (one rounding, not two: kernels/c_math.py),
+    so the values match PyTorch's bit for bit."""
     index = xp.arange(steps)
     first = index < steps // 2
-    wide = getattr(xp, "longdouble", None)
-    if fused and xp.__name__ == "numpy" and wide is not None and xp.finfo(wide).nmant >= 63:
-        counts = xp.where(first, index, steps - index - 1).astype(wide)
-        base = xp.where(first, wide(start), wide(end))
-        signed = xp.where(first, wide(step), -wide(step))
-        return (base + signed * counts).astype(dtype)
+    if fused:
+        counts = xp.where(first, index, steps - index - 1).astype(dtype)
+        base = xp.where(first, dtype.type(start), dtype.type(end))
+        signed = xp.where(first, dtype.type(step), -dtype.type(step))
+        return fma(xp, signed, counts, base).astype(dtype)
     counts = index.astype(dtype)
     return xp.where(first, start + step * counts, end - step * (dtype.type(steps - 1) - counts))
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy
 
+from .c_math import fma
 from .dtypes import is_floating, to_dtype
 from .protocol import KernelError
 
@@ -87,24 +88,6 @@ def _layer_norm_axes(op: str, input: Any, normalized_shape: Any) -> tuple[tuple[
             f"{', '.join(map(str, shape))}], got {list(input.shape)}"
         )
     return tuple(range(input.ndim - k, input.ndim)), shape
-
-
-def _fused_multiply_add(a: Any, b: Any, c: Any) -> Any:
-    """``a * b + c`` rounded once, as the fused multiply-add PyTorch's vectorized CPU
-    kernels compile to: Dekker's exact product and an exact sum, then one rounding
-    (to within an ulp). Where ``a * b`` nearly cancels ``c`` (a layer norm row of
-    one element) this is what keeps gradview's result PyTorch's."""
-    split = 134217729.0  # 2**27 + 1
-    product = a * b
-    ca, cb = split * a, split * b
-    a_hi = ca - (ca - a)
-    b_hi = cb - (cb - b)
-    a_lo, b_lo = a - a_hi, b - b_hi
-    product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-    total = product + c
-    back = total - product
-    sum_error = (product - (total - back)) + (c - back)
-    return total + (sum_error + product_error)
 
 
 def native_layer_norm(
@@ -170,7 +153,7 @@ def native_layer_norm_backward(
     # fma(a, x, -a * mean), and dx = a * dy * gamma + b * x + c with
     #   ds = sum(dy * x * gamma), db = sum(dy * gamma),
     #   b = (db * mean - ds) * a^3 / N, c = -b * mean - db * a / N.
-    xhat = _fused_multiply_add(a, x, -a * m)
+    xhat = fma(xp, a, x, -a * m)  # a * x nearly cancels -a * mean in a one-element row
     lead = tuple(range(input.ndim - len(shape)))
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
