@@ -294,7 +294,8 @@ def trace_frames(
         graph = draw_step(trace, index, view, dg)
         marks = step_marks(trace, index, view, dg)
         if transforms is not None:
-            graph = transforms.picture(graph, _export_key(trace, index, view, dg)).graph
+            picture = transforms.picture(graph, _export_key(trace, index, view, dg))
+            graph, marks = picture.graph, picture.carry_marks(marks)  # roles of folded boxes, as on screen
         frame = frame_for_step(trace[index], graph, marks, _view_label(view, dg, gradient_notes(trace, index, dg)))
         change = changes[index]
         added, removed = change_lines(trace, change, MAX_DIFF_LINES)

@@ -102,6 +102,10 @@ class Folded:
     graph: DrawGraph
     box_of: dict[int, int] = field(default_factory=dict)
     members: dict[int, list[int]] = field(default_factory=dict)
+    # A folded pass-through's result -> the value it passes on (``_grad_sum_to_size``'s
+    # gradient): marks on the first (a vjp output) belong on the second.
+    same_value: dict[int, int] = field(default_factory=dict)
+    same_box: dict[int, int] = field(default_factory=dict)  # the folded pass-through -> the box making its value
 
 
 # -- the API -----------------------------------------------------------------------------------
@@ -357,10 +361,34 @@ class _Folding:
         for box_id in drawing.nodes:
             if box_id in self.folded:
                 members.setdefault(targets[box_id], []).append(box_id)
+        same_value: dict[int, int] = {}
         if self.autodiff:
             _lecture_names(out)
             out.clusters = {key: self._grad_of_title(cluster) for key, cluster in out.clusters.items()}
-        return Folded(out, {box: targets[box] for box in drawing.nodes if box in self.folded}, members)
+            same_value = self._passed_on()
+        same_box = {}
+        for gone, shown in same_value.items():
+            producer, source = self.records.producer.get(gone), self._box_of_value(shown)
+            if producer is not None and source is not None and source in out.nodes:
+                same_box[producer[0].id] = source
+        box_of = {box: targets[box] for box in drawing.nodes if box in self.folded}
+        return Folded(out, box_of, members, same_value, same_box)
+
+    def _passed_on(self) -> dict[int, int]:
+        """Each folded pass-through's result -> the drawn value it passes on."""
+        found: dict[int, int] = {}
+        for box_id in self.folded:
+            node = self.records.nodes.get(box_id)
+            if node is None or node.kind not in _PASS_THROUGH or not node.inputs or not node.outputs:
+                continue
+            value = node.inputs[0]
+            for _ in range(16):  # through a chain of them (_grad_sum_to_size of _grad_sum_to_size)
+                producer = self.records.producer.get(self.records.resolve(value))
+                if producer is None or producer[0].id not in self.folded or producer[0].kind not in _PASS_THROUGH:
+                    break
+                value = producer[0].inputs[0]
+            found[node.outputs[0].id] = value
+        return found
 
     def _grad_of_title(self, cluster: Cluster) -> Cluster:
         """A GradOf block's frame says which op it differentiates: ``gradient of sin``."""

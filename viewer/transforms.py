@@ -66,6 +66,11 @@ __all__ = [
 DEFAULT_HOPS = 2
 MAX_HOPS = 6
 _CARRIED = frozenset({Mark.LINKED, Mark.SELECTED, Mark.FAILED})  # marks a folded node hands to its box
+# What a folded _grad_sum_to_size keeps (its gradient roles go to the box making the gradient).
+# Nor its AutogradZero state: the box making the gradient has its own.
+_NOT_CARRIED = frozenset({
+    Mark.ADDED, Mark.REMOVED, Mark.INPUTS_CHANGED, Mark.SELECTED, Mark.LINKED, Mark.ZERO, Mark.NONZERO, Mark.UNKNOWN,
+})
 FOLD_ABOVE = 40  # nodes: a larger model's graph opens with its top-level modules folded
 _BOX_BASE = -2_000_000  # collapsed-group boxes, shared by every drawing of the app
 _PICTURES_KEPT = 64
@@ -121,6 +126,15 @@ class Picture:
         if self.plumbing is None and self.collapsed is None:
             return marks
         carried = None
+        if self.plumbing is not None and self.plumbing.same_value:  # a folded _grad_sum_to_size's roles
+            for gone, shown in self.plumbing.same_value.items():
+                for mark in marks.values.get(gone, set()) - _NOT_CARRIED:
+                    carried = carried if carried is not None else marks.copy()
+                    carried.mark_value(shown, mark, marks.indices.get((gone, mark)))
+            for gone, shown in self.plumbing.same_box.items():
+                for mark in marks.nodes.get(gone, set()) - _NOT_CARRIED:
+                    carried = carried if carried is not None else marks.copy()
+                    carried.mark_node(shown, mark, marks.indices.get((gone, mark)))
         for node_id, found in marks.nodes.items():
             if node_id in self.graph.nodes:
                 continue

@@ -82,3 +82,19 @@ def test_run_values_reach_the_values_named_as_the_source_names_them() -> None:
     shown = add_run_values(frame.graph, step, run_step(trace, step.index, session.inputs))
     labels = "\n".join(node.label for node in shown.nodes.values())
     assert "%x = 3x4 float64" in labels and "%sin_x = 3x4 float64" in labels
+
+
+def test_a_folded_grad_sum_to_size_hands_its_roles_to_the_box_making_the_gradient() -> None:
+    """x * w: df's gradients are _grad_sum_to_size's results; folded, the muls making
+    them carry the vjp output roles (and their own AutogradZero states only)."""
+    from gradview.viewer.model import Mark
+
+    trace = load_target(f"{ROOT / 'examples' / 'teaching' / 'x_times_w'}.py:f", min_group_size=1).trace
+    frame = trace_frames(trace, View.JOINT, 0, [len(trace) - 1], export_transforms(trace, Detail.OPS))[0]
+    muls = [i for i, n in frame.graph.nodes.items() if n.cluster == "df" and n.label.startswith("mul")]
+    assert len(muls) == 2
+    for box in muls:
+        found = frame.marks.nodes.get(box, set())
+        assert Mark.VJP_OUTPUT in found
+        assert len(found & {Mark.ZERO, Mark.NONZERO, Mark.UNKNOWN}) <= 1
+    assert sorted(frame.marks.indices[(box, Mark.VJP_OUTPUT)] for box in muls) == [0, 1]
