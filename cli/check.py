@@ -11,6 +11,7 @@ from gradview.ir import (
     IRParseError,
     IRVerifyError,
     check_argument_counts,
+    check_block_depth,
     is_known_op,
     lint,
     parse_ir,
@@ -95,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         graph = parse_ir(text)
         lint(graph)
         check_argument_counts(graph)  # as the loaders do: check and trace agree on what is valid
+        check_block_depth(graph)
     except IRParseError as exc:
         print(f"{shown}:{exc.summary}", file=sys.stderr)
         print("\n".join(str(exc).splitlines()[1:]), file=sys.stderr)

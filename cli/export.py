@@ -108,6 +108,8 @@ def choose_steps(trace: Any, view: Any, dg: int, pass_name: str | None, every: b
     from gradview.runtime.pass_trace import normalize_pass_name
     from gradview.viewer.views import view_unavailable_reason
 
+    if len(trace) == 0:
+        raise ExportError("the trace holds no step to draw")
     if pass_name is not None and pass_name.strip().isdigit():
         index = int(pass_name)
         if index >= len(trace):

@@ -12,6 +12,7 @@ from .errors import IRParseError, IRVerifyError
 from .frontend import FromTorchError, ScriptError, ScriptFunction, from_torch, script
 from .graph import Block, Graph, InsertPoint
 from .lint import lint
+from .nesting import MAX_RUNNABLE_NESTING, check_block_depth
 from .node import Node, Use, Value
 from .operators import is_known_op, register_schema, resolve_schema, schemas_for
 from .parser import parse_ir, parse_type
@@ -40,7 +41,7 @@ from .types import (
 verify = lint
 
 __all__ = [
-    "AnyType", "Argument", "AttributeKind", "check_argument_counts", "Block", "BoolType", "DeviceType", "DictType",
+    "AnyType", "Argument", "AttributeKind", "check_argument_counts", "check_block_depth", "MAX_RUNNABLE_NESTING", "Block", "BoolType", "DeviceType", "DictType",
     "FloatType", "FromTorchError", "from_torch", "FunctionSchema", "FunctionType", "Graph", "IRParseError", "IRVerifyError",
     "InsertPoint", "IntType", "ScriptError", "ScriptFunction", "script", "ListType", "NOT_CONSTANT", "NamedType", "Node", "NoneType",
     "NumberType", "OptionalType", "SchemaParseError", "StringType", "TENSOR", "TensorConstant",

@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gradview.ir import Graph, IRParseError, parse_ir
+from gradview.ir import Graph, IRParseError, IRVerifyError, check_block_depth, parse_ir
 
 from .graph_match import match_graphs
 from .pass_trace import PassTrace, TraceFormatError
@@ -217,11 +217,14 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
         else:
             try:
                 graph = parse_ir(message.graph)
+                check_block_depth(graph)  # what reads a trace walks blocks recursively
             except IRParseError as exc:
                 line = message.line + exc.line - (0 if header and not _INLINE_GRAPH.search(header) else 1)
                 raise JitLogError(
                     f"{source}:{line}: cannot parse the graph dumped after {header!r}: {exc.message}"
                 ) from None
+            except IRVerifyError as exc:
+                raise JitLogError(f"{source}:{message.line}: the graph dumped after {header!r}: {exc}") from None
             if previous is not None and address is not None and which.is_main and _inputs(previous[1]) != _inputs(graph):
                 # A freed executor's address reused by the next one (a helper graph's
                 # executor, then the user's): the same graph never changes its inputs.

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gradview.ir.attributes import AttributeKind, format_attribute
+from gradview.ir.nesting import MAX_RUNNABLE_NESTING
 
 from .bounded_json import check_depth
 from .trace_records import BlockRecord, NodeRecord, ValueRecord, print_record, walk_records
@@ -515,8 +516,10 @@ class PassTrace:
         trace = cls()
         try:
             built: list[NodeRecord | BlockRecord] = []
+            depths: dict[int, int] = {}  # id(record) -> blocks nested in it, itself included
             for position, entry in enumerate(data["records"]):
                 built.append(_decode_record(entry, built, position))
+                _check_nesting(built[-1], depths, position)
             for position, raw in enumerate(data["steps"]):
                 graph = built[raw["graph"]] if isinstance(raw["graph"], int) and raw["graph"] >= 0 else None
                 if not isinstance(graph, BlockRecord):
@@ -614,6 +617,18 @@ def _decode(obj: Any) -> Any:
 def _hashable(obj: Any) -> Any:
     hash(obj)
     return obj
+
+
+def _check_nesting(record: NodeRecord | BlockRecord, depths: dict[int, int], position: int) -> None:
+    """Blocks nested as deep as the IR parser reads them (what walks a trace recurses per level)."""
+    if isinstance(record, BlockRecord):
+        depth = 1 + max((depths[id(node)] for node in record.nodes), default=0)
+    else:
+        inner = [*record.blocks, *([record.subgraph] if record.subgraph is not None else [])]
+        depth = max((depths[id(block)] for block in inner), default=0)
+    if depth > MAX_RUNNABLE_NESTING + 1:
+        raise ValueError(f"record {position}: blocks nest more than {MAX_RUNNABLE_NESTING} levels deep")
+    depths[id(record)] = depth
 
 
 def _sizes(raw: Any) -> tuple[int, ...]:

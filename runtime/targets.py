@@ -63,6 +63,7 @@ from gradview.ir import (
     ScriptError,
     TensorType,
     check_argument_counts,
+    check_block_depth,
     from_torch,
     lint,
     parse_ir,
@@ -433,6 +434,7 @@ def _load(
             graph = parse_ir(path.read_text(encoding="utf-8", errors="surrogateescape"))
             lint(graph)
             check_argument_counts(graph)  # as `gradview check` does
+            check_block_depth(graph)
         except IRParseError as exc:
             raise TargetError(f"{target}:{exc.summary}") from None
         except IRVerifyError as exc:

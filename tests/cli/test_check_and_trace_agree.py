@@ -13,6 +13,14 @@ GRAPHS = {
     "tensor_list": ("graph(%x : Tensor):\n  %t : Tensor[] = prim::Constant[value=[<Tensors>]]()\n  return (%t)\n", True),
     "dg_without_subgraph": ("graph(%x : Tensor):\n  %y : Tensor = prim::DifferentiableGraph(%x)\n  return (%y)\n", False),
     "mm_one_input": ("graph(%x : Tensor):\n  %y : Tensor = aten::mm(%x)\n  return (%y)\n", False),
+    "blocks_nested_300_deep": (
+        "graph(%c : bool, %x : Tensor):\n"
+        + "".join(f"  %r{d} : Tensor = prim::If(%c)\n    block0():\n" for d in range(300))
+        + "  %r300 : Tensor = aten::neg(%x)\n"
+        + "".join(f"    -> (%r{d + 1})\n    block1():\n    -> (%x)\n" for d in reversed(range(300)))
+        + "  return (%r0)\n",
+        False,
+    ),
     "size_beyond_int64": ("graph(%x : Double(99999999999999999999, 3, strides=[3, 1], device=cpu)):\n  return (%x)\n", False),
 }
 FREEZE_CONSTANTS = Path(__file__).resolve().parents[1] / "data" / "torch_prints" / "freeze_script_constants.ir"

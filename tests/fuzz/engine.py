@@ -199,6 +199,10 @@ def _python_target(path: Path, base: str) -> tuple[str, list[str]]:
     return f"{path}:mlp", []
 
 
+def _mutate_ir(rng: numpy.random.Generator, data: bytes, scale: int) -> bytes:
+    return mutations.mutate(rng, data, scale, mutations.IR_MUTATORS)
+
+
 def _text_or_json(rng: numpy.random.Generator, data: bytes, scale: int) -> bytes:
     return mutations.mutate_json(rng, data, scale) if rng.integers(2) else mutations.mutate(rng, data, scale)
 
@@ -207,7 +211,7 @@ KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
         Kind("ir", _files("examples/*.ir", "tests/data/torch_prints/*.ir", "tests/data/conformance/cases/*.ir"),
-             mutations.mutate, "graph.ir"),
+             _mutate_ir, "graph.ir"),
         Kind("jit_log_profiling", _files("tests/fuzz/data/jit_log_profiling.log"), mutations.mutate, "profiling.log"),
         Kind("jit_log_legacy", _files("tests/runtime/data/jit_log_*.log"), mutations.mutate, "legacy.log"),
         Kind("torch_trace", _files("tests/data/torch_trace/mlp.log", "tests/data/torch_trace/float64.log"),

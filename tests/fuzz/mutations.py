@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy
 
-__all__ = ["Mutator", "TEXT_MUTATORS", "mutate", "mutate_json", "mutate_spec", "recompute_md5s", "mutate_payloads"]
+__all__ = ["Mutator", "TEXT_MUTATORS", "IR_MUTATORS", "mutate", "mutate_json", "mutate_spec", "recompute_md5s", "mutate_payloads"]
 
 Mutator = Callable[[numpy.random.Generator, bytes, int], bytes]
 
@@ -123,6 +123,22 @@ def nest_deep(rng: numpy.random.Generator, data: bytes, scale: int) -> bytes:
     return data[:at] + piece + data[at:]
 
 
+def nest_blocks(rng: numpy.random.Generator, data: bytes, scale: int) -> bytes:
+    """IR: ifs nested around the start of the graph's body (valid IR, as deep as the parser allows, or deeper)."""
+    header = data.find(b"):\n")
+    if header < 0:
+        return nest_deep(rng, data, scale)
+    depth = int(_pick(rng, [20, 60, 99, 100, 101, 150 * scale]))
+    lines = [b"  %fz_c : bool = prim::Constant[value=1]()", b"  %fz_t : Tensor = prim::Uninitialized()"]
+    for d in range(depth):
+        lines += [b"  %%fz%d : Tensor = prim::If(%%fz_c)" % d, b"    block0():"]
+    lines.append(b"  %%fz%d : Tensor = prim::Uninitialized()" % depth)
+    for d in reversed(range(depth)):
+        lines += [b"    -> (%%fz%d)" % (d + 1), b"    block1():", b"    -> (%fz_t)"]
+    at = header + 3
+    return data[:at] + b"\n".join(lines) + b"\n" + data[at:]
+
+
 def non_utf8(rng: numpy.random.Generator, data: bytes, scale: int) -> bytes:
     at = _at(rng, data)
     return data[:at] + _pick(rng, [b"\xff\xfe", b"\x80", b"\xc3(", b"\xed\xa0\x80", b"\x00"]) + data[at:]
@@ -140,6 +156,8 @@ TEXT_MUTATORS: list[Mutator] = [
     truncate, delete_line, duplicate_line, swap_lines, flip_chars, set_size, change_op, nest_deep, non_utf8, long_line,
 ]
 
+
+IR_MUTATORS: list[Mutator] = [*TEXT_MUTATORS, nest_blocks]
 
 # Mutations that keep most of the text readable are drawn more often, so that
 # mutants get past the parser into the passes, the executor and the exporters.

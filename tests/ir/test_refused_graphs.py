@@ -83,3 +83,22 @@ def test_sizes_beyond_int64_are_refused_by_the_parser(size: str) -> None:
 def test_the_largest_int64_size_parses() -> None:
     graph = parse_ir("graph(%x : Double(9223372036854775807, strides=[1], device=cpu)):\n  return (%x)\n")
     assert graph.inputs()[0].type().sizes == (2**63 - 1,)
+
+
+def _nested_ifs(depth: int) -> str:
+    lines = ["graph(%c : bool, %x : Tensor):"]
+    for d in range(depth):
+        lines += [f"  %r{d} : Tensor = prim::If(%c)", "    block0():"]
+    lines.append(f"  %r{depth} : Tensor = aten::neg(%x)")
+    for d in reversed(range(depth)):
+        lines += [f"    -> (%r{d + 1})", "    block1():", "    -> (%x)"]
+    return "\n".join([*lines, "  return (%r0)"]) + "\n"
+
+
+def test_blocks_nested_deeper_than_gradview_runs_are_refused_naming_the_node() -> None:
+    from gradview.ir import MAX_RUNNABLE_NESTING, check_block_depth
+
+    check_block_depth(parse_ir(_nested_ifs(MAX_RUNNABLE_NESTING)))
+    deep = parse_ir(_nested_ifs(MAX_RUNNABLE_NESTING + 1))  # the parser reads what torch prints
+    with pytest.raises(IRVerifyError, match=rf"blocks nest more than 100 levels deep.*at `%r{MAX_RUNNABLE_NESTING} : Tensor = prim::If"):
+        check_block_depth(deep)

@@ -84,3 +84,42 @@ def test_inputs_too_large_together_are_refused_before_any_is_made() -> None:
         parse_input_spec("8192x8192,8192x8192x2", graph.inputs())
     with pytest.raises(TargetError, match=r"7\.11 PiB"):
         parse_input_spec("1x1,100000x100000x100000", graph.inputs())
+
+
+def _nested_ifs(depth: int) -> str:
+    lines = ["graph(%c : bool, %x : Tensor):"]
+    for d in range(depth):
+        lines += [f"  %r{d} : Tensor = prim::If(%c)", "    block0():"]
+    lines.append(f"  %r{depth} : Tensor = aten::neg(%x)")
+    for d in reversed(range(depth)):
+        lines += [f"    -> (%r{d + 1})", "    block1():", "    -> (%x)"]
+    return "\n".join([*lines, "  return (%r0)"]) + "\n"
+
+
+def test_a_jit_log_whose_graph_nests_300_blocks_deep_is_refused_naming_the_line(tmp_path: Path) -> None:
+    from gradview.runtime.jit_log import load_jit_log
+
+    log = tmp_path / "deep.log"
+    prefix = "[DUMP graph_executor.cpp:693] "
+    text = _nested_ifs(300)
+    log.write_text(prefix + "Optimizing the following function:\n" + "".join(prefix + line + "\n" for line in text.splitlines()))
+    with pytest.raises(TraceFormatError, match=r"deep\.log:\d+: .*blocks nest more than 100 levels deep"):
+        load_jit_log(str(log))
+
+
+def test_a_graph_nesting_60_blocks_deep_is_traced(tmp_path: Path) -> None:
+    path = tmp_path / "deep.ir"
+    path.write_text(_nested_ifs(60))
+    assert len(load_target(str(path), "true,3").trace) > 1
+
+
+def test_a_saved_trace_whose_records_nest_150_blocks_deep_is_refused(tmp_path: Path) -> None:
+    records: list[list] = [["b", [], [], []]]
+    for depth in range(150):
+        records.append(["n", 1000 + depth, "prim::If", [], [], [], None, [len(records) - 1], None])
+        records.append(["b", [], [len(records) - 1], []])
+    step = {"graph": len(records) - 1, "which": "main", "pass": "Input", "changed": False, "seconds": 0.0}
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"format": "gradview-trace", "version": 2, "records": records, "steps": [step]}))
+    with pytest.raises(TraceFormatError, match=r"record \d+: blocks nest more than 100 levels deep"):
+        PassTrace.load(str(path))
