@@ -435,11 +435,14 @@ _NUMBERED = re.compile(r"%([A-Za-z_]\w*)\.(\d+)\b")
 
 
 def _lecture_names(graph: DrawGraph) -> None:
-    """Values named as the source names them (``%x.1`` and ``%sin_x.3`` read
-    ``%x`` and ``%sin_x``, as df's captures do), in the labels of boxes and arrows,
-    wherever that stays unambiguous: the name is the only numbered one of its
-    stem in the picture (a loop's ``%h.1`` and ``%h.2`` stay), and the stem alone
-    is no other value's name, unless it is the capture of this very value in df."""
+    """Values named as the source names them, in the labels of boxes and arrows.
+
+    A value df captures reads in df as in f (df's ``%h.1``, the capture of f's
+    ``%h.2``, reads ``%h.2``); then ``%x.1`` and ``%sin_x.3`` read ``%x`` and
+    ``%sin_x`` wherever that stays unambiguous: the name is the only numbered
+    one of its stem in the picture (a loop's ``%h.2`` and ``%h.4`` keep their
+    numbers) and the stem alone names no other value."""
+    _same_names_for_captures(graph)
     texts = [node.label for node in graph.nodes.values()] + [edge.label for edge in graph.edges]
     full: dict[str, set[str]] = {}
     bare: set[str] = set()
@@ -447,26 +450,44 @@ def _lecture_names(graph: DrawGraph) -> None:
         for match in _NUMBERED.finditer(text):
             full.setdefault(match.group(1), set()).add(match.group(0))
         bare.update(re.findall(r"%([A-Za-z_]\w*)\b(?!\.\d)", text))
-    captured = {  # f's name -> df's name of the same value, from the capture arrows
-        edge.label: graph.nodes[edge.target].label.split(" ")[0]
-        for edge in graph.edges
-        if edge.capture and edge.target in graph.nodes
-    }
     renamed = {
-        name: "%" + base
-        for base, names in full.items()
-        if len(names) == 1
-        for name in names
-        if base not in bare or captured.get(name) == "%" + base
+        name: "%" + base for base, names in full.items() if len(names) == 1 and base not in bare for name in names
     }
-    if not renamed:
-        return
+    if renamed:
+        _rename(graph, renamed, None)
+
+
+def _same_names_for_captures(graph: DrawGraph) -> None:
+    """df's input boxes named as the f values they capture (same source variable only)."""
+    for edge in graph.edges:
+        target = graph.nodes.get(edge.target)
+        if not edge.capture or target is None or target.role is not NodeRole.INPUT:
+            continue
+        ours, theirs = target.label.split(" ")[0], edge.label
+        stem = _NUMBERED.sub(r"%\1", ours)
+        if ours != theirs and ours.startswith("%") and not ours[1:].isdigit() and stem == _NUMBERED.sub(r"%\1", theirs):
+            _rename(graph, {ours: theirs}, _top_frame(graph, target.cluster))
+
+
+def _top_frame(graph: DrawGraph, key: str | None) -> str | None:
+    while key is not None and key in graph.clusters and graph.clusters[key].parent is not None:
+        key = graph.clusters[key].parent
+    return key
+
+
+def _rename(graph: DrawGraph, renamed: dict[str, str], frame: str | None) -> None:
+    """Rename whole value names in labels (in the boxes and arrows of ``frame``, or everywhere)."""
+    pattern = re.compile("|".join(re.escape(name) for name in sorted(renamed, key=len, reverse=True)) + r"(?![\w.])")
 
     def rename(text: str) -> str:
-        return _NUMBERED.sub(lambda m: renamed.get(m.group(0), m.group(0)), text)
+        return pattern.sub(lambda m: renamed[m.group(0)], text)
 
-    graph.nodes = {i: dataclasses.replace(n, label=rename(n.label)) for i, n in graph.nodes.items()}
-    graph.edges = [dataclasses.replace(e, label=rename(e.label)) for e in graph.edges]
+    def inside(box: int) -> bool:
+        node = graph.nodes.get(box)
+        return frame is None or (node is not None and _top_frame(graph, node.cluster) == frame)
+
+    graph.nodes = {i: dataclasses.replace(n, label=rename(n.label)) if inside(i) else n for i, n in graph.nodes.items()}
+    graph.edges = [dataclasses.replace(e, label=rename(e.label)) if inside(e.source) else e for e in graph.edges]
 
 
 def _scalar_tensor(type_text: str) -> bool:

@@ -48,7 +48,8 @@ def test_the_joint_view_at_the_ops_level_draws_no_plumbing(path: Path) -> None:
 
 def test_values_are_named_as_the_source_names_them() -> None:
     """f's ``%x.1`` and ``%sin_x.3`` read ``x`` and ``sin_x``, as df's captures of them do;
-    a loop's ``h.1``, ``h.2``... keep their numbers (one name for several values would lie)."""
+    a loop's ``h.2``, ``h.4`` keep their numbers (one name for several values would lie),
+    and df's captures of them read as in f (df's own names are ``h.1`` and ``h.3``)."""
     labels = {}
     for name in ("sin_times_x", "loop_if"):
         trace = load_target(f"{ROOT / 'examples' / 'teaching' / name}.py:f").trace
@@ -56,7 +57,8 @@ def test_values_are_named_as_the_source_names_them() -> None:
         labels[name] = "\n".join(node.label for node in frame.graph.nodes.values())
     assert "%x : " in labels["sin_times_x"] and "%sin_x : " in labels["sin_times_x"]
     assert "%x.1" not in labels["sin_times_x"] and "%sin_x.3" not in labels["sin_times_x"]
-    assert "%h.1 : " in labels["loop_if"] and "%h.2 : " in labels["loop_if"]
+    assert labels["loop_if"].count("%h.2 : ") == 2 and labels["loop_if"].count("%h.4 : ") == 2
+    assert "%h.1" not in labels["loop_if"] and "%h.3" not in labels["loop_if"]
 
 
 def test_grad_of_frames_say_the_op_they_differentiate() -> None:
