@@ -44,7 +44,8 @@ def check_output_file(path: str, inputs: list[Path], force: bool, option: str) -
     """Refuse to write ``path`` (given with ``option``) over an input, a folder, or, without ``force``, a file."""
     out = Path(path)
     for source in inputs:
-        if _same(out, source) or out.resolve() == source.resolve():
+        inside = source.is_dir() and out.exists() and source.resolve() in out.resolve().parents
+        if _same(out, source) or out.resolve() == source.resolve() or inside:
             raise OutputError(f"{option} {path} is the input of this command; writing it would replace the input: give another name")
     if out.is_dir():
         raise OutputError(f"{option} {path} is a folder; give a file name")

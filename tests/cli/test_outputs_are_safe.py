@@ -51,6 +51,17 @@ def test_a_python_target_is_an_input_too(tmp_path: Path, capsys: pytest.CaptureF
     assert model.read_text() == "def f(x):\n    return x.sin()\n"
 
 
+def test_a_file_of_an_input_folder_is_an_input_even_with_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logs = tmp_path / "torch_trace"
+    logs.mkdir()
+    log = logs / "rank0.log"
+    shutil.copy(ROOT / "tests" / "data" / "torch_trace" / "mlp.log", log)
+    before = log.read_bytes()
+    assert main(["export", str(logs), "--html", str(log), "--force"]) == 1
+    assert "is the input of this command" in _error(capsys)
+    assert log.read_bytes() == before
+
+
 @pytest.mark.parametrize(("command", "option"), [("export", "--html"), ("view", "--save-trace")])
 def test_an_existing_file_is_refused_without_force(
     graph: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, option: str

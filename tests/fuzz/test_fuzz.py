@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(environment_ready() is not None, reason=str(envi
 
 # Mutants per kind in CI: together about a minute on one core (each command also
 # has a time budget, a hang guard rather than a speed assertion).
-CI_MUTANTS = 96
+CI_MUTANTS = 128
 COMMAND_BUDGET_S = 30.0
 
 
