@@ -191,6 +191,7 @@ def export_html(
     docs: Callable[[str], str] | None = None,
     report: Callable[[str], None] | None = None,
     opening: int = 0,
+    note: str = "",
 ) -> Path:
     """Write one self-contained HTML page (no server, no network) that steps
     through the frames with the arrow keys, Home and End, showing each step's
@@ -229,7 +230,7 @@ def export_html(
         report(f"E: writing {target.name}…")
     # The page opens on the first frame at or after step ``opening``.
     start = next((position for position, frame in enumerate(frames) if frame.index >= opening), 0)
-    write_whole(target, html_page(data, title, theme, start))
+    write_whole(target, html_page(data, title, theme, start, note))
     return target
 
 
@@ -404,6 +405,11 @@ def export_trace_html(
     transforms = export_transforms(trace, detail)
     frames = trace_frames(trace, view, dg, indices, transforms, report)
     layouts = view_layouts(trace, frames, view, dg, transforms, report)
+    from .formatting import inline_threshold_label, min_group_size_label
     from .view_steps import opening_step  # a JIT log opens on the user's graph, not a helper's
 
-    return export_html(frames, path, layouts, theme, title, leftovers, report=report, opening=opening_step(trace))
+    # Settings beyond PyTorch's, said in the page's header as the viewer's says them.
+    note = (inline_threshold_label(trace.inline_threshold()) + min_group_size_label(trace.min_group_size()))[3:]
+    return export_html(
+        frames, path, layouts, theme, title, leftovers, report=report, opening=opening_step(trace), note=note
+    )

@@ -225,6 +225,7 @@ header button { font: inherit; background: none; color: inherit; border: 1px sol
 #caption span { margin-right: 0.6em; }
 #step-pass { font-weight: bold; }
 .keys { margin-left: auto; opacity: 0.7; }
+#note { color: %(accent)s; }
 main { flex: 1; display: flex; min-height: 0; }
 #steps { margin: 0; padding: 4px 0; list-style: none; overflow-y: auto; width: 20em;
          border-right: 1px solid %(rule)s; flex: none; }
@@ -280,9 +281,10 @@ def _tag(tag: str) -> str:
     return f'<span class="tag">{html.escape(tag)}</span>' if tag else ""
 
 
-def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", start: int = 0) -> str:
+def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", start: int = 0, note: str = "") -> str:
     """The page for ``data`` (:func:`gradview.viewer.stepper.stepper_data`), opening
-    on its ``start``-th step (a JIT log's: the user's graph, not a helper's)."""
+    on its ``start``-th step (a JIT log's: the user's graph, not a helper's);
+    ``note`` in the header says what differs from PyTorch (``min group size 1 (not PyTorch's 2)``)."""
     esc = html.escape
     items = []
     group = None
@@ -328,6 +330,7 @@ def html_page(data: StepperData, title: str = "gradview", theme: str = "dark", s
             '<span id="caption"><span id="step-index"></span> <span id="step-pass"></span> '
             '<span id="step-which"></span> <span id="step-state"></span></span>',
             '<span id="counter"></span>',
+            f'<span id="note">{esc(note)}</span>' if note else "",
             '<button id="zoom-out" type="button" title="zoom out (-)">&#8722;</button>',
             '<span id="zoom"></span>',
             '<button id="zoom-in" type="button" title="zoom in (+)">+</button>',

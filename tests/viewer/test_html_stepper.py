@@ -115,3 +115,11 @@ def _open_ready(driver) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     WebDriverWait(driver, 10).until(lambda d: d.find_element("tag name", "body").get_attribute("data-ready") == "true")
+
+
+def test_the_header_says_what_differs_from_pytorch(tmp_path: Path) -> None:
+    trace = load_target(f"{ROOT / 'examples' / 'teaching' / 'x_times_w.py'}:f", min_group_size=1).trace
+    page = export_trace_html(trace, tmp_path / "x.html", View.JOINT).read_text(encoding="utf-8")
+    assert '<span id="note">min group size 1 (not PyTorch&#x27;s 2)</span>' in page
+    plain = export_trace_html(load_target(f"{SIN_TIMES_X}:f").trace, tmp_path / "s.html", View.JOINT)
+    assert 'id="note"' not in plain.read_text(encoding="utf-8")
