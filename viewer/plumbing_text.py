@@ -128,7 +128,8 @@ def _format(value: Any) -> str:
 
 
 def _short_kind(kind: str) -> str:
-    return kind.removeprefix("aten::")
+    """``aten::mul`` and autodiff's helpers (``gradview::reduced_numel``) by their own name."""
+    return kind.removeprefix("aten::").removeprefix("gradview::")
 
 
 # -- values -------------------------------------------------------------------------------------
