@@ -497,9 +497,9 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         step = self.trace[self.index]
         graph = export_graph_name(self.trace, self.index, self.view, self.dg)
         target = self.export_dir / svg_file_name(self.index, step.pass_name, graph)
-        drawing = self.controller.draw(self.index, self.view, self.dg)
-        layout = self.layouts.get(layout_key(self.trace, self.index, self.view, self.dg))
-        marks, theme = self._marks(), self.theme_name
+        # What is on screen: at its level of detail, folded, focused, with its run values.
+        canvas = self.main.canvas
+        drawing, layout, marks, theme = canvas.graph, canvas.layout_data, canvas.marks, self.theme_name
         self._in_thread("export", lambda: ExportDone(tasks.export_svg(target, drawing, marks, layout, theme)))
 
     def action_export_html(self) -> None:
