@@ -35,21 +35,24 @@ def _root(graph: DrawGraph, key: str | None) -> str | None:
 
 
 def joint_layout(
-    graphs: Sequence[DrawGraph], engine: str = "auto", rankdir: str = "TB", size: Callable[[str], Size] = box_size
+    graphs: Sequence[DrawGraph], engine: str = "auto", rankdir: str = "TB", size: Callable[[str], Size] = box_size,
+    ranksep: float | None = None,
 ) -> Layout:
     """One layout for the joint view's steps ``graphs``: f's nodes (frame
     ``f``) all left of df's (frame ``df``), capture edges routed in between.
     ``rankdir="LR"``: each half left to right, f above df (the same
     placement, made on the halves' layouts mirrored and mirrored back).
-    ``size``: a label's box (width, height) in points."""
+    ``size``: a label's box (width, height) in points; ``ranksep``: dot's inches between ranks."""
+    def lay_out(half: DrawGraph, direction: str) -> Layout:
+        return union_layout([half], engine, direction, size, ranksep) if half.nodes else Layout()
+
     if rankdir == "LR":
-        return _transposed(_placed(graphs, engine, size, turned=True))
-    return _placed(graphs, engine, size, turned=False)
+        return _transposed(_placed(graphs, lambda half: _transposed(lay_out(half, "LR"))))
+    return _placed(graphs, lambda half: lay_out(half, "TB"))
 
 
-def _placed(graphs: Sequence[DrawGraph], engine: str, size: Callable[[str], Size], turned: bool) -> Layout:
-    """:func:`joint_layout`'s placement; ``turned``: of the halves laid out left
-    to right and mirrored in the diagonal (so they read top to bottom here)."""
+def _placed(graphs: Sequence[DrawGraph], lay_out: Callable[[DrawGraph], Layout]) -> Layout:
+    """:func:`joint_layout`'s placement of the halves as ``lay_out`` lays each out."""
     union = union_graph(graphs)
     halves = {"f": DrawGraph(), "df": DrawGraph()}
     side: dict[int, str] = {}
@@ -67,12 +70,6 @@ def _placed(graphs: Sequence[DrawGraph], engine: str, size: Callable[[str], Size
             halves[side[edge.source]].add_edge(edge)
         elif side[edge.source] == "f" and side[edge.target] == "df":
             captures.append(edge)
-
-    def lay_out(half: DrawGraph) -> Layout:
-        if not half.nodes:
-            return Layout()
-        return _transposed(union_layout([half], engine, "LR", size)) if turned else union_layout([half], engine, "TB", size)
-
     left, right = lay_out(halves["f"]), lay_out(halves["df"])
     keys = list(dict.fromkeys((e.source, e.target, e.value_id) for e in captures))
     lane = min(LANE, MAX_LANES_WIDTH / max(len(keys), 1))

@@ -217,7 +217,8 @@ def structure_key(graph: DrawGraph, engine: str = "auto") -> str:
 
 # -- layout ---------------------------------------------------------------------------
 def union_layout(
-    graphs: Sequence[DrawGraph], engine: str = "auto", rankdir: str = "TB", size: Callable[[str], Size] = box_size
+    graphs: Sequence[DrawGraph], engine: str = "auto", rankdir: str = "TB", size: Callable[[str], Size] = box_size,
+    ranksep: float | None = None,
 ) -> Layout:
     """One layout of the union of ``graphs`` (all steps of one view).
 
@@ -226,18 +227,21 @@ def union_layout(
     when it is installed and the union has at most :data:`DOT_NODE_LIMIT`
     nodes, the layered layout otherwise or when dot fails. ``rankdir``: ``TB``
     (top to bottom) or ``LR`` (left to right; dot only). ``size``: a label's box
-    (width, height) in points.
+    (width, height) in points. ``ranksep``: dot's inches between ranks (None: its usual).
     """
-    return _lay_out(union_graph(graphs), engine, rankdir, size)
-
-
-def _lay_out(union: DrawGraph, engine: str, rankdir: str = "TB", size: Callable[[str], Size] = box_size) -> Layout:
+    union = union_graph(graphs)
     sizes = {node_id: size(node.label) for node_id, node in union.nodes.items()}
-    return lay_out_sized(union, sizes, engine, rankdir)
+    return lay_out_sized(union, sizes, engine, rankdir, ranksep)
+
+
+def _lay_out(union: DrawGraph, engine: str) -> Layout:
+    sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
+    return lay_out_sized(union, sizes, engine)
 
 
 def lay_out_sized(
-    union: DrawGraph, sizes: dict[int, tuple[float, float]], engine: str = "auto", rankdir: str = "TB"
+    union: DrawGraph, sizes: dict[int, tuple[float, float]], engine: str = "auto", rankdir: str = "TB",
+    ranksep: float | None = None,
 ) -> Layout:
     """Lay out ``union`` (already merged) with its boxes' ``sizes`` in points,
     as :func:`union_layout` does: what a layout worker process runs."""
@@ -250,12 +254,14 @@ def lay_out_sized(
     if engine == "layered" or not union.nodes:
         return layered_layout(union, sizes)
     if engine == "dot":
-        return dot_layout(union, sizes, graphviz_program("dot"), rankdir=rankdir)
+        return dot_layout(union, sizes, graphviz_program("dot"), rankdir=rankdir, ranksep=ranksep)
     if len(union.nodes) > DOT_NODE_LIMIT:
         reason = f"{len(union.nodes):,} nodes is over the {DOT_NODE_LIMIT:,} that dot is given"
     else:
         try:
-            return dot_layout(union, sizes, graphviz_program("dot"), timeout=AUTO_DOT_TIMEOUT, rankdir=rankdir)
+            return dot_layout(
+                union, sizes, graphviz_program("dot"), timeout=AUTO_DOT_TIMEOUT, rankdir=rankdir, ranksep=ranksep
+            )
         except (DotMissingError, LayoutError) as exc:
             reason = str(exc)
     layout = layered_layout(union, sizes)

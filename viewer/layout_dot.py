@@ -48,15 +48,20 @@ _BLOCK_KEY = re.compile(r"n(-?\d+)\.block\d+$")  # a block's frame: views.py's f
 Sizes = dict[int, tuple[float, float]]
 
 
-def dot_layout(union: DrawGraph, sizes: Sizes, program: str, timeout: float = DOT_TIMEOUT, rankdir: str = "TB") -> Layout:
+def dot_layout(
+    union: DrawGraph, sizes: Sizes, program: str, timeout: float = DOT_TIMEOUT, rankdir: str = "TB",
+    ranksep: float | None = None,
+) -> Layout:
     """Lay out ``union`` (already merged) with the ``dot`` at ``program``; LayoutError after ``timeout`` s.
-    ``rankdir``: ``TB`` or ``LR``."""
+    ``rankdir``: ``TB`` or ``LR``; ``ranksep``: inches between ranks (None: 0.5)."""
     write = digraph_source if len(union.nodes) <= DIGRAPH_LIMIT else dot_source
     source, edge_keys, cluster_keys = write(union, sizes)
     if rankdir != "TB":
         if rankdir not in ("LR", "BT", "RL"):
             raise ValueError(f"unknown rankdir {rankdir!r}")
         source = source.replace("rankdir=TB", f"rankdir={rankdir}", 1)
+    if ranksep is not None:
+        source = re.sub(r"ranksep=[\d.]+", f"ranksep={ranksep:g}", source, count=1)
     try:
         done = subprocess.run(
             [program, "-Tjson0"],

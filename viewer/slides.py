@@ -52,6 +52,7 @@ __all__ = [
 FORMATS = ("svg", "png", "pdf")
 SLIDE_WIDTH, SLIDE_HEIGHT = 1600, 900
 MIN_TEXT_PX = 14.0  # what a slide shown at 1600x900 needs
+RANKSEP = 0.35  # inches between ranks (a screen layout's 0.5 leaves a slide's text smaller)
 FONT_PT = 10.0  # labels are Courier 10pt (CHAR points per character)
 _TYPED = re.compile(r"^(%\S+) : .*$")  # a value line: %x : Double(3, 4)
 
@@ -90,9 +91,9 @@ def slide_layout(graph: DrawGraph, joint: bool) -> Layout:
     best: tuple[float, Layout] | None = None
     for direction in ("TB", "LR"):
         if joint:
-            layout = joint_layout([graph], rankdir=direction, size=slide_box_size)
+            layout = joint_layout([graph], rankdir=direction, size=slide_box_size, ranksep=RANKSEP)
         else:
-            layout = union_layout([graph], rankdir=direction, size=slide_box_size)
+            layout = union_layout([graph], rankdir=direction, size=slide_box_size, ranksep=RANKSEP)
         size = text_px(layout.width, layout.height)
         if best is None or size > best[0] + 0.25:  # left to right only when clearly larger
             best = (size, layout)

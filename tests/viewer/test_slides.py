@@ -1,5 +1,7 @@
 """Slides: every teaching example's joint view at the ops level is a 16:9
-picture, 1600x900 as PNG; PDF, labels without types, and the command line."""
+picture, 1600x900 as PNG, whose labels are at least 14 px tall when it fills
+the slide and which draws none of the shape plumbing; PDF, labels without
+types, and the command line."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from gradview.viewer.detail import Detail
 from gradview.viewer.model import View
 from gradview.viewer.session import load_target
 from gradview.viewer.slides import (
+    MIN_TEXT_PX,
     SLIDE_HEIGHT,
     SLIDE_WIDTH,
     export_trace_pictures,
@@ -27,6 +30,7 @@ from gradview.viewer.views import view_unavailable_reason
 from .conftest import ROOT
 
 SVG = "{http://www.w3.org/2000/svg}"
+PLUMBING = ("aten::size", "_size_if_not_equal", "prim::Constant", "ListConstruct", "TupleConstruct")
 TEACHING = sorted((ROOT / "examples" / "teaching").glob("*.py"))
 
 
@@ -51,6 +55,19 @@ def test_a_teaching_slide_is_16_by_9_and_its_png_1600_by_900(path: Path, tmp_pat
     assert width / height == pytest.approx(16 / 9, rel=0.01)
     (png, _), = export_trace_pictures(trace, tmp_path, View.JOINT, 0, last, "png", Detail.OPS)
     assert struct.unpack(">II", png.read_bytes()[16:24]) == (SLIDE_WIDTH, SLIDE_HEIGHT)
+
+
+@pytest.mark.parametrize("path", TEACHING, ids=[p.stem for p in TEACHING])
+def test_a_teaching_slide_has_labels_of_14_px_and_no_plumbing(path: Path, tmp_path: Path) -> None:
+    trace = _with_joint(path)
+    (svg_path, _), = export_trace_pictures(trace, tmp_path, View.JOINT, 0, [len(trace) - 1], "svg", Detail.OPS)
+    root = ElementTree.fromstring(svg_path.read_text(encoding="utf-8"))
+    scale = SLIDE_WIDTH / _size(root)[0]  # pixels per point when the picture fills the slide
+    labels = [t for g in root.iter(f"{SVG}g") if (g.get("id") or "").startswith("node_") for t in g.iter(f"{SVG}text")]
+    smallest = min(float(t.get("font-size")) for t in labels) * scale
+    assert smallest >= MIN_TEXT_PX, f"labels are {smallest:.1f} px on a {SLIDE_WIDTH}x{SLIDE_HEIGHT} slide"
+    drawn = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert not [word for word in PLUMBING if word in drawn]
 
 
 def _size(root: ElementTree.Element) -> tuple[float, float]:
