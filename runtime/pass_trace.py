@@ -39,6 +39,7 @@ from gradview.ir.attributes import AttributeKind, format_attribute
 from gradview.ir.nesting import MAX_RUNNABLE_NESTING
 
 from .bounded_json import check_depth
+from .note_shapes import check_notes
 from .trace_records import BlockRecord, NodeRecord, ValueRecord, print_record, walk_records
 from .trace_types import MAIN_GRAPH, GraphName, Note, notes_dict
 
@@ -534,6 +535,7 @@ class PassTrace:
                 notes = _decode(raw.get("annotations", {}))
                 if not isinstance(notes, dict):
                     raise ValueError(f"step {position} annotations are not an object")
+                check_notes(notes, position)
                 trace.steps.append(
                     Step(
                         index=position,

@@ -123,3 +123,11 @@ def test_a_saved_trace_whose_records_nest_150_blocks_deep_is_refused(tmp_path: P
     path.write_text(json.dumps({"format": "gradview-trace", "version": 2, "records": records, "steps": [step]}))
     with pytest.raises(TraceFormatError, match=r"record \d+: blocks nest more than 100 levels deep"):
         PassTrace.load(str(path))
+
+
+def test_an_annotation_of_the_wrong_shape_is_refused_naming_it(tmp_path: Path, saved: dict) -> None:
+    data = json.loads(json.dumps(saved))
+    step = next(i for i, s in enumerate(data["steps"]) if "autograd_zero" in s.get("annotations", {}))
+    data["steps"][step]["annotations"]["autograd_zero"]["__pairs__"][0][1] = {}
+    with pytest.raises(TraceFormatError, match=rf"step {step} annotation 'autograd_zero' is not node or value ids to names"):
+        PassTrace.load(_write(tmp_path, data))
