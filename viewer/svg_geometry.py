@@ -127,8 +127,9 @@ def _frames(graph: DrawGraph, layout: Layout, nodes: Mapping[int, NodeBox]) -> t
 def _place_badges(
     texts: Mapping[int, str], nodes: Mapping[int, NodeBox], titles: Mapping[str, Box]
 ) -> dict[int, Box]:
-    """A box for each badge above its node, moved up, left or right until it
-    overlaps no node box, frame title or earlier badge (greedy, top to bottom)."""
+    """A box for each badge above its node, moved up (or half its width aside),
+    then further left or right, until it overlaps no node box, frame title or
+    earlier badge (greedy, top to bottom)."""
     grid = _Grid()
     for box in nodes.values():
         grid.add(_node_box(box))
@@ -140,13 +141,17 @@ def _place_badges(
         width = BADGE_CHAR * len(texts[node_id]) + 4
         top = box.y - box.height / 2
         chosen = None
-        for level in range(12):
-            bottom = top - 2 - level * (BADGE_HEIGHT + 1)
-            for shift in (0.0, -width / 2, width / 2, -width, width):
-                cx = box.x + shift
-                candidate = (cx - width / 2, bottom - BADGE_HEIGHT, cx + width / 2, bottom)
-                if not grid.hits(candidate):
-                    chosen = candidate
+        # Over its node first (higher up rather than beside a neighbour's badge), then off to a side.
+        for shifts in ((0.0, -width / 2, width / 2), (-width, width)):
+            for level in range(12):
+                bottom = top - 2 - level * (BADGE_HEIGHT + 1)
+                for shift in shifts:
+                    cx = box.x + shift
+                    candidate = (cx - width / 2, bottom - BADGE_HEIGHT, cx + width / 2, bottom)
+                    if not grid.hits(candidate):
+                        chosen = candidate
+                        break
+                if chosen is not None:
                     break
             if chosen is not None:
                 break
