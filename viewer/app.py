@@ -92,6 +92,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         Binding("T", "trace_back", "Trace back", show=False),
         Binding("e", "export_view", "Export SVG", show=False),
         Binding("E", "export_html", "Export HTML", show=False),
+        Binding("y", "export_slide", "Export slide", show=False),
         Binding("t", "toggle_theme", "Theme"),
         # Canvas keys that work wherever the focus is (arrows pan only when the canvas has focus).
         Binding("plus,equals_sign", "canvas('zoom', 1)", "Zoom in", show=False),
@@ -501,6 +502,17 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         canvas = self.main.canvas
         drawing, layout, marks, theme = canvas.graph, canvas.layout_data, canvas.marks, self.theme_name
         self._in_thread("export", lambda: ExportDone(tasks.export_svg(target, drawing, marks, layout, theme)))
+
+    def action_export_slide(self) -> None:
+        """The picture on screen as a slide (light, 16:9, 1600x900 PNG), as ``export --style slide``."""
+        from .export import export_graph_name, frame_for_step, svg_file_name  # noqa: PLC0415
+
+        step = self.trace[self.index]
+        name = svg_file_name(self.index, step.pass_name, export_graph_name(self.trace, self.index, self.view, self.dg))
+        target = self.export_dir / (name.removesuffix(".svg") + "-slide.png")
+        canvas = self.main.canvas
+        frame = frame_for_step(step, canvas.graph, canvas.marks)
+        self._in_thread("export", lambda: ExportDone(tasks.export_slide(target, frame)))
 
     def action_export_html(self) -> None:
         """E: every step as one HTML page, in a thread that says which picture it draws; E again (or escape) cancels."""

@@ -50,6 +50,7 @@ KEYS: tuple[tuple[str, str], ...] = (
              "forward ops the backward reruns (lit), the inputs it must keep"),
     ("e / E", "export this view as SVG / every step as one HTML file (into <target>-export/ beside the target; a taken name gets -2), E saying "
               "in the view bar which picture it draws; the file is written whole at the end"),
+    ("y", "export the picture on screen as a slide: light, 16:9, a 1600x900 PNG (as export --style slide)"),
     ("escape", "cancel a running b, G or E (its key again does too): it stops before its next step, input "
                "or picture; a cancelled E writes nothing"),
     ("t", "dark or light theme"),

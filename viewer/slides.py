@@ -63,10 +63,13 @@ def slide_label(label: str) -> str:
 
 
 def slide_graph(graph: DrawGraph) -> DrawGraph:
-    """A copy of ``graph`` whose boxes carry :func:`slide_label` text."""
-    out = graph.copy()
+    """A copy of ``graph`` whose boxes carry :func:`slide_label` text, without
+    the removed nodes drawn back (a slide shows the step, not its diff)."""
+    out = DrawGraph(clusters=dict(graph.clusters))
     for node_id, node in graph.nodes.items():
-        out.nodes[node_id] = replace(node, label=slide_label(node.label))
+        if node_id not in graph.ghosts:
+            out.nodes[node_id] = replace(node, label=slide_label(node.label))
+    out.edges = [e for e in graph.edges if e.source in out.nodes and e.target in out.nodes]
     return out
 
 

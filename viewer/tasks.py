@@ -15,7 +15,7 @@ from .formatting import guarded
 from .layout import Layout
 from .model import DrawGraph, Marks, View
 
-__all__ = ["run_step", "find_divergence", "gradient_check", "export_svg", "export_html"]
+__all__ = ["run_step", "find_divergence", "gradient_check", "export_svg", "export_slide", "export_html"]
 
 
 def run_step(trace: PassTrace, index: int, inputs: Any) -> Any:
@@ -53,6 +53,24 @@ def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | 
         with written.open("x", encoding="utf-8") as out:
             out.write(picture)
         return str(written)
+
+    return guarded(run)
+
+
+def export_slide(target: Path, frame: Any) -> str:
+    """Write one step as a slide PNG (:mod:`gradview.viewer.slides`); the path written and its text size, or why not."""
+    from . import slides  # noqa: PLC0415
+
+    def run() -> str:
+        if not frame.graph.nodes:
+            return "error: nothing on screen to export"
+        dot, size = slides.slide_dot(frame)
+        picture = slides.render_slide(dot, "png")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        written = unused_path(target)  # an earlier export of this step stays
+        with written.open("xb") as out:
+            out.write(picture)
+        return f"{written} (text {size:.0f} px at 1600x900)"
 
     return guarded(run)
 

@@ -33,3 +33,22 @@ def test_e_exports_the_folded_picture_on_screen(mlp_session: Session, tmp_path: 
     groups = ElementTree.parse(svg).getroot().iter("{http://www.w3.org/2000/svg}g")
     drawn = {int(g.get("id")[5:]) for g in groups if (g.get("id") or "").startswith("node_")}
     assert drawn == folded
+
+
+def test_y_exports_the_picture_on_screen_as_a_1600_by_900_slide(mlp_session: Session, tmp_path: Path) -> None:
+    import struct
+
+    app = GradviewApp(mlp_session, export_dir=str(tmp_path))
+
+    async def run() -> list[str]:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.wait_for_layouts()
+            await pilot.press("y")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            return [str(n.message) for n in app._notifications]
+
+    notes = asyncio.run(run())
+    (png,) = tmp_path.glob("000-Input-main-slide.png")
+    assert struct.unpack(">II", png.read_bytes()[16:24]) == (1600, 900)
+    assert any(str(png) in note and "px at 1600x900" in note for note in notes), notes
