@@ -134,6 +134,9 @@ def _top_level_parts(text: str) -> list[str]:
     return parts
 
 
+_INT64_MAX = 2**63 - 1  # torch's sizes and strides are int64
+
+
 def _dims(text: str, whole: str, whole_is_strides: bool = False) -> tuple[Dim, ...]:
     if not text.strip():
         return ()
@@ -144,6 +147,8 @@ def _dims(text: str, whole: str, whole_is_strides: bool = False) -> tuple[Dim, .
             raise AnnotationError(f"an empty size or stride in {whole!r}")
         if item.lstrip("-").isdigit() and int(item) < 0 and not whole_is_strides:
             raise AnnotationError(f"a negative size {item} in {whole!r}")
+        if item.lstrip("-").isdigit() and abs(int(item)) > _INT64_MAX:  # as the IR parser refuses it
+            raise AnnotationError(f"a size or stride beyond int64 ({item[:30]}) in {whole[:80]!r}")
         dims.append(int(item) if item.lstrip("-").isdigit() else item)
     return tuple(dims)
 

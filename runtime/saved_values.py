@@ -318,7 +318,10 @@ def _value_types(block: BlockRecord) -> dict[int, tuple[str, str]]:
 
 
 def _why_unknown(type_text: str, notes: dict[str, object]) -> str:
-    parsed = parse_type(type_text)
+    try:
+        parsed = parse_type(type_text)
+    except IRParseError as exc:  # a saved trace's type text is the file's word, not gradview's
+        return f"its type does not parse ({exc.message})"
     if isinstance(parsed, TensorType) and parsed.scalar_type not in _DTYPE_NAMES:
         return f"gradview does not know the size of its dtype ({parsed.scalar_type or 'not given'})"
     if not notes.get(Note.COMPILE_ID):

@@ -131,3 +131,12 @@ def test_an_annotation_of_the_wrong_shape_is_refused_naming_it(tmp_path: Path, s
     data["steps"][step]["annotations"]["autograd_zero"]["__pairs__"][0][1] = {}
     with pytest.raises(TraceFormatError, match=rf"step {step} annotation 'autograd_zero' is not node or value ids to names"):
         PassTrace.load(_write(tmp_path, data))
+
+
+@pytest.mark.parametrize("annotation", ["f32[8, 32][32, 9223372036854775808]cpu", "f32[99999999999999999999][1]cpu"])
+def test_a_torch_trace_size_or_stride_beyond_int64_is_refused_where_it_is_read(annotation: str) -> None:
+    from gradview.runtime.fx_tensor_types import AnnotationError, parse_annotation
+
+    with pytest.raises(AnnotationError, match="beyond int64"):
+        parse_annotation(annotation)
+    parse_annotation("f32[8, 32][32, 1]cpu")
