@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from gradview.ir import FunctionSchema, Graph, ListType, TensorType, Type, schemas_for
+from gradview.ir import FunctionSchema, Graph, ListType, OptionalType, TensorType, Type, schemas_for
 from gradview.kernels import get_backend
 from gradview.kernels.dtypes import dtype_name
 from gradview.ops import kernel_for
@@ -83,13 +83,18 @@ def op_graph(qualified: str, args: list[Any]) -> tuple[Graph, list[Any]]:
             arg = np.asarray(arg)
             values.append(graph.add_input(type_=tensor_type(arg)))
             inputs.append(arg)
-        elif isinstance(arg, list | tuple) and arg and all(isinstance(a, np.ndarray) for a in arg):
+        elif isinstance(arg, list | tuple) and any(isinstance(a, np.ndarray) for a in arg):
+            # Tensor[], or Tensor?[] where an entry is None (index_put's indices)
             items = []
             for a in arg:
+                if a is None:
+                    items.append(graph.insert_constant(None, OptionalType(TensorType())))
+                    continue
                 items.append(graph.add_input(type_=tensor_type(a)))
                 inputs.append(a)
             node = graph.create("prim::ListConstruct", items)
-            node.output().set_type(ListType(TensorType()))
+            element = OptionalType(TensorType()) if any(a is None for a in arg) else TensorType()
+            node.output().set_type(ListType(element))
             graph.insert_node(node)
             values.append(node.output())
         elif isinstance(arg, Typed):
@@ -115,8 +120,8 @@ def _to_torch(arg: Any) -> Any:
         return arg.value
     if isinstance(arg, np.ndarray | np.generic):
         return torch.from_numpy(np.array(arg))
-    if isinstance(arg, list | tuple) and arg and all(isinstance(a, np.ndarray) for a in arg):
-        return [torch.from_numpy(np.array(a)) for a in arg]
+    if isinstance(arg, list | tuple) and any(isinstance(a, np.ndarray) for a in arg):
+        return [None if a is None else torch.from_numpy(np.array(a)) for a in arg]
     return arg
 
 

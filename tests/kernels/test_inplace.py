@@ -161,9 +161,26 @@ def _fill_copy() -> dict[str, list[Case]]:
                for name in ("feature_dropout", "alpha_dropout", "feature_alpha_dropout")}}
 
 
+def _index_put() -> dict[str, list[Case]]:
+    """``x[idx] = v`` and ``x[idx] += v``: index_put's result written back into self."""
+    rng = seeded_rng("index_put_")
+    rows = np.array([2, 0, 2])
+    twin = [  # indices without None resolve to the hacked_twin overload, as in TorchScript
+        Case([rand(rng, (4, 3)), [rows], rand(rng, (3, 3)), True]),  # repeated rows add up
+        Case([rand(rng, (4, 3)), [rows[:2]], rand(rng, (3,)), False]),  # values broadcast
+        Case([ints(rng, (4, 3)), [np.array([1])], rand(rng, (1, 3)), False], raises=True),  # dtypes must match
+    ]
+    with_none = [
+        Case([rand(rng, (3, 4)), [None, rows], rand(rng, (3, 3)), True]),
+        Case([rand(rng, (3, 4)), [None, np.array([3])], rand(rng, (3, 1)), False]),
+    ]
+    return {"aten::index_put_": with_none, "aten::index_put_.hacked_twin": twin}
+
+
 def build_cases() -> dict[str, list[Case]]:
     cases: dict[str, list[Case]] = {}
-    for part in (_arith("add_"), _arith("sub_"), _arith("mul_"), _div(), _unary(), _masked_fill(), _fill_copy()):
+    parts = (_arith("add_"), _arith("sub_"), _arith("mul_"), _div(), _unary(), _masked_fill(), _fill_copy(), _index_put())
+    for part in parts:
         cases.update(part)
     cases.pop("aten::mul_.Scalar")
     rng = seeded_rng("mul_.Scalar")
