@@ -154,11 +154,35 @@ def _gradient_of(graph: Graph, node: Node, block: Block, output_grads: list[Valu
     formula = formula_for(node)
     if formula is None:
         raise DifferentiationError(f"no gradient formula for {kind}")
-    # The forward half goes right after the node, in the forward graph.
-    with graph.insert_point(node.next if node.next is not None else node.owning_block):  # type: ignore[arg-type]
-        saved = formula.run_forward(emit, node)
-    with graph.insert_point(block):
-        results = formula.backward(emit, node, saved, output_grads)
+    try:
+        # The forward half goes right after the node, in the forward graph.
+        with graph.insert_point(node.next if node.next is not None else node.owning_block):  # type: ignore[arg-type]
+            saved = formula.run_forward(emit, node)
+        with graph.insert_point(block):
+            results = formula.backward(emit, node, saved, output_grads)
+    except IndexError:
+        missing = _missing_arguments(node)
+        if missing is None:
+            raise
+        raise DifferentiationError(missing) from None
+    return _checked(kind, node, results)
+
+
+def _missing_arguments(node: Node) -> str | None:
+    """Why a formula read past the node's inputs, when hand-written IR left out trailing
+    defaults (the interpreter fills them in, a formula reads every argument); else None."""
+    schema = node.maybe_schema()
+    count = len(node.inputs())
+    if schema is None or count >= len(schema.arguments):
+        return None
+    missing = ", ".join(arg.name for arg in schema.arguments[count:])
+    return (
+        f"{node.kind()} gets {count} of its {len(schema.arguments)} arguments: write out {missing} "
+        f"(as TorchScript prints them) to differentiate it: at `{node_summary(node)}`"
+    )
+
+
+def _checked(kind: str, node: Node, results: list[Value | None]) -> list[Value | None]:
     if len(results) != len(node.inputs()):
         raise DifferentiationError(
             f"the formula for {kind} returned {len(results)} gradients for {len(node.inputs())} inputs"

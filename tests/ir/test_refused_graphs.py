@@ -102,3 +102,4 @@ def test_blocks_nested_deeper_than_gradview_runs_are_refused_naming_the_node() -
     deep = parse_ir(_nested_ifs(MAX_RUNNABLE_NESTING + 1))  # the parser reads what torch prints
     with pytest.raises(IRVerifyError, match=rf"blocks nest more than 100 levels deep.*at `%r{MAX_RUNNABLE_NESTING} : Tensor = prim::If"):
         check_block_depth(deep)
+

@@ -140,3 +140,17 @@ def test_a_torch_trace_size_or_stride_beyond_int64_is_refused_where_it_is_read(a
     with pytest.raises(AnnotationError, match="beyond int64"):
         parse_annotation(annotation)
     parse_annotation("f32[8, 32][32, 1]cpu")
+
+
+def test_differentiating_an_add_without_its_alpha_says_what_to_write_out() -> None:
+    import numpy
+
+    from gradview.runtime import GraphExecutor, Tensor
+    from gradview.runtime.eager_ops import NotDifferentiableError
+
+    graph = parse_ir("graph(%a : Tensor, %b : Tensor):\n  %c : Tensor = aten::add(%a, %b)\n  return (%c)\n")
+    (out,) = GraphExecutor(graph).run([Tensor(numpy.ones(3))] * 2)  # no grad: the interpreter fills alpha in
+    assert list(out.numpy()) == [2.0, 2.0, 2.0]
+    inputs = [Tensor(numpy.ones(3), requires_grad=True) for _ in range(2)]
+    with pytest.raises(NotDifferentiableError, match=r"aten::add gets 2 of its 3 arguments: write out alpha"):
+        GraphExecutor(graph).run(inputs)[0].sum().backward()
