@@ -175,10 +175,14 @@ def step_dot(
         shape_style = ["filled"]
         if node.role in (NodeRole.INPUT, NodeRole.RETURN):
             shape_style.append("rounded")
+        outline = style.stroke
         if faded:
             shape_style.append("dashed")
-        elif drawn_mark(node_marks) in LINE_STYLES:  # drawn in an AutogradZero state: its line style
-            shape_style.append(LINE_STYLES[drawn_mark(node_marks)])
+        elif line_style_for(node_marks) != "solid":
+            # What the box makes is Zero or Unknown: its outline is the state's line as the
+            # legend draws it, also when a role fills the box (a line in the fill's colour vanishes).
+            shape_style.append(line_style_for(node_marks))
+            outline = style_for(node_marks & LINE_STYLES.keys(), theme).stroke
         classes = [node.role.value, *sorted(m.value for m in node_marks)] + (["faded"] if faded else [])
         label = graphviz_text("\n".join(line for line in node.label.splitlines() if line))
         notes = ", ".join(_mark_note(m, node_id, marks) for m in MARK_PRIORITY if m in node_marks)
@@ -186,7 +190,7 @@ def step_dot(
         lines.append(
             f'"n{node_id}" [id="node_{node_id}", class="{" ".join(classes)}", pos="{at(box.x, box.y)}", '
             f"width={box.width / 72:.4f}, height={box.height / 72:.4f}, "
-            f'style="{",".join(shape_style)}", fillcolor="{style.fill}{alpha}", color="{style.stroke}{alpha}", '
+            f'style="{",".join(shape_style)}", fillcolor="{style.fill}{alpha}", color="{outline}{alpha}", '
             f'fontcolor="{style.text}{alpha}", penwidth={1.6 if node_marks and not faded else 1}, '
             f'label="{_long_string(label)}", tooltip="{_long_string(tooltip)}"];'
         )

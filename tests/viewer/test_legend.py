@@ -87,11 +87,18 @@ def test_the_legend_shows_what_each_role_is_drawn_in(view: View, theme: str, tmp
         for fill, stroke, dashes, marks in boxes:
             if (fill, stroke) == (plain.fill, plain.stroke):
                 continue
-            matching = [m for m, (f, s, _) in legend.items() if (f, s) == (fill, stroke) and m not in STATE_BADGES]
-            # A box drawn in an AutogradZero state: its outline in the state's line.
-            matching += [m for m in STATE_BADGES if m in legend and (fill, stroke, dashes) == (plain.fill, *legend[m][1:])]
-            assert len(matching) == 1 and matching[0] in marks, f"{where}: a box in {fill}/{stroke} {marks} vs {legend}"
-            used.add(matching[0])
+            # A box drawn in an AutogradZero state: its outline in the state's line, filled by its role if any.
+            outlined = dashes is not None or fill == plain.fill  # a solid outline on a role is the role's own
+            states = [m for m in STATE_BADGES if m in legend and legend[m][1:] == (stroke, dashes) and outlined]
+            if states:
+                assert len(states) == 1 and states[0] in marks, f"{where}: a box outlined {dashes} {marks} vs {legend}"
+                used.add(states[0])
+                if fill == plain.fill:
+                    continue
+            drawn = (fill,) if states else (fill, stroke)  # a state's outline leaves the role its fill
+            roles = [m for m, (f, s, _) in legend.items() if m not in STATE_BADGES and (f, s)[: len(drawn)] == drawn]
+            assert len(roles) == 1 and roles[0] in marks, f"{where}: a box in {fill}/{stroke} {marks} vs {legend}"
+            used.add(roles[0])
         for _, stroke, dashes, marks in lines:
             if stroke != plain.stroke:
                 colours = [m for m in marks if m in legend and legend[m][1] == stroke]
