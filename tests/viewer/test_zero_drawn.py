@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 import pytest
 
 from gradview.cli.main import main
-from gradview.runtime.pass_trace import GraphName
+from gradview.runtime.pass_trace import GraphName, PassTrace
 from gradview.runtime.trace_types import Note
 from gradview.viewer.session import load_target
 
@@ -29,9 +29,13 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 @cache
+def _trace() -> PassTrace:
+    return load_target(TARGET, FROZEN_FIRST_LAYER).trace
+
+
 def _zero_inputs() -> dict[int, str]:
     """df's inputs specializeAutogradZero marks Zero: value id -> name."""
-    trace = load_target(TARGET, FROZEN_FIRST_LAYER).trace
+    trace = _trace()
     step = next(
         s for s in trace.steps if s.pass_name == "specializeAutogradZero" and s.which == GraphName.backward_executor(0)
     )
@@ -69,7 +73,7 @@ def test_gradients_specialize_autograd_zero_finds_undefined_are_drawn_zero(
     zeros = _zero_inputs()
     assert len(zeros) == 2, zeros  # the incoming gradients of f's two temporaries
     if step == "-1":
-        step = str(len(load_target(TARGET, FROZEN_FIRST_LAYER).trace.steps) - 1)
+        step = str(len(_trace().steps) - 1)
     groups = _groups(_export(tmp_path, "--view", view, "--step", step, "--style", style, "--detail", "ops"))
     legend = groups.get("legend_zero")
     assert legend is not None, "the legend does not list Zero"
