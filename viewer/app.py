@@ -11,6 +11,7 @@ failure of any worker is a message on screen, never a crash.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ from . import tasks, ui_priority, views
 from .commands import GradviewCommands
 from .controller import Controller, layout_key
 from .detail import Detail
+from .export_folder_screen import ExportFolderScreen
 from .export_paths import default_export_dir
 from .formatting import (
     add_run_values,
@@ -125,6 +127,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.theme_name = theme
         # e and E write beside the target, in a folder named after it (never over a file).
         self.export_dir = Path(export_dir) if export_dir is not None else default_export_dir(session.name)
+        # A folder given by the caller is the answer; else the first export asks (prefilled).
+        self.export_dir_chosen = export_dir is not None
         self.index = 0
         self.view = View.WHOLE
         self.dg = 0
@@ -492,8 +496,26 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         )
         self.refresh_view()
 
+    def _export_folder_chosen(self, action: Callable[[], None]) -> bool:
+        """Whether the export folder is settled; if not, ask for it and run ``action`` once answered."""
+        if self.export_dir_chosen:
+            return True
+
+        def answered(folder: Path | None) -> None:
+            if folder is None:
+                self.notify("export cancelled: nothing written", timeout=4)
+                return
+            self.export_dir, self.export_dir_chosen = folder, True
+            action()
+
+        self.push_screen(ExportFolderScreen(self.export_dir), answered)
+        return False
+
     def action_export_view(self) -> None:
         from .export import export_graph_name, svg_file_name  # noqa: PLC0415 - Graphviz's side loads on first use
+
+        if not self._export_folder_chosen(self.action_export_view):
+            return
 
         step = self.trace[self.index]
         graph = export_graph_name(self.trace, self.index, self.view, self.dg)
@@ -507,6 +529,9 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         """The picture on screen as a slide (light, 16:9, 1600x900 PNG), as ``export --style slide``."""
         from .export import export_graph_name, frame_for_step, svg_file_name  # noqa: PLC0415
 
+        if not self._export_folder_chosen(self.action_export_slide):
+            return
+
         step = self.trace[self.index]
         name = svg_file_name(self.index, step.pass_name, export_graph_name(self.trace, self.index, self.view, self.dg))
         target = self.export_dir / (name.removesuffix(".svg") + "-slide.png")
@@ -516,7 +541,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
 
     def action_export_html(self) -> None:
         """E: every step as one HTML page, in a thread that says which picture it draws; E again (or escape) cancels."""
-        if self.cancel_task("E"):
+        if self.cancel_task("E") or not self._export_folder_chosen(self.action_export_html):
             return
         name = "steps-whole.html" if self.view is View.WHOLE else f"steps-{self.view.value}-{self.dg}.html"
         target, trace, view, dg, theme = self.export_dir / name, self.trace, self.view, self.dg, self.theme_name

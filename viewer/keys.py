@@ -48,7 +48,8 @@ KEYS: tuple[tuple[str, str], ...] = (
              "consumers); the row under the cursor lights its producer in f and its readers in df "
              "(joint view); w marks or unmarks it as recomputed: saved bytes before -> after, the "
              "forward ops the backward reruns (lit), the inputs it must keep"),
-    ("e / E", "export this view as SVG / every step as one HTML file (into <target>-export/ beside the target; a taken name gets -2), E saying "
+    ("e / E", "export this view as SVG / every step as one HTML file (the first export asks for the folder, <target>-export/ beside the "
+              "target by default; a taken name gets -2), E saying "
               "in the view bar which picture it draws; the file is written whole at the end"),
     ("y", "export the picture on screen as a slide: light, 16:9, a 1600x900 PNG (as export --style slide)"),
     ("escape", "cancel a running b, G or E (its key again does too): it stops before its next step, input "
