@@ -51,7 +51,12 @@ def test_the_default_export_of_a_real_model_is_its_top_level_modules_within_2400
     assert "→ Float(1, 512, 2, 2)" in texts
 
 
-def test_detail_ir_gives_every_ir_node(tmp_path, resnet_trace) -> None:
+def test_detail_ir_gives_every_ir_node(tmp_path, resnet_trace, monkeypatch) -> None:
+    from gradview.viewer import layout as layout_module
+
+    # Both pictures from dot: on a loaded machine dot may pass the 10 s "auto" gives it on
+    # ResNet's IR and one of the two would fall back to the built-in layout.
+    monkeypatch.setattr(layout_module, "AUTO_DOT_TIMEOUT", 600.0)
     out = tmp_path / "ir"
     assert main(["export", RESNET, "--svg", str(out), "--detail", "ir"]) == 0
     (picture,) = sorted(out.iterdir())
