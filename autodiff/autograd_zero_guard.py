@@ -66,7 +66,7 @@ def _tensor_profile(value: Value) -> str | None:
     """Zero/Nonzero as the first ``prim::profile`` reading ``value`` recorded it."""
     for use in value.uses:
         user = use.user
-        if user.kind() == "prim::profile" and user.hasAttribute("profiled_type"):
+        if user.kind() == "prim::profile" and user.has_attribute("profiled_type"):
             profiled = user.ty("profiled_type")
             if isinstance(profiled, TensorType):
                 found = type_state(profiled)
@@ -86,7 +86,7 @@ def _count_profiles(value: Value) -> list[Node]:
             user = use.user
             if user.kind() != "prim::profile_ivalue" or len(user.outputs()) != 1:
                 continue
-            if user.hasAttribute(COUNTS):
+            if user.has_attribute(COUNTS):
                 found.append(user)
             work.append(user.output())
     return found
@@ -151,7 +151,7 @@ def guard_specializations(graph: Graph, state: dict[Value, str], profiled_none: 
     # Clone before anything is inserted: the copy must not see the checks.
     true_block.clone_body_from(graph.block, {v: v for v in graph.inputs()})
     for node in list(walk_blocks([true_block])):
-        if node.kind() == "prim::profile_ivalue" and node.hasAttribute(COUNTS):
+        if node.kind() == "prim::profile_ivalue" and node.has_attribute(COUNTS):
             bypass(node)  # the guard now checks what these profiles recorded
     call = graph.create("prim::FallbackGraph", graph.inputs(), len(outputs))
     call.g_("Subgraph", fallback)

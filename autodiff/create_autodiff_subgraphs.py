@@ -489,7 +489,7 @@ class ContextMapping:
 
 def profiled_requires_grad(node: Node) -> bool | None:
     """What a ``prim::profile`` node recorded about requires_grad, if anything."""
-    if node.kind() != "prim::profile" or not node.hasAttribute("profiled_type"):
+    if node.kind() != "prim::profile" or not node.has_attribute("profiled_type"):
         return None
     profiled = node.ty("profiled_type")
     return profiled.requires_grad if isinstance(profiled, TensorType) else None

@@ -131,7 +131,7 @@ def forget_requires_grad(graph: Graph) -> None:
     for node in graph.all_nodes():
         for value in node.inputs():
             forget(value)
-        if node.kind() == "prim::profile" and node.hasAttribute("profiled_type"):
+        if node.kind() == "prim::profile" and node.has_attribute("profiled_type"):
             profiled = node.ty("profiled_type")
             if isinstance(profiled, TensorType):
                 node.ty_("profiled_type", profiled.with_requires_grad(None))

@@ -50,7 +50,7 @@ def output_requires_grad(output: Value) -> bool:
     if type_.requires_grad is not None:
         return type_.requires_grad
     node = output.node
-    if node.kind() == "prim::profile" and node.hasAttribute("profiled_type"):
+    if node.kind() == "prim::profile" and node.has_attribute("profiled_type"):
         profiled = node.ty("profiled_type")
         return not isinstance(profiled, TensorType) or profiled.requires_grad is not False
     return True
@@ -137,7 +137,7 @@ def _linear_gradient(
         block.register_output(result)
         out = grad_of.add_output(result.type())
         if result.has_debug_name():
-            out.set_debug_name(result.debugName())
+            out.set_debug_name(result.debug_name())
         outputs.append(out)
     return outputs
 
@@ -192,4 +192,4 @@ def _checked(kind: str, node: Node, results: list[Value | None]) -> list[Value |
 
 def _must_be_none(value: Value) -> bool:
     node = value.node
-    return node.kind() == "prim::Constant" and "value" not in node.attributeNames() and str(value.type()) == "NoneType"
+    return node.kind() == "prim::Constant" and "value" not in node.attribute_names() and str(value.type()) == "NoneType"

@@ -230,7 +230,7 @@ class _Specializer:
                 add = self.graph.insert_node(self.graph.create("aten::add", [a, b, one]))
             add.output().set_type(out.type())
             self.state[add.output()] = NONZERO
-            name = out.debugName() if out.has_debug_name() else None
+            name = out.debug_name() if out.has_debug_name() else None
             self._replace(node, add.output())
             add.output().set_debug_name(name)
         else:
@@ -331,7 +331,7 @@ class _Specializer:
                 self.state[result] = NONZERO
             out.replace_all_uses_with(result)
             if out.has_debug_name() and not result.has_debug_name() and result in inside:
-                name = out.debugName()
+                name = out.debug_name()
                 out.set_debug_name(None)
                 result.set_debug_name(name)
         node.destroy()

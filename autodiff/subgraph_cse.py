@@ -104,7 +104,7 @@ class _Eliminator:
 def _key(node: Node) -> tuple[Any, ...]:
     """What identifies a node's computation: kind, inputs, attributes, output types."""
     attributes = []
-    for name in sorted(node.attributeNames()):
+    for name in sorted(node.attribute_names()):
         kind = node.attribute_kind(name)
         value = node.attribute(name)
         if kind is AttributeKind.t and isinstance(value, TensorConstant) and value.values is not None:

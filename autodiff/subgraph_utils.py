@@ -96,7 +96,7 @@ class SlicingAliasDb(AliasDb):
 
 
 def has_subgraph(node: Node) -> bool:
-    return node.hasAttribute(SUBGRAPH) and node.attribute_kind(SUBGRAPH) is AttributeKind.g
+    return node.has_attribute(SUBGRAPH) and node.attribute_kind(SUBGRAPH) is AttributeKind.g
 
 
 def get_subgraph(node: Node) -> Graph:

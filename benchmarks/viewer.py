@@ -58,7 +58,7 @@ def build_session(n_nodes: int) -> tuple[Session, float]:
     inputs = example_inputs_for(graph)
     assert inputs is not None
     trace = trace_executor(graph, inputs)
-    session = Session(f"chain of {n_nodes} ops", trace, graph, inputs, [v.debugName() for v in graph.inputs()])
+    session = Session(f"chain of {n_nodes} ops", trace, graph, inputs, [v.debug_name() for v in graph.inputs()])
     return session, time.perf_counter() - start
 
 

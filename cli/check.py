@@ -54,8 +54,8 @@ def summarize(graph: Graph) -> tuple[str, list[str], list[str]]:
         for node in current.all_nodes():
             nodes += 1
             blocks += len(node._blocks)
-            for name in node.attributeNames():
-                if node.kindOf(name) == "g":
+            for name in node.attribute_names():
+                if node.attribute_kind(name) == "g":
                     subgraphs += 1
                     pending.append(node.g(name))
     unknown: dict[str, None] = {}

@@ -1,7 +1,7 @@
 """gradview.ir: a TorchScript-compatible graph IR.
 
 Graph, Block, Node and Value mirror ``torch._C``'s classes (``graph.nodes()``,
-``node.kind()``, ``value.debugName()``...); :func:`parse_ir` reads and
+``node.kind()``, ``value.debug_name()``...); :func:`parse_ir` reads and
 ``str(graph)`` prints TorchScript's textual IR.
 """
 

@@ -31,7 +31,7 @@ __all__ = [
 
 
 class AttributeKind(StrEnum):
-    """TorchScript's attribute kinds, named as ``Node.kindOf`` names them."""
+    """TorchScript's attribute kinds, named as torch's ``Node.kindOf`` names them (``Node.attribute_kind`` here)."""
 
     f = "f"        # float
     fs = "fs"      # float list

@@ -69,14 +69,8 @@ class Block:
     def is_empty(self) -> bool:
         return self.return_node.next is self.return_node
 
-    def owningNode(self) -> Node | None:  # noqa: N802
-        return self.owning_node
 
-    def paramNode(self) -> Node:  # noqa: N802
-        return self.param_node
 
-    def returnNode(self) -> Node:  # noqa: N802
-        return self.return_node
 
     # -- params and returns --------------------------------------------------
     def add_input(self, name: str | None = None, type_: Type = TENSOR) -> Value:
@@ -84,8 +78,6 @@ class Block:
         if name:
             value.set_debug_name(name)
         return value
-
-    addInput = add_input  # noqa: N815
 
     def insert_input(self, i: int, name: str | None = None, type_: Type = TENSOR) -> Value:
         value = self.param_node.insert_output(i, type_)
@@ -96,21 +88,15 @@ class Block:
     def erase_input(self, i: int) -> None:
         self.param_node.erase_output(i)
 
-    eraseInput = erase_input  # noqa: N815
-
     def register_output(self, value: Value) -> int:
         self.return_node.add_input(value)
         return len(self.return_node._inputs) - 1
-
-    registerOutput = register_output  # noqa: N815
 
     def insert_output(self, i: int, value: Value) -> None:
         self.return_node.insert_input(i, value)
 
     def erase_output(self, i: int) -> None:
         self.return_node.remove_input(i)
-
-    eraseOutput = erase_output  # noqa: N815
 
     def replace_output(self, i: int, value: Value) -> None:
         self.return_node.replace_input(i, value)
@@ -119,12 +105,8 @@ class Block:
     def append_node(self, node: Node) -> Node:
         return node.insert_before(self.return_node)
 
-    appendNode = append_node  # noqa: N815
-
     def prepend_node(self, node: Node) -> Node:
         return node.insert_after(self.param_node)
-
-    prependNode = prepend_node  # noqa: N815
 
     def _assign_position(self, node: Node) -> None:
         prev, nxt = node.prev, node.next
@@ -175,8 +157,6 @@ class Block:
                 copy_name(old, new)
         for value in source.outputs():
             self.register_output(lookup(value))
-
-    cloneFrom = clone_from  # noqa: N815
 
     def clone_body_from(self, source: Block, mapping: dict[Value, Value]) -> None:
         """Copy ``source``'s nodes and outputs into this block, deep-copying subgraphs.
@@ -370,7 +350,6 @@ class Graph:
         return self.block.return_node
 
     param = param_node
-    returnNode = return_node  # noqa: N815
 
     def all_nodes(self) -> Iterator[Node]:
         """Every node, nested ones included, in program order."""
@@ -382,25 +361,17 @@ class Graph:
     def add_input(self, name: str | None = None, type_: Type = TENSOR) -> Value:
         return self.block.add_input(name, type_)
 
-    addInput = add_input  # noqa: N815
-
     def insert_input(self, i: int, name: str | None = None, type_: Type = TENSOR) -> Value:
         return self.block.insert_input(i, name, type_)
 
     def erase_input(self, i: int) -> None:
         self.block.erase_input(i)
 
-    eraseInput = erase_input  # noqa: N815
-
     def register_output(self, value: Value) -> int:
         return self.block.register_output(value)
 
-    registerOutput = register_output  # noqa: N815
-
     def erase_output(self, i: int) -> None:
         self.block.erase_output(i)
-
-    eraseOutput = erase_output  # noqa: N815
 
     # -- creating and inserting nodes ----------------------------------------
     def create(self, kind: str, inputs: Sequence[Value] = (), num_outputs: int = 1) -> Node:
@@ -416,12 +387,8 @@ class Graph:
         """Insert ``node`` at the current insert point."""
         return node.insert_before(self._insert.before_node)
 
-    insertNode = insert_node  # noqa: N815
-
     def append_node(self, node: Node) -> Node:
         return self.block.append_node(node)
-
-    appendNode = append_node  # noqa: N815
 
     def prepend_node(self, node: Node) -> Node:
         return self.block.prepend_node(node)
@@ -443,8 +410,6 @@ class Graph:
     def insert_constant(self, value: Any, type_: Type | None = None) -> Value:
         """Insert a ``prim::Constant`` holding ``value`` at the insert point."""
         return insert_constant(self, value, type_)
-
-    insertConstant = insert_constant  # noqa: N815
 
     @property
     def insert_point_node(self) -> Node:
@@ -485,8 +450,6 @@ class Graph:
             for block in node._blocks:
                 clone.add_block().clone_from(block, value_map)
         return clone
-
-    createClone = create_clone  # noqa: N815
 
     def copy(self, copies: dict[Any, Any] | None = None) -> Graph:
         """A deep copy; debug names, types and nested subgraphs are copied too.

@@ -115,16 +115,16 @@ _BLOCK_KINDS = frozenset({
 def _check_uses(node: Node) -> None:
     for offset, value in enumerate(node._inputs):
         if Use(node, offset) not in value._uses:
-            raise _fail(node, f"input {offset} (%{value.debugName()}) does not list this node among its uses")
+            raise _fail(node, f"input {offset} (%{value.debug_name()}) does not list this node among its uses")
     for offset, value in enumerate(node._outputs):
         if value.node is not node or value.offset != offset:
-            raise _fail(node, f"output {offset} (%{value.debugName()}) points at the wrong node or offset")
+            raise _fail(node, f"output {offset} (%{value.debug_name()}) points at the wrong node or offset")
         for use in value.uses:
             user = use.user
             if use.offset >= len(user._inputs) or user._inputs[use.offset] is not value:
-                raise _fail(node, f"%{value.debugName()} lists a stale use by {user._kind}")
+                raise _fail(node, f"%{value.debug_name()} lists a stale use by {user._kind}")
             if user.owning_block is None:
-                raise _fail(node, f"%{value.debugName()} is used by {user._kind}, which was removed from the graph")
+                raise _fail(node, f"%{value.debug_name()} is used by {user._kind}, which was removed from the graph")
 
 
 class _BlockFrame:
@@ -172,7 +172,7 @@ def lint(graph: Graph) -> None:
             if value not in defined:
                 raise _fail(
                     node,
-                    f"%{value.debugName()} is used before it is defined or outside its block "
+                    f"%{value.debug_name()} is used before it is defined or outside its block "
                     f"(it {_where_defined(value, node)}); move its definition earlier or pass it "
                     "through the block outputs",
                 )
@@ -228,4 +228,4 @@ def lint(graph: Graph) -> None:
             stack.append(open_block(sub))
     for name, value in graph._names.items():
         if value._debug_name != name:
-            raise IRVerifyError(f"name table entry %{name} points at a value now called %{value.debugName()}")
+            raise IRVerifyError(f"name table entry %{name} points at a value now called %{value.debug_name()}")

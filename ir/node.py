@@ -57,10 +57,9 @@ class Value:
     def graph(self) -> Graph:
         return self.node.graph
 
-    def debugName(self) -> str:  # noqa: N802 - mirrors torch._C.Value
+    def debug_name(self) -> str:
         return self._debug_name if self._debug_name is not None else str(self.unique)
 
-    debug_name = debugName
 
     def has_debug_name(self) -> bool:
         return self._debug_name is not None
@@ -70,10 +69,8 @@ class Value:
         self.graph._rename(self, name or None)
         return self
 
-    setDebugName = set_debug_name  # noqa: N815
-
     def __repr__(self) -> str:
-        return f"%{self.debugName()}"
+        return f"%{self.debug_name()}"
 
     # -- type ----------------------------------------------------------------
     def type(self) -> Type:
@@ -85,14 +82,10 @@ class Value:
         self._type = type_
         return self
 
-    setType = set_type  # noqa: N815
-
     def requires_grad(self) -> bool:
         """TorchScript's rule: a tensor whose requires_grad is unknown may require grad,
         and a container (``Tensor[]``, ``Tensor?``, tuples...) does if any element type does."""
         return _may_require_grad(self._type)
-
-    requiresGrad = requires_grad  # noqa: N815
 
     # -- uses ----------------------------------------------------------------
     @property
@@ -102,8 +95,6 @@ class Value:
     def has_uses(self) -> bool:
         return bool(self._uses)
 
-    hasUses = has_uses  # noqa: N815
-
     def replace_all_uses_with(self, new_value: Value) -> None:
         """Point every user of this value at ``new_value`` instead."""
         if new_value is self:
@@ -111,8 +102,6 @@ class Value:
         for user, offset in list(self._uses):
             user._set_input(offset, new_value)
         assert not self._uses, "replace_all_uses_with left uses behind"
-
-    replaceAllUsesWith = replace_all_uses_with  # noqa: N815
 
     def replace_all_uses_after_node_with(self, node: Node, new_value: Value) -> None:
         """Replace only the uses that come topologically after ``node``."""
@@ -205,17 +194,9 @@ class Node:
             i = 0
         return self._outputs[i]
 
-    def inputsSize(self) -> int:  # noqa: N802
-        return len(self._inputs)
 
-    def outputsSize(self) -> int:  # noqa: N802
-        return len(self._outputs)
 
-    def owningBlock(self) -> Block | None:  # noqa: N802
-        return self.owning_block
 
-    def owningGraph(self) -> Graph:  # noqa: N802
-        return self.graph
 
     @property
     def is_alive(self) -> bool:
@@ -242,8 +223,6 @@ class Node:
         self.graph._version += 1  # see Graph.version
         return value
 
-    addInput = add_input  # noqa: N815
-
     def insert_input(self, i: int, value: Value) -> Value:
         """Insert ``value`` at position ``i``, shifting the later inputs' uses."""
         for j in range(len(self._inputs) - 1, i - 1, -1):
@@ -259,14 +238,10 @@ class Node:
         """Make input ``i`` be ``value``; returns the value it replaced."""
         return self._set_input(i, value)
 
-    replaceInput = replace_input  # noqa: N815
-
     def replace_input_with(self, old: Value, new: Value) -> None:
         for i, v in enumerate(self._inputs):
             if v is old:
                 self._set_input(i, new)
-
-    replaceInputWith = replace_input_with  # noqa: N815
 
     def remove_input(self, i: int) -> None:
         value = self._inputs[i]
@@ -278,15 +253,11 @@ class Node:
         del self._inputs[i]
         self.graph._version += 1  # see Graph.version
 
-    removeInput = remove_input  # noqa: N815
-
     def remove_all_inputs(self) -> None:
         for i, value in enumerate(self._inputs):
             del value._uses[(self, i)]
         self._inputs.clear()
         self.graph._version += 1  # see Graph.version
-
-    removeAllInputs = remove_all_inputs  # noqa: N815
 
     # -- outputs -------------------------------------------------------------
     def add_output(self, type_: Type = TENSOR) -> Value:
@@ -294,8 +265,6 @@ class Node:
         self._outputs.append(value)
         self.graph._version += 1  # see Graph.version
         return value
-
-    addOutput = add_output  # noqa: N815
 
     def insert_output(self, i: int, type_: Type = TENSOR) -> Value:
         value = Value(self, i, type_)
@@ -309,7 +278,7 @@ class Node:
         value = self._outputs[i]
         if value._uses:
             raise ValueError(
-                f"cannot erase output {i} (%{value.debugName()}) of {self._kind}: it still has uses"
+                f"cannot erase output {i} (%{value.debug_name()}) of {self._kind}: it still has uses"
             )
         self.graph._forget_name(value)
         del self._outputs[i]
@@ -317,12 +286,8 @@ class Node:
             self._outputs[j].offset = j
         self.graph._version += 1  # see Graph.version
 
-    eraseOutput = erase_output  # noqa: N815
-
     def has_uses(self) -> bool:
         return any(o._uses for o in self._outputs)
-
-    hasUses = has_uses  # noqa: N815
 
     # -- blocks --------------------------------------------------------------
     def add_block(self) -> Block:
@@ -332,8 +297,6 @@ class Node:
         self._blocks.append(block)
         self.graph._version += 1  # see Graph.version
         return block
-
-    addBlock = add_block  # noqa: N815
 
     def erase_block(self, i: int) -> None:
         block = self._blocks.pop(i)
@@ -363,8 +326,6 @@ class Node:
         self._link_between(other.prev, other, block)  # type: ignore[arg-type]
         return self
 
-    insertBefore = insert_before  # noqa: N815
-
     def insert_after(self, other: Node) -> Node:
         """Put this (unlinked) node right after ``other`` (after a param node: at the front)."""
         block = other.owning_block
@@ -377,8 +338,6 @@ class Node:
         else:
             self._link_between(other, other.next, block)  # type: ignore[arg-type]
         return self
-
-    insertAfter = insert_after  # noqa: N815
 
     def _unlink(self) -> None:
         assert self.prev is not None and self.next is not None
@@ -409,15 +368,11 @@ class Node:
         self._unlink()
         self.insert_before(other)
 
-    moveBefore = move_before  # noqa: N815
-
     def move_after(self, other: Node) -> None:
         """Move this node right after ``other`` (after a param node: to the block's front)."""
         self._check_move(other, "return_node")
         self._unlink()
         self.insert_after(other)
-
-    moveAfter = move_after  # noqa: N815
 
     def destroy(self) -> None:
         """Remove this node from its graph. Its outputs must have no uses left."""
@@ -425,7 +380,7 @@ class Node:
             if value._uses:
                 users = ", ".join(sorted({user._kind for user, _ in value._uses}))
                 raise ValueError(
-                    f"cannot destroy {self._kind}: output %{value.debugName()} is still used by {users}"
+                    f"cannot destroy {self._kind}: output %{value.debug_name()} is still used by {users}"
                 )
         self.remove_all_inputs()
         for block in self._blocks:
@@ -480,13 +435,9 @@ class Node:
         mine, theirs = self._compare_positions(other)
         return mine < theirs
 
-    isBefore = is_before  # noqa: N815
-
     def is_after(self, other: Node) -> bool:
         mine, theirs = self._compare_positions(other)
         return mine > theirs
-
-    isAfter = is_after  # noqa: N815
 
     def _encloses(self, other: Node) -> bool:
         node: Node | None = other
@@ -520,22 +471,18 @@ class Node:
             raise TypeError(f"attribute {name!r} of {self._kind} is of kind {actual}, not {kind}")
         return value
 
-    def attributeNames(self) -> list[str]:  # noqa: N802
+    def attribute_names(self) -> list[str]:
         # ("^name"/"^scalars": a Python op's call, kept with the attributes: see ir/python_op.py)
         return [name for name in self._attrs if name[0] != "^"]
 
-    attribute_names = attributeNames
 
-    def hasAttribute(self, name: str) -> bool:  # noqa: N802
+    def has_attribute(self, name: str) -> bool:
         return name in self._attrs
 
-    has_attribute = hasAttribute
 
-    def hasAttributes(self) -> bool:  # noqa: N802
+    def has_attributes(self) -> bool:
         return bool(self._attrs)
 
-    def kindOf(self, name: str) -> str:  # noqa: N802
-        return str(self._attrs[name][0])
 
     def attribute_kind(self, name: str) -> AttributeKind:
         return self._attrs[name][0]
@@ -638,8 +585,6 @@ class Node:
             self._schema = resolve_schema(self)
         return self._schema  # type: ignore[return-value]
 
-    maybeSchema = maybe_schema  # noqa: N815
-
     def schema(self) -> FunctionSchema:
         schema = self.maybe_schema()
         if schema is None:
@@ -659,8 +604,6 @@ class Node:
         if index is None:
             raise KeyError(f"{schema.qualified_name} has no argument {name!r}")
         return self._inputs[index]
-
-    namedInput = named_input  # noqa: N815
 
     def walk(self) -> Iterator[Node]:
         """This node's nested nodes, in order, without recursion."""

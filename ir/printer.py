@@ -31,11 +31,11 @@ _INDENT = "  "
 
 
 def value_list(values: list[Value]) -> str:
-    return ", ".join(["%" + v.debugName() for v in values])
+    return ", ".join(["%" + v.debug_name() for v in values])
 
 
 def typed_value_list(values: list[Value], separator: str = ", ") -> str:
-    return separator.join(["%" + v.debugName() + " : " + str(v._type) for v in values])
+    return separator.join(["%" + v.debug_name() + " : " + str(v._type) for v in values])
 
 
 # -- the text's shape, shared with the trace's snapshot printer ---------------------------------

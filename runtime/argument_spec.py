@@ -56,7 +56,7 @@ class ArgumentSpec:
         input raises TypeError naming the input, as TorchScript does."""
         params = graph.inputs()
         if len(inputs) != len(params):
-            names = ", ".join("%" + v.debugName() for v in params)
+            names = ", ".join("%" + v.debug_name() for v in params)
             raise TypeError(f"the graph takes {len(params)} inputs ({names}), got {len(inputs)}")
         specs: list[TensorSpec | str] = []
         for index, (value, given) in enumerate(zip(params, inputs, strict=True)):
@@ -65,7 +65,7 @@ class ArgumentSpec:
                 continue
             if given is not None and not hasattr(given, "dtype") and not hasattr(given, "requires_grad"):
                 raise TypeError(
-                    f"expected a value of type '{value.type()}' for input {index} (%{value.debugName()}) "
+                    f"expected a value of type '{value.type()}' for input {index} (%{value.debug_name()}) "
                     f"but instead found type '{type(given).__name__}'"
                 )
             specs.append(_tensor_spec(given, grad_enabled))

@@ -515,7 +515,7 @@ class GraphExecutor:
         writes_in_place = [False]
 
         def node_op(node: Node) -> Any:
-            if node.kind() == "prim::DifferentiableGraph" and node.hasAttribute("ReverseSubgraph"):
+            if node.kind() == "prim::DifferentiableGraph" and node.has_attribute("ReverseSubgraph"):
                 # Its df's executor is traced under the same k as f and df.
                 k = dg_number.get(node, len(ops))
                 # The inlining switch reaches df's executor, as TorchScript's global one does.

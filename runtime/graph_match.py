@@ -42,9 +42,9 @@ def _match_block(old: Block, new: Block, values: dict[Value, Value], pairs: dict
             values[after] = before
             pairs[before] = after
     else:  # inputs were added or removed: match what keeps its name
-        by_name = {v.debugName(): v for v in old_params}
+        by_name = {v.debug_name(): v for v in old_params}
         for after in new_params:
-            before = by_name.pop(after.debugName(), None)
+            before = by_name.pop(after.debug_name(), None)
             if before is not None:
                 values[after] = before
                 pairs[before] = after
@@ -54,7 +54,7 @@ def _match_block(old: Block, new: Block, values: dict[Value, Value], pairs: dict
     for node in old.nodes():
         exact[(node._kind, tuple(node._inputs), _attr_key(node), len(node._outputs))].append(node)
         if node._outputs:
-            named[(node._kind, node._outputs[0].debugName())].append(node)
+            named[(node._kind, node._outputs[0].debug_name())].append(node)
     used: set[Node] = set()
 
     def take(queue: deque[Node] | None) -> Node | None:
@@ -68,7 +68,7 @@ def _match_block(old: Block, new: Block, values: dict[Value, Value], pairs: dict
         inputs = tuple(values.get(v, v) for v in node._inputs)  # an unmatched input matches nothing
         found = take(exact.get((node._kind, inputs, _attr_key(node), len(node._outputs))))
         if found is None and node._outputs:
-            found = take(named.get((node._kind, node._outputs[0].debugName())))
+            found = take(named.get((node._kind, node._outputs[0].debug_name())))
         if found is None:
             continue
         used.add(found)

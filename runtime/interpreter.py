@@ -117,7 +117,7 @@ class CompiledGraph:
 
     def _run(self, inputs: Sequence[Any]) -> Sequence[Any]:
         if len(inputs) != len(self.input_types):
-            names = ", ".join("%" + v.debugName() for v in self.graph.inputs())
+            names = ", ".join("%" + v.debug_name() for v in self.graph.inputs())
             raise GraphRuntimeError(
                 f"the graph takes {len(self.input_types)} inputs ({names}), got {len(inputs)}"
             )
@@ -148,7 +148,7 @@ class CompiledGraph:
             return GraphRuntimeError(f"running the graph failed: {type(exc).__name__}: {detail}")
         compiled, node, registers = failing
         held = [registers.get(compiled.register_names.get(value, ""), _MISSING) for value in node.inputs()]
-        shapes = [f"%{value.debugName()}: {_describe(h)}" for value, h in zip(node.inputs(), held, strict=True)]
+        shapes = [f"%{value.debug_name()}: {_describe(h)}" for value, h in zip(node.inputs(), held, strict=True)]
         detail = compiled._kernel_message(node, held) or detail
         return GraphRuntimeError(
             f"{node_summary(node)}: {detail} (inputs: {', '.join(shapes) or 'none'})", node
@@ -232,7 +232,7 @@ class _InputCheck:
 
 
 def _where(index: int, value: Value) -> str:
-    return f"input {index} (%{value.debugName()})"
+    return f"input {index} (%{value.debug_name()})"
 
 
 class _CodeWriter:
@@ -335,7 +335,7 @@ class _CodeWriter:
         fn = self.global_("k", kernel)
         args = ["xp"] + [self.name(v) for v in node.inputs()] + self.omitted_defaults(node)
         fast = self.fast_path(node)
-        if fast is not None and not node.attributeNames():
+        if fast is not None and not node.attribute_names():
             call, positions, *guard = fast
             inputs = node.inputs()
             direct = self.direct_call(node, call, positions, guarded=bool(guard))
@@ -348,7 +348,7 @@ class _CodeWriter:
             return
         # Prims with attributes (prim::ConstantChunk[chunks=2, dim=0]) get
         # them as keyword arguments named like the attributes.
-        for attr in node.attributeNames():
+        for attr in node.attribute_names():
             args.append(f"{attr}={self.global_('a', node.attribute(attr))}")
         self.emit(indent, f"{self.targets(node)} = {fn}({', '.join(args)})", node)
 
@@ -496,7 +496,7 @@ def _constant(writer: _CodeWriter, node: Node, indent: int) -> None:
     if node.output().type().__class__.__name__ == "NamedType" and str(node.output().type()) == "Function":
         writer.emit(indent, f"{out} = None  # a Function constant", node)
         return
-    kind = node.attribute_kind("value") if "value" in node.attributeNames() else None
+    kind = node.attribute_kind("value") if "value" in node.attribute_names() else None
     if kind is AttributeKind.t or kind is AttributeKind.ts:
         # Tensors come from the text's data or from data attached by a frontend.
         missing = missing_tensor_data(node)

@@ -262,7 +262,7 @@ def parse_jit_log(text: str, source: str = "<log>") -> PassTrace:
 
 
 def _inputs(graph: Graph) -> list[str]:
-    return [value.debugName() for value in graph.inputs()]
+    return [value.debug_name() for value in graph.inputs()]
 
 
 def _why_no_graphs(messages: list[LogMessage]) -> str:

@@ -261,7 +261,7 @@ class PassTrace:
 
     def _values(self, values: list[Value]) -> tuple[ValueRecord, ...]:
         return tuple(
-            ValueRecord(self.id_of(v), self._intern(v.debugName()), self._type_str(v._type)) for v in values
+            ValueRecord(self.id_of(v), self._intern(v.debug_name()), self._type_str(v._type)) for v in values
         )
 
     def _node(self, node: Node) -> NodeRecord:

@@ -70,8 +70,8 @@ def cannot_run(graph: Graph) -> list[CannotRun]:
             why = _reason(node)
             if why is not None:
                 found.append(CannotRun(node_summary(node), why[0], why[1]))
-            for name in node.attributeNames():
-                if node.kindOf(name) == "g":
+            for name in node.attribute_names():
+                if node.attribute_kind(name) == "g":
                     pending.append(node.g(name))
     return found
 

@@ -137,7 +137,7 @@ def parse_input_spec(spec: str, graph_inputs: Sequence[Any], seed: int = 0) -> l
     """Example inputs from a spec like ``x=8x4,w=4x16:f32,3`` (one entry per graph
     input, in order); an entry for a tensor input is a shape (``16`` is a
     vector of 16), for any other input a Python value."""
-    names = [v.debugName() for v in graph_inputs]
+    names = [v.debug_name() for v in graph_inputs]
     entries = [e.strip() for e in _split_spec(spec) if e.strip()]
     if len(entries) != len(names):
         raise TargetError(
@@ -268,7 +268,7 @@ def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
             return None
         too_big = example_size_problem(tuple(type_.sizes), dtype, left)
         if too_big is not None:
-            raise TargetError(f"input %{value.debugName()} of type {type_}: {too_big}; give smaller --inputs")
+            raise TargetError(f"input %{value.debug_name()} of type {type_}: {too_big}; give smaller --inputs")
         values.append(random_array(rng, tuple(type_.sizes), dtype))
         left -= values[-1].nbytes
     return values
@@ -530,7 +530,7 @@ def _graph_session(
     inline_threshold: int | None = None,
     min_group_size: int | None = None,
 ) -> Session:
-    names = [v.debugName() for v in graph.inputs()]
+    names = [v.debug_name() for v in graph.inputs()]
     notes: list[str] = []
     values = _example_values(target, graph, spec, file_inputs, seed)
     if values is None:

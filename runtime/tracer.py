@@ -158,7 +158,7 @@ class TracingTensor:
         return self._reduce("aten::mean", np.mean, dim, keepdim)
 
     def __repr__(self) -> str:
-        return f"TracingTensor(%{self.value.debugName()}, shape={self.array.shape})"
+        return f"TracingTensor(%{self.value.debug_name()}, shape={self.array.shape})"
 
 
 ops = SimpleNamespace(

@@ -142,11 +142,11 @@ def gradient_check(
     try:
         return _graph_check(graph, inputs, requires_grad, _How(tol, mode, samples, seed, report)).rows
     except NotFinite as exc:
-        return [GradCheckRow(v.debugName(), None, 0, math.nan, math.nan, False, error=str(exc)) for v in graph.inputs()]
+        return [GradCheckRow(v.debug_name(), None, 0, math.nan, math.nan, False, error=str(exc)) for v in graph.inputs()]
 
 
 def _graph_check(graph: Graph, inputs: Sequence[Any] | None, requires_grad: Sequence[bool] | None, how: _How) -> Checked:
-    names = [v.debugName() for v in graph.inputs()]
+    names = [v.debug_name() for v in graph.inputs()]
     if inputs is None or len(inputs) != len(names):
         message = "no example inputs" if inputs is None else f"{len(inputs)} inputs given for {len(names)} graph inputs"
         return Checked([GradCheckRow(n, None, 0, math.nan, math.nan, False, error=message) for n in names], how.tol)

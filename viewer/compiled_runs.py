@@ -157,14 +157,14 @@ def _symbolic_inputs(graph: Graph, step: Step, group: CompiledGroup, seed: int) 
         names = {v.id: v.name for v in group.forward.graph.params}
         names.update({v.id: v.name for node in group.forward.graph.nodes for v in node.outputs})
         returns = [names.get(i) for i in group.forward.graph.returns]
-        tangent_names = [v.debugName() for v in graph.inputs()][len(graph.inputs()) - len(vjps) :]
+        tangent_names = [v.debug_name() for v in graph.inputs()][len(graph.inputs()) - len(vjps) :]
         for name, output in zip(tangent_names, vjps, strict=True):
             if output < len(returns) and returns[output] in sizes_of:
                 sizes_of.setdefault(name, sizes_of[returns[output]])
     rng = numpy.random.default_rng(seed)
     values: list[Any] = []
     for value in graph.inputs():
-        name, type_ = value.debugName(), value.type()
+        name, type_ = value.debug_name(), value.type()
         dims = sizes_of.get(name)
         if isinstance(type_, TensorType):
             sizes = type_.sizes if dims is None or isinstance(dims, str) else [evaluate_size(d, symbols) for d in dims]

@@ -390,7 +390,7 @@ class _Compiler:
         if (
             not value.has_debug_name()
             and node.kind() != "prim::Param"
-            and node.owningBlock() is self.graph._insert.block
+            and node.owning_block is self.graph._insert.block
         ):
             value.set_debug_name(name)
         self.env[name] = value
@@ -809,7 +809,7 @@ class _Compiler:
             if outermost:
                 _ACTIVE.pop()
                 _CALLEES.clear()
-        params = [v.debugName() for v in body.inputs()]
+        params = [v.debug_name() for v in body.inputs()]
         args = [self.expr(a) for a in node.args]
         if len(args) > len(params):
             raise self.error(node, f"{name}() takes {len(params)} arguments, got {len(args)}")

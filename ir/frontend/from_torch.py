@@ -363,7 +363,7 @@ def _copy_tensor_constants(torch: Any, source: Any, target: Graph, names: str) -
     constants = [
         node
         for node in target.all_nodes()
-        if node.kind() == "prim::Constant" and node.hasAttribute("value") and node.kindOf("value") == "t"
+        if node.kind() == "prim::Constant" and node.has_attribute("value") and node.attribute_kind("value") == "t"
     ]
     if len(tensors) != len(constants):
         raise FromTorchError(

@@ -60,7 +60,7 @@ def check_inplace(graph: Graph) -> bool:
             if source in guarded:
                 raise InplaceError(
                     f"in-place operation `{node_summary(node)}` writes to graph input "
-                    f"%{source.debugName()}, which requires grad; autograd cannot differentiate "
+                    f"%{source.debug_name()}, which requires grad; autograd cannot differentiate "
                     "through that (use the out-of-place operator)",
                     node,
                 )

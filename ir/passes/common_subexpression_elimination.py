@@ -87,7 +87,7 @@ def replace_with_existing(node: Node, existing: Node) -> None:
     for old, new in zip(node.outputs(), existing.outputs(), strict=True):
         old.replace_all_uses_with(new)
         if old.has_debug_name() and not new.has_debug_name():
-            name = old.debugName()
+            name = old.debug_name()
             old.set_debug_name(None)
             new.set_debug_name(name)
     node.destroy()
@@ -105,7 +105,7 @@ def _key(node: Node, db: AliasDb) -> tuple[Any, ...] | None:
     attributes = (
         tuple(
             (name, str(node.attribute_kind(name)), _hashable(node.attribute(name)))
-            for name in sorted(node.attributeNames())
+            for name in sorted(node.attribute_names())
         )
         if node._attrs
         else ()

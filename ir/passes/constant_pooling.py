@@ -63,7 +63,7 @@ def constant_pooling(graph: Graph) -> bool:
 
 def _constant_key(node: Node) -> Any:
     attributes = []
-    for name in sorted(node.attributeNames()):
+    for name in sorted(node.attribute_names()):
         value = node.attribute(name)
         if isinstance(value, TensorConstant):
             # Tensors are equal only when their data is known and the same.

@@ -88,7 +88,7 @@ def _try_fold(graph: Graph, node: Node, db: AliasDb) -> bool:
     if kernel is None:
         return False
     arguments = [_to_runtime(v) for v in inputs]
-    attributes = {name: node.attribute(name) for name in node.attributeNames()}
+    attributes = {name: node.attribute(name) for name in node.attribute_names()}
     try:
         result = kernel(numpy, *arguments, **attributes)
     except Exception:  # noqa: BLE001 - an op that fails on constants fails at run time too

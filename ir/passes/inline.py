@@ -135,7 +135,7 @@ def _name(call: Node) -> str:
     const = call.inputs()[0].node
     if const.has_attribute("name") and const.attribute_kind("name") is AttributeKind.s:
         return repr(const.s("name"))
-    return "%" + call.inputs()[0].debugName()
+    return "%" + call.inputs()[0].debug_name()
 
 
 def _inline_call(call: Node, body: Graph) -> list[Node]:
@@ -158,7 +158,7 @@ def _inline_call(call: Node, body: Graph) -> list[Node]:
         # Keep the caller's name for the result, unless the body just hands
         # back one of the caller's own values.
         if old.has_debug_name() and new in created:
-            name = old.debugName()
+            name = old.debug_name()
             old.set_debug_name(None)
             new.set_debug_name(name)
     call.destroy()

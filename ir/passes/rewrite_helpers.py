@@ -147,7 +147,7 @@ def take_over(old: Value, new: Value) -> None:
     new.set_type(old.type())
     old.replace_all_uses_with(new)
     if old.has_debug_name() and not new.has_debug_name():
-        name = old.debugName()
+        name = old.debug_name()
         old.set_debug_name(None)
         new.set_debug_name(name)
 
@@ -155,7 +155,7 @@ def take_over(old: Value, new: Value) -> None:
 def replace_and_drop(old: Value, new: Value, db: AliasDb) -> None:
     """Point every use of ``old`` at ``new``, remove ``old``'s node if that left it
     dead, and let ``new`` take over ``old``'s debug name (``%r`` stays ``%r``)."""
-    name = old.debugName() if old.has_debug_name() else None
+    name = old.debug_name() if old.has_debug_name() else None
     old.replace_all_uses_with(new)
     drop_if_dead(old.node, db)
     if name is not None and not new.has_debug_name() and not old.node.is_alive:

@@ -47,7 +47,7 @@ def make_inputs(
     for value in parse_ir(text).inputs():
         type_ = value.type()
         if not isinstance(type_, TensorType) or type_.sizes is None:
-            values.append((scalars or {})[value.debugName()])
+            values.append((scalars or {})[value.debug_name()])
             continue
         shape = tuple(type_.sizes)
         array = rng.uniform(low, high, size=shape)

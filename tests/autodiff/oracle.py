@@ -33,7 +33,7 @@ def random_inputs(text: str, seed: int, scalars: dict[str, Any] | None = None) -
         if isinstance(type_, TensorType) and type_.sizes is not None:
             values.append(rng.uniform(0.5, 1.5, size=tuple(type_.sizes)))
         else:
-            values.append((scalars or {})[value.debugName()])
+            values.append((scalars or {})[value.debug_name()])
     return values
 
 

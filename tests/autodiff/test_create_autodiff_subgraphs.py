@@ -123,7 +123,7 @@ def inputs_for(graph: Graph, seed: int = 0) -> list:
         if isinstance(value.type(), TensorType):
             values.append(rng.uniform(0.5, 1.5, (3, 3)))
         else:
-            values.append(SCALARS[value.debugName().split(".")[0]])
+            values.append(SCALARS[value.debug_name().split(".")[0]])
     return values
 
 

@@ -55,7 +55,7 @@ def test_specialize_autograd_zero_returns_the_states() -> None:
     # Every value of the resulting graph has a state: inputs and node outputs.
     values = [*noted.inputs(), *(out for node in noted.all_nodes() for out in node.outputs())]
     assert set(notes.autograd_zero) == set(values)
-    names = {v.debugName(): s for v, s in notes.autograd_zero.items() if v.has_debug_name()}
+    names = {v.debug_name(): s for v, s in notes.autograd_zero.items() if v.has_debug_name()}
     assert ZERO in names.values() and NONZERO in names.values()
 
 

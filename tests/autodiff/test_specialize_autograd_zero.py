@@ -48,7 +48,7 @@ def specialize(text: str, inputs_list: list[list[Any]], changes: bool | None = T
 
 
 def named_states(states: Mapping) -> dict[str, str]:
-    return {v.debugName(): s for v, s in states.items()}
+    return {v.debug_name(): s for v, s in states.items()}
 
 
 def torch_kinds(text: str, zero_inputs: tuple[str, ...] = (), guarded: bool = False) -> list[str]:
@@ -107,7 +107,7 @@ def test_autograd_add_drops_zero_operands_and_becomes_add_when_both_defined() ->
     graph, states = specialize(ADDS, [[None, ARR, W, W]])
     assert kinds(graph) == ["aten::mul", "prim::Constant", "aten::add", "prim::AutogradAdd"]
     # Zero + Zero is the Zero itself: the graph returns the undefined input.
-    assert [v.debugName() for v in graph.outputs()[1:]] == ["ga", "ga"]
+    assert [v.debug_name() for v in graph.outputs()[1:]] == ["ga", "ga"]
     names = named_states(states)
     assert names["ga"] == ZERO and names["gb"] == NONZERO and names["u"] == UNKNOWN
     assert names["s2"] == NONZERO  # the aten::add keeps the AutogradAdd's name
@@ -148,7 +148,7 @@ def test_lowered_grad_of_with_all_nonzero_gradients_runs_unconditionally() -> No
     graph, states = specialize(text, runs())
     assert kinds(graph) == ["prim::Constant", "aten::mul"]  # the None size sum is gone too
     assert states[graph.outputs()[0]] == NONZERO
-    assert graph.outputs()[0].debugName() == "t"
+    assert graph.outputs()[0].debug_name() == "t"
     same_kinds_as_torch(graph, text)
 
 
@@ -196,9 +196,9 @@ def test_unlowered_grad_of_blocks_are_removed_or_inlined() -> None:
     ]
     # All gradients into the second formula are defined, so is its result
     # (%u: the AutogradAdd of the Zero %a went away).
-    assert graph.outputs()[1].debugName() == "u" and states[graph.outputs()[1]] == NONZERO
+    assert graph.outputs()[1].debug_name() == "u" and states[graph.outputs()[1]] == NONZERO
     assert named_states(states)["d"] == UNKNOWN
-    assert graph.outputs()[2].debugName() == "d"  # AutogradAdd(%d, Zero) is %d
+    assert graph.outputs()[2].debug_name() == "d"  # AutogradAdd(%d, Zero) is %d
 
 
 SUM_TO_SIZE = f"""graph(%g0 : Tensor[Undefined], %g1 : {D4}, %n : NoneType, %size : int[]?):
@@ -214,7 +214,7 @@ SUM_TO_SIZE = f"""graph(%g0 : Tensor[Undefined], %g1 : {D4}, %n : NoneType, %siz
 def test_grad_sum_to_size_of_a_zero_or_to_a_none_size_is_its_input() -> None:
     graph, states = specialize(SUM_TO_SIZE, [[None, ARR, None, None]])
     assert kinds(graph) == ["prim::Constant", "aten::_grad_sum_to_size"]
-    assert [v.debugName() for v in graph.outputs()[:3]] == ["g1", "g1", "g0"]
+    assert [v.debug_name() for v in graph.outputs()[:3]] == ["g1", "g1", "g0"]
     assert states[graph.outputs()[3]] == NONZERO
     # With a real size the original fails to sum the undefined %g0 (so does
     # torch's sum_to); the specialized graph passes the Zero through.

@@ -105,7 +105,7 @@ def test_unmerge_node_routes_inputs_through_group_outputs_like_torch() -> None:
     assert [v.node.kind() for v in sub.outputs()] == ["aten::sin", "prim::Param"]
     outside = next(n for n in graph.nodes() if n.kind() == "aten::mul")
     assert outside.inputs() == group.outputs()
-    assert [v.debugName() for v in graph.inputs()] == ["x"]  # the pass-through output is unnamed
+    assert [v.debug_name() for v in graph.inputs()] == ["x"]  # the pass-through output is unnamed
     x = np.linspace(0.0, 1.0, 9).reshape(3, 3)
     np.testing.assert_allclose(run_graph(graph, [x])[0], np.sin(x) * x)
 

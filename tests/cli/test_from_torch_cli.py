@@ -109,7 +109,7 @@ def test_export_every_step_of_the_example(tmp_path: Path, capsys: pytest.Capture
 @pytest.mark.parametrize("name", ["build", "build_scripted"])
 def test_builder_gives_graph_inputs_and_grad_flags(models: Path, name: str) -> None:
     loaded = load_python(f"{models}:{name}")
-    names = [v.debugName() for v in loaded.graph.inputs()]
+    names = [v.debug_name() for v in loaded.graph.inputs()]
     assert names[1:] == ["lin.weight", "lin.bias", "norm.weight", "norm.bias", "offset"]
     assert loaded.inputs is not None and len(loaded.inputs) == 6
     assert all(isinstance(v, np.ndarray) for v in loaded.inputs)

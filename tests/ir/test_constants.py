@@ -69,17 +69,17 @@ def test_constant_value_round_trips(value):
 
 def test_bool_is_stored_as_int_attribute():
     _g, out = _constant(True)
-    assert out.node.kindOf("value") == "i" and out.node.i("value") == 1
+    assert out.node.attribute_kind("value") == "i" and out.node.i("value") == 1
 
 
 def test_int_list_is_stored_as_is_attribute():
     _g, out = _constant([4, 5])
-    assert out.node.kindOf("value") == "is" and out.node.is_("value") == [4, 5]
+    assert out.node.attribute_kind("value") == "is" and out.node.is_("value") == [4, 5]
 
 
 def test_none_constant_has_no_attribute():
     _g, out = _constant(None)
-    assert not out.node.hasAttributes()
+    assert not out.node.has_attributes()
     assert constant_value(out) is None
 
 
@@ -107,7 +107,7 @@ def test_tensor_constant():
 def test_insert_constant_function_and_method_agree():
     g = Graph()
     a = insert_constant(g, 7)
-    b = g.insertConstant(7)
+    b = g.insert_constant(7)
     assert a.type() == b.type() == IntType()
     assert constant_value(a) == constant_value(b) == 7
 

@@ -14,6 +14,7 @@ from gradview.ir import (
     ListType,
     TensorType,
     Use,
+    Value,
     lint,
     parse_ir,
 )
@@ -106,7 +107,7 @@ def test_if_node_has_two_blocks_with_param_and_return_nodes():
         assert block.param_node.kind() == "prim::Param"
         assert block.return_node.kind() == "prim::Return"
         assert block.inputs() == []
-    assert [v.debugName() for v in then_block.outputs()] == ["b"]
+    assert [v.debug_name() for v in then_block.outputs()] == ["b"]
     assert then_block.return_node.inputs() == then_block.outputs()
 
 
@@ -114,10 +115,10 @@ def test_loop_block_params_are_iteration_and_carried_values():
     g = parse_ir(LOOP_GRAPH)
     loop = [n for n in g.nodes() if n.kind() == "prim::Loop"][0]
     (body,) = loop.blocks()
-    assert [v.debugName() for v in body.inputs()] == ["i.1", "acc.11"]
+    assert [v.debug_name() for v in body.inputs()] == ["i.1", "acc.11"]
     assert [v.type() for v in body.inputs()] == [IntType(), TENSOR]
     assert body.inputs() == body.param_node.outputs()
-    assert [v.debugName() for v in body.outputs()] == ["12", "inner"]
+    assert [v.debug_name() for v in body.outputs()] == ["12", "inner"]
 
 
 def _build_block_node(kind, n_outputs=1):
@@ -428,8 +429,8 @@ def test_create_clone_copies_debug_names_like_torchscript():
     g.register_output(y)
     clone = g.create_clone(y.node, lambda v: v)
     g.append_node(clone)
-    assert clone.output().debugName() == "y"
-    assert y.debugName() == "y.1"
+    assert clone.output().debug_name() == "y"
+    assert y.debug_name() == "y.1"
 
 
 def test_create_clone_matches_torch():
@@ -544,7 +545,7 @@ def test_copy_keeps_unique_numbers_for_new_values():
     c = g.copy()
     v1 = g.insert("aten::relu", [g.inputs()[0]])
     v2 = c.insert("aten::relu", [c.inputs()[0]])
-    assert v1.debugName() == v2.debugName()
+    assert v1.debug_name() == v2.debug_name()
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in ROUNDTRIP_DIR.glob("*.ir")))
@@ -576,7 +577,11 @@ def _walk(block):
 
 
 def _param_names(node):
-    return [[v.debugName() for v in block.inputs()] for block in node.blocks()]
+    return [[_name(v) for v in block.inputs()] for block in node.blocks()]
+
+
+def _name(value) -> str:  # noqa: ANN001 - a gradview or a torch._C Value
+    return value.debug_name() if isinstance(value, Value) else value.debugName()
 
 
 @pytest.mark.parametrize("path", TORCH_READABLE, ids=lambda p: p.name)
@@ -585,7 +590,7 @@ def test_accessors_agree_with_torch(path):
     text = read_graph_text(path)
     tg = torch._C.parse_ir(text)
     g = parse_ir(text)
-    assert [v.debugName() for v in g.inputs()] == [v.debugName() for v in tg.inputs()]
+    assert [v.debug_name() for v in g.inputs()] == [v.debugName() for v in tg.inputs()]
     # The header lists every input with its type.
     assert str(g).split("):\n", 1)[0] == str(tg).split("):\n", 1)[0]
     assert len(g.outputs()) == len(list(tg.outputs()))
@@ -598,19 +603,19 @@ def test_accessors_agree_with_torch(path):
         assert len(gn.inputs()) == len(list(tn.inputs()))
         assert len(gn.outputs()) == len(list(tn.outputs()))
         assert _param_names(gn) == _param_names(tn)
-        assert gn.attributeNames() == tn.attributeNames()
-        for name in gn.attributeNames():
+        assert gn.attribute_names() == tn.attributeNames()
+        for name in gn.attribute_names():
             # torch's text parser stores list attributes as generic ``ival`` lists,
             # where its own insertConstant (and gradview) use ``is``.
-            if not (tn.kindOf(name) == "ival" and gn.kindOf(name) in ("is", "fs", "ss")):
-                assert gn.kindOf(name) == tn.kindOf(name)
-            if gn.kindOf(name) == "i":
+            if not (tn.kindOf(name) == "ival" and gn.attribute_kind(name) in ("is", "fs", "ss")):
+                assert gn.attribute_kind(name) == tn.kindOf(name)
+            if gn.attribute_kind(name) == "i":
                 assert gn.i(name) == tn.i(name)
-            elif gn.kindOf(name) == "s":
+            elif gn.attribute_kind(name) == "s":
                 assert gn.s(name) == tn.s(name)
         for gv, tv in zip(gn.inputs(), tn.inputs(), strict=True):
             if tv.debugName() in torch_inputs:
-                assert gv.debugName() == tv.debugName()
+                assert gv.debug_name() == tv.debugName()
 
 
 def test_subgraph_attribute_accessor():
@@ -618,9 +623,9 @@ def test_subgraph_attribute_accessor():
     (group,) = [n for n in g.all_nodes() if n.kind() == "prim::DifferentiableGraph"]
     sub = group.g("Subgraph")
     assert isinstance(sub, Graph)
-    assert [v.debugName() for v in sub.inputs()] == ["x.1", "w.1"]
+    assert [v.debug_name() for v in sub.inputs()] == ["x.1", "w.1"]
     assert len(sub.outputs()) == 6
-    assert group.kindOf("Subgraph") == "g"
+    assert group.attribute_kind("Subgraph") == "g"
     lint(sub)
 
 

@@ -73,7 +73,7 @@ def test_conformance_graph_passes(path):
     graph = parse_ir(read_graph_text(path))
     lint(graph)
     for node in graph.all_nodes():
-        if node.hasAttribute("Subgraph"):
+        if node.has_attribute("Subgraph"):
             lint(node.g("Subgraph"))
 
 

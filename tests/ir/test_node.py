@@ -48,14 +48,14 @@ def test_unnamed_values_print_their_unique_number():
     g = Graph()
     v = g.add_input()
     assert not v.has_debug_name()
-    assert v.debugName() == str(v.unique)
+    assert v.debug_name() == str(v.unique)
 
 
 def test_set_debug_name_names_the_value():
     g = Graph()
     v = g.add_input()
     v.set_debug_name("x")
-    assert v.debugName() == "x"
+    assert v.debug_name() == "x"
     assert g.value_by_name("x") is v
     assert g.value_by_name("%x") is v
 
@@ -65,8 +65,8 @@ def test_name_clash_renames_the_old_owner():
     old = g.add_input("x")
     new = g.add_input()
     new.set_debug_name("x")
-    assert new.debugName() == "x"
-    assert old.debugName() == "x.1"
+    assert new.debug_name() == "x"
+    assert old.debug_name() == "x.1"
     assert g.value_by_name("x.1") is old
 
 
@@ -77,14 +77,14 @@ def test_repeated_clashes_follow_torchscript_suffix_counter():
     values = [g.add_input() for _ in range(4)]
     for v in values:
         v.set_debug_name("x")
-    assert [v.debugName() for v in values] == ["x.1", "x.3", "x.5", "x"]
+    assert [v.debug_name() for v in values] == ["x.1", "x.3", "x.5", "x"]
 
 
 def test_clash_on_dotted_name_continues_from_its_suffix():
     g = Graph()
     old = g.add_input("y.5")
     g.add_input("y.5")
-    assert old.debugName() == "y.6"
+    assert old.debug_name() == "y.6"
 
 
 def test_suffix_counters_are_per_base():
@@ -94,8 +94,8 @@ def test_suffix_counters_are_per_base():
     g.add_input("a")
     b_owner = g.add_input("b")
     g.add_input("b")
-    assert a_owner_first.debugName() == "a.1"
-    assert b_owner.debugName() == "b.1"
+    assert a_owner_first.debug_name() == "a.1"
+    assert b_owner.debug_name() == "b.1"
 
 
 def test_clash_skips_suffixes_already_taken():
@@ -103,8 +103,8 @@ def test_clash_skips_suffixes_already_taken():
     taken = g.add_input("z.1")
     old = g.add_input("z")
     g.add_input("z")
-    assert taken.debugName() == "z.1"
-    assert old.debugName() == "z.2"
+    assert taken.debug_name() == "z.1"
+    assert old.debug_name() == "z.2"
 
 
 def test_names_match_torch_set_debug_name():
@@ -117,7 +117,7 @@ def test_names_match_torch_set_debug_name():
     for name, tv, gv in zip(requests, t_values, g_values, strict=True):
         tv.setDebugName(name)
         gv.set_debug_name(name)
-        assert [v.debugName() for v in g_values] == [v.debugName() for v in t_values]
+        assert [v.debug_name() for v in g_values] == [v.debugName() for v in t_values]
 
 
 def test_numeric_debug_names_are_rejected():
@@ -140,7 +140,7 @@ def test_renaming_frees_the_old_name():
     v = g.add_input("a")
     v.set_debug_name("b")
     w = g.add_input("a")
-    assert w.debugName() == "a" and v.debugName() == "b"
+    assert w.debug_name() == "a" and v.debug_name() == "b"
 
 
 # -- types -------------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def test_input_and_output_accessors():
     add = g.insert("aten::add", [x, y]).node
     assert add.input(0) is x and add.input(1) is y
     assert add.output() is add.output(0) is add.outputs()[0]
-    assert add.inputsSize() == 3 and add.outputsSize() == 1
+    assert len(add.inputs()) == 3 and len(add.outputs()) == 1
     with pytest.raises(ValueError, match="not one"):
         add.input()
     relu = g.insert("aten::relu", [x]).node
@@ -328,12 +328,12 @@ def _node_with_every_attribute():
 
 def test_attribute_names_keep_insertion_order():
     _g, node, _sub = _node_with_every_attribute()
-    assert node.attributeNames() == ["i", "f", "s", "is", "fs", "ss", "t", "ty", "tys", "g", "gs", "ival"]
+    assert node.attribute_names() == ["i", "f", "s", "is", "fs", "ss", "t", "ty", "tys", "g", "gs", "ival"]
 
 
 def test_kind_of_names_each_attribute_kind():
     _g, node, _sub = _node_with_every_attribute()
-    assert [node.kindOf(name) for name in node.attributeNames()] == [
+    assert [node.attribute_kind(name) for name in node.attribute_names()] == [
         "i", "f", "s", "is", "fs", "ss", "t", "ty", "tys", "g", "gs", "ival",
     ]
     assert node.attribute_kind("is") is AttributeKind.is_
@@ -360,15 +360,15 @@ def test_is_underscore_reads_and_with_a_value_sets_like_torch():
     node = g.create("prim::Foo", [], 0)
     assert node.is_("dims", [3, 4]) is node
     assert node.is_("dims") == [3, 4]
-    assert node.kindOf("dims") == "is"
+    assert node.attribute_kind("dims") == "is"
 
 
 def test_has_attribute():
     _g, node, _sub = _node_with_every_attribute()
-    assert node.hasAttribute("ty") and node.hasAttributes()
-    assert not node.hasAttribute("value")
+    assert node.has_attribute("ty") and node.has_attributes()
+    assert not node.has_attribute("value")
     node.remove_attribute("ty")
-    assert not node.hasAttribute("ty")
+    assert not node.has_attribute("ty")
 
 
 def test_getter_of_the_wrong_kind_raises():
@@ -636,7 +636,7 @@ def test_destroy_frees_the_output_names():
     assert g.value_by_name("y") is None
     fresh = g.insert("aten::relu", [x])
     fresh.set_debug_name("y")
-    assert fresh.debugName() == "y"
+    assert fresh.debug_name() == "y"
 
 
 def test_destroying_a_node_with_blocks_releases_inner_uses():
@@ -665,11 +665,11 @@ def test_nodes_iteration_survives_destroying_the_current_node():
 def test_kind_inputs_outputs_blocks():
     _g, relu, if_node, sigmoid, _tanh, _neg = _if_graph()
     assert relu.kind() == "aten::relu"
-    assert [v.debugName() for v in relu.inputs()] == ["x"]
-    assert [v.debugName() for v in if_node.outputs()] == ["r"]
+    assert [v.debug_name() for v in relu.inputs()] == ["x"]
+    assert [v.debug_name() for v in if_node.outputs()] == ["r"]
     assert len(if_node.blocks()) == 2
-    assert sigmoid.owningBlock() is if_node.blocks()[0]
-    assert if_node.blocks()[0].owningNode() is if_node
+    assert sigmoid.owning_block is if_node.blocks()[0]
+    assert if_node.blocks()[0].owning_node is if_node
 
 
 def test_output_types_of_multi_output_node():
@@ -717,7 +717,7 @@ def test_random_renames_match_torch(steps):
     for index, name in steps:
         t_values[index].setDebugName(name)
         g_values[index].set_debug_name(name)
-    assert [v.debugName() for v in g_values] == [v.debugName() for v in t_values]
+    assert [v.debug_name() for v in g_values] == [v.debugName() for v in t_values]
     lint(g)
 
 

@@ -153,5 +153,5 @@ ODD_BUT_VALID = [
 def test_odd_but_valid_text_reprints_idempotently(text: str) -> None:
     graph = check_parse(text)
     assert graph is not None
-    names = [value.debugName() for value in graph.inputs()]
+    names = [value.debug_name() for value in graph.inputs()]
     assert len(set(names)) == len(names)

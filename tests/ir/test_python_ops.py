@@ -103,7 +103,7 @@ def test_a_scripted_python_call_reads_and_prints_back_as_torch_prints_it(name: s
     assert print_graph(graph) == text
     (node,) = _python_ops(graph)
     assert python_function_name(node) == python_name
-    assert node.attributeNames() == []
+    assert node.attribute_names() == []
 
 
 def test_a_traced_autograd_function_keeps_its_attributes_and_scalar_arguments() -> None:
@@ -113,7 +113,7 @@ def test_a_traced_autograd_function_keeps_its_attributes_and_scalar_arguments() 
     assert print_graph(graph) == text
     (node,) = _python_ops(graph)
     assert python_function_name(node) == "Scale"
-    assert sorted(node.attributeNames()) == ["inplace", "module"]
+    assert sorted(node.attribute_names()) == ["inplace", "module"]
 
 
 def test_a_traced_functions_subgraph_is_refused_in_one_line() -> None:

@@ -87,6 +87,6 @@ def test_differentiable_graph_subgraph_is_attached() -> None:
     graph = parse_ir(text)
     diff = next(n for n in graph.all_nodes() if n.kind() == "prim::DifferentiableGraph")
     sub = diff.g("Subgraph")
-    assert [v.debugName() for v in sub.inputs()] == ["x.1", "w.1"]
+    assert [v.debug_name() for v in sub.inputs()] == ["x.1", "w.1"]
     assert [n.kind() for n in sub.nodes()][:2] == ["aten::mm", "aten::tanh"]
     assert len(sub.outputs()) == 6

@@ -55,7 +55,7 @@ class Holder(torch.nn.Module):
 
 def constants_by_name(text: str) -> dict:
     graph = parse_ir(text)
-    return {n.output().debugName(): n for n in graph.nodes() if n.kind() == "prim::Constant"}
+    return {n.output().debug_name(): n for n in graph.nodes() if n.kind() == "prim::Constant"}
 
 
 def test_frozen_module_constants_print_back_and_have_their_values() -> None:
@@ -163,7 +163,7 @@ def test_unknown_tensor_constants_name_the_node_and_take_attached_values() -> No
     module = torch.nn.Linear(4, 3).double().eval()
     frozen = torch.jit.freeze(torch.jit.script(module))
     graph = parse_ir(str(frozen.graph))
-    nodes = {n.output().debugName(): n for n in graph.nodes() if n.kind() == "prim::Constant"}
+    nodes = {n.output().debug_name(): n for n in graph.nodes() if n.kind() == "prim::Constant"}
     x = np.random.default_rng(0).standard_normal((2, 4))
     with pytest.raises(GraphCompileError, match=r"cannot run `%self\.(weight|bias) : .*<Tensor>|rounded"):
         run_graph(graph, [None, x])

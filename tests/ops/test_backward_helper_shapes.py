@@ -171,7 +171,7 @@ def test_backward_helpers_have_their_inputs_shapes(case: str) -> None:
     found = []
     for value in graph.outputs():
         t = value.type()
-        assert isinstance(t, TensorType), f"%{value.debugName()}: {t}"
+        assert isinstance(t, TensorType), f"%{value.debug_name()}: {t}"
         found.append(str(TensorType(t.scalar_type, t.sizes, None, None, t.device)))
     assert found == expected
     assert run_and_compare_types(graph, inputs) >= len(expected)

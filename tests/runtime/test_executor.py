@@ -98,7 +98,7 @@ def test_compile_spec_runs_the_seeds_phases_in_order_and_differentiates() -> Non
     kinds = [node.kind() for node in optimized.nodes()]
     assert kinds == ["prim::DifferentiableGraph"]
     node = next(optimized.nodes())
-    assert node.hasAttribute("ReverseSubgraph") and node.i("f_real_outputs") == 1
+    assert node.has_attribute("ReverseSubgraph") and node.i("f_real_outputs") == 1
 
 
 def test_without_gradients_the_nondiff_pipeline_runs_instead() -> None:

@@ -268,7 +268,7 @@ def corpus_program(path: Path, seed: int = 0) -> Program:
             values.append(rng.uniform(0.5, 1.5, size=tuple(sizes)))
             requires.append(value.requires_grad())
         else:
-            values.append(scalars[value.debugName()])
+            values.append(scalars[value.debug_name()])
             requires.append(False)
     return Program(text, values, requires, _interpreted(text))
 

@@ -25,10 +25,10 @@ def test_every_fixture_graph_translates_lints_and_prints_back(log: str) -> None:
         fx = parse_fx_graph(entry.payload)
         graph = fx_to_graph(fx)
         lint(graph)
-        assert [v.debugName() for v in graph.inputs()] == [v.name for v in fx.inputs]
-        outputs = [v.debugName() if v.node.kind() != "prim::Constant" else "None" for v in graph.outputs()]
+        assert [v.debug_name() for v in graph.inputs()] == [v.name for v in fx.inputs]
+        outputs = [v.debug_name() if v.node.kind() != "prim::Constant" else "None" for v in graph.outputs()]
         assert outputs == [v.name for v in fx.outputs]
-        named = {v.debugName(): v for node in graph.nodes() for v in node.outputs()}
+        named = {v.debug_name(): v for node in graph.nodes() for v in node.outputs()}
         read_items = {n.args[0].name: n.name for n in fx.nodes if n.op == "getitem"}
         for node in fx.nodes:
             if node.name not in named:  # a multi-output op: its outputs carry the getitems' names
@@ -62,7 +62,7 @@ class GraphModule(torch.nn.Module):
 
 def test_keywords_dtypes_devices_symbolic_lists_and_unknown_ops() -> None:
     graph = fx_to_graph(parse_fx_graph(_GRAPH))
-    nodes = {node.output(0).debugName(): node for node in graph.nodes() if node.outputs()}
+    nodes = {node.output(0).debug_name(): node for node in graph.nodes() if node.outputs()}
     gelu = nodes["gelu"]
     # ``approximate`` is kwarg-only in the schema; it lands in its place, as TorchScript puts it.
     assert [constant_value(v) for v in gelu.inputs()[1:]] == ["tanh"]
@@ -82,7 +82,7 @@ def test_keywords_dtypes_devices_symbolic_lists_and_unknown_ops() -> None:
     assert constant_value(ones.inputs()[3]) == "cpu"
     # An op gradview does not know, read through getitem: one output per item read.
     custom = next(node for node in graph.nodes() if node.kind() == "mylib::twice")
-    assert [v.debugName() for v in custom.outputs()] == ["first", "second"]
+    assert [v.debug_name() for v in custom.outputs()] == ["first", "second"]
     assert graph.outputs()[2].node.kind() == "prim::Constant"  # None: no gradient
     lint(graph)
 

@@ -64,10 +64,10 @@ def test_training_step_matches_pytorch(name: str, how: str) -> None:
         if reference is None:
             assert mine is None or not np.any(mine.numpy()), f"input {index}: torch gives no gradient"
             continue
-        assert mine is not None, f"input {index} ({graph.inputs()[index].debugName()}): no gradient"
+        assert mine is not None, f"input {index} ({graph.inputs()[index].debug_name()}): no gradient"
         np.testing.assert_allclose(
             mine.numpy(), reference.numpy(), rtol=1e-6, atol=1e-9,
-            err_msg=f"gradient of input {index} ({graph.inputs()[index].debugName()})",
+            err_msg=f"gradient of input {index} ({graph.inputs()[index].debug_name()})",
         )
     # Buffers (running statistics) changed in place as torch's did.
     buffers = [b for _, b in module.named_buffers()]

@@ -185,7 +185,7 @@ def test_training_step_matches_pytorch(name: str, how: str, mode: str) -> None:
     mine = grad([ours_loss], [tensors[i] for i in leaves], allow_unused=True)
     assert len(mine) == len(theirs)
     for index, ours, reference in zip(leaves, mine, theirs, strict=True):
-        where = f"gradient of {graph.inputs()[index].debugName()}"
+        where = f"gradient of {graph.inputs()[index].debug_name()}"
         if reference is None:
             assert ours is None or not np.any(ours.numpy()), f"{where}: torch gives none"
             continue

@@ -191,7 +191,7 @@ def _hostile_trace() -> PassTrace:
     trace = PassTrace()
     trace.record("Input", graph, changed=False)
     for value, name in zip(values, HOSTILE, strict=False):
-        value.setDebugName(name)
+        value.set_debug_name(name)
     trace.record(HOSTILE_PASS, graph)
     return trace
 

@@ -75,7 +75,7 @@ def test_script_gives_the_numbers_trace_gives(case):
 def test_inputs_are_examples_then_parameters_then_every_buffer(how):
     model, args = _module(models.Nested), (_x(2, 4),)
     graph, inputs = from_torch(model, args, how=how)
-    names = [v.debugName() for v in graph.inputs()]
+    names = [v.debug_name() for v in graph.inputs()]
     lifted = ["block.lin.weight", "block.lin.bias", "norm.weight", "norm.bias", "shift", "block.unused"]
     assert [n for n, _ in model.named_parameters()] + [n for n, _ in model.named_buffers()] == [
         "block.lin.weight", "block.lin.bias", "norm.weight", "norm.bias", "shift", "block.unused",
@@ -119,21 +119,21 @@ def test_no_attribute_access_or_method_call_remains(case, how):
 def test_plain_function_has_no_parameters():
     args = (_x(3, 2), _x(2))
     graph, inputs = from_torch(models.gated, args)
-    assert [v.debugName() for v in graph.inputs()] == ["x", "y"]
+    assert [v.debug_name() for v in graph.inputs()] == ["x", "y"]
     assert len(inputs) == 2
 
 
 def test_tied_weights_are_one_input():
     model = _module(models.Tied)
     graph, inputs = from_torch(model, (_x(2, 3),), how="script")
-    assert [v.debugName() for v in graph.inputs()][1:] == ["first.weight", "first.bias"]
+    assert [v.debug_name() for v in graph.inputs()][1:] == ["first.weight", "first.bias"]
     assert len(graph.inputs()[1].uses) == 2  # both calls read the one weight
 
 
 def test_names_are_sanitized_as_torchscript_reads_them():
     model = _module(models.OddNames)
     graph, _ = from_torch(model, (_x(1, 2),))
-    names = [v.debugName() for v in graph.inputs()][1:]
+    names = [v.debug_name() for v in graph.inputs()][1:]
     assert names == ["_0.weight", "_0.bias", "_1.conv_1.weight", "_1.conv_1.bias"]
     header = ", ".join(f"%{name} : Tensor" for name in names)
     torch._C.parse_ir(f"graph({header}):\n  return ()\n")  # TorchScript's parser reads them
@@ -171,7 +171,7 @@ def test_scripted_lstm_lifts_its_list_of_weights():
     parameters through the attribute ``_flat_weights``, a list."""
     model = _module(lambda: nn.LSTM(3, 4))
     graph, inputs = from_torch(model, (_x(5, 2, 3),), how="script")
-    names = [v.debugName() for v in graph.inputs()]
+    names = [v.debug_name() for v in graph.inputs()]
     assert names[1:] == [n for n, _ in model.named_parameters()]
     lists = [n for n in graph.all_nodes() if n.kind() == "prim::ListConstruct" and n.inputs() == graph.inputs()[1:]]
     assert lists and not any(n.kind() == "prim::GetAttr" for n in graph.all_nodes())
@@ -186,7 +186,7 @@ def test_tensor_constants_keep_their_exact_value():
     constants = [
         n.t("value").values
         for n in graph.all_nodes()
-        if n.kind() == "prim::Constant" and n.hasAttribute("value") and n.kindOf("value") == "t"
+        if n.kind() == "prim::Constant" and n.has_attribute("value") and n.attribute_kind("value") == "t"
     ]
     assert (2**-0.5,) in constants
     (outputs,) = run_graph(graph, inputs)

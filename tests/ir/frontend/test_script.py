@@ -98,8 +98,8 @@ def test_graph_shape_and_locations():
     loop = next(n for n in graph.nodes() if n.kind() == "prim::Loop")
     assert loop.source_location == f"{fns.__file__}:{first + 2}:4"
     assert all(n.source_location for n in graph.all_nodes())
-    assert [v.debugName() for v in graph.inputs()] == ["x", "n"]
-    assert loop.output().debugName() == "acc"
+    assert [v.debug_name() for v in graph.inputs()] == ["x", "n"]
+    assert loop.output().debug_name() == "acc"
 
 
 def test_decorator_and_compile_only():

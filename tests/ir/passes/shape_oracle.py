@@ -88,7 +88,7 @@ def type_mismatches(reference: Graph, graph: Graph) -> list[str]:
         compared += 1
         fields = ("scalar_type", "sizes", "device", "strides")
         if any(getattr(expected, f) != getattr(got, f) for f in fields if getattr(expected, f) is not None):
-            problems.append(f"{value.node.kind()} %{value.debugName()}: torch {expected}, gradview {got}")
+            problems.append(f"{value.node.kind()} %{value.debug_name()}: torch {expected}, gradview {got}")
     assert compared, "the reference graph has no tensor values to compare"
     return problems
 
@@ -107,7 +107,7 @@ def agrees_where_known(reference: Graph, graph: Graph) -> list[str]:
                 e is not None and e != g for e, g in zip(expected.sizes, got.sizes, strict=False)
             )
         if bad:
-            problems.append(f"{value.node.kind()} %{value.debugName()}: torch {expected}, gradview {got}")
+            problems.append(f"{value.node.kind()} %{value.debug_name()}: torch {expected}, gradview {got}")
     return problems
 
 
@@ -135,7 +135,7 @@ def run_and_compare_types(graph: Graph, inputs: Sequence[Any]) -> int:
         if result is None:
             continue
         array = np.asarray(result)
-        where = f"%{value.debugName()} = {value.node.kind()}"
+        where = f"%{value.debug_name()} = {value.node.kind()}"
         if t.sizes is not None:
             assert len(array.shape) == len(t.sizes), f"{where}: rank of {array.shape} vs {t}"
             for actual, inferred in zip(array.shape, t.sizes, strict=True):

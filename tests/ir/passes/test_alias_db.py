@@ -24,7 +24,7 @@ def by_name(graph, name):
 
 
 def order(graph):
-    return [n.output().debugName() for n in graph.nodes()]
+    return [n.output().debug_name() for n in graph.nodes()]
 
 
 def check_same_meaning(text, graph):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from gradview.ir import parse_ir
+from gradview.ir import Value, parse_ir
 from gradview.ir.passes.batch_mm import batch_mm
 
 from .pass_check import check_pass, kinds
@@ -226,7 +226,7 @@ def test_batches_inside_a_loop_body() -> None:
 
 # -- oracle: torch's BatchMM on the same IR --------------------------------------------------------
 def _names(values) -> list[str]:  # noqa: ANN001
-    return sorted(v.debugName() for v in values)
+    return sorted(v.debug_name() if isinstance(v, Value) else v.debugName() for v in values)
 
 
 def test_matches_torch_on_a_tree_of_four() -> None:
@@ -265,5 +265,5 @@ def test_matches_torch_on_nine_products_sharing_a_left_operand() -> None:
     assert side.i("side") == 0
     (lst,) = [n for n in ours.nodes() if n.kind() == "prim::ListConstruct"]
     (mm,) = [n for n in ours.nodes() if n.kind() == "aten::mm"]
-    assert mm.inputs()[0].debugName() == next(iter(side.inputs())).debugName() == "a"
+    assert mm.inputs()[0].debug_name() == next(iter(side.inputs())).debugName() == "a"
     assert _names(lst.inputs()) == _names(list(side.inputs())[1:])

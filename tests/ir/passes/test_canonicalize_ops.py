@@ -47,7 +47,7 @@ def test_zero_dim_tensor_constants_become_scalar_constants() -> None:
     assert "float = prim::Constant[value=2.5]()" in text
     assert "int = prim::Constant[value=3]()" in text
     # The results keep their names.
-    assert [n.output().debugName() for n in graph.nodes() if n.kind().startswith("aten::")] == [
+    assert [n.output().debug_name() for n in graph.nodes() if n.kind().startswith("aten::")] == [
         "a", "s", "m", "d", "e"]
 
 

@@ -28,7 +28,7 @@ def test_merges_equal_constants_and_hoists_them() -> None:
     assert kinds(graph)[:2] == ["prim::Constant", "prim::Constant"]
     assert kinds(graph).count("prim::Constant") == 2
     top = [n for n in graph.nodes()][:2]
-    assert [n.output().debugName() for n in top] == ["one", "two"]
+    assert [n.output().debug_name() for n in top] == ["one", "two"]
 
 
 def test_int_one_and_float_one_stay_distinct() -> None:

@@ -77,7 +77,7 @@ def test_stops_carrying_dead_loop_values_but_keeps_needed_ones() -> None:
     graph = check_pass(eliminate_dead_code, text, [X, 3], changes=True)
     loop = next(n for n in graph.nodes() if n.kind() == "prim::Loop")
     assert len(loop.outputs()) == 2
-    assert [v.debugName() for v in loop.blocks()[0].inputs()] == ["i", "p1", "k1"]
+    assert [v.debug_name() for v in loop.blocks()[0].inputs()] == ["i", "p1", "k1"]
     assert "aten::mul" not in kinds(graph)
 
 
@@ -88,7 +88,7 @@ def test_live_values_callback_sees_the_survivors() -> None:
   return (%a)
 """)
     seen: list[set[str]] = []
-    eliminate_dead_code(graph, lambda live: seen.append({v.debugName() for v in live}))
+    eliminate_dead_code(graph, lambda live: seen.append({v.debug_name() for v in live}))
     assert seen == [{"x", "a"}]
 
 

@@ -103,7 +103,7 @@ with prim::Constant_0 = graph(%a : Tensor):
 """
     graph = _inline_checked(text)
     assert "%z : Tensor = aten::relu(%x)" in str(graph)
-    assert [v.debugName() for v in graph.inputs()] == ["x"]
+    assert [v.debug_name() for v in graph.inputs()] == ["x"]
 
 
 def test_graph_without_calls_is_unchanged() -> None:

@@ -45,7 +45,7 @@ def test_else_branch_returns_one_autograd_zero_per_output_with_types_copied() ->
     assert if_node.input().type() == BoolType()
     assert if_node.input().node.kind() == "prim::AutogradAnyNonZero"
     assert [str(v.type()) for v in if_node.outputs()] == ["Double(4)", "Double(4)"]
-    assert [v.debugName() for v in if_node.outputs()] == ["dx", "dy"]
+    assert [v.debug_name() for v in if_node.outputs()] == ["dx", "dy"]
     else_block = if_node.blocks()[1]
     (zero,) = list(else_block.nodes())
     assert zero.kind() == "prim::AutogradZero"

@@ -478,7 +478,7 @@ def test_matches_torch_on_shape_and_list_rules() -> None:
     our_kinds = sorted(k for k in kinds(ours) if k != "prim::Constant")
     assert our_kinds == their_kinds == ["aten::relu"]
     their_outputs = [o.node().kind() if o.node().kind() != "prim::Param" else o.debugName() for o in theirs.outputs()]
-    our_outputs = [o.node.kind() if o.node.kind() != "prim::Param" else o.debugName() for o in ours.outputs()]
+    our_outputs = [o.node.kind() if o.node.kind() != "prim::Param" else o.debug_name() for o in ours.outputs()]
     assert our_outputs == their_outputs
 
 
@@ -511,5 +511,5 @@ def test_matches_torch_on_gradient_and_view_rules() -> None:
     assert [k for k in kinds(ours) if k != "prim::Constant"] == their_kinds == ["aten::_grad_sum_to_size"]
     (ours_sum,) = [n for n in ours.nodes() if n.kind() == "aten::_grad_sum_to_size"]
     (theirs_sum,) = [n for n in theirs.nodes() if n.kind() == "aten::_grad_sum_to_size"]
-    assert ours_sum.inputs()[0].debugName() == next(iter(theirs_sum.inputs())).debugName() == "x"
-    assert [o.debugName() for o in list(theirs.outputs())[1:]] == [o.debugName() for o in ours.outputs()[1:]] == ["c"]
+    assert ours_sum.inputs()[0].debug_name() == next(iter(theirs_sum.inputs())).debugName() == "x"
+    assert [o.debugName() for o in list(theirs.outputs())[1:]] == [o.debug_name() for o in ours.outputs()[1:]] == ["c"]

@@ -45,7 +45,7 @@ def case_inputs(path: Path, graph: Graph, seed: int) -> list[Any]:
         if isinstance(type_, TensorType):
             inputs.append(rng.uniform(0.5, 1.5, size=type_.sizes).astype(to_dtype(type_.scalar_type)))
         else:
-            inputs.append(scalars[value.debugName()])
+            inputs.append(scalars[value.debug_name()])
     return inputs
 
 

@@ -187,7 +187,7 @@ def test_conformance_cases_reinferred(path):
     assert type_mismatches(reference, graph) == []
     rng = np.random.default_rng(0)
     inputs = [
-        scalars[v.debugName()] if not isinstance(v.type(), TensorType) else rng.standard_normal(v.type().sizes)
+        scalars[v.debug_name()] if not isinstance(v.type(), TensorType) else rng.standard_normal(v.type().sizes)
         for v in graph.inputs()
     ]
     assert run_and_compare_types(graph, inputs) > 0

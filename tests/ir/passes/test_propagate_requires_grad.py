@@ -94,10 +94,10 @@ def test_matches_eager_autograd(fn, variants, with_shapes):
             assert isinstance(t, TensorType) and t.requires_grad is not None, value
             expected = any(r.requires_grad for r in results)
             if with_shapes:
-                assert t.requires_grad == expected, f"result {index} %{value.debugName()}: {t}"
+                assert t.requires_grad == expected, f"result {index} %{value.debug_name()}: {t}"
             else:
                 # Without dtypes (x.int() is just a Tensor) the pass may only err on the safe side.
-                assert t.requires_grad or not expected, f"result {index} %{value.debugName()}: {t}"
+                assert t.requires_grad or not expected, f"result {index} %{value.debug_name()}: {t}"
     assert propagate_requires_grad(graph) is False
 
 

@@ -76,4 +76,4 @@ def test_matches_torch_remove_expands() -> None:
     # Same wiring too: the add reads %x where it read the implicit expand.
     add_ours = [n for n in ours.nodes() if n.kind() == "aten::add"][0]
     add_theirs = [n for n in theirs.nodes() if n.kind() == "aten::add"][0]
-    assert [v.debugName() for v in add_ours.inputs()[:2]] == [v.debugName() for v in list(add_theirs.inputs())[:2]]
+    assert [v.debug_name() for v in add_ours.inputs()[:2]] == [v.debugName() for v in list(add_theirs.inputs())[:2]]

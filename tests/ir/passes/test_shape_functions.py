@@ -100,7 +100,7 @@ def _infer(text: str) -> dict[str, str]:
     graph = parse_ir(text)
     propagate_input_shapes(graph)
     graph.lint()
-    return {v.debugName(): str(v.type()) for node in graph.all_nodes() for v in node.outputs()}
+    return {v.debug_name(): str(v.type()) for node in graph.all_nodes() for v in node.outputs()}
 
 
 def test_reductions_with_constant_dims():
@@ -354,7 +354,7 @@ def test_lists_that_change_are_not_trusted():
 """
     graph = parse_ir(text)
     propagate_input_shapes(graph)
-    types = {v.debugName(): str(v.type()) for n in graph.nodes() for v in n.outputs()}
+    types = {v.debug_name(): str(v.type()) for n in graph.nodes() for v in n.outputs()}
     assert types["l"] == "Tensor[]"
     assert types["c"] == "Tensor"  # not Float(2, 3): %y joined the list
     assert types["v"] == "FloatTensor(device=cpu)"  # the size list was overwritten
