@@ -20,9 +20,9 @@ from .tensor import Tensor  # noqa: E402
 __all__ += ["Tensor", "autograd"]
 
 # The graph executor (plans per ArgumentSpec, autodiff, the pass trace hooks).
-from .executor import GraphExecutor  # noqa: E402
+from .executor import DEFAULT_INLINE_THRESHOLD, GraphExecutor  # noqa: E402
 
-__all__ += ["GraphExecutor"]
+__all__ += ["DEFAULT_INLINE_THRESHOLD", "GraphExecutor"]
 
 # Frontends: compile Python source (script) or record a run (trace) into a Graph.
 from .script_function import script  # noqa: E402

@@ -479,7 +479,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
     def action_trace_back(self) -> None:
         """Light the path of the selected gradient: the df ops that compute it and
         the forward ops their GradOf blocks differentiate (backward and joint views)."""
-        from .trace_back import gradient_path  # noqa: PLC0415
+        from gradview.runtime.checks import gradient_path  # noqa: PLC0415
 
         if self.selected is None or self.view not in (View.BACKWARD, View.JOINT):
             self.notify("select a gradient (a node of df) in the backward or joint view (3 or 4), then T",

@@ -15,7 +15,7 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
-from gradview.autodiff import DEFAULT_INLINE_THRESHOLD
+from gradview.runtime import DEFAULT_INLINE_THRESHOLD
 from gradview.runtime.no_graph_reason import MIN_SUBGRAPH_SIZE
 
 from .doc_text import LIST_ITEM

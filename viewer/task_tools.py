@@ -5,7 +5,7 @@ thread worker; its work takes a ``report(text)`` callback that it calls
 between units of work (a step for ``b``, an input for ``G``, a picture for
 ``E``). ``report`` shows the text at the start of the view bar (and, for the
 checks, on the Check tab) and, once the task is cancelled, raises
-:class:`~gradview.viewer.check_result.CheckCancelled`, so the work stops at
+:class:`~gradview.runtime.checks.CheckCancelled`, so the work stops at
 its next unit. Escape cancels every running task, and a task's key cancels
 it while it runs.
 
@@ -26,7 +26,8 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
-from .check_result import CheckCancelled, CheckResult
+from gradview.runtime.checks import CheckCancelled, CheckResult
+
 from .messages import TaskEnded, TaskProgress
 
 if TYPE_CHECKING:

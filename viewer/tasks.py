@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gradview.runtime import checks
+from gradview.runtime.checks import CheckCancelled
 from gradview.runtime.pass_trace import PassTrace
 
-from .check_result import CheckCancelled
 from .export_paths import unused_path
 from .formatting import guarded
 from .layout import Layout
@@ -19,25 +20,19 @@ __all__ = ["run_step", "find_divergence", "gradient_check", "export_svg", "expor
 
 
 def run_step(trace: PassTrace, index: int, inputs: Any) -> Any:
-    from . import evaluate  # noqa: PLC0415 - NumPy work, loaded when first asked for
-
-    return guarded(lambda: evaluate.run_step(trace, index, inputs))
+    return guarded(lambda: checks.run_step(trace, index, inputs))
 
 
 def find_divergence(trace: PassTrace, inputs: Any, report: Callable[[str], None] | None = None) -> Any:
     """b: the first step whose outputs or gradients differ from the original graph's.
     ``report`` hears each step as it is checked and may raise CheckCancelled to stop."""
-    from .check_divergence import find_divergence as find  # noqa: PLC0415
-
-    return guarded(lambda: find(trace, inputs, report=report))
+    return guarded(lambda: checks.find_divergence(trace, inputs, report=report))
 
 
 def gradient_check(trace: PassTrace, index: int, inputs: Any, report: Callable[[str], None] | None = None) -> Any:
     """G: step ``index``'s gradients against finite differences (gradcheck's fast mode).
     ``report`` hears each input as it is checked and may raise CheckCancelled to stop."""
-    from .check_gradient import check_step_gradient  # noqa: PLC0415
-
-    return guarded(lambda: check_step_gradient(trace, index, inputs, report=report))
+    return guarded(lambda: checks.check_step_gradient(trace, index, inputs, report=report))
 
 
 def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | None, theme: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradview.cli.main import main
-from gradview.viewer.check_gradient import check_step_gradient
+from gradview.runtime.checks import check_step_gradient
 from gradview.viewer.session import load_target
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -309,8 +309,8 @@ def test_export_keys_write_the_view_as_svg_and_every_step_as_html(mlp_session: S
 
 def test_trace_back_lights_the_gradient_path(mlp_session: Session) -> None:
     """T on a gradient of df lights the df ops computing it and the forward ops they differentiate."""
+    from gradview.runtime.checks import gradient_path
     from gradview.runtime.trace_records import walk_records
-    from gradview.viewer.trace_back import gradient_path
     from gradview.viewer.view_steps import backward_step
 
     trace = mlp_session.trace

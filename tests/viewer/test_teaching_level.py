@@ -74,7 +74,7 @@ def test_grad_of_frames_say_the_op_they_differentiate() -> None:
 
 def test_run_values_reach_the_values_named_as_the_source_names_them() -> None:
     """r on f at the ops level: %x and %sin_x (the IR's %x.1 and %sin_x.3) show their values."""
-    from gradview.viewer.evaluate import run_step
+    from gradview.runtime.checks import run_step
     from gradview.viewer.formatting import add_run_values
 
     session = load_target(f"{ROOT / 'examples' / 'teaching' / 'sin_times_x'}.py:f")

@@ -26,7 +26,7 @@ values (the callers widen float32 inputs). A function that computes in single
 precision whatever its inputs (a cast inside) gets eps 1e-3, atol 1e-3, rtol
 1e-2: float32's rounding (about 6e-8 of a value) over eps 1e-6 would swamp
 the difference. ``report`` hears each input before it is checked and may
-raise :class:`.check_result.CheckCancelled` to stop.
+raise :class:`.result.CheckCancelled` to stop.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from typing import Any, Literal
 
 import numpy
 
-from gradview.runtime import GraphCompileError, GraphRuntimeError
+from gradview.runtime.interpreter import GraphCompileError, GraphRuntimeError
 
-from .evaluate import _copy_value, _one_line
+from .graph_runs import copy_value, one_line
 
 __all__ = [
     "GRADCHECK", "SINGLE_PRECISION", "Checked", "GradCheckRow", "GradientComparison", "Mode", "NotFinite", "Tolerance",
@@ -52,7 +52,7 @@ Mode = Literal["fast", "elementwise"]
 Run = Callable[[list[Any]], list[Any]]
 
 
-class NotFinite(Exception):  # noqa: N818 - not an error in the check: there is nothing to check
+class NotFinite(Exception):
     """The function's outputs are NaN or inf at the inputs: no finite difference says anything."""
 
 
@@ -162,9 +162,9 @@ def check_inputs(
     ``report`` hears "input k of n: %name" before each input. Raises NotFinite when
     a weighted output is NaN or inf at ``inputs``."""
     try:
-        base = run([_copy_value(v) for v in inputs])  # fails early, and says whether the function computes in single precision
+        base = run([copy_value(v) for v in inputs])  # fails early, and says whether the function computes in single precision
     except (GraphRuntimeError, GraphCompileError, IndexError, ValueError, TypeError) as exc:
-        error = f"running the graph: {_one_line(exc)}"
+        error = f"running the graph: {one_line(exc)}"
         return Checked([_failed(name, inputs[p], error) for p, name in wrt], tol)
     for p, _ in weights:
         if p < len(base) and not numpy.isfinite(numpy.asarray(base[p], numpy.float64)).all():
@@ -186,7 +186,7 @@ def check_inputs(
             else:
                 row = _elementwise(run, inputs, position, name, grad, weights, v_sum, tol, rng, samples)
         except (GraphRuntimeError, GraphCompileError, IndexError, ValueError, TypeError) as exc:
-            row = _failed(name, inputs[position], f"finite differences: {_one_line(exc)}")
+            row = _failed(name, inputs[position], f"finite differences: {one_line(exc)}")
         rows.append(row if not note or row.error else dataclasses.replace(row, note=note))
     return Checked(rows, tol)
 
@@ -209,7 +209,7 @@ def _difference(
 
     def outputs(moved: numpy.ndarray) -> list[Any]:
         # Fresh copies each run: an in-place op must not change the next run's inputs.
-        return run([moved if i == position else _copy_value(v) for i, v in enumerate(inputs)])
+        return run([moved if i == position else copy_value(v) for i, v in enumerate(inputs)])
 
     plus, minus = outputs(base + step), outputs(base - step)
     total = 0.0

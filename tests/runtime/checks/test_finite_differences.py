@@ -1,5 +1,5 @@
 """Gradients against finite differences as torch.autograd.gradcheck compares them
-(viewer/finite_differences.py): fast mode (one random direction per input) and elementwise."""
+(runtime/checks/finite_differences.py): fast mode (one random direction per input) and elementwise."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradview.viewer.check_result import CheckCancelled
-from gradview.viewer.finite_differences import (
+from gradview.runtime.checks import CheckCancelled
+from gradview.runtime.checks.finite_differences import (
     GRADCHECK,
     SINGLE_PRECISION,
     NotFinite,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gradview.runtime.checks import gradient_path
+from gradview.runtime.checks.trace_steps import backward_step, forward_step, gradient_notes
+from gradview.runtime.gradient_wiring import gradient_wiring
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import walk_records
-from gradview.viewer.trace_back import gradient_path
-from gradview.viewer.view_steps import backward_step, forward_step, gradient_notes, gradient_wiring
 
 # examples/mlp.ir is relu(x @ w1 + b1) @ w2 + b2: the forward ops each input's gradient
 # flows back through, by kind.

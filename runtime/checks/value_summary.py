@@ -21,8 +21,6 @@ SHORT.maxother = 40
 MAX_ITEMS = 32
 
 
-
-
 def short_repr(value: Any) -> str:
     """A repr cut to a few items and characters."""
     return SHORT.repr(value)

@@ -1,4 +1,4 @@
-"""r and G on torch.compile's graphs read from a TORCH_TRACE log (viewer/compiled_runs.py).
+"""r and G on torch.compile's graphs read from a TORCH_TRACE log (runtime/checks/compiled_runs.py).
 
 Every step of every compiled graph in the fixtures runs on inputs made from
 the forward's annotated types, and G's backward gradients agree with finite
@@ -19,14 +19,8 @@ import torch.nn.functional as F  # noqa: N812 - PyTorch's own spelling
 
 from gradview.ir import parse_ir
 from gradview.runtime import run_graph
-from gradview.runtime.compiled_trace import compiled_trace
-from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import load_target
-from gradview.runtime.torch_trace_log import load_torch_trace
-from gradview.runtime.trace_types import Note
-from gradview.viewer import evaluate
-from gradview.viewer.check_gradient import check_step_gradient
-from gradview.viewer.compiled_runs import (
+from gradview.runtime.checks import check_step_gradient, run_step, step_feeds
+from gradview.runtime.checks.compiled_runs import (
     backward_feed,
     compiled_group,
     gradients_by_input,
@@ -35,9 +29,13 @@ from gradview.viewer.compiled_runs import (
     tangent_shapes,
     tangents,
 )
-from gradview.viewer.evaluate import run_step
+from gradview.runtime.compiled_trace import compiled_trace
+from gradview.runtime.pass_trace import PassTrace
+from gradview.runtime.targets import load_target
+from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.runtime.trace_types import Note
 
-FIXTURES = Path(__file__).parent.parent / "data" / "torch_trace"
+FIXTURES = Path(__file__).parents[2] / "data" / "torch_trace"
 # Known gaps outside the viewer, strict so each turns red once fixed (then its entry goes).
 KNOWN_GAPS: dict[str, str] = {}
 LOGS = [
@@ -146,7 +144,7 @@ def test_a_run_leaves_the_inputs_the_next_run_reuses(monkeypatch: pytest.MonkeyP
     group = compiled_group(trace, trace[1])
     held = primals(group)
     kept = [v.copy() for v in held]
-    monkeypatch.setattr(evaluate, "primals", lambda *args, **kwargs: held)
+    monkeypatch.setattr(step_feeds, "primals", lambda *args, **kwargs: held)
     first = run_step(trace, 2, None)
     assert first.ok
     for value, before in zip(held, kept, strict=True):

@@ -16,7 +16,7 @@ training step would:
 
 Tangents are ones for ``r`` (the gradient of the sum of the real outputs)
 and seeded random weights for the checks. This module only arranges values;
-running the graphs is :mod:`.evaluate`'s (which imports it).
+running the graphs is :mod:`.step_feeds`' and the checks' (which import it).
 """
 
 from __future__ import annotations

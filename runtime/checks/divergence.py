@@ -4,20 +4,20 @@ Every step that can be run is compared, in trace order, with the original
 (the first main step), on the example inputs:
 
 * a main step: its outputs, and the gradients eager autograd gives for its
-  ops (:func:`.check_states.main_gradients`), of every floating-point input
+  ops (:func:`.states.main_gradients`), of every floating-point input
   (run on the last main step, and bisected over the main steps only when it
   differs: eager autograd of a big graph takes seconds);
 * a step of DifferentiableGraph k (forward, backward or backward executor):
   the group's f as it stands at that step, then its df (or the backward
   executor's graph), on the values flowing into the group; f's outputs and
   df's input gradients against the group's original subgraph under eager
-  autograd (:class:`.check_states.Region`). A forward step recorded together
+  autograd (:class:`.states.Region`). A forward step recorded together
   with its backward step (the same pass, one after the other) is checked for
   its outputs; the pair's gradients are checked at the backward step.
 
 A TORCH_TRACE log's compiled graphs have no original to compare with: their
 forward and backward are checked against their joint graph instead
-(:mod:`.check_compiled`).
+(:mod:`.compiled_divergence`).
 
 The result names the step, its graph, and which output or gradient differs
 by how much; a step that fails to run where the original runs is a divergence
@@ -39,26 +39,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy
-
-from gradview.runtime import GraphCompileError, GraphRuntimeError, compile_graph
 from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.trace_types import MAIN_GRAPH, GraphRole
 
-from .check_compiled import compiled_divergence, is_compiled_trace
-from .check_result import CheckCancelled, CheckResult, CheckRow
-from .check_states import (
+from .compare import MISSING, compare_rows, flatten
+from .compiled_divergence import compiled_divergence, is_compiled_trace
+from .graph_runs import RunFailed, Unavailable, one_line, run_plain
+from .result import CheckCancelled, CheckResult, CheckRow
+from .states import (
     Region,
-    compare_values,
-    flatten,
-    graph_kind,
-    graph_label,
-    graph_number,
     input_requires_grad,
+    is_of,
+    latest_of,
     main_gradients,
     region,
     run_region_state,
 )
-from .evaluate import _copy_value, _one_line, _parse_step, _RunFailed, _Unavailable
 
 __all__ = ["Divergence", "find_divergence", "first_divergent_step"]
 
@@ -83,7 +79,7 @@ class Divergence:
     max_rel_error: float
     reason: str
     error: str | None = None
-    graph: str = "main"
+    graph: str = str(MAIN_GRAPH)
     what: str = ""
     rows: tuple[CheckRow, ...] = ()
 
@@ -125,7 +121,7 @@ def find_divergence(
         return compiled_divergence(trace, rtol, atol, grad_rtol, grad_atol, seed, report)
     if inputs is None:
         return CheckResult("divergence", "unavailable", "b: no example inputs to run the graphs on")
-    if not any(graph_kind(s.which) == "main" for s in trace.steps):
+    if not any(s.which.is_main for s in trace.steps):
         return CheckResult("divergence", "unavailable", "b: the trace has no main graph to compare with")
     progress = _Progress(report=report, last=len(trace.steps) - 1)
     try:
@@ -167,7 +163,7 @@ def first_divergent_step(
     if the original itself fails, the divergence names it with ``reason``
     saying so. See the module docstring for what is compared.
     """
-    mains = [s for s in trace.steps if graph_kind(s.which) == "main"]
+    mains = [s for s in trace.steps if s.which.is_main]
     if not mains:
         return None
     if inputs is None:
@@ -190,20 +186,20 @@ def _search(
     seed: int, progress: _Progress,
 ) -> Divergence | None:
     tol = _Tolerance(rtol, atol, grad_rtol, grad_atol)
-    original = next(s for s in trace.steps if graph_kind(s.which) == "main")
+    original = next(s for s in trace.steps if s.which.is_main)
     progress.at(original.index, "the original graph's outputs and eager gradients")
     try:
-        reference = flatten(_plain_run(original, inputs))
-    except _RunFailed as exc:
+        reference = flatten(run_plain(original, inputs))
+    except RunFailed as exc:
         return _failed(original, "the original graph fails on these inputs", str(exc))
-    except Exception as exc:  # noqa: BLE001 - report, do not raise
-        return _failed(original, "the original graph fails on these inputs", _one_line(exc))
+    except Exception as exc:  # report, do not raise
+        return _failed(original, "the original graph fails on these inputs", one_line(exc))
     names = [f"grad %{p.name}" for p in original.graph.params]
     wanted = input_requires_grad(trace)
     try:
         ref_grads = main_gradients(original, inputs, seed, wanted).grads
         progress.gradients = True
-    except (_RunFailed, _Unavailable) as exc:
+    except (RunFailed, Unavailable) as exc:
         ref_grads = None
         progress.skipped["main gradients"] = f"eager autograd of the original fails: {exc}"
     regions: dict[int, Region | None] = {}
@@ -219,8 +215,7 @@ def _search(
     for position, step in enumerate(steps):
         if step.index <= original.index:
             continue
-        progress.at(step.index, f"{step.pass_name} [{graph_label(step.which)}]")
-        kind = graph_kind(step.which)
+        progress.at(step.index, f"{step.pass_name} [{step.which}]")
         if step.which == original.which:
             if step.index not in checked_mains:
                 continue  # the same graph as the main step before it
@@ -228,11 +223,11 @@ def _search(
             if found is None and step.index == grad_break:
                 gradients = grad_rows[step.index]
                 found = gradients if isinstance(gradients, Divergence) else _divergence(step, gradients)
-        elif kind in ("forward", "backward", "backward executor") and graph_number(step.which) is not None:
+        elif not step.which.is_main:
             nxt = steps[position + 1] if position + 1 < len(steps) else None
             found = _check_group(trace, step, nxt, inputs, regions, checked_states, tol, seed, progress, compiled)
         else:
-            progress.skipped.setdefault(graph_label(step.which), "not a graph the checks can feed")
+            progress.skipped.setdefault(str(step.which), "not a graph the checks can feed")
             found = None
         if found is not None:
             return found
@@ -264,11 +259,11 @@ def _main_gradient_break(
             progress.at(step.index, f"{step.pass_name} [main], eager gradients")
             try:
                 grads = main_gradients(step, inputs, seed, requires_grad).grads
-                memo[step.index] = _rows(
+                memo[step.index] = compare_rows(
                     [names[i] for i in wanted], [ref_grads[i] for i in wanted], [grads[i] for i in wanted],
                     tol.grad_rtol, tol.grad_atol,
                 )
-            except (_RunFailed, _Unavailable) as exc:
+            except (RunFailed, Unavailable) as exc:
                 memo[step.index] = _failed(step, "eager autograd fails on this step where the original's works", str(exc))
         rows = memo[step.index]
         return isinstance(rows, Divergence) or any(row.verdict == "FAIL" for row in rows)
@@ -287,14 +282,14 @@ def _main_gradient_break(
 
 def _check_main(step: Step, inputs: Sequence[Any], reference: list[Any], tol: _Tolerance) -> Divergence | None:
     try:
-        outputs = flatten(_plain_run(step, inputs))
-    except _RunFailed as exc:
+        outputs = flatten(run_plain(step, inputs))
+    except RunFailed as exc:
         return _failed(step, "the step fails on inputs the original runs on", str(exc))
-    except Exception as exc:  # noqa: BLE001
-        return _failed(step, "the step fails on inputs the original runs on", _one_line(exc))
+    except Exception as exc:
+        return _failed(step, "the step fails on inputs the original runs on", one_line(exc))
     if len(outputs) != len(reference):
         return _failed(step, f"returns {len(outputs)} values, the original {len(reference)}")
-    return _divergence(step, _rows([f"output {i}" for i in range(len(reference))], reference, outputs, tol.rtol, tol.atol))
+    return _divergence(step, compare_rows([f"output {i}" for i in range(len(reference))], reference, outputs, tol.rtol, tol.atol))
 
 
 def _check_group(
@@ -302,22 +297,21 @@ def _check_group(
     checked_states: set[tuple[int, Any, Any]], tol: _Tolerance, seed: int, progress: _Progress,
     compiled: dict[tuple[int, bool], Any],
 ) -> Divergence | None:
-    k = graph_number(step.which)
+    k = step.which.index
     assert k is not None
-    label = graph_label(step.which)
+    label = str(step.which)
     if k not in regions:
         try:
             regions[k] = region(trace, k, inputs, seed)
-        except _Unavailable as exc:
+        except Unavailable as exc:
             regions[k] = None
             progress.skipped[f"DifferentiableGraph {k}"] = str(exc)
-        except _RunFailed as exc:
+        except RunFailed as exc:
             return _failed(step, f"DifferentiableGraph {k} cannot be run", str(exc))
     area = regions[k]
     if area is None:
         return None
-    kind = graph_kind(step.which)
-    f_step, df_step = _state(trace, step, nxt, kind, k)
+    f_step, df_step = _state(trace, step, nxt, k)
     # Equal graphs give equal results: a state checked before (equal records hash and
     # compare fast) is not run again. A pair's run checked f's outputs too.
     key = (k, f_step.graph, None if df_step is None else df_step.graph)
@@ -326,23 +320,23 @@ def _check_group(
     checked_states.add(key)
     try:
         outputs, grads = run_region_state(trace, area, f_step, df_step, cache=compiled)
-    except _Unavailable as exc:
+    except Unavailable as exc:
         progress.skipped.setdefault(label, str(exc))
         return None
-    except _RunFailed as exc:
+    except RunFailed as exc:
         return _failed(step, "the step's graph fails where the original's runs", str(exc))
     progress.group_steps += 1
     checked_states.add((k, f_step.graph, None))
-    rows = _rows([f"f output {i}" for i in range(area.real)], area.ref_outputs, outputs, tol.rtol, tol.atol)
+    rows = compare_rows([f"f output {i}" for i in range(area.real)], area.ref_outputs, outputs, tol.rtol, tol.atol)
     if grads is not None:
         progress.gradients = True
         f_names = [p.name for p in f_step.graph.params]
         got = dict(zip(area.wrt, grads, strict=False))
         wanted = [i for i in area.wrt if area.ref_grads.get(i) is not None]
-        rows += _rows(
+        rows += compare_rows(
             [f"grad %{f_names[i]}" if i < len(f_names) else f"grad of input {i}" for i in wanted],
             [area.ref_grads[i] for i in wanted],
-            [got.get(i, _MISSING) for i in wanted],
+            [got.get(i, MISSING) for i in wanted],
             tol.grad_rtol, tol.grad_atol,
         )
     found = _divergence(step, rows)
@@ -351,58 +345,18 @@ def _check_group(
     return found
 
 
-def _state(trace: PassTrace, step: Step, nxt: Step | None, kind: str, k: int) -> tuple[Step, Step | None]:
+def _state(trace: PassTrace, step: Step, nxt: Step | None, k: int) -> tuple[Step, Step | None]:
     """The f and df that stand for DifferentiableGraph k at ``step``."""
-    latest_f = step if kind == "forward" else _latest(trace, step.index, "forward", k)
-    assert latest_f is not None or kind != "forward"
-    if kind == "forward":
-        paired = (
-            nxt is not None and graph_kind(nxt.which) == "backward" and graph_number(nxt.which) == k
-            and nxt.pass_name == step.pass_name
-        )
-        return step, None if paired else _latest(trace, step.index, "backward", k)
+    if step.which.is_forward:
+        paired = nxt is not None and is_of(nxt.which, GraphRole.BACKWARD, k) and nxt.pass_name == step.pass_name
+        return step, None if paired else latest_of(trace, step.index, GraphRole.BACKWARD, k)
+    latest_f = latest_of(trace, step.index, GraphRole.FORWARD, k)
     if latest_f is None:
-        raise _Unavailable(f"no forward graph {k} before step {step.index}")
+        raise Unavailable(f"no forward graph {k} before step {step.index}")
     return latest_f, step
 
 
-def _latest(trace: PassTrace, before: int, kind: str, k: int) -> Step | None:
-    for earlier in reversed(trace.steps[:before]):
-        if graph_kind(earlier.which) == kind and graph_number(earlier.which) == k:
-            return earlier
-    return None
-
-
 # -- comparing ---------------------------------------------------------------------------------------
-_MISSING = object()
-
-
-def _rows(names: list[str], wanted: list[Any], got: list[Any], rtol: float, atol: float) -> list[CheckRow]:
-    rows = []
-    for name, want, have in zip(names, wanted, got, strict=True):
-        shape = tuple(numpy.shape(want)) if isinstance(want, numpy.ndarray) else None
-        if have is _MISSING:
-            rows.append(CheckRow(name, shape, math.nan, math.nan, "FAIL", note="not computed"))
-            continue
-        if have is None and isinstance(want, numpy.ndarray):
-            have = numpy.zeros_like(want)  # an undefined gradient is zeros
-        loose_rtol, loose_atol = _for_dtype(want, rtol, atol)
-        diff = compare_values(want, have, loose_rtol, loose_atol)
-        size = int(numpy.size(want)) if isinstance(want, numpy.ndarray) else 1
-        if diff is None:
-            rows.append(CheckRow(name, shape, 0.0, 0.0, "pass", size))
-        else:
-            rows.append(CheckRow(name, shape, diff[0], diff[1], "FAIL", size, note=diff[2]))
-    return rows
-
-
-def _for_dtype(value: Any, rtol: float, atol: float) -> tuple[float, float]:
-    """Single and half precision round far sooner than double: looser tolerances."""
-    if isinstance(value, numpy.ndarray) and value.dtype.kind == "f" and value.dtype.itemsize < 8:
-        return max(rtol, 1e-4), max(atol, 1e-6)
-    return rtol, atol
-
-
 def _divergence(step: Step, rows: list[CheckRow]) -> Divergence | None:
     bad = next((r for r in rows if r.verdict == "FAIL"), None)
     if bad is None:
@@ -411,7 +365,7 @@ def _divergence(step: Step, rows: list[CheckRow]) -> Divergence | None:
     return Divergence(
         step.index, step.pass_name, output, bad.max_abs_error, bad.max_rel_error,
         f"{bad.name}: {bad.note}" if bad.name.startswith("output ") else bad.note,
-        graph=graph_label(step.which), what=bad.name, rows=tuple(rows),
+        graph=str(step.which), what=bad.name, rows=tuple(rows),
     )
 
 
@@ -420,13 +374,4 @@ def _with_reason(found: Divergence, reason: str) -> Divergence:
 
 
 def _failed(step: Step, reason: str, error: str | None = None) -> Divergence:
-    return Divergence(step.index, step.pass_name, None, math.nan, math.nan, reason, error, graph_label(step.which))
-
-
-def _plain_run(step: Step, inputs: Sequence[Any]) -> list[Any]:
-    graph = _parse_step(step)
-    try:
-        # Copies: an in-place op in one step must not change the next step's inputs.
-        return list(compile_graph(graph)(*[_copy_value(v) for v in inputs]))
-    except (GraphRuntimeError, GraphCompileError) as exc:
-        raise _RunFailed(_one_line(exc)) from None
+    return Divergence(step.index, step.pass_name, None, math.nan, math.nan, reason, error, str(step.which))

@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy
 
-from gradview.runtime import GraphCompileError, GraphRuntimeError, compile_graph
+from gradview.runtime.interpreter import GraphCompileError, GraphRuntimeError, compile_graph
 from gradview.runtime.pass_trace import PassTrace, Step
 
-from .check_result import CheckCancelled, CheckResult, CheckRow
-from .check_states import compare_values, graph_label
+from .compare import compare_rows
 from .compiled_runs import (
     CompiledFeedError,
     CompiledGroup,
@@ -35,7 +34,8 @@ from .compiled_runs import (
     tangent_shapes,
     tangents,
 )
-from .evaluate import _copy_value, _one_line, _parse_step, _RunFailed
+from .graph_runs import RunFailed, copy_value, one_line, parse_step
+from .result import CheckCancelled, CheckResult, CheckRow
 
 __all__ = ["compiled_divergence", "is_compiled_trace"]
 
@@ -113,7 +113,7 @@ def _check_group(
         if step.which.is_main:
             continue
         if report is not None:
-            report(f"b: checking step {step.index} {step.pass_name} [{graph_label(step.which)}] against the joint graph…")
+            report(f"b: checking step {step.index} {step.pass_name} [{step.which}] against the joint graph…")
         forward, _ = group.pair(step)
         if forward.index not in outputs:
             ran = _run(forward, primals(group, seed, forward))
@@ -123,14 +123,14 @@ def _check_group(
         f_outputs = outputs[forward.index]
         if step.which.is_forward:
             count = min(real, len(f_outputs))
-            rows = _rows([f"f output {i}" for i in range(count)], joint[:count], f_outputs[:count], *tol)
+            rows = compare_rows([f"f output {i}" for i in range(count)], joint[:count], f_outputs[:count], *tol)
         else:
             returned = _run(step, backward_feed(group, f_inputs, f_outputs, vjps, step))
             if isinstance(returned, CheckResult):
                 return returned
             grads = gradients_by_input(group, returned)
             wanted = sorted(grads)
-            rows = _rows(
+            rows = compare_rows(
                 [f"grad %{names[i]}" for i in wanted], [joint[real + i] for i in wanted],
                 [grads[i] for i in wanted], *grad_tol,
             )
@@ -145,42 +145,25 @@ def _run(step: Step, inputs: Sequence[Any]) -> list[Any] | CheckResult:
     has no kernel for leaves nothing to compare: unavailable, not a failure."""
     status, why = "fail", "fails on seeded inputs of the forward's types"
     try:
-        graph = _parse_step(step)
-        return list(compile_graph(graph)(*[_copy_value(v) for v in inputs]))
-    except _RunFailed as exc:
+        graph = parse_step(step)
+        return list(compile_graph(graph)(*[copy_value(v) for v in inputs]))
+    except RunFailed as exc:
         error = str(exc)
     except GraphCompileError as exc:
-        status, why, error = "unavailable", "cannot run here", _one_line(exc)
+        status, why, error = "unavailable", "cannot run here", one_line(exc)
     except GraphRuntimeError as exc:
-        error = _one_line(exc)
-    where = f"step {step.index} {step.pass_name} [{graph_label(step.which)}]"
-    return CheckResult("divergence", status, f"b: {where} {why}: {error}", step.index, step.pass_name, graph_label(step.which))
-
-
-def _rows(names: list[str], wanted: list[Any], got: list[Any], rtol: float, atol: float) -> list[CheckRow]:
-    rows = []
-    for name, want, have in zip(names, wanted, got, strict=True):
-        shape = tuple(want.shape) if isinstance(want, numpy.ndarray) else None
-        if have is None and isinstance(want, numpy.ndarray):
-            have = numpy.zeros_like(want)  # an undefined gradient is zeros
-        loose = isinstance(want, numpy.ndarray) and want.dtype.kind == "f" and want.dtype.itemsize < 8
-        # Single precision rounds sooner.
-        diff = compare_values(want, have, max(rtol, 1e-4) if loose else rtol, max(atol, 1e-6) if loose else atol)
-        size = int(numpy.size(want))
-        if diff is None:
-            rows.append(CheckRow(name, shape, 0.0, 0.0, "pass", size))
-        else:
-            rows.append(CheckRow(name, shape, diff[0], diff[1], "FAIL", size, note=diff[2]))
-    return rows
+        error = one_line(exc)
+    where = f"step {step.index} {step.pass_name} [{step.which}]"
+    return CheckResult("divergence", status, f"b: {where} {why}: {error}", step.index, step.pass_name, str(step.which))
 
 
 def _first_failure(step: Step, rows: list[CheckRow]) -> CheckResult | None:
     bad = next((row for row in rows if row.verdict == "FAIL"), None)
     if bad is None:
         return None
-    where = f"step {step.index} {step.pass_name} [{graph_label(step.which)}]"
+    where = f"step {step.index} {step.pass_name} [{step.which}]"
     return CheckResult(
         "divergence", "fail", f"b: first divergence at {where}: {bad.name}: {bad.note} (against the joint graph)",
-        step.index, step.pass_name, graph_label(step.which), bad.name,
+        step.index, step.pass_name, str(step.which), bad.name,
         bad.max_abs_error, bad.max_rel_error, tuple(rows),
     )

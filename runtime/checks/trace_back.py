@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gradview.runtime.gradient_wiring import gradient_wiring
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 
-from .marks import grad_of_links
-from .view_steps import backward_step, forward_step, gradient_notes, gradient_wiring
+from .trace_steps import backward_step, forward_step, grad_of_links, gradient_notes
 
 __all__ = ["GradientPath", "gradient_path"]
 

@@ -1,4 +1,4 @@
-"""The viewer's "Run it" features: run_step, first_divergent_step, gradient_check."""
+"""r, b and G without a terminal: run_step, first_divergent_step, gradient_check."""
 
 from __future__ import annotations
 
@@ -6,20 +6,22 @@ import numpy as np
 import pytest
 
 from gradview.ir import IRVerifyError, parse_ir
-from gradview.runtime.pass_trace import GraphName, PassTrace, Step
-from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord
-from gradview.viewer import evaluate
-from gradview.viewer.evaluate import (
+from gradview.runtime.checks import (
+    StepRun,
     ValueSummary,
     compare_gradients,
     first_divergent_step,
     gradient_check,
+    graph_runs,
     run_step,
     summarize_value,
 )
-from gradview.viewer.session import Session, trace_executor
+from gradview.runtime.pass_trace import PassTrace, Step
+from gradview.runtime.targets import Session, trace_executor
+from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord
+from gradview.runtime.trace_types import GraphName, GraphRole
 
-from ..runtime.test_executor_trace import LOOP_AND_IF
+from ..test_executor_trace import LOOP_AND_IF
 from .conftest import EXAMPLE
 
 MLP_TEXT = EXAMPLE.read_text()
@@ -94,11 +96,11 @@ def mlp_reference(inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
-def output_leaves(run: evaluate.StepRun) -> list[ValueSummary]:
+def output_leaves(run: StepRun) -> list[ValueSummary]:
     """The outputs, a returned tuple unpacked."""
     if len(run.outputs) == 1 and run.outputs[0].items:
         return list(run.outputs[0].items)
-    return run.outputs
+    return list(run.outputs)
 
 
 def hand_trace(*graphs: tuple[str, str]) -> PassTrace:
@@ -146,7 +148,7 @@ def test_main_step_summarizes_every_value(mlp_session: Session, mlp_trace: PassT
 
 def test_every_main_step_of_the_example_computes_the_same_output(mlp_session: Session, mlp_trace: PassTrace) -> None:
     expected = mlp_reference(mlp_session.inputs)["out"]
-    for step in mlp_trace.select(which="main"):
+    for step in mlp_trace.select(which=GraphName.main()):
         run = run_step(mlp_trace, step.index, mlp_session.inputs)
         assert run.ok, (step.index, run.error, run.unavailable)
         assert_summarizes(run.outputs[0], expected)
@@ -164,7 +166,7 @@ def test_values_inside_differentiable_graphs_are_covered(mlp_session: Session, m
 
 def test_forward_steps_run_on_the_values_flowing_into_their_group(mlp_session: Session, mlp_trace: PassTrace) -> None:
     expected = mlp_reference(mlp_session.inputs)["out"]
-    forward_steps = mlp_trace.select(which=("forward", 0))
+    forward_steps = mlp_trace.select(which=GraphName.forward(0))
     assert forward_steps
     for step in forward_steps:
         run = run_step(mlp_trace, step.index, mlp_session.inputs)
@@ -174,12 +176,14 @@ def test_forward_steps_run_on_the_values_flowing_into_their_group(mlp_session: S
         assert set(run.values) == step.value_ids()
 
 
-@pytest.mark.parametrize("label", ["backward", "backward executor"])
-def test_backward_steps_compute_the_gradient_of_the_sum(mlp_session: Session, mlp_trace: PassTrace, label: str) -> None:
+@pytest.mark.parametrize("graph", [GraphName.backward(0), GraphName.backward_executor(0)], ids=str)
+def test_backward_steps_compute_the_gradient_of_the_sum(
+    mlp_session: Session, mlp_trace: PassTrace, graph: GraphName
+) -> None:
     ref = mlp_reference(mlp_session.inputs)
     # df returns the gradients of f's inputs, which are (b2, w2, b1, x, w1).
     expected = [ref["d_b2"], ref["d_w2"], ref["d_b1"], ref["d_x"], ref["d_w1"]]
-    steps = mlp_trace.select(which=(label, 0))
+    steps = mlp_trace.select(which=graph)
     assert steps
     for step in steps:
         run = run_step(mlp_trace, step.index, mlp_session.inputs)
@@ -192,7 +196,7 @@ def test_backward_steps_compute_the_gradient_of_the_sum(mlp_session: Session, ml
 
 def test_backward_executor_feeds_undefined_gradients_as_none(mlp_session: Session, mlp_trace: PassTrace) -> None:
     # The executor specialized df on the temporary %h's gradient being undefined.
-    step = mlp_trace.select(which=("backward executor", 0))[0]
+    step = mlp_trace.select(which=GraphName.backward_executor(0))[0]
     undefined = [p.id for p in step.graph.params if p.type.endswith("[Undefined]")]
     assert undefined
     run = run_step(mlp_trace, step.index, mlp_session.inputs)
@@ -203,7 +207,7 @@ def test_a_saved_and_loaded_trace_runs_the_same(mlp_session: Session, mlp_trace:
     path = tmp_path / "trace.json"
     mlp_trace.save(str(path))
     loaded = PassTrace.load(str(path))
-    for index in (0, mlp_trace.select(which=("backward", 0))[0].index, len(mlp_trace) - 1):
+    for index in (0, mlp_trace.select(which=GraphName.backward(0))[0].index, len(mlp_trace) - 1):
         before = run_step(mlp_trace, index, mlp_session.inputs)
         after = run_step(loaded, index, mlp_session.inputs)
         assert after.ok, after.error or after.unavailable
@@ -247,7 +251,7 @@ def test_a_graph_failing_lint_reports_the_lint_message(monkeypatch, mlp_session:
     def broken(graph: object) -> None:
         raise IRVerifyError("%h is defined later: at `%7 = aten::add(%5, %b1, %6)`")
 
-    monkeypatch.setattr(evaluate, "lint", broken)
+    monkeypatch.setattr(graph_runs, "lint", broken)
     run = run_step(mlp_trace, 0, mlp_session.inputs)
     assert run.error is not None and "%h is defined later" in run.error
     assert first_divergent_step(mlp_trace, mlp_session.inputs).error == run.error
@@ -259,7 +263,7 @@ def test_a_step_that_does_not_parse_is_an_error() -> None:
     # The node reads value 99, which the graph never defines.
     node = NodeRecord(1, "aten::relu", (99,), (y,), (), None, (), None)
     trace = PassTrace()
-    trace.steps.append(Step(0, "Broken", "main", BlockRecord((x,), (node,), (2,)), True, 0.0))
+    trace.steps.append(Step(0, "Broken", GraphName.main(), BlockRecord((x,), (node,), (2,)), True, 0.0))
     run = run_step(trace, 0, [np.ones(2)])
     assert run.error is not None and "does not parse" in run.error
 
@@ -271,7 +275,7 @@ def test_steps_that_cannot_run_say_why(mlp_session: Session, mlp_trace: PassTrac
     trace.record("Other", parse_ir(MLP_TEXT), which=GraphName.main(compilation=2))  # a second JIT-log compilation
     assert "cannot tell" in run_step(trace, 1, mlp_session.inputs).unavailable
     orphan = PassTrace()
-    orphan.record("Lonely", parse_ir(MLP_TEXT), which=("forward", 0))
+    orphan.record("Lonely", parse_ir(MLP_TEXT), which=GraphName.forward(0))
     assert "no main step" in run_step(orphan, 0, mlp_session.inputs).unavailable
 
 
@@ -287,8 +291,8 @@ def test_every_step_of_a_trace_with_several_groups_and_loops_runs_or_says_why() 
             # A group in a loop that ran no iteration (the unrolled loop, with n < 8).
             assert "did not run" in run.unavailable
         else:
-            ran.add(step.which if isinstance(step.which, str) else step.which[0])
-    assert ran == {"main", "forward", "backward", "backward executor"}
+            ran.add(step.which.role)
+    assert ran == set(GraphRole)
 
 
 def test_run_step_does_not_change_the_inputs() -> None:

@@ -38,27 +38,12 @@ import numpy
 from gradview.autodiff import inline_autodiff_subgraphs
 from gradview.ir import Graph, TensorType
 from gradview.ir.passes import eliminate_dead_code, propagate_requires_grad
-from gradview.runtime import (
-    GraphCompileError,
-    GraphExecutor,
-    GraphRuntimeError,
-    Tensor,
-    autograd,
-    compile_graph,
-)
+from gradview.runtime import GraphExecutor, Tensor, autograd
+from gradview.runtime.interpreter import GraphCompileError, GraphRuntimeError, compile_graph
 from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.trace_types import Note
+from gradview.runtime.trace_types import GraphRole, Note
 
-from .check_result import CheckCancelled, CheckResult, CheckRow
-from .check_states import (
-    flatten,
-    graph_kind,
-    graph_label,
-    graph_number,
-    input_requires_grad,
-    region,
-    run_region_state,
-)
+from .compare import flatten
 from .compiled_runs import (
     CompiledFeedError,
     backward_feed,
@@ -70,7 +55,6 @@ from .compiled_runs import (
     tangent_shapes,
     tangents,
 )
-from .evaluate import _copy_value, _one_line, _parse_step, _RunFailed, _Unavailable
 from .finite_differences import (
     GRADCHECK,
     Checked,
@@ -83,6 +67,9 @@ from .finite_differences import (
     compare_gradients,
     direction,
 )
+from .graph_runs import RunFailed, Unavailable, copy_value, one_line, parse_step
+from .result import CheckCancelled, CheckResult, CheckRow
+from .states import input_requires_grad, is_of, latest_of, region, run_region_state
 
 __all__ = [
     "GRADCHECK", "GradCheckRow", "GradientComparison", "Tolerance",
@@ -166,8 +153,8 @@ def _graph_check(graph: Graph, inputs: Sequence[Any] | None, requires_grad: Sequ
         wide_graph, wide = _in_float64(graph, inputs, floating)
         analytic, weights, error = _analytic_gradients(wide_graph, wide, wanted, how.seed)
         compiled = compile_graph(wide_graph) if error is None else None
-    except Exception as exc:  # noqa: BLE001 - report in the rows, do not raise
-        compiled, error = None, _one_line(exc)
+    except Exception as exc:  # report in the rows, do not raise
+        compiled, error = None, one_line(exc)
     if compiled is None:
         rows.update({i: GradCheckRow(n, _shape(inputs[i]), 0, math.nan, math.nan, False, error=error) for i, n in wrt})
         return Checked([rows[i] for i in range(len(names))], how.tol)
@@ -214,13 +201,13 @@ def _analytic_gradients(
     the weighted sum of the outputs, through the executor; and the weights, as (flat
     output position, weight) pairs, random unit vectors as gradcheck's. A failure is the third item."""
     tensors = [
-        Tensor(_copy_value(v), requires_grad=True) if want else _copy_value(v)
+        Tensor(copy_value(v), requires_grad=True) if want else copy_value(v)
         for v, want in zip(inputs, wanted, strict=True)
     ]
     try:
         outputs = flatten(GraphExecutor(graph.copy()).run(tensors))
-    except Exception as exc:  # noqa: BLE001 - executor failures are data here
-        return [], [], f"running the graph through the executor: {_one_line(exc)}"
+    except Exception as exc:  # executor failures are data here
+        return [], [], f"running the graph through the executor: {one_line(exc)}"
     rng = numpy.random.default_rng(seed)
     weights: list[tuple[int, numpy.ndarray]] = []
     roots, grads = [], []
@@ -235,8 +222,8 @@ def _analytic_gradients(
     try:
         if roots:
             autograd.backward(roots, grads)
-    except Exception as exc:  # noqa: BLE001
-        return [], [], f"backward through the executor's graph: {_one_line(exc)}"
+    except Exception as exc:
+        return [], [], f"backward through the executor's graph: {one_line(exc)}"
     analytic = [
         None if not want or tensor.grad is None else numpy.asarray(tensor.grad.data, dtype=numpy.float64)
         for tensor, want in zip(tensors, wanted, strict=True)
@@ -260,7 +247,7 @@ def check_step_gradient(
     if not 0 <= index < len(trace):
         return CheckResult("gradient", "unavailable", f"G: no step {index} (the trace has {len(trace)} steps)")
     step = trace[index]
-    head = f"G: step {index} {step.pass_name} [{graph_label(step.which)}]"
+    head = f"G: step {index} {step.pass_name} [{step.which}]"
     heard: list[str] = []
 
     def hear(text: str) -> None:
@@ -272,36 +259,33 @@ def check_step_gradient(
 
     def result(status: Any, text: str, rows: Sequence[CheckRow] = ()) -> CheckResult:
         return CheckResult(
-            "gradient", status, f"{head}: {text}", index, step.pass_name, graph_label(step.which), rows=tuple(rows)
+            "gradient", status, f"{head}: {text}", index, step.pass_name, str(step.which), rows=tuple(rows)
         )
 
     compiled = is_compiled(step)
     if inputs is None and not compiled:
         return result("unavailable", "no example inputs to run the graph on")
-    kind = graph_kind(step.which)
     try:
         if compiled:
             checked = _compiled_rows(trace, step, how)
-        elif kind == "main":
-            graph = _parse_step(step)
+        elif step.which.is_main:
+            graph = parse_step(step)
             inline_autodiff_subgraphs(graph, threshold=math.inf)  # type: ignore[arg-type]
             propagate_requires_grad(graph)  # pasted nodes keep f's requires_grad=0 types
             checked = _graph_check(graph, inputs, input_requires_grad(trace), how)
-        elif kind in ("forward", "backward", "backward executor") and graph_number(step.which) is not None:
-            checked = _group_rows(trace, step, inputs, how)
         else:
-            return result("unavailable", "not a graph the check can feed")
+            checked = _group_rows(trace, step, inputs, how)
     except CheckCancelled:
         where = heard[-1].removeprefix("G: ").rstrip("…") if heard else "before it began"
         return result("cancelled", f"cancelled at {where}")
-    except (_Unavailable, CompiledFeedError) as exc:
+    except (Unavailable, CompiledFeedError) as exc:
         return result("unavailable", str(exc))
     except NotFinite as exc:
         return result("unavailable", f"{exc} (the step runs on {_inputs_said(step)})")
-    except _RunFailed as exc:
+    except RunFailed as exc:
         return result("fail", str(exc))
-    except Exception as exc:  # noqa: BLE001 - the viewer keeps running: report, do not raise
-        return result("fail", f"unexpected {type(exc).__name__}: {_one_line(exc)}")
+    except Exception as exc:  # the viewer keeps running: report, do not raise
+        return result("fail", f"unexpected {type(exc).__name__}: {one_line(exc)}")
     rows = [_as_check_row(row) for row in checked.rows]
     done = [r for r in rows if r.verdict != "skipped"]
     failed = [r for r in done if r.verdict != "pass"]
@@ -350,7 +334,7 @@ def _in_order(positions: Sequence[int], wrt: list[tuple[int, str]], checked: Che
 
 def _group_rows(trace: PassTrace, step: Step, inputs: Sequence[Any], how: _How) -> Checked:
     """DifferentiableGraph k at ``step``: df's gradients against finite differences of f."""
-    k = graph_number(step.which)
+    k = step.which.index
     assert k is not None
     how.say("the gradient from one backward pass")
     area = region(trace, k, inputs, how.seed)
@@ -359,9 +343,9 @@ def _group_rows(trace: PassTrace, step: Step, inputs: Sequence[Any], how: _How) 
     assert grads is not None
     wide = [_widen(v) for v in area.inputs]
     try:
-        compiled = compile_graph(_parse_step(f_step), check_inputs=False)
+        compiled = compile_graph(parse_step(f_step), check_inputs=False)
     except GraphCompileError as exc:
-        raise _RunFailed(f"forward graph (step {f_step.index}): {_one_line(exc)}") from None
+        raise RunFailed(f"forward graph (step {f_step.index}): {one_line(exc)}") from None
     weights = [(i, numpy.asarray(w, dtype=numpy.float64)) for i, w in area.weights.items()]
     names = [p.name for p in f_step.graph.params]
     analytic = {p: None if g is None else numpy.asarray(g, numpy.float64) for p, g in zip(area.wrt, grads, strict=False)}
@@ -408,7 +392,7 @@ def _compiled_rows(trace: PassTrace, step: Step, how: _How) -> Checked:
 def _compiled(step: Step, keep: int | None = None) -> Any:
     """A step's graph compiled to take float64 in place of its float32 inputs; with
     ``keep``, returning only its first ``keep`` outputs and computing only what they need."""
-    graph = _parse_step(step)
+    graph = parse_step(step)
     if keep is not None:
         for position in reversed(range(keep, len(graph.outputs()))):
             graph.erase_output(position)
@@ -416,42 +400,34 @@ def _compiled(step: Step, keep: int | None = None) -> Any:
     try:
         return compile_graph(graph, check_inputs=False)
     except GraphCompileError as exc:
-        raise _RunFailed(f"step {step.index} ({step.which}): {_one_line(exc)}") from None
+        raise RunFailed(f"step {step.index} ({step.which}): {one_line(exc)}") from None
 
 
 def _call(compiled: Any, inputs: Sequence[Any], step: Step) -> list[Any]:
     try:
-        return list(compiled(*[_copy_value(v) for v in inputs]))
+        return list(compiled(*[copy_value(v) for v in inputs]))
     except GraphRuntimeError as exc:
-        raise _RunFailed(f"step {step.index} ({step.which}): {_one_line(exc)}") from None
+        raise RunFailed(f"step {step.index} ({step.which}): {one_line(exc)}") from None
 
 
 def _group_state(trace: PassTrace, step: Step, k: int) -> tuple[Step, Step]:
     """The f and df that stand for DifferentiableGraph k at ``step``: a forward
     step pairs with the backward step recorded with it, or the latest before it."""
-    kind = graph_kind(step.which)
-    if kind == "forward":
+    if step.which.is_forward:
         after = trace.steps[step.index + 1] if step.index + 1 < len(trace) else None
         if (
-            after is not None and graph_kind(after.which) == "backward" and graph_number(after.which) == k
+            after is not None and is_of(after.which, GraphRole.BACKWARD, k)
             and after.pass_name == step.pass_name
         ):
             return step, after
-        df = _latest(trace, step.index, "backward", k)
+        df = latest_of(trace, step.index, GraphRole.BACKWARD, k)
         if df is None:
-            raise _Unavailable(f"no backward graph {k} at this step yet")
+            raise Unavailable(f"no backward graph {k} at this step yet")
         return step, df
-    f = _latest(trace, step.index, "forward", k)
+    f = latest_of(trace, step.index, GraphRole.FORWARD, k)
     if f is None:
-        raise _Unavailable(f"no forward graph {k} before step {step.index}")
+        raise Unavailable(f"no forward graph {k} before step {step.index}")
     return f, step
-
-
-def _latest(trace: PassTrace, before: int, kind: str, k: int) -> Step | None:
-    for earlier in reversed(trace.steps[:before]):
-        if graph_kind(earlier.which) == kind and graph_number(earlier.which) == k:
-            return earlier
-    return None
 
 
 def _widen(value: Any) -> Any:

@@ -19,7 +19,7 @@ __all__ = ["CheckCancelled", "CheckResult", "CheckRow", "Status"]
 Status = Literal["pass", "fail", "unavailable", "cancelled"]
 
 
-class CheckCancelled(Exception):  # noqa: N818 - it is not an error: the user stopped the check
+class CheckCancelled(Exception):
     """Raised by a check's (or an export's) progress callback to stop it between units of
     work (a step, an input, a picture); its text says where."""
 
