@@ -14,7 +14,7 @@ from gradview.runtime.compiled_trace import compiled_trace
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.targets import load_target
 from gradview.runtime.torch_trace_log import load_torch_trace
-from gradview.runtime.trace_types import Note
+from gradview.runtime.trace_types import GraphName, Note
 
 from .test_compiled_runs import FIXTURES, LOGS
 
@@ -61,7 +61,7 @@ def test_a_forward_that_differs_is_named() -> None:
     trace = _edited("aot_forward_graph", "aten.tanh.default", "aten.sigmoid.default")
     result = find_divergence(trace, None)
     assert result.status == "fail"
-    assert (result.step, result.graph, result.what) == (1, "forward 0", "f output 0")
+    assert (result.step, result.graph, result.what) == (1, str(GraphName.forward(0)), "f output 0")
     assert result.message.startswith("b: first divergence at step 1 partition [forward 0]: f output 0:")
 
 
@@ -69,7 +69,7 @@ def test_a_backward_that_differs_is_named() -> None:
     trace = _edited("aot_backward_graph", "aten.tanh_backward.default", "aten.mul.Tensor")
     result = find_divergence(trace, None)
     assert result.status == "fail"
-    assert (result.step, result.graph, result.what) == (2, "backward 0", "grad %primals_1")
+    assert (result.step, result.graph, result.what) == (2, str(GraphName.backward(0)), "grad %primals_1")
     failed = [row.name for row in result.rows if row.verdict == "FAIL"]
     assert failed == ["grad %primals_1", "grad %primals_2"]  # the second layer's are right
 

@@ -33,7 +33,7 @@ from gradview.runtime.compiled_trace import compiled_trace
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.targets import load_target
 from gradview.runtime.torch_trace_log import load_torch_trace
-from gradview.runtime.trace_types import Note
+from gradview.runtime.trace_types import GraphName, Note
 
 FIXTURES = Path(__file__).parents[2] / "data" / "torch_trace"
 # Known gaps outside the viewer, strict so each turns red once fixed (then its entry goes).
@@ -156,10 +156,10 @@ def test_post_grad_steps_pair_with_the_latest_forward_and_backward() -> None:
     """Inductor's post-grad forward runs with the partition's backward before it, its
     post-grad backward on the post-grad forward's saved values."""
     trace = _trace("mlp_inductor.log")
-    names = [(s.pass_name, str(s.which)) for s in trace.steps]
+    names = [(s.pass_name, s.which) for s in trace.steps]
     assert names[1:] == [
-        ("partition", "forward 0"), ("partition", "backward 0"),
-        ("inductor_post_grad_graph", "forward 0"), ("inductor_post_grad_graph", "backward 0"),
+        ("partition", GraphName.forward(0)), ("partition", GraphName.backward(0)),
+        ("inductor_post_grad_graph", GraphName.forward(0)), ("inductor_post_grad_graph", GraphName.backward(0)),
     ]
     group = compiled_group(trace, trace[4])
     assert group.forward is trace[1] and group.backward is trace[2] and group.joint is trace[0]

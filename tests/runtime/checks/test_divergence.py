@@ -62,7 +62,7 @@ def test_a_pass_that_breaks_df_is_found_at_its_step(inputs: list[np.ndarray], af
 def test_a_pass_that_breaks_forward_outputs_is_found(inputs: list[np.ndarray]) -> None:
     trace = broken_trace(inputs, "PeepholeOptimize", GraphName.main(), "aten::relu")
     result = find_divergence(trace, inputs)
-    assert (result.status, result.step, result.graph, result.what) == ("fail", trace.broken_at, "main", "output 0")
+    assert (result.status, result.step, result.graph, result.what) == ("fail", trace.broken_at, str(GraphName.main()), "output 0")
     # Against the unbroken graph: relu's output negated, so out = -h @ w2 + b2 instead of h @ w2 + b2.
     x, w1, b1, w2, b2 = inputs
     h = np.maximum(x @ w1 + b1, 0)
@@ -73,7 +73,7 @@ def test_a_main_pass_that_breaks_only_gradients_is_found(inputs: list[np.ndarray
     # A detach after x @ w1: the same outputs, but no gradient reaches x or w1.
     trace = broken_trace(inputs, "PeepholeOptimize", GraphName.main(), "aten::matmul", op="aten::detach")
     result = find_divergence(trace, inputs)
-    assert (result.status, result.step, result.graph) == ("fail", trace.broken_at, "main"), result.message
+    assert (result.status, result.step, result.graph) == ("fail", trace.broken_at, str(GraphName.main())), result.message
     assert failing(result) == {"grad %x", "grad %w1"}
     assert all(r.verdict == "pass" for r in result.rows if r.name.startswith("output"))
 
