@@ -30,7 +30,7 @@ from functools import cache
 
 from gradview.ir.parser import parse_type
 from gradview.ir.types import TensorType
-from gradview.runtime.pass_trace import GraphName, PassTrace, Step
+from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, ValueRecord, walk_records
 from gradview.runtime.trace_types import Note
 
@@ -38,7 +38,7 @@ from .model import DrawGraph, Mark, Marks, View
 from .view_steps import (
     GradientWiring,
     changed_here,
-    differentiable_graph_count,
+    grad_of_links,
     gradient_notes,
     gradient_wiring,
     latest_step,
@@ -215,18 +215,6 @@ def _gradient_marks(
 
 
 # -- GradOf links ---------------------------------------------------------------------------
-def grad_of_links(trace: PassTrace, index: int) -> dict[int, int]:
-    """GradOf node id -> the forward node id it differentiates, for every
-    DifferentiableGraph differentiated at or before ``index`` (as its latest
-    differentiate step recorded them)."""
-    links: dict[int, int] = {}
-    for k in range(differentiable_graph_count(trace)):
-        step = latest_step(trace, GraphName.forward(k), index, Note.GRAD_OF)
-        if step is not None:
-            links.update(step.annotations[Note.GRAD_OF])
-    return links
-
-
 def _partners(links: dict[int, int], selection: int) -> list[int]:
     if selection in links:
         return [links[selection]]

@@ -10,7 +10,9 @@ one-line message naming the node):
 * :func:`check_step_gradient` (``G``): a step's gradient against finite differences;
 * :func:`gradient_path` (``T``): the df ops a gradient is computed through,
   and the forward ops they differentiate;
-* :func:`summarize_value`: what one run-time value held.
+* :func:`summarize_value`: what one run-time value held;
+* :func:`forward_step`, :func:`backward_step`, :func:`gradient_notes` and the other
+  lookups of :mod:`.trace_steps`: which step holds a group's f, df or Gradient lists.
 
 Where each job lives: :mod:`.graph_runs` runs one step with probes,
 :mod:`.step_feeds` says what a step runs on, :mod:`.compiled_runs` feeds a
@@ -31,6 +33,16 @@ from .gradient import check_step_gradient, gradient_check
 from .result import CheckCancelled, CheckResult, CheckRow, Status
 from .run_step import StepRun, run_step
 from .trace_back import GradientPath, gradient_path
+from .trace_steps import (
+    backward_step,
+    companion_index,
+    differentiable_graph_count,
+    first_index,
+    forward_step,
+    grad_of_links,
+    gradient_notes,
+    latest_step,
+)
 from .value_summary import ValueSummary, short_repr, summarize_value
 
 __all__ = [
@@ -46,12 +58,20 @@ __all__ = [
     "StepRun",
     "Tolerance",
     "ValueSummary",
+    "backward_step",
     "check_step_gradient",
+    "companion_index",
     "compare_gradients",
+    "differentiable_graph_count",
     "find_divergence",
     "first_divergent_step",
+    "first_index",
+    "forward_step",
+    "grad_of_links",
     "gradient_check",
+    "gradient_notes",
     "gradient_path",
+    "latest_step",
     "run_step",
     "short_repr",
     "summarize_value",
