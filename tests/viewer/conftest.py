@@ -1,24 +1,8 @@
-"""Shared fixtures: the bundled example's session and trace, built once per test run."""
+"""Shared fixtures: the bundled example's session and trace, built once per test run
+(the runtime checks' fixtures, tests/runtime/checks/conftest.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..runtime.checks.conftest import EXAMPLE, ROOT, mlp_session, mlp_trace
 
-import pytest
-
-from gradview.runtime.pass_trace import PassTrace
-from gradview.viewer.session import Session, load_target
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "mlp.ir"
-
-
-@pytest.fixture(scope="session")
-def mlp_session() -> Session:
-    """The bundled MLP (broadcasting biases) through one GraphExecutor training step."""
-    return load_target(str(EXAMPLE))
-
-
-@pytest.fixture(scope="session")
-def mlp_trace(mlp_session: Session) -> PassTrace:
-    return mlp_session.trace
+__all__ = ["EXAMPLE", "ROOT", "mlp_session", "mlp_trace"]
