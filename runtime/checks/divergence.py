@@ -46,15 +46,8 @@ from .compare import MISSING, compare_rows, flatten
 from .compiled_divergence import compiled_divergence, is_compiled_trace
 from .graph_runs import RunFailed, Unavailable, one_line, run_plain
 from .result import CheckCancelled, CheckResult, CheckRow
-from .states import (
-    Region,
-    input_requires_grad,
-    is_of,
-    latest_of,
-    main_gradients,
-    region,
-    run_region_state,
-)
+from .states import Region, input_requires_grad, main_gradients, region, run_region_state
+from .trace_steps import is_of, latest_of
 
 __all__ = ["Divergence", "find_divergence", "first_divergent_step"]
 

@@ -69,7 +69,8 @@ from .finite_differences import (
 )
 from .graph_runs import RunFailed, Unavailable, copy_value, one_line, parse_step
 from .result import CheckCancelled, CheckResult, CheckRow
-from .states import input_requires_grad, is_of, latest_of, region, run_region_state
+from .states import input_requires_grad, region, run_region_state
+from .trace_steps import is_of, latest_of
 
 __all__ = [
     "GRADCHECK", "GradCheckRow", "GradientComparison", "Tolerance",

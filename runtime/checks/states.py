@@ -35,36 +35,22 @@ from gradview.runtime import GraphExecutor, Tensor, autograd
 from gradview.runtime.interpreter import GraphCompileError, GraphRuntimeError, compile_graph
 from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
 from gradview.runtime.trace_records import NodeRecord, print_record
-from gradview.runtime.trace_types import GraphName, GraphRole, Note
+from gradview.runtime.trace_types import GraphRole, Note
 
 from .compare import flatten
 from .graph_runs import RunFailed, Unavailable, copy_value, one_line, parse_step, record_run
 from .step_feeds import GRADIENT_NOTES, find_differentiable_graph, forward_inputs
+from .trace_steps import is_of
 
 __all__ = [
     "GradientRun",
     "Region",
     "eager_gradients",
     "input_requires_grad",
-    "is_of",
-    "latest_of",
     "main_gradients",
     "region",
     "run_region_state",
 ]
-
-
-def is_of(which: GraphName, role: GraphRole, k: int | None = None) -> bool:
-    """Does ``which`` show a graph of ``role`` (of DifferentiableGraph ``k`` when given), in any compilation?"""
-    return which.role is role and (k is None or which.index == k)
-
-
-def latest_of(trace: PassTrace, before: int, role: GraphRole, k: int) -> Step | None:
-    """The latest step before ``before`` showing a graph of ``role`` of DifferentiableGraph ``k``."""
-    for earlier in reversed(trace.steps[:before]):
-        if is_of(earlier.which, role, k):
-            return earlier
-    return None
 
 
 # -- seeded weights ----------------------------------------------------------------------------------

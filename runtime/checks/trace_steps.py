@@ -18,7 +18,7 @@ import weakref
 from typing import Any
 
 from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.trace_types import GraphName, Note
+from gradview.runtime.trace_types import GraphName, GraphRole, Note
 
 __all__ = [
     "backward_step",
@@ -28,6 +28,8 @@ __all__ = [
     "forward_step",
     "grad_of_links",
     "gradient_notes",
+    "is_of",
+    "latest_of",
     "latest_step",
 ]
 
@@ -151,3 +153,16 @@ def grad_of_links(trace: PassTrace, index: int) -> dict[int, int]:
         if step is not None:
             links.update(step.annotations[Note.GRAD_OF])
     return links
+
+
+def is_of(which: GraphName, role: GraphRole, k: int | None = None) -> bool:
+    """Does ``which`` show a graph of ``role`` (of DifferentiableGraph ``k`` when given), in any compilation?"""
+    return which.role is role and (k is None or which.index == k)
+
+
+def latest_of(trace: PassTrace, before: int, role: GraphRole, k: int) -> Step | None:
+    """The latest step before ``before`` showing a graph of ``role`` of DifferentiableGraph ``k``."""
+    for earlier in reversed(trace.steps[:before]):
+        if is_of(earlier.which, role, k):
+            return earlier
+    return None
