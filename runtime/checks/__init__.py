@@ -18,7 +18,8 @@ Where each job lives: :mod:`.graph_runs` runs one step with probes,
 :mod:`.step_feeds` says what a step runs on, :mod:`.compiled_runs` feeds a
 TORCH_TRACE log's graphs, :mod:`.states` runs DifferentiableGraph states and
 eager gradients, :mod:`.compare` compares values, :mod:`.finite_differences`
-is gradcheck's comparison, :mod:`.trace_steps` finds a group's f and df at a step.
+is gradcheck's comparison, :mod:`.graph_gradient` checks one graph's gradient,
+:mod:`.trace_steps` finds a group's f and df at a step.
 """
 
 from .divergence import Divergence, find_divergence, first_divergent_step
@@ -29,7 +30,8 @@ from .finite_differences import (
     Tolerance,
     compare_gradients,
 )
-from .gradient import check_step_gradient, gradient_check
+from .gradient import check_step_gradient
+from .graph_gradient import gradient_check
 from .result import CheckCancelled, CheckResult, CheckRow, Status
 from .run_step import StepRun, run_step
 from .trace_back import GradientPath, gradient_path

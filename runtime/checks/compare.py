@@ -15,7 +15,7 @@ import numpy
 from .result import CheckRow
 from .value_summary import short_repr
 
-__all__ = ["MISSING", "compare_rows", "compare_values", "flatten"]
+__all__ = ["MISSING", "compare_rows", "compare_values", "flatten", "is_float"]
 
 # A value a run did not compute (a gradient df does not return): its row fails as "not computed".
 MISSING: Any = object()
@@ -35,6 +35,11 @@ def flatten(values: Sequence[Any]) -> list[Any]:
         else:
             flat.append(value)
     return flat
+
+
+def is_float(value: Any) -> bool:
+    """Is ``value`` a floating-point array (what a gradient is taken of)?"""
+    return isinstance(value, numpy.ndarray) and value.dtype.kind == "f"
 
 
 def _is_numeric(value: Any) -> bool:

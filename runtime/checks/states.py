@@ -37,7 +37,7 @@ from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
 from gradview.runtime.trace_records import NodeRecord, print_record
 from gradview.runtime.trace_types import GraphRole, Note
 
-from .compare import flatten
+from .compare import flatten, is_float
 from .graph_runs import RunFailed, Unavailable, copy_value, one_line, parse_step, record_run
 from .step_feeds import GRADIENT_NOTES, find_differentiable_graph, forward_inputs
 from .trace_steps import is_of
@@ -61,10 +61,6 @@ def _weights(values: Sequence[Any], rng: numpy.random.Generator, skip: frozenset
         for i, v in enumerate(values)
         if isinstance(v, numpy.ndarray) and v.dtype.kind == "f" and i not in skip
     }
-
-
-def _is_float(value: Any) -> bool:
-    return isinstance(value, numpy.ndarray) and value.dtype.kind == "f"
 
 
 # -- eager gradients ---------------------------------------------------------------------------------
@@ -122,7 +118,7 @@ def main_gradients(
     require grad (all, by default), its DifferentiableGraphs pasted back."""
     graph = parse_step(step)
     inline_autodiff_subgraphs(graph, threshold=math.inf)  # type: ignore[arg-type]
-    wrt = [i for i, v in enumerate(inputs) if _is_float(v) and (requires_grad is None or requires_grad[i])]
+    wrt = [i for i, v in enumerate(inputs) if is_float(v) and (requires_grad is None or requires_grad[i])]
     _retype_requires_grad(graph, wrt)
     return eager_gradients(graph, inputs, wrt, seed)
 
@@ -192,7 +188,7 @@ def region(trace: PassTrace, k: int, inputs: Sequence[Any], seed: int = 0) -> Re
     except Exception as exc:
         raise RunFailed(f"DifferentiableGraph {k} as first cut fails: {one_line(exc)}") from None
     weights = _weights(plain, numpy.random.default_rng(seed + 1 + k), frozenset(undefined))
-    floats = [i for i in wrt if i < len(f_inputs) and _is_float(f_inputs[i])]
+    floats = [i for i in wrt if i < len(f_inputs) and is_float(f_inputs[i])]
     ref = _weighted_eager(original, f_inputs, floats, weights)
     return Region(k, holder, list(f_inputs), real, weights, wrt, plain, {i: ref[i] for i in wrt if i < len(ref)})
 
@@ -314,4 +310,4 @@ def _run(
 
 
 def _widen(value: Any) -> Any:
-    return value.astype(numpy.float64) if _is_float(value) else value
+    return value.astype(numpy.float64) if is_float(value) else value
