@@ -20,6 +20,7 @@ from gradview.runtime.targets import Session
 from gradview.runtime.trace_types import GraphName
 
 from .broken_pipeline import BROKEN, broken_trace, failing
+from .test_run_step import MLP_TEXT, hand_trace
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +137,49 @@ def test_a_state_already_checked_is_not_run_again(
         assert df is not None or f not in with_df, "f run alone after f with its df checked its outputs"
         if df is not None:
             with_df.add(f)
+
+
+# -- first_divergent_step ---------------------------------------------------------------------------
+def test_the_example_trace_does_not_diverge(mlp_session: Session, mlp_trace: PassTrace) -> None:
+    assert first_divergent_step(mlp_trace, mlp_session.inputs) is None
+
+
+def test_a_pass_that_changes_an_op_is_found(mlp_session: Session) -> None:
+    broken = MLP_TEXT.replace("aten::add(%9, %b2, %10)", "aten::sub(%9, %b2, %10)")
+    assert broken != MLP_TEXT
+    trace = hand_trace(("Input", MLP_TEXT), ("Harmless", MLP_TEXT), ("BrokenPass", broken), ("Later", broken))
+    found = first_divergent_step(trace, mlp_session.inputs)
+    assert found is not None
+    assert (found.index, found.pass_name, found.output, found.error) == (2, "BrokenPass", 0, None)
+    b2 = mlp_session.inputs[4]
+    assert found.max_abs_error == pytest.approx(2 * np.abs(b2).max())
+    assert found.max_rel_error > 0
+
+
+def test_changes_within_the_tolerance_are_not_divergences(mlp_session: Session) -> None:
+    scaled = MLP_TEXT.replace(
+        "  return (%11)",
+        "  %c : float = prim::Constant[value=1.0000000001]()\n  %12 : Tensor = aten::mul(%11, %c)\n  return (%12)",
+    )
+    trace = hand_trace(("Input", MLP_TEXT), ("Scale", scaled))
+    assert first_divergent_step(trace, mlp_session.inputs) is None
+    found = first_divergent_step(trace, mlp_session.inputs, rtol=0.0, atol=0.0)
+    assert found is not None and found.index == 1
+
+
+def test_a_step_that_fails_or_changes_the_outputs_is_a_divergence(mlp_session: Session) -> None:
+    fails = MLP_TEXT.replace("aten::matmul(%h, %w2)", "aten::matmul(%w2, %h)")
+    found = first_divergent_step(hand_trace(("Input", MLP_TEXT), ("Swap", fails)), mlp_session.inputs)
+    assert found is not None and found.index == 1 and found.output is None
+    assert "aten::matmul" in found.error
+    more = MLP_TEXT.replace("return (%11)", "return (%11, %h)")
+    found = first_divergent_step(hand_trace(("Input", MLP_TEXT), ("Extra", more)), mlp_session.inputs)
+    assert found is not None and "returns 2 values" in found.reason
+
+
+def test_an_original_that_fails_is_reported(mlp_session: Session) -> None:
+    inputs = list(mlp_session.inputs)
+    inputs[0] = np.ones((8, 5))  # the graph types %x as 8x4
+    found = first_divergent_step(hand_trace(("Input", MLP_TEXT), ("Same", MLP_TEXT)), inputs)
+    assert found is not None and found.index == 0 and "original" in found.reason
+    assert found.error is not None and "%x" in found.error

@@ -16,6 +16,7 @@ from gradview.runtime.checks.finite_differences import (
     NotFinite,
     Tolerance,
     check_inputs,
+    compare_gradients,
     direction,
 )
 
@@ -123,3 +124,18 @@ def test_outputs_that_are_not_finite_leave_nothing_to_compare() -> None:
     weights, analytic = weights_and_gradients()
     with pytest.raises(NotFinite, match="output 0 is not finite"), np.errstate(invalid="ignore"):
         check_inputs(lambda args: [np.log(args[0] @ args[1])], [X, W], [(0, "x")], analytic, weights)
+
+
+def test_compare_gradients_passes_equal_and_fails_perturbed() -> None:
+    rng = np.random.default_rng(0)
+    numeric = rng.standard_normal(50)
+    same = compare_gradients(numeric + 1e-9, numeric)
+    assert same.passed and same.max_abs_error == pytest.approx(1e-9)
+    perturbed = numeric.copy()
+    perturbed[7] += 0.01
+    wrong = compare_gradients(perturbed, numeric)
+    assert not wrong.passed
+    assert wrong.max_abs_error == pytest.approx(0.01)
+    assert wrong.max_rel_error > 1e-4
+    assert not compare_gradients(np.array([np.nan]), np.array([1.0])).passed
+    assert not compare_gradients(np.ones(3), np.ones(4)).passed

@@ -1,4 +1,4 @@
-"""r, b and G without a terminal: run_step, first_divergent_step, gradient_check."""
+"""r without a terminal: run_step runs a step's graph and summarizes every value it computes."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ from gradview.ir import IRVerifyError, parse_ir
 from gradview.runtime.checks import (
     StepRun,
     ValueSummary,
-    compare_gradients,
     first_divergent_step,
-    gradient_check,
     graph_runs,
     run_step,
-    summarize_value,
 )
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.targets import Session, trace_executor
@@ -27,20 +24,6 @@ from .conftest import EXAMPLE
 MLP_TEXT = EXAMPLE.read_text()
 
 
-# relu, sigmoid, tanh, mean and two broadcasts ([5, 4] + [4], [5, 4] * [5, 1]).
-ACTIVATIONS = """graph(%x : Tensor, %b : Tensor, %w : Tensor):
-  %one : int = prim::Constant[value=1]()
-  %s : Tensor = aten::add(%x, %b, %one)
-  %r : Tensor = aten::relu(%s)
-  %g : Tensor = aten::sigmoid(%r)
-  %t : Tensor = aten::tanh(%x)
-  %p : Tensor = aten::mul(%g, %t)
-  %q : Tensor = aten::mul(%p, %w)
-  %m : Tensor = aten::mean(%q)
-  return (%m, %q)
-"""
-
-# Two DifferentiableGraphs around a loop whose body holds more (after unrolling).
 TWO_REGIONS = """graph(%x : Tensor, %y : Tensor, %n : int):
   %true : bool = prim::Constant[value=1]()
   %a : Tensor = aten::tanh(%x)
@@ -109,26 +92,6 @@ def hand_trace(*graphs: tuple[str, str]) -> PassTrace:
     for name, text in graphs:
         trace.record(name, parse_ir(text))
     return trace
-
-
-# -- summaries --------------------------------------------------------------------------------------
-def test_summary_of_a_tensor_counts_nan_and_inf_apart() -> None:
-    summary = summarize_value(np.array([1.0, np.nan, -np.inf, 3.0, np.inf]))
-    assert (summary.min, summary.max, summary.mean) == (1.0, 3.0, 2.0)
-    assert (summary.nan, summary.inf) == (1, 2)
-    assert summary.dtype == "float64" and summary.shape == (5,)
-
-
-def test_summary_of_all_nan_empty_bool_and_python_values() -> None:
-    assert summarize_value(np.full(3, np.nan)).min is None
-    assert summarize_value(np.zeros((0, 4))).shape == (0, 4)
-    flags = summarize_value(np.array([True, False, True, True]))
-    assert (flags.min, flags.max, flags.mean) == (0.0, 1.0, 0.75)
-    assert summarize_value(None).kind == "undefined"
-    assert summarize_value(3).text == "3"
-    assert summarize_value([8, 16]).kind == "list"
-    pair = summarize_value((np.ones(2), np.zeros(3)))
-    assert pair.kind == "tuple" and [item.shape for item in pair.items] == [(2,), (3,)]
 
 
 # -- run_step ----------------------------------------------------------------------------------------
@@ -308,141 +271,3 @@ def test_run_step_does_not_change_the_inputs() -> None:
     assert run.outputs[0].text == "[1, 2, 7]"
     # Each value is summarized when it is computed, before later ops change it.
     assert run.values[ids_by_name(trace[0])["l"]].text == "[1, 2]"
-
-
-# -- first_divergent_step ---------------------------------------------------------------------------
-def test_the_example_trace_does_not_diverge(mlp_session: Session, mlp_trace: PassTrace) -> None:
-    assert first_divergent_step(mlp_trace, mlp_session.inputs) is None
-
-
-def test_a_pass_that_changes_an_op_is_found(mlp_session: Session) -> None:
-    broken = MLP_TEXT.replace("aten::add(%9, %b2, %10)", "aten::sub(%9, %b2, %10)")
-    assert broken != MLP_TEXT
-    trace = hand_trace(("Input", MLP_TEXT), ("Harmless", MLP_TEXT), ("BrokenPass", broken), ("Later", broken))
-    found = first_divergent_step(trace, mlp_session.inputs)
-    assert found is not None
-    assert (found.index, found.pass_name, found.output, found.error) == (2, "BrokenPass", 0, None)
-    b2 = mlp_session.inputs[4]
-    assert found.max_abs_error == pytest.approx(2 * np.abs(b2).max())
-    assert found.max_rel_error > 0
-
-
-def test_changes_within_the_tolerance_are_not_divergences(mlp_session: Session) -> None:
-    scaled = MLP_TEXT.replace(
-        "  return (%11)",
-        "  %c : float = prim::Constant[value=1.0000000001]()\n  %12 : Tensor = aten::mul(%11, %c)\n  return (%12)",
-    )
-    trace = hand_trace(("Input", MLP_TEXT), ("Scale", scaled))
-    assert first_divergent_step(trace, mlp_session.inputs) is None
-    found = first_divergent_step(trace, mlp_session.inputs, rtol=0.0, atol=0.0)
-    assert found is not None and found.index == 1
-
-
-def test_a_step_that_fails_or_changes_the_outputs_is_a_divergence(mlp_session: Session) -> None:
-    fails = MLP_TEXT.replace("aten::matmul(%h, %w2)", "aten::matmul(%w2, %h)")
-    found = first_divergent_step(hand_trace(("Input", MLP_TEXT), ("Swap", fails)), mlp_session.inputs)
-    assert found is not None and found.index == 1 and found.output is None
-    assert "aten::matmul" in found.error
-    more = MLP_TEXT.replace("return (%11)", "return (%11, %h)")
-    found = first_divergent_step(hand_trace(("Input", MLP_TEXT), ("Extra", more)), mlp_session.inputs)
-    assert found is not None and "returns 2 values" in found.reason
-
-
-def test_an_original_that_fails_is_reported(mlp_session: Session) -> None:
-    inputs = list(mlp_session.inputs)
-    inputs[0] = np.ones((8, 5))  # the graph types %x as 8x4
-    found = first_divergent_step(hand_trace(("Input", MLP_TEXT), ("Same", MLP_TEXT)), inputs)
-    assert found is not None and found.index == 0 and "original" in found.reason
-    assert found.error is not None and "%x" in found.error
-
-
-# -- gradient_check --------------------------------------------------------------------------------
-def test_compare_gradients_passes_equal_and_fails_perturbed() -> None:
-    rng = np.random.default_rng(0)
-    numeric = rng.standard_normal(50)
-    same = compare_gradients(numeric + 1e-9, numeric)
-    assert same.passed and same.max_abs_error == pytest.approx(1e-9)
-    perturbed = numeric.copy()
-    perturbed[7] += 0.01
-    wrong = compare_gradients(perturbed, numeric)
-    assert not wrong.passed
-    assert wrong.max_abs_error == pytest.approx(0.01)
-    assert wrong.max_rel_error > 1e-4
-    assert not compare_gradients(np.array([np.nan]), np.array([1.0])).passed
-    assert not compare_gradients(np.ones(3), np.ones(4)).passed
-
-
-def test_the_example_passes_the_gradient_check(mlp_session: Session) -> None:
-    rows = gradient_check(mlp_session.graph, mlp_session.inputs)
-    assert [r.name for r in rows] == mlp_session.input_names
-    for row, value in zip(rows, mlp_session.inputs, strict=True):
-        assert row.passed, row
-        assert row.shape == value.shape and row.checked == value.size  # fast mode: one direction over all elements
-        assert row.max_abs_error < 1e-6
-
-
-def test_loops_branches_and_non_tensor_inputs() -> None:
-    x = np.random.default_rng(1).standard_normal((3, 4))
-    for flag in (True, False):
-        rows = gradient_check(parse_ir(LOOP_AND_IF), [x, 3, flag])
-        assert rows[0].name == "x" and rows[0].passed, rows[0]
-        for row in rows[1:]:
-            assert not row.passed and row.skipped is not None and row.checked == 0
-        assert "int" in rows[1].skipped and "bool" in rows[2].skipped
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_activations_and_broadcasting(dtype) -> None:
-    rng = np.random.default_rng(2)
-    inputs = [rng.standard_normal(shape).astype(dtype) for shape in ((5, 4), (4,), (5, 1))]
-    rows = gradient_check(parse_ir(ACTIVATIONS), inputs)
-    assert [r.name for r in rows] == ["x", "b", "w"]
-    assert all(r.passed for r in rows), rows
-
-
-def test_the_elementwise_check_samples_big_inputs() -> None:
-    text = """graph(%x : Tensor):
-  %t : Tensor = aten::tanh(%x)
-  %s : Tensor = aten::sigmoid(%t)
-  %u : Tensor = aten::mul(%s, %x)
-  %v : Tensor = aten::tanh(%u)
-  %w : Tensor = aten::mul(%v, %s)
-  return (%w)
-"""
-    (row,) = gradient_check(parse_ir(text), [np.random.default_rng(4).standard_normal((40, 50))], mode="elementwise", samples=16)
-    assert row.passed and row.checked == 16
-
-
-def test_failures_are_rows_not_exceptions(mlp_session: Session) -> None:
-    inputs = list(mlp_session.inputs)
-    inputs[1] = np.ones((5, 16))  # w1 must be 4x16
-    rows = gradient_check(mlp_session.graph, inputs)
-    assert len(rows) == 5 and all(r.error and not r.passed for r in rows)
-    assert all(r.error for r in gradient_check(mlp_session.graph, None))
-    assert "inputs given" in gradient_check(mlp_session.graph, inputs[:2])[0].error
-
-
-def test_a_small_group_inlined_back_still_differentiates() -> None:
-    text = """graph(%x : Tensor):
-  %t : Tensor = aten::tanh(%x)
-  %u : Tensor = aten::sigmoid(%t)
-  return (%u)
-"""
-    (row,) = gradient_check(parse_ir(text), [np.random.default_rng(5).standard_normal((2, 3))])
-    assert row.passed, row
-
-
-def test_an_input_no_gradient_reaches_is_noted_and_compared_as_zero() -> None:
-    text = """graph(%x : Tensor, %unused : Tensor):
-  %t : Tensor = aten::tanh(%x)
-  %s : Tensor = aten::sigmoid(%t)
-  %u : Tensor = aten::mul(%s, %x)
-  %v : Tensor = aten::tanh(%u)
-  %w : Tensor = aten::mul(%v, %s)
-  return (%w)
-"""
-    rng = np.random.default_rng(6)
-    x_row, unused_row = gradient_check(parse_ir(text), [rng.standard_normal(3), rng.standard_normal(2)])
-    assert x_row.passed and x_row.note == ""
-    assert unused_row.passed and "no gradient reached" in unused_row.note
-    assert unused_row.max_abs_error == 0.0
