@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from gradview.loaders.compile_model import compile_and_trace
+from gradview.loaders.targets import load_target
 from gradview.runtime.checks import check_step_gradient
-from gradview.runtime.compile_model import compile_and_trace
-from gradview.runtime.targets import load_target
 
 ROOT = Path(__file__).resolve().parent.parent
 RESNET = ROOT / "examples" / "resnet18.py"

@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT))  # tests.real_model_logs makes the TORCH_TRACE logs
 
-from gradview.runtime.targets import Session, load_target  # noqa: E402
+from gradview.loaders.targets import Session, load_target  # noqa: E402
 
 GOAL_FIRST_PICTURE = 2.0  # seconds from launch, once the trace is built
 GOAL_STEP_MEDIAN = 0.100

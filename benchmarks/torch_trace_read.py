@@ -25,7 +25,7 @@ from pathlib import Path
 
 from timing import best_time  # benchmarks/ is on sys.path when run as a script
 
-from gradview.runtime.compiled_trace import load_compiled_trace
+from gradview.loaders.compiled_trace import load_compiled_trace
 from gradview.runtime.saved_values import saved_values
 
 _TYPE = '"f32[8, 16][16, 1]cpu"'

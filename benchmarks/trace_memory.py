@@ -20,7 +20,7 @@ import tracemalloc
 from graphs import chain_text  # benchmarks/ is on sys.path when run as a script
 
 from gradview.ir import parse_ir
-from gradview.runtime.targets import trace_pipelines as trace_graph
+from gradview.loaders.targets import trace_pipelines as trace_graph
 
 TARGET_MB = 300.0
 

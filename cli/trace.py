@@ -1,7 +1,7 @@
 """``gradview trace FILE``: print a pass-by-pass dump, like ``PYTORCH_JIT_LOG_LEVEL`` does.
 
 FILE is what ``gradview view`` opens, loaded by the same code
-(:mod:`gradview.runtime.targets`), so both show the same steps: a saved trace
+(:mod:`gradview.loaders.targets`), so both show the same steps: a saved trace
 (``.json``), a ``PYTORCH_JIT_LOG_LEVEL`` log, a graph (``.ir``) or
 ``model.py:fn`` (a function compiled with :func:`gradview.ir.script`, or a
 ``build()`` taking no arguments whose PyTorch model is converted with
@@ -84,11 +84,11 @@ def load_any(
     min_group_size: int | None = None,
 ) -> PassTrace:
     """The trace FILE stands for, as ``gradview view`` loads it; raises _InputError with a one-line message."""
+    from gradview.loaders.targets import TargetError, load_target  # noqa: PLC0415 - keeps --help light
     from gradview.runtime.no_graph_reason import (  # noqa: PLC0415 - keeps --help light
         no_differentiable_graph_reason,
         shows_differentiable_graph,
     )
-    from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - keeps --help light
 
     try:
         session = load_target(

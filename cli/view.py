@@ -45,7 +45,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradview.runtime.targets import TargetError, load_target  # noqa: PLC0415 - loads the runtime only here
+    from gradview.loaders.targets import TargetError, load_target  # noqa: PLC0415 - loads the runtime only here
 
     from .output_paths import OutputError, check_output_file, input_paths  # noqa: PLC0415
 

@@ -33,10 +33,9 @@ from dataclasses import dataclass
 
 from gradview.ir import IRParseError, TensorType, parse_type
 
-from .fx_tensor_types import ELEMENT_SIZES, evaluate_size
-from .fx_to_ir import SCALAR_TYPE_OF_DTYPE
 from .gradient_wiring import gradient_wiring
 from .pass_trace import PassTrace, Step
+from .tensor_sizes import ELEMENT_SIZES, SCALAR_TYPE_OF_DTYPE, evaluate_size
 from .trace_records import BlockRecord, NodeRecord, walk_records
 from .trace_types import GraphName, Note, differentiated_graph_name
 from .value_names import ValueName, name_table

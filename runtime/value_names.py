@@ -7,7 +7,7 @@ is shown by the name the user knows, with the graph's name beside it where
 they differ (so the log or the IR can still be searched for it):
 
 * a parameter, buffer or argument of a compiled graph, and a gradient of one,
-  by the name the log gives it (:mod:`gradview.runtime.compiled_names`):
+  by the name the log gives it (:mod:`gradview.loaders.compiled_names`):
   ``layer4.1.conv2.weight (primals_98)``, ``layer4.1.conv2.weight.grad (getitem_7)``;
 * a DifferentiableGraph's input by the value outside that feeds it
   (``bn.weight (bn.weight.1)``);

@@ -4,7 +4,7 @@ The ResNet-18 (``examples/resnet18.py``) and the 12-layer TransformerEncoder
 (``examples/transformer_encoder.py``) are compiled in train mode with
 ``torch.compile(backend="aot_eager")`` and run one training step under
 ``TORCH_TRACE``, exactly as ``gradview view model.py:build_train --compile``
-does (:func:`gradview.runtime.compile_model.compile_and_trace`). The logs are
+does (:func:`gradview.loaders.compile_model.compile_and_trace`). The logs are
 1.3 MB (ResNet-18: joint graph 756 nodes, forward 398, backward 359) and 1.8 MB
 (encoder: 3,713, 1,752, 2,008), so none is committed: each is made once per
 process, in 5 to 10 s, into a temporary directory removed at exit.
@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from gradview.runtime.compile_model import compile_and_trace
+from gradview.loaders.compile_model import compile_and_trace
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

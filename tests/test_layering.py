@@ -18,14 +18,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # For each layer: the folders of its modules, and the gradview packages it may not import.
 FORBIDDEN = {
     "ir-core": (["ir"], ["gradview.ir.passes", "gradview.kernels", "gradview.ops", "gradview.autodiff", "gradview.runtime",
-                         "gradview.viewer", "gradview.cli"]),
-    "kernels": (["kernels"], ["gradview.ir", "gradview.ops", "gradview.autodiff", "gradview.runtime", "gradview.viewer",
-                              "gradview.cli"]),
-    "ops": (["ops"], ["gradview.ir.passes", "gradview.autodiff", "gradview.runtime", "gradview.viewer",
-                      "gradview.cli"]),
-    "passes": (["ir/passes"], ["gradview.autodiff", "gradview.runtime", "gradview.viewer", "gradview.cli"]),
-    "autodiff": (["autodiff"], ["gradview.runtime", "gradview.viewer", "gradview.cli"]),
-    "runtime": (["runtime"], ["gradview.viewer", "gradview.cli"]),
+                         "gradview.loaders", "gradview.viewer", "gradview.cli"]),
+    "kernels": (["kernels"], ["gradview.ir", "gradview.ops", "gradview.autodiff", "gradview.runtime", "gradview.loaders",
+                              "gradview.viewer", "gradview.cli"]),
+    "ops": (["ops"], ["gradview.ir.passes", "gradview.autodiff", "gradview.runtime", "gradview.loaders",
+                      "gradview.viewer", "gradview.cli"]),
+    "passes": (["ir/passes"], ["gradview.autodiff", "gradview.runtime", "gradview.loaders", "gradview.viewer", "gradview.cli"]),
+    "autodiff": (["autodiff"], ["gradview.runtime", "gradview.loaders", "gradview.viewer", "gradview.cli"]),
+    "runtime": (["runtime"], ["gradview.loaders", "gradview.viewer", "gradview.cli"]),
+    "loaders": (["loaders"], ["gradview.viewer", "gradview.cli"]),
 }
 
 

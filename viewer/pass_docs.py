@@ -38,8 +38,7 @@ from gradview.ir.passes.pipelines import (
     run_optimization,
     run_required_passes,
 )
-from gradview.runtime.argument_spec import specialize_types
-from gradview.runtime.compiled_trace import (
+from gradview.loaders.compiled_trace import (
     JOINT_DOC,
     JOINT_STEP,
     PARTITION_DOC,
@@ -47,6 +46,7 @@ from gradview.runtime.compiled_trace import (
     POST_GRAD_DOC,
     POST_GRAD_STEP,
 )
+from gradview.runtime.argument_spec import specialize_types
 from gradview.runtime.executor import pack_gradient
 from gradview.runtime.pass_trace import normalize_pass_name
 

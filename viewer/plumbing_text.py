@@ -88,7 +88,7 @@ _OPERATORS = {
 _ENUM_NAMES: dict[str, tuple[str, ...]] = {
     "ScalarType": SCALAR_TYPE_NAMES,
     "MemoryFormat": ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"),
-    "Layout": ("strided", "sparse_coo"),  # as runtime/fx_to_ir.py numbers them; others stay numbers
+    "Layout": ("strided", "sparse_coo"),  # as loaders/fx_to_ir.py numbers them; others stay numbers
 }
 _ATTRIBUTE_LINES = 2  # lines for the op and its arguments
 _MAX_TEXT = 120  # an argument's text is cut here, so nested plumbing stays linear

@@ -1,4 +1,4 @@
-"""The viewer's name for the one target loader, :mod:`gradview.runtime.targets`.
+"""The viewer's name for the one target loader, :mod:`gradview.loaders.targets`.
 
 ``gradview view``, ``gradview trace`` and ``gradview export`` open a target
 through the same code, so they show the same trace; this module keeps the
@@ -7,7 +7,7 @@ names the viewer (and older callers) import.
 
 from __future__ import annotations
 
-from gradview.runtime.targets import (
+from gradview.loaders.targets import (
     NO_INPUTS,
     PythonTarget,
     Session,

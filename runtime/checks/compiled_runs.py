@@ -1,13 +1,13 @@
 """What torch.compile's graphs (a TORCH_TRACE log's steps) run on.
 
 A log comes with no inputs, but each compiled graph k shows as three steps
-whose inputs are all typed completely (runtime/compiled_trace.py): the joint
+whose inputs are all typed completely (loaders/compiled_trace.py): the joint
 graph on ``main`` (``main (compilation k+1)``), ``forward k`` and
 ``backward k``. So the viewer's ``r``, ``b`` and ``G`` feed them as a
 training step would:
 
 * forward k: seeded random arrays of its input types (its primals), as
-  :func:`gradview.runtime.targets.example_inputs_for` makes for a graph;
+  :func:`gradview.runtime.example_inputs.example_inputs_for` makes for a graph;
 * backward k: forward k's saved values, each at the position AOTAutograd
   gives it (saved inputs at ``df_captured_input_params``, saved results at
   ``df_captured_output_params``), and one tangent per real output that takes
@@ -29,9 +29,9 @@ import numpy
 
 from gradview.ir import Graph, IRParseError, TensorType, parse_ir
 from gradview.kernels.dtypes import to_dtype
-from gradview.runtime.fx_tensor_types import evaluate_size
+from gradview.runtime.example_inputs import example_inputs_for, random_array
 from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.targets import example_inputs_for, random_array
+from gradview.runtime.tensor_sizes import evaluate_size
 from gradview.runtime.trace_types import Note
 
 __all__ = [

@@ -18,8 +18,8 @@ import pytest
 
 from gradview.cli.main import main
 from gradview.ir import parse_ir
+from gradview.loaders.targets import example_inputs_for
 from gradview.runtime import GraphExecutor, Tensor
-from gradview.runtime.targets import example_inputs_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "data" / "torch_trace"
@@ -290,7 +290,7 @@ def test_compile_without_pytorch_names_the_extra(tmp_path: Path) -> None:
 
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "from gradview.runtime.compile_child import main\n"
+        "from gradview.loaders.compile_child import main\n"
         f"main({str(tmp_path / 'model.py')!r}, 'build')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)

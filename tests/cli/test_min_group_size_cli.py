@@ -15,8 +15,8 @@ import pytest
 
 from gradview.cli.main import main
 from gradview.cli.options import PYTORCH_MIN_GROUP_SIZE
+from gradview.loaders.targets import TargetError, load_target
 from gradview.runtime.no_graph_reason import MIN_SUBGRAPH_SIZE, no_differentiable_graph_reason
-from gradview.runtime.targets import TargetError, load_target
 from gradview.runtime.trace_types import Note
 from gradview.viewer.formatting import min_group_size_label
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gradview.cli.main import main
+from gradview.loaders.targets import load_target
 from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
-from gradview.runtime.targets import load_target
 
 ROOT = Path(__file__).resolve().parents[2]
 LSTM = f"{ROOT / 'examples' / 'lstm.py'}:build"

@@ -10,8 +10,8 @@ import numpy
 import pytest
 
 from gradview.cli.main import main
+from gradview.loaders.targets import load_python
 from gradview.runtime import GraphExecutor, Tensor
-from gradview.runtime.targets import load_python
 
 from ..runtime.nn_modules import CASES, write_builder
 

@@ -15,8 +15,8 @@ import numpy
 import pytest
 
 from gradview.cli.main import main
+from gradview.loaders.targets import load_python
 from gradview.runtime import GraphExecutor, Tensor, autograd
-from gradview.runtime.targets import load_python
 
 torch = pytest.importorskip("torch")
 

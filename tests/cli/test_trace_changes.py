@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from gradview.cli.main import main
-from gradview.runtime.jit_log import load_jit_log
+from gradview.loaders.jit_log import load_jit_log
+from gradview.loaders.targets import load_target
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import load_target
 from gradview.viewer.timeline import summarize_steps
 
 ROOT = Path(__file__).resolve().parents[2]

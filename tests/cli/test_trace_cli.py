@@ -44,7 +44,7 @@ def test_log_and_saved_trace(tmp_path, capsys):
     assert main(["trace", str(LOG), "--pass", "ConstantPooling"]) == 0
     out = capsys.readouterr().out
     assert out.count("== ") >= 2 and "graph(" in out
-    from gradview.runtime.jit_log import load_jit_log
+    from gradview.loaders.jit_log import load_jit_log
 
     saved = tmp_path / "t.json"
     load_jit_log(str(LOG)).save(str(saved))
@@ -116,7 +116,7 @@ def test_python_function(tmp_path, capsys):
 
 def test_ir_file_with_complete_types_gives_the_executor_trace_view_shows(capsys):
     """examples/mlp.ir has complete input types: trace runs the executor's training step, as view does."""
-    from gradview.runtime.targets import load_target
+    from gradview.loaders.targets import load_target
 
     path = str(ROOT / "examples" / "mlp.ir")
     assert main(["trace", path, "--changes"]) == 0

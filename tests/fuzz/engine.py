@@ -106,14 +106,14 @@ def _memory_budget(extra: int) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _small_examples() -> Iterator[None]:
-    from gradview.runtime import targets  # noqa: PLC0415
+    from gradview.runtime import example_inputs  # noqa: PLC0415
 
-    before = targets.MAX_EXAMPLE_BYTES
-    targets.MAX_EXAMPLE_BYTES = FUZZ_EXAMPLE_BYTES
+    before = example_inputs.MAX_EXAMPLE_BYTES
+    example_inputs.MAX_EXAMPLE_BYTES = FUZZ_EXAMPLE_BYTES
     try:
         yield
     finally:
-        targets.MAX_EXAMPLE_BYTES = before
+        example_inputs.MAX_EXAMPLE_BYTES = before
 
 
 def run_command(argv: list[str], seconds: float) -> Outcome:
@@ -168,7 +168,7 @@ def _files(*patterns: str) -> Callable[[], list[tuple[str, bytes]]]:
 def _saved_trace_seed() -> list[tuple[str, bytes]]:
     import json  # noqa: PLC0415
 
-    from gradview.runtime.targets import load_target  # noqa: PLC0415
+    from gradview.loaders.targets import load_target  # noqa: PLC0415
 
     trace = load_target(str(ROOT / "examples" / "mlp.ir")).trace
     return [("examples/mlp.ir saved", json.dumps(trace.to_json()).encode())]

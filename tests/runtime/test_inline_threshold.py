@@ -16,9 +16,9 @@ import torch
 
 from gradview.autodiff import DEFAULT_INLINE_THRESHOLD
 from gradview.ir import script
+from gradview.loaders.targets import TargetError, load_target, trace_executor
 from gradview.runtime import GraphExecutor, Tensor
 from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.targets import TargetError, load_target, trace_executor
 
 ROOT = Path(__file__).resolve().parents[2]
 X = np.random.default_rng(0).standard_normal((3, 4))

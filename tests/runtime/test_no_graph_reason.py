@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from gradview.loaders.targets import load_target
 from gradview.runtime.no_graph_reason import (
     no_differentiable_graph_reason,
     shows_differentiable_graph,
 )
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import load_target
 from gradview.runtime.trace_types import Note
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gradview.runtime.targets import load_target
+from gradview.loaders.targets import load_target
 
 torch = pytest.importorskip("torch")
 

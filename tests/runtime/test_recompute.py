@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from gradview.loaders.targets import load_target
 from gradview.runtime.recompute import RecomputeError, what_if_recomputed
 from gradview.runtime.saved_values import INPUT, saved_values
-from gradview.runtime.targets import load_target
 from gradview.runtime.trace_records import walk_records
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gradview.ir import parse_ir
+from gradview.loaders.targets import load_target
 from gradview.runtime.runnable import cannot_run, describe_cannot_run
-from gradview.runtime.targets import load_target
 
 T = "Double(4, 4, strides=[4, 1], requires_grad=1, device=cpu)"
 GRAPH = f"""graph(%x : {T}):

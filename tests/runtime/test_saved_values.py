@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gradview.cli.main import main
-from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.loaders.torch_trace_log import load_torch_trace
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
 _SIZES = {"f32": 4, "f64": 8, "i64": 8, "b8": 1, "f16": 2, "bf16": 2, "i32": 4, "u8": 1}

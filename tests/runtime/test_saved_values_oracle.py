@@ -26,7 +26,7 @@ import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp
 
 from gradview.cli.main import main
-from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.loaders.torch_trace_log import load_torch_trace
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
 _DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64, "b8": torch.bool}

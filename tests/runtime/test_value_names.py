@@ -11,8 +11,8 @@ import pytest
 
 from gradview.cli.main import main
 from gradview.ir.module_scope import module_path, owner_of_parameter
-from gradview.runtime.compiled_names import source_name
-from gradview.runtime.compiled_trace import load_compiled_trace
+from gradview.loaders.compiled_names import source_name
+from gradview.loaders.compiled_trace import load_compiled_trace
 from gradview.runtime.saved_values import saved_values
 from gradview.runtime.trace_types import GraphName
 from gradview.runtime.value_names import ValueName, display_name, name_table
@@ -143,7 +143,7 @@ def test_compiled_parameter_names_are_the_models(tmp_path: Path) -> None:
     forward is one of the model's parameters or buffers (or the argument ``x``), each with that
     tensor's shape; every gradient is named after a parameter, with its shape."""
     torch = pytest.importorskip("torch")
-    from gradview.runtime.compile_model import compile_and_trace  # noqa: PLC0415
+    from gradview.loaders.compile_model import compile_and_trace  # noqa: PLC0415
 
     target, model, _ = _model(tmp_path)
     compile_and_trace(target, tmp_path / "trace")
@@ -202,8 +202,8 @@ def test_torchscript_saved_values_name_the_module_torch_prints(tmp_path: Path, c
 def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
     """``ParamAOTInput(target=...)`` (AOTAutograd given a module's own parameters) names the
     input directly; PlainAOTInput(idx=i) takes Dynamo's input i; a gradient follows its input."""
-    from gradview.runtime.compiled_names import InputName, graph_value_names, parameter_owners  # noqa: PLC0415
-    from gradview.runtime.fx_graph_text import parse_fx_graph  # noqa: PLC0415
+    from gradview.loaders.compiled_names import InputName, graph_value_names, parameter_owners  # noqa: PLC0415
+    from gradview.loaders.fx_graph_text import parse_fx_graph  # noqa: PLC0415
 
     fx = parse_fx_graph(
         "class GraphModule(torch.nn.Module):\n"
@@ -228,7 +228,7 @@ def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
 def test_torchscript_parameter_inputs_know_their_module(tmp_path: Path) -> None:
     """from_torch names parameter inputs after them; the builder's model gives the modules."""
     pytest.importorskip("torch")
-    from gradview.runtime.targets import load_target  # noqa: PLC0415
+    from gradview.loaders.targets import load_target  # noqa: PLC0415
 
     target, model, _ = _model(tmp_path)
     trace = load_target(target).trace

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from gradview.ir import from_torch, parse_ir
+from gradview.loaders.targets import load_target
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import load_target
 from gradview.runtime.trace_records import NodeRecord, walk_records
 from gradview.viewer.model import DrawGraph, NodeRole, View
 from gradview.viewer.plumbing import Folded, fold_plumbing, fold_step

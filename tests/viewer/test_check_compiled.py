@@ -3,7 +3,7 @@ tests/runtime/checks/test_compiled_divergence.py)."""
 
 from __future__ import annotations
 
-from gradview.runtime.targets import load_target
+from gradview.loaders.targets import load_target
 from gradview.viewer import tasks
 
 from ..runtime.checks.test_compiled_runs import FIXTURES

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gradview.loaders.targets import load_target
 from gradview.runtime.saved_values import saved_values
-from gradview.runtime.targets import load_target
 from gradview.viewer.model import View
 from gradview.viewer.pass_docs import pass_doc
 from gradview.viewer.timeline import summarize_steps

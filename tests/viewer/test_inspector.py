@@ -100,7 +100,7 @@ def test_a_value_shows_the_name_users_know() -> None:
     """A compiled graph's parameter input: the name Dynamo read it under, the log's beside it."""
     from pathlib import Path  # noqa: PLC0415
 
-    from gradview.runtime.compiled_trace import load_compiled_trace  # noqa: PLC0415
+    from gradview.loaders.compiled_trace import load_compiled_trace  # noqa: PLC0415
 
     log = Path(__file__).resolve().parents[1] / "data" / "torch_trace" / "conv_bn_relu.log"
     trace = load_compiled_trace(log).trace

@@ -8,14 +8,14 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from gradview.runtime.jit_log import load_jit_log, parse_jit_log
+from gradview.loaders.jit_log import load_jit_log, parse_jit_log
 from gradview.viewer.app import GradviewApp
 from gradview.viewer.export import export_trace_html
 from gradview.viewer.pass_docs import pass_doc
 from gradview.viewer.session import Session
 from gradview.viewer.view_steps import opening_step
 
-from ..runtime.test_jit_log import HELPER_FIRST
+from ..loaders.test_jit_log import HELPER_FIRST
 from .driving import drive
 from .test_export import browser as browser  # the headless Chromium fixture, re-exported for pytest
 

@@ -49,7 +49,7 @@ def test_the_what_if_words_say_more_when_keeping_inputs_costs_more_than_it_frees
 
 
 def test_the_empty_tab_says_why(tmp_path: Path) -> None:
-    from gradview.runtime.targets import load_target
+    from gradview.loaders.targets import load_target
     from gradview.viewer.saved_rows import empty_message
 
     from ..runtime.nn_modules import write_builder

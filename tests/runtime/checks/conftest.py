@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from gradview.loaders.targets import Session, load_target
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import Session, load_target
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "mlp.ir"

@@ -8,12 +8,12 @@ import dataclasses
 import numpy as np
 import pytest
 
+from gradview.loaders.compiled_trace import compiled_trace
+from gradview.loaders.targets import load_target
+from gradview.loaders.torch_trace_log import load_torch_trace
 from gradview.runtime.checks import CheckCancelled, check_step_gradient, find_divergence
 from gradview.runtime.checks.compiled_runs import compiled_group, primals
-from gradview.runtime.compiled_trace import compiled_trace
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import load_target
-from gradview.runtime.torch_trace_log import load_torch_trace
 from gradview.runtime.trace_types import GraphName, Note
 
 from .test_compiled_runs import FIXTURES, LOGS

@@ -18,6 +18,9 @@ import torch
 import torch.nn.functional as F  # noqa: N812 - PyTorch's own spelling
 
 from gradview.ir import parse_ir
+from gradview.loaders.compiled_trace import compiled_trace
+from gradview.loaders.targets import load_target
+from gradview.loaders.torch_trace_log import load_torch_trace
 from gradview.runtime import run_graph
 from gradview.runtime.checks import check_step_gradient, run_step, step_feeds
 from gradview.runtime.checks.compiled_runs import (
@@ -29,10 +32,7 @@ from gradview.runtime.checks.compiled_runs import (
     tangent_shapes,
     tangents,
 )
-from gradview.runtime.compiled_trace import compiled_trace
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import load_target
-from gradview.runtime.torch_trace_log import load_torch_trace
 from gradview.runtime.trace_types import GraphName, Note
 
 FIXTURES = Path(__file__).parents[2] / "data" / "torch_trace"

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gradview.loaders.targets import Session
 from gradview.runtime.checks import (
     CheckCancelled,
     divergence,
@@ -16,7 +17,6 @@ from gradview.runtime.checks import (
     first_divergent_step,
 )
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import Session
 from gradview.runtime.trace_types import GraphName
 
 from .broken_pipeline import BROKEN, broken_trace, failing

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from gradview.ir import parse_ir
+from gradview.loaders.targets import Session, load_target, trace_executor
 from gradview.runtime.checks import CheckCancelled, check_step_gradient, find_divergence
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.targets import Session, load_target, trace_executor
 from gradview.runtime.trace_types import GraphName, GraphRole
 
 from .broken_pipeline import BROKEN, broken_trace, failing

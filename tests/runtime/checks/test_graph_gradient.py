@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gradview.ir import parse_ir
+from gradview.loaders.targets import Session
 from gradview.runtime.checks import gradient_check
-from gradview.runtime.targets import Session
 
 from ..test_executor_trace import LOOP_AND_IF
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gradview.ir import IRVerifyError, parse_ir
+from gradview.loaders.targets import Session, trace_executor
 from gradview.runtime.checks import (
     StepRun,
     ValueSummary,
@@ -14,7 +15,6 @@ from gradview.runtime.checks import (
     run_step,
 )
 from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.targets import Session, trace_executor
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord
 from gradview.runtime.trace_types import GraphName, GraphRole
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gradview.runtime.compiled_trace import compiled_trace
-from gradview.runtime.torch_trace_log import TorchTraceError, load_torch_trace
+from gradview.loaders.compiled_trace import compiled_trace
+from gradview.loaders.torch_trace_log import TorchTraceError, load_torch_trace
 from gradview.runtime.trace_types import GraphName, Note
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"

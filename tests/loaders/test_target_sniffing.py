@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradview.runtime.targets import load_target
+from gradview.loaders.targets import load_target
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "torch_trace" / "mlp.log"
 LONG = ".venv/lib/python3.11/site-packages/torch/"

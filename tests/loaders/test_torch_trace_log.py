@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gradview.runtime.torch_trace_log import TorchTraceError, load_torch_trace, read_torch_trace
+from gradview.loaders.torch_trace_log import TorchTraceError, load_torch_trace, read_torch_trace
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
 NAMES = ["mlp", "layernorm_gelu", "attention", "conv_bn_relu", "lstm_cell", "float64", "graph_break"]

@@ -1,9 +1,9 @@
-"""The child process of ``--compile`` (:mod:`gradview.runtime.compile_model`).
+"""The child process of ``--compile`` (:mod:`gradview.loaders.compile_model`).
 
-``python -m gradview.runtime.compile_child FILE NAME``, with ``TORCH_TRACE``
+``python -m gradview.loaders.compile_child FILE NAME``, with ``TORCH_TRACE``
 set: imports FILE, calls ``NAME()`` for ``(model, example_inputs[, how])``,
 compiles the model with ``torch.compile(backend="aot_eager")`` (whose
-compilers also log each node's module: :mod:`gradview.runtime.compiled_modules`)
+compilers also log each node's module: :mod:`gradview.loaders.compiled_modules`)
 and runs one training step. A failure prints one line starting ``gradview-compile-error: ``
 on stderr and exits with status 1.
 """
@@ -14,7 +14,7 @@ import importlib.util
 import sys
 from typing import Any
 
-from gradview.runtime.compiled_modules import logging_backend
+from gradview.loaders.compiled_modules import logging_backend
 
 _MARK = "gradview-compile-error: "
 
@@ -71,5 +71,5 @@ def main(path: str, name: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        _fail("usage: python -m gradview.runtime.compile_child FILE NAME")
+        _fail("usage: python -m gradview.loaders.compile_child FILE NAME")
     main(sys.argv[1], sys.argv[2])

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from gradview.cli.main import main
-from gradview.runtime.targets import TargetError, load_target
+from gradview.loaders.targets import TargetError, load_target
 
-from .no_kernel_graph import write_no_kernel_graph
+from ..runtime.no_kernel_graph import write_no_kernel_graph
 
 
 def _file(tmp_path: Path, text: str) -> str:
@@ -71,7 +71,7 @@ def test_a_graph_with_an_op_without_a_kernel_opens_with_the_executors_steps(tmp_
 def test_an_executor_that_records_no_pass_falls_back_to_the_generic_pipelines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gradview.runtime import targets
+    from gradview.loaders import targets
     from gradview.runtime.interpreter import GraphRuntimeError
 
     def refuse(self: object, inputs: object, grad_enabled: object = None) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gradview.ir import parse_ir
+from gradview.loaders.targets import TargetError, load_target, parse_input_spec, trace_executor
+from gradview.loaders.torch_trace_log import TorchTraceError, read_torch_trace
 from gradview.runtime.pass_trace import PassTrace, TraceFormatError
-from gradview.runtime.targets import TargetError, load_target, parse_input_spec, trace_executor
-from gradview.runtime.torch_trace_log import TorchTraceError, read_torch_trace
 
 GRAPH = """graph(%x : Double(2, 3, strides=[3, 1], requires_grad=1, device=cpu)):
   %s : Double(2, 3, strides=[3, 1], requires_grad=1, device=cpu) = aten::sin(%x)
@@ -97,7 +97,7 @@ def _nested_ifs(depth: int) -> str:
 
 
 def test_a_jit_log_whose_graph_nests_300_blocks_deep_is_refused_naming_the_line(tmp_path: Path) -> None:
-    from gradview.runtime.jit_log import load_jit_log
+    from gradview.loaders.jit_log import load_jit_log
 
     log = tmp_path / "deep.log"
     prefix = "[DUMP graph_executor.cpp:693] "
@@ -135,7 +135,7 @@ def test_an_annotation_of_the_wrong_shape_is_refused_naming_it(tmp_path: Path, s
 
 @pytest.mark.parametrize("annotation", ["f32[8, 32][32, 9223372036854775808]cpu", "f32[99999999999999999999][1]cpu"])
 def test_a_torch_trace_size_or_stride_beyond_int64_is_refused_where_it_is_read(annotation: str) -> None:
-    from gradview.runtime.fx_tensor_types import AnnotationError, parse_annotation
+    from gradview.loaders.fx_tensor_types import AnnotationError, parse_annotation
 
     with pytest.raises(AnnotationError, match="beyond int64"):
         parse_annotation(annotation)

@@ -6,7 +6,7 @@ graph's inputs, one assignment per node and a ``return``. What matters sits
 in two places Python's ``ast`` alone does not give:
 
 * **annotations**, strings like ``"f32[8, 16][16, 1]cpu"`` on each input and
-  node (:mod:`gradview.runtime.fx_tensor_types` reads them);
+  node (:mod:`gradview.loaders.fx_tensor_types` reads them);
 * **comments**: the *descriptor* after an input or an output says what it is
   to AOTAutograd (``# PlainAOTInput(idx=0)``, ``# TangentAOTInput(...)``,
   ``# SavedForBackwardsAOTOutput(idx=3)``, ``# GradAOTOutput(grad_of=...)``),

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from gradview.ir.module_scope import module_path, owner_of_parameter
-from gradview.runtime.compiled_modules import ARTIFACT, module_paths, stack_path
-from gradview.runtime.compiled_trace import load_compiled_trace
-from gradview.runtime.torch_trace_log import read_torch_trace
+from gradview.loaders.compiled_modules import ARTIFACT, module_paths, stack_path
+from gradview.loaders.compiled_trace import load_compiled_trace
+from gradview.loaders.torch_trace_log import read_torch_trace
 from gradview.runtime.trace_types import GraphName
 from gradview.runtime.value_names import name_table
 
-from .test_value_names import MODEL
+from ..runtime.test_value_names import MODEL
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
 
@@ -62,7 +62,7 @@ def test_a_log_without_them_names_no_nodes_module() -> None:
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Any]:
     torch = pytest.importorskip("torch")
-    from gradview.runtime.compile_model import compile_and_trace  # noqa: PLC0415
+    from gradview.loaders.compile_model import compile_and_trace  # noqa: PLC0415
 
     folder = tmp_path_factory.mktemp("net")
     (folder / "net.py").write_text(MODEL, encoding="utf-8")

@@ -1,6 +1,6 @@
 """An FX graph read from a TORCH_TRACE log, as a gradview graph.
 
-AOTAutograd prints its graphs as Python (:mod:`gradview.runtime.fx_graph_text`
+AOTAutograd prints its graphs as Python (:mod:`gradview.loaders.fx_graph_text`
 reads them); the viewer, the passes' printer and the interpreter speak
 TorchScript's IR. The two say the same things differently, and this module
 translates:
@@ -21,7 +21,7 @@ translates:
 * the ``# File: model.py:12 in forward, code: ...`` comment above a node
   becomes the node's source location, printed after it as TorchScript does.
 * the module PyTorch recorded for a node (``nn_module_stack``, where the log
-  holds it: :mod:`gradview.runtime.compiled_modules`) becomes the node's
+  holds it: :mod:`gradview.loaders.compiled_modules`) becomes the node's
   ``scope`` in TorchScript's form (``__module.layer1/__module.layer1.0``).
 
 An op gradview has no schema for (a ``prims`` op, a custom op) is kept with
@@ -46,21 +46,13 @@ from gradview.ir.types import (
     OptionalType,
     Type,
 )
+from gradview.runtime.tensor_sizes import SCALAR_TYPE_OF_DTYPE
 
 from .fx_graph_text import FxGraph, FxNode, FxRef, FxValue
 from .fx_tensor_types import SymbolAnnotation, TensorAnnotation
 
-__all__ = ["FxToIrError", "fx_to_graph", "tensor_type_of", "SCALAR_TYPE_OF_DTYPE"]
+__all__ = ["FxToIrError", "fx_to_graph", "tensor_type_of"]
 
-# torch's dtype names -> TorchScript's ScalarType names (the ones TensorType prints).
-SCALAR_TYPE_OF_DTYPE = {
-    "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-    "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bool": "Bool",
-    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "float8_e5m2": "Float8_e5m2",
-    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e4m3fnuz": "Float8_e4m3fnuz",
-    "bits1x8": "Bits1x8", "bits2x4": "Bits2x4", "bits4x2": "Bits4x2", "bits8": "Bits8", "bits16": "Bits16",
-}
 # ``torch.float32`` as an argument is the ScalarType's number, as TorchScript passes dtypes.
 _DTYPE_NUMBERS = {
     "uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6, "float64": 7,
@@ -100,7 +92,7 @@ def fx_to_graph(fx: FxGraph, modules: Mapping[str, str] | None = None) -> Graph:
     """The gradview graph of ``fx``: same inputs, nodes (in order) and outputs, same names.
 
     ``modules`` (FX node name -> module path, as PyTorch recorded it:
-    :mod:`gradview.runtime.compiled_modules`) gives the nodes their ``scope``."""
+    :mod:`gradview.loaders.compiled_modules`) gives the nodes their ``scope``."""
     return _Translator(fx, modules or {}).graph
 
 

@@ -1,7 +1,7 @@
 """``--compile``: run a PyTorch model through torch.compile and read what it logged.
 
 ``model.py:build`` returns ``(model, example_inputs)`` (see
-:mod:`gradview.runtime.targets`). With ``--compile`` the model is not
+:mod:`gradview.loaders.targets`). With ``--compile`` the model is not
 converted to TorchScript; instead a child Python process imports the file,
 calls ``build()``, compiles the model with ``torch.compile(model,
 backend="aot_eager")`` and runs one training step (forward, then backward of
@@ -40,7 +40,7 @@ def compile_and_trace(spec: str, into: str | Path) -> Path:
     env = {**os.environ, "TORCH_TRACE": str(into)}
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "gradview.runtime.compile_child", str(Path(path).resolve()), name],
+            [sys.executable, "-m", "gradview.loaders.compile_child", str(Path(path).resolve()), name],
             env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_SECONDS, check=False,
         )
     except subprocess.TimeoutExpired:

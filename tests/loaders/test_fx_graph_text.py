@@ -9,9 +9,9 @@ import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from gradview.runtime.fx_graph_text import FxGraphError, FxRef, parse_fx_graph
-from gradview.runtime.fx_tensor_types import SymbolAnnotation
-from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.loaders.fx_graph_text import FxGraphError, FxRef, parse_fx_graph
+from gradview.loaders.fx_tensor_types import SymbolAnnotation
+from gradview.loaders.torch_trace_log import load_torch_trace
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
 
@@ -124,7 +124,7 @@ def test_broken_graph_text_is_refused_with_its_line(text: str, message: str) -> 
 def test_comments_are_found_as_tokenize_finds_them() -> None:
     """The line scan that finds comments agrees with ``tokenize`` on every fixture graph and on
     quotes, escapes and ``#`` inside strings; a string spanning lines falls back to tokenize."""
-    from gradview.runtime import fx_graph_text
+    from gradview.loaders import fx_graph_text
 
     checked = 0
     for path in sorted((Path(__file__).resolve().parent.parent / "data" / "torch_trace").glob("*.log")):

@@ -12,51 +12,27 @@ times the element's size), which is what ``gradview saved`` adds up.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["TensorAnnotation", "SymbolAnnotation", "parse_annotation", "DTYPES", "ELEMENT_SIZES", "AnnotationError",
-           "evaluate_size"]
+from gradview.runtime.tensor_sizes import ELEMENT_SIZES, Dim
 
-# FX's short dtype names (torch.fx.graph.dtype_abbrs) -> (torch dtype name, bytes per element).
-# Sub-byte and bit dtypes have no whole-byte element size: their bytes are unknown (None).
-DTYPES: dict[str, tuple[str, int | None]] = {
-    "u8": ("uint8", 1),
-    "i8": ("int8", 1),
-    "i16": ("int16", 2),
-    "i32": ("int32", 4),
-    "i64": ("int64", 8),
-    "u16": ("uint16", 2),
-    "u32": ("uint32", 4),
-    "u64": ("uint64", 8),
-    "f16": ("float16", 2),
-    "bf16": ("bfloat16", 2),
-    "f32": ("float32", 4),
-    "f64": ("float64", 8),
-    "c32": ("complex32", 4),
-    "c64": ("complex64", 8),
-    "c128": ("complex128", 16),
-    "b8": ("bool", 1),
-    "f8e5m2": ("float8_e5m2", 1),
-    "f8e4m3fn": ("float8_e4m3fn", 1),
-    "f8e5m2fnuz": ("float8_e5m2fnuz", 1),
-    "f8e4m3fnuz": ("float8_e4m3fnuz", 1),
-    "f8e8m0fnu": ("float8_e8m0fnu", 1),
-    "f4e2m1fnx2": ("float4_e2m1fn_x2", 1),
-    "b1x8": ("bits1x8", 1),
-    "b2x4": ("bits2x4", 1),
-    "b4x2": ("bits4x2", 1),
-    "b8x1": ("bits8", 1),
-    "b16x1": ("bits16", 2),
+__all__ = ["TensorAnnotation", "SymbolAnnotation", "parse_annotation", "DTYPES", "AnnotationError"]
+
+# FX's short dtype names (torch.fx.graph.dtype_abbrs) -> (torch dtype name, bytes per element);
+# the bytes are the runtime's table (None for sub-byte and bit dtypes).
+_TORCH_NAMES = {
+    "u8": "uint8", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u16": "uint16",
+    "u32": "uint32", "u64": "uint64", "f16": "float16", "bf16": "bfloat16", "f32": "float32",
+    "f64": "float64", "c32": "complex32", "c64": "complex64", "c128": "complex128", "b8": "bool",
+    "f8e5m2": "float8_e5m2", "f8e4m3fn": "float8_e4m3fn", "f8e5m2fnuz": "float8_e5m2fnuz",
+    "f8e4m3fnuz": "float8_e4m3fnuz", "f8e8m0fnu": "float8_e8m0fnu",
+    "f4e2m1fnx2": "float4_e2m1fn_x2", "b1x8": "bits1x8", "b2x4": "bits2x4", "b4x2": "bits4x2",
+    "b8x1": "bits8", "b16x1": "bits16",
 }
-
-ELEMENT_SIZES: dict[str, int | None] = {name: size for name, size in DTYPES.values()}  # torch's name -> bytes
+DTYPES: dict[str, tuple[str, int | None]] = {short: (name, ELEMENT_SIZES[name]) for short, name in _TORCH_NAMES.items()}
 
 _TENSOR = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>[a-z][a-z0-9_]*(?::\d+)?)$")
-
-Dim = int | str  # a size or stride: a number, or a symbol / expression under dynamic shapes
-
 
 class AnnotationError(ValueError):
     """A string that is not an FX value annotation (the message quotes it)."""
@@ -151,59 +127,3 @@ def _dims(text: str, whole: str, whole_is_strides: bool = False) -> tuple[Dim, .
             raise AnnotationError(f"a size or stride beyond int64 ({item[:30]}) in {whole[:80]!r}")
         dims.append(int(item) if item.lstrip("-").isdigit() else item)
     return tuple(dims)
-
-
-_FUNCTIONS = {
-    "FloorDiv": lambda a, b: a // b,
-    "CeilDiv": lambda a, b: -(-a // b),
-    "Mod": lambda a, b: a % b,
-    "PythonMod": lambda a, b: a % b,
-    "Max": max,
-    "Min": min,
-}
-def _power(base: int, exponent: int) -> int:
-    if exponent < 0 or exponent > 64 or abs(base) > 2**32:
-        raise ValueError("a power too large for a size")
-    return base**exponent
-
-
-_OPERATORS = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Pow: _power,
-}
-_LONGEST_EXPRESSION = 1000  # characters: longer is not a size PyTorch printed
-
-
-def evaluate_size(expr: Dim, symbols: dict[str, int]) -> int | None:
-    """A size given ``symbols``' values: ``"s77*s27"`` with s77=5, s27=8 -> 40; None when
-    it names an unknown symbol or uses anything beyond integer arithmetic and
-    sympy's FloorDiv, CeilDiv, Mod, Max and Min."""
-    if isinstance(expr, int):
-        return expr
-    if len(expr) > _LONGEST_EXPRESSION:
-        return None
-    try:
-        tree = ast.parse(expr.strip(), mode="eval")
-    except (SyntaxError, RecursionError, MemoryError):
-        return None
-
-    def value(node: ast.AST) -> int:
-        if isinstance(node, ast.Expression):
-            return value(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.Name) and node.id in symbols:
-            return symbols[node.id]
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -value(node.operand)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS and not node.keywords:
-            return _FUNCTIONS[node.func.id](*[value(arg) for arg in node.args])
-        raise ValueError(ast.dump(node))
-
-    try:
-        result = int(value(tree))
-    except (ValueError, ZeroDivisionError, TypeError, OverflowError, RecursionError):
-        return None
-    return result if result >= 0 else None  # a size is never negative

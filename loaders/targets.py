@@ -69,21 +69,27 @@ from gradview.ir import (
     parse_ir,
     script,
 )
+from gradview.runtime import autograd, example_inputs
+from gradview.runtime.example_inputs import (
+    ExampleInputsTooLarge,
+    example_inputs_for,
+    example_size_problem,
+    random_array,
+)
+from gradview.runtime.executor import GraphExecutor
+from gradview.runtime.interpreter import GraphRuntimeError
+from gradview.runtime.pass_trace import PassTrace, TraceFormatError
+from gradview.runtime.runnable import CannotRun, cannot_run, describe_cannot_run
+from gradview.runtime.tensor import Tensor
+from gradview.runtime.trace_types import Note
 
-from . import autograd
 from .compile_model import CompileError, compile_and_trace, temporary_trace_dir
 from .compiled_trace import load_compiled_trace
-from .executor import GraphExecutor
-from .interpreter import GraphRuntimeError
 from .jit_log import load_jit_log
-from .pass_trace import PassTrace, TraceFormatError
-from .runnable import CannotRun, cannot_run, describe_cannot_run
-from .tensor import Tensor
 from .torch_trace_log import looks_like_torch_trace
-from .trace_types import Note
 
 __all__ = [
-    "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target", "random_array",
+    "PythonTarget", "Session", "TargetError", "example_inputs_for", "load_python", "load_target",
     "parse_input_spec", "input_spec_requires_grad", "record_training_step", "trace_executor", "trace_pipelines", "NO_INPUTS",
 ]
 
@@ -93,10 +99,6 @@ _DTYPES = {
     "f16": numpy.float16, "half": numpy.float16, "f32": numpy.float32, "float": numpy.float32,
     "f64": numpy.float64, "double": numpy.float64, "i32": numpy.int32, "int": numpy.int64,
     "i64": numpy.int64, "long": numpy.int64, "bool": numpy.bool_,
-}
-_SCALAR_TYPES = {
-    "Half": numpy.float16, "Float": numpy.float32, "Double": numpy.float64, "Int": numpy.int32,
-    "Long": numpy.int64, "Bool": numpy.bool_, "Short": numpy.int16, "Char": numpy.int8, "Byte": numpy.uint8,
 }
 
 
@@ -145,7 +147,7 @@ def parse_input_spec(spec: str, graph_inputs: Sequence[Any], seed: int = 0) -> l
         )
     rng = numpy.random.default_rng(seed)
     values = []
-    left = MAX_EXAMPLE_BYTES
+    left = example_inputs.MAX_EXAMPLE_BYTES  # read here: the fuzzer lowers it
     for position, (entry, name) in enumerate(zip(entries, names, strict=True)):
         if "=" in entry:
             given, _, entry = entry.partition("=")
@@ -216,62 +218,6 @@ def _parse_entry(entry: str, position: int, rng: numpy.random.Generator, is_tens
     if too_big is not None:
         raise TargetError(f"--inputs entry {position + 1} ({entry!r}): {too_big}")
     return random_array(rng, tuple(dims), dtype)
-
-
-# The most memory all example inputs together may take: a picture of a graph does
-# not need more, and a typo (100000x100000x100000) must not take the machine down.
-MAX_EXAMPLE_BYTES = 1 << 30
-
-
-def example_size_problem(shape: tuple[int, ...], dtype: Any, budget: int = MAX_EXAMPLE_BYTES) -> str | None:
-    """Why an example input of ``shape`` cannot be made (too many bytes), or None."""
-    count = 1
-    for size in shape:
-        count *= size
-    needed = count * numpy.dtype(dtype).itemsize
-    if needed <= budget:
-        return None
-    return (
-        f"a {'x'.join(map(str, shape)) or '0-d'} {numpy.dtype(dtype).name} tensor needs {_bytes(needed)}; "
-        f"example inputs may take {_bytes(MAX_EXAMPLE_BYTES)} in all"
-    )
-
-
-def _bytes(count: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if count < 1024 or unit == "EiB":
-            return f"{count:.3g} {unit}" if unit != "B" else f"{count} B"
-        count /= 1024  # type: ignore[assignment]
-    return f"{count} B"
-
-
-def random_array(rng: numpy.random.Generator, shape: tuple[int, ...], dtype: Any) -> numpy.ndarray:
-    """An example input: normal floats, small integers, random bools."""
-    if numpy.dtype(dtype) == numpy.bool_:
-        return rng.integers(0, 2, shape).astype(numpy.bool_)
-    if numpy.issubdtype(dtype, numpy.integer):
-        return rng.integers(0, 5, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def example_inputs_for(graph: Graph, seed: int = 0) -> list[Any] | None:
-    """Random inputs from complete tensor types (sizes and dtype known); None if any is open."""
-    rng = numpy.random.default_rng(seed)
-    values = []
-    left = MAX_EXAMPLE_BYTES
-    for value in graph.inputs():
-        type_ = value.type()
-        if not isinstance(type_, TensorType) or type_.sizes is None or any(s is None for s in type_.sizes):
-            return None
-        dtype = _SCALAR_TYPES.get(type_.scalar_type or "")
-        if dtype is None:
-            return None
-        too_big = example_size_problem(tuple(type_.sizes), dtype, left)
-        if too_big is not None:
-            raise TargetError(f"input %{value.debug_name()} of type {type_}: {too_big}; give smaller --inputs")
-        values.append(random_array(rng, tuple(type_.sizes), dtype))
-        left -= values[-1].nbytes
-    return values
 
 
 # -- tracing ----------------------------------------------------------------------------------
@@ -564,6 +510,8 @@ def _example_values(
         if file_inputs is not None:
             return list(file_inputs)
         return example_inputs_for(graph, seed)
+    except ExampleInputsTooLarge as exc:  # names the input already
+        raise TargetError(str(exc)) from None
     except (MemoryError, ValueError, OverflowError) as exc:  # what NumPy says of a shape it cannot make
         raise TargetError(f"{target}: cannot make the example inputs: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gradview.ir import parse_ir
-from gradview.runtime.jit_log import (
+from gradview.loaders.jit_log import (
     JitLogError,
     load_jit_log,
     parse_jit_log,
@@ -24,7 +24,7 @@ from gradview.runtime.jit_log import (
     split_messages,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "runtime" / "data"
 ROOT = Path(__file__).resolve().parents[2]
 
 # Trains the scripted modules; argv: executor ("profiling" or "legacy"), steps, module names (all if none).

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from gradview.ir import TensorType, constant_value, lint, parse_ir, print_graph
-from gradview.runtime.fx_graph_text import parse_fx_graph
-from gradview.runtime.fx_to_ir import FxToIrError, fx_to_graph
-from gradview.runtime.torch_trace_log import load_torch_trace
+from gradview.loaders.fx_graph_text import parse_fx_graph
+from gradview.loaders.fx_to_ir import FxToIrError, fx_to_graph
+from gradview.loaders.torch_trace_log import load_torch_trace
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "torch_trace"
 GRAPH_KEYS = ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph")

@@ -53,10 +53,9 @@ import re
 from dataclasses import dataclass
 
 from gradview.ir import Graph, IRParseError, IRVerifyError, check_block_depth, parse_ir
-
-from .graph_match import match_graphs
-from .pass_trace import PassTrace, TraceFormatError
-from .trace_types import GraphName, Note
+from gradview.runtime.graph_match import match_graphs
+from gradview.runtime.pass_trace import PassTrace, TraceFormatError
+from gradview.runtime.trace_types import GraphName, Note
 
 __all__ = ["JitLogError", "LogMessage", "parse_jit_log", "load_jit_log", "split_messages", "pass_name_of"]
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.fx.graph import dtype_abbrs
 
-from gradview.runtime.fx_tensor_types import (
+from gradview.loaders.fx_tensor_types import (
     DTYPES,
     AnnotationError,
     SymbolAnnotation,
@@ -63,21 +63,8 @@ def test_what_is_not_an_annotation_is_refused_with_the_text(text: str) -> None:
         parse_annotation(text)
 
 
-def test_symbolic_sizes_evaluate_at_the_symbols_values() -> None:
-    from gradview.runtime.fx_tensor_types import evaluate_size
-
-    symbols = {"s77": 5, "s27": 8}
-    assert evaluate_size("s77*s27", symbols) == 40
-    assert evaluate_size("FloorDiv(s27, 3) + 1", symbols) == 3
-    assert evaluate_size("Max(s77, 2*s27) - Mod(s27, 3)", symbols) == 14
-    assert evaluate_size(7, symbols) == 7
-    assert evaluate_size("s9", symbols) is None  # a symbol the log gave no value for
-    assert evaluate_size("__import__('os')", symbols) is None  # only arithmetic is evaluated
-    assert evaluate_size("s77.real", symbols) is None
-
-
 def test_nested_symbolic_expressions_and_commas_inside_them() -> None:
-    from gradview.runtime.fx_tensor_types import (
+    from gradview.loaders.fx_tensor_types import (
         SymbolAnnotation,
         TensorAnnotation,
         parse_annotation,

@@ -5,9 +5,9 @@ AOTAutograd's forward nodes carry FX's ``nn_module_stack`` (the modules whose
 and each backward node the stack of the forward node it differentiates
 (``fwd_nn_module_stack``, matched by ``seq_nr``). PyTorch 2.13 does not print
 either in a TORCH_TRACE log's graphs, so a log alone names no node's module
-(only its parameters': :mod:`gradview.runtime.compiled_names`).
+(only its parameters': :mod:`gradview.loaders.compiled_names`).
 
-``--compile`` (:mod:`gradview.runtime.compile_child`) therefore compiles with
+``--compile`` (:mod:`gradview.loaders.compile_child`) therefore compiles with
 aot_eager exactly as ``backend="aot_eager"`` does, and its forward and backward
 compilers write what the graphs carry into the same log, one
 ``gradview_module_paths`` artifact per graph (JSON: ``{"graph": "forward" or

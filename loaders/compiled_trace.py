@@ -29,8 +29,8 @@ the steps the viewer already shows for DifferentiableGraph k:
 Every step of compiled graph k carries, under ``value_names``, the names users
 act on for its parameters, buffers, arguments and gradients, and under
 ``parameter_owners`` the module owning each parameter or buffer
-(:mod:`gradview.runtime.compiled_names`); where the log records each node's
-module (``--compile``'s logs: :mod:`gradview.runtime.compiled_modules`), the
+(:mod:`gradview.loaders.compiled_names`); where the log records each node's
+module (``--compile``'s logs: :mod:`gradview.loaders.compiled_modules`), the
 nodes carry it as their ``scope`` and the trace the module classes.
 
 Graphs come in the order they were compiled (a graph break gives several,
@@ -48,6 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradview.ir import Graph
+from gradview.runtime.graph_match import match_graphs
+from gradview.runtime.pass_trace import PassTrace
+from gradview.runtime.trace_types import GraphName, Note
 
 from .compiled_modules import ARTIFACT as MODULES_ARTIFACT
 from .compiled_modules import module_paths
@@ -55,10 +58,7 @@ from .compiled_names import InputName, dynamo_input_names, graph_value_names, pa
 from .fx_graph_text import FxGraph, FxGraphError, parse_fx_graph
 from .fx_tensor_types import SymbolAnnotation, TensorAnnotation
 from .fx_to_ir import FxToIrError, fx_to_graph
-from .graph_match import match_graphs
-from .pass_trace import PassTrace
 from .torch_trace_log import TorchTraceError, TraceEntry, load_torch_trace
-from .trace_types import GraphName, Note
 
 __all__ = [
     "CompiledGraph", "CompiledTrace", "compiled_graphs", "compiled_trace", "load_compiled_trace",
@@ -119,7 +119,7 @@ class CompiledGraph:
     entries: dict[str, TraceEntry] = field(default_factory=dict)  # log key -> its entry
     post_grad: list[tuple[Graph, TraceEntry]] = field(default_factory=list)  # Inductor's, forward first
     # Per graph (JOINT_STEP, "forward", "backward"), its steps' naming annotations
-    # (:mod:`gradview.runtime.compiled_names`): Note.VALUE_NAMES (value name -> the name
+    # (:mod:`gradview.loaders.compiled_names`): Note.VALUE_NAMES (value name -> the name
     # users act on) and Note.PARAMETER_OWNERS (parameter input name -> its module).
     naming: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     # Module path -> class name, where the log records the nodes' modules (--compile's logs).

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bounded_json import JSONTooDeepError, loads_bounded
-from .pass_trace import TraceFormatError
+from gradview.runtime.bounded_json import JSONTooDeepError, loads_bounded
+from gradview.runtime.pass_trace import TraceFormatError
 
 __all__ = ["TorchTraceError", "TraceEntry", "read_torch_trace", "load_torch_trace", "looks_like_torch_trace"]
 
