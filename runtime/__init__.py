@@ -29,3 +29,43 @@ from .script_function import script  # noqa: E402
 from .tracer import trace  # noqa: E402
 
 __all__ += ["script", "trace"]
+
+# What a run leaves to read: the pass trace, its records and what they tell (the
+# viewer's and the CLI's material). These modules load with the executor already, or
+# cost a millisecond; the checks (r, b, G, T) are a subpackage, gradview.runtime.checks.
+# saved_values, gradient_wiring and value_names name the functions here; the modules
+# of the same names stay importable by their full path.
+from .argument_spec import specialize_types  # noqa: E402
+from .executor import pack_gradient  # noqa: E402
+from .gradient_wiring import GradientWiring, gradient_wiring  # noqa: E402
+from .no_graph_reason import MIN_SUBGRAPH_SIZE, no_differentiable_graph_reason  # noqa: E402
+from .pass_trace import PassTrace, Step, normalize_pass_name, which_label  # noqa: E402
+from .recompute import Recomputation, RecomputeError, what_if_recomputed  # noqa: E402
+from .saved_values import (  # noqa: E402
+    INPUT,
+    GraphSaved,
+    SavedValue,
+    SavedValuesError,
+    saved_values,
+    tensor_shape_dtype,
+)
+from .trace_changes import StepChange, change_lines, step_changes  # noqa: E402
+from .trace_records import (  # noqa: E402
+    BlockRecord,
+    NodeRecord,
+    ValueRecord,
+    print_record,
+    value_names,
+    walk_records,
+)
+from .trace_types import GraphName, GraphRole, Note, differentiated_graph_name  # noqa: E402
+from .value_names import NameTable, ValueName, name_table  # noqa: E402
+
+__all__ += [
+    "specialize_types", "pack_gradient", "GradientWiring", "gradient_wiring", "MIN_SUBGRAPH_SIZE",
+    "no_differentiable_graph_reason", "PassTrace", "Step", "normalize_pass_name", "which_label",
+    "Recomputation", "RecomputeError", "what_if_recomputed", "INPUT", "GraphSaved", "SavedValue",
+    "SavedValuesError", "saved_values", "tensor_shape_dtype", "StepChange", "change_lines", "step_changes",
+    "BlockRecord", "NodeRecord", "ValueRecord", "print_record", "value_names", "walk_records", "GraphName",
+    "GraphRole", "Note", "differentiated_graph_name", "NameTable", "ValueName", "name_table", "checks",
+]

@@ -21,9 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.trace_records import BlockRecord, NodeRecord
-from gradview.runtime.trace_types import GraphName, Note
+from gradview.runtime import BlockRecord, GraphName, NodeRecord, Note, PassTrace, Step
 
 __all__ = ["chain_rule_lines", "MAX_CHARS"]
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from textual.message import Message
 
-from gradview.runtime.pass_trace import PassTrace
+from gradview.runtime import PassTrace
 
 from . import views
 from .canvas import CanvasGeometry

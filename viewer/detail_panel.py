@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane
 
-from gradview.runtime.pass_trace import PassTrace
+from gradview.runtime import PassTrace
 
 from .fit_table import FitTable
 from .formatting import (

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gradview.runtime.trace_types import differentiated_graph_name
+from gradview.runtime import differentiated_graph_name
 
 from .detail import Detail
 from .export_joint import joint_layout
@@ -74,7 +74,7 @@ class Frame:
 def frame_for_step(step: Any, graph: DrawGraph, marks: Marks | None = None, which: str | None = None) -> Frame:
     """A :class:`Frame` from a trace ``Step`` and its drawing (``which``
     defaults to the step's own graph, ``main`` or ``forward 0``...)."""
-    from gradview.runtime.pass_trace import which_label
+    from gradview.runtime import which_label
 
     label = which if which is not None else which_label(step.which)
     return Frame(step.index, step.pass_name, label, step.changed, graph, marks if marks is not None else Marks())
@@ -104,7 +104,7 @@ def svg_file_name(index: int, pass_name: str, graph: str = "") -> str:
 def export_graph_name(trace: Any, index: int, view: View, dg: int) -> str:
     """What an exported file of step ``index`` names as its graph: the view and
     DifferentiableGraph (``backward 0``), or in the whole view the step's own graph (``main``)."""
-    from gradview.runtime.pass_trace import which_label
+    from gradview.runtime import which_label
 
     return which_label(trace[index].which) if view is View.WHOLE else f"{view.value} {dg}"
 
@@ -278,7 +278,7 @@ def trace_frames(
     of DifferentiableGraph ``dg``, drawn and marked as the viewer does, at the
     level of detail of ``transforms`` (None: every IR node); steps where the
     view has nothing to show are left out. ``report`` hears each step."""
-    from gradview.runtime.trace_changes import change_lines, step_changes
+    from gradview.runtime import change_lines, step_changes
 
     from .marks import step_marks
     from .stepper import MAX_DIFF_LINES
@@ -311,7 +311,7 @@ def _graph_tag(which: Any) -> str:
         return "f"
     if which.is_backward:
         return "df"
-    return "df run" if which.is_backward_executor else "main"
+    return "df run" if which.is_backward_executor else which.role.value
 
 
 def _export_key(trace: Any, index: int, view: View, dg: int) -> tuple[str, Any]:
@@ -336,7 +336,7 @@ def view_layouts(
     """The layout of each graph the frames show, made from every step of the
     trace that shows it (as the viewer lays it out), not only the exported ones,
     so an exported step looks as it does on screen. ``report`` hears each graph."""
-    from gradview.runtime.pass_trace import which_label
+    from gradview.runtime import which_label
 
     from .views import draw_step, view_unavailable_reason
 

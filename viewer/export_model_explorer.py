@@ -49,10 +49,19 @@ from pathlib import Path
 from typing import Any
 
 from gradview.ir.module_scope import ancestors, module_path, owner_of_parameter
-from gradview.runtime.pass_trace import PassTrace, Step, which_label
-from gradview.runtime.saved_values import tensor_shape_dtype
-from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, walk_records
-from gradview.runtime.trace_types import GraphName, Note, differentiated_graph_name
+from gradview.runtime import (
+    BlockRecord,
+    GraphName,
+    NodeRecord,
+    Note,
+    PassTrace,
+    Step,
+    ValueRecord,
+    differentiated_graph_name,
+    tensor_shape_dtype,
+    walk_records,
+    which_label,
+)
 
 from .model import DrawGraph, DrawNode, NodeRole, View, return_id
 from .model_explorer_data import GraphExtras, node_data_files, trace_extras

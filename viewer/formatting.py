@@ -15,8 +15,7 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
-from gradview.runtime import DEFAULT_INLINE_THRESHOLD
-from gradview.runtime.no_graph_reason import MIN_SUBGRAPH_SIZE
+from gradview.runtime import DEFAULT_INLINE_THRESHOLD, MIN_SUBGRAPH_SIZE
 
 from .doc_text import LIST_ITEM
 from .model import DrawGraph, Marks
@@ -191,7 +190,7 @@ def diff_lines(diff: str) -> list[Line]:
 
 def marked_ir(step: Any, marks: Marks, theme: str) -> list[Line]:
     """The step's IR lines, each node's line coloured by its marks (added, changed inputs...)."""
-    from gradview.runtime.trace_records import print_record  # noqa: PLC0415
+    from gradview.runtime import print_record  # noqa: PLC0415
 
     lines: list[Line] = []
     by_output_name: dict[str, int] = {}
@@ -277,7 +276,7 @@ def short_summary(summary: Any) -> str:
 
 
 def value_names(step: Any) -> dict[int, str]:
-    from gradview.runtime.trace_records import value_names as names_of  # noqa: PLC0415
+    from gradview.runtime import value_names as names_of  # noqa: PLC0415
 
     return names_of(step.graph)
 

@@ -20,8 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.widgets import Static
 
-from gradview.runtime.pass_trace import Step, which_label
-from gradview.runtime.trace_types import Note
+from gradview.runtime import Note, Step, which_label
 
 from .camera import CELL_HEIGHT, CELL_WIDTH
 from .canvas import GraphCanvas

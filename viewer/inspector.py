@@ -17,11 +17,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gradview.ir import IRParseError, TensorType, parse_type
-from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
-from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, value_names
-from gradview.runtime.trace_types import Note
-from gradview.runtime.value_names import name_table
+from gradview.runtime import (
+    BlockRecord,
+    NodeRecord,
+    Note,
+    PassTrace,
+    Step,
+    ValueRecord,
+    name_table,
+    no_differentiable_graph_reason,
+    value_names,
+)
 
 from .chain_rule import chain_rule_lines
 from .marks import grad_of_links, step_marks, zero_states

@@ -220,7 +220,7 @@ def _pack_trace_apart(trace: Any) -> bytes | None:
 
 
 def _unpack_trace(steps: bytes) -> Any:
-    from gradview.runtime.pass_trace import PassTrace
+    from gradview.runtime import PassTrace
 
     unpickler = pickle.Unpickler(io.BytesIO(steps))
     trace = PassTrace()

@@ -30,9 +30,7 @@ from functools import cache
 
 from gradview.ir.parser import parse_type
 from gradview.ir.types import TensorType
-from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.trace_records import BlockRecord, ValueRecord, walk_records
-from gradview.runtime.trace_types import Note
+from gradview.runtime import BlockRecord, Note, PassTrace, Step, ValueRecord, walk_records
 
 from .model import DrawGraph, Mark, Marks, View
 from .view_steps import (

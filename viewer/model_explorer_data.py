@@ -27,9 +27,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.saved_values import INPUT, GraphSaved, SavedValuesError, saved_values
-from gradview.runtime.trace_records import walk_records
+from gradview.runtime import (
+    INPUT,
+    GraphSaved,
+    PassTrace,
+    SavedValuesError,
+    Step,
+    saved_values,
+    walk_records,
+)
 
 from .marks import zero_states
 

@@ -46,9 +46,7 @@ from gradview.loaders.compiled_trace import (
     POST_GRAD_DOC,
     POST_GRAD_STEP,
 )
-from gradview.runtime.argument_spec import specialize_types
-from gradview.runtime.executor import pack_gradient
-from gradview.runtime.pass_trace import normalize_pass_name
+from gradview.runtime import normalize_pass_name, pack_gradient, specialize_types
 
 from .doc_text import for_people
 from .executor_phase_docs import ALIASES, PHASE_DOCS

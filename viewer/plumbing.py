@@ -60,8 +60,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gradview.ir.types import SCALAR_TYPE_NAMES
-from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, walk_records
+from gradview.runtime import BlockRecord, NodeRecord, PassTrace, ValueRecord, walk_records
 
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View
 from .plumbing_text import LIST_TYPES, Expr, folded_expr, op_lines

@@ -35,7 +35,7 @@ from gradview.ir.attributes import quote_string
 from gradview.ir.operators import schema_accepts
 from gradview.ir.schema import NO_DEFAULT, FunctionSchema
 from gradview.ir.types import SCALAR_TYPE_NAMES
-from gradview.runtime.trace_records import NodeRecord
+from gradview.runtime import NodeRecord
 
 from .labels import abbreviate
 from .views import MAX_LINE

@@ -5,8 +5,7 @@ PyTorch's numbers."""
 
 from __future__ import annotations
 
-from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.trace_records import BlockRecord, walk_records
+from gradview.runtime import BlockRecord, PassTrace, walk_records
 
 __all__ = ["RANDOM_NOTE", "draws_random_values", "random_values_label"]
 

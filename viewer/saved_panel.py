@@ -21,9 +21,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.recompute import Recomputation, RecomputeError, what_if_recomputed
-from gradview.runtime.saved_values import GraphSaved, SavedValue
+from gradview.runtime import (
+    GraphSaved,
+    PassTrace,
+    Recomputation,
+    RecomputeError,
+    SavedValue,
+    what_if_recomputed,
+)
 
 from .fit_table import FitTable
 from .saved_rows import (

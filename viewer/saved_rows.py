@@ -20,10 +20,14 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
-from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.recompute import Recomputation
-from gradview.runtime.saved_values import INPUT, GraphSaved, SavedValue
+from gradview.runtime import (
+    INPUT,
+    GraphSaved,
+    PassTrace,
+    Recomputation,
+    SavedValue,
+    no_differentiable_graph_reason,
+)
 
 __all__ = [
     "COLUMNS", "RECOMPUTED", "SavedLight", "short_name", "heading_cells", "value_cells", "light_for", "joint_step",

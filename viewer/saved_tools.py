@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import TabbedContent
 
-from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.saved_values import SavedValuesError, saved_values
+from gradview.runtime import PassTrace, SavedValuesError, saved_values
 
 from .model import Mark, Marks, View
 from .saved_panel import SavedPanel

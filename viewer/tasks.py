@@ -7,9 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gradview.runtime import checks
+from gradview.runtime import PassTrace, checks
 from gradview.runtime.checks import CheckCancelled
-from gradview.runtime.pass_trace import PassTrace
 
 from .export_paths import unused_path
 from .formatting import guarded

@@ -15,9 +15,7 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
-from gradview.runtime.trace_changes import step_changes
-from gradview.runtime.trace_types import Note
+from gradview.runtime import Note, PassTrace, Step, normalize_pass_name, step_changes
 
 from .messages import StepChosen
 

@@ -23,6 +23,18 @@ The lookups of a group's f, df and Gradient lists at a step are the runtime's
 
 from __future__ import annotations
 
+from gradview.runtime import (
+    BlockRecord,
+    GradientWiring,
+    GraphName,
+    NodeRecord,
+    Note,
+    PassTrace,
+    Step,
+    gradient_wiring,
+    no_differentiable_graph_reason,
+    walk_records,
+)
 from gradview.runtime.checks import (
     backward_step,
     companion_index,
@@ -33,11 +45,6 @@ from gradview.runtime.checks import (
     gradient_notes,
     latest_step,
 )
-from gradview.runtime.gradient_wiring import GradientWiring, gradient_wiring
-from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
-from gradview.runtime.pass_trace import GraphName, PassTrace, Step
-from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
-from gradview.runtime.trace_types import Note
 
 from .model import View
 

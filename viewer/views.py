@@ -46,15 +46,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 from gradview.ir.module_scope import module_path, owner_of_parameter
-from gradview.runtime.pass_trace import PassTrace, Step
-from gradview.runtime.trace_records import (
+from gradview.runtime import (
     BlockRecord,
+    GraphRole,
     NodeRecord,
+    Note,
+    PassTrace,
+    Step,
     ValueRecord,
     value_names,
     walk_records,
 )
-from gradview.runtime.trace_types import GraphRole, Note
 
 from .labels import abbreviate
 from .layout import drop_broken_clusters, kept_in_union
