@@ -91,7 +91,7 @@ def test_enum_types_print_back() -> None:
 
 
 def test_profile_ivalue_dict_attribute() -> None:
-    # As the profiling executor prints an Optional argument (see tests/runtime/test_jit_log.py).
+    # As the profiling executor prints an Optional argument (see tests/loaders/test_jit_log.py).
     text = (
         "graph(%x : Tensor?):\n"
         '  %1 : Tensor? = prim::profile_ivalue[none_counts={"num_none": 0, "num_present": 1}](%x)\n'
@@ -244,7 +244,7 @@ def test_what_torch_refuses_is_refused(text: str, message: str) -> None:
 
 
 # A few of torch 2.13's prints kept as files (made by the code above and by the logs of
-# tests/runtime/test_jit_log.py), read without torch: each prints back byte for byte.
+# tests/loaders/test_jit_log.py), read without torch: each prints back byte for byte.
 PRINTS = sorted((Path(__file__).resolve().parents[1] / "data" / "torch_prints").glob("*.ir"))
 
 
