@@ -50,7 +50,7 @@ from pathlib import Path
 from gradview.ir import Graph
 from gradview.runtime.graph_match import match_graphs
 from gradview.runtime.pass_trace import PassTrace
-from gradview.runtime.trace_types import GraphName, Note
+from gradview.runtime.trace_types import GraphName, GraphRole, Note
 
 from .compiled_modules import ARTIFACT as MODULES_ARTIFACT
 from .compiled_modules import module_paths
@@ -118,10 +118,10 @@ class CompiledGraph:
     notes: dict[str, object]  # the Gradient's lists, keyed by Note
     entries: dict[str, TraceEntry] = field(default_factory=dict)  # log key -> its entry
     post_grad: list[tuple[Graph, TraceEntry]] = field(default_factory=list)  # Inductor's, forward first
-    # Per graph (JOINT_STEP, "forward", "backward"), its steps' naming annotations
+    # Per graph (its role: the joint graph is the main one), its steps' naming annotations
     # (:mod:`gradview.loaders.compiled_names`): Note.VALUE_NAMES (value name -> the name
     # users act on) and Note.PARAMETER_OWNERS (parameter input name -> its module).
-    naming: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    naming: dict[GraphRole, dict[str, dict[str, str]]] = field(default_factory=dict)
     # Module path -> class name, where the log records the nodes' modules (--compile's logs).
     module_types: dict[str, str] = field(default_factory=dict)
 
@@ -302,9 +302,9 @@ def compiled_graphs(entries: Sequence[TraceEntry]) -> tuple[list[CompiledGraph],
             notes[Note.SYMBOL_VALUES] = symbols.get((source, compile_id), {})
         name = compile_id if len(sources) == 1 else f"{Path(source).name} {compile_id}"
         inputs = dynamo_inputs.get((source, compile_id), [])
-        naming = {"forward": _naming(forward_fx, inputs), "backward": _naming(backward_fx, inputs)}
+        naming = {GraphRole.FORWARD: _naming(forward_fx, inputs), GraphRole.BACKWARD: _naming(backward_fx, inputs)}
         if joint_fx is not None:
-            naming[JOINT_STEP] = _naming(joint_fx, inputs)
+            naming[GraphRole.MAIN] = _naming(joint_fx, inputs)
         compiled = CompiledGraph(name, forward, backward, joint, notes, dict(found), naming=naming, module_types=module_types)
         later = post_grad.pop((source, compile_id), [])
         for entry, partitioned in zip(later, (forward, backward), strict=False):
@@ -363,29 +363,28 @@ def compiled_trace(entries: Sequence[TraceEntry], source: str = "<trace>") -> Co
             entry = compiled.entries[JOINT_STEP]
             trace.record(
                 JOINT_STEP, compiled.joint, which=GraphName.main(k + 1), changed=True,
-                annotations={**common, **compiled.naming.get(JOINT_STEP, {}), Note.HEADER: entry.key, Note.LOG_LINE: entry.line},
+                annotations={**common, **compiled.naming.get(GraphRole.MAIN, {}), Note.HEADER: entry.key, Note.LOG_LINE: entry.line},
             )
         forward_entry, backward_entry = compiled.entries["aot_forward_graph"], compiled.entries["aot_backward_graph"]
         trace.record(
             PARTITION_STEP, compiled.forward, which=GraphName.forward(k), changed=True,
             annotations={
-                **common, **compiled.notes, **compiled.naming.get("forward", {}),
+                **common, **compiled.notes, **compiled.naming.get(GraphRole.FORWARD, {}),
                 Note.HEADER: forward_entry.key, Note.LOG_LINE: forward_entry.line,
             },
         )
         trace.record(
             PARTITION_STEP, compiled.backward, which=GraphName.backward(k), changed=True,
             annotations={
-                **common, **compiled.naming.get("backward", {}),
+                **common, **compiled.naming.get(GraphRole.BACKWARD, {}),
                 Note.HEADER: backward_entry.key, Note.LOG_LINE: backward_entry.line,
             },
         )
         partitioned = (compiled.forward, compiled.backward)
         whiches = (GraphName.forward(k), GraphName.backward(k))
-        kinds = ("forward", "backward")
-        for (graph, entry), before, which, kind in zip(compiled.post_grad, partitioned, whiches, kinds, strict=False):
+        for (graph, entry), before, which in zip(compiled.post_grad, partitioned, whiches, strict=False):
             trace.inherit_ids(match_graphs(before, graph))  # what the passes kept keeps its id
-            names = {note: _by_position(before, graph, table) for note, table in compiled.naming.get(kind, {}).items()}
+            names = {note: _by_position(before, graph, table) for note, table in compiled.naming.get(which.role, {}).items()}
             trace.record(
                 POST_GRAD_STEP, graph, which=which, changed=True,
                 annotations={**common, **names, Note.HEADER: POST_GRAD_STEP, Note.LOG_LINE: entry.line},

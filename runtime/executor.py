@@ -66,7 +66,7 @@ from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry
 from .eager_ops import eager_op_for, inplace_op_for, passes_values_through
 from .interpreter import STRUCTURAL_HANDLERS, CompiledGraph, compile_graph
 from .tensor import Tensor
-from .trace_types import GraphName, Recorder
+from .trace_types import MAIN_GRAPH, GraphName, Recorder
 
 __all__ = [
     "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "AUTODIFF_SUBGRAPH_INLINE_THRESHOLD", "ExecutionPlan", "GraphExecutor", "GraphExecutorState", "pack_gradient",
@@ -279,7 +279,7 @@ class GraphExecutor:
         # Which ops CreateAutodiffSubgraphs and differentiate take: PyTorch's
         # (the default) or gradview's extended set.
         self.autodiff = autodiff_mode(autodiff)
-        self.which = GraphName.main() if which is None else GraphName.of(which)
+        self.which = MAIN_GRAPH if which is None else which
         self.optimize = optimize
         self.trace = trace
         self.autodiff_subgraph_inlining = autodiff_subgraph_inlining

@@ -14,8 +14,7 @@ did not change since the trace last saw it is stored once, however many steps
 show it.
 
 ``which`` names the graph a step shows, a :class:`GraphName` (``main``,
-``forward k``, ``backward k`` or ``backward executor k``); ``record`` also takes
-the legacy spellings ``"main"`` and ``("forward", k)``. :class:`PassTrace` is
+``forward k``, ``backward k`` or ``backward executor k``). :class:`PassTrace` is
 the :class:`~gradview.runtime.trace_types.Recorder` the executor and
 ``differentiate`` call. A disabled trace (``PassTrace(enabled=False)`` or :data:`NULL_TRACE`) records
 nothing and costs one attribute test per call.
@@ -57,7 +56,6 @@ __all__ = [
     "PassTrace",
     "Step",
     "TraceFormatError",
-    "Which",
     "normalize_pass_name",
     "which_label",
 ]
@@ -65,9 +63,6 @@ __all__ = [
 FORMAT = "gradview-trace"
 VERSION = 2
 _READS = (1, 2)  # versions this gradview loads
-
-Which = GraphName  # the old name of the type
-
 
 class TraceFormatError(ValueError):
     """A file is not a trace this version can read; the message is one line naming the file."""
@@ -78,9 +73,9 @@ def normalize_pass_name(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
-def which_label(which: GraphName | str | tuple[str, int]) -> str:
+def which_label(which: GraphName) -> str:
     """The printed form of a graph name (``main``, ``forward 0``): what ``==`` headers show."""
-    return str(GraphName.of(which))
+    return str(which)
 
 
 @dataclass(frozen=True, eq=True)
@@ -96,8 +91,8 @@ class Step:
     annotations: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.which, GraphName):  # a legacy spelling ("main", ("forward", k))
-            object.__setattr__(self, "which", GraphName.of(self.which))
+        if not isinstance(self.which, GraphName):
+            raise TypeError(f"Step.which is a GraphName, not {self.which!r}")
 
     def text(self) -> str:
         """The graph in TorchScript's textual IR (parses back with :func:`gradview.ir.parse_ir`)."""
@@ -307,7 +302,7 @@ class PassTrace:
         pass_name: str,
         graph: Graph,
         *,
-        which: GraphName | str | tuple[str, int] = MAIN_GRAPH,
+        which: GraphName = MAIN_GRAPH,
         changed: bool = True,
         seconds: float = 0.0,
         annotations: Any = None,
@@ -323,7 +318,7 @@ class PassTrace:
         step = Step(
             index=len(self.steps),
             pass_name=pass_name,
-            which=GraphName.of(which),
+            which=which,
             graph=self.snapshot(graph),
             changed=bool(changed),
             seconds=float(seconds),

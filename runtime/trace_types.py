@@ -55,9 +55,10 @@ class GraphRole(enum.Enum):
 _ROLES = {role.value: role for role in GraphRole}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class GraphName:
-    """Which graph a step shows; immutable and hashable.
+    """Which graph a step shows; immutable and hashable, equal only to a GraphName
+    with the same fields (print it with ``str``, read its ``role`` and ``index``).
 
     ``index`` is the DifferentiableGraph number k (None for ``main``);
     ``compilation`` numbers a JIT log's compilations after the first (None:
@@ -147,37 +148,12 @@ class GraphName:
     def is_backward_executor(self) -> bool:
         return self.role is GraphRole.BACKWARD_EXECUTOR
 
-    def legacy(self) -> str | tuple[Any, ...]:
-        """The spelling version-1 traces used (``"main"``, ``("forward", 0)``)."""
-        if self.role is GraphRole.MAIN:
-            return "main" if self.compilation is None else ("main", None, self.compilation)
-        if self.compilation is None:
-            return (self.role.value, self.index)
-        return (self.role.value, self.index, self.compilation)
-
     def __str__(self) -> str:
         text = self.role.value if self.index is None else f"{self.role.value} {self.index}"
         return text if self.compilation is None else f"{text} (compilation {self.compilation})"
 
     def __repr__(self) -> str:
         return f"GraphName({str(self)!r})"
-
-    # A name equals its legacy spelling (and hashes like it), so code and
-    # tests written against ``"main"`` / ``("forward", k)`` keep working.
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, GraphName):
-            return (self.role, self.index, self.compilation) == (other.role, other.index, other.compilation)
-        if isinstance(other, (str, tuple)):
-            return self.legacy() == other
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.legacy())
-
-    def __getitem__(self, position: int) -> Any:
-        """``which[0]``/``which[1]`` of the legacy tuple (role text, k), for older callers."""
-        legacy = self.legacy()
-        return (legacy,)[position] if isinstance(legacy, str) else legacy[position]
 
 
 MAIN_GRAPH = GraphName.main()

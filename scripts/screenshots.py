@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gradview.runtime import GraphName
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "screenshots"
 EXAMPLE = ROOT / "examples" / "mlp.ir"
@@ -27,11 +29,11 @@ SIZE = (200, 50)
 
 # (file name, pass name, which graph, view key, extra keys)
 SHOTS = [
-    ("01-create-autodiff-subgraphs", "CreateAutodiffSubgraphs", "main", "1", []),
-    ("02-add-reverse-inline-joint", "addReverseInline", ("backward", 0), "4", []),
-    ("03-lambda-lift-reverse-df", "lambdaLiftReverse", ("backward", 0), "3", []),
-    ("04-specialize-autograd-zero-df", "specializeAutogradZero", ("backward executor", 0), "1", []),
-    ("05-help", "InlineAutodiffSubgraphs", "main", "1", ["question_mark"]),
+    ("01-create-autodiff-subgraphs", "CreateAutodiffSubgraphs", GraphName.main(), "1", []),
+    ("02-add-reverse-inline-joint", "addReverseInline", GraphName.backward(0), "4", []),
+    ("03-lambda-lift-reverse-df", "lambdaLiftReverse", GraphName.backward(0), "3", []),
+    ("04-specialize-autograd-zero-df", "specializeAutogradZero", GraphName.backward_executor(0), "1", []),
+    ("05-help", "InlineAutodiffSubgraphs", GraphName.main(), "1", ["question_mark"]),
 ]
 
 
@@ -39,15 +41,15 @@ SHOTS = [
 # open and its biggest saved value selected (its producer and readers lit).
 COMPILED_LOG = ROOT / "tests" / "data" / "torch_trace" / "attention.log"
 COMPILED_SHOTS = [
-    ("06-compiled-joint-saved", "partition", ("backward", 0), "4", ["S", "down", "down", "minus"]),
+    ("06-compiled-joint-saved", "partition", GraphName.backward(0), "4", ["S", "down", "down", "minus"]),
     # The what-if: that value marked as recomputed (w): bytes before -> after, the ops rerun lit.
-    ("07-compiled-what-if", "partition", ("backward", 0), "4", ["S", "down", "down", "w", "minus"]),
+    ("07-compiled-what-if", "partition", GraphName.backward(0), "4", ["S", "down", "down", "w", "minus"]),
 ]
 
 
 # The first screen a user sees at each size, at the step that frames the DifferentiableGraph.
 SIZES = [(80, 24), (120, 40), (200, 50)]
-SIZE_STEP = ("CreateAutodiffSubgraphs", "main")
+SIZE_STEP = ("CreateAutodiffSubgraphs", GraphName.main())
 # A real model's first screen at each size: ResNet-18's top-level modules (needs PyTorch).
 RESNET = "examples/resnet18.py:build"
 
@@ -114,7 +116,7 @@ def _sizes() -> None:
         return
     for width, height in SIZES:
         name = f"resnet18-{width}x{height}"
-        svg = asyncio.run(_shoot(name, "Input", "main", "1", [], (width, height), target=RESNET))  # type: ignore[arg-type]
+        svg = asyncio.run(_shoot(name, "Input", GraphName.main(), "1", [], (width, height), target=RESNET))  # type: ignore[arg-type]
         png = _png(svg)
         print(f"screenshots/{svg.name}" + (f", screenshots/{png.name}" if png else " (no Chromium: no PNG)"))
 

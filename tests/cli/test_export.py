@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gradview.cli.main import main
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import normalize_pass_name
 from gradview.viewer.export import export_graph_name, svg_file_name
 from gradview.viewer.model import View
@@ -65,7 +66,7 @@ def test_backward_view_exports_the_steps_from_differentiate_on(tmp_path, capsys,
     out = tmp_path / "svg"
     assert main(["export", EXAMPLE, "--svg", str(out), "--all", "--view", "backward"]) == 0
     indices = sorted(int(p.name[:3]) for p in out.iterdir())
-    first_df = min(s.index for s in example_trace if s.which == ("backward", 0))
+    first_df = min(s.index for s in example_trace if s.which == GraphName.backward(0))
     # differentiate records f then df: its f half already shows df.
     shown = list(range(first_df - 1, len(example_trace)))
     assert indices[0] == shown[0] and indices[-1] == shown[-1] and set(indices) <= set(shown)

@@ -23,6 +23,7 @@ from gradview.loaders.jit_log import (
     pass_name_of,
     split_messages,
 )
+from gradview.runtime import GraphName
 
 DATA = Path(__file__).resolve().parents[1] / "runtime" / "data"
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,10 +176,10 @@ def test_graph_executor_log_pass_names():
     assert "EliminateCommonSubexpression" in names and "CreateAutodiffSubgraphs" in names
     assert names.count("Input") == 2 and names.count("compileSpec") == 2
     diff = [s for s in trace if s.pass_name == "Differentiate"]
-    assert [s.which for s in diff] == [("forward", 0), ("backward", 0)]
+    assert [s.which for s in diff] == [GraphName.forward(0), GraphName.backward(0)]
     after = names.index("Differentiate") + 2
-    assert trace[after].which == ("forward", 0) and trace[after].pass_name == "PropagateInputShapes"
-    assert trace[names.index("InlineAutodiffSubgraphs")].which == "main"
+    assert trace[after].which == GraphName.forward(0) and trace[after].pass_name == "PropagateInputShapes"
+    assert trace[names.index("InlineAutodiffSubgraphs")].which == GraphName.main()
     assert trace[1].changed and not trace[2].changed
     for step in trace:
         parse_ir(step.text())

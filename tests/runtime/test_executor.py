@@ -8,10 +8,9 @@ from typing import Any
 import numpy as np
 
 from gradview.ir import parse_ir
-from gradview.runtime import Tensor, run_graph
+from gradview.runtime import GraphName, Tensor, run_graph
 from gradview.runtime.argument_spec import ArgumentSpec, TensorSpec
 from gradview.runtime.executor import GraphExecutor
-from gradview.runtime.trace_types import GraphName
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mlp.ir"
 SHAPES = [(8, 4), (4, 16), (16,), (16, 3), (3,)]
@@ -34,7 +33,7 @@ class Recorder:
         self.steps: list[tuple[str, Any, bool]] = []
 
     def record(
-        self, name: str, graph: Any, *, which: Any = "main", changed: bool = True,
+        self, name: str, graph: Any, *, which: Any = None, changed: bool = True,
         seconds: float = 0.0, annotations: Any = None,
     ) -> None:
         graph.lint()
@@ -87,10 +86,10 @@ def test_compile_spec_runs_the_seeds_phases_in_order_and_differentiates() -> Non
     recorder = Recorder()
     executor = GraphExecutor(parse_ir(EXAMPLE.read_text()), trace=recorder)
     executor.run(inputs(0))
-    main = [name for name, which, _ in recorder.steps if which == "main"]
+    main = [name for name, which, _ in recorder.steps if which == GraphName.main()]
     assert main[: len(PHASES)] == PHASES
     assert main[-4:] == ["CreateAutodiffSubgraphs", "packGradient", "InlineAutodiffSubgraphs", "EliminateDeadCode"]
-    forward = [name for name, which, _ in recorder.steps if which == ("forward", 0)]
+    forward = [name for name, which, _ in recorder.steps if which == GraphName.forward(0)]
     for step in ("addReverseInline", "liftConstants", "foldSizeIfNotEqual", "deduplicateSizeCaptures",
                  "lambdaLiftReverse", "packReturnValuesIntoTuple", "UpdateDifferentiableGraphRequiresGrad"):
         assert step in forward

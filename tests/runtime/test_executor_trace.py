@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gradview.ir import parse_ir
-from gradview.runtime import Tensor
+from gradview.runtime import GraphName, Tensor
 from gradview.runtime.executor import GraphExecutor
 from gradview.runtime.pass_trace import PassTrace
 
@@ -69,15 +69,15 @@ def test_trace_has_every_phase_and_replays_to_the_final_graph(case: str) -> None
     trace = PassTrace()
     executor = GraphExecutor(graph, trace=trace)
     executor.run(inputs)
-    main = [step.pass_name for step in trace.steps if step.which == "main"]
+    main = [step.pass_name for step in trace.steps if step.which == GraphName.main()]
     assert main[: len(COMPILE_PHASES)] == COMPILE_PHASES
     assert "CreateAutodiffSubgraphs" in main and main[-1] == "EliminateDeadCode"
     assert main.index("InlineAutodiffSubgraphs") > main.index("CreateAutodiffSubgraphs")
-    forward = [step.pass_name for step in trace.steps if step.which == ("forward", 0)]
+    forward = [step.pass_name for step in trace.steps if step.which == GraphName.forward(0)]
     assert is_subsequence(DIFFERENTIATE_STEPS, forward)
-    backward = [step.pass_name for step in trace.steps if step.which == ("backward", 0)]
+    backward = [step.pass_name for step in trace.steps if step.which == GraphName.backward(0)]
     assert "lambdaLiftReverse" in backward
-    last_main = [step for step in trace.steps if step.which == "main"][-1]
+    last_main = [step for step in trace.steps if step.which == GraphName.main()][-1]
     assert last_main.text() == str(executor.last_executed_optimized_graph())
     created = next(step for step in trace.steps if step.pass_name == "CreateAutodiffSubgraphs")
     assert created.annotations["differentiable_graphs"]  # membership recorded for the viewer
@@ -90,7 +90,7 @@ def test_backward_executor_records_autograd_zero_specialization() -> None:
     trace = PassTrace()
     (out,) = GraphExecutor(graph, trace=trace).run(inputs)
     out.sum().backward()
-    steps = [step for step in trace.steps if step.which == ("backward executor", 0)]
+    steps = [step for step in trace.steps if step.which == GraphName.backward_executor(0)]
     specialize = next(step for step in steps if step.pass_name == "specializeAutogradZero")
     assert set(specialize.annotations["autograd_zero"].values()) <= {"Zero", "Nonzero", "Unknown"}
     assert specialize.annotations["autograd_zero"]
@@ -135,10 +135,10 @@ def test_differentiate_records_which_node_each_grad_of_differentiates() -> None:
     GraphExecutor(graph, trace=trace).run(inputs)
     checked = set()
     for position, step in enumerate(trace.steps):
-        if step.which != ("backward", 0):
+        if step.which != GraphName.backward(0):
             continue
         forward = trace.steps[position - 1]  # differentiate records f, then df
-        assert forward.which == ("forward", 0) and forward.pass_name == step.pass_name
+        assert forward.which == GraphName.forward(0) and forward.pass_name == step.pass_name
         primal_kinds = {node.id: node.kind for node in forward.nodes()}
         links = step.annotations["grad_of"]
         assert forward.annotations["grad_of"] == links
@@ -169,10 +169,10 @@ def test_slicing_steps_record_why_nodes_stay_outside() -> None:
 
 def test_backward_executor_is_named_after_its_differentiable_graph() -> None:
     trace = _outside_trace()
-    kept = {k for step in trace.steps if step.which == "main" for k in step.annotations.get("differentiable_graphs", {}).values()}
+    kept = {k for step in trace.steps if step.which == GraphName.main() for k in step.annotations.get("differentiable_graphs", {}).values()}
     compiled = {step.which.index for step in trace.steps if step.which.is_backward_executor}
     assert compiled and compiled <= kept
     for k in compiled:
-        df = [step for step in trace.steps if step.which == ("backward", k)][-1]
-        first = next(step for step in trace.steps if step.which == ("backward executor", k))
+        df = [step for step in trace.steps if step.which == GraphName.backward(k)][-1]
+        first = next(step for step in trace.steps if step.which == GraphName.backward_executor(k))
         assert [v.name for v in first.graph.params] == [v.name for v in df.graph.params]

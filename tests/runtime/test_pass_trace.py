@@ -13,6 +13,7 @@ from gradview.ir.passes.pipelines import (
     run_optimization,
     run_required_passes,
 )
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import NULL_TRACE, PassTrace, TraceFormatError
 
 SOURCE = """graph(%x : Tensor, %y : Tensor):
@@ -139,7 +140,7 @@ def test_annotations_are_plain():
     x = graph.inputs()[0]
     node = next(iter(graph.nodes()))
     step = trace.record(
-        "Specialize", graph, which=("backward", 0), annotations={"zero": {x: "Zero"}, "members": {node: 0}, "vjps": [1, 2]}
+        "Specialize", graph, which=GraphName.backward(0), annotations={"zero": {x: "Zero"}, "members": {node: 0}, "vjps": [1, 2]}
     )
     assert step.annotations == {"zero": {trace.id_of(x): "Zero"}, "members": {trace.id_of(node): 0}, "vjps": (1, 2)}
 
@@ -154,13 +155,13 @@ def test_disabled_trace_records_nothing():
 
 def test_save_load_round_trip(tmp_path):
     graph, trace = _traced()
-    trace.record("Tagged", graph, which=("forward", 1), annotations={"states": {3: "Nonzero"}, "n": [1, (2, 3)]})
+    trace.record("Tagged", graph, which=GraphName.forward(1), annotations={"states": {3: "Nonzero"}, "n": [1, (2, 3)]})
     path = tmp_path / "t.json"
     trace.save(str(path))
     loaded = PassTrace.load(str(path))
     assert loaded == trace
     assert [s.text() for s in loaded] == [s.text() for s in trace]
-    assert loaded[-1].which == ("forward", 1)
+    assert loaded[-1].which == GraphName.forward(1)
     # Sharing survives the round trip.
     assert loaded[1].graph.nodes[0] is loaded[0].graph.nodes[0]
     data = json.loads(path.read_text())
@@ -202,7 +203,7 @@ def test_autodiff_recorder():
     trace = PassTrace()
     differentiate(parse_ir(source), record=trace.autodiff_recorder(0))
     whiches = {s.which for s in trace}
-    assert ("forward", 0) in whiches and ("backward", 0) in whiches
+    assert GraphName.forward(0) in whiches and GraphName.backward(0) in whiches
     assert "df_input_vjps" in trace[-1].annotations
     for step in trace:
         parse_ir(step.text())
@@ -217,7 +218,7 @@ def test_backward_pass_is_visible_before_lambda_lifting() -> None:
     text = (Path(__file__).resolve().parents[2] / "examples" / "mlp.ir").read_text()
     trace = PassTrace()
     differentiate(parse_ir(text), trace.autodiff_recorder(0))
-    backward = [step for step in trace.steps if step.which == ("backward", 0)]
+    backward = [step for step in trace.steps if step.which == GraphName.backward(0)]
     names = [step.pass_name for step in backward]
     assert names[:2] == ["addReverseInline", "liftConstants"]
     assert "lambdaLiftReverse" in names
@@ -236,7 +237,7 @@ def test_lambda_lift_keeps_the_reverse_nodes_ids() -> None:
     text = (Path(__file__).resolve().parents[2] / "examples" / "mlp.ir").read_text()
     trace = PassTrace()
     differentiate(parse_ir(text), trace.autodiff_recorder(0))
-    backward = [step for step in trace.steps if step.which == ("backward", 0)]
+    backward = [step for step in trace.steps if step.which == GraphName.backward(0)]
     names = [step.pass_name for step in backward]
     lifted = backward[names.index("lambdaLiftReverse")]
     before = backward[names.index("lambdaLiftReverse") - 1]

@@ -7,6 +7,7 @@ from functools import cache
 import numpy as np
 
 from gradview.ir import parse_ir
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, walk_records
 from gradview.viewer.session import trace_executor
@@ -55,7 +56,10 @@ def exclusions_trace() -> PassTrace:
     return trace_executor(parse_ir(EXCLUSIONS), inputs)
 
 
-def step_named(trace: PassTrace, name: str, which: object = "main") -> Step:
+MAIN = GraphName.main()
+
+
+def step_named(trace: PassTrace, name: str, which: GraphName = MAIN) -> Step:
     return next(step for step in trace if step.pass_name == name and step.which == which)
 
 

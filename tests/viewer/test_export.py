@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gradview.ir import parse_ir
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import PassTrace
 from gradview.viewer.export import (
     Frame,
@@ -95,7 +96,7 @@ def test_every_step_of_the_example_exports_as_valid_svg(mlp_trace, tmp_path):
 
 
 def test_a_node_is_drawn_at_the_same_place_in_every_step_of_the_stepper(mlp_trace, tmp_path):
-    frames = _frames(mlp_trace, "main")
+    frames = _frames(mlp_trace, GraphName.main())
     data = _stepper_data(export_html(frames, tmp_path / "main.html"))
     where: dict[str, tuple[str, str]] = {}
     checked = 0
@@ -119,7 +120,7 @@ def test_filenames_are_safe_and_stable():
 # -- colours -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("theme", ["dark", "light"])
 def test_captured_values_are_drawn_in_their_palette_colour(mlp_trace, theme):
-    step = next(s for s in mlp_trace if s.which == ("forward", 0) and s.annotations.get("df_input_captured_outputs"))
+    step = next(s for s in mlp_trace if s.which == GraphName.forward(0) and s.annotations.get("df_input_captured_outputs"))
     graph = _drawn(mlp_trace, step)
     producer = {e.value_id: e.source for e in graph.edges}
     marks = Marks()
@@ -148,7 +149,7 @@ def test_captured_values_are_drawn_in_their_palette_colour(mlp_trace, theme):
 
 
 def test_removed_nodes_are_faded(mlp_trace):
-    steps = [s for s in mlp_trace if s.which == "main"]
+    steps = [s for s in mlp_trace if s.which == GraphName.main()]
     before, after = next((a, b) for a, b in zip(steps, steps[1:], strict=False) if a.node_ids() - b.node_ids())
     old, graph = _drawn(mlp_trace, before), _drawn(mlp_trace, after)
     gone = set(old.nodes) - set(graph.nodes)
@@ -246,7 +247,7 @@ def test_hostile_names_come_out_as_text_in_the_html(tmp_path):
 
 
 def test_html_page_holds_each_distinct_part_once(mlp_trace, tmp_path):
-    frames = _frames(mlp_trace, "main")
+    frames = _frames(mlp_trace, GraphName.main())
     page = export_html(frames, tmp_path / "main.html").read_text(encoding="utf-8")
     tags = _Tags()
     tags.feed(page)
@@ -264,7 +265,7 @@ def test_html_page_holds_each_distinct_part_once(mlp_trace, tmp_path):
 def test_export_without_graphviz_says_how_to_install_it(monkeypatch, tmp_path, mlp_trace):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(DotMissingError, match="apt-get install graphviz"):
-        export_steps(_frames(mlp_trace, "main")[:2], tmp_path / "out")
+        export_steps(_frames(mlp_trace, GraphName.main())[:2], tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
@@ -320,7 +321,7 @@ def _shown(driver) -> tuple[str, str]:
 def test_html_steps_with_the_arrow_keys_in_a_browser(browser, mlp_trace, tmp_path):
     from selenium.webdriver.common.keys import Keys
 
-    frames = _frames(mlp_trace, ("backward", 0))
+    frames = _frames(mlp_trace, GraphName.backward(0))
     page = export_html(frames, tmp_path / "backward.html")
     _open(browser, page)
     first, second, last = frames[0], frames[1], frames[-1]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gradview.runtime import GraphName
 from gradview.viewer.doc_markdown import markdown_blocks
 from gradview.viewer.export import export_trace_html, render_svg, trace_frames, view_layouts
 from gradview.viewer.model import View
@@ -60,7 +61,7 @@ def _view_box(root: ET.Element) -> tuple[float, float]:
 # -- cropping ------------------------------------------------------------------------------
 def _first_removal(trace) -> int:
     """The first step of the main graph that removed nodes."""
-    steps = [s for s in trace if s.which == "main"]
+    steps = [s for s in trace if s.which == GraphName.main()]
     return next(b.index for a, b in zip(steps, steps[1:], strict=False) if a.node_ids() - b.node_ids())
 
 
@@ -101,7 +102,7 @@ def _root_cluster(graph, key):
 
 @pytest.mark.parametrize("position", [0, -1])
 def test_joint_view_puts_f_left_of_df_with_captures_between(mlp_trace, position):
-    indices = [s.index for s in mlp_trace if s.which == ("backward", 0)]
+    indices = [s.index for s in mlp_trace if s.which == GraphName.backward(0)]
     root, frame = _svg(mlp_trace, View.JOINT, indices[position])
     boxes = _node_boxes(root)
     side = {i: _root_cluster(frame.graph, n.cluster) for i, n in frame.graph.nodes.items() if i in boxes}
@@ -133,7 +134,7 @@ def _text_boxes(root: ET.Element) -> list[tuple[float, float, float, float, str]
 
 @pytest.mark.parametrize("view", [View.JOINT, View.FORWARD, View.BACKWARD, View.WHOLE])
 def test_no_two_labels_overlap(mlp_trace, view):
-    indices = [s.index for s in mlp_trace if s.which == ("backward", 0)]
+    indices = [s.index for s in mlp_trace if s.which == GraphName.backward(0)]
     for index in (indices[0], indices[-1], len(mlp_trace) - 1):
         root, _ = _svg(mlp_trace, view, index)
         boxes = _text_boxes(root)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import PassTrace
 from gradview.viewer.inspector import inspect_node, inspect_value, pass_doc
 from gradview.viewer.model import View
@@ -30,7 +31,7 @@ def test_why_a_node_is_not_in_a_differentiable_graph(output: str, reason: str) -
     text = said(inspect_node(trace, created.index, node.id), "DifferentiableGraph")
     assert text.startswith("not in one") and reason in text
     # The reason still holds at the end of the compilation.
-    final = [s for s in trace if s.which == "main"][-1]
+    final = [s for s in trace if s.which == GraphName.main()][-1]
     assert reason in said(inspect_node(trace, final.index, node.id), "DifferentiableGraph")
 
 
@@ -68,7 +69,7 @@ def test_membership_roles_and_grad_of(mlp_trace: PassTrace) -> None:
     roles = said(lines, "gradient role %h.3")
     assert "captured output 2" in roles and "a temporary" in roles and "vjp input 1" in roles
     assert said(lines, "gradient in").startswith("prim::GradOf")
-    df = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", ("backward", 0))
+    df = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", GraphName.backward(0))
     grad_of = next(n for n in df.graph.nodes if n.kind == "prim::GradOf" and "relu" in dict(n.attrs)["name"])
     back = inspect_node(mlp_trace, df.index, grad_of.id, View.BACKWARD)
     assert said(back, "differentiates").startswith(f"aten::relu ({relu.id})")
@@ -78,7 +79,7 @@ def test_membership_roles_and_grad_of(mlp_trace: PassTrace) -> None:
 
 
 def test_value_facts(mlp_trace: PassTrace) -> None:
-    step = step_named(mlp_trace, "specializeAutogradZero", ("backward executor", 0))
+    step = step_named(mlp_trace, "specializeAutogradZero", GraphName.backward_executor(0))
     undefined = step.graph.params[1]
     lines = inspect_value(mlp_trace, step.index, undefined.id)
     assert said(lines, f"AutogradZero %{undefined.name}").startswith("Zero")

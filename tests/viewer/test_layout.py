@@ -8,6 +8,7 @@ import statistics
 
 import pytest
 
+from gradview.runtime import GraphName
 from gradview.viewer import layout as layout_module
 from gradview.viewer import layout_dot
 from gradview.viewer.layout import (
@@ -26,7 +27,7 @@ from gradview.viewer.model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRo
 
 from .graphs_for_tests import drawn, evolve, random_dag
 
-VIEWS = ["main", ("backward", 0)]
+VIEWS = [GraphName.main(), GraphName.backward(0)]
 
 
 def _graphs(trace, which):
@@ -102,7 +103,7 @@ def test_new_nodes_land_near_a_neighbour(mlp_trace, which):
 
 
 def test_layout_is_deterministic(mlp_trace):
-    graphs = _graphs(mlp_trace, "main")
+    graphs = _graphs(mlp_trace, GraphName.main())
     first, second = union_layout(graphs, engine="dot"), union_layout(graphs, engine="dot")
     assert first.boxes == second.boxes
     assert first.edges == second.edges
@@ -118,7 +119,7 @@ def test_boxes_fit_their_labels_in_terminal_cells():
 
 
 def test_edges_run_from_source_to_target(mlp_trace):
-    graphs = _graphs(mlp_trace, "main")
+    graphs = _graphs(mlp_trace, GraphName.main())
     for engine in ("dot", "layered"):
         placed = union_layout(graphs, engine=engine)
         for (source, target, _), points in placed.edges.items():
@@ -129,7 +130,7 @@ def test_edges_run_from_source_to_target(mlp_trace):
 
 
 def test_clusters_frame_their_nodes(mlp_trace):
-    graphs = _graphs(mlp_trace, ("backward", 0))
+    graphs = _graphs(mlp_trace, GraphName.backward(0))
     union = union_graph(graphs)
     assert union.clusters  # GradOf blocks
     for engine in ("dot", "layered"):
@@ -173,7 +174,7 @@ def test_union_keeps_first_place_latest_label_and_one_edge_per_key():
 
 
 def test_cache_lays_out_each_union_once(mlp_trace):
-    graphs = _graphs(mlp_trace, "main")
+    graphs = _graphs(mlp_trace, GraphName.main())
     cache = LayoutCache()
     first = cache.get(graphs)
     again = cache.get([DrawGraph(dict(g.nodes), list(g.edges), dict(g.clusters)) for g in graphs])
@@ -205,7 +206,7 @@ def no_dot(monkeypatch, tmp_path):
 
 
 def test_auto_falls_back_to_the_layered_layout_without_dot(no_dot, mlp_trace):
-    graphs = _graphs(mlp_trace, "main")
+    graphs = _graphs(mlp_trace, GraphName.main())
     placed = union_layout(graphs)
     assert placed.engine == "layered"
     assert set(placed.boxes) == set(union_graph(graphs).nodes)

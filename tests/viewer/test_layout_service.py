@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from gradview.runtime import GraphName
 from gradview.viewer import views
 from gradview.viewer.layout import box_size, lay_out_sized, union_graph, union_layout
 from gradview.viewer.layout_service import (
@@ -218,7 +219,7 @@ class _BrokenTrace:
 def test_a_worker_that_cannot_start_fails_its_jobs_with_a_reason():
     before = {p.pid for p in multiprocessing.active_children()}
     service = LayoutService(workers=1, trace=_BrokenTrace())
-    futures = [service.submit_view(("whole", "main")), service.submit_view(("forward", 0))]
+    futures = [service.submit_view(("whole", GraphName.main())), service.submit_view(("forward", 0))]
     assert service.wait(120)
     for future in futures:
         result = future.result(timeout=1)

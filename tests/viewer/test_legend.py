@@ -11,6 +11,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import ValueRecord, walk_records
 from gradview.viewer.export import trace_frames, view_layouts
@@ -129,7 +130,7 @@ def test_undefined_tensors_are_drawn_zero_and_constants_carry_no_state(tmp_path_
     from gradview.viewer.views import draw_step, view_unavailable_reason
 
     trace = _sin_times_x(str(tmp_path_factory.getbasetemp()))
-    lowered = next(s for s in trace if s.pass_name == "LowerGradOf" and s.which != "main")
+    lowered = next(s for s in trace if s.pass_name == "LowerGradOf" and s.which != GraphName.main())
     undefined = [v for v in lowered.graph.params if "Undefined" in v.type]
     assert undefined, "the backward graph has an undefined input to draw"
     zeros_checked = 0

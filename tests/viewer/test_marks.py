@@ -6,6 +6,7 @@ import pytest
 
 from gradview.ir.parser import parse_type
 from gradview.ir.types import TensorType
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import PassTrace, Step
 from gradview.runtime.trace_records import walk_records
 from gradview.viewer.marks import base_marks, step_marks, with_selection
@@ -23,8 +24,8 @@ def marked(marks, mark: Mark) -> set[int]:
 def test_every_captured_value_is_marked_with_its_index(mlp_trace: PassTrace) -> None:
     index = len(mlp_trace) - 1
     notes = next(s.annotations for s in reversed(mlp_trace.steps) if "df_input_captured_inputs" in s.annotations)
-    f = next(s for s in reversed(mlp_trace.steps) if s.which == ("forward", 0)).graph
-    df = next(s for s in reversed(mlp_trace.steps) if s.which == ("backward executor", 0)).graph
+    f = next(s for s in reversed(mlp_trace.steps) if s.which == GraphName.forward(0)).graph
+    df = next(s for s in reversed(mlp_trace.steps) if s.which == GraphName.backward_executor(0)).graph
     marks = step_marks(mlp_trace, index, View.JOINT)
     vjps, inputs, outputs = notes["df_input_vjps"], notes["df_input_captured_inputs"], notes["df_input_captured_outputs"]
 
@@ -80,7 +81,7 @@ def test_a_graph_not_changed_by_this_step_shows_no_changes(mlp_trace: PassTrace)
     packed = step_named(mlp_trace, "packGradient")
     marks = step_marks(mlp_trace, packed.index, View.BACKWARD)
     assert not marked(marks, Mark.ADDED) and not marked(marks, Mark.INPUTS_CHANGED)
-    lifted = step_named(mlp_trace, "lambdaLiftReverse", ("forward", 0))
+    lifted = step_named(mlp_trace, "lambdaLiftReverse", GraphName.forward(0))
     # At the forward half of lambdaLiftReverse the backward view shows its df half.
     assert marked(step_marks(mlp_trace, lifted.index, View.BACKWARD), Mark.INPUTS_CHANGED)
 
@@ -90,7 +91,7 @@ def _tensor_ids(step: Step) -> set[int]:
     return {v.id for v in values if isinstance(parse_type(v.type), TensorType)}  # ints, lists, None have no state
 
 
-@pytest.mark.parametrize("which", ["main", ("backward executor", 0)])
+@pytest.mark.parametrize("which", [GraphName.main(), GraphName.backward_executor(0)])
 def test_autograd_zero_marks_equal_the_annotation_on_tensors(which: object, mlp_trace: PassTrace) -> None:
     step = step_named(mlp_trace, "specializeAutogradZero", which)
     states = step.annotations["autograd_zero"]
@@ -102,7 +103,7 @@ def test_autograd_zero_marks_equal_the_annotation_on_tensors(which: object, mlp_
     after = mlp_trace[step.index + 1]
     later = {value: mark for value, ms in step_marks(mlp_trace, after.index, View.WHOLE).values.items()
              for mark in ms if mark in STATES.values()}
-    if which == "main":
+    if which == GraphName.main():
         assert later == {}  # the forward graph's states are shown on their own step only
     else:
         assert later == {v: m for v, m in expected.items() if v in _tensor_ids(after)} and later
@@ -114,8 +115,8 @@ def test_backward_view_carries_the_backward_states(mlp_trace: PassTrace) -> None
 
 
 def test_grad_of_links_both_ways(mlp_trace: PassTrace) -> None:
-    step = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", ("backward", 0))
-    f = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", ("forward", 0))
+    step = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", GraphName.backward(0))
+    f = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", GraphName.forward(0))
     forward_nodes = {n.id: n for n in walk_records(f.graph)}
     grad_ofs = [n for n in walk_records(step.graph) if n.kind == "prim::GradOf"]
     assert len(grad_ofs) == 5
@@ -134,7 +135,7 @@ def test_grad_of_links_both_ways(mlp_trace: PassTrace) -> None:
 def test_selection_marks_a_copy_and_leaves_the_cached_base_as_it_was(mlp_trace: PassTrace) -> None:
     """The viewer caches a step's marks without a selection and marks a copy per
     selection: marking the copy must not leak into the cache."""
-    step = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", ("backward", 0))
+    step = step_named(mlp_trace, "UpdateDifferentiableGraphRequiresGrad", GraphName.backward(0))
     grad_of = next(n for n in walk_records(step.graph) if n.kind == "prim::GradOf")
     base = base_marks(mlp_trace, step.index, View.JOINT)
     before = ({k: set(v) for k, v in base.nodes.items()}, {k: set(v) for k, v in base.values.items()})

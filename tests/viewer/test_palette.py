@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gradview.runtime import GraphName
 from gradview.viewer.model import Mark
 from gradview.viewer.palette import LEGEND, OKABE_ITO, PALETTES, line_style_for, style_for
 
@@ -42,7 +43,7 @@ def test_exported_edges_carry_the_autograd_zero_state_as_line_style(mlp_trace) -
 
     from .graphs_for_tests import drawn
 
-    step = next(s for s in mlp_trace if s.which == ("forward", 0))
+    step = next(s for s in mlp_trace if s.which == GraphName.forward(0))
     graph = drawn(mlp_trace, step)
     edges = list({e.value_id: e for e in graph.edges}.values())[:3]  # three different values
     marks = Marks()

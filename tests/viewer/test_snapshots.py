@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
+from gradview.runtime import GraphName
 from gradview.viewer.app import GradviewApp
 from gradview.viewer.session import Session
 
@@ -57,21 +58,21 @@ def _first_grad_of(app: GradviewApp) -> int:
 
 
 def test_first_step_whole_graph(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
-    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", "main"))
+    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main()))
 
 
 def test_create_autodiff_subgraphs_frames_the_group(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
-    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("CreateAutodiffSubgraphs", "main"))
+    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("CreateAutodiffSubgraphs", GraphName.main()))
 
 
 def test_joint_view_after_lambda_lift(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
     assert snap_compare(
-        GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("lambdaLiftReverse", ("backward", 0), ("4", "0"))
+        GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("lambdaLiftReverse", GraphName.backward(0), ("4", "0"))
     )
 
 
 def test_help_screen(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
-    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", "main", ("question_mark",)))
+    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), ("question_mark",)))
 
 
 # Issue 12, acceptance 5: the large-graph tools, the panels and the trace-back key.
@@ -84,32 +85,32 @@ def test_collapse_folds_the_differentiable_graph_into_one_box(snap_compare, mlp_
     assert snap_compare(
         GradviewApp(mlp_session),
         terminal_size=SIZE,
-        run_before=_at("CreateAutodiffSubgraphs", "main", select=_first_grouped, canvas_keys=("x",)),
+        run_before=_at("CreateAutodiffSubgraphs", GraphName.main(), select=_first_grouped, canvas_keys=("x",)),
     )
 
 
 def test_focus_shows_the_neighbourhood_of_the_selection(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
-    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", "main", ("n", "f")))
+    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), ("n", "f")))
 
 
 def test_search_lights_the_matches_and_flies_to_the_first(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
     keys = ("slash", "a", "d", "d")
-    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", "main", canvas_keys=keys))
+    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), canvas_keys=keys))
 
 
 def test_minimap_on_a_maximized_canvas(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
     assert snap_compare(
-        GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("CreateAutodiffSubgraphs", "main", ("m", "plus"))
+        GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("CreateAutodiffSubgraphs", GraphName.main(), ("m", "plus"))
     )
 
 
 def test_steps_panel_collapsed(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
-    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", "main", ("s",)))
+    assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), ("s",)))
 
 
 def test_trace_back_lights_the_gradient_path(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
     assert snap_compare(
         GradviewApp(mlp_session),
         terminal_size=SIZE,
-        run_before=_at("lambdaLiftReverse", ("backward", 0), ("3",), select=_first_grad_of, canvas_keys=("T",)),
+        run_before=_at("lambdaLiftReverse", GraphName.backward(0), ("3",), select=_first_grad_of, canvas_keys=("T",)),
     )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gradview.runtime import GraphName
 from gradview.runtime.pass_trace import PassTrace
 from gradview.runtime.trace_records import BlockRecord, NodeRecord, ValueRecord, walk_records
 from gradview.viewer.marks import step_marks
@@ -101,15 +102,15 @@ def test_forward_and_backward_views_show_the_latest_f_and_df(mlp_trace: PassTrac
         if not step.which.is_main:
             last[step.which] = step
         forward = draw_step(mlp_trace, step.index, View.FORWARD, ghosts=False)
-        f = last.get(("forward", 0))
+        f = last.get(GraphName.forward(0))
         if f is None:
             assert not forward.nodes
             assert "step 22" in (view_unavailable_reason(mlp_trace, step.index, View.FORWARD) or "")
         else:
             assert drawn_node_ids(f.graph) <= set(forward.nodes)
         backward = draw_step(mlp_trace, step.index, View.BACKWARD, ghosts=False)
-        df = last.get(("backward executor", 0)) or last.get(("backward", 0))
-        if step.which == ("forward", 0) and mlp_trace[step.index + 1].which == ("backward", 0):
+        df = last.get(GraphName.backward_executor(0)) or last.get(GraphName.backward(0))
+        if step.which == GraphName.forward(0) and mlp_trace[step.index + 1].which == GraphName.backward(0):
             df = mlp_trace[step.index + 1]  # differentiate records f, then df, of the same step
         if df is None:
             assert not backward.nodes
@@ -120,8 +121,8 @@ def test_forward_and_backward_views_show_the_latest_f_and_df(mlp_trace: PassTrac
 def test_joint_view_has_one_capture_edge_per_captured_value(mlp_trace: PassTrace) -> None:
     index = len(mlp_trace) - 1
     notes = next(s.annotations for s in reversed(mlp_trace.steps) if "df_input_captured_inputs" in s.annotations)
-    f = next(s for s in reversed(mlp_trace.steps) if s.which == ("forward", 0))
-    df = next(s for s in reversed(mlp_trace.steps) if s.which == ("backward executor", 0))
+    f = next(s for s in reversed(mlp_trace.steps) if s.which == GraphName.forward(0))
+    df = next(s for s in reversed(mlp_trace.steps) if s.which == GraphName.backward_executor(0))
     drawing = draw_step(mlp_trace, index, View.JOINT)
     captures = [e for e in drawing.edges if e.capture]
     inputs, outputs = notes["df_input_captured_inputs"], notes["df_input_captured_outputs"]
