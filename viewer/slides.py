@@ -5,8 +5,9 @@ shows types, titles and a legend of every mark, which makes a joint view
 about 3,000 points wide (7 px text on a 1600 px slide). A slide draws one step
 on its own: the step alone is laid out (top to bottom or left to right,
 whichever reads larger in a 16:9 frame), value boxes say ``%x`` without the
-type (the inspector and the screen export keep it), and a one-line legend
-below names only the roles drawn. The frame is then padded to 16:9, and
+type (the inspector and the screen export keep it), a box's badge sits on
+its own last line (only what the fill does not say: :mod:`gradview.viewer.badges`),
+and a one-line legend below names only the roles drawn. The frame is then padded to 16:9, and
 Graphviz writes SVG, PNG (1600 px wide) or PDF.
 """
 
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .badges import slide_badges
 from .export import Frame, svg_file_name, trace_frames
 from .export_joint import joint_layout
 from .layout import (
@@ -62,13 +64,16 @@ def slide_label(label: str) -> str:
     return "\n".join(_TYPED.sub(r"\1", line) for line in label.splitlines())
 
 
-def slide_graph(graph: DrawGraph) -> DrawGraph:
-    """A copy of ``graph`` whose boxes carry :func:`slide_label` text, without
-    the removed nodes drawn back (a slide shows the step, not its diff)."""
+def slide_graph(graph: DrawGraph, badges: Mapping[int, Sequence[str]] | None = None) -> DrawGraph:
+    """A copy of ``graph`` whose boxes carry :func:`slide_label` text, then
+    their ``badges`` lines (so the layout makes room for them inside the
+    box), without the removed nodes drawn back (a slide shows the step, not its diff)."""
+    badges = badges or {}
     out = DrawGraph(clusters=dict(graph.clusters))
     for node_id, node in graph.nodes.items():
         if node_id not in graph.ghosts:
-            out.nodes[node_id] = replace(node, label=slide_label(node.label))
+            label = "\n".join([slide_label(node.label), *badges.get(node_id, ())])
+            out.nodes[node_id] = replace(node, label=label)
     out.edges = [e for e in graph.edges if e.source in out.nodes and e.target in out.nodes]
     return out
 
@@ -106,9 +111,12 @@ def slide_layout(graph: DrawGraph, joint: bool) -> Layout:
 
 def slide_dot(frame: Frame, theme: str = "light") -> tuple[str, float]:
     """DOT text of ``frame`` as a slide, and its text size in pixels at 1600x900."""
-    graph = slide_graph(frame.graph)
-    layout = slide_layout(graph, "f" in graph.clusters and "df" in graph.clusters)
-    dot = step_dot(graph, frame.marks, layout, theme, slide=True)
+    joint = "f" in frame.graph.clusters and "df" in frame.graph.clusters
+    badges = {i: lines for i, lines in slide_badges(frame.graph, frame.marks, joint).items() if i not in frame.graph.ghosts}
+    graph = slide_graph(frame.graph, badges)
+    layout = slide_layout(graph, joint)
+    inside = {i: "\n".join(lines) for i, lines in badges.items()}
+    dot = step_dot(graph, frame.marks, layout, theme, slide=True, inside_badges=inside)
     width, height = _frame_size(dot)
     return dot, text_px(width, height)
 

@@ -9,7 +9,9 @@ that box. Colours come from :mod:`gradview.viewer.palette`: fill, border
 and text per node, captured values' edges in their mark's colour; removed
 nodes are drawn (faded, dashed) only when leftovers are asked for; an index
 badge (``captured output #2``) sits above each node whose value is in a
-Gradient list, and a legend of the marks used sits to the right.
+Gradient list (a slide's short badge inside the box, on the label's last
+lines: :mod:`gradview.viewer.badges`), and a legend of the marks used sits
+to the right.
 
 Text is never markup. Graphviz interprets some characters in labels
 (``\\N`` is the node's name, ``&amp;`` an entity, ``\\l`` a line break),
@@ -22,8 +24,9 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+from .badges import ROLE_NAMES, node_roles, screen_badges
 from .layout import Layout, LayoutError, graphviz_program
 from .model import DrawEdge, DrawGraph, Mark, Marks, NodeRole
 from .palette import (
@@ -45,14 +48,9 @@ __all__ = [
 ]
 
 # Marks whose position in a Gradient list is shown beside the node: "captured output #2".
-INDEXED_MARKS: dict[Mark, str] = {
-    Mark.CAPTURED_INPUT: "captured input",
-    Mark.CAPTURED_OUTPUT: "captured output",
-    Mark.TEMPORARY: "temporary",
-    Mark.VJP_INPUT: "vjp input",
-    Mark.VJP_OUTPUT: "vjp output",
-}
+INDEXED_MARKS: dict[Mark, str] = ROLE_NAMES
 BACKGROUND = {"dark": "#0d1117", "light": "#ffffff"}
+_INSIDE_BADGE_FONT = 'fontsize=10, fontname="Courier-Oblique"'  # a slide's badge: the label's size, slanted
 FADED = "59"  # alpha (of ff) for the colours of removed nodes
 NEATO_TIMEOUT = 120.0
 LEGEND_GAP = 24.0
@@ -119,6 +117,7 @@ def step_dot(
     leftovers: bool = False,
     frame: Box | None = None,
     slide: bool = False,
+    inside_badges: Mapping[int, str] | None = None,
 ) -> str:
     """DOT text that ``neato -n2`` renders as the picture of one step.
 
@@ -128,16 +127,23 @@ def step_dot(
     to ``frame`` (layout points) when given, so several steps can share one
     frame. Removed nodes (``graph.ghosts`` or marked :attr:`Mark.REMOVED`)
     are drawn faded only with ``leftovers``. ``slide``: no title, a compact
-    legend in rows under the picture, the whole centred in a 16:9 frame."""
+    legend in rows under the picture, the whole centred in a 16:9 frame.
+    ``inside_badges``: node id -> badge drawn on the last lines of its label
+    (those lines of ``graph``'s label are left blank), instead of the screen's
+    numbered badges placed above the boxes."""
     if theme not in PALETTES:
         raise ValueError(f"unknown theme {theme!r} (use {' or '.join(PALETTES)})")
     missing = [i for i in graph.nodes if i not in layout.boxes and i not in graph.ghosts]
     if missing:
         raise ValueError(f"node {missing[0]} is not in the layout: lay out the union of the steps you export")
-    badges = _badges(graph, marks, theme)
-    geometry = step_geometry(graph, marks, layout, {i: text for i, (text, _) in badges.items()}, leftovers)
+    if inside_badges is None:
+        badges = _badges(graph, marks, theme)
+    else:
+        badges = {i: (text, style_for(marks.nodes.get(i), theme).text) for i, text in inside_badges.items()}
+    texts = {i: text for i, (text, _) in badges.items()}
+    geometry = step_geometry(graph, marks, layout, texts, leftovers, inside=inside_badges is not None)
     x0, y0, x1, y1 = frame if frame is not None else geometry.crop
-    used = _legend_marks(graph, marks, geometry)
+    used = _legend_marks(graph, marks, geometry, states_named=inside_badges is None)
     # A shared frame keeps room for the longest legend, so every step's parts
     # are at the same coordinates (Graphviz's y depends on the height).
     rows = len(LEGEND) if frame is not None else len(used)
@@ -184,7 +190,10 @@ def step_dot(
             shape_style.append(line_style_for(node_marks))
             outline = style_for(node_marks & LINE_STYLES.keys(), theme).stroke
         classes = [node.role.value, *sorted(m.value for m in node_marks)] + (["faded"] if faded else [])
-        label = graphviz_text("\n".join(line for line in node.label.splitlines() if line))
+        shown = [line for line in node.label.splitlines() if line]
+        if inside_badges is not None and node_id in inside_badges:  # the badge's lines, kept blank for it
+            shown[len(shown) - len(inside_badges[node_id].splitlines()):] = [" "] * len(inside_badges[node_id].splitlines())
+        label = graphviz_text("\n".join(shown))
         notes = ", ".join(_mark_note(m, node_id, marks) for m in MARK_PRIORITY if m in node_marks)
         tooltip = graphviz_text((node.tooltip or node.label) + (f"\nmarks: {notes}" if notes else ""))
         lines.append(
@@ -199,7 +208,8 @@ def step_dot(
             bx0, by0, bx1, by1 = geometry.badges[node_id]
             lines.append(
                 f'"b{node_id}" [id="badge_{node_id}", shape=plaintext, pos="{at((bx0 + bx1) / 2, (by0 + by1) / 2)}", '
-                f'width={(bx1 - bx0) / 72:.4f}, height={(by1 - by0) / 72:.4f}, fontsize=9, fontcolor="{colour}{alpha}", '
+                f'width={(bx1 - bx0) / 72:.4f}, height={(by1 - by0) / 72:.4f}, fontcolor="{colour}{alpha}", '
+                f"{_INSIDE_BADGE_FONT if inside_badges is not None else 'fontsize=9'}, "
                 f'label="{graphviz_text(text)}", tooltip="{graphviz_text(text)}"];'
             )
     lines += _edge_lines(graph, marks, layout, geometry, theme, at)
@@ -227,31 +237,13 @@ def _mark_note(mark: Mark, node_id: int, marks: Marks) -> str:
 
 
 def _badges(graph: DrawGraph, marks: Marks, theme: str) -> dict[int, tuple[str, str]]:
-    """Node id -> (``captured output #2, Zero``-style text, colour) for nodes whose
-    own marks, or the marks of a value they produce, carry a Gradient index or
-    an AutogradZero state."""
-    found: dict[int, dict[tuple[Mark, int], None]] = {}
-    for node_id in graph.nodes:
-        for mark in marks.nodes.get(node_id, ()):
-            index = marks.indices.get((node_id, mark))
-            if mark in INDEXED_MARKS and index is not None:
-                found.setdefault(node_id, {})[(mark, index)] = None
-    for edge in graph.edges:
-        for mark in marks.values.get(edge.value_id, ()):
-            index = marks.indices.get((edge.value_id, mark))
-            if mark in INDEXED_MARKS and index is not None and edge.source in graph.nodes:
-                found.setdefault(edge.source, {})[(mark, index)] = None
-    badges = {}
-    for node_id, items in found.items():
-        ordered = sorted(items, key=lambda item: (MARK_PRIORITY.index(item[0]), item[1]))
-        text = ", ".join(f"{INDEXED_MARKS[m]} #{i}" for m, i in ordered)
-        badges[node_id] = (text, _badge_colour(ordered[0][0], theme))
-    for node_id in graph.nodes:  # the AutogradZero state of what the box makes, in words
-        states = [word for mark, word in STATE_BADGES.items() if mark in marks.nodes.get(node_id, ())]
-        if states:
-            text, colour = badges.get(node_id, ("", style_for({Mark.ZERO}, theme).stroke))
-            badges[node_id] = (", ".join([text, *states] if text else states), colour)
-    return badges
+    """Node id -> (:func:`~gradview.viewer.badges.screen_badges` text, colour):
+    the colour of the box's first role, or of its state when it has none."""
+    roles = node_roles(graph, marks)
+    return {
+        node_id: (text, _badge_colour(roles[node_id][0][0], theme) if node_id in roles else style_for({Mark.ZERO}, theme).stroke)
+        for node_id, text in screen_badges(graph, marks).items()
+    }
 
 
 def frame_numbers(graph: DrawGraph, geometry: StepGeometry) -> dict[str, int]:
@@ -390,21 +382,23 @@ def _long_string(text: str, chunk: int = 4000) -> str:
     return '" + "'.join(pieces)
 
 
-def _legend_marks(graph: DrawGraph, marks: Marks, geometry: StepGeometry) -> list[Mark]:
+def _legend_marks(graph: DrawGraph, marks: Marks, geometry: StepGeometry, states_named: bool = True) -> list[Mark]:
     """The marks the picture draws, in legend order: the one each box and line
-    is coloured by, and the AutogradZero states lines and badges show."""
+    is coloured by, and the AutogradZero states lines and badges show
+    (``states_named``: badges name the states; else only the line styles show them)."""
+    states = STATE_BADGES.keys() if states_named else LINE_STYLES.keys()
     used: set[Mark | None] = set()
     for node_id in geometry.nodes:
         found = marks.nodes.get(node_id, set())
         used.add(drawn_mark(found))
-        used.update(found & STATE_BADGES.keys())  # named in the box's badge
+        used.update(found & states)  # named in the box's badge, or its outline's line
         if is_faded(graph, marks, node_id):
             used.add(Mark.REMOVED)
     for edge in graph.edges:
         if edge.source in geometry.nodes and edge.target in geometry.nodes:
             found = marks.values.get(edge.value_id, set())
             used.add(drawn_mark(found))
-            used.update(found & STATE_BADGES.keys())
+            used.update(found & states)
     return [mark for mark in MARK_PRIORITY if mark in used]
 
 

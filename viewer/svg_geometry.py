@@ -22,6 +22,7 @@ Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 CHAR = 6.0  # points per character of Courier 10pt
 BADGE_CHAR = 5.4  # Courier 9pt
 BADGE_HEIGHT = 11.0
+LINE_HEIGHT = 11.0  # Graphviz's distance between the lines of a Courier 10pt label
 TITLE_HEIGHT = 12.0
 FRAME_PAD = 8.0  # around the nodes inside a frame
 FRAME_TOP = 20.0  # above them: room for the frame's title
@@ -163,18 +164,44 @@ def _place_badges(
     return placed
 
 
+def _inside_badges(texts: Mapping[int, str], nodes: Mapping[int, NodeBox], labels: Mapping[int, str]) -> dict[int, Box]:
+    """A box for each badge on the last lines of its node's label (the label
+    keeps those lines blank): inside the box, so over no edge, title or other box."""
+    placed = {}
+    for node_id, text in texts.items():
+        box = nodes[node_id]
+        badge = text.split("\n")
+        total = len([line for line in labels[node_id].splitlines() if line])
+        middle = box.y + (total - len(badge)) / 2 * LINE_HEIGHT  # the mean of the badge lines' centres
+        width = CHAR * max(len(line) for line in badge)
+        half = len(badge) * LINE_HEIGHT / 2
+        placed[node_id] = (box.x - width / 2, middle - half, box.x + width / 2, middle + half)
+    return placed
+
+
 def step_geometry(
-    graph: DrawGraph, marks: Marks, layout: Layout, badge_texts: Mapping[int, str], leftovers: bool = False
+    graph: DrawGraph,
+    marks: Marks,
+    layout: Layout,
+    badge_texts: Mapping[int, str],
+    leftovers: bool = False,
+    inside: bool = False,
 ) -> StepGeometry:
     """What one step draws and where; the crop covers its nodes, frames,
-    badges and edges (between drawn nodes) plus :data:`MARGIN`."""
+    badges and edges (between drawn nodes) plus :data:`MARGIN`. ``inside``:
+    each badge is drawn on the last lines of its node's label (a slide's)
+    instead of placed above the box."""
     nodes = {
         i: layout.boxes[i]
         for i in graph.nodes
         if i in layout.boxes and (leftovers or not is_faded(graph, marks, i))
     }
     frames, titles = _frames(graph, layout, nodes)
-    badges = _place_badges({i: t for i, t in badge_texts.items() if i in nodes}, nodes, titles)
+    texts = {i: t for i, t in badge_texts.items() if i in nodes}
+    if inside:
+        badges = _inside_badges(texts, nodes, {i: graph.nodes[i].label for i in texts})
+    else:
+        badges = _place_badges(texts, nodes, titles)
     parts: list[Box] = [_node_box(b) for b in nodes.values()]
     parts += frames.values()
     parts += badges.values()
