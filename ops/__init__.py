@@ -16,6 +16,7 @@ from .registry import (
     FORMULAS,
     KERNELS,
     NO_GRADIENT,
+    RANDOM,
     REFUSED,
     SHAPE_RULES,
     Emitter,
@@ -28,6 +29,7 @@ from .registry import (
     kernel_for,
     no_gradient,
     no_gradient_reason,
+    random,
     refusal_for,
     refuse,
     schema,
@@ -74,9 +76,11 @@ from . import (  # noqa: F401 - imported for their declarations
     orthogonal_polynomials,
 )
 from . import inplace  # noqa: F401 - last: derives from the formulas above
+from .random_draws import ConstantInputs, draws_random_values, may_draw_random_values, node_draws_random_values
 
 __all__ = [
     "FAST_PATHS", "FORMULAS", "KERNELS", "NO_GRADIENT", "SHAPE_RULES", "Emitter", "Formula",
     "fast_path", "fast_path_for", "formula", "formula_for", "kernel", "kernel_for", "no_gradient",
     "no_gradient_reason", "schema", "shape_rule", "shape_rule_for", "REFUSED", "refuse", "refusal_for",
+    "RANDOM", "random", "ConstantInputs", "draws_random_values", "may_draw_random_values", "node_draws_random_values",
 ]

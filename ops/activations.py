@@ -52,7 +52,8 @@ from gradview.kernels import activations
 from .emit_util import emit_if, grad_list
 from .gradients import BACKWARD_KERNEL, Emitter
 from .pointwise import backward_shapes, unary_same_shapes
-from .registry import fast_path, formula, kernel, no_gradient, schema, shape_rule
+from .random_draws import unless_constant_zero
+from .registry import fast_path, formula, kernel, no_gradient, random, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh
 from .static_info import needs_grad
 
@@ -479,6 +480,7 @@ kernel("aten::rrelu")(activations.rrelu)
 shape_rule("aten::rrelu", "gradview::rrelu_noise")(unary_same_shapes)
 schema("gradview::rrelu_noise(Tensor self, Scalar lower, Scalar upper, bool training) -> Tensor")
 kernel("gradview::rrelu_noise")(activations.rrelu_noise)
+random("aten::rrelu", "gradview::rrelu_noise", when=unless_constant_zero(3))  # unless training is a constant False
 no_gradient(
     "gradview::rrelu_noise", non_differentiable=True,
     reason="the slopes do not depend on the input's values (PyTorch's noise is a buffer; its self gets zeros)",

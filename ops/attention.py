@@ -40,7 +40,8 @@ from gradview.ir.types import TensorType, Type
 from gradview.kernels import attention as kernels
 
 from .dtype_rules import accumulate_type
-from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
+from .random_draws import unless_constant_zero
+from .registry import Emitter, formula, kernel, no_gradient, random, schema, shape_rule
 from .shape_toolkit import (
     NodeArgs,
     RuleResult,
@@ -63,6 +64,7 @@ Result = list[Value | None]
 
 # -- aten::scaled_dot_product_attention ------------------------------------------------------
 kernel("aten::scaled_dot_product_attention")(kernels.scaled_dot_product_attention)
+random("aten::scaled_dot_product_attention", when=unless_constant_zero(4))  # unless dropout_p is a constant 0
 
 
 @shape_rule("aten::scaled_dot_product_attention")

@@ -25,7 +25,7 @@ from gradview.kernels import casts
 from .emit_util import grad_list
 from .factories import device_arg, dtype_arg
 from .gradients import Emitter
-from .registry import formula, kernel, no_gradient, refuse, shape_rule
+from .registry import formula, kernel, no_gradient, random, refuse, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh, layout_of, make_tensor
 from .static_info import cast_back, dtype_index, dtype_of, needs_grad, none_grads
 from .tensor_layout import contiguous_strides, is_contiguous, preserve_strides
@@ -209,6 +209,7 @@ kernel("aten::full_like")(casts.full_like)
 # rand_like and randn_like draw from xp.random (never PyTorch's generator: values differ).
 kernel("aten::rand_like")(casts.rand_like)
 kernel("aten::randn_like")(casts.randn_like)
+random("aten::rand_like", "aten::randn_like")
 
 
 @shape_rule("aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::rand_like",

@@ -74,6 +74,7 @@ def op_facts(name: str) -> OpFacts:
     facts = [("kernel", name), ("fast_path", name), ("formula", name), ("no_gradient", name), ("schema", name)]
     if returns_tensor:  # a kind's shape rule speaks for its tensor overloads only (not ``acos.int``)
         facts.append(("shape_rule", kind))
+    facts.append(("random", kind))
     modules = {DECLARED_IN[fact][key] for fact, key in facts if key in DECLARED_IN[fact]}
     return OpFacts(
         name=name,

@@ -32,7 +32,8 @@ from gradview.kernels import dropout as kernels
 from .factories import device_arg, dtype_arg
 from .gradients import BACKWARD_KERNEL, Emitter
 from .nn import like_input
-from .registry import formula, kernel, no_gradient, schema, shape_rule
+from .random_draws import unless_constant_zero
+from .registry import formula, kernel, no_gradient, random, schema, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, broadcast, fresh, pointwise
 from .static_info import NOT_CONSTANT, const, fail, input_at, is_none, needs_grad
 
@@ -48,6 +49,9 @@ kernel("aten::dropout")(kernels.dropout)
 kernel("aten::feature_dropout")(kernels.feature_dropout)
 kernel("aten::alpha_dropout")(kernels.alpha_dropout)
 kernel("aten::feature_alpha_dropout")(kernels.feature_alpha_dropout)
+# They draw unless p (input 1) or train (input 2) is a constant 0 / False.
+random("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::feature_alpha_dropout",
+       "aten::native_dropout", when=unless_constant_zero(1, 2))
 
 
 @shape_rule("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::feature_alpha_dropout")
@@ -98,6 +102,7 @@ def _noise_dropout_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grad
 
 schema("gradview::dropout_noise(Tensor input, float p, bool train, bool feature, bool alpha) -> Tensor")
 kernel("gradview::dropout_noise")(kernels.dropout_noise)
+random("gradview::dropout_noise")  # the forward's seeded draw, again
 no_gradient("gradview::dropout_noise", reason=BACKWARD_KERNEL)
 
 
@@ -264,6 +269,12 @@ _FILLS = {
 }
 for _name, _fill_kernel in _FILLS.items():
     kernel(_name)(_fill_kernel)
+random("aten::bernoulli", "aten::bernoulli_", "aten::normal", "aten::normal_", "aten::uniform_", "aten::exponential_",
+       "aten::geometric_", "aten::log_normal_", "aten::cauchy_", "aten::randint", "aten::randint_like", "aten::multinomial")
+# Random ops gradview does not run, which compiled graphs (AOTAutograd's, Inductor's) hold.
+random("aten::randperm", "aten::random", "aten::random_", "aten::uniform", "aten::exponential", "aten::poisson",
+       "aten::rrelu_with_noise", "aten::rrelu_with_noise_", "aten::rrelu_with_noise_functional",
+       "prims::inductor_random", "prims::inductor_seeds")
 
 
 @shape_rule(*sorted({name.split(".")[0] for name in _FILLS}))

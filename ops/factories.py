@@ -19,7 +19,7 @@ import math
 from gradview.kernels import factories as kernels
 
 from .dtype_rules import DEFAULT_FLOAT, scalar_type_name
-from .registry import kernel, no_gradient, shape_rule
+from .registry import kernel, no_gradient, random, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult, fresh
 
 __all__ = ["dtype_arg", "device_arg"]
@@ -96,6 +96,7 @@ kernel("aten::full")(kernels.full)
 # rand and randn draw from gradview's seeded generator (kernels/dropout.py), not PyTorch's.
 kernel("aten::rand")(kernels.rand)
 kernel("aten::randn")(kernels.randn)
+random("aten::rand", "aten::randn")
 
 # -- aten::scalar_tensor (its shape rule is NumToTensor's, above) ---------------------------------
 kernel("aten::scalar_tensor")(kernels.scalar_tensor)

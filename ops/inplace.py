@@ -36,7 +36,8 @@ from gradview.kernels import inplace as kernels
 from gradview.kernels.protocol import Kernel
 
 from .emit_util import grad_list
-from .registry import FORMULAS, Emitter, formula, kernel, kernel_for, shape_rule
+from .random_draws import unless_constant_zero
+from .registry import FORMULAS, Emitter, formula, kernel, kernel_for, random, shape_rule
 from .shape_toolkit import NodeArgs, RuleResult
 
 __all__ = ["SAME_AS", "READS_SELF"]
@@ -207,6 +208,8 @@ def _copy_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Res
 
 # -- aten::dropout_ --------------------------------------------------------------------------------
 kernel("aten::dropout_")(kernels.dropout_)
+random("aten::dropout_", "aten::feature_dropout_", "aten::alpha_dropout_", "aten::feature_alpha_dropout_",
+       when=unless_constant_zero(1, 2))  # as their out-of-place ops (ops/dropout.py)
 
 
 def _dropout_forward(emit: Emitter, node: Node) -> Saved:

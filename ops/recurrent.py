@@ -45,7 +45,8 @@ from gradview.ir import Node, Value
 from gradview.ir.types import TensorType, Type
 from gradview.kernels import recurrent as kernels
 
-from .registry import Emitter, formula, kernel, no_gradient, schema, shape_rule
+from .random_draws import ConstantInputs, is_constant_zero
+from .registry import Emitter, formula, kernel, no_gradient, random, schema, shape_rule
 from .shape_toolkit import (
     ElementList,
     NodeArgs,
@@ -196,6 +197,19 @@ kernel("aten::lstm.input")(kernels.lstm)
 kernel("aten::lstm.data")(kernels.lstm_packed)
 kernel("aten::gru.input")(kernels.gru)
 kernel("aten::gru.data")(kernels.gru_packed)
+
+
+def _draws_between_layers(inputs: ConstantInputs) -> bool:
+    """Dropout between layers in training: the float argument after num_layers and the
+    bool after it, unless either is a constant 0, or num_layers a constant 1."""
+    for at in (5, 6):  # .input: dropout is input 5; .data (with batch_sizes): input 6
+        if at + 1 < len(inputs) and inputs.type_text(at) == "float":
+            one_layer = inputs.constant(at - 1) == 1
+            return not one_layer and not is_constant_zero(inputs.constant(at)) and not is_constant_zero(inputs.constant(at + 1))
+    return False
+
+
+random("aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu", when=_draws_between_layers)
 
 
 def _states(args: NodeArgs, lstm: bool, packed: bool) -> list[TensorType | None]:

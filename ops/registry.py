@@ -15,7 +15,9 @@ primitive's evaluation, abstract evaluation and derivative rules side by side:
   (``gradview::conv_backward``); PyTorch's ops already have theirs in the IR;
 * :func:`refuse` says why gradview does not run an op PyTorch has (its
   results are complex, say): the runtime refuses the node in that one line,
-  and ``python -m gradview.ops.catalog --lacking`` lists every such op.
+  and ``python -m gradview.ops.catalog --lacking`` lists every such op;
+* :func:`random` says the op draws random values, always or when its
+  constant inputs say so (:mod:`gradview.ops.random_draws`).
 
 The tables are filled when ``gradview.ops`` is imported; passes, autodiff and
 the runtime read them through the lookups at the bottom of this module.
@@ -34,11 +36,13 @@ from gradview.kernels.protocol import FastPath, Kernel
 from .gradients import Backward, Emitter, Formula, Forward, Supports
 
 if TYPE_CHECKING:
+    from .random_draws import DrawTest
     from .shape_toolkit import ShapeRule
 
 __all__ = [
     "Emitter", "Formula", "KERNELS", "FAST_PATHS", "SHAPE_RULES", "FORMULAS", "NO_GRADIENT", "GRADVIEW_SCHEMAS",
-    "REFUSED", "NON_DIFFERENTIABLE", "kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema", "refuse",
+    "REFUSED", "NON_DIFFERENTIABLE", "RANDOM", "kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema",
+    "refuse", "random",
     "kernel_for", "fast_path_for", "shape_rule_for", "formula_for", "no_gradient_reason", "refusal_for",
 ]
 
@@ -62,10 +66,14 @@ GRADVIEW_SCHEMAS: list[str] = []
 # Ops PyTorch has that gradview deliberately does not run, with the reason in
 # plain words, keyed by kind (``aten::fft_rfft``: every overload) or overload.
 REFUSED: dict[str, str] = {}
+# Kinds whose nodes draw random values (gradview's own seeded draws, kernels/dropout.py;
+# or, in compiled graphs gradview reads but does not run, PyTorch's): kind -> None (every
+# run draws) or the test of the node's constant inputs that says it draws.
+RANDOM: dict[str, DrawTest | None] = {}
 # Which module declared each fact: DECLARED_IN["kernel"]["aten::mm"] == "gradview.ops.linalg".
 # The op library test reads it to check an op's facts sit in one module.
 DECLARED_IN: dict[str, dict[str, str]] = {
-    fact: {} for fact in ("kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema", "refused")
+    fact: {} for fact in ("kernel", "fast_path", "shape_rule", "formula", "no_gradient", "schema", "refused", "random")
 }
 
 
@@ -169,6 +177,16 @@ def refuse(*names: str, reason: str) -> None:
         if name in REFUSED or name in KERNELS:
             raise ValueError(f"{name} is already refused or has a kernel")
         REFUSED[name] = reason
+
+
+def random(*kinds: str, when: DrawTest | None = None) -> None:
+    """Declare that nodes of ``kinds`` draw random values: on every run, or when
+    ``when`` (a test of the node's constant inputs) says so."""
+    _declared("random", kinds)
+    for kind in kinds:
+        if kind in RANDOM:
+            raise ValueError(f"{kind} declared random twice")
+        RANDOM[kind] = when
 
 
 def refusal_for(qualified_name: str) -> str | None:

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .pass_trace import PassTrace
+from .random_values import may_draw_random_values
 from .saved_values import (
     INPUT,
     PASS_THROUGH,
@@ -62,16 +63,6 @@ class KeptInput:
     name: str
     value: int  # its id in the forward graph's snapshot
     bytes: int | None  # None where its size is not known
-
-
-# Ops that draw random numbers: rerun in the backward, they draw new ones unless the
-# generator's state is kept too (as torch.utils.checkpoint does).
-RANDOM_OPS = frozenset({
-    "aten::native_dropout", "aten::dropout", "aten::bernoulli", "aten::bernoulli_", "aten::rand", "aten::rand_like",
-    "aten::randn", "aten::randn_like", "aten::randint", "aten::randint_like", "aten::randperm", "aten::normal",
-    "aten::uniform", "aten::uniform_", "aten::multinomial", "aten::rrelu", "aten::rrelu_with_noise", "aten::exponential",
-    "aten::poisson", "prims::inductor_random", "prims::inductor_seeds",
-})
 
 
 @dataclass(frozen=True)
@@ -161,7 +152,9 @@ def what_if_recomputed(trace: PassTrace, graph: GraphSaved, names: Iterable[str]
         tuple(chosen), graph.total_bytes, graph.total_bytes - freed + added,
         tuple(node.id for node in counted), tuple(node.kind for node in counted),
         tuple(sorted(kept.values(), key=lambda item: item.name)),
-        tuple(node.kind for node in counted if node.kind in RANDOM_OPS),
+        # Rerun in the backward, they draw new numbers unless the generator's state is kept
+        # too (as torch.utils.checkpoint does); the op library says which ops draw.
+        tuple(node.kind for node in counted if may_draw_random_values(node.kind)),
     )
 
 

@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane
 
-from gradview.runtime import PassTrace
+from gradview.runtime import PassTrace, graph_draws_random_values
 
 from .fit_table import FitTable
 from .formatting import (
@@ -37,7 +37,7 @@ from .formatting import (
 )
 from .key_values import KeyValues
 from .model import View
-from .random_values import RANDOM_NOTE, draws_random_values
+from .random_values import RANDOM_NOTE
 from .saved_panel import SavedPanel
 from .table_fit import Column, hidden_note, number, shape
 from .text_pane import TextPane
@@ -86,7 +86,7 @@ class DetailPanel(Vertical):
     }
     DetailPanel #inspector {
         height: auto;
-        max-height: 50%;
+        max-height: 75%;  /* sized to its rows: at 120x40 a vjp output's formula, IR and types all show */
     }
     DetailPanel #passdoc {
         height: 1fr;
@@ -261,7 +261,7 @@ class DetailPanel(Vertical):
             )))
         table.set_rows(rows)
         said = f"step {index} ran on the example inputs: values shown on the nodes"
-        if step is not None and draws_random_values(step.graph):
+        if step is not None and graph_draws_random_values(step.graph):
             said += f"; {RANDOM_NOTE}"
         status.update(said)
         return None

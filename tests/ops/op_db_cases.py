@@ -201,33 +201,20 @@ class Eager:
     random: bool = False  # the values change with torch's seed: compare shapes and dtypes
 
 
-# Kinds that draw random numbers or return uninitialized memory: a small sample
-# may give the same values under two seeds, so the graph's kinds decide too.
-RANDOM_KINDS = re.compile(
-    r"= aten::(?:\w*dropout\w*|bernoulli_?|rand\w*|normal_?|uniform_|exponential_|geometric_|log_normal_|"
-    r"cauchy_|multinomial|rrelu_with_noise\w*|empty\w*|new_empty\w*|poisson)\("
-)
-# Ops that draw only in training: (kind, index of the ``training`` input). fractional_max_pool
-# draws nothing itself (F.fractional_max_pool2d draws its samples with aten::rand).
-_DRAW_IN_TRAINING = {"aten::rrelu": 3}
+# Kinds that return uninitialized memory: their values differ run to run like a draw's.
+UNINITIALIZED_KINDS = re.compile(r"= aten::(?:empty\w*|new_empty\w*)\(")
 
 
 def draws_random_values(graph: Any) -> bool:
-    """Whether the graph draws random values: a random kind, or attention with a
-    dropout_p that is not a constant 0. (OpInfo wraps random ops in
-    ``wrapper_set_seed``, so eager's values repeat whatever the seed.)"""
-    from gradview.ir.constants import constant_value
+    """Whether the graph's values change with torch's seed: a node the op library says
+    draws random values (dropout unless p or train is a constant 0, attention with a
+    dropout_p...), or uninitialized memory; a small sample may give the same values
+    under two seeds, so the graph decides. (OpInfo wraps random ops in
+    ``wrapper_set_seed``, so eager's values repeat whatever the seed.) fractional_max_pool
+    draws nothing itself (F.fractional_max_pool2d draws its samples with aten::rand)."""
+    from gradview.ops import node_draws_random_values
 
-    if RANDOM_KINDS.search(str(graph)):
-        return True
-    for node in graph.all_nodes():
-        attention = node.kind() == "aten::scaled_dot_product_attention" and len(node.inputs()) > 4
-        if attention and constant_value(node.inputs()[4]) not in (0, 0.0):
-            return True
-        training = _DRAW_IN_TRAINING.get(node.kind())
-        if training is not None and len(node.inputs()) > training and constant_value(node.inputs()[training]) is not False:
-            return True
-    return False
+    return bool(UNINITIALIZED_KINDS.search(str(graph))) or any(node_draws_random_values(n) for n in graph.all_nodes())
 
 
 def _changes_with_seed(case: Case, outputs: list[Any]) -> bool:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
+from gradview.runtime import graph_draws_random_values
 from gradview.viewer.app import GradviewApp
-from gradview.viewer.random_values import RANDOM_NOTE, draws_random_values
+from gradview.viewer.random_values import RANDOM_NOTE
 from gradview.viewer.session import load_target
 
 
@@ -97,4 +98,4 @@ def _rrelu(training: str) -> str:
 def test_which_graphs_draw(text: str, draws: bool, tmp_path: Path) -> None:
     path = tmp_path / "graph.ir"
     path.write_text(text)
-    assert draws_random_values(load_target(str(path)).trace[0].graph) is draws
+    assert graph_draws_random_values(load_target(str(path)).trace[0].graph) is draws
