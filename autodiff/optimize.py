@@ -20,6 +20,12 @@ from __future__ import annotations
 
 from gradview.ir import Block, Graph, Node, TensorType, Value
 from gradview.ir.passes import eliminate_common_subexpression, eliminate_dead_code
+from gradview.ir.passes.registry import (
+    ELIMINATE_COMMON_SUBEXPRESSION,
+    ELIMINATE_DEAD_CODE,
+    PassInfo,
+    Phase,
+)
 
 from .gradient import Gradient
 from .reverse import ReverseDetails
@@ -169,10 +175,12 @@ def eliminate_dead_code_in_reverse(grad: Gradient, rev: ReverseDetails) -> bool:
     return eliminate_dead_code(rev.reverse_block, live_values_callback=forget)
 
 
-OPTIMIZE_STEPS = (
-    ("liftConstants", lift_constants),
-    ("foldSizeIfNotEqual", fold_size_if_not_equal),
-    ("EliminateCommonSubexpression", eliminate_common_subexpression_in_forward),
-    ("deduplicateSizeCaptures", deduplicate_size_captures),
-    ("EliminateDeadCode", eliminate_dead_code_in_reverse),
+# Differentiate's Optimize steps, in order. CSE and DCE keep the generic
+# passes' names (what TorchScript's trace shows), as steps of their own.
+OPTIMIZE_STEPS: tuple[PassInfo, ...] = (
+    PassInfo("liftConstants", lift_constants, Phase.DIFFERENTIATE),
+    PassInfo("foldSizeIfNotEqual", fold_size_if_not_equal, Phase.DIFFERENTIATE),
+    PassInfo(ELIMINATE_COMMON_SUBEXPRESSION.name, eliminate_common_subexpression_in_forward, Phase.DIFFERENTIATE),
+    PassInfo("deduplicateSizeCaptures", deduplicate_size_captures, Phase.DIFFERENTIATE),
+    PassInfo(ELIMINATE_DEAD_CODE.name, eliminate_dead_code_in_reverse, Phase.DIFFERENTIATE),
 )

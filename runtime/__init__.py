@@ -40,6 +40,14 @@ from .executor import pack_gradient  # noqa: E402
 from .gradient_wiring import GradientWiring, gradient_wiring  # noqa: E402
 from .no_graph_reason import MIN_SUBGRAPH_SIZE, no_differentiable_graph_reason  # noqa: E402
 from .pass_trace import PassTrace, Step, normalize_pass_name, which_label  # noqa: E402
+from .pipeline import (  # noqa: E402
+    PIPELINE_TABLE,
+    STEP_ALIASES,
+    PassInfo,
+    Phase,
+    pipeline_step_names,
+    steps_named,
+)
 from .random_values import graph_draws_random_values, may_draw_random_values  # noqa: E402
 from .recompute import Recomputation, RecomputeError, what_if_recomputed  # noqa: E402
 from .saved_values import (  # noqa: E402
@@ -65,6 +73,7 @@ from .value_names import NameTable, ValueName, name_table  # noqa: E402
 __all__ += [
     "specialize_types", "pack_gradient", "GradientWiring", "gradient_wiring", "MIN_SUBGRAPH_SIZE",
     "no_differentiable_graph_reason", "PassTrace", "Step", "normalize_pass_name", "which_label",
+    "PIPELINE_TABLE", "STEP_ALIASES", "PassInfo", "Phase", "pipeline_step_names", "steps_named",
     "graph_draws_random_values", "may_draw_random_values",
     "Recomputation", "RecomputeError", "what_if_recomputed", "INPUT", "GraphSaved", "SavedValue",
     "SavedValuesError", "saved_values", "tensor_shape_dtype", "StepChange", "change_lines", "step_changes",

@@ -34,27 +34,31 @@ from gradview.autodiff import (
     AutodiffMode,
     Gradient,
     autodiff_mode,
-    create_autodiff_subgraphs,
-    create_autodiff_subgraphs_with_notes,
     differentiate,
-    inline_autodiff_subgraphs,
-    inline_autodiff_subgraphs_with_notes,
-    specialize_autograd_zero,
-    specialize_autograd_zero_with_notes,
+)
+from gradview.autodiff.executor_steps import (
+    CREATE_AUTODIFF_SUBGRAPHS,
+    INLINE_AUTODIFF_SUBGRAPHS,
+    SPECIALIZE_AUTOGRAD_ZERO,
 )
 from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, TupleType
-from gradview.ir.passes import (
-    constant_pooling,
-    constant_propagation,
-    eliminate_dead_code,
-    inline,
-    lower_grad_of,
-    lower_simple_tuples,
-    propagate_input_shapes,
-    propagate_requires_grad,
-    run_nondiff_optimization,
-    run_optimization,
-    run_required_passes,
+from gradview.ir.passes import propagate_requires_grad, run_required_passes
+from gradview.ir.passes.pipelines import (
+    RUN_NONDIFF_OPTIMIZATION,
+    RUN_OPTIMIZATION,
+    RUN_REQUIRED_PASSES,
+)
+from gradview.ir.passes.registry import (
+    CONSTANT_POOLING,
+    CONSTANT_PROPAGATION,
+    ELIMINATE_DEAD_CODE,
+    INLINE,
+    LOWER_GRAD_OF,
+    LOWER_SIMPLE_TUPLES,
+    PROPAGATE_INPUT_SHAPES,
+    PROPAGATE_REQUIRES_GRAD,
+    PassInfo,
+    Phase,
 )
 from gradview.ir.types import AnyType, TypeVar
 from gradview.kernels.backend import get_backend
@@ -70,6 +74,7 @@ from .trace_types import MAIN_GRAPH, GraphName, Recorder
 
 __all__ = [
     "AUTODIFF_SUBGRAPH_NODE_THRESHOLD", "AUTODIFF_SUBGRAPH_INLINE_THRESHOLD", "ExecutionPlan", "GraphExecutor", "GraphExecutorState", "pack_gradient",
+    "SPECIALIZE_TYPES", "PACK_GRADIENT", "PRE_AUTODIFF_STEPS", "FORWARD_GRAPH_STEPS", "EXECUTOR_STEPS",
 ]
 
 # TorchScript's defaults: a DifferentiableGraph needs at least two nodes, and
@@ -139,6 +144,22 @@ class _Steps:
                 seconds=time.perf_counter() - start, annotations=notes,
             )
         return result
+
+    def run_pass(self, info: PassInfo, graph: Graph, *args: Any, which: GraphName | None = None, **kwargs: Any) -> Any:
+        """Run the step ``info`` on ``graph`` and record it (with the pass's notes
+        when tracing); a pipeline records each of its passes instead."""
+        run: Callable[..., Any] = info.run  # type: ignore[assignment]
+        if info.phase is Phase.PIPELINE:
+            return run(graph, *args, record=self.recorder(graph, which), **kwargs)
+        if self.trace is not None and info.noted is not None:
+            noted = info.noted
+            return self.run(info.name, lambda: noted(graph, *args, **kwargs), which, graph, noted=True)
+        return self.run(info.name, lambda: run(graph, *args, **kwargs), which, graph)
+
+    def run_all(self, steps: tuple[PassInfo, ...], graph: Graph, which: GraphName | None = None) -> None:
+        """Run each step of ``steps`` on ``graph`` in order, whatever the earlier ones returned."""
+        for info in steps:
+            self.run_pass(info, graph, which=which)
 
     def recorder(self, graph: Graph, which: GraphName | None = None) -> Callable[[str, bool], None] | None:
         """A ``record(name, changed)`` callback for the pipelines' inner passes."""
@@ -213,6 +234,20 @@ def pack_gradient(gradient: Gradient, node: Node) -> None:
     node.is__("df_input_captured_inputs", gradient.df_input_captured_inputs)
     node.is__("df_input_captured_outputs", gradient.df_input_captured_outputs)
     node.is__("df_output_vjps", gradient.df_output_vjps)
+
+
+# The executor's own steps, and the order compileSpec runs the table's steps in.
+SPECIALIZE_TYPES = PassInfo("specializeTypes", specialize_types, Phase.EXECUTOR)
+PACK_GRADIENT = PassInfo("packGradient", pack_gradient, Phase.EXECUTOR)
+# After specializeTypes, on the graph being compiled.
+PRE_AUTODIFF_STEPS: tuple[PassInfo, ...] = (
+    INLINE, LOWER_GRAD_OF, SPECIALIZE_AUTOGRAD_ZERO, LOWER_SIMPLE_TUPLES, CONSTANT_POOLING, RUN_REQUIRED_PASSES,
+    CONSTANT_PROPAGATION, PROPAGATE_INPUT_SHAPES, PROPAGATE_REQUIRES_GRAD, RUN_OPTIMIZATION,
+)
+# On each DifferentiableGraph's forward graph f, once differentiate made it.
+FORWARD_GRAPH_STEPS: tuple[PassInfo, ...] = (PROPAGATE_INPUT_SHAPES, RUN_OPTIMIZATION, RUN_NONDIFF_OPTIMIZATION)
+# Every step of the executor's own (the autodiff passes' records live in gradview.autodiff).
+EXECUTOR_STEPS: tuple[PassInfo, ...] = (SPECIALIZE_TYPES, PACK_GRADIENT)
 
 
 class _MovedTensor:
@@ -473,39 +508,22 @@ class GraphExecutor:
         if self.trace is not None:
             self.trace.inherit_ids(copies)  # the trace shows the working copy as the same nodes
         steps = _Steps(self.trace, lambda: graph, self.which)
-        steps.run("specializeTypes", lambda: specialize_types(graph, spec))
-        steps.run("Inline", lambda: inline(graph))
-        steps.run("LowerGradOf", lambda: lower_grad_of(graph))
-        # The passes' notes for the viewer are only worked out when tracing.
-        noted = self.trace is not None
-        zero_ = specialize_autograd_zero_with_notes if noted else specialize_autograd_zero
-        steps.run("specializeAutogradZero", lambda: zero_(graph), noted=noted)
-        steps.run("LowerSimpleTuples", lambda: lower_simple_tuples(graph))
-        steps.run("ConstantPooling", lambda: constant_pooling(graph))
-        run_required_passes(graph, steps.recorder(graph))
-        steps.run("ConstantPropagation", lambda: constant_propagation(graph))
-        steps.run("PropagateInputShapes", lambda: propagate_input_shapes(graph))
-        steps.run("PropagateRequiresGrad", lambda: propagate_requires_grad(graph))
-        run_optimization(graph, record=steps.recorder(graph))
+        steps.run_pass(SPECIALIZE_TYPES, graph, spec)
+        steps.run_all(PRE_AUTODIFF_STEPS, graph)
         gradients: list[Gradient] = []
         dg_number: dict[Node, int] = {}  # DifferentiableGraph node -> k, as GraphName.forward(k) names it
         if needs_gradient(graph, spec.grad_enabled):
-            node_threshold = self.effective_min_group_size
-            slice_ = create_autodiff_subgraphs_with_notes if noted else create_autodiff_subgraphs
-            diff_nodes = steps.run(
-                "CreateAutodiffSubgraphs", lambda: slice_(graph, node_threshold, mode=self.autodiff), noted=noted
+            diff_nodes = steps.run_pass(
+                CREATE_AUTODIFF_SUBGRAPHS, graph, self.effective_min_group_size, mode=self.autodiff
             )
             dg_number.update((node, k) for k, node in enumerate(diff_nodes))
             for index, node in enumerate(diff_nodes):
                 gradient = self._differentiate_node(node, index, steps)
                 gradients.append(gradient)
-            inline_ = inline_autodiff_subgraphs_with_notes if noted else inline_autodiff_subgraphs
-            steps.run(
-                "InlineAutodiffSubgraphs", lambda: inline_(graph, self.effective_inline_threshold), noted=noted
-            )
+            steps.run_pass(INLINE_AUTODIFF_SUBGRAPHS, graph, self.effective_inline_threshold)
         else:
-            run_nondiff_optimization(graph, record=steps.recorder(graph))
-        steps.run("EliminateDeadCode", lambda: eliminate_dead_code(graph))
+            steps.run_pass(RUN_NONDIFF_OPTIMIZATION, graph)
+        steps.run_pass(ELIMINATE_DEAD_CODE, graph)
         if gradients:
             # Nodes pasted back from a group too small to keep still carry f's
             # requires_grad=0 types; the eager fallback below reads these types
@@ -560,11 +578,8 @@ class GraphExecutor:
         forward = GraphName.forward(index)
         record = self.trace.autodiff_recorder(index) if self.trace is not None else None
         gradient = differentiate(node.g("Subgraph"), record, mode=self.autodiff)
-        f = gradient.f
-        steps.run("PropagateInputShapes", lambda: propagate_input_shapes(f), which=forward, graph=f)
-        run_optimization(f, record=steps.recorder(f, forward))
-        run_nondiff_optimization(f, record=steps.recorder(f, forward))
-        steps.run("packGradient", lambda: pack_gradient(gradient, node))
+        steps.run_all(FORWARD_GRAPH_STEPS, gradient.f, forward)
+        steps.run(PACK_GRADIENT.name, lambda: pack_gradient(gradient, node))
         return gradient
 
     def graph_for_spec(self, spec: ArgumentSpec) -> Graph:

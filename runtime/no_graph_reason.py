@@ -31,6 +31,7 @@ from collections import Counter
 from typing import Any
 
 from gradview.autodiff import OutsideCause
+from gradview.autodiff.executor_steps import CREATE_AUTODIFF_SUBGRAPHS
 from gradview.ir.passes.pipelines import NONDIFF_PASSES
 
 from .pass_trace import PassTrace, Step, normalize_pass_name
@@ -43,10 +44,10 @@ __all__ = ["no_differentiable_graph_reason", "shows_differentiable_graph", "MIN_
 MIN_SUBGRAPH_SIZE = 2  # PyTorch's minSubgraphSize (autodiffSubgraphNodeThreshold)
 KINDS_SHOWN = 5  # op kinds named per reason; the rest are counted
 
-_CREATE = normalize_pass_name("CreateAutodiffSubgraphs")
+_CREATE = normalize_pass_name(CREATE_AUTODIFF_SUBGRAPHS.name)
 # The non-differentiable pipeline's last pass: the executor runs it on the main
 # graph instead of CreateAutodiffSubgraphs when no input requires grad.
-_NONDIFF_LAST = NONDIFF_PASSES[-1][0]
+_NONDIFF_LAST = NONDIFF_PASSES[-1].name
 
 # What each recorded cause means for the ops it kept out, as a clause.
 _CAUSES = {

@@ -6,7 +6,7 @@ differentiable subgraph's forward and backward graph); ``run_nondiff_optimizatio
 runs the rewrites that would confuse autodiff, so only after it.
 Each returns True if any pass changed the graph, and accepts an optional
 ``record(name, changed)`` callback so a tracer can observe every step. The
-steps are data: tuples of ``(name, pass)`` that ``_run_steps`` runs in order.
+steps are data: tuples of the passes' records that ``_run_steps`` runs in order.
 """
 
 from __future__ import annotations
@@ -14,63 +14,54 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..graph import Graph
-from .batch_mm import batch_mm
-from .canonicalize_ops import canonicalize_ops
-from .check_inplace import check_inplace
-from .common_subexpression_elimination import eliminate_common_subexpression
-from .constant_pooling import constant_pooling
-from .constant_propagation import constant_propagation
-from .dead_code_elimination import eliminate_dead_code
-from .decompose_ops import decompose_ops
-from .loop_unrolling import unroll_constant_loops, unroll_loops
-from .lower_simple_tuples import lower_simple_tuples
-from .peephole import peephole_optimize
-from .remove_expands import remove_expands
-from .remove_list_mutation import remove_list_mutation
+from .registry import (
+    BATCH_MM,
+    CANONICALIZE_OPS,
+    CHECK_INPLACE,
+    CONSTANT_POOLING,
+    CONSTANT_PROPAGATION,
+    DECOMPOSE_OPS,
+    ELIMINATE_COMMON_SUBEXPRESSION,
+    ELIMINATE_DEAD_CODE,
+    LOWER_SIMPLE_TUPLES,
+    PEEPHOLE_OPTIMIZE,
+    REMOVE_EXPANDS,
+    REMOVE_LIST_MUTATION,
+    UNROLL_CONSTANT_LOOPS,
+    UNROLL_LOOPS,
+    PassInfo,
+    Phase,
+)
 
-__all__ = ["run_required_passes", "run_optimization", "run_nondiff_optimization", "Recorder"]
+__all__ = [
+    "run_required_passes", "run_optimization", "run_nondiff_optimization", "Recorder", "PIPELINES",
+    "REQUIRED_PASSES", "OPTIMIZATION_PASSES", "AFTER_UNROLLING_PASSES", "CLOSING_OPTIMIZATION_PASSES",
+    "NONDIFF_PASSES", "RUN_REQUIRED_PASSES", "RUN_OPTIMIZATION", "RUN_NONDIFF_OPTIMIZATION",
+]
 
 Recorder = Callable[[str, bool], None]
-# A pipeline step: the name a recorder sees, and the pass.
-Step = tuple[str, Callable[[Graph], bool]]
+# A pipeline step is the pass's record (registry.py): the name a recorder sees, and the pass.
+Steps = tuple[PassInfo, ...]
 
-REQUIRED_PASSES: tuple[Step, ...] = (
-    ("RemoveExpands", remove_expands),
-    ("CanonicalizeOps", canonicalize_ops),
-    ("EliminateDeadCode", eliminate_dead_code),
-)
+REQUIRED_PASSES: Steps = (REMOVE_EXPANDS, CANONICALIZE_OPS, ELIMINATE_DEAD_CODE)
 # run_optimization: these, then one loop-unrolling pass (the steps after
 # unrolling only when it changed something), then the closing steps.
-OPTIMIZATION_PASSES: tuple[Step, ...] = (
-    ("EliminateDeadCode", eliminate_dead_code),
-    ("EliminateCommonSubexpression", eliminate_common_subexpression),
-    ("PeepholeOptimize", peephole_optimize),
-    ("ConstantPropagation", constant_propagation),
-    ("ConstantPooling", constant_pooling),
+OPTIMIZATION_PASSES: Steps = (
+    ELIMINATE_DEAD_CODE, ELIMINATE_COMMON_SUBEXPRESSION, PEEPHOLE_OPTIMIZE, CONSTANT_PROPAGATION, CONSTANT_POOLING,
 )
-AFTER_UNROLLING_PASSES: tuple[Step, ...] = (
-    ("RemoveListMutation", remove_list_mutation),
-    ("PeepholeOptimize", peephole_optimize),
-    ("ConstantPropagation", constant_propagation),
-)
-CLOSING_OPTIMIZATION_PASSES: tuple[Step, ...] = (
-    ("EliminateCommonSubexpression", eliminate_common_subexpression),
-    ("CheckInplace", check_inplace),  # changes nothing: it raises or returns False
-)
-NONDIFF_PASSES: tuple[Step, ...] = (
-    ("DecomposeOps", decompose_ops),
-    ("LowerSimpleTuples", lower_simple_tuples),
-    ("BatchMM", batch_mm),
-)
+AFTER_UNROLLING_PASSES: Steps = (REMOVE_LIST_MUTATION, PEEPHOLE_OPTIMIZE, CONSTANT_PROPAGATION)
+# CheckInplace changes nothing: it raises or returns False.
+CLOSING_OPTIMIZATION_PASSES: Steps = (ELIMINATE_COMMON_SUBEXPRESSION, CHECK_INPLACE)
+NONDIFF_PASSES: Steps = (DECOMPOSE_OPS, LOWER_SIMPLE_TUPLES, BATCH_MM)
 
 
-def _run_steps(graph: Graph, steps: tuple[Step, ...], record: Recorder | None) -> bool:
+def _run_steps(graph: Graph, steps: Steps, record: Recorder | None) -> bool:
     """Run every step in order, whatever the earlier ones returned; True if any changed the graph."""
     changed = False
-    for name, pass_fn in steps:
-        step_changed = bool(pass_fn(graph))
+    for step in steps:
+        step_changed = bool(step.run(graph))  # type: ignore[misc]
         if record is not None:
-            record(name, step_changed)
+            record(step.name, step_changed)
         changed |= step_changed
     return changed
 
@@ -83,10 +74,7 @@ def run_required_passes(graph: Graph, record: Recorder | None = None) -> bool:
 def run_optimization(graph: Graph, unroll_non_constant_loops: bool = True, record: Recorder | None = None) -> bool:
     """DCE, CSE, peephole, constant propagation and pooling, loop unrolling, CSE, CheckInplace."""
     changed = _run_steps(graph, OPTIMIZATION_PASSES, record)
-    if unroll_non_constant_loops:
-        unroll: Step = ("UnrollLoops", unroll_loops)
-    else:
-        unroll = ("UnrollConstantLoops", unroll_constant_loops)
+    unroll = UNROLL_LOOPS if unroll_non_constant_loops else UNROLL_CONSTANT_LOOPS
     if _run_steps(graph, (unroll,), record):
         changed = True
         _run_steps(graph, AFTER_UNROLLING_PASSES, record)
@@ -97,3 +85,11 @@ def run_optimization(graph: Graph, unroll_non_constant_loops: bool = True, recor
 def run_nondiff_optimization(graph: Graph, record: Recorder | None = None) -> bool:
     """DecomposeOps, LowerSimpleTuples, BatchMM (gradview has no fuser to run after them)."""
     return _run_steps(graph, NONDIFF_PASSES, record)
+
+
+# The pipelines by the names PyTorch's JIT logs give them. The executor runs them
+# as steps whose inner passes are recorded (``run(graph, record=...)``).
+RUN_REQUIRED_PASSES = PassInfo("runRequiredPasses", run_required_passes, Phase.PIPELINE)
+RUN_OPTIMIZATION = PassInfo("runOptimization", run_optimization, Phase.PIPELINE)
+RUN_NONDIFF_OPTIMIZATION = PassInfo("runNondiffOptimization", run_nondiff_optimization, Phase.PIPELINE)
+PIPELINES: Steps = (RUN_REQUIRED_PASSES, RUN_OPTIMIZATION, RUN_NONDIFF_OPTIMIZATION)

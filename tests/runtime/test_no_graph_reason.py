@@ -148,12 +148,16 @@ def test_the_readme_quotes_the_resnets_message(resnet: PassTrace) -> None:
 def test_a_run_that_stopped_while_compiling_does_not_claim_nothing_needed_grad(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from dataclasses import replace
+
     from gradview.runtime import executor
 
     def fail(graph: object) -> bool:
         raise RuntimeError("a pass failed")
 
-    monkeypatch.setattr(executor, "propagate_requires_grad", fail)
+    # PropagateRequiresGrad fails: the step before runOptimization in the table.
+    steps = executor.PRE_AUTODIFF_STEPS
+    monkeypatch.setattr(executor, "PRE_AUTODIFF_STEPS", (*steps[:-2], replace(steps[-2], run=fail), steps[-1]))
     session = load_target(_ir(tmp_path, X_TIMES_W))
     assert session.run_error == "running the graph on the example inputs failed: a pass failed"
     assert no_differentiable_graph_reason(session.trace) == (

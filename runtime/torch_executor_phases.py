@@ -2,15 +2,19 @@
 
 A ``PYTORCH_JIT_LOG_LEVEL`` log names the phases of TorchScript's executors
 (``profiling_graph_executor_impl.cpp``, ``graph_executor.cpp``) and a few
-passes gradview does not run itself. Each gets a short text here, written
-from PyTorch's source; the passes gradview does run keep their docstrings
-(:mod:`gradview.viewer.pass_docs`), and log names that are another spelling of
-one of them are listed in :data:`ALIASES`.
+passes gradview does not run itself. Each gets a record here with a short
+text, written from PyTorch's source; the passes gradview does run keep their
+docstrings (:mod:`gradview.runtime.pipeline`), and log names that are another
+spelling of one of them are listed in :data:`ALIASES`.
 """
 
 from __future__ import annotations
 
-__all__ = ["PHASE_DOCS", "ALIASES"]
+from gradview.autodiff.differentiate import DIFFERENTIATE
+from gradview.autodiff.executor_steps import INLINE_AUTODIFF_SUBGRAPHS
+from gradview.ir.passes.registry import INLINE, PassInfo, Phase
+
+__all__ = ["TORCH_EXECUTOR_PHASES", "ALIASES"]
 
 _NOOPT = """The profiling executor's pipeline for a graph it does not optimize.
 
@@ -117,7 +121,7 @@ The graph after every phase of ``compileSpec`` (specialization to the
 inputs' types, the required and optimization passes, autodiff where needed):
 what runs for inputs of these dtypes, ranks and requires_grad flags."""
 
-PHASE_DOCS: dict[str, str] = {
+_PHASE_DOCS: dict[str, str] = {
     "runNooptPassPipeline": _NOOPT,
     "NoOpt Graph": _NOOPT_GRAPH,
     "runProfilingInsensitiveOptimizations": _INSENSITIVE,
@@ -139,9 +143,13 @@ PHASE_DOCS: dict[str, str] = {
     "Could not guardDifferentiableGraph": _UNGUARDED,  # "... 2 in", likewise
 }
 
+TORCH_EXECUTOR_PHASES: tuple[PassInfo, ...] = tuple(
+    PassInfo(name, None, Phase.TORCH_EXECUTOR, text=text) for name, text in _PHASE_DOCS.items()
+)
+
 # A log's name for a step -> the name gradview's own docs use.
 ALIASES: dict[str, str] = {
-    "inlining": "Inline",
-    "Differentiate": "differentiate",
-    "InlineAutodiffSubgraphs and Removing Profiling Nodes": "InlineAutodiffSubgraphs",
+    "inlining": INLINE.name,
+    "Differentiate": DIFFERENTIATE.name,
+    "InlineAutodiffSubgraphs and Removing Profiling Nodes": INLINE_AUTODIFF_SUBGRAPHS.name,
 }
