@@ -39,10 +39,7 @@ PACKAGES = {
     "gradview.autodiff": "autodiff", "gradview.runtime": "runtime", "gradview.loaders": "loaders",
     "gradview.viewer": "viewer", "gradview.cli": "cli",
 }
-RUNTIME_CHECKS = "gradview.runtime.checks"
-# Modules whose move is under way (issue 24, point 2: the pipeline table): the arrows
-# they may still cross. Empty this as they land.
-PENDING: dict[str, set[str]] = {"viewer/pass_docs.py": {"autodiff", "passes"}}  # a public package of the runtime, as gradview.runtime itself
+RUNTIME_CHECKS = "gradview.runtime.checks"  # a public package of the runtime, as gradview.runtime itself
 
 
 def imported_modules(path: Path, package: str) -> set[str]:
@@ -105,10 +102,9 @@ def test_layer_imports_only_the_layers_below_it(layer: str) -> None:
     allowed = LAYERS[layer][1] | {layer}
     offenders = []
     for path in modules_of(layer):
-        pending = PENDING.get(str(path.relative_to(ROOT)), set())
         for module, line in imports(path, package_of(path)):
             target = layer_of(module)
-            if target is not None and target not in allowed | pending:
+            if target is not None and target not in allowed:
                 offenders.append(f"{path.relative_to(ROOT)}:{line} imports {module} ({target})")
     assert not offenders, "\n".join(sorted(set(offenders)))
 
