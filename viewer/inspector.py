@@ -291,7 +291,7 @@ def inspect_node(trace: PassTrace, index: int, node_id: int, view: View = View.W
     lines.extend(_value_marks(trace, index, step, k, list(node.outputs)))
     lines.extend(_grad_of_lines(trace, index, node_id))
     lines.extend(_change_lines(trace, index, step, node))
-    return lines
+    return _formula_early(lines, 2)
 
 
 def inspect_value(trace: PassTrace, index: int, value_id: int, view: View = View.WHOLE, dg: int = 0) -> Lines:
@@ -324,4 +324,13 @@ def inspect_value(trace: PassTrace, index: int, value_id: int, view: View = View
                 k = differentiable_graph_numbers(trace, step).get(owner.id)
     lines.append(("uses", "; ".join(table.uses.get(value_id, [])) or "none"))
     lines.extend(_value_marks(trace, index, step, k, [value]))
-    return lines
+    return _formula_early(lines, 2 if len(lines) > 1 and lines[1][0] == "name" else 1)
+
+
+def _formula_early(lines: Lines, after: int) -> Lines:
+    """``lines`` with the chain-rule rows moved up to just after the first
+    ``after`` (what the node or value is): the line a lecture points at reads
+    on a 120x40 screen without scrolling past types and uses."""
+    formulas = [line for line in lines if line[0] == "formula"]
+    rest = [line for line in lines if line[0] != "formula"]
+    return rest[:after] + formulas + rest[after:]
