@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 __all__ = [
     "AUTODIFF_CHOICES", "PYTORCH_INLINE_THRESHOLD", "PYTORCH_MIN_GROUP_SIZE", "add_autodiff_option", "add_compile_option",
-    "add_inline_threshold_option", "add_inputs_option", "DETAIL_CHOICES", "add_detail_option",
+    "add_inline_threshold_option", "add_inputs_option", "DETAIL_CHOICES", "add_detail_option", "add_pass_option",
+    "PassName",
 ]
 
 # gradview.autodiff.AutodiffMode's values and DEFAULT_INLINE_THRESHOLD
@@ -59,6 +61,33 @@ def add_inline_threshold_option(parser: argparse.ArgumentParser) -> None:
         help=f"form DifferentiableGraphs of N ops or more (default: PyTorch's {PYTORCH_MIN_GROUP_SIZE}); "
         "1 lets one op (x * w) form one, beyond PyTorch (InlineAutodiffSubgraphs may still paste "
         "a small one back: --inline-threshold 0 keeps it)",
+    )
+
+
+class PassName:
+    """``--pass``'s type: a step name of the pipeline table in any spelling
+    (``eliminate_dead_code``) becomes the table's (``EliminateDeadCode``); any
+    other name is kept, for the steps a log names itself (AOTAutograd's graphs)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self._by_key = {_key(name): name for name in self.names}
+
+    def __call__(self, text: str) -> str:
+        return self._by_key.get(_key(text), text)
+
+
+def _key(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())  # as gradview.runtime.normalize_pass_name
+
+
+def add_pass_option(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
+    """``--pass NAME``: only the steps of one pass; ``names`` (the runtime's
+    pipeline table, ``gradview.runtime.pipeline_step_names()``) are its choices."""
+    parser.add_argument(
+        "--pass", dest="pass_name", metavar="NAME", type=PassName(names),
+        help=f"only the steps of this pass, any spelling (eliminate_dead_code): one of the pipeline's {len(names)} "
+        "steps (EliminateDeadCode, specializeAutogradZero, lambdaLiftReverse...) or a step the log names",
     )
 
 

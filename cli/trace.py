@@ -27,6 +27,7 @@ import argparse
 import sys
 from typing import Any
 
+from gradview.runtime import pipeline_step_names
 from gradview.runtime.pass_trace import PassTrace, Step, normalize_pass_name
 from gradview.runtime.trace_changes import StepChange, format_change, step_changes
 
@@ -35,6 +36,7 @@ from .options import (
     add_compile_option,
     add_inline_threshold_option,
     add_inputs_option,
+    add_pass_option,
 )
 
 __all__ = ["register", "run", "load_any", "format_step_header"]
@@ -53,7 +55,7 @@ def register(commands: Any) -> None:
         help="a .json trace, a JIT log, a TORCH_TRACE log (file or directory), a .ir graph, model.py:fn, "
         "or model.py:build (a PyTorch model)",
     )
-    parser.add_argument("--pass", dest="pass_name", metavar="NAME", help="only the steps of this pass")
+    add_pass_option(parser, pipeline_step_names())
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--diff", action="store_true", help="print diffs between consecutive steps of the same graph")
     shown.add_argument(

@@ -41,6 +41,7 @@ from .gradient_wiring import GradientWiring, gradient_wiring  # noqa: E402
 from .no_graph_reason import MIN_SUBGRAPH_SIZE, no_differentiable_graph_reason  # noqa: E402
 from .pass_trace import PassTrace, Step, normalize_pass_name, which_label  # noqa: E402
 from .pipeline import (  # noqa: E402
+    CREATE_AUTODIFF_SUBGRAPHS,
     PIPELINE_TABLE,
     STEP_ALIASES,
     PassInfo,
@@ -74,6 +75,7 @@ __all__ += [
     "specialize_types", "pack_gradient", "GradientWiring", "gradient_wiring", "MIN_SUBGRAPH_SIZE",
     "no_differentiable_graph_reason", "PassTrace", "Step", "normalize_pass_name", "which_label",
     "PIPELINE_TABLE", "STEP_ALIASES", "PassInfo", "Phase", "pipeline_step_names", "steps_named",
+    "CREATE_AUTODIFF_SUBGRAPHS",
     "graph_draws_random_values", "may_draw_random_values",
     "Recomputation", "RecomputeError", "what_if_recomputed", "INPUT", "GraphSaved", "SavedValue",
     "SavedValuesError", "saved_values", "tensor_shape_dtype", "StepChange", "change_lines", "step_changes",

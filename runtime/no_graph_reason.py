@@ -34,6 +34,7 @@ from gradview.autodiff import OutsideCause
 from gradview.autodiff.executor_steps import CREATE_AUTODIFF_SUBGRAPHS
 from gradview.ir.passes.pipelines import NONDIFF_PASSES
 
+from .executor import SPECIALIZE_TYPES
 from .pass_trace import PassTrace, Step, normalize_pass_name
 from .saved_values import pasted_back
 from .trace_records import walk_records
@@ -70,7 +71,7 @@ def no_differentiable_graph_reason(trace: PassTrace) -> str:
     if created is None:
         if any(normalize_pass_name(step.pass_name) == _CREATE for step in trace):
             return "CreateAutodiffSubgraphs made no DifferentiableGraph; this trace does not record why"
-        if not trace.select("specializeTypes"):
+        if not trace.select(SPECIALIZE_TYPES.name):
             return (  # no example inputs, or running failed before the executor recorded a pass
                 "no DifferentiableGraph: the graph did not run, and the executor makes DifferentiableGraphs "
                 "as it runs one (without example inputs, give --inputs)"

@@ -12,7 +12,7 @@ reverse block) is one record per phase.
 
 from __future__ import annotations
 
-from gradview.autodiff.executor_steps import AUTODIFF_STEPS
+from gradview.autodiff.executor_steps import AUTODIFF_STEPS, CREATE_AUTODIFF_SUBGRAPHS
 from gradview.ir.passes.pipelines import PIPELINES
 from gradview.ir.passes.registry import PASSES, PassInfo, Phase
 
@@ -20,7 +20,10 @@ from .executor import EXECUTOR_STEPS
 from .pass_trace import normalize_pass_name
 from .torch_executor_phases import ALIASES, TORCH_EXECUTOR_PHASES
 
-__all__ = ["PIPELINE_TABLE", "INPUT_STEP", "STEP_ALIASES", "PassInfo", "Phase", "pipeline_step_names", "steps_named"]
+__all__ = [
+    "PIPELINE_TABLE", "INPUT_STEP", "STEP_ALIASES", "PassInfo", "Phase", "pipeline_step_names", "steps_named",
+    "CREATE_AUTODIFF_SUBGRAPHS",
+]
 
 # Not a function: what a loader records first.
 INPUT_STEP = PassInfo("Input", None, Phase.LOADER, text="""The graph as it was loaded, before any pass ran.
