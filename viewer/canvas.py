@@ -52,6 +52,7 @@ from .canvas_geometry import (
     badge_for,
     box_row_text,
     edge_glyph,
+    edge_label_cells,
 )
 from .graph_analysis import initial_target
 from .layout import Layout
@@ -137,6 +138,7 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._framed_at: tuple[tuple[int, int], Size] | None = None  # camera and size of an untouched first view
         self._framed_whole = False  # that first view shows the whole drawing (then it follows the step)
         self._step_frames: tuple[CanvasGeometry, DrawGraph, dict[str, tuple[int, int, int, int]]] | None = None
+        self._edge_labels: tuple[CanvasGeometry, DrawGraph, dict[int, list[tuple[int, str, int]]]] | None = None
         self._pad = (0, 0)  # columns and rows of margin before the drawing (see _scroll_now)
 
     # -- content -----------------------------------------------------------------------
@@ -402,6 +404,17 @@ class GraphCanvas(ScrollView, can_focus=True):
         self._step_frames = (geometry, self.graph, frames)
         return frames
 
+    def _labels(self, geometry: CanvasGeometry) -> dict[int, list[tuple[int, str, int]]]:
+        """The run values on the edges (after ``r``), placed once per drawing and geometry."""
+        cache = self._edge_labels
+        if cache is not None and cache[0] is geometry and cache[1] is self.graph:
+            return cache[2]
+        labels = {}
+        if self.graph.edge_values and self.layout_data is not None:
+            labels = edge_label_cells(geometry, self.layout_data, self.graph, self._frames(geometry))
+        self._edge_labels = (geometry, self.graph, labels)
+        return labels
+
     # -- painting ------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -443,6 +456,8 @@ class GraphCanvas(ScrollView, can_focus=True):
             if 0 <= index < width:
                 cells[index] = glyph
                 styles[index] = self._edge_style(edge_key[2])
+        for col, text, value_id in self._labels(geometry).get(row, ()):
+            self._put(cells, styles, start, col, text, self._label_style(value_id))
         nodes = self.graph.nodes
         for span in geometry.boxes.get(row, ()):
             node = nodes.get(span.node_id)
@@ -488,6 +503,15 @@ class GraphCanvas(ScrollView, can_focus=True):
             # Bold: box-drawing lines read brighter than the faint braille dots did.
             style = Style(color=style_for(set(marks), self.theme_name).stroke, bold=True)
             self._styles[key] = style
+        return style
+
+    def _label_style(self, value_id: int) -> Style:
+        """An edge's run value: in the edge's colour, italic (text, not a line)."""
+        marks = frozenset(self.marks.values.get(value_id, ()))
+        key = (marks, "label")
+        style = self._styles.get(key)
+        if style is None:
+            style = self._styles[key] = Style(color=style_for(set(marks), self.theme_name).stroke, italic=True)
         return style
 
     def _background_style(self) -> Style:

@@ -46,6 +46,7 @@ __all__ = [
     "ARROWS",
     "box_row_text",
     "badge_for",
+    "edge_label_cells",
 ]
 
 FULL_LABELS = 0.8  # from this zoom boxes carry their label lines
@@ -385,3 +386,36 @@ def box_row_text(
     line = lines[index] if 0 <= index < len(lines) else ""
     text = abbreviate(line, inner)
     return "│" + text.center(inner) + "│"
+
+
+def edge_label_cells(
+    geometry: CanvasGeometry, layout: Layout, graph: DrawGraph, frames: dict[str, tuple[int, int, int, int]]
+) -> dict[int, list[tuple[int, str, int]]]:
+    """Row -> (column, text, value id) of the run values ``graph.edge_values``
+    puts on its edges, each beside its edge where it covers no box, arrowhead,
+    frame title or other label (:func:`~gradview.viewer.edge_values.place_labels`);
+    none on single-cell boxes, where there is no room."""
+    from .edge_values import edge_labels, place_labels  # noqa: PLC0415 - only after r
+
+    values = graph.edge_values
+    if not values or geometry.zoom < COMPACT_BOXES:
+        return {}
+    sx, sy = geometry.zoom / CELL_WIDTH, geometry.zoom / CELL_HEIGHT
+    obstacles: list[tuple[float, float, float, float]] = [
+        tuple(map(float, geometry.node_cells[n])) for n in graph.nodes if n in geometry.node_cells  # type: ignore[misc]
+    ]
+    for c0, r0, c1, r1 in frames.values():  # a frame's border and title: never written across
+        obstacles += [(c0, r0, c1, r0 + 1), (c0, r1, c1, r1 + 1), (c0, r0, c0 + 2, r1 + 1), (c1 - 2, r0, c1, r1 + 1)]
+    shown = graph.edge_keys()
+    obstacles += [(c, r, c + 1, r + 1) for r, arrows in geometry.arrows.items() for c, _, key in arrows if key in shown]
+    labels = edge_labels(graph, layout, (sx, sy), {n for n in graph.nodes if n in geometry.node_cells})
+    # Inside the drawing (its boxes and frames): a label never widens the picture.
+    cells = [geometry.node_cells[n] for n in graph.nodes if n in geometry.node_cells]
+    cells += [(c0, r0, c1, r1 + 1) for c0, r0, c1, r1 in frames.values()]
+    bounds = tuple(map(float, (min(c[0] for c in cells), min(c[1] for c in cells), max(c[2] for c in cells),
+                               max(c[3] for c in cells)))) if cells else None
+    placed = place_labels(labels, obstacles, 1.0, 1.0, bounds)  # type: ignore[arg-type]
+    rows: dict[int, list[tuple[int, str, int]]] = {}
+    for value_id, (x0, y0, _, _) in placed.items():
+        rows.setdefault(int(y0), []).append((int(x0), values[value_id], value_id))
+    return rows

@@ -215,10 +215,14 @@ def marked_ir(step: Any, marks: Marks, theme: str) -> list[Line]:
 def add_run_values(graph: DrawGraph, step: Any, result: Any) -> DrawGraph:
     """``graph`` with run results on its nodes: each output's line ``%h : Double(8, 16)``
     becomes ``%h = 8x16 float64 μ=0.12`` (the box keeps its size). A copy: the
-    cached drawing stays as it was."""
+    cached drawing stays as it was. Its edges carry the values too where the
+    picture is small enough (viewer/edge_values.py)."""
+    from .edge_values import with_edge_values  # noqa: PLC0415 - it imports the runtime's checks
+
     summaries = getattr(result, "values", None) if result is not None else None
     if not summaries:
         return graph
+    graph = with_edge_values(graph, result)
     graph = dataclasses.replace(graph, nodes=dict(graph.nodes))
     names = value_names(step)
     by_name = {names[v]: summary for v, summary in summaries.items() if v in names}

@@ -92,6 +92,9 @@ class DrawGraph:
     # then those its ghosts come from), for what reads the IR behind the boxes
     # (the plumbing folded at the ops level); empty for drawings made otherwise.
     sources: tuple[object, ...] = field(default=(), repr=False, compare=False)
+    # After ``r``: value id -> its run value in short form, drawn on the edges
+    # that carry it (viewer/edge_values.py); not part of the layout.
+    edge_values: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
     # The drawing this one is an untouched copy of (same nodes, edges, frames,
     # ghosts), so what is derived from it (a picture with stubs) is made once;
     # adding a node or an edge forgets it.
@@ -127,6 +130,7 @@ class DrawGraph:
         """A copy whose containers can change without touching this one (``same_as`` this)."""
         out = DrawGraph(dict(self.nodes), list(self.edges), dict(self.clusters), set(self.ghosts), self.compact_ranks)
         out.sources = self.sources
+        out.edge_values = self.edge_values
         out.same_as = self.same_as if self.same_as is not None else self
         return out
 

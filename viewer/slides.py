@@ -75,6 +75,7 @@ def slide_graph(graph: DrawGraph, badges: Mapping[int, Sequence[str]] | None = N
             label = "\n".join([slide_label(node.label), *badges.get(node_id, ())])
             out.nodes[node_id] = replace(node, label=label)
     out.edges = [e for e in graph.edges if e.source in out.nodes and e.target in out.nodes]
+    out.edge_values = graph.edge_values  # run values on the edges, after r (viewer/edge_values.py)
     return out
 
 

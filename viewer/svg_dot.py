@@ -213,6 +213,7 @@ def step_dot(
                 f'label="{graphviz_text(text)}", tooltip="{graphviz_text(text)}"];'
             )
     lines += _edge_lines(graph, marks, layout, geometry, theme, at)
+    lines += _edge_value_lines(graph, layout, geometry, (x0, y0, x1, y1), theme, at)
     if slide:
         for number, row in enumerate(slide_rows):
             left = (x0 + x1 - _row_width(row)) / 2
@@ -323,6 +324,28 @@ def _edge_lines(
             attrs.append(f'pos="{_spline_pos(points, at)}"')
         lines.append(f'"n{edge.source}" -> "n{edge.target}" [{", ".join(attrs)}];')
     return lines
+
+
+def _edge_value_lines(
+    graph: DrawGraph, layout: Layout, geometry: StepGeometry, crop: Box, theme: str, at: ToGraphviz
+) -> list[str]:
+    """The run values on the edges (after ``r``: ``graph.edge_values``), each
+    beside its edge clear of boxes, frame titles, badges and other labels,
+    inside the picture (viewer/edge_values.py); slanted, in the text colour."""
+    if not graph.edge_values:
+        return []
+    from .edge_values import edge_labels, place_labels  # noqa: PLC0415 - only after r
+
+    obstacles = [(b.x - b.width / 2, b.y - b.height / 2, b.x + b.width / 2, b.y + b.height / 2) for b in geometry.nodes.values()]
+    obstacles += [*geometry.titles.values(), *geometry.badges.values()]
+    placed = place_labels(edge_labels(graph, layout, drawn=geometry.nodes.keys()), obstacles, 6.0, 12.0, crop)
+    colour = style_for(None, theme).text
+    return [
+        f'"v{value_id}" [id="edge_value_{value_id}", class="edge_value", shape=plaintext, '
+        f'pos="{at((bx0 + bx1) / 2, (by0 + by1) / 2)}", width={(bx1 - bx0) / 72:.4f}, height={(by1 - by0) / 72:.4f}, '
+        f'fontname="Courier-Oblique", fontcolor="{colour}", label="{graphviz_text(graph.edge_values[value_id])}"];'
+        for value_id, (bx0, by0, bx1, by1) in placed.items()
+    ]
 
 
 def _edge_kind(edge: DrawEdge) -> str:

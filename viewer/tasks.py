@@ -19,7 +19,10 @@ __all__ = ["run_step", "find_divergence", "gradient_check", "export_svg", "expor
 
 
 def run_step(trace: PassTrace, index: int, inputs: Any) -> Any:
-    return guarded(lambda: checks.run_step(trace, index, inputs))
+    """r: the step's run, with the joint view's other half run too (its values go on the edges)."""
+    from .edge_values import run_for_views  # noqa: PLC0415
+
+    return guarded(lambda: run_for_views(trace, index, inputs))
 
 
 def find_divergence(trace: PassTrace, inputs: Any, report: Callable[[str], None] | None = None) -> Any:
