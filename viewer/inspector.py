@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from gradview.ir import IRParseError, TensorType, parse_type
 from gradview.runtime import (
+    CREATE_AUTODIFF_SUBGRAPHS,
     BlockRecord,
     NodeRecord,
     Note,
@@ -184,7 +185,7 @@ def _why_outside(trace: PassTrace, step: Step, node_id: int) -> str:
     """Why a node of ``step`` is in no DifferentiableGraph, as the passes recorded it."""
     created = latest_step(trace, step.which, step.index, Note.DIFFERENTIABLE_GRAPHS)
     if created is None:
-        later = [s.index for s in trace.select("CreateAutodiffSubgraphs", step.which) if s.index > step.index]
+        later = [s.index for s in trace.select(CREATE_AUTODIFF_SUBGRAPHS.name, step.which) if s.index > step.index]
         if later:
             return f"not yet: CreateAutodiffSubgraphs runs at step {later[0]}"
         if step.which.is_main:
