@@ -19,20 +19,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
+
 from gradview.autodiff import AutodiffMode, DifferentiationError, differentiate
-from gradview.ir import Graph, ListType, Node, OptionalType, TensorType, Value, node_summary
+from gradview.ir import TENSOR, Graph, ListType, Node, OptionalType, TensorType, Value, node_summary
 from gradview.ir.types import TypeVar
+from gradview.kernels.backend import BackendUnavailable, get_backend
+from gradview.kernels.dtypes import dtype_name, result_dtype
 from gradview.ops import formula_for, no_gradient_reason
 from gradview.ops.inplace import READS_SELF
 
 from .autograd.function import FunctionNode, attach
 from .autograd.grad_mode import is_grad_enabled
 from .differentiable_graph_op import DifferentiableGraphOp, TensorRegistry, arrays_not_scalars
-from .tensor import Tensor
+from .tensor import Tensor, array_module
 
 __all__ = [
     "EagerNodeOp", "InplaceNodeOp", "NotDifferentiableError", "PlainNodeOp", "RefusingNodeOp", "eager_op_for",
-    "inplace_op_for", "singleton_graph",
+    "inplace_op_for", "run_tensor_op", "singleton_graph",
 ]
 
 
@@ -285,3 +289,103 @@ def _arrays_in(values: Sequence[Any]) -> list[Any]:
         elif hasattr(value, "shape") and hasattr(value, "dtype"):
             found.append(value)
     return found
+
+
+# -- the eager Tensor's operations (runtime/tensor.py) ------------------------------------------------
+# ``x * y`` on Tensors that require grad runs ``aten::mul`` as a one-node graph
+# differentiated with the op library's formula, the way the executor runs a node
+# outside every DifferentiableGraph: the eager API has no gradient rule of its own.
+# One plan per (op, constants, operand dtypes, shapes, which operands require grad).
+_TENSOR_PLANS: dict[tuple[Any, ...], tuple[DifferentiableGraphOp, bool]] = {}
+_MAX_PLANS = 4096
+
+
+def run_tensor_op(
+    name: str, kind: str, operands: Sequence[Any], arrays: Sequence[Any], constants: Sequence[Any] = (),
+    *, as_list: bool = False,
+) -> Tensor:
+    """``kind`` on ``operands`` (Tensors, arrays, Python numbers; ``arrays`` their values on the
+    op's device) then ``constants``, recorded by autograd as the backward node ``name``
+    (PyTorch's: ``MulBackward0``) with the op library's gradient formula. ``as_list``: the
+    operands are one ``Tensor[]`` argument. A Python number becomes a 0-d operand of the
+    result's dtype (what PyTorch's wrapped number computes in)."""
+    if not all(hasattr(a, "shape") for a in arrays):  # a Python number: a wrapped 0-d operand
+        dtype = result_dtype(*arrays)
+        xp = array_module(next(a for a in arrays if hasattr(a, "shape")))
+        arrays = [a if hasattr(a, "shape") else xp.asarray(a, dtype=dtype) for a in arrays]
+    key = (
+        kind, as_list, _hashable(constants) if constants else (),
+        *[(a.dtype, a.shape, type(a), isinstance(o, Tensor) and o._requires_grad) for o, a in zip(operands, arrays, strict=True)],
+    )
+    plan = _TENSOR_PLANS.get(key)
+    if plan is None:
+        if len(_TENSOR_PLANS) >= _MAX_PLANS:
+            _TENSOR_PLANS.clear()
+        needs = [isinstance(o, Tensor) and o.requires_grad for o in operands]
+        plan = _TENSOR_PLANS[key] = _tensor_plan(kind, arrays, constants, needs, as_list)
+    op, saves_state = plan
+    registry = TensorRegistry(xp=op.xp)
+    for operand, array in zip(operands, arrays, strict=True):
+        if isinstance(operand, Tensor):
+            registry.alias(array, operand)  # (a host number moved to the device keeps its Tensor)
+    op.registry = registry
+    try:
+        (array,) = op(*arrays)
+    finally:
+        op.registry = None
+    out = registry.tensor_of(array)
+    if out is None:
+        return Tensor(array)
+    node = out.grad_fn
+    assert node is not None
+    node.name = name
+    node.saves_state = saves_state
+    return out
+
+
+def _backend_of(xp: Any) -> str:
+    """The name of the backend whose array module is ``xp`` (the arrays' device)."""
+    if xp is numpy:
+        return "numpy"
+    for name in ("cupy", "marker"):
+        try:
+            if get_backend(name).xp is xp:
+                return name
+        except BackendUnavailable:
+            continue
+    raise RuntimeError(f"no gradview backend runs arrays of {getattr(xp, '__name__', xp)}")
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def _tensor_plan(
+    kind: str, arrays: Sequence[Any], constants: Sequence[Any], needs: Sequence[bool], as_list: bool
+) -> tuple[DifferentiableGraphOp, bool]:
+    """The differentiated one-node graph of ``kind``, and whether its backward keeps
+    tensors (PyTorch lets a backward node that keeps none run twice)."""
+    graph = Graph()
+    inputs = [
+        graph.add_input(type_=TensorType(
+            dtype_name(a.dtype), tuple(int(s) for s in a.shape), None, need,
+            "cpu" if array_module(a) is numpy else "cuda:0",
+        ))
+        for a, need in zip(arrays, needs, strict=True)
+    ]
+    tensors: list[Any] = inputs
+    if as_list:
+        tensors = [graph.insert("prim::ListConstruct", inputs, output_types=[ListType(TENSOR)])]
+    graph.insert(kind, [*tensors, *constants])
+    for node in list(graph.nodes()):
+        if node.kind() == kind:
+            graph.register_output(node.output())
+    gradient = differentiate(graph, mode=AutodiffMode.EXTENDED)
+    op = DifferentiableGraphOp(gradient, _backend_of(array_module(arrays[0])), name=f"`{kind}`")
+    f = gradient.f
+    captured = [f.inputs()[i] for i in gradient.df_input_captured_inputs]
+    captured += [f.outputs()[i] for i in gradient.df_input_captured_outputs]
+    saves_state = any(isinstance(v.type(), TensorType | ListType) for v in captured)
+    return op, saves_state

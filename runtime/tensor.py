@@ -1,31 +1,34 @@
 """Eager tensors with a tape: a NumPy (or CuPy) array plus autograd metadata.
 
 ``Tensor(array, requires_grad=False)`` wraps an array. Arithmetic operators
-and a few methods run the registered kernels (``gradview.kernels``) and, when
-an input requires grad and grad mode is on, record a
-:class:`~gradview.runtime.autograd.function.FunctionNode` whose backward rule
-is written with these same tensor operations, so ``create_graph=True`` builds
-a differentiable backward graph. The operation set is deliberately small: it
-exists for tests and for higher-order gradients, not as a tensor library.
+and a few methods run the op library's kernels (``gradview.ops.KERNELS``, as
+the interpreter does) and, when an input requires grad and grad mode is on, run
+the op as a one-node graph differentiated with the op library's gradient
+formula (:func:`~gradview.runtime.eager_ops.run_tensor_op`), recorded as a
+backward node named as PyTorch names it; its backward runs through the
+executor, so ``create_graph=True`` builds a differentiable backward graph.
+The operation set is deliberately small: it exists for tests and for
+higher-order gradients, not as a tensor library.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy
 
+from gradview.kernels.dtypes import scalar_type_index
 from gradview.ops import KERNELS
 
-from .autograd.function import FunctionNode, attach
+from .autograd.function import FunctionNode
 from .autograd.grad_mode import is_grad_enabled
 
 __all__ = ["Tensor", "stack"]
 
 
-def _array_module(array: Any) -> Any:
+def array_module(array: Any) -> Any:
     """The array namespace of ``array``: NumPy, CuPy, or whatever the array says it
     belongs to (``__array_namespace__``, as any other backend's arrays answer)."""
     if isinstance(array, numpy.ndarray):
@@ -47,7 +50,7 @@ def _on_device(xp: Any, array: Any) -> Any:
     tensor on another device, but copies a 0-d CPU tensor (a number) over, and so does this."""
     if not hasattr(array, "shape") or isinstance(array, numpy.generic):
         return array  # Python numbers and NumPy scalars go with any device
-    other = _array_module(array)
+    other = array_module(array)
     if other is xp:
         return array
     if other is numpy and array.ndim == 0:
@@ -85,7 +88,7 @@ class Tensor:
                 array = array.data
             if isinstance(array, numbers.Number | list | tuple | numpy.generic):
                 array = numpy.asarray(array)
-            self.xp = _array_module(array)
+            self.xp = array_module(array)
         self._data = array
         if requires_grad:
             self.requires_grad = True
@@ -98,7 +101,7 @@ class Tensor:
     @data.setter
     def data(self, array: Any) -> None:
         self._data = array
-        self.xp = numpy if type(array) is numpy.ndarray else _array_module(array)
+        self.xp = numpy if type(array) is numpy.ndarray else array_module(array)
 
     @property
     def requires_grad(self) -> bool:
@@ -191,79 +194,62 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ----- differentiable operations ---------------------------------------------
-    def _kernel(self, name: str, *args: Any) -> Any:
+    # Each runs the op library's kernel for its overload; when an operand requires
+    # grad, it runs as a one-node graph differentiated with the op's gradient formula
+    # (runtime/eager_ops.run_tensor_op): no gradient rule is written here.
+    def _arrays(self, args: Sequence[Any]) -> tuple[Any, list[Any]]:
+        """The array module to run on, and the operands' arrays on its device."""
         raws = [_raw(a) for a in args]
         xp = self.xp
         if xp is not numpy or not all(type(r) is numpy.ndarray or not hasattr(r, "shape") for r in raws):
             if xp is numpy and self._data.ndim == 0:
                 # A 0-d host tensor (a number) goes to the device of the other operand.
-                xp = next((_array_module(r) for r in raws if _array_module(r) is not numpy
+                xp = next((array_module(r) for r in raws if array_module(r) is not numpy
                            and getattr(r, "ndim", 0) > 0), xp)
             raws = [_on_device(xp, raw) for raw in raws]
-        return KERNELS[name](xp, *raws)
+        return xp, raws
+
+    def _call(self, name: str, overload: str, operands: Sequence[Any], *constants: Any) -> Tensor:
+        """``overload`` on ``operands`` then ``constants``; ``name`` is its backward node (PyTorch's)."""
+        xp, arrays = self._arrays(operands)
+        if _records(operands):
+            from .eager_ops import run_tensor_op  # noqa: PLC0415 - eager_ops imports this module
+
+            return run_tensor_op(name, overload.split(".", 1)[0], operands, arrays, constants)
+        return Tensor(KERNELS[overload](xp, *arrays, *constants))
 
     def __add__(self, other: Any) -> Tensor:
-        return _op(
-            "AddBackward0",
-            self._kernel("aten::add.Tensor", self, other),
-            [self, other],
-            lambda g: [g, g],
-            saves_state=False,
-        )
+        return self._call("AddBackward0", "aten::add.Tensor", (self, other), 1)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _op(
-            "AddBackward0",
-            self._kernel("aten::add.Tensor", other, self),
-            [other, self],
-            lambda g: [g, g],
-            saves_state=False,
-        )
+        return self._call("AddBackward0", "aten::add.Tensor", (other, self), 1)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _op(
-            "SubBackward0",
-            self._kernel("aten::sub.Tensor", self, other),
-            [self, other],
-            lambda g: [g, -g],
-            saves_state=False,
-        )
+        return self._call("SubBackward0", "aten::sub.Tensor", (self, other), 1)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _op(
-            "SubBackward0",
-            self._kernel("aten::sub.Tensor", other, self),
-            [other, self],
-            lambda g: [g, -g],
-            saves_state=False,
-        )
+        return self._call("SubBackward0", "aten::sub.Tensor", (other, self), 1)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _mul(self, other, self._kernel("aten::mul.Tensor", self, other))
+        return self._call("MulBackward0", "aten::mul.Tensor", (self, other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _mul(other, self, self._kernel("aten::mul.Tensor", other, self))
+        return self._call("MulBackward0", "aten::mul.Tensor", (other, self))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _div(self, other, self._kernel("aten::div.Tensor", self, other))
+        return self._call("DivBackward0", "aten::div.Tensor", (self, other))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _div(other, self, self._kernel("aten::div.Tensor", other, self))
+        return self._call("DivBackward0", "aten::div.Tensor", (other, self))
 
     def __neg__(self) -> Tensor:
-        return _op(
-            "NegBackward0",
-            self._kernel("aten::neg", self),
-            [self],
-            lambda g: [-g],
-            saves_state=False,
-        )
+        return self._call("NegBackward0", "aten::neg", (self,))
 
     def __pow__(self, exponent: Any) -> Tensor:
-        return _pow(self, exponent, self._kernel("aten::pow.Tensor_Tensor", self, exponent))
+        return self._call("PowBackward0", "aten::pow.Tensor_Tensor", (self, exponent))
 
     def __rpow__(self, base: Any) -> Tensor:
-        return _pow(base, self, self._kernel("aten::pow.Tensor_Tensor", base, self))
+        return self._call("PowBackward0", "aten::pow.Tensor_Tensor", (base, self))
 
     def __matmul__(self, other: Any) -> Tensor:
         return self.matmul(other)
@@ -272,37 +258,18 @@ class Tensor:
         return Tensor(other).matmul(self)
 
     def matmul(self, other: Tensor) -> Tensor:
-        """Matrix product; differentiable for 2-D operands."""
-        a, b = self, other if isinstance(other, Tensor) else Tensor(other)
-        out = self._kernel("aten::matmul", a, b)
-        if _records([a, b]) and (a.ndim != 2 or b.ndim != 2):
-            raise NotImplementedError("matmul backward is implemented for 2-D operands only")
-        return _op("MmBackward0", out, [a, b], lambda g: [g.matmul(b.t()), a.t().matmul(g)])
+        """Matrix product (``torch.matmul``)."""
+        other = other if isinstance(other, Tensor) else Tensor(other)
+        return self._call("MmBackward0", "aten::matmul", (self, other))
 
     def t(self) -> Tensor:
-        return _op(
-            "TBackward0",
-            self._kernel("aten::t", self),
-            [self],
-            lambda g: [g.t()],
-            saves_state=False,
-        )
+        return self._call("TBackward0", "aten::t", (self,))
 
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        shape = self.shape
         if dim is None:
-            out = self._kernel("aten::sum", self, None)
-            dims = list(range(len(shape)))
-        else:
-            dims = [dim] if isinstance(dim, int) else list(dim)
-            out = self._kernel("aten::sum.dim_IntList", self, dims, keepdim, None)
-        dims = [d % len(shape) for d in dims] if shape else []
-        kept = tuple(1 if i in dims else s for i, s in enumerate(shape))
-
-        def backward(g: Tensor) -> list[Tensor]:
-            return [g.reshape(kept)._broadcast_to(shape)]
-
-        return _op("SumBackward0", out, [self], backward, saves_state=False)
+            return self._call("SumBackward0", "aten::sum", (self,), None)
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        return self._call("SumBackward1", "aten::sum.dim_IntList", (self,), dims, keepdim, None)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         total = self.sum(dim, keepdim)
@@ -310,160 +277,48 @@ class Tensor:
         return total / count
 
     def exp(self) -> Tensor:
-        out = self._kernel("aten::exp", self)
-        result = _op("ExpBackward0", out, [self], lambda g: [g * result])
-        return result
+        return self._call("ExpBackward0", "aten::exp", (self,))
 
     def log(self) -> Tensor:
-        return _op("LogBackward0", self._kernel("aten::log", self), [self], lambda g: [g / self])
+        return self._call("LogBackward0", "aten::log", (self,))
 
     def tanh(self) -> Tensor:
-        out = self._kernel("aten::tanh", self)
-        result = _op("TanhBackward0", out, [self], lambda g: [g * (1 - result * result)])
-        return result
+        return self._call("TanhBackward0", "aten::tanh", (self,))
 
     def sigmoid(self) -> Tensor:
-        out = self._kernel("aten::sigmoid", self)
-        result = _op("SigmoidBackward0", out, [self], lambda g: [g * result * (1 - result)])
-        return result
+        return self._call("SigmoidBackward0", "aten::sigmoid", (self,))
 
     def relu(self) -> Tensor:
-        out = self._kernel("aten::relu", self)
-        mask = Tensor((self._data > 0).astype(self._data.dtype))
-        return _op("ReluBackward0", out, [self], lambda g: [g * mask])
+        return self._call("ReluBackward0", "aten::relu", (self,))
 
     def reshape(self, *shape: Any) -> Tensor:
-        target = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        original = self.shape
-        return _op(
-            "ViewBackward0",
-            self._data.reshape(target),
-            [self],
-            lambda g: [g.reshape(original)],
-            saves_state=False,
-        )
+        target = list(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else list(shape)
+        return self._call("ViewBackward0", "aten::reshape", (self,), target)
 
     def sum_to_size(self, shape: Sequence[int]) -> Tensor:
         """Sum broadcast dimensions away so the result has ``shape``."""
-        original = self.shape
-        out = self._kernel("aten::sum_to_size", self, list(shape))
-        return _op(
-            "SumToSizeBackward0",
-            out,
-            [self],
-            lambda g: [g._broadcast_to(original)],
-            saves_state=False,
-        )
-
-    def _broadcast_to(self, shape: Sequence[int]) -> Tensor:
-        original = self.shape
-        out = self.xp.broadcast_to(self._data, tuple(shape)).copy()
-        return _op(
-            "ExpandBackward0", out, [self], lambda g: [g.sum_to_size(original)], saves_state=False
-        )
+        return self._call("SumToSizeBackward0", "aten::sum_to_size", (self,), list(shape))
 
     def select(self, dim: int, index: int) -> Tensor:
         """``index`` along dimension ``dim``, which disappears (``x.select(dim, index)``)."""
-        shape = self.shape
-        dim %= len(shape)
-        index %= shape[dim]
-        return _op(
-            "SelectBackward0",
-            self.xp.take(self._data, index, axis=dim),
-            [self],
-            lambda g: [_select_backward(g, shape, dim, index)],
-            saves_state=False,
-        )
+        return self._call("SelectBackward0", "aten::select.int", (self,), dim, index)
 
     def to(self, dtype: Any) -> Tensor:
         """A copy converted to ``dtype`` (a NumPy dtype)."""
-        original = self.dtype
-        return _op(
-            "ToCopyBackward0",
-            self._data.astype(dtype),
-            [self],
-            lambda g: [g.to(original)],
-            saves_state=False,
-        )
+        code = scalar_type_index(numpy.dtype(dtype))
+        return self._call("ToCopyBackward0", "aten::_to_copy", (self,), code, None, None, None, False, None)
 
 
 def stack(tensors: Sequence[Tensor]) -> Tensor:
     """Tensors of one shape stacked along a new first dimension (``torch.stack(..., 0)``)."""
     first = tensors[0]
-    array = first.xp.stack([t.data for t in tensors])
-    return _op(
-        "StackBackward0",
-        array,
-        list(tensors),
-        lambda g: [g.select(0, i) for i in range(len(tensors))],
-        saves_state=False,
-    )
+    xp, arrays = first._arrays(tensors)
+    if _records(tensors):
+        from .eager_ops import run_tensor_op  # noqa: PLC0415 - eager_ops imports this module
 
-
-def _select_backward(grad: Tensor, shape: tuple[int, ...], dim: int, index: int) -> Tensor:
-    """Zeros of ``shape`` holding ``grad`` at ``index`` along ``dim``: select's gradient."""
-    array = grad.xp.zeros(shape, dtype=grad.dtype)
-    array[(slice(None),) * dim + (index,)] = grad.data
-    return _op(
-        "SelectBackwardBackward0",
-        array,
-        [grad],
-        lambda g: [g.select(dim, index)],
-        saves_state=False,
-    )
+        return run_tensor_op("StackBackward0", "aten::stack", tensors, arrays, (0,), as_list=True)
+    return Tensor(KERNELS["aten::stack"](xp, arrays, 0))
 
 
 def _records(inputs: Sequence[Any]) -> bool:
     return is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad for v in inputs)
-
-
-def _op(
-    name: str,
-    array: Any,
-    inputs: Sequence[Any],
-    backward: Callable[[Tensor], list[Any]],
-    *,
-    saves_state: bool = True,
-) -> Tensor:
-    """Wrap a kernel's result; record a differentiable backward node when needed."""
-    out = Tensor(array)
-    if _records(inputs):
-
-        def backward_fn(grads: list[Tensor | None]) -> list[Any]:
-            (grad,) = grads
-            return backward(grad)
-
-        node = FunctionNode(name, backward_fn, inputs, differentiable=True, saves_state=saves_state)
-        attach(node, [out])
-    return out
-
-
-def _needs(value: Any) -> bool:
-    return isinstance(value, Tensor) and value.requires_grad
-
-
-def _mul(a: Any, b: Any, array: Any) -> Tensor:
-    def backward(g: Tensor) -> list[Any]:
-        return [g * b if _needs(a) else None, g * a if _needs(b) else None]
-
-    return _op("MulBackward0", array, [a, b], backward)
-
-
-def _div(a: Any, b: Any, array: Any) -> Tensor:
-    def backward(g: Tensor) -> list[Any]:
-        return [g / b if _needs(a) else None, -g * a / (b * b) if _needs(b) else None]
-
-    return _op("DivBackward0", array, [a, b], backward)
-
-
-def _pow(a: Any, b: Any, array: Any) -> Tensor:
-    def backward(g: Tensor) -> list[Any]:
-        grad_a = g * b * a ** (b - 1) if _needs(a) else None
-        grad_b = None
-        if _needs(b):
-            base = a if isinstance(a, Tensor) else Tensor(b.xp.asarray(a, dtype=b.dtype))
-            grad_b = g * result * base.log()
-        return [grad_a, grad_b]
-
-    result = _op("PowBackward0", array, [a, b], backward)
-    return result

@@ -3,7 +3,8 @@
 ``fn`` runs on :class:`TracingTensor` objects (NumPy arrays that record every
 operation); the result is a straight-line graph whose values carry complete
 ``TensorType`` types (dtype, sizes, strides, device) taken from the
-arrays computed while tracing. Write ``fn`` with operators (``+ - * / ** @``,
+arrays computed while tracing, each computed by the op library's kernel for
+the node's overload (the interpreter's). Write ``fn`` with operators (``+ - * / ** @``,
 unary ``-``), the methods listed on :class:`TracingTensor`, or the functions of
 the :data:`ops` namespace (``ops.tanh``, ``ops.relu``, ``ops.sigmoid``,
 ``ops.matmul``, ``ops.exp``, ``ops.mean``, ``ops.sum``). Like
@@ -19,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from gradview.ir import Graph, TensorType, TupleType, Value
-from gradview.kernels.dtypes import DEFAULT_FLOAT, dtype_name, is_floating, result_dtype
+from gradview.ir import Graph, TensorType, TupleType, Value, node_summary
+from gradview.ir.passes.op_eval import node_kernel
+from gradview.kernels.dtypes import dtype_name
 
 __all__ = ["TracingTensor", "TraceError", "ops", "trace"]
 
@@ -39,10 +41,17 @@ class _Recorder:
     def __init__(self) -> None:
         self.graph = Graph()
 
-    def emit(self, kind: str, inputs: Sequence[Any], result: np.ndarray) -> TracingTensor:
+    def emit(self, kind: str, inputs: Sequence[Any]) -> TracingTensor:
+        """Record ``kind`` on ``inputs`` (tensors and constants) and compute it with the
+        op library's kernel for the overload the node resolves to, as the interpreter does."""
         values = [x.value if isinstance(x, TracingTensor) else x for x in inputs]
-        out = self.graph.insert(kind, values, output_types=[_tensor_type(result)])
+        out = self.graph.insert(kind, values)
         assert isinstance(out, Value)
+        kernel = node_kernel(out.node)
+        if kernel is None:
+            raise TraceError(f"gradview has no kernel for {node_summary(out.node)}")
+        result = np.asarray(kernel(np, *[x.array if isinstance(x, TracingTensor) else x for x in inputs]))
+        out.set_type(_tensor_type(result))
         return TracingTensor(result, out, self)
 
 
@@ -76,86 +85,76 @@ class TracingTensor:
             f"cannot trace an operation with a {type(other).__name__}: pass arrays as inputs to trace()"
         )
 
-    def _binary(self, kind: str, other: Any, fn: Callable[[Any, Any], Any], alpha: bool) -> TracingTensor:
-        array, arg = self._other(other)
-        dtype = result_dtype(self.array, array)
-        if kind == "aten::div" and not is_floating(dtype):
-            dtype = DEFAULT_FLOAT
-        result = np.asarray(fn(self.array, array)).astype(dtype)
-        inputs = [self, arg, 1] if alpha else [self, arg]
-        return self.recorder.emit(kind, inputs, result)
+    def _binary(self, kind: str, other: Any, alpha: bool) -> TracingTensor:
+        _, arg = self._other(other)
+        return self.recorder.emit(kind, [self, arg, 1] if alpha else [self, arg])
 
     def __add__(self, other: Any) -> TracingTensor:
-        return self._binary("aten::add", other, np.add, True)
+        return self._binary("aten::add", other, True)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> TracingTensor:
-        return self._binary("aten::sub", other, np.subtract, True)
+        return self._binary("aten::sub", other, True)
 
     def __rsub__(self, other: Any) -> TracingTensor:
         return (-self) + other
 
     def __mul__(self, other: Any) -> TracingTensor:
-        return self._binary("aten::mul", other, np.multiply, False)
+        return self._binary("aten::mul", other, False)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Any) -> TracingTensor:
-        return self._binary("aten::div", other, np.true_divide, False)
+        return self._binary("aten::div", other, False)
 
     def __pow__(self, other: Any) -> TracingTensor:
-        return self._binary("aten::pow", other, np.power, False)
+        return self._binary("aten::pow", other, False)
 
     def __matmul__(self, other: Any) -> TracingTensor:
         if not isinstance(other, TracingTensor):
             raise TraceError("matmul needs two tensors")
-        return self._binary("aten::matmul", other, np.matmul, False)
+        return self._binary("aten::matmul", other, False)
 
     def __neg__(self) -> TracingTensor:
-        return self.recorder.emit("aten::neg", [self], -self.array)
+        return self.recorder.emit("aten::neg", [self])
 
     def __bool__(self) -> bool:
         raise TraceError("a traced tensor cannot decide control flow: the trace would bake in one branch")
 
     # -- methods ------------------------------------------------------------------
-    def _unary(self, kind: str, fn: Callable[[np.ndarray], Any]) -> TracingTensor:
-        return self.recorder.emit(kind, [self], np.asarray(fn(self.array)).astype(self.array.dtype))
-
     def tanh(self) -> TracingTensor:
-        return self._unary("aten::tanh", np.tanh)
+        return self.recorder.emit("aten::tanh", [self])
 
     def relu(self) -> TracingTensor:
-        return self._unary("aten::relu", lambda a: np.maximum(a, 0))
+        return self.recorder.emit("aten::relu", [self])
 
     def sigmoid(self) -> TracingTensor:
-        return self._unary("aten::sigmoid", lambda a: 1 / (1 + np.exp(-a)))
+        return self.recorder.emit("aten::sigmoid", [self])
 
     def exp(self) -> TracingTensor:
-        return self._unary("aten::exp", np.exp)
+        return self.recorder.emit("aten::exp", [self])
 
     def log(self) -> TracingTensor:
-        return self._unary("aten::log", np.log)
+        return self.recorder.emit("aten::log", [self])
 
     def t(self) -> TracingTensor:
-        return self.recorder.emit("aten::t", [self], self.array.T)
+        return self.recorder.emit("aten::t", [self])
 
     def matmul(self, other: TracingTensor) -> TracingTensor:
         return self @ other
 
-    def _reduce(self, kind: str, fn: Callable[..., Any], dim: int | Sequence[int] | None,
-                keepdim: bool) -> TracingTensor:
+    def _reduce(self, kind: str, dim: int | Sequence[int] | None, keepdim: bool) -> TracingTensor:
         if dim is None:
-            return self.recorder.emit(kind, [self, None], np.asarray(fn(self.array), self.array.dtype))
+            return self.recorder.emit(kind, [self, None])
         dims = [dim] if isinstance(dim, int) else list(dim)
-        result = np.asarray(fn(self.array, axis=tuple(dims), keepdims=keepdim), self.array.dtype)
-        return self.recorder.emit(kind, [self, dims, keepdim, None], result)
+        return self.recorder.emit(kind, [self, dims, keepdim, None])
 
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> TracingTensor:
-        return self._reduce("aten::sum", np.sum, dim, keepdim)
+        return self._reduce("aten::sum", dim, keepdim)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> TracingTensor:
-        return self._reduce("aten::mean", np.mean, dim, keepdim)
+        return self._reduce("aten::mean", dim, keepdim)
 
     def __repr__(self) -> str:
         return f"TracingTensor(%{self.value.debug_name()}, shape={self.array.shape})"
