@@ -82,9 +82,71 @@ class _Grid:
         return False
 
 
-def _frames(graph: DrawGraph, layout: Layout, nodes: Mapping[int, NodeBox]) -> tuple[dict[str, Box], dict[str, Box]]:
+Point = tuple[float, float]
+
+
+def _routes_into(graph: DrawGraph, layout: Layout, nodes: Mapping[int, NodeBox]) -> dict[str, list[list[Point]]]:
+    """Frame key -> the capture lines drawn into its boxes (from outside: the
+    joint view's lines from f into df), for every frame around the target."""
+    routes: dict[str, list[list[Point]]] = {}
+    for edge in graph.edges:
+        if not edge.capture or edge.source not in nodes or edge.target not in nodes:
+            continue
+        points = layout.edges.get((edge.source, edge.target, edge.value_id))
+        key = graph.nodes[edge.target].cluster
+        while points and key is not None and key in graph.clusters:
+            routes.setdefault(key, []).append(points)
+            key = graph.clusters[key].parent
+    return routes
+
+
+def _title_box(frame: Box, title_width: float, middle: float | None = None) -> Box:
+    half = min(title_width - 2 * FRAME_PAD, frame[2] - frame[0]) / 2
+    middle = (frame[0] + frame[2]) / 2 if middle is None else middle
+    return (middle - half, frame[1] + 2, middle + half, frame[1] + 2 + TITLE_HEIGHT)
+
+
+def _crossings(title: Box, routes: list[list[Point]], horizontal: bool) -> list[float]:
+    """The heights of the ``routes``' horizontal segments (else: the x of the
+    others) that pass through ``title`` (with a point's margin)."""
+    found = []
+    for line in routes:
+        for (ax, ay), (bx, by) in zip(line, line[1:], strict=False):
+            if (abs(ay - by) < 0.5) != horizontal:
+                continue
+            if min(ax, bx) < title[2] + 2 and max(ax, bx) > title[0] - 2 and min(ay, by) < title[3] + 2 and max(ay, by) > title[1] - 2:
+                found.append(ay if horizontal else ax)
+    return found
+
+
+def _clear_of_routes(frame: Box, title_width: float, routes: list[list[Point]]) -> tuple[Box, Box]:
+    """``frame`` and its title's box, clear of the lines drawn into it (f's
+    captures turning into df's top row): the top raised above a line running
+    along it, the title moved along the top away from lines coming down through it."""
+    for _ in range(len(routes) + 1):
+        hits = _crossings(_title_box(frame, title_width), routes, horizontal=True)
+        if not hits:
+            break
+        frame = (frame[0], min(hits) - FRAME_TOP, frame[2], frame[3])
+    centred = _title_box(frame, title_width)
+    if not _crossings(centred, routes, horizontal=False):
+        return frame, centred
+    half = (centred[2] - centred[0]) / 2
+    middles = [frame[0] + FRAME_PAD + half + step for step in range(0, int(frame[2] - frame[0] - 2 * (FRAME_PAD + half)) + 1, 6)]
+    middle = (frame[0] + frame[2]) / 2
+    for x in sorted(middles, key=lambda x: abs(x - middle)):  # the nearest free place to the centre
+        title = _title_box(frame, title_width, x)
+        if not _crossings(title, routes, horizontal=False):
+            return frame, title
+    return frame, centred
+
+
+def _frames(
+    graph: DrawGraph, layout: Layout, nodes: Mapping[int, NodeBox], routes: Mapping[str, list[list[Point]]] | None = None
+) -> tuple[dict[str, Box], dict[str, Box]]:
     """Each cluster with something drawn in it, fitted to its drawn members
-    (nodes and inner frames) and kept inside its union frame, wide enough for its title."""
+    (nodes and inner frames) and kept inside its union frame, wide enough for
+    its title, and its top above the ``routes`` (lines into it) that would cross its title."""
     members: dict[str, list[Box]] = {}
     for node_id, box in nodes.items():
         key = graph.nodes[node_id].cluster
@@ -115,10 +177,8 @@ def _frames(graph: DrawGraph, layout: Layout, nodes: Mapping[int, NodeBox]) -> t
             elif x1 > ux1:
                 x0, x1 = ux1 - title_width, ux1
         frame = (max(x0, ux0), max(y0, uy0), min(x1, ux1), min(y1, uy1))
-        frames[key] = frame
-        half = min(title_width - 2 * FRAME_PAD, frame[2] - frame[0]) / 2
-        middle = (frame[0] + frame[2]) / 2
-        titles[key] = (middle - half, frame[1] + 2, middle + half, frame[1] + 2 + TITLE_HEIGHT)
+        frames[key], titles[key] = _clear_of_routes(frame, title_width, (routes or {}).get(key, []))
+        frame = frames[key]
         parent = graph.clusters[key].parent
         if parent is not None:
             members.setdefault(parent, []).append(frame)
@@ -196,7 +256,7 @@ def step_geometry(
         for i in graph.nodes
         if i in layout.boxes and (leftovers or not is_faded(graph, marks, i))
     }
-    frames, titles = _frames(graph, layout, nodes)
+    frames, titles = _frames(graph, layout, nodes, _routes_into(graph, layout, nodes))
     texts = {i: t for i, t in badge_texts.items() if i in nodes}
     if inside:
         badges = _inside_badges(texts, nodes, {i: graph.nodes[i].label for i in texts})

@@ -1,7 +1,8 @@
 """Slide badges are short and out of the way: read back from each teaching
 example's joint slide (SVG), every badge's text lies inside its own box, so
 over no frame title, no other box and no line's end; it names only what the fill
-does not say, numbering the vjp roles a reader matches between f and df."""
+does not say, numbering the vjp roles a reader matches between f and df. No
+line runs through a frame's title (f's captures turning into df's top row)."""
 
 from __future__ import annotations
 
@@ -58,11 +59,16 @@ def _inside(a: Box, b: Box) -> bool:
     return b[0] <= a[0] and a[2] <= b[2] and b[1] <= a[1] and a[3] <= b[3]
 
 
+def _slide_groups(path: Path, folder: Path) -> dict[str, ElementTree.Element]:
+    """The SVG groups of ``path``'s joint slide at the ops level, by id."""
+    trace = _trace(path)
+    (svg_path, _), = export_trace_pictures(trace, folder, View.JOINT, 0, [len(trace) - 1], "svg", Detail.OPS)
+    return {g.get("id", ""): g for g in ElementTree.fromstring(svg_path.read_text(encoding="utf-8")).iter(f"{SVG}g")}
+
+
 @pytest.mark.parametrize("path", TEACHING, ids=[p.stem for p in TEACHING])
 def test_slide_badges_sit_inside_their_box_clear_of_titles_boxes_and_lines(path: Path, tmp_path: Path) -> None:
-    trace = _trace(path)
-    (svg_path, _), = export_trace_pictures(trace, tmp_path, View.JOINT, 0, [len(trace) - 1], "svg", Detail.OPS)
-    groups = {g.get("id", ""): g for g in ElementTree.fromstring(svg_path.read_text(encoding="utf-8")).iter(f"{SVG}g")}
+    groups = _slide_groups(path, tmp_path)
     boxes = {name.removeprefix("node_"): _shape_box(g) for name, g in groups.items() if name.startswith("node_")}
     titles = [_text_box(t) for name, g in groups.items() if name.startswith("cluster_") for t in g.iter(f"{SVG}text")]
     lines = [
@@ -80,6 +86,21 @@ def test_slide_badges_sit_inside_their_box_clear_of_titles_boxes_and_lines(path:
             # box itself is the joint layout's routing, checked there, not the badge's place).
             ends = [(xy[0], xy[1]) for _, xy in lines] + [(xy[-2], xy[-1]) for _, xy in lines]
             assert not [e for e in ends if _inside((*e, *e), box)], f"a line ends on badge {text.text!r}"
+
+
+@pytest.mark.parametrize("path", TEACHING, ids=[p.stem for p in TEACHING])
+def test_no_line_of_a_slide_runs_through_a_frame_title(path: Path, tmp_path: Path) -> None:
+    groups = _slide_groups(path, tmp_path)
+    titles = [_text_box(t) for name, g in groups.items() if name.startswith("cluster_") for t in g.iter(f"{SVG}text")]
+    for name, group in groups.items():
+        if not name.startswith("edge_"):
+            continue
+        for shape in group.iter(f"{SVG}path"):
+            xy = _numbers(shape.get("d", ""))
+            points = list(zip(xy[0::2], xy[1::2], strict=False))
+            for (ax, ay), (bx, by) in zip(points, points[1:], strict=False):  # Graphviz's control points lie on the lines
+                samples = [(ax + (bx - ax) * t / 8, ay + (by - ay) * t / 8) for t in range(9)]
+                assert not [t for t in titles for x, y in samples if _inside((x, y, x, y), t)], f"{name} crosses a title"
 
 
 def test_a_slide_badge_names_what_the_fill_does_not_and_numbers_only_the_vjp_roles() -> None:
