@@ -19,11 +19,14 @@ line longer than :data:`MAX_CHARS` is cut with ``…``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gradview.runtime import BlockRecord, GraphName, NodeRecord, Note, PassTrace, Step
 
-__all__ = ["chain_rule_lines", "MAX_CHARS"]
+from .view_steps import forward_step, gradient_notes
+
+__all__ = ["chain_rule_lines", "incoming_gradient_names", "picture_gradient_names", "MAX_CHARS"]
 
 MAX_CHARS = 240
 _INFIX = {"aten::mul": ("*", 2), "aten::div": ("/", 2), "aten::add": ("+", 1), "aten::sub": ("-", 1),
@@ -45,39 +48,7 @@ def chain_rule_lines(trace: PassTrace, k: int) -> list[str]:
     notes = _notes(trace, k)
     if forward is None or df is None or notes is None:
         return []
-    # df's captures are f's values: df's %x is f's %x.1 (df_input_captured_inputs/outputs).
-    vjps = list(notes.get(Note.DF_INPUT_VJPS, ()))
-    f_names = [v.name for v in forward.graph.params] + [_full_name(forward.graph, v) for v in forward.graph.returns]
-    captured = [f_names[i] for i in notes.get(Note.DF_INPUT_CAPTURED_INPUTS, ()) if i < len(forward.graph.params)]
-    captured += [
-        f_names[len(forward.graph.params) + i] for i in notes.get(Note.DF_INPUT_CAPTURED_OUTPUTS, ())
-        if i < len(forward.graph.returns)
-    ]
-    same = {param.name: f_name for param, f_name in zip(df.graph.params[len(vjps):], captured, strict=False)}
-    # Source names without their numbers where that names one value only (a loop's h.2, h.4 keep theirs).
-    full = f_names + [v.name for v in df.graph.params if v.name not in same]
-    stems: dict[str, set[str]] = {}
-    for name in full:
-        stems.setdefault(_lecture(name), set()).add(name)
-    short = {name: _lecture(name) if len(stems[_lecture(name)]) == 1 else name for name in full}
-    f_inputs = [short[v.name] for v in forward.graph.params]
-    f_outputs = [
-        "" if name.isdigit() else short[name] for name in (_full_name(forward.graph, v) for v in forward.graph.returns)
-    ]
-    used = {value for node in _walk(df.graph) for value in node.inputs} | set(df.graph.returns)
-    # One incoming gradient used, of an output the source does not name: plain "grad".
-    unnamed = [
-        p for position, p in enumerate(df.graph.params[: len(vjps)])
-        if p.id in used and not (f_outputs[vjps[position]] if vjps[position] < len(f_outputs) else "")
-    ]
-    names: dict[int, str] = {}
-    for position, param in enumerate(df.graph.params):
-        if position < len(vjps):
-            output = f_outputs[vjps[position]] if vjps[position] < len(f_outputs) else ""
-            names[param.id] = "grad" if (len(unnamed) == 1 and not output) else f"grad_{output or vjps[position]}"
-        else:
-            name = same.get(param.name, param.name)
-            names[param.id] = "%" + name if name.isdigit() else short[name]
+    names, f_inputs = _lecture_names(forward.graph, df.graph, notes)
     builder = _Builder(df.graph, names)
     results = builder.returned()
     wanted = list(notes.get(Note.DF_OUTPUT_VJPS, ()))
@@ -89,6 +60,65 @@ def chain_rule_lines(trace: PassTrace, k: int) -> list[str]:
         text = text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
         lines.append(text + (_SUMMED if summed else ""))
     return lines
+
+
+def incoming_gradient_names(forward: BlockRecord, df: BlockRecord, notes: Mapping[str, Any]) -> dict[int, str]:
+    """df's incoming gradients, param id -> the name a lecture gives it:
+    ``grad_<output>`` for the gradient of f's output ``<output>`` (``grad_sin_x``),
+    plain ``grad`` when f has one output and no name for it, ``grad_<k>`` for
+    the k-th unnamed one. The chain-rule line and the pictures (df's input
+    boxes at the ops level) both name them so: one spelling."""
+    names, _ = _lecture_names(forward, df, notes)
+    return {param.id: names[param.id] for param in df.params[: len(notes.get(Note.DF_INPUT_VJPS, ()))]}
+
+
+def picture_gradient_names(trace: PassTrace, index: int, dg: int, steps: Sequence[Step]) -> dict[int, str]:
+    """:func:`incoming_gradient_names` for a picture of ``steps`` (a view's steps
+    at ``index``, of DifferentiableGraph ``dg``); {} when it draws no df."""
+    df = next((step for step in steps if not step.which.is_main and not step.which.is_forward), None)
+    if df is None:
+        return {}
+    forward = next((step for step in steps if step.which.is_forward), None) or forward_step(trace, index, dg)
+    notes = gradient_notes(trace, index, dg)
+    if forward is None or not notes:
+        return {}
+    return incoming_gradient_names(forward.graph, df.graph, notes)
+
+
+def _lecture_names(forward: BlockRecord, df: BlockRecord, notes: Mapping[str, Any]) -> tuple[dict[int, str], list[str]]:
+    """How expressions name df's params (value id -> name) and f's inputs (in order)."""
+    # df's captures are f's values: df's %x is f's %x.1 (df_input_captured_inputs/outputs).
+    vjps = list(notes.get(Note.DF_INPUT_VJPS, ()))
+    f_names = [v.name for v in forward.params] + [_full_name(forward, v) for v in forward.returns]
+    captured = [f_names[i] for i in notes.get(Note.DF_INPUT_CAPTURED_INPUTS, ()) if i < len(forward.params)]
+    captured += [
+        f_names[len(forward.params) + i] for i in notes.get(Note.DF_INPUT_CAPTURED_OUTPUTS, ())
+        if i < len(forward.returns)
+    ]
+    same = {param.name: f_name for param, f_name in zip(df.params[len(vjps):], captured, strict=False)}
+    # Source names without their numbers where that names one value only (a loop's h.2, h.4 keep theirs).
+    full = f_names + [v.name for v in df.params if v.name not in same]
+    stems: dict[str, set[str]] = {}
+    for name in full:
+        stems.setdefault(_lecture(name), set()).add(name)
+    short = {name: _lecture(name) if len(stems[_lecture(name)]) == 1 else name for name in full}
+    f_inputs = [short[v.name] for v in forward.params]
+    f_outputs = ["" if name.isdigit() else short[name] for name in (_full_name(forward, v) for v in forward.returns)]
+    used = {value for node in _walk(df) for value in node.inputs} | set(df.returns)
+    # One incoming gradient used, of an output the source does not name: plain "grad".
+    unnamed = [
+        p for position, p in enumerate(df.params[: len(vjps)])
+        if p.id in used and not (f_outputs[vjps[position]] if vjps[position] < len(f_outputs) else "")
+    ]
+    names: dict[int, str] = {}
+    for position, param in enumerate(df.params):
+        if position < len(vjps):
+            output = f_outputs[vjps[position]] if vjps[position] < len(f_outputs) else ""
+            names[param.id] = "grad" if (len(unnamed) == 1 and not output) else f"grad_{output or vjps[position]}"
+        else:
+            name = same.get(param.name, param.name)
+            names[param.id] = "%" + name if name.isdigit() else short[name]
+    return names, f_inputs
 
 
 def _last(trace: PassTrace, which: GraphName) -> Step | None:

@@ -223,6 +223,7 @@ def add_run_values(graph: DrawGraph, step: Any, result: Any) -> DrawGraph:
     if not summaries:
         return graph
     graph = with_edge_values(graph, result)
+    drawn = getattr(result, "drawn", None) or summaries  # by value id, the joint view's other half too
     graph = dataclasses.replace(graph, nodes=dict(graph.nodes))
     names = value_names(step)
     by_name = {names[v]: summary for v, summary in summaries.items() if v in names}
@@ -245,8 +246,11 @@ def add_run_values(graph: DrawGraph, step: Any, result: Any) -> DrawGraph:
                 changed = True
         if node.role.value == "input":
             name = lines[0].split(" ", 1)[0].lstrip("%")
-            if name in by_name:
-                lines[0] = f"%{name} = {short_summary(by_name[name])}"
+            # An input box is keyed by its value's id: by id first (a df input the
+            # ops level renames, %0 drawn as %grad, has no name in the step's graph).
+            summary = drawn.get(node_id) or by_name.get(name)
+            if summary is not None:
+                lines[0] = f"%{name} = {short_summary(summary)}"
                 changed = True
         if changed:
             graph.nodes[node_id] = dataclasses.replace(node, label="\n".join(lines))

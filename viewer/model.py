@@ -95,6 +95,9 @@ class DrawGraph:
     # After ``r``: value id -> its run value in short form, drawn on the edges
     # that carry it (viewer/edge_values.py); not part of the layout.
     edge_values: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
+    # df's incoming gradients drawn: input box id -> the name a lecture gives it
+    # (``grad``, ``grad_sin_x``: viewer/chain_rule.py), shown at the ops level.
+    gradient_names: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
     # The drawing this one is an untouched copy of (same nodes, edges, frames,
     # ghosts), so what is derived from it (a picture with stubs) is made once;
     # adding a node or an edge forgets it.
@@ -131,6 +134,7 @@ class DrawGraph:
         out = DrawGraph(dict(self.nodes), list(self.edges), dict(self.clusters), set(self.ghosts), self.compact_ranks)
         out.sources = self.sources
         out.edge_values = self.edge_values
+        out.gradient_names = self.gradient_names
         out.same_as = self.same_as if self.same_as is not None else self
         return out
 

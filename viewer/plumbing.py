@@ -362,6 +362,7 @@ class _Folding:
                 members.setdefault(targets[box_id], []).append(box_id)
         same_value: dict[int, int] = {}
         if self.autodiff:
+            out.gradient_names = self.drawing.gradient_names
             _lecture_names(out)
             out.clusters = {key: self._grad_of_title(cluster) for key, cluster in out.clusters.items()}
             same_value = self._passed_on()
@@ -442,6 +443,7 @@ def _lecture_names(graph: DrawGraph) -> None:
     one of its stem in the picture (a loop's ``%h.2`` and ``%h.4`` keep their
     numbers) and the stem alone names no other value."""
     _same_names_for_captures(graph)
+    _gradient_names(graph)
     texts = [node.label for node in graph.nodes.values()] + [edge.label for edge in graph.edges]
     full: dict[str, set[str]] = {}
     bare: set[str] = set()
@@ -454,6 +456,14 @@ def _lecture_names(graph: DrawGraph) -> None:
     }
     if renamed:
         _rename(graph, renamed, None)
+
+
+def _gradient_names(graph: DrawGraph) -> None:
+    """df's incoming gradients named as the chain-rule line names them (``%0`` reads ``%grad``)."""
+    for box_id, name in graph.gradient_names.items():
+        box = graph.nodes.get(box_id)
+        if box is not None and box.role is NodeRole.INPUT and box.label.startswith("%"):
+            _rename(graph, {box.label.split(" ")[0]: "%" + name}, _top_frame(graph, box.cluster))
 
 
 def _same_names_for_captures(graph: DrawGraph) -> None:

@@ -58,6 +58,7 @@ from gradview.runtime import (
     walk_records,
 )
 
+from .chain_rule import picture_gradient_names
 from .labels import abbreviate
 from .layout import drop_broken_clusters, kept_in_union
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
@@ -624,6 +625,7 @@ def draw_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: boo
             drawing = _single(trace, index, steps[0], ghosts)
         previous = [previous_graph(trace, step) for step in steps] if ghosts else []
         drawing.sources = tuple(step.graph for step in steps) + tuple(graph for graph in previous if graph is not None)
+        drawing.gradient_names = picture_gradient_names(trace, index, dg, steps)
         return drawing
 
     return _cached(trace, (id(trace), len(trace), index, view, dg, ghosts), build)

@@ -3,6 +3,7 @@ as an expression of df's ops with values named as the source names them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy
@@ -47,3 +48,29 @@ def test_a_loop_keeps_the_numbers_that_tell_its_values_apart() -> None:
     trace = load_target(f"{TEACHING / 'loop_if.py'}:f").trace
     first = chain_rule_lines(trace, 0)[0]
     assert first.startswith("grad_h.") and "tanh_backward(" in first
+
+
+def test_pictures_name_the_incoming_gradients_as_the_chain_rule_line_does() -> None:
+    from gradview.viewer.export import render_svg
+    from gradview.viewer.layout import union_layout
+    from gradview.viewer.plumbing import fold_step
+
+    trace = load_target(f"{TEACHING / 'sin_times_x.py'}:f").trace
+    index = len(trace) - 1
+    graph = fold_step(trace, index, View.JOINT, 0).graph
+    marks = step_marks(trace, index, View.JOINT, 0)
+    inputs = {graph.nodes[i].label.split(" ")[0] for i in graph.nodes if Mark.VJP_INPUT in marks.nodes.get(i, ())}
+    # %0, the gradient of f's unnamed output, reads as the line's "grad"; %1, of the temporary sin_x, "grad_sin_x".
+    assert {"%grad", "%grad_sin_x"} <= inputs
+    assert "grad * sin_x" in chain_rule_lines(trace, 0)[0]
+    svg = render_svg(graph, marks, union_layout([graph]), theme="light")
+    assert re.search(r">%grad_sin_x[ <]", svg) and re.search(r">%grad[ <]", svg)
+
+
+def test_the_ir_level_keeps_the_graph_s_own_names() -> None:
+    from gradview.viewer.views import draw_step
+
+    trace = load_target(f"{TEACHING / 'sin_times_x.py'}:f").trace
+    graph = draw_step(trace, len(trace) - 1, View.JOINT, 0)
+    labels = {node.label.split(" ")[0] for node in graph.nodes.values()}
+    assert "%0" in labels and "%grad" not in labels
