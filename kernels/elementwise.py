@@ -1,7 +1,9 @@
 """What the elementwise kernels of several families share (pointwise.py, pointwise_math.py,
 reductions.py, activations.py, recurrent_cells.py...): PyTorch's type promotion of
-operands (``promote``, ``as_tensor``), the double-precision ``erf`` and ATen's sigmoid
-from ``xp`` arithmetic alone, and the same-dtype fast path of binary ufuncs.
+operands (``promote``, ``as_tensor``), the one kernel factory of the math functions
+that compute in floating point (``unary_float``: exp, sin, acos...), the double-precision
+``erf`` and ATen's sigmoid from ``xp`` arithmetic alone, and the same-dtype fast path of
+binary ufuncs.
 
 The kernels themselves sit with their families; no op binds this module.
 """
@@ -9,14 +11,15 @@ The kernels themselves sit with their families; no op binds this module.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy
 
-from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype
-from .protocol import GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, FastPath
+from .dtypes import DEFAULT_FLOAT, is_floating, is_integral, result_dtype, to_dtype
+from .protocol import GUARD_SAME_NUMERIC, UNKNOWN_DTYPE, FastPath, Kernel
 
-__all__ = ["erf", "as_tensor", "promote", "same_dtype_fast_path"]
+__all__ = ["erf", "as_tensor", "opmath", "promote", "same_dtype_fast_path", "unary_float"]
 
 
 def as_tensor(xp: Any, value: Any, dtype: Any) -> Any:
@@ -58,6 +61,30 @@ def _float_operand(xp: Any, value: Any) -> Any:
     if dtype is None:
         return xp.asarray(value, dtype=DEFAULT_FLOAT)
     return value if is_floating(dtype) else value.astype(DEFAULT_FLOAT)
+
+
+_HALF = to_dtype("Half")
+_FLOAT = to_dtype("Float")
+
+
+def opmath(dtype: Any) -> Any:
+    """The dtype PyTorch's CPU kernels compute a ``dtype`` op in (float16 -> float32)."""
+    return _FLOAT if dtype == _HALF else dtype
+
+
+def unary_float(name: str, fn: Callable[[Any, Any], Any]) -> Kernel:
+    """The kernel of a math function that computes in floating point, ``fn(xp, x)``:
+    bool and integer tensors (and Python numbers) in the default float dtype, float16
+    in float32 as PyTorch's CPU kernels, the result in the operand's float dtype."""
+
+    def kernel(xp: Any, self: Any) -> Any:
+        x = _float_operand(xp, self)
+        with numpy.errstate(all="ignore"):  # NaN and inf results are the answer, as in C
+            return fn(xp, x.astype(opmath(x.dtype), copy=False)).astype(x.dtype, copy=False)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__module__ = fn.__module__  # the family's kernel, where ``fn`` is written
+    return kernel
 
 
 def _sigmoid(xp: Any, x: Any) -> Any:

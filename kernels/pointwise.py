@@ -15,13 +15,13 @@ from typing import Any
 from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype
 from .elementwise import (
     _FLOATS,
-    _float_operand,
     _same_dtype_call,
     _sigmoid,
     _sigmoid_unguarded,
     as_tensor,
     erf,
     promote,
+    unary_float,
 )
 from .protocol import GUARD_FLOAT, UNKNOWN_DTYPE, FastPath, Kernel, KernelError
 
@@ -133,40 +133,31 @@ def abs_(xp: Any, self: Any) -> Any:
     return xp.absolute(self)
 
 
-def _unary_float(name: str, fn: Any) -> Kernel:
-    def kernel(xp: Any, self: Any) -> Any:
-        x = _float_operand(xp, self)
-        return fn(xp, x).astype(x.dtype, copy=False)
-
-    kernel.__name__ = name
-    return kernel
+exp = unary_float("exp", lambda xp, x: xp.exp(x))
 
 
-exp = _unary_float("exp", lambda xp, x: xp.exp(x))
+log = unary_float("log", lambda xp, x: xp.log(x))
 
 
-log = _unary_float("log", lambda xp, x: xp.log(x))
+sin = unary_float("sin", lambda xp, x: xp.sin(x))
 
 
-sin = _unary_float("sin", lambda xp, x: xp.sin(x))
+cos = unary_float("cos", lambda xp, x: xp.cos(x))
 
 
-cos = _unary_float("cos", lambda xp, x: xp.cos(x))
+tanh = unary_float("tanh", lambda xp, x: xp.tanh(x))
 
 
-tanh = _unary_float("tanh", lambda xp, x: xp.tanh(x))
+sqrt = unary_float("sqrt", lambda xp, x: xp.sqrt(x))
 
 
-sqrt = _unary_float("sqrt", lambda xp, x: xp.sqrt(x))
+rsqrt = unary_float("rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)))
 
 
-rsqrt = _unary_float("rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)))
+sigmoid = unary_float("sigmoid", lambda xp, x: _sigmoid(xp, x))
 
 
-sigmoid = _unary_float("sigmoid", lambda xp, x: _sigmoid(xp, x))
-
-
-erf_kernel = _unary_float("erf", lambda xp, x: erf(xp, x))  # erf itself is the array helper below
+erf_kernel = unary_float("erf", lambda xp, x: erf(xp, x))  # erf itself is the array helper below
 
 
 def fast_sigmoid(xp: Any, name: str, dtypes: list[Any], constants: list[Any]) -> Any:

@@ -75,7 +75,7 @@ from typing import Any
 import numpy
 
 from .dtypes import DEFAULT_FLOAT, is_floating, result_dtype, to_dtype
-from .elementwise import as_tensor, erf, promote
+from .elementwise import as_tensor, erf, opmath, promote, unary_float
 from .pointwise import div_mode, sub
 from .protocol import Kernel, KernelError
 from .scalar_math import _fmod, _ieee, _single, _wrap32
@@ -83,16 +83,9 @@ from .shapes import broadcast_shapes
 
 __all__ = ["erfc", "logit_bounds"]  # the kernels are bound to their ops in gradview.ops.pointwise_math
 
-_HALF = to_dtype("Half")
-_FLOAT = to_dtype("Float")
 _BOOL = to_dtype("Bool")
 _LONG = to_dtype("Long")
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
-
-
-def _opmath(dtype: Any) -> Any:
-    """The dtype PyTorch's CPU kernels compute a ``dtype`` op in (float16 -> float32)."""
-    return _FLOAT if dtype == _HALF else dtype
 
 
 def _float_result(self: Any) -> Any:
@@ -133,26 +126,15 @@ def erfc(xp: Any, x: Any) -> Any:
 
 
 # -- unary functions that compute in floating point ---------------------------------------------
-def _unary_float(name: str, fn: Callable[[Any, Any], Any]) -> Kernel:
-    def kernel(xp: Any, self: Any) -> Any:
-        out = _float_result(self)
-        x = self.astype(_opmath(out), copy=False)
-        with numpy.errstate(all="ignore"):  # NaN and inf results are the answer, as in C
-            return fn(xp, x).astype(out, copy=False)
-
-    kernel.__name__ = name
-    return kernel
-
-
-acos = _unary_float("acos", lambda xp, x: xp.arccos(x))
-asin = _unary_float("asin", lambda xp, x: xp.arcsin(x))
-atan = _unary_float("atan", lambda xp, x: xp.arctan(x))
-cosh = _unary_float("cosh", lambda xp, x: xp.cosh(x))
-sinh = _unary_float("sinh", lambda xp, x: xp.sinh(x))
-tan = _unary_float("tan", lambda xp, x: xp.tan(x))
-erfc_kernel = _unary_float("erfc", lambda xp, x: erfc(xp, x).astype(x.dtype, copy=False))  # erfc: the helper
-log10 = _unary_float("log10", lambda xp, x: xp.log10(x))
-log2 = _unary_float("log2", lambda xp, x: xp.log2(x))
+acos = unary_float("acos", lambda xp, x: xp.arccos(x))
+asin = unary_float("asin", lambda xp, x: xp.arcsin(x))
+atan = unary_float("atan", lambda xp, x: xp.arctan(x))
+cosh = unary_float("cosh", lambda xp, x: xp.cosh(x))
+sinh = unary_float("sinh", lambda xp, x: xp.sinh(x))
+tan = unary_float("tan", lambda xp, x: xp.tan(x))
+erfc_kernel = unary_float("erfc", lambda xp, x: erfc(xp, x).astype(x.dtype, copy=False))  # erfc: the helper
+log10 = unary_float("log10", lambda xp, x: xp.log10(x))
+log2 = unary_float("log2", lambda xp, x: xp.log2(x))
 
 
 def logit_bounds(xp: Any, eps: float, dtype: Any, compute: Any) -> tuple[Any, Any]:
@@ -166,7 +148,7 @@ def logit_bounds(xp: Any, eps: float, dtype: Any, compute: Any) -> tuple[Any, An
 
 def logit(xp: Any, self: Any, eps: float | None = None) -> Any:
     out = _float_result(self)
-    compute = _opmath(out)
+    compute = opmath(out)
     x = self.astype(compute, copy=False)
     if eps is not None:
         # The bounds in the tensor's dtype, as ATen's scalar_t lo/hi; NaN fails both tests.
@@ -198,7 +180,7 @@ trunc = _rounding("trunc", lambda xp, x: xp.trunc(x))
 def round_decimals(xp: Any, self: Any, decimals: int) -> Any:
     if not is_floating(self.dtype):
         raise _refuse("round(decimals=...)", self.dtype)
-    compute = _opmath(self.dtype)
+    compute = opmath(self.dtype)
     x = self.astype(compute, copy=False)
     with numpy.errstate(all="ignore"):
         scale = xp.asarray(10.0 ** abs(decimals) if abs(decimals) < 400 else math.inf, dtype=compute)
@@ -224,7 +206,7 @@ def fmod(xp: Any, self: Any, other: Any) -> Any:
     if dtype == _BOOL:
         raise _refuse("fmod", dtype)
     if is_floating(dtype):
-        compute = _opmath(dtype)
+        compute = opmath(dtype)
         a = a.astype(compute, copy=False) if hasattr(a, "dtype") else a
         b = b.astype(compute, copy=False) if hasattr(b, "dtype") else b
         with numpy.errstate(invalid="ignore"):  # x fmod 0.0 and inf fmod y are NaN
@@ -237,7 +219,7 @@ def fmod(xp: Any, self: Any, other: Any) -> Any:
 def atan2(xp: Any, self: Any, other: Any) -> Any:
     dtype, (a, b) = promote(xp, self, other)
     out = dtype if is_floating(dtype) else DEFAULT_FLOAT
-    compute = _opmath(out)
+    compute = opmath(out)
     return xp.arctan2(a.astype(compute, copy=False), b.astype(compute, copy=False)).astype(out, copy=False)
 
 
@@ -354,7 +336,7 @@ def remainder(xp: Any, self: Any, other: Any) -> Any:
     if dtype == _BOOL:
         raise KernelError("remainder: bool tensors are not supported (PyTorch refuses them too)")
     if is_floating(dtype):
-        compute = _opmath(dtype)
+        compute = opmath(dtype)
         a, b = as_tensor(xp, a, compute), as_tensor(xp, b, compute)
         mod = xp.fmod(a, b)
         # Python's rule: a nonzero result takes the divisor's sign.
@@ -380,10 +362,10 @@ def clamp_max_tensor(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002 - schem
 
 
 # -- unary math -------------------------------------------------------------------------------
-log1p = _unary_float("log1p", lambda xp, x: xp.log1p(x))
-expm1 = _unary_float("expm1", lambda xp, x: xp.expm1(x))
-exp2 = _unary_float("exp2", lambda xp, x: xp.exp2(x))
-reciprocal = _unary_float("reciprocal", lambda xp, x: xp.reciprocal(x))
+log1p = unary_float("log1p", lambda xp, x: xp.log1p(x))
+expm1 = unary_float("expm1", lambda xp, x: xp.expm1(x))
+exp2 = unary_float("exp2", lambda xp, x: xp.exp2(x))
+reciprocal = unary_float("reciprocal", lambda xp, x: xp.reciprocal(x))
 
 
 def square(xp: Any, self: Any) -> Any:
@@ -403,7 +385,7 @@ def _lerp(xp: Any, self: Any, end: Any, weight: Any, dtype: Any) -> Any:
     if not is_floating(dtype):
         raise KernelError(f"lerp: expects floating-point tensors, got {dtype} (PyTorch refuses integers)")
     broadcast_shapes("lerp", self.shape, end.shape, getattr(weight, "shape", ()))
-    compute = _opmath(dtype)
+    compute = opmath(dtype)
     start, stop = self.astype(compute, copy=False), end.astype(compute, copy=False)
     if hasattr(weight, "dtype"):
         w = weight.astype(dtype, copy=False).astype(compute, copy=False)
@@ -440,7 +422,7 @@ def addcmul(xp: Any, self: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> A
     if dtype == _BOOL:
         raise KernelError("addcmul: bool tensors are not supported (PyTorch refuses them too)")
     broadcast_shapes("addcmul", self.shape, tensor1.shape, tensor2.shape)
-    compute = _opmath(dtype)
+    compute = opmath(dtype)
     a, b, c = (t.astype(compute, copy=False) for t in (self, tensor1, tensor2))
     # The value is converted to the tensors' dtype first: 0.5 becomes 0 for int64.
     v = xp.asarray(value).astype(dtype).astype(compute)
@@ -477,18 +459,18 @@ def where_nonzero(xp: Any, condition: Any) -> list[Any]:
 
 
 # -- inverse hyperbolic functions, degrees and radians (issue 22) --------------------------------------
-acosh = _unary_float("acosh", lambda xp, x: xp.arccosh(x))
-asinh = _unary_float("asinh", lambda xp, x: xp.arcsinh(x))
-atanh = _unary_float("atanh", lambda xp, x: xp.arctanh(x))
+acosh = unary_float("acosh", lambda xp, x: xp.arccosh(x))
+asinh = unary_float("asinh", lambda xp, x: xp.arcsinh(x))
+atanh = unary_float("atanh", lambda xp, x: xp.arctanh(x))
 # PyTorch multiplies by the double constants M_PI / 180 and 180 / M_PI (UnaryOps.cpp).
-deg2rad = _unary_float("deg2rad", lambda xp, x: x * (math.pi / 180.0))
-rad2deg = _unary_float("rad2deg", lambda xp, x: x * (180.0 / math.pi))
+deg2rad = unary_float("deg2rad", lambda xp, x: x * (math.pi / 180.0))
+rad2deg = unary_float("rad2deg", lambda xp, x: x * (180.0 / math.pi))
 
 
 def angle(xp: Any, self: Any) -> Any:
     """angle of a real tensor: pi where negative, 0 elsewhere, NaN stays NaN (angle_impl)."""
     out = _float_result(self)
-    x = self.astype(_opmath(out), copy=False)
+    x = self.astype(opmath(out), copy=False)
     result = xp.where(x < 0, math.pi, 0.0).astype(x.dtype, copy=False)
     return xp.where(xp.isnan(x), x, result).astype(out, copy=False)
 
@@ -561,7 +543,7 @@ def _binary_float(name: str, fn: Callable[[Any, Any, Any], Any]) -> Kernel:
     def kernel(xp: Any, self: Any, other: Any) -> Any:
         dtype = result_dtype(self, other)
         out = dtype if is_floating(dtype) else DEFAULT_FLOAT
-        compute = _opmath(out)
+        compute = opmath(out)
         a, b = (as_tensor(xp, v, compute) for v in (self, other))
         with numpy.errstate(all="ignore"):
             return xp.asarray(fn(xp, a, b)).astype(out, copy=False)
@@ -596,7 +578,7 @@ def _binary_same(name: str, ufunc: str) -> Kernel:
 
     def kernel(xp: Any, self: Any, other: Any) -> Any:
         dtype, (a, b) = promote(xp, self, other)
-        compute = _opmath(dtype)
+        compute = opmath(dtype)
         return getattr(xp, ufunc)(a.astype(compute, copy=False), b.astype(compute, copy=False)).astype(dtype, copy=False)
 
     kernel.__name__ = name
@@ -646,7 +628,7 @@ def addcdiv(xp: Any, self: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> A
             "perform a true division of tensor1 and tensor2."
         )
     broadcast_shapes("addcdiv", self.shape, tensor1.shape, tensor2.shape)
-    compute = _opmath(dtype)
+    compute = opmath(dtype)
     a, b, c = (t.astype(compute, copy=False) for t in (self, tensor1, tensor2))
     v = xp.asarray(value).astype(dtype).astype(compute)
     with numpy.errstate(all="ignore"):
