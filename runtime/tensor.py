@@ -13,8 +13,9 @@ higher-order gradients, not as a tensor library.
 
 from __future__ import annotations
 
+import functools
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -213,9 +214,7 @@ class Tensor:
         """``overload`` on ``operands`` then ``constants``; ``name`` is its backward node (PyTorch's)."""
         xp, arrays = self._arrays(operands)
         if _records(operands):
-            from .eager_ops import run_tensor_op  # noqa: PLC0415 - eager_ops imports this module
-
-            return run_tensor_op(name, overload.split(".", 1)[0], operands, arrays, constants)
+            return _run_recorded()(name, overload.split(".", 1)[0], operands, arrays, constants)
         return Tensor(KERNELS[overload](xp, *arrays, *constants))
 
     def __add__(self, other: Any) -> Tensor:
@@ -314,10 +313,16 @@ def stack(tensors: Sequence[Tensor]) -> Tensor:
     first = tensors[0]
     xp, arrays = first._arrays(tensors)
     if _records(tensors):
-        from .eager_ops import run_tensor_op  # noqa: PLC0415 - eager_ops imports this module
-
-        return run_tensor_op("StackBackward0", "aten::stack", tensors, arrays, (0,), as_list=True)
+        return _run_recorded()("StackBackward0", "aten::stack", tensors, arrays, (0,), as_list=True)
     return Tensor(KERNELS["aten::stack"](xp, arrays, 0))
+
+
+@functools.cache
+def _run_recorded() -> Callable[..., Tensor]:
+    """runtime.eager_ops.run_tensor_op, looked up once (eager_ops imports this module)."""
+    from .eager_ops import run_tensor_op  # noqa: PLC0415
+
+    return run_tensor_op
 
 
 def _records(inputs: Sequence[Any]) -> bool:

@@ -9,7 +9,7 @@ import torch
 import gradview.runtime.eager_ops as eager_ops
 import gradview.runtime.tensor as tensor_module
 from gradview.runtime import Tensor
-from gradview.runtime.autograd import no_grad
+from gradview.runtime.autograd import grad, no_grad
 from gradview.runtime.tensor import stack
 
 from .test_eager_op_facts import aten_overloads
@@ -100,6 +100,28 @@ def test_forward_and_grad_match_torch(name, fn, arrays) -> None:
     ref.backward(torch.tensor(weights))
     for mine, other in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(mine.grad.numpy(), other.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,fn,arrays", CASES, ids=[c[0] for c in CASES])
+def test_second_derivatives_match_torch(name, fn, arrays) -> None:
+    """create_graph: the gradients, computed with the op library's formulas, are differentiable too."""
+    ours, theirs = both(*arrays)
+    out, ref = fn(*ours), fn(*theirs)
+    weights = signed(*out.shape)
+    grads = grad((out * Tensor(weights)).sum(), ours, create_graph=True, allow_unused=True)
+    ref_grads = torch.autograd.grad((ref * torch.tensor(weights)).sum(), theirs, create_graph=True, allow_unused=True)
+    # A gradient that does not require grad is a constant (relu's mask times the weights):
+    # PyTorch's may still require grad, and then its second derivative is zero.
+    used = [i for i, g in enumerate(grads) if g is not None and g.requires_grad]
+    ref_used = [i for i, g in enumerate(ref_grads) if g is not None and g.requires_grad]
+    if used:
+        sum(((grads[i] * grads[i]).sum() for i in used[1:]), (grads[used[0]] * grads[used[0]]).sum()).backward()
+    if ref_used:
+        sum((ref_grads[i] * ref_grads[i]).sum() for i in ref_used).backward()
+    for mine, other in zip(ours, theirs, strict=True):
+        expected = np.zeros(mine.shape) if other.grad is None else other.grad.numpy()
+        got = np.zeros(mine.shape) if mine.grad is None else mine.grad.numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
 
 
 # Cases whose result is rounded to float32 on the way: finite differences in float64 cannot see it.
@@ -207,15 +229,10 @@ def test_matmul_of_any_rank_runs_without_grad() -> None:
 def test_every_op_tensor_exposes_is_compared_with_torch(monkeypatch) -> None:
     """The cases above run every overload runtime/tensor.py names (so each eager
     gradient is checked against PyTorch's, in float64, to 1e-10)."""
-    seen: set[str] = set()
-    run = eager_ops.run_tensor_op
-
-    def spy(name, kind, *args, **kwargs):
-        seen.add(kind)
-        return run(name, kind, *args, **kwargs)
-
-    monkeypatch.setattr(eager_ops, "run_tensor_op", spy)
+    plans: dict = {}
+    monkeypatch.setattr(eager_ops, "_TENSOR_PLANS", plans)
     for _, fn, arrays in CASES:
         fn(*[Tensor(a, requires_grad=True) for a in arrays])
+    seen = {key[0] for key in plans}
     named = {overload.split(".", 1)[0] for overload in aten_overloads(tensor_module)}
     assert named and not named - seen, f"no case runs {sorted(named - seen)}"
