@@ -81,8 +81,8 @@ TITLES = {
 # -- the models in PyTorch (for eager, script, and from_torch) ---------------------------------
 def torch_model(model: str) -> tuple[Any, tuple[Any, ...]]:
     """A seeded float64 module whose forward returns the loss, and its inputs."""
-    import torch  # noqa: PLC0415
-    from torch import nn  # noqa: PLC0415
+    import torch
+    from torch import nn
 
     class TwoLayerLSTMCell(nn.Module):
         def __init__(self) -> None:
@@ -90,7 +90,7 @@ def torch_model(model: str) -> tuple[Any, tuple[Any, ...]]:
             self.cell1 = nn.LSTMCell(256, 256)
             self.cell2 = nn.LSTMCell(256, 256)
 
-        def forward(self, x, h1, c1, h2, c2, target):  # noqa: ANN001, ANN202, PLR0913
+        def forward(self, x, h1, c1, h2, c2, target):
             h1, c1 = self.cell1(x, (h1, c1))
             h2, c2 = self.cell2(h1, (h2, c2))
             return nn.functional.mse_loss(h2, target)
@@ -102,7 +102,7 @@ def torch_model(model: str) -> tuple[Any, tuple[Any, ...]]:
             self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
             self.fc = nn.Linear(32 * 8 * 8, 10)
 
-        def forward(self, x, target):  # noqa: ANN001, ANN202
+        def forward(self, x, target):
             x = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
             x = nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
             return nn.functional.cross_entropy(self.fc(torch.flatten(x, 1)), target)
@@ -117,7 +117,7 @@ def torch_model(model: str) -> tuple[Any, tuple[Any, ...]]:
 
 def export_for_gradview(model: str, folder: Path) -> None:
     """from_torch once in the parent: the gradview processes then never import torch."""
-    from gradview.ir import from_torch  # noqa: PLC0415
+    from gradview.ir import from_torch
 
     module, inputs = torch_model(model)
     graph, values = from_torch(module, inputs, how="trace")
@@ -155,9 +155,9 @@ def mlp_problem() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
 
 def gradview_step(graph_text: str, values: list[Any], n_inputs: int) -> Callable[[], None]:
     """run, backward, SGD on every parameter (the graph inputs after the first ``n_inputs``)."""
-    from gradview.ir import parse_ir  # noqa: PLC0415
-    from gradview.runtime import Tensor  # noqa: PLC0415
-    from gradview.runtime.executor import GraphExecutor  # noqa: PLC0415
+    from gradview.ir import parse_ir
+    from gradview.runtime import Tensor
+    from gradview.runtime.executor import GraphExecutor
 
     executor = GraphExecutor(parse_ir(graph_text))
     tensors = [Tensor(np.array(v), requires_grad=i >= n_inputs) for i, v in enumerate(values)]
@@ -175,7 +175,7 @@ def gradview_step(graph_text: str, values: list[Any], n_inputs: int) -> Callable
 
 
 def torch_step(fn: Any, inputs: tuple[Any, ...], params: list[Any]) -> Callable[[], None]:
-    import torch  # noqa: PLC0415
+    import torch
 
     def step() -> None:
         loss = fn(*inputs)
@@ -193,7 +193,7 @@ def contender(model: str, how: str, folder: Path) -> Callable[[], object]:
     """One training step of ``how`` on ``model``'s seeded problem."""
     if how in ("numpy", "numpy-kept"):
         if how == "numpy-kept":
-            from gradview.runtime.allocator import keep_freed_memory  # noqa: PLC0415
+            from gradview.runtime.allocator import keep_freed_memory
 
             keep_freed_memory()
         x, target, params = mlp_problem()
@@ -206,14 +206,14 @@ def contender(model: str, how: str, folder: Path) -> Callable[[], object]:
             values = [saved[f"arr_{i}"] for i in range(len(saved.files))]
         n_inputs = json.loads((folder / f"{model}.json").read_text())["inputs"]
         return gradview_step((folder / f"{model}.ir").read_text(), values, n_inputs)
-    import torch  # noqa: PLC0415
+    import torch
 
     torch.set_num_threads(1)
     if model == "mlp":
         x, target, init = mlp_problem()
         params = [torch.tensor(p, requires_grad=True) for p in init]
 
-        def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN202, PLR0913
+        def mlp_loss(x, target, w1, b1, w2, b2, w3, b3):
             h1 = torch.tanh(x @ w1 + b1)
             h2 = torch.tanh(h1 @ w2 + b2)
             y = torch.sigmoid(h2 @ w3 + b3)

@@ -52,9 +52,9 @@ def _timed_g(trace: object, index: int, **options: object) -> tuple[float, objec
 def _torch_gradcheck_seconds() -> float:
     """torch.autograd.gradcheck(fast_mode=True) on the ResNet's forward in float64,
     every parameter an input (the function G checks: the forward's gradient per parameter)."""
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
 
-    import torch  # noqa: PLC0415
+    import torch
 
     spec = importlib.util.spec_from_file_location("resnet18_bench", RESNET)
     assert spec is not None and spec.loader is not None

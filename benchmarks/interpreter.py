@@ -31,7 +31,7 @@ TYPE = "Double(1, strides=[1], requires_grad=0, device=cpu)"
 
 def chain_graph_text(n_nodes: int, type_: str = TYPE) -> str:
     """The chain with complete types (as after shape propagation), or plain ``Tensor``."""
-    TYPE = type_  # noqa: N806 - the same name as the module default, on purpose
+    TYPE = type_  # the same name as the module default, on purpose
     lines = [f"graph(%x : {TYPE},\n      %y : {TYPE}):", "  %one : int = prim::Constant[value=1]()"]
     prev = "x"
     for i in range(n_nodes):
@@ -87,7 +87,7 @@ MLP_TEXT = """graph(%x : Double(64, 256, strides=[256, 1], requires_grad=0, devi
 """
 
 
-def mlp_numpy(x, w1, b1, w2, b2, w3, b3):  # noqa: ANN001, ANN201 - the hand-written reference
+def mlp_numpy(x, w1, b1, w2, b2, w3, b3):  # the hand-written reference
     h1 = np.tanh(x @ w1 + b1)
     h2 = np.tanh(h1 @ w2 + b2)
     return 1.0 / (1.0 + np.exp(-(h2 @ w3 + b3)))

@@ -80,7 +80,7 @@ def load(name: str, scratch: Path) -> tuple[Session, float, str]:
     note = ""
     target = str(ROOT / source) if source.endswith(":build") else ""
     if not target:
-        from tests.real_model_logs import BUILDERS, make_torch_trace  # noqa: PLC0415 - only logs need torch.compile
+        from tests.real_model_logs import BUILDERS, make_torch_trace  # only logs need torch.compile
 
         start = time.perf_counter()
         log = make_torch_trace(BUILDERS[source], scratch / source)
@@ -104,9 +104,9 @@ async def _until(done: Callable[[], bool], start: float, timeout: float) -> floa
 
 
 async def measure(session: Session, built: float, size: tuple[int, int], steps: int, timeout: float) -> Figures:
-    from gradview.viewer.app import GradviewApp  # noqa: PLC0415 - after the session: imports are not load time
-    from gradview.viewer.canvas import GraphCanvas  # noqa: PLC0415
-    from gradview.viewer.messages import LayoutReady  # noqa: PLC0415
+    from gradview.viewer.app import GradviewApp  # after the session: imports are not load time
+    from gradview.viewer.canvas import GraphCanvas
+    from gradview.viewer.messages import LayoutReady
 
     figures = Figures(build=built)
     app = GradviewApp(session)
@@ -189,9 +189,9 @@ def main() -> None:
     print(f"{args.size} terminal; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"on {os.cpu_count()} cores")
     start = time.perf_counter()
-    import torch  # noqa: F401, PLC0415 - once, so the first builder's build time is not torch's import
+    import torch  # noqa: F401 - once, so the first builder's build time is not torch's import
 
-    from gradview.viewer.app import GradviewApp  # noqa: F401, PLC0415 - and the viewer's, not the first launch's
+    from gradview.viewer.app import GradviewApp  # noqa: F401 - and the viewer's, not the first launch's
 
     print(f"importing torch and the viewer: {time.perf_counter() - start:.1f} s (not counted below)")
     table = []

@@ -32,7 +32,7 @@ _TYPE = '"f32[8, 16][16, 1]cpu"'
 
 
 def _entry(key: str, payload: str) -> str:
-    digest = hashlib.md5(payload.encode("utf-8")).hexdigest()  # noqa: S324 - the log's own checksum
+    digest = hashlib.md5(payload.encode("utf-8")).hexdigest()  # the log's own checksum
     envelope = f'{{"{key}": {{}}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "{digest}"}}'
     return "V1127 00:00:00.000000 1 bench.py:1] " + envelope + "\n" + "".join("\t" + line + "\n" for line in payload.split("\n"))
 

@@ -86,9 +86,9 @@ def format_saved(graphs: list[Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradview.loaders.targets import TargetError, load_target  # noqa: PLC0415
-    from gradview.runtime.no_graph_reason import no_differentiable_graph_reason  # noqa: PLC0415
-    from gradview.runtime.saved_values import (  # noqa: PLC0415 - keeps --help light
+    from gradview.loaders.targets import TargetError, load_target
+    from gradview.runtime.no_graph_reason import no_differentiable_graph_reason
+    from gradview.runtime.saved_values import (  # keeps --help light
         SavedValuesError,
         pasted_back,
         saved_values,

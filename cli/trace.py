@@ -82,12 +82,12 @@ class _InputError(Exception):
 
 def load_any(
     path: str, inputs: str | None = None, autodiff: str | None = None, inline_threshold: int | None = None,
-    compile: bool = False,  # noqa: A002 - the command line's --compile
+    compile: bool = False,  # the command line's --compile
     min_group_size: int | None = None,
 ) -> PassTrace:
     """The trace FILE stands for, as ``gradview view`` loads it; raises _InputError with a one-line message."""
-    from gradview.loaders.targets import TargetError, load_target  # noqa: PLC0415 - keeps --help light
-    from gradview.runtime.no_graph_reason import (  # noqa: PLC0415 - keeps --help light
+    from gradview.loaders.targets import TargetError, load_target  # keeps --help light
+    from gradview.runtime.no_graph_reason import (  # keeps --help light
         no_differentiable_graph_reason,
         shows_differentiable_graph,
     )
@@ -114,8 +114,8 @@ def module_tree_text(trace: PassTrace) -> str:
     """The model's modules, one line each, indented by depth: ``layer1  Sequential ·
     14 ops · 580.0 KiB · → Float(1, 64, 16, 16)`` (the viewer's module boxes), or
     one line saying the trace names no modules."""
-    from gradview.viewer.detail import Detail  # noqa: PLC0415 - keeps --help light
-    from gradview.viewer.transforms import Transforms  # noqa: PLC0415
+    from gradview.viewer.detail import Detail  # keeps --help light
+    from gradview.viewer.transforms import Transforms
 
     transforms = Transforms.for_trace(trace, Detail.MODEL)
     if not transforms.module_boxes:

@@ -45,9 +45,9 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gradview.loaders.targets import TargetError, load_target  # noqa: PLC0415 - loads the runtime only here
+    from gradview.loaders.targets import TargetError, load_target  # loads the runtime only here
 
-    from .output_paths import OutputError, check_output_file, input_paths  # noqa: PLC0415
+    from .output_paths import OutputError, check_output_file, input_paths
 
     if args.save_trace:
         try:  # before the slow part, and never over the target itself
@@ -69,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"gradview: error: {args.save_trace}: cannot write: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    from gradview.viewer.app import GradviewApp  # noqa: PLC0415
-    from gradview.viewer.detail import Detail  # noqa: PLC0415
+    from gradview.viewer.app import GradviewApp
+    from gradview.viewer.detail import Detail
 
     GradviewApp(session, theme=args.theme, detail=Detail(args.detail) if args.detail else None).run()
     return 0

@@ -109,39 +109,39 @@ SIMPLE_TYPE_NAMES = frozenset({
 })
 
 
-def IntType() -> NamedType:  # noqa: N802 - reads like a type constructor
+def IntType() -> NamedType:  # reads like a type constructor
     return _INT
 
 
-def FloatType() -> NamedType:  # noqa: N802
+def FloatType() -> NamedType:
     return _FLOAT
 
 
-def BoolType() -> NamedType:  # noqa: N802
+def BoolType() -> NamedType:
     return _BOOL
 
 
-def StringType() -> NamedType:  # noqa: N802
+def StringType() -> NamedType:
     return _STR
 
 
-def NoneType() -> NamedType:  # noqa: N802
+def NoneType() -> NamedType:
     return _NONE
 
 
-def DeviceType() -> NamedType:  # noqa: N802
+def DeviceType() -> NamedType:
     return _DEVICE
 
 
-def FunctionType() -> NamedType:  # noqa: N802
+def FunctionType() -> NamedType:
     return _FUNCTION
 
 
-def NumberType() -> NamedType:  # noqa: N802
+def NumberType() -> NamedType:
     return _NUMBER
 
 
-def ScalarTypeType() -> NamedType:  # noqa: N802
+def ScalarTypeType() -> NamedType:
     return _SCALAR_TYPE
 
 

@@ -68,14 +68,14 @@ def get_backend(name: str = "numpy") -> Backend:
         return backend
     if name == "marker":
         # NumPy behind a device boundary, for tests: arrays crossing mid-graph raise.
-        from .marker_backend import marker_backend  # noqa: PLC0415 - tests only
+        from .marker_backend import marker_backend  # tests only
 
         _CACHE[name] = marker_backend()
         return _CACHE[name]
     if name != "cupy":
         raise ValueError(f"unknown backend {name!r}: use 'numpy', 'cupy' or 'marker' (tests)")
     try:
-        import cupy  # noqa: PLC0415 - optional, GPU machines only
+        import cupy  # optional, GPU machines only
     except ImportError as exc:
         raise BackendUnavailable(f"backend 'cupy' needs CuPy ({exc}); install gradview[gpu]") from None
     try:

@@ -676,7 +676,7 @@ def _source_positions(xp: Any, size: int, before: int, after: int, mode: str) ->
     return xp.clip(p, 0, max(size - 1, 0)), valid
 
 
-def pad(xp: Any, self: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
+def pad(xp: Any, self: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:
     plan = _pad_plan("pad", self.shape, pad, mode)
     if mode != "constant" and value is not None:
         raise KernelError(f'pad: padding mode "{mode}" doesn\'t take a value argument')

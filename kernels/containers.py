@@ -119,7 +119,7 @@ _WHITESPACE = " \t\n\r\v\f"
 _WHITESPACE_RUN = re.compile(f"[{re.escape(_WHITESPACE)}]+")
 
 
-def split_str(xp: Any, a: str, separator: str | None = None, max: int = -1) -> list[str]:  # noqa: A002 - schema name
+def split_str(xp: Any, a: str, separator: str | None = None, max: int = -1) -> list[str]:  # schema name
     if separator is None:
         # TorchScript splits on every run of blanks and ignores ``max`` here.
         stripped = a.strip(_WHITESPACE)

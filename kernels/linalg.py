@@ -195,7 +195,7 @@ def addmm(xp: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any = 
     return _addmm("addmm", xp, self, mat1, mat2, beta, alpha)
 
 
-def linear(xp: Any, input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002 - schema name
+def linear(xp: Any, input: Any, weight: Any, bias: Any = None) -> Any:  # schema name
     if input.ndim == 0 or weight.ndim == 0:
         raise KernelError(
             f"linear: input and weight need at least one dim, got shapes {_shape(input)} and {_shape(weight)}"

@@ -1022,7 +1022,7 @@ def _ctc_nll(alpha: Any, length: int, target_length: int) -> float:
 
 
 def _ctc_forward(xp: Any, op: str, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any,
-                 blank: int):  # noqa: ANN202
+                 blank: int):
     lp, batched, ins, outs, samples = _ctc_setup(xp, op, log_probs, targets, input_lengths, target_lengths, blank)
     alphas, nll = [], []
     with numpy.errstate(invalid="ignore", over="ignore"):

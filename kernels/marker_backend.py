@@ -164,11 +164,11 @@ class DeviceArray:
         return self._data.flags
 
     @property
-    def T(self) -> DeviceArray:  # noqa: N802 - ndarray's name
+    def T(self) -> DeviceArray:  # ndarray's name
         return DeviceArray(self._data.T)
 
     @property
-    def mT(self) -> DeviceArray:  # noqa: N802 - ndarray's name
+    def mT(self) -> DeviceArray:  # ndarray's name
         return DeviceArray(self._data.mT)
 
     @property

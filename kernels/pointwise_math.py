@@ -353,11 +353,11 @@ def floor_divide(xp: Any, self: Any, other: Any) -> Any:
 
 
 # -- one-sided clamps with tensor bounds ------------------------------------------------------
-def clamp_min_tensor(xp: Any, self: Any, min: Any) -> Any:  # noqa: A002 - schema name
+def clamp_min_tensor(xp: Any, self: Any, min: Any) -> Any:  # schema name
     return clamp(xp, self, min, None)
 
 
-def clamp_max_tensor(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002 - schema name
+def clamp_max_tensor(xp: Any, self: Any, max: Any) -> Any:  # schema name
     return clamp(xp, self, None, max)
 
 
@@ -698,7 +698,7 @@ def minimum(xp: Any, self: Any, other: Any) -> Any:
     return xp.minimum(a, b).astype(dtype, copy=False)
 
 
-def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - schema names
+def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # schema names
     if min is None and max is None:
         raise KernelError("clamp needs at least one of min and max")
     dtype, _ = promote(xp, self, min, max)
@@ -713,11 +713,11 @@ def clamp(xp: Any, self: Any, min: Any = None, max: Any = None) -> Any:  # noqa:
     return out.astype(dtype, copy=False)
 
 
-def clamp_min(xp: Any, self: Any, min: Any) -> Any:  # noqa: A002
+def clamp_min(xp: Any, self: Any, min: Any) -> Any:
     return clamp(xp, self, min, None)
 
 
-def clamp_max(xp: Any, self: Any, max: Any) -> Any:  # noqa: A002
+def clamp_max(xp: Any, self: Any, max: Any) -> Any:
     return clamp(xp, self, None, max)
 
 

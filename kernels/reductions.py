@@ -447,7 +447,7 @@ def sort_stable(xp: Any, self: Any, stable: Any, dim: int = -1, descending: bool
     return sort(xp, self, dim, descending)
 
 
-def topk(xp: Any, self: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Any, Any]:  # noqa: A002 - schema name
+def topk(xp: Any, self: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Any, Any]:  # schema name
     """The ``k`` largest (or smallest) values along ``dim`` and their indices.
 
     The result is always sorted (``sorted=False`` lets PyTorch return any

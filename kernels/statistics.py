@@ -211,7 +211,7 @@ def _check_float(op: str, self: Any) -> None:
         raise KernelError(f"torch.{op}: input tensor must be floating point, got {self.dtype}")
 
 
-def histc(xp: Any, self: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  # noqa: A002 - schema names
+def histc(xp: Any, self: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  # schema names
     _check_float("histc", self)
     if bins <= 0:
         raise KernelError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
@@ -268,7 +268,7 @@ def _check_weight(points_shape: tuple[int, ...], weight: Any) -> None:
                           "input tensor excluding its innermost dimension")
 
 
-def histogramdd_int_list(xp: Any, self: Any, bins: list[int], range: Any = None,  # noqa: A002 - schema name
+def histogramdd_int_list(xp: Any, self: Any, bins: list[int], range: Any = None,  # schema name
                          weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
     points = _histogramdd_points(self, len(bins))
     for d, count in enumerate(bins):
@@ -280,17 +280,17 @@ def histogramdd_int_list(xp: Any, self: Any, bins: list[int], range: Any = None,
     return _histogram(xp, points, edges, weight, density, "local"), edges
 
 
-def histogramdd(xp: Any, self: Any, bins: list[int], range: Any = None,  # noqa: A002 - schema name
+def histogramdd(xp: Any, self: Any, bins: list[int], range: Any = None,  # schema name
                 weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
     return histogramdd_int_list(xp, self, bins, range, weight, density)
 
 
-def histogramdd_int_bins(xp: Any, self: Any, bins: int, range: Any = None,  # noqa: A002 - schema name
+def histogramdd_int_bins(xp: Any, self: Any, bins: int, range: Any = None,  # schema name
                          weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
     return histogramdd_int_list(xp, self, [bins] * (self.shape[-1] if self.ndim else 0), range, weight, density)
 
 
-def histogramdd_tensor_bins(xp: Any, self: Any, bins: list[Any], range: Any = None,  # noqa: A002 - schema name
+def histogramdd_tensor_bins(xp: Any, self: Any, bins: list[Any], range: Any = None,  # schema name
                             weight: Any = None, density: bool = False) -> tuple[Any, list[Any]]:
     points = _histogramdd_points(self, len(bins))
     for d, e in enumerate(bins):
@@ -302,7 +302,7 @@ def histogramdd_tensor_bins(xp: Any, self: Any, bins: list[Any], range: Any = No
     return _histogram(xp, points, edges, weight, density, "search"), edges
 
 
-def histogram_bin_ct(xp: Any, self: Any, bins: int = 100, range: Any = None,  # noqa: A002 - schema name
+def histogram_bin_ct(xp: Any, self: Any, bins: int = 100, range: Any = None,  # schema name
                      weight: Any = None, density: bool = False) -> tuple[Any, Any]:
     w = None if weight is None else weight.reshape(-1)
     if w is not None and w.shape[0] != self.size:
@@ -324,7 +324,7 @@ def _empty_long(xp: Any) -> Any:
     return xp.zeros((0,), dtype=_LONG)
 
 
-def unique2(xp: Any, self: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002 - schema name
+def unique2(xp: Any, self: Any, sorted: bool = True, return_inverse: bool = False,  # schema name
             return_counts: bool = False) -> tuple[Any, Any, Any]:
     flat = self.reshape(-1)
     order = xp.argsort(flat, kind="stable")
@@ -370,7 +370,7 @@ def unique_consecutive(xp: Any, self: Any, return_inverse: bool = False, return_
     return values, group, counts
 
 
-def unique_dim(xp: Any, self: Any, dim: int, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+def unique_dim(xp: Any, self: Any, dim: int, sorted: bool = True, return_inverse: bool = False,
                return_counts: bool = False) -> tuple[Any, Any, Any]:
     """Slices along ``dim`` sorted lexicographically (always, as PyTorch's CPU kernel), then
     consecutive duplicates merged; the inverse and the counts are always returned."""

@@ -174,7 +174,7 @@ def diag_embed(xp: Any, self: Any, offset: int = 0, dim1: int = -2, dim2: int = 
     return xp.moveaxis(out, (-2, -1), (d1, d2)).copy()
 
 
-def diag(xp: Any, self: Any, diagonal: int = 0) -> Any:  # noqa: A002 - PyTorch's name
+def diag(xp: Any, self: Any, diagonal: int = 0) -> Any:  # PyTorch's name
     """A 1-D input goes on a diagonal of a square matrix; a 2-D input gives its diagonal (a copy)."""
     if self.ndim == 1:
         return diag_embed(xp, self, diagonal, 0, 1)
@@ -187,12 +187,12 @@ def diagflat(xp: Any, self: Any, offset: int = 0) -> Any:
     return diag_embed(xp, self.reshape(-1), offset, 0, 1)
 
 
-def tril(xp: Any, self: Any, diagonal: int = 0) -> Any:  # noqa: A002 - PyTorch's name
+def tril(xp: Any, self: Any, diagonal: int = 0) -> Any:  # PyTorch's name
     _need_rank("tril", self, 2)
     return xp.tril(self, int(diagonal))
 
 
-def triu(xp: Any, self: Any, diagonal: int = 0) -> Any:  # noqa: A002 - PyTorch's name
+def triu(xp: Any, self: Any, diagonal: int = 0) -> Any:  # PyTorch's name
     _need_rank("triu", self, 2)
     return xp.triu(self, int(diagonal))
 
@@ -255,22 +255,22 @@ def reshape_as(xp: Any, self: Any, other: Any) -> Any:
     return xp.reshape(self, infer_size("reshape_as", list(other.shape), int(self.size)))
 
 
-def numpy_T(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+def numpy_T(xp: Any, self: Any) -> Any:  # PyTorch's name
     return xp.transpose(self)
 
 
-def mT(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+def mT(xp: Any, self: Any) -> Any:  # PyTorch's name
     _need_rank("mT", self, 2)
     return xp.swapaxes(self, -2, -1)
 
 
-def mH(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+def mH(xp: Any, self: Any) -> Any:  # PyTorch's name
     """Real tensors only in gradview: the conjugate transpose is the transpose."""
     _need_rank("mH", self, 2)
     return xp.swapaxes(self, -2, -1)
 
 
-def matrix_H(xp: Any, self: Any) -> Any:  # noqa: N802 - PyTorch's name
+def matrix_H(xp: Any, self: Any) -> Any:  # PyTorch's name
     if self.ndim != 2:
         raise KernelError(f"matrix_H: expected a 2-D tensor, got shape {list(self.shape)}")
     return xp.swapaxes(self, 0, 1)

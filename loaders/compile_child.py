@@ -34,7 +34,7 @@ def _outputs(value: Any) -> list[Any]:
 
 def main(path: str, name: str) -> None:
     try:
-        import torch  # noqa: PLC0415 - only the child needs PyTorch
+        import torch  # only the child needs PyTorch
     except ImportError:
         _fail("--compile needs PyTorch: pip install 'gradview[torch]'")
     loader = importlib.util.spec_from_file_location("_gradview_compiled_model", path)
@@ -43,14 +43,14 @@ def main(path: str, name: str) -> None:
     module = importlib.util.module_from_spec(loader)
     try:
         loader.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line
+    except Exception as exc:  # the user's module failed: one line
         _fail(f"import failed: {type(exc).__name__}: {exc}")
     builder = getattr(module, name, None)
     if not callable(builder):
         _fail(f"no function named {name!r}")
     try:
         built = builder()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         _fail(f"{name}() failed: {type(exc).__name__}: {exc}")
     if not isinstance(built, tuple) or len(built) not in (2, 3):
         _fail(f"{name}() must return (model, example_inputs) or (model, example_inputs, how)")
@@ -65,7 +65,7 @@ def main(path: str, name: str) -> None:
         sum(o.float().sum() for o in outputs).backward()
     except SystemExit:
         raise
-    except Exception as exc:  # noqa: BLE001 - torch.compile or the model failed: one line
+    except Exception as exc:  # torch.compile or the model failed: one line
         _fail(f"torch.compile failed: {type(exc).__name__}: {exc}")
 
 

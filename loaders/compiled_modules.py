@@ -64,7 +64,7 @@ def module_paths(entries: Sequence[TraceEntry]) -> dict[tuple[str, str], tuple[d
 def logging_backend(torch: Any, root_type: str | None = None) -> Callable[..., Any]:
     """aot_eager, whose compilers also log each graph's module paths (needs PyTorch);
     ``root_type``: the compiled model's class, the module path ``""``'s."""
-    from torch._dynamo.backends.debugging import aot_eager, boxed_nop  # noqa: PLC0415
+    from torch._dynamo.backends.debugging import aot_eager, boxed_nop
 
     def compiler(graph: str, key: str) -> Callable[..., Any]:
         def compile_graph(gm: Any, example_inputs: Any) -> Any:

@@ -271,7 +271,7 @@ def record_training_step(
 def trace_pipelines(graph: Graph) -> PassTrace:
     """The trace of the generic pipelines (required, optimization, non-diff) on a
     copy of ``graph``, which the trace shows as the same nodes as ``graph``."""
-    from gradview.ir.passes.pipelines import (  # noqa: PLC0415
+    from gradview.ir.passes.pipelines import (
         run_nondiff_optimization,
         run_optimization,
         run_required_passes,
@@ -306,7 +306,7 @@ def load_target(
     seed: int = 0,
     autodiff: str | None = None,
     inline_threshold: int | None = None,
-    compile: bool = False,  # noqa: A002 - the command line's --compile
+    compile: bool = False,  # the command line's --compile
     min_group_size: int | None = None,
 ) -> Session:
     """Open ``target``: ``model.ir``, ``model.py:fn``, ``trace.json``, a JIT log file,
@@ -546,7 +546,7 @@ def _stopped_session(
         try:
             trace = trace_pipelines(graph)
             shown = "the generic pass pipelines instead, since the executor recorded no pass"
-        except Exception:  # noqa: BLE001 - a pass that fails here too: the input graph alone still opens
+        except Exception:  # a pass that fails here too: the input graph alone still opens
             shown = "the input graph alone, since the passes fail on it too"
     blocked = cannot_run(graph)
     if blocked:
@@ -595,7 +595,7 @@ def load_python(spec: str) -> PythonTarget:
     if callable(maker):
         try:
             made = maker()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise TargetError(f"{path}: example_inputs() failed: {type(exc).__name__}: {exc}") from None
         if not isinstance(made, list | tuple):
             raise TargetError(
@@ -631,7 +631,7 @@ def _import_file(path: str) -> Any:
     module = importlib.util.module_from_spec(loader)
     try:
         loader.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line
+    except Exception as exc:  # the user's module failed: one line
         raise TargetError(f"{path}: import failed: {type(exc).__name__}: {exc}") from None
     return module
 
@@ -649,7 +649,7 @@ def _build(spec: str, fn: Any) -> PythonTarget:
     name = spec.rpartition(":")[2]
     try:
         built = fn()
-    except Exception as exc:  # noqa: BLE001 - the user's builder failed: one line
+    except Exception as exc:  # the user's builder failed: one line
         raise TargetError(f"{spec}: {name}() failed: {type(exc).__name__}: {exc}") from None
     if not isinstance(built, tuple) or len(built) not in (2, 3):
         raise TargetError(f"{spec}: {name}() must return (model, example_inputs) or (model, example_inputs, how)")

@@ -87,7 +87,7 @@ def read_torch_trace(text: str, source: str = "<trace>") -> list[TraceEntry]:
         line, envelope = current
         body = "\n".join(payload)
         expected = envelope.get("has_payload")
-        if expected is not None and hashlib.md5(body.encode("utf-8")).hexdigest() != expected:  # noqa: S324 - PyTorch's checksum
+        if expected is not None and hashlib.md5(body.encode("utf-8")).hexdigest() != expected:  # PyTorch's checksum
             raise TorchTraceError(
                 f"{source}:{line}: the payload of this entry does not match its checksum "
                 f"({len(payload)} lines read): the log is cut short or was edited"

@@ -70,7 +70,7 @@ def _input(node: Node, index: int, default: object) -> object:
     return inputs[index] if index < len(inputs) else default
 
 
-def _through(kernel: str, *defaults: object):  # noqa: ANN202 - a backward factory
+def _through(kernel: str, *defaults: object):  # a backward factory
     """``kernel(g, self, *scalar arguments)``: the scalars are the node's inputs 1.. (or defaults)."""
 
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
@@ -207,7 +207,7 @@ def _to(emit: Emitter, saved: Saved, index: int, grad: Value) -> Value:
 def _double_backward(
     kernel: str, grad_index: int, self_index: int,
     second: Callable[[Emitter, Node, Value, Value, Value], Value] | None,
-):  # noqa: ANN202 - a backward factory
+):  # a backward factory
     """The gradient of ``kernel(..., g at grad_index, ..., x at self_index, ...)``: the kernel
     itself on ``v`` for ``g``; ``second(emit, node, v, g, x)`` for ``x`` (zeros where None)."""
 

@@ -52,7 +52,7 @@ for _op, _x_kernel, _dx_kernel, _dx_type in (
     formula(f"aten::{_op}.dx")(calls_backward(f"gradview::{_op}_dx_backward", (0,)))
 
 
-def _by_overload(x_kernel: object, dx_kernel: object):  # noqa: ANN202 - a shape rule factory
+def _by_overload(x_kernel: object, dx_kernel: object):  # a shape rule factory
     """The x form's kernel when input 1 is a tensor, else the dx form's."""
     x_rule, dx_rule = by_kernel(x_kernel), by_kernel(dx_kernel)  # type: ignore[arg-type]
 
@@ -77,7 +77,7 @@ _GRADIENT = {  # overload: (its spacing and dim arguments, forward kernel, backw
 }
 
 
-def _gradient_formula(backward: str):  # noqa: ANN202 - a formula factory
+def _gradient_formula(backward: str):  # a formula factory
     def formula_(emit: Emitter, node: Node, saved: dict[str, Value], grads: list[Value]) -> list[Value | None]:
         self_ = node.inputs()[0]
         spacing = node.inputs()[1]

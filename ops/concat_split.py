@@ -278,7 +278,7 @@ def _unbind(args: NodeArgs) -> RuleResult:
     return [ElementList((piece,) * self.sizes[dim])]  # type: ignore[operator]
 
 
-def _joined(kernel: str, *args_before_dim: int):  # noqa: ANN202 - a backward factory
+def _joined(kernel: str, *args_before_dim: int):  # a backward factory
     """Backward calling ``kernel(grads, <inputs at args_before_dim>, dim, self_size)``."""
 
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:

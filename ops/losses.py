@@ -365,7 +365,7 @@ def _no_grad_for(node: Node, index: int, argument: str) -> None:
                    f"argument '{argument}'")
 
 
-def _loss_gradient(backward_op: str, differentiable: tuple[int, ...], refused: tuple[tuple[int, str], ...] = ()):  # noqa: ANN202
+def _loss_gradient(backward_op: str, differentiable: tuple[int, ...], refused: tuple[tuple[int, str], ...] = ()):
     """A formula calling ``backward_op(grad, *inputs)``, which returns one gradient per
     index of ``differentiable``."""
 
@@ -385,7 +385,7 @@ def _loss_gradient(backward_op: str, differentiable: tuple[int, ...], refused: t
     return backward
 
 
-def _grads_like(*indices: int):  # noqa: ANN202 - a shape rule factory
+def _grads_like(*indices: int):  # a shape rule factory
     """Backward op outputs shaped like its inputs ``indices`` (the grad is input 0)."""
 
     def rule(args: NodeArgs) -> RuleResult:
@@ -397,7 +397,7 @@ def _grads_like(*indices: int):  # noqa: ANN202 - a shape rule factory
     return rule
 
 
-def _broadcast_loss_shapes(per_sample: tuple[int, ...], reduction_index: int):  # noqa: ANN202
+def _broadcast_loss_shapes(per_sample: tuple[int, ...], reduction_index: int):
     """The loss's shape: the broadcast of inputs ``per_sample`` (reduction none), else 0-d."""
 
     def rule(args: NodeArgs) -> RuleResult:
@@ -467,7 +467,7 @@ def _triplet_shapes(args: NodeArgs) -> RuleResult:
     return [_reduced(anchor, args, 7, per_sample)]
 
 
-def _margin_shapes(keep_from_rank: int, reduction_index: int):  # noqa: ANN202 - a shape rule factory
+def _margin_shapes(keep_from_rank: int, reduction_index: int):  # a shape rule factory
     """multi_margin_loss (``keep_from_rank`` 1) and multilabel_margin_loss (2): one loss per
     sample when the reduction is none and the target has at least that rank, else 0-d."""
 

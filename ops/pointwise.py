@@ -146,7 +146,7 @@ def _broadcast_sizes(emit: Emitter, node: Node) -> Saved:
     }
 
 
-def save_tensor_sizes(*names: str):  # noqa: ANN201 - a forward factory
+def save_tensor_sizes(*names: str):  # a forward factory
     """A forward saving ``_size_if_not_equal`` of the named tensor inputs (by position;
     "" skips an input), whether or not they require grad."""
 

@@ -88,7 +88,7 @@ Result = list[Value | None]
 
 
 # -- helpers of the gradient formulas ----------------------------------------------------------------
-def save_needed_sizes(*names: str):  # noqa: ANN201 - a forward factory
+def save_needed_sizes(*names: str):  # a forward factory
     """A forward saving ``_size_if_not_equal`` of the named tensor inputs (by position)
     that require grad ("" skips an input)."""
 
@@ -196,7 +196,7 @@ kernel("aten::exp2")(pointwise_math.exp2)
 kernel("aten::reciprocal")(pointwise_math.reciprocal)
 
 
-def _log_base(base: float):  # noqa: ANN202 - a backward factory
+def _log_base(base: float):  # a backward factory
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
         return [emit.op("aten::div", grads[0], emit.op("aten::mul", node.input(), math.log(base)))]
 
@@ -295,7 +295,7 @@ kernel("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scal
 )
 
 
-def _quotient_remainder(rounding_mode: str):  # noqa: ANN202 - a backward factory
+def _quotient_remainder(rounding_mode: str):  # a backward factory
     """fmod ("trunc") and remainder ("floor"): ``a - q * b`` with q = div(a, b, mode)."""
 
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
@@ -441,7 +441,7 @@ def _clamp_max_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -
     return [where_zero(emit, emit.op("aten::le", self_, high), grads[0]), None]
 
 
-def _clamp_one_tensor(op: str):  # noqa: ANN202 - a backward factory
+def _clamp_one_tensor(op: str):  # a backward factory
     """clamp_min.Tensor (op "ge") and clamp_max.Tensor (op "le"): the bound gets the rest."""
 
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
@@ -518,7 +518,7 @@ fast_path("aten::maximum")(elementwise.same_dtype_fast_path("maximum"))
 fast_path("aten::minimum")(elementwise.same_dtype_fast_path("minimum"))
 
 
-def extremum(loses_self: str, loses_other: str):  # noqa: ANN202 - a backward factory
+def extremum(loses_self: str, loses_other: str):  # a backward factory
     """max/min of two tensors: the larger (smaller) side takes the gradient, a tie halves it."""
 
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
@@ -806,7 +806,7 @@ def _copysign_scalar_gradient(emit: Emitter, node: Node, saved: Saved, grads: Gr
     return [_copysign_self(emit, node, grads[0]), None]
 
 
-def _binary_gradient(name: str, local):  # noqa: ANN001, ANN202 - a formula factory
+def _binary_gradient(name: str, local):  # a formula factory
     """A broadcasting binary op whose gradients are ``local(emit, g, self, other, result, wrt_self)``."""
 
     @formula(name, forward=save_tensor_sizes("self_size", "other_size"))
@@ -825,7 +825,7 @@ def _hypot_local(emit: Emitter, g: Value, a: Value, b: Value, result: Value, wrt
     return emit.op("aten::div", emit.op("aten::mul", g, a if wrt_self else b), result)
 
 
-def _logaddexp_local(base2: bool):  # noqa: ANN202
+def _logaddexp_local(base2: bool):
     def local(emit: Emitter, g: Value, a: Value, b: Value, result: Value, wrt_self: bool) -> Value:
         """``grad / (1 + exp(other - self))`` (base 2: ``pow(2, other - self)``)."""
         diff = emit.op("aten::sub", b, a) if wrt_self else emit.op("aten::sub", a, b)
@@ -848,7 +848,7 @@ kernel("aten::heaviside")(pointwise_math.heaviside)
 no_gradient("aten::heaviside", reason="derivative for aten::heaviside is not implemented (in PyTorch either)")
 
 
-def _fmax_local(compare: str):  # noqa: ANN202
+def _fmax_local(compare: str):
     def local(emit: Emitter, g: Value, a: Value, b: Value, result: Value, wrt_self: bool) -> Value:
         """self wins where ``self >= other`` (``<=`` for fmin) or other is NaN; other elsewhere."""
         won = emit.op("aten::logical_or", emit.op(compare, a, b), emit.op("aten::isnan", b))

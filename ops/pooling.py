@@ -254,7 +254,7 @@ def avg_pool2d_backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -
     return result
 
 
-def _adaptive_pool_backward(pool: str, dims: int):  # noqa: ANN202 - a backward factory
+def _adaptive_pool_backward(pool: str, dims: int):  # a backward factory
     """(grad_output, self): pool the gradient to grad_output's last ``dims`` sizes."""
 
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:

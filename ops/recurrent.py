@@ -262,7 +262,7 @@ def _layer(args: NodeArgs) -> RuleResult:
     return results  # type: ignore[return-value]
 
 
-def _layer_gradient(backward_kernel: str, packed: bool):  # noqa: ANN202 - a backward factory
+def _layer_gradient(backward_kernel: str, packed: bool):  # a backward factory
     """The backward of ``lstm``/``gru`` in their padded (``.input``) or packed (``.data``) form.
 
     .input: (input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)

@@ -45,7 +45,7 @@ def _overload_schema(qualified: str) -> str:
     return str(found)
 
 
-def _upsample_shapes(dims: int, vec: bool):  # noqa: ANN202 - a shape rule factory
+def _upsample_shapes(dims: int, vec: bool):  # a shape rule factory
     def rule(args: NodeArgs) -> RuleResult:
         x = args.tensor(0)
         if x is None:
@@ -66,7 +66,7 @@ def _upsample_shapes(dims: int, vec: bool):  # noqa: ANN202 - a shape rule facto
     return rule
 
 
-def _through_backward(backward_name: str):  # noqa: ANN202 - a backward factory
+def _through_backward(backward_name: str):  # a backward factory
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> list[Value | None]:
         if not needs_grad(node.inputs()[0]):
             return none_grads(node)
@@ -94,7 +94,7 @@ def _declare_upsample(name: str, vec: bool) -> None:
     formula(backward_name)(_upsample_double_backward(f"aten::{name}"))
 
 
-def _upsample_double_backward(forward_kind: str):  # noqa: ANN202 - a backward factory
+def _upsample_double_backward(forward_kind: str):  # a backward factory
     """The backward is linear in its gradient: its own gradient is the forward resampling of
     the incoming one; the input it reads only for its shape gets none (as in PyTorch, whose
     backward takes only the input's size)."""

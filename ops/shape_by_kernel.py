@@ -76,7 +76,7 @@ def by_kernel(
         if not _any_unknown(values):
             try:
                 result = kernel(numpy, *values)
-            except Exception:  # noqa: BLE001 - the run reports the kernel's refusal, naming the node
+            except Exception:  # the run reports the kernel's refusal, naming the node
                 result = None
             if isinstance(result, (list, tuple)):
                 return [ElementList(tuple(_typed(r, device, view) for r in result))]
@@ -117,7 +117,7 @@ def by_kernel_outputs(kernel: Callable[..., Any]) -> Callable[[NodeArgs], RuleRe
             return None
         try:
             result = kernel(numpy, *values)
-        except Exception:  # noqa: BLE001 - the run reports the kernel's refusal, naming the node
+        except Exception:  # the run reports the kernel's refusal, naming the node
             return None
         return [ElementList(tuple(_typed(e, device, False) for e in r)) if isinstance(r, list)
                 else _typed(r, device, False) for r in result]

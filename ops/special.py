@@ -128,7 +128,7 @@ def _i0e_gradient(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Resu
     return _times(emit, grads, slope)
 
 
-def _i1_backward(lead: str, scaled: bool):  # noqa: ANN202 - a backward factory
+def _i1_backward(lead: str, scaled: bool):  # a backward factory
     """FunctionsManual's i1_backward / i1e_backward: ``lead(x) - result * (1/x [+ sgn x])``
     at ``x`` moved off 0 to eps, and the limit 1/2 where ``|x| <= eps``."""
 
@@ -252,7 +252,7 @@ kernel("aten::igamma")(special.igamma)
 kernel("aten::igammac")(special.igammac)
 
 
-def _igamma_backward(op: str, negate: bool):  # noqa: ANN202 - a backward factory
+def _igamma_backward(op: str, negate: bool):  # a backward factory
     def backward(emit: Emitter, node: Node, saved: Saved, grads: Grads) -> Result:
         """``other``: ``±grad * exp((self - 1) * log(other) - other - lgamma(self))``."""
         a, x = node.inputs()
@@ -280,7 +280,7 @@ kernel(
 )(special.xlog1py)
 
 
-def _xlog_backward(op: str, pole: float, scalar: str):  # noqa: ANN202 - a backward factory
+def _xlog_backward(op: str, pole: float, scalar: str):  # a backward factory
     """derivatives.yaml's xlogy (``pole`` 0, ``other``) and xlog1py (``pole`` -1,
     ``other + 1``): ``self``: ``op(grad, other)``, zero where ``self == 0`` and
     ``other <= pole``; ``other``: ``grad * self / (other - pole)``."""

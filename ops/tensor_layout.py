@@ -277,7 +277,7 @@ kernel("aten::channel_shuffle")(layout_kernels.channel_shuffle)
 
 
 @shape_rule("aten::constant_pad_nd")
-def _constant_pad_nd(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult (shape_toolkit imports this module)
+def _constant_pad_nd(args):  # NodeArgs -> RuleResult (shape_toolkit imports this module)
     self, pad = args.tensor(0), args.int_list(1)
     if self is None:
         return None
@@ -292,7 +292,7 @@ def _constant_pad_nd(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult (sh
 
 
 @shape_rule("aten::pixel_shuffle", "aten::pixel_unshuffle")
-def _pixel_shuffle(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult
+def _pixel_shuffle(args):  # NodeArgs -> RuleResult
     self, r = args.tensor(0), args.int_value(1)
     if self is None:
         return None
@@ -307,7 +307,7 @@ def _pixel_shuffle(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult
 
 
 @shape_rule("aten::channel_shuffle")
-def _channel_shuffle(args):  # noqa: ANN001, ANN202 - NodeArgs -> RuleResult
+def _channel_shuffle(args):  # NodeArgs -> RuleResult
     self = args.tensor(0)
     return None if self is None else [_fresh(self.scalar_type, self.sizes, self.device)]
 

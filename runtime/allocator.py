@@ -64,7 +64,7 @@ def keep_freed_memory(environ: dict[str, str] | None = None) -> bool:
     library is not glibc, or when the user already tuned glibc's malloc.
     Calling it again applies the same settings again (harmless).
     """
-    global _setting  # noqa: PLW0603 - one process-wide fact, set once at load
+    global _setting  # one process-wide fact, set once at load
     env = os.environ if environ is None else environ
     if env.get(ENVIRONMENT_VARIABLE, "1").strip().lower() in ("0", "false", "no", "off"):
         _setting = f"left as it is ({ENVIRONMENT_VARIABLE}={env[ENVIRONMENT_VARIABLE]})"

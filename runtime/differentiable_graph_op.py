@@ -138,8 +138,8 @@ class DifferentiableGraphOp:
         name: str | None = None, autodiff_subgraph_inlining: bool = True, nested: bool = False,
         inline_threshold: int | None = None, min_group_size: int | None = None,
     ) -> None:
-        from .executor import GraphExecutor  # noqa: PLC0415 - the executor builds these ops
-        from .interpreter import compile_graph  # noqa: PLC0415
+        from .executor import GraphExecutor  # the executor builds these ops
+        from .interpreter import compile_graph
 
         assert gradient.df is not None
         self.gradient = gradient

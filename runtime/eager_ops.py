@@ -233,7 +233,7 @@ class PlainNodeOp:
     """Runs one node through its singleton graph, with no autograd."""
 
     def __init__(self, node: Node, backend: str) -> None:
-        from .interpreter import compile_graph  # noqa: PLC0415 - the interpreter imports the executor's ops
+        from .interpreter import compile_graph  # the interpreter imports the executor's ops
 
         graph, self.positions = singleton_graph(node)
         self.forward = compile_graph(graph, backend, check_inputs=False)

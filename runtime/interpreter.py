@@ -83,7 +83,7 @@ class CompiledGraph:
             code = compile(self.source, self.filename, "exec")
         except (SyntaxError, RecursionError, MemoryError) as exc:
             raise GraphCompileError(f"the graph is too deeply nested to compile ({exc})") from None
-        exec(code, namespace)  # noqa: S102 - our own generated code
+        exec(code, namespace)  # our own generated code
         self._fn = namespace["graph_fn"]
         self.input_types = [v.type() for v in graph.inputs()]
         self._check = _InputCheck(graph)
@@ -130,7 +130,7 @@ class CompiledGraph:
                 return self._fn(*inputs)
         except GraphRuntimeError:
             raise
-        except Exception as exc:  # noqa: BLE001 - re-raised with the node named
+        except Exception as exc:  # re-raised with the node named
             raise self._explain(exc) from exc
 
     def _explain(self, exc: Exception) -> GraphRuntimeError:
@@ -162,7 +162,7 @@ class CompiledGraph:
             return None
         try:
             kernel(self.backend.xp, *held)
-        except Exception as exc:  # noqa: BLE001 - we only want its message
+        except Exception as exc:  # we only want its message
             return str(exc) or None
         return None
 

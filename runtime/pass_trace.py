@@ -581,7 +581,7 @@ class _NullTrace(PassTrace):
     def __init__(self) -> None:
         super().__init__(enabled=False)
 
-    def record(self, *args: Any, **kwargs: Any) -> None:  # noqa: D102
+    def record(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 

@@ -77,7 +77,7 @@ class Device:
 def open_device(dry_run: bool) -> Device:
     if dry_run:
         return Device(np, "numpy", "cpu", lambda: None, np.asarray, np.ndarray, lambda: None)
-    import cupy  # noqa: PLC0415 - GPU machines only
+    import cupy  # GPU machines only
 
     pool = cupy.get_default_memory_pool()
     return Device(
@@ -177,7 +177,7 @@ def gradview_step(device: Device, values: list[Any]) -> Callable[[], Any]:
 
 
 def torch_step(device: Device, values: list[Any], scripted: bool) -> Callable[[], Any]:
-    import torch  # noqa: PLC0415
+    import torch
 
     def mlp_loss(x: torch.Tensor, target: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor,
                  w2: torch.Tensor, b2: torch.Tensor, w3: torch.Tensor, b3: torch.Tensor) -> torch.Tensor:
@@ -203,7 +203,7 @@ def torch_step(device: Device, values: list[Any], scripted: bool) -> Callable[[]
 def torch_available(device: Device) -> str | None:
     """Why the torch contenders cannot run here, or None."""
     try:
-        import torch  # noqa: PLC0415
+        import torch
     except ImportError:
         return "torch is not installed"
     if device.torch_device == "cuda" and not torch.cuda.is_available():

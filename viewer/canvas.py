@@ -109,7 +109,7 @@ class GraphCanvas(ScrollView, can_focus=True):
 
     NodeSelected = NodeSelected  # posted on a click on a node or ``n`` (viewer/messages.py)
 
-    def __init__(self, *, id: str | None = None, theme: str = "dark") -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None, theme: str = "dark") -> None:  # Textual's name
         super().__init__(id=id)
         self.layout_data: Layout | None = None
         self.graph: DrawGraph = DrawGraph()

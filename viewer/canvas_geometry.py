@@ -395,7 +395,7 @@ def edge_label_cells(
     puts on its edges, each beside its edge where it covers no box, arrowhead,
     frame title or other label (:func:`~gradview.viewer.edge_values.place_labels`);
     none on single-cell boxes, where there is no room."""
-    from .edge_values import edge_labels, place_labels  # noqa: PLC0415 - only after r
+    from .edge_values import edge_labels, place_labels  # only after r
 
     values = graph.edge_values
     if not values or geometry.zoom < COMPACT_BOXES:

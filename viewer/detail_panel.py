@@ -100,7 +100,7 @@ class DetailPanel(Vertical):
             super().__init__()
             self.tab = tab
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None) -> None:  # Textual's name
         super().__init__(id=id)
         self._ir_lines: Any = None  # a callable giving the IR lines, until the IR tab shows them
         self._inspector_shown: tuple[Any, ...] | None = None
@@ -210,7 +210,7 @@ class DetailPanel(Vertical):
     # -- Inspect --------------------------------------------------------------------------------
     def show_inspector(self, trace: PassTrace, index: int, selected: int | None, view: View, dg: int, run: Any) -> None:
         """The selected node's facts (and its run values), then the pass's docs."""
-        from .inspector import inspect_node, inspect_value, pass_doc  # noqa: PLC0415
+        from .inspector import inspect_node, inspect_value, pass_doc
 
         signature = (selected, index if selected is not None else None, view, dg, run is not None)
         if signature != self._inspector_shown:
@@ -219,7 +219,7 @@ class DetailPanel(Vertical):
             if selected is not None:
                 try:
                     rows += inspect_node(trace, index, selected, view, dg) or inspect_value(trace, index, selected, view, dg)
-                except Exception as exc:  # noqa: BLE001 - shown in the panel
+                except Exception as exc:  # shown in the panel
                     rows = [("error", f"{type(exc).__name__}: {exc}")]
                 if run is not None and getattr(run, "values", None):
                     for vid, summary in values_of_node(trace[index], selected, run.values):

@@ -39,7 +39,7 @@ class FitTable(DataTable[object]):
         def control(self) -> FitTable:
             return self.table
 
-    def __init__(self, columns: Sequence[Column], *, id: str | None = None, **kwargs: object) -> None:  # noqa: A002
+    def __init__(self, columns: Sequence[Column], *, id: str | None = None, **kwargs: object) -> None:
         super().__init__(id=id, cell_padding=0, **kwargs)  # type: ignore[arg-type]
         self.spec = tuple(columns)
         self.rows_given: list[Row] = []

@@ -45,13 +45,13 @@ Line = tuple[str, Style | None]
 
 def lint_problem(step: Any) -> str | None:
     """None when the step's graph parses back and passes lint, else the first line of why not."""
-    from gradview.ir import IRParseError, IRVerifyError, lint, parse_ir  # noqa: PLC0415
+    from gradview.ir import IRParseError, IRVerifyError, lint, parse_ir
 
     try:
         lint(parse_ir(step.text()))
     except (IRParseError, IRVerifyError) as exc:
         return f"lint: {str(exc).splitlines()[0]}"
-    except Exception as exc:  # noqa: BLE001 - any other surprise is a failure of this step too
+    except Exception as exc:  # any other surprise is a failure of this step too
         return f"lint: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return None
 
@@ -190,7 +190,7 @@ def diff_lines(diff: str) -> list[Line]:
 
 def marked_ir(step: Any, marks: Marks, theme: str) -> list[Line]:
     """The step's IR lines, each node's line coloured by its marks (added, changed inputs...)."""
-    from gradview.runtime import print_record  # noqa: PLC0415
+    from gradview.runtime import print_record
 
     lines: list[Line] = []
     by_output_name: dict[str, int] = {}
@@ -217,7 +217,7 @@ def add_run_values(graph: DrawGraph, step: Any, result: Any) -> DrawGraph:
     becomes ``%h = 8x16 float64 μ=0.12`` (the box keeps its size). A copy: the
     cached drawing stays as it was. Its edges carry the values too where the
     picture is small enough (viewer/edge_values.py)."""
-    from .edge_values import with_edge_values  # noqa: PLC0415 - it imports the runtime's checks
+    from .edge_values import with_edge_values  # it imports the runtime's checks
 
     summaries = getattr(result, "values", None) if result is not None else None
     if not summaries:
@@ -261,7 +261,7 @@ def guarded(fn: Callable[[], Any]) -> Any:
     """Run ``fn``; any exception becomes a one-line ``error: ...`` string for the screen."""
     try:
         return fn()
-    except Exception as exc:  # noqa: BLE001 - the app shows it instead of crashing
+    except Exception as exc:  # the app shows it instead of crashing
         return f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
 
@@ -284,7 +284,7 @@ def short_summary(summary: Any) -> str:
 
 
 def value_names(step: Any) -> dict[int, str]:
-    from gradview.runtime import value_names as names_of  # noqa: PLC0415
+    from gradview.runtime import value_names as names_of
 
     return names_of(step.graph)
 

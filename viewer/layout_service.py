@@ -134,7 +134,7 @@ def _attempt(packed: _Packed | None, engine: str, view: Any) -> tuple[Layout | N
         return lay_out_sized(union, sizes, engine), None
     except (DotMissingError, LayoutError) as exc:
         return None, str(exc)
-    except Exception as exc:  # noqa: BLE001 - reported in the canvas, never a crash
+    except Exception as exc:  # reported in the canvas, never a crash
         return None, f"layout failed: {type(exc).__name__}: {exc}"
 
 
@@ -539,7 +539,7 @@ class LayoutService:
             layout, error, seconds, cpu = inner.result()
         except CancelledError:
             return
-        except BaseException as exc:  # noqa: BLE001 - a worker died or was stopped (SystemExit): say so
+        except BaseException as exc:  # a worker died or was stopped (SystemExit): say so
             layout, error, seconds, cpu = None, f"layout worker failed: {type(exc).__name__}: {exc}", 0.0, 0.0
         result = LayoutResult(job.key, layout, error, seconds, job.engine, cpu)
         with self._lock:

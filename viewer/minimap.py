@@ -125,7 +125,7 @@ class Minimap(Widget):
     }}
     """
 
-    def __init__(self, *, theme: str = "dark", id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, theme: str = "dark", id: str | None = None) -> None:  # Textual's name
         super().__init__(id=id)
         self.theme_name = theme
         self.picture: MinimapPicture | None = None

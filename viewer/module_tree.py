@@ -177,7 +177,7 @@ def saved_bytes_by_node(trace: PassTrace) -> dict[int, int]:
     """Node id (an input's value id) -> the bytes of the values it makes that a
     differentiated graph saves for backward (``gradview saved``'s list); empty
     where the trace cannot say (a JIT log, sizes unknown)."""
-    from gradview.runtime import SavedValuesError, saved_values  # noqa: PLC0415 - only with modules
+    from gradview.runtime import SavedValuesError, saved_values  # only with modules
 
     try:
         graphs = saved_values(trace)
@@ -195,7 +195,7 @@ def trace_parameter_ids(trace: PassTrace) -> set[int]:
     """The value ids of the graph inputs that are a model's parameters or buffers
     (their owner known: ``gradview.runtime.value_names``), read from the first
     step of each graph: a module box counts their bytes as its parameters."""
-    from gradview.runtime import name_table  # noqa: PLC0415 - only with modules
+    from gradview.runtime import name_table  # only with modules
 
     ids: set[int] = set()
     seen: set[object] = set()

@@ -94,7 +94,7 @@ class SavedPanel(Vertical):
             super().__init__()
             self.light = light
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None) -> None:  # Textual's name
         super().__init__(id=id)
         self.trace: PassTrace | None = None
         self.graphs: list[GraphSaved] = []

@@ -30,7 +30,7 @@ class Splitter(Widget):
     }
     """
 
-    def __init__(self, side: str, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, side: str, *, id: str | None = None) -> None:  # Textual's name
         super().__init__(id=id)
         self.side = side
         self.collapsed = False

@@ -334,7 +334,7 @@ def _edge_value_lines(
     inside the picture (viewer/edge_values.py); slanted, in the text colour."""
     if not graph.edge_values:
         return []
-    from .edge_values import edge_labels, place_labels  # noqa: PLC0415 - only after r
+    from .edge_values import edge_labels, place_labels  # only after r
 
     obstacles = [(b.x - b.width / 2, b.y - b.height / 2, b.x + b.width / 2, b.y + b.height / 2) for b in geometry.nodes.values()]
     obstacles += [*geometry.titles.values(), *geometry.badges.values()]

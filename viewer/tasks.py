@@ -20,7 +20,7 @@ __all__ = ["run_step", "find_divergence", "gradient_check", "export_svg", "expor
 
 def run_step(trace: PassTrace, index: int, inputs: Any) -> Any:
     """r: the step's run, with the joint view's other half run too (its values go on the edges)."""
-    from .edge_values import run_for_views  # noqa: PLC0415
+    from .edge_values import run_for_views
 
     return guarded(lambda: run_for_views(trace, index, inputs))
 
@@ -39,7 +39,7 @@ def gradient_check(trace: PassTrace, index: int, inputs: Any, report: Callable[[
 
 def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | None, theme: str) -> str:
     """Write one view of one step as SVG; the path written, or why not."""
-    from . import export  # noqa: PLC0415
+    from . import export
 
     def run() -> str:
         if layout is None:
@@ -56,7 +56,7 @@ def export_svg(target: Path, drawing: DrawGraph, marks: Marks, layout: Layout | 
 
 def export_slide(target: Path, frame: Any) -> str:
     """Write one step as a slide PNG (:mod:`gradview.viewer.slides`); the path written and its text size, or why not."""
-    from . import slides  # noqa: PLC0415
+    from . import slides
 
     def run() -> str:
         if not frame.graph.nodes:
@@ -78,7 +78,7 @@ def export_html(
     """Write every step as one HTML stepper; the path written, or why not. ``report`` hears
     each picture as it is drawn and may raise CheckCancelled: then nothing is written
     (the page is written whole at the end), and the answer says so."""
-    from . import export  # noqa: PLC0415
+    from . import export
 
     def run() -> str:
         written = unused_path(target)  # an earlier page stays

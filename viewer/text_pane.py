@@ -32,7 +32,7 @@ class TextPane(ScrollView, can_focus=True):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None) -> None:  # Textual's name
         super().__init__(id=id)
         self.lines: list[Line] = []
         self._wrap: Callable[[int], list[Line]] | None = None

@@ -72,7 +72,7 @@ class Timeline(OptionList):
 
     StepChosen = StepChosen  # posted when a step is highlighted (viewer/messages.py)
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.summaries: list[StepSummary] = []
         self.hide_unchanged = False

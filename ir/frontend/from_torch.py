@@ -123,7 +123,7 @@ def _compile(torch: Any, model_or_fn: Any, args: tuple[Any, ...], how: str) -> A
         # check_trace would run the model twice more and warn about nondeterministic
         # ops (dropout); the graph is the same either way.
         return torch.jit.trace(model_or_fn, args, check_trace=False)
-    except Exception as exc:  # noqa: BLE001 - torch's own error, reported on one line
+    except Exception as exc:  # torch's own error, reported on one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FromTorchError(f"from_torch({_name(model_or_fn)}): torch.jit.{how} failed: {first}") from exc
 
@@ -272,7 +272,7 @@ def _attribute_value(torch: Any, graph: Any, node: Any, value: Any, by_tensor: d
         return construct.output()
     try:
         return graph.insertConstant(value)
-    except Exception as exc:  # noqa: BLE001 - torch cannot hold it as a constant
+    except Exception as exc:  # torch cannot hold it as a constant
         raise FromTorchError(f"{where} ({type(value).__name__}) cannot become a constant") from exc
 
 

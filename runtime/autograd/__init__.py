@@ -161,7 +161,7 @@ def _batched_vjp(
     (recorded even inside ``no_grad``, as the engine records the rows), so the
     batched result requires grad exactly when PyTorch's vmapped one does.
     """
-    from ..tensor import stack  # noqa: PLC0415 - tensor.py imports this package
+    from ..tensor import stack  # tensor.py imports this package
 
     tensor = tensor_class()
     sizes = [g.shape[0] for g in grads if g is not None]

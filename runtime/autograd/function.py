@@ -71,7 +71,7 @@ Edge = tuple["Node | None", int]
 
 @functools.cache
 def tensor_class() -> type:
-    from ..tensor import Tensor  # noqa: PLC0415 - tensor.py imports this module
+    from ..tensor import Tensor  # tensor.py imports this module
 
     return Tensor
 
@@ -157,7 +157,7 @@ def take_owned(tensor: Any) -> bool:
 
 def accumulate_grad(variable: Any, grad: Any) -> None:
     """Add ``grad`` into ``variable.grad``; keeps the graph when grad mode is on (create_graph)."""
-    Tensor = tensor_class()  # noqa: N806 - the class, looked up once
+    Tensor = tensor_class()  # the class, looked up once
 
     if is_grad_enabled():  # create_graph: the accumulated gradient stays differentiable
         variable.grad = grad if variable.grad is None else variable.grad + grad
@@ -246,7 +246,7 @@ class FunctionNode(Node):
         if self.differentiable:
             results = list(self.backward_fn(list(grads)))
         else:
-            Tensor = tensor_class()  # noqa: N806
+            Tensor = tensor_class()
 
             arrays = [None if g is None else g.data for g in grads]
             results = [

@@ -115,19 +115,19 @@ class _NoParamSwitch:
         return _decorate(type(self), func)
 
 
-class no_grad(_NoParamSwitch):  # noqa: N801 - PyTorch's name
+class no_grad(_NoParamSwitch):  # PyTorch's name
     """``with no_grad():`` (or ``@no_grad``) runs eager operations without recording a graph."""
 
     mode = False
 
 
-class enable_grad(_NoParamSwitch):  # noqa: N801 - PyTorch's name
+class enable_grad(_NoParamSwitch):  # PyTorch's name
     """``with enable_grad():`` (or ``@enable_grad``) records graphs again inside ``no_grad``."""
 
     mode = True
 
 
-class set_grad_enabled:  # noqa: N801 - PyTorch's name
+class set_grad_enabled:  # PyTorch's name
     """Turn graph recording on (``True``) or off (``False``).
 
     As a plain call the mode changes at once and stays; as ``with

@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["T", "const", "graph"]
 
 
-def T(*sizes: int, grad: bool = True, dtype: str = "Double") -> str:  # noqa: N802 - reads like a type
+def T(*sizes: int, grad: bool = True, dtype: str = "Double") -> str:  # reads like a type
     """A complete tensor type: ``T(2, 3)`` is ``Double(2, 3, requires_grad=1, device=cpu)``."""
     dims = "".join(f"{s}, " for s in sizes)
     return f"{dtype}({dims}requires_grad={int(grad)}, device=cpu)"

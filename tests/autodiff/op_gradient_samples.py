@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F  # noqa: N812
+import torch.nn.functional as F
 
 __all__ = [
     "SAMPLES", "Sample", "index_backward", "matmul_grad_other", "matmul_grad_self", "pad_backward",
@@ -41,7 +41,7 @@ class Sample:
 def S(
     *args: Any,
     torch: Callable[..., Any] | None = None,
-    frozen: tuple[int, ...] = (),  # noqa: N802
+    frozen: tuple[int, ...] = (),
     random: bool = False,
     **kw: Any,
 ) -> Sample:

@@ -82,7 +82,7 @@ def stage(name: str) -> Iterator[None]:
         yield
     except CheckFailure:
         raise
-    except Exception as error:  # noqa: BLE001 - the report classifies every error
+    except Exception as error:  # the report classifies every error
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise CheckFailure(name, f"{type(error).__name__}: {first}") from error
 
@@ -301,7 +301,7 @@ def torch_jit_status(text: str, ref: Reference) -> str:
         return "refused"
     try:
         outputs, packed = run_torch_gradient(theirs, ref)
-    except Exception as error:  # noqa: BLE001 - reported with torch's message
+    except Exception as error:  # reported with torch's message
         return f"fails: {error_line(error)}"
     as_np = [o.numpy() for o in outputs]
     np_packed = [_to_np(v) for v in packed]

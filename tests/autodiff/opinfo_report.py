@@ -79,7 +79,7 @@ def _run(check: Callable[[], None]) -> Result:
     except AssertionError as failure:
         first = str(failure).strip().splitlines()[0] if str(failure).strip() else "AssertionError"
         return Result("harness bug" if "harness" in first else "torch table", first)
-    except Exception as error:  # noqa: BLE001 - every error is reported and classified
+    except Exception as error:  # every error is reported and classified
         return Result(classify("run", f"{type(error).__name__}: {error_line(error)}"), error_line(error))
     return Result(PASS)
 

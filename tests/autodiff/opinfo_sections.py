@@ -170,7 +170,7 @@ def _script_case(case: Any, variant: str, log: Any) -> dict[str, Any]:
     args = (case.sample.input, *case.sample.args)
     try:
         fn, _ = gen_script_fn_and_args(case.op.name, variant, *args, **case.sample.kwargs)
-    except Exception as error:  # noqa: BLE001 - torch's failure is the record
+    except Exception as error:  # torch's failure is the record
         record.update(status="script fails", error=error_line(error))
         return record
     tensors = script_tensors(case)
@@ -178,7 +178,7 @@ def _script_case(case: Any, variant: str, log: Any) -> dict[str, Any]:
         with _stderr_into(log):
             fn(*tensors)
             outputs = fn(*tensors)
-    except Exception as error:  # noqa: BLE001 - torch's failure is the record
+    except Exception as error:  # torch's failure is the record
         record.update(status="run fails", error=error_line(error))
         return record
     log.seek(0)
@@ -191,7 +191,7 @@ def _script_case(case: Any, variant: str, log: Any) -> dict[str, Any]:
         record["sections"].append({"text": text, "sources": [_source(v) for v in node.inputs()]})
     try:
         record["jit"] = _compare_with_eager(case, fn, tensors, outputs)
-    except Exception as error:  # noqa: BLE001 - torch's failure is the record
+    except Exception as error:  # torch's failure is the record
         record["jit"] = f"fails: {error_line(error)}"
     record["status"] = "ok"
     return record

@@ -37,7 +37,7 @@ def random_chain(seed: int) -> str:
     rng = __import__("random").Random(seed)
     shapes = [rng.choice(SHAPES) for _ in range(3)]
 
-    def fn(*xs):  # noqa: ANN002, ANN202 - traced by torch
+    def fn(*xs):  # traced by torch
         values = list(xs)
         for _ in range(rng.randint(4, 10)):
             kind = rng.random()

@@ -88,7 +88,7 @@ def _address_space() -> int:
 def _memory_budget(extra: int) -> Iterator[None]:
     """An address-space limit ``extra`` bytes above what the process maps now (Linux)."""
     try:
-        import resource  # noqa: PLC0415 - POSIX only
+        import resource  # POSIX only
     except ImportError:
         yield
         return
@@ -106,7 +106,7 @@ def _memory_budget(extra: int) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _small_examples() -> Iterator[None]:
-    from gradview.runtime import example_inputs  # noqa: PLC0415
+    from gradview.runtime import example_inputs
 
     before = example_inputs.MAX_EXAMPLE_BYTES
     example_inputs.MAX_EXAMPLE_BYTES = FUZZ_EXAMPLE_BYTES
@@ -118,7 +118,7 @@ def _small_examples() -> Iterator[None]:
 
 def run_command(argv: list[str], seconds: float) -> Outcome:
     """``gradview ARGV`` in process, classified (see the module's docstring)."""
-    from gradview.cli.main import main  # noqa: PLC0415
+    from gradview.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     try:
@@ -131,7 +131,7 @@ def run_command(argv: list[str], seconds: float) -> Outcome:
         return Outcome("hang", f"still running after {seconds:g} s")
     except SystemExit as exc:  # argparse's usage errors
         status = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001 - whatever escaped is the finding
+    except BaseException:  # whatever escaped is the finding
         return Outcome("traceback", traceback.format_exc())
     message = err.getvalue()
     if "Traceback (most recent call last)" in message:
@@ -166,9 +166,9 @@ def _files(*patterns: str) -> Callable[[], list[tuple[str, bytes]]]:
 
 
 def _saved_trace_seed() -> list[tuple[str, bytes]]:
-    import json  # noqa: PLC0415
+    import json
 
-    from gradview.loaders.targets import load_target  # noqa: PLC0415
+    from gradview.loaders.targets import load_target
 
     trace = load_target(str(ROOT / "examples" / "mlp.ir")).trace
     return [("examples/mlp.ir saved", json.dumps(trace.to_json()).encode())]

@@ -580,7 +580,7 @@ def _param_names(node):
     return [[_name(v) for v in block.inputs()] for block in node.blocks()]
 
 
-def _name(value) -> str:  # noqa: ANN001 - a gradview or a torch._C Value
+def _name(value) -> str:  # a gradview or a torch._C Value
     return value.debug_name() if isinstance(value, Value) else value.debugName()
 
 

@@ -56,7 +56,7 @@ def test_module_paths_of_a_traced_model_are_torchs_named_modules() -> None:
             super().__init__()
             self.lin = torch.nn.Linear(4, 4)
 
-        def forward(self, x):  # noqa: ANN001, ANN202 - a torch module
+        def forward(self, x):  # a torch module
             return torch.relu(self.lin(x))
 
     model = torch.nn.Sequential(Block(), Block(), torch.nn.Linear(4, 2)).double()

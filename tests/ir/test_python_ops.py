@@ -59,11 +59,11 @@ def calls_in_a_branch(x: torch.Tensor, c: bool) -> torch.Tensor:
 
 class Scale(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, k, name):  # noqa: ANN001, ANN205 - torch's autograd.Function signature
+    def forward(ctx, x, k, name):  # torch's autograd.Function signature
         return x * k
 
     @staticmethod
-    def backward(ctx, g):  # noqa: ANN001, ANN205
+    def backward(ctx, g):
         return g, None, None
 
 

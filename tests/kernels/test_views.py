@@ -34,7 +34,7 @@ def test_as_strided_reads_a_fresh_results_storage_as_pytorch_does() -> None:
 
 
 @pytest.mark.parametrize("make", [lambda x: x[1:], lambda x: x.T, lambda x: x.T * 2])
-def test_as_strided_of_a_view_or_another_layout_is_refused_in_one_line(make) -> None:  # noqa: ANN001
+def test_as_strided_of_a_view_or_another_layout_is_refused_in_one_line(make) -> None:
     x = np.arange(12.0).reshape(3, 4)
     with pytest.raises(KernelError, match="view of another tensor or not laid out row-major"):
         views.as_strided(np, make(x), [2, 2], [1, 2], 0)

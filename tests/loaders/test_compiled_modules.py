@@ -37,7 +37,7 @@ def test_a_stack_entry_is_a_module_path(path: str, expected: str) -> None:
 def _artifact(payload: str, line: int) -> str:
     envelope = {
         "artifact": {"name": ARTIFACT, "encoding": "json"}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0,
-        "has_payload": hashlib.md5(payload.encode("utf-8")).hexdigest(),  # noqa: S324 - PyTorch's checksum
+        "has_payload": hashlib.md5(payload.encode("utf-8")).hexdigest(),  # PyTorch's checksum
     }
     return f"V1128 04:18:41.165000 1 x.py:{line}] {json.dumps(envelope)}\n\t{payload}\n"
 
@@ -62,13 +62,13 @@ def test_a_log_without_them_names_no_nodes_module() -> None:
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Any]:
     torch = pytest.importorskip("torch")
-    from gradview.loaders.compile_model import compile_and_trace  # noqa: PLC0415
+    from gradview.loaders.compile_model import compile_and_trace
 
     folder = tmp_path_factory.mktemp("net")
     (folder / "net.py").write_text(MODEL, encoding="utf-8")
     compile_and_trace(f"{folder / 'net.py'}:build", folder / "trace")
     namespace: dict[str, Any] = {}
-    exec(compile(MODEL, "net.py", "exec"), namespace)  # noqa: S102 - the test's own model
+    exec(compile(MODEL, "net.py", "exec"), namespace)  # the test's own model
     model, inputs = namespace["build"]()
     return load_compiled_trace(folder / "trace").trace, model, torch.jit.trace(model, inputs)
 

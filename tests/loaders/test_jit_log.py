@@ -263,7 +263,7 @@ def test_an_executor_reusing_a_freed_ones_address_is_a_new_compilation() -> None
 @pytest.mark.parametrize("executor", ["profiling", "legacy"])
 def test_every_step_of_a_live_log_has_a_description(module_logs: dict[str, str], executor: str) -> None:
     """The viewer's step docs (gradview.viewer.pass_docs) know every name both executors log."""
-    from gradview.viewer.pass_docs import pass_doc  # noqa: PLC0415 - the viewer reads this layer's traces
+    from gradview.viewer.pass_docs import pass_doc  # the viewer reads this layer's traces
 
     names = {step.pass_name for step in parse_jit_log(module_logs[executor], f"{executor}.log")}
     assert names and {name for name in names if not pass_doc(name)} == set()

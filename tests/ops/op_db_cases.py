@@ -148,7 +148,7 @@ def _stage(name: str) -> Iterator[None]:
         yield
     except SweepFailure:
         raise
-    except Exception as error:  # noqa: BLE001 - every error is a finding of the sweep
+    except Exception as error:  # every error is a finding of the sweep
         lines = [line for line in str(error).splitlines() if line.strip()]
         raise SweepFailure(name, f"{type(error).__name__}: {lines[0] if lines else ''}") from error
 
@@ -241,7 +241,7 @@ def _differs(case: Case, outputs: list[Any], seed: int) -> bool:
             ))
             if not same:
                 return True
-        elif first != second and first == first:  # noqa: PLR0124 - (NaN != NaN)
+        elif first != second and first == first:  # (NaN != NaN)
             return True
     return False
 

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             samples = op_samples(op, args.samples)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             records.append({"case": f"{label}-samples", "op": label, "stage": "samples", "message": str(error)[:200]})
             continue
         for index, sample in enumerate(samples):
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
                 check_case(case)
             except SweepFailure as failure:
                 record.update(stage=failure.stage, message=failure.message)
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 record.update(stage="harness", message=f"{type(error).__name__}: {error}"[:300])
             record["seconds"] = round(time.perf_counter() - start, 3)
             records.append(record)

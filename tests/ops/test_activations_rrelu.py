@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F  # noqa: N812
+import torch.nn.functional as F
 
 from gradview.ir import from_torch, parse_ir
 from gradview.runtime import GraphExecutor, GraphRuntimeError, Tensor, autograd

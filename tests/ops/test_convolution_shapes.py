@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn.functional as F  # noqa: N812 - PyTorch's own spelling
+import torch.nn.functional as F  # PyTorch's own spelling
 
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
 from tests.kernels.oracle import op_graph

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F  # noqa: N812
+import torch.nn.functional as F
 
 from gradview.ir import parse_ir
 from gradview.runtime import Tensor, autograd

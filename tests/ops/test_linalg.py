@@ -17,7 +17,7 @@ from tests.autodiff.formula_case_tools import check_formula
 from tests.autodiff.ir_builder import T, const, graph
 
 
-def _shape(fn, *shapes: tuple[int, ...]) -> tuple[int, ...]:  # noqa: ANN001 - a torch function
+def _shape(fn, *shapes: tuple[int, ...]) -> tuple[int, ...]:  # a torch function
     return tuple(fn(*(torch.zeros(s) for s in shapes)).shape)
 
 

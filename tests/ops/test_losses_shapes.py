@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import torch
-import torch.nn.functional as F  # noqa: N812
+import torch.nn.functional as F
 
 from gradview.ir.passes.propagate_input_shapes import propagate_input_shapes
 from tests.ir.passes.shape_oracle import (

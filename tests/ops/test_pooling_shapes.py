@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn.functional as F  # noqa: N812 - PyTorch's own spelling
+import torch.nn.functional as F  # PyTorch's own spelling
 
 from .layer_shapes import A, check_traced, randn
 

@@ -141,13 +141,13 @@ def test_native_multi_head_attention(need_weights: bool, average: bool) -> None:
 
 # -- scripted: the cells and the encoder layer ------------------------------------------------------
 @torch.jit.script
-def _cells(x, h, c, w_ih, w_hh, b_ih, b_hh, g_ih, g_hh):  # noqa: ANN001, ANN202 - TorchScript infers them
+def _cells(x, h, c, w_ih, w_hh, b_ih, b_hh, g_ih, g_hh):  # TorchScript infers them
     hy, cy = torch.lstm_cell(x, [h, c], w_ih, w_hh, b_ih, b_hh)
     return hy, cy, torch.gru_cell(x, h, g_ih, g_hh, None, None)
 
 
 @torch.jit.script
-def _encoder(x, w, b, pw, pb, n1, n2, f1, fb1, f2, fb2, m):  # noqa: ANN001, ANN202
+def _encoder(x, w, b, pw, pb, n1, n2, f1, fb1, f2, fb2, m):
     return torch._transformer_encoder_layer_fwd(
         x, 4, 2, w, b, pw, pb, True, False, 1e-5, n1, n2, n1, n2, f1, fb1, f2, fb2, m, 1
     )

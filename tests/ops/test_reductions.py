@@ -203,7 +203,7 @@ POOLS = [
 
 @pytest.mark.parametrize(("shape", "kernel", "stride", "padding", "dilation", "ceil"), POOLS)
 @pytest.mark.parametrize("with_indices", [False, True])
-def test_max_pool2d(shape, kernel, stride, padding, dilation, ceil, with_indices: bool) -> None:  # noqa: ANN001
+def test_max_pool2d(shape, kernel, stride, padding, dilation, ceil, with_indices: bool) -> None:
     out = tuple(torch.nn.functional.max_pool2d(torch.zeros(shape), kernel, stride or None, padding, dilation, ceil).shape)
     body = [
         const("ks", kernel),

@@ -24,7 +24,7 @@ def _values() -> list[numpy.ndarray]:
     return [rng.standard_normal(shape) for shape in SHAPES]
 
 
-def _torch_mlp(x, w1, b1, w2, b2):  # noqa: ANN001, ANN202 - examples/mlp.ir as PyTorch writes it
+def _torch_mlp(x, w1, b1, w2, b2):  # examples/mlp.ir as PyTorch writes it
     return torch.relu(x @ w1 + b1) @ w2 + b2
 
 

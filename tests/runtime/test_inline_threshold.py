@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 X = np.random.default_rng(0).standard_normal((3, 4))
 
 
-def small(x):  # noqa: ANN001, ANN201 - scripted: two ops, fewer nodes than the threshold
+def small(x):  # scripted: two ops, fewer nodes than the threshold
     return torch.cos(torch.sin(x))
 
 
@@ -80,7 +80,7 @@ def test_a_negative_threshold_is_refused() -> None:
         load_target(str(ROOT / "examples" / "mlp.ir"), inline_threshold=-1)
 
 
-def test_a_recorded_trace_keeps_its_threshold(tmp_path) -> None:  # noqa: ANN001
+def test_a_recorded_trace_keeps_its_threshold(tmp_path) -> None:
     saved = tmp_path / "t.json"
     trace_executor(script(small).graph, [X], inline_threshold=0).save(str(saved))
     session = load_target(str(saved), inline_threshold=7)

@@ -82,7 +82,7 @@ OVERWRITES_A_SAVED_RESULT = """graph(%x : Tensor, %w : Tensor):
         (OVERWRITES_A_SAVED_RESULT, r"aten::add_\(%b, %x, %one\)", lambda x, w: (x * w).relu_().add_(x)),
     ],
 )
-def test_overwriting_a_value_saved_for_backward_raises_at_backward(text: str, writer: str, torch_fn) -> None:  # noqa: ANN001
+def test_overwriting_a_value_saved_for_backward_raises_at_backward(text: str, writer: str, torch_fn) -> None:
     x = Tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
     w = Tensor(np.array([0.5, 0.5, -1.0]), requires_grad=True)
     (out,) = GraphExecutor(parse_ir(text)).run([x, w])

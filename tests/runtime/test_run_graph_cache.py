@@ -44,7 +44,7 @@ def compilations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
     original = interpreter.CompiledGraph
 
     class Counting(original):  # type: ignore[misc, valid-type]
-        def __init__(self, graph, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        def __init__(self, graph, *args, **kwargs) -> None:
             compiled.append(graph)
             super().__init__(graph, *args, **kwargs)
 

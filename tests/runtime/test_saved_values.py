@@ -73,7 +73,7 @@ def _reference(forward: str, backward: str, symbols: dict[str, int], names: list
             assert re.search(rf'^\s+{name}: "Sym\(', backward, re.M), name
             continue
         dtype, dims = re.match(r"([a-z0-9]+)\[([^\]]*)\]", params[name]).groups()
-        shape = [eval(d, {}, dict(symbols)) for d in dims.split(",") if d.strip()]  # noqa: S307 - "s21*s77" from a fixture
+        shape = [eval(d, {}, dict(symbols)) for d in dims.split(",") if d.strip()]  # "s21*s77" from a fixture
         source = name
         while source in detached or source in items:
             source = detached.get(source) or items[source]

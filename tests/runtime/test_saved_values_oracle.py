@@ -34,17 +34,17 @@ _DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64, "b8":
 
 def _module(code: str) -> torch.nn.Module:
     scope: dict[str, Any] = {"torch": torch}
-    exec(code, scope)  # noqa: S102 - the fixture's own GraphModule code, printed by PyTorch
+    exec(code, scope)  # the fixture's own GraphModule code, printed by PyTorch
     return scope["GraphModule"]()
 
 
 def _example(annotation: str, symbols: dict[str, int]) -> torch.Tensor | int:
     text = annotation.strip("'\"")
     if text.startswith("Sym("):
-        return eval(text[4:-1], {}, dict(symbols))  # noqa: S307 - a size expression from a fixture
+        return eval(text[4:-1], {}, dict(symbols))  # a size expression from a fixture
     dtype, sizes, strides = re.match(r"(\w+)\[([^\]]*)\]\[([^\]]*)\]", text).groups()
-    shape = [eval(s, {}, dict(symbols)) for s in sizes.split(",") if s.strip()]  # noqa: S307
-    stride = [eval(s, {}, dict(symbols)) for s in strides.split(",") if s.strip()]  # noqa: S307
+    shape = [eval(s, {}, dict(symbols)) for s in sizes.split(",") if s.strip()]
+    stride = [eval(s, {}, dict(symbols)) for s in strides.split(",") if s.strip()]
     wanted = _DTYPES[dtype]
     base = torch.randn(shape, dtype=torch.float64).to(wanted) if wanted.is_floating_point else torch.zeros(shape, dtype=wanted)
     return torch.empty_strided(shape, stride, dtype=wanted).copy_(base)

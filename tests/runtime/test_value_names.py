@@ -133,7 +133,7 @@ def _model(tmp_path: Path) -> tuple[str, object, object]:
     path = tmp_path / "net.py"
     path.write_text(MODEL, encoding="utf-8")
     namespace: dict[str, object] = {}
-    exec(compile(MODEL, str(path), "exec"), namespace)  # noqa: S102 - the test's own model
+    exec(compile(MODEL, str(path), "exec"), namespace)  # the test's own model
     model, inputs = namespace["build"]()  # type: ignore[operator]
     return f"{path}:build", model, inputs
 
@@ -143,7 +143,7 @@ def test_compiled_parameter_names_are_the_models(tmp_path: Path) -> None:
     forward is one of the model's parameters or buffers (or the argument ``x``), each with that
     tensor's shape; every gradient is named after a parameter, with its shape."""
     torch = pytest.importorskip("torch")
-    from gradview.loaders.compile_model import compile_and_trace  # noqa: PLC0415
+    from gradview.loaders.compile_model import compile_and_trace
 
     target, model, _ = _model(tmp_path)
     compile_and_trace(target, tmp_path / "trace")
@@ -202,8 +202,8 @@ def test_torchscript_saved_values_name_the_module_torch_prints(tmp_path: Path, c
 def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
     """``ParamAOTInput(target=...)`` (AOTAutograd given a module's own parameters) names the
     input directly; PlainAOTInput(idx=i) takes Dynamo's input i; a gradient follows its input."""
-    from gradview.loaders.compiled_names import InputName, graph_value_names, parameter_owners  # noqa: PLC0415
-    from gradview.loaders.fx_graph_text import parse_fx_graph  # noqa: PLC0415
+    from gradview.loaders.compiled_names import InputName, graph_value_names, parameter_owners
+    from gradview.loaders.fx_graph_text import parse_fx_graph
 
     fx = parse_fx_graph(
         "class GraphModule(torch.nn.Module):\n"
@@ -228,7 +228,7 @@ def test_a_parameters_descriptor_names_it_and_its_gradient() -> None:
 def test_torchscript_parameter_inputs_know_their_module(tmp_path: Path) -> None:
     """from_torch names parameter inputs after them; the builder's model gives the modules."""
     pytest.importorskip("torch")
-    from gradview.loaders.targets import load_target  # noqa: PLC0415
+    from gradview.loaders.targets import load_target
 
     target, model, _ = _model(tmp_path)
     trace = load_target(target).trace

@@ -16,7 +16,7 @@ def screen_lines(app: App[object]) -> list[str]:
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False, safe_box=False)
     # The same rendering as App.export_screenshot (an SVG), kept as text.
-    console.print(app.screen._compositor.render_update(full=True))  # noqa: SLF001 - Textual has no public text export
+    console.print(app.screen._compositor.render_update(full=True))  # Textual has no public text export
     lines = console.export_text(styles=False).splitlines()
     return [line.ljust(width) for line in lines[:height]]
 

@@ -18,7 +18,7 @@ class _CanvasApp(App[None]):
         yield GraphCanvas(id="canvas")
 
 
-def _run(script, size: tuple[int, int] = (80, 30)) -> None:  # noqa: ANN001 - an async callable
+def _run(script, size: tuple[int, int] = (80, 30)) -> None:  # an async callable
     async def run() -> None:
         app = _CanvasApp()
         async with app.run_test(size=size) as pilot:
@@ -89,7 +89,7 @@ def test_anchored_scroll_shifts_by_how_far_the_point_moved() -> None:
 
 # -- the widget -------------------------------------------------------------------------------
 def test_zoom_keeps_the_selection_on_its_screen_cell() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         layout, graph = _grid()
         canvas.show(layout, graph, Marks(), camera_key="a")
         await pilot.pause()
@@ -107,7 +107,7 @@ def test_zoom_keeps_the_selection_on_its_screen_cell() -> None:
 
 
 def test_zoom_without_a_selection_keeps_the_centre_of_the_view() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         layout, graph = _grid()
         canvas.show(layout, graph, Marks(), camera_key="a")
         await pilot.pause()
@@ -130,7 +130,7 @@ def test_zoom_without_a_selection_keeps_the_centre_of_the_view() -> None:
 
 
 def test_fit_fills_the_canvas_and_centres_the_drawing() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         layout, graph = _grid(24, 6)
         canvas.show(layout, graph, Marks(), camera_key="a")
         await pilot.pause()
@@ -152,7 +152,7 @@ def test_fit_fills_the_canvas_and_centres_the_drawing() -> None:
 
 
 def test_fit_says_so_instead_of_shrinking_boxes_to_dots() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         layout, graph = _chain(450)
         canvas.show(layout, graph, Marks(), camera_key="a")
         await pilot.pause()
@@ -166,7 +166,7 @@ def test_fit_says_so_instead_of_shrinking_boxes_to_dots() -> None:
 
 
 def test_the_first_view_of_a_big_chain_shows_its_output_at_zoom_1() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         layout, graph = _chain(450)
         canvas.show(layout, graph, Marks(), camera_key="a")
         await pilot.pause()
@@ -178,7 +178,7 @@ def test_the_first_view_of_a_big_chain_shows_its_output_at_zoom_1() -> None:
 
 
 def test_the_first_view_centres_the_first_changed_node() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         layout, graph = _chain(450)
         marks = Marks()
         marks.mark_node(200, Mark.ADDED)
@@ -192,7 +192,7 @@ def test_the_first_view_centres_the_first_changed_node() -> None:
 
 
 def test_a_small_graph_opens_whole_and_readable() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         layout, graph = _chain(3)
         canvas.show(layout, graph, Marks(), camera_key="a")
         await pilot.pause()
@@ -203,7 +203,7 @@ def test_a_small_graph_opens_whole_and_readable() -> None:
 
 
 def test_each_view_keeps_its_camera_and_stepping_never_moves_it() -> None:
-    async def script(canvas: GraphCanvas, pilot) -> None:  # noqa: ANN001
+    async def script(canvas: GraphCanvas, pilot) -> None:
         grid, grid_graph = _grid()
         chain, chain_graph = _chain(100)
         canvas.show(grid, grid_graph, Marks(), camera_key=("whole", "main"))
@@ -243,7 +243,7 @@ def test_each_view_keeps_its_camera_and_stepping_never_moves_it() -> None:
     _run(script)
 
 
-def test_in_the_app_each_view_keeps_its_camera(mlp_session) -> None:  # noqa: ANN001 - a fixture
+def test_in_the_app_each_view_keeps_its_camera(mlp_session) -> None:  # a fixture
     from gradview.viewer.app import GradviewApp
 
     async def run() -> None:

@@ -30,7 +30,7 @@ def test_a_taken_name_gets_a_number(tmp_path: Path) -> None:
     assert unused_path(page) == tmp_path / "steps-whole-3.html"
 
 
-def test_pressing_e_twice_keeps_both_pictures_and_names_each(tmp_path: Path, mlp_session) -> None:  # noqa: ANN001
+def test_pressing_e_twice_keeps_both_pictures_and_names_each(tmp_path: Path, mlp_session) -> None:
     import asyncio
 
     from gradview.viewer.app import GradviewApp
@@ -53,13 +53,13 @@ def test_pressing_e_twice_keeps_both_pictures_and_names_each(tmp_path: Path, mlp
     assert all(any(str(out / name) in note for note in notes) for name in names), notes
 
 
-def test_the_app_exports_beside_its_target_by_default(mlp_session) -> None:  # noqa: ANN001
+def test_the_app_exports_beside_its_target_by_default(mlp_session) -> None:
     from gradview.viewer.app import GradviewApp
 
     assert GradviewApp(mlp_session).export_dir == default_export_dir(mlp_session.name)
 
 
-def test_the_first_export_asks_where_and_later_ones_go_there(tmp_path: Path, mlp_session) -> None:  # noqa: ANN001
+def test_the_first_export_asks_where_and_later_ones_go_there(tmp_path: Path, mlp_session) -> None:
     import asyncio
 
     from gradview.viewer.app import GradviewApp
@@ -93,7 +93,7 @@ def test_the_first_export_asks_where_and_later_ones_go_there(tmp_path: Path, mlp
     assert any(str(chosen) in note for note in notes), notes
 
 
-def test_escape_at_the_question_writes_nothing(tmp_path: Path, mlp_session) -> None:  # noqa: ANN001
+def test_escape_at_the_question_writes_nothing(tmp_path: Path, mlp_session) -> None:
     import asyncio
 
     from gradview.viewer.app import GradviewApp

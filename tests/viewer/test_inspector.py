@@ -99,9 +99,9 @@ def test_every_step_of_the_example_has_a_doc(mlp_trace: PassTrace) -> None:
 
 def test_a_value_shows_the_name_users_know() -> None:
     """A compiled graph's parameter input: the name Dynamo read it under, the log's beside it."""
-    from pathlib import Path  # noqa: PLC0415
+    from pathlib import Path
 
-    from gradview.loaders.compiled_trace import load_compiled_trace  # noqa: PLC0415
+    from gradview.loaders.compiled_trace import load_compiled_trace
 
     log = Path(__file__).resolve().parents[1] / "data" / "torch_trace" / "conv_bn_relu.log"
     trace = load_compiled_trace(log).trace

@@ -51,7 +51,7 @@ def test_the_app_opens_a_log_on_the_users_graph(tmp_path: Path) -> None:
 
 
 def test_the_html_stepper_opens_on_the_users_graph_with_a_box_in_view(browser, tmp_path: Path) -> None:
-    from .test_export import _open, _shown  # noqa: PLC0415
+    from .test_export import _open, _shown
 
     trace = parse_jit_log(HELPER_FIRST)
     page = export_trace_html(trace, tmp_path / "log.html")
@@ -65,7 +65,7 @@ def test_a_step_with_no_box_in_view_scrolls_to_one(browser, mlp_trace, tmp_path:
     picture: its pass changed nothing, so the scroll would stay) brings a box into view."""
     from selenium.webdriver.common.keys import Keys
 
-    from .test_export import _open, _press, _shown  # noqa: PLC0415
+    from .test_export import _open, _press, _shown
 
     steps = list(mlp_trace)
     same = next(

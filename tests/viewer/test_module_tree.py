@@ -249,7 +249,7 @@ def test_a_module_box_says_what_its_ops_save_for_backward_as_gradview_saved_does
         # `gradview saved` names each saved value's module (the op that made it, as the log says)
         # and each saved parameter by its name (its module is the name less its last part).
 
-        def module_of(value) -> str:  # noqa: ANN001 - a SavedValue
+        def module_of(value) -> str:  # a SavedValue
             if value.producer_node is not None:
                 return value.module or ""
             return (value.user_name or "").rpartition(".")[0]

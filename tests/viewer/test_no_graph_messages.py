@@ -37,13 +37,13 @@ def test_the_empty_saved_tab_says_the_same_and_asks_for_no_inputs(lstm: PassTrac
 
 def test_the_backward_view_shows_the_whole_reason_at_120x40(lstm: PassTrace) -> None:
     """The reason is longer than the canvas is wide: it wraps, every word on screen."""
-    from textual.pilot import Pilot  # noqa: PLC0415
+    from textual.pilot import Pilot
 
-    from gradview.viewer.app import GradviewApp  # noqa: PLC0415
-    from gradview.viewer.canvas import GraphCanvas  # noqa: PLC0415
-    from gradview.viewer.session import Session  # noqa: PLC0415
+    from gradview.viewer.app import GradviewApp
+    from gradview.viewer.canvas import GraphCanvas
+    from gradview.viewer.session import Session
 
-    from .driving import drive  # noqa: PLC0415
+    from .driving import drive
 
     rows: list[str] = []
 

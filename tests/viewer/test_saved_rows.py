@@ -69,7 +69,7 @@ def test_the_empty_tab_says_why(tmp_path: Path) -> None:
 
 def test_a_row_and_its_description_name_the_parameter() -> None:
     """A compiled graph's saved weight reads as the model's parameter, the log's name beside it."""
-    from gradview.viewer.saved_rows import describe_value, value_cells  # noqa: PLC0415
+    from gradview.viewer.saved_rows import describe_value, value_cells
 
     graph = saved_values(load_target(str(LOGS / "conv_bn_relu.log")).trace)[0]
     weight = next(v for v in graph.saved if v.name == "primals_1")

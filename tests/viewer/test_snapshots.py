@@ -57,21 +57,21 @@ def _first_grad_of(app: GradviewApp) -> int:
     return next(n for n, node in app.main.canvas.graph.nodes.items() if "GradOf" in node.label)
 
 
-def test_first_step_whole_graph(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_first_step_whole_graph(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main()))
 
 
-def test_create_autodiff_subgraphs_frames_the_group(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_create_autodiff_subgraphs_frames_the_group(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("CreateAutodiffSubgraphs", GraphName.main()))
 
 
-def test_joint_view_after_lambda_lift(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_joint_view_after_lambda_lift(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(
         GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("lambdaLiftReverse", GraphName.backward(0), ("4", "0"))
     )
 
 
-def test_help_screen(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_help_screen(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), ("question_mark",)))
 
 
@@ -81,7 +81,7 @@ def _first_grouped(app: GradviewApp) -> int:
     return next(n for n, node in app.main.canvas.graph.nodes.items() if node.cluster is not None)
 
 
-def test_collapse_folds_the_differentiable_graph_into_one_box(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_collapse_folds_the_differentiable_graph_into_one_box(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(
         GradviewApp(mlp_session),
         terminal_size=SIZE,
@@ -89,26 +89,26 @@ def test_collapse_folds_the_differentiable_graph_into_one_box(snap_compare, mlp_
     )
 
 
-def test_focus_shows_the_neighbourhood_of_the_selection(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_focus_shows_the_neighbourhood_of_the_selection(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), ("n", "f")))
 
 
-def test_search_lights_the_matches_and_flies_to_the_first(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_search_lights_the_matches_and_flies_to_the_first(snap_compare, mlp_session: Session) -> None:
     keys = ("slash", "a", "d", "d")
     assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), canvas_keys=keys))
 
 
-def test_minimap_on_a_maximized_canvas(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_minimap_on_a_maximized_canvas(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(
         GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("CreateAutodiffSubgraphs", GraphName.main(), ("m", "plus"))
     )
 
 
-def test_steps_panel_collapsed(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_steps_panel_collapsed(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(GradviewApp(mlp_session), terminal_size=SIZE, run_before=_at("Input", GraphName.main(), ("s",)))
 
 
-def test_trace_back_lights_the_gradient_path(snap_compare, mlp_session: Session) -> None:  # noqa: ANN001
+def test_trace_back_lights_the_gradient_path(snap_compare, mlp_session: Session) -> None:
     assert snap_compare(
         GradviewApp(mlp_session),
         terminal_size=SIZE,

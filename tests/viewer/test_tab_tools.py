@@ -79,7 +79,7 @@ def test_a_collapsed_panel_opens_for_d_and_g_and_stays_for_r_with_a_notice(mlp_s
         await _press(app, pilot, "i")
         await _press(app, pilot, "r")
         seen.append(("r", _shown_tab(app)))
-        notices.extend(str(n.message) for n in app._notifications)  # noqa: SLF001 - what the toasts say
+        notices.extend(str(n.message) for n in app._notifications)  # what the toasts say
         await _press(app, pilot, "p")  # p opens the collapsed panel on the tab in front
         seen.append(("p", _shown_tab(app)))
 

@@ -34,7 +34,7 @@ def _run_rows(names: list[str]) -> list[tuple[object, ...]]:
 NAMES = ["%x", "%w1", "%layer4.1.conv2.weight", "%55", "%grad_output.3"]
 
 
-def _shown(fitted, row) -> list[str]:  # noqa: ANN001 - a FittedTable and its row
+def _shown(fitted, row) -> list[str]:  # a FittedTable and its row
     return [cell.plain for cell in fitted.cells(row)]
 
 

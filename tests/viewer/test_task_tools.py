@@ -155,7 +155,7 @@ def test_g_on_the_resnets_backward_says_each_input_and_escape_cancels() -> None:
     """Issue 21, acceptance 5: G on the backward of a ResNet-18's TORCH_TRACE log shows
     its progress (62 parameters) and escape cancels it. Its time: benchmarks/gradient_check.py."""
     pytest.importorskip("torch")
-    from tests.real_model_logs import torch_trace_log  # noqa: PLC0415 - needs PyTorch
+    from tests.real_model_logs import torch_trace_log  # needs PyTorch
 
     session = load_target(str(torch_trace_log("resnet18").parent))
     backward = next(step.index for step in session.trace.steps if step.which.is_backward)

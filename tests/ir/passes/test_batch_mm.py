@@ -17,7 +17,7 @@ def rand(*shape: int) -> np.ndarray:
     return RNG.uniform(0.5, 1.5, shape)
 
 
-def ops(graph) -> list[str]:  # noqa: ANN001 - test helper
+def ops(graph) -> list[str]:  # test helper
     return [k for k in kinds(graph) if k != "prim::Constant"]
 
 
@@ -114,7 +114,7 @@ def test_sums_that_are_not_trees_of_single_use_products_stay() -> None:
 """
     # %m1 is used twice, %t has alpha 2, %q1/%q2 have unknown shapes; side
     # batching is turned off to look at trees alone.
-    def trees_only(graph) -> bool:  # noqa: ANN001
+    def trees_only(graph) -> bool:
         return batch_mm(graph, min_side_batch=100)
 
     inputs = pair_inputs(2) + [rand(4, 4), rand(4, 4)]
@@ -225,7 +225,7 @@ def test_batches_inside_a_loop_body() -> None:
 
 
 # -- oracle: torch's BatchMM on the same IR --------------------------------------------------------
-def _names(values) -> list[str]:  # noqa: ANN001
+def _names(values) -> list[str]:
     return sorted(v.debug_name() if isinstance(v, Value) else v.debugName() for v in values)
 
 

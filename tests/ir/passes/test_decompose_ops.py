@@ -192,7 +192,7 @@ def test_decomposes_inside_nested_blocks() -> None:
 
 
 # -- oracle: torch's DecomposeOps on the same IR ----------------------------------------------------------
-def _chain(value, depth: int = 4) -> list[str]:  # noqa: ANN001 - torch or gradview value
+def _chain(value, depth: int = 4) -> list[str]:  # torch or gradview value
     """Kinds met walking from ``value`` back along first inputs."""
     found = []
     for _ in range(depth):

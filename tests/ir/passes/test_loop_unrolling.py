@@ -35,13 +35,13 @@ def counting(trip: int | None) -> str:
     return COUNTING.replace("TRIP]", f"{trip}]").replace("%TRIPVALUE", "%trip")
 
 
-def loops(graph) -> list[Node]:  # noqa: ANN001 - test helper
+def loops(graph) -> list[Node]:  # test helper
     return [n for n in graph.all_nodes() if n.kind() == "prim::Loop"]
 
 
 # -- complete unrolling --------------------------------------------------------------------
 @pytest.mark.parametrize("pass_fn", [unroll_constant_loops, unroll_loops])
-def test_constant_loop_is_unrolled_with_constant_counters(pass_fn) -> None:  # noqa: ANN001
+def test_constant_loop_is_unrolled_with_constant_counters(pass_fn) -> None:
     graph = check_pass(pass_fn, counting(3), [X, 0], changes=True)
     assert loops(graph) == []
     assert kinds(graph).count("aten::mul") == 3 and kinds(graph).count("aten::add") == 3
@@ -177,7 +177,7 @@ def test_inner_loop_unrolled_first_lets_the_outer_one_unroll() -> None:
 
 
 # -- unrolling by a factor -----------------------------------------------------------------------
-def tensor_ops(nodes, kind: str) -> int:  # noqa: ANN001 - test helper
+def tensor_ops(nodes, kind: str) -> int:  # test helper
     return sum(1 for k in nodes if k.kind() == kind and k.output().type().is_tensor())
 
 
@@ -214,7 +214,7 @@ def test_big_body_is_not_unrolled_by_eight() -> None:
 
 
 # -- oracle: torch's loop unrolling on the same IR ------------------------------------------------
-def _torch_tensor_ops(nodes, kind: str) -> int:  # noqa: ANN001
+def _torch_tensor_ops(nodes, kind: str) -> int:
     import torch
 
     return sum(1 for k in nodes if k.kind() == kind and isinstance(k.output().type(), torch._C.TensorType))

@@ -11,7 +11,7 @@ X3 = np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4)
 D23 = "Double(2, 3, strides=[3, 1], requires_grad=0, device=cpu)"
 
 
-def outputs_of(graph):  # noqa: ANN001, ANN201 - test helper
+def outputs_of(graph):  # test helper
     return [constant_value(v) for v in graph.outputs()]
 
 

@@ -20,7 +20,7 @@ from .test_compiled_runs import FIXTURES, LOGS
 
 
 @pytest.mark.parametrize("log", LOGS)
-def test_the_partition_computes_what_the_joint_graph_does(log) -> None:  # noqa: ANN001
+def test_the_partition_computes_what_the_joint_graph_does(log) -> None:
     trace = load_target(str(log)).trace
     heard: list[str] = []
     result = find_divergence(trace, None, report=heard.append)

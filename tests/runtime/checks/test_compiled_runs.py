@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F  # noqa: N812 - PyTorch's own spelling
+import torch.nn.functional as F  # PyTorch's own spelling
 
 from gradview.ir import parse_ir
 from gradview.loaders.compiled_trace import compiled_trace
@@ -97,7 +97,7 @@ def test_the_joint_graph_gives_the_backward_gradients(log: Path) -> None:
             np.testing.assert_allclose(joint[real + position], grad, rtol=1e-5, atol=1e-6)
 
 
-def _torch_grads(inputs: list[np.ndarray], positions: list[int], loss) -> dict[int, np.ndarray]:  # noqa: ANN001
+def _torch_grads(inputs: list[np.ndarray], positions: list[int], loss) -> dict[int, np.ndarray]:
     tensors = [torch.tensor(v, requires_grad=i in positions) for i, v in enumerate(inputs)]
     loss(*tensors).backward()
     return {i: tensors[i].grad.numpy() for i in positions}
@@ -120,7 +120,7 @@ def test_conv_batchnorm_relu_gradients_equal_pytorchs() -> None:
     # conv weight, conv bias, x, num_batches_tracked, running mean, running var, bn weight, bn bias.
     assert sorted(grads) == [0, 1, 6, 7]
 
-    def loss(w, b, x, _, mean, var, gamma, beta):  # noqa: ANN001, ANN202
+    def loss(w, b, x, _, mean, var, gamma, beta):
         y = F.batch_norm(F.conv2d(x, w, b, padding=1), mean.clone(), var.clone(), gamma, beta, training=True)
         return torch.relu(y).sum()
 
