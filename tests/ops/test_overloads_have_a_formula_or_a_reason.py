@@ -1,6 +1,6 @@
 """Every overload of the reduction, view, indexing, softmax, linear-algebra and loss
-ops of issue 10 has a gradient formula or an explicit no-gradient entry (with its
-reason), and the overloads PyTorch's JIT differentiates have a formula."""
+ops below has a gradient formula or an explicit no-gradient entry (with its reason),
+and the overloads PyTorch's JIT differentiates have a formula."""
 
 from __future__ import annotations
 
