@@ -309,14 +309,17 @@ def run_tensor_op(
     (PyTorch's: ``MulBackward0``) with the op library's gradient formula. ``as_list``: the
     operands are one ``Tensor[]`` argument. A Python number becomes a 0-d operand of the
     result's dtype (what PyTorch's wrapped number computes in)."""
-    if not all(hasattr(a, "shape") for a in arrays):  # a Python number: a wrapped 0-d operand
+    try:
+        key = (
+            kind, as_list, _hashable(constants) if constants else (),
+            *[(a.dtype, a.shape, type(a), type(o) is Tensor and o._requires_grad)
+              for o, a in zip(operands, arrays, strict=True)],
+        )
+    except AttributeError:  # a Python number: a wrapped 0-d operand
         dtype = result_dtype(*arrays)
         xp = array_module(next(a for a in arrays if hasattr(a, "shape")))
-        arrays = [a if hasattr(a, "shape") else xp.asarray(a, dtype=dtype) for a in arrays]
-    key = (
-        kind, as_list, _hashable(constants) if constants else (),
-        *[(a.dtype, a.shape, type(a), isinstance(o, Tensor) and o._requires_grad) for o, a in zip(operands, arrays, strict=True)],
-    )
+        wrapped = [a if hasattr(a, "shape") else xp.asarray(a, dtype=dtype) for a in arrays]
+        return run_tensor_op(name, kind, operands, wrapped, constants, as_list=as_list)
     plan = _TENSOR_PLANS.get(key)
     if plan is None:
         if len(_TENSOR_PLANS) >= _MAX_PLANS:
@@ -324,19 +327,23 @@ def run_tensor_op(
         needs = [isinstance(o, Tensor) and o.requires_grad for o in operands]
         plan = _TENSOR_PLANS[key] = _tensor_plan(kind, arrays, constants, needs, as_list)
     op, saves_state = plan
-    registry = TensorRegistry(xp=op.xp)
+    # The plan's op keeps one registry: filled with the operands for the call, emptied after
+    # (a Tensor's array stands for it: a host number moved to the device keeps its Tensor).
+    registry = op.registry
+    assert registry is not None
+    by_id = registry._by_id
     for operand, array in zip(operands, arrays, strict=True):
         if isinstance(operand, Tensor):
-            registry.alias(array, operand)  # (a host number moved to the device keeps its Tensor)
-    op.registry = registry
+            by_id[id(array)] = (operand, array)
     try:
         (array,) = op(*arrays)
+        found = by_id.get(id(array))
     finally:
-        op.registry = None
-    out = registry.tensor_of(array)
-    if out is None:
+        by_id.clear()
+    if found is None or found[1] is not array:
         return Tensor(array)
-    node = out.grad_fn
+    out = found[0]
+    node = out._grad_fn
     assert node is not None
     node.name = name
     node.saves_state = saves_state
@@ -384,6 +391,7 @@ def _tensor_plan(
             graph.register_output(node.output())
     gradient = differentiate(graph, mode=AutodiffMode.EXTENDED)
     op = DifferentiableGraphOp(gradient, _backend_of(array_module(arrays[0])), name=f"`{kind}`")
+    op.registry = TensorRegistry(xp=op.xp)
     f = gradient.f
     captured = [f.inputs()[i] for i in gradient.df_input_captured_inputs]
     captured += [f.outputs()[i] for i in gradient.df_input_captured_outputs]
