@@ -2,8 +2,9 @@
 
 Passes sit above the IR core and the kernels: they may call kernels (constant
 propagation, shape inference) but never the runtime. ``PASSES`` names them
-as TorchScript does; ``pipelines`` strings them together in the executor's
-order.
+as TorchScript does, one ``PassInfo`` record each (``registry``: the generic
+part of the pipeline table ``gradview.runtime.PIPELINE_TABLE``);
+``pipelines`` strings the records together in the executor's order.
 """
 
 from .alias_db import AliasDb
@@ -23,12 +24,12 @@ from .peephole import peephole_optimize
 from .pipelines import run_nondiff_optimization, run_optimization, run_required_passes
 from .propagate_input_shapes import propagate_input_shapes
 from .propagate_requires_grad import propagate_requires_grad
-from .registry import PASSES, PassInfo, get_pass
+from .registry import PASSES, PassInfo, Phase, get_pass
 from .remove_expands import remove_expands
 from .remove_list_mutation import remove_list_mutation
 
 __all__ = [
-    "PASSES", "AliasDb", "PassInfo", "batch_mm", "canonicalize_ops", "check_inplace",
+    "PASSES", "AliasDb", "PassInfo", "Phase", "batch_mm", "canonicalize_ops", "check_inplace",
     "constant_pooling", "constant_propagation", "decompose_ops", "eliminate_common_subexpression",
     "eliminate_dead_code", "get_pass", "inline", "lower_grad_of", "lower_simple_tuples",
     "peephole_optimize", "propagate_input_shapes", "propagate_requires_grad", "remove_expands",
