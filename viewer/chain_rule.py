@@ -65,8 +65,8 @@ def chain_rule_lines(trace: PassTrace, k: int) -> list[str]:
 def incoming_gradient_names(forward: BlockRecord, df: BlockRecord, notes: Mapping[str, Any]) -> dict[int, str]:
     """df's incoming gradients, param id -> the name a lecture gives it:
     ``grad_<output>`` for the gradient of f's output ``<output>`` (``grad_sin_x``),
-    plain ``grad`` when f has one output and no name for it, ``grad_<k>`` for
-    the k-th unnamed one. The chain-rule line and the pictures (df's input
+    plain ``grad`` for the one used gradient of an output the source does not
+    name, ``grad_<n>`` for another such output (``%n`` in f). The chain-rule line and the pictures (df's input
     boxes at the ops level) both name them so: one spelling."""
     names, _ = _lecture_names(forward, df, notes)
     return {param.id: names[param.id] for param in df.params[: len(notes.get(Note.DF_INPUT_VJPS, ()))]}
@@ -103,7 +103,8 @@ def _lecture_names(forward: BlockRecord, df: BlockRecord, notes: Mapping[str, An
         stems.setdefault(_lecture(name), set()).add(name)
     short = {name: _lecture(name) if len(stems[_lecture(name)]) == 1 else name for name in full}
     f_inputs = [short[v.name] for v in forward.params]
-    f_outputs = ["" if name.isdigit() else short[name] for name in (_full_name(forward, v) for v in forward.returns)]
+    f_returned = [_full_name(forward, v) for v in forward.returns]
+    f_outputs = ["" if name.isdigit() else short[name] for name in f_returned]
     used = {value for node in _walk(df) for value in node.inputs} | set(df.returns)
     # One incoming gradient used, of an output the source does not name: plain "grad".
     unnamed = [
@@ -114,7 +115,10 @@ def _lecture_names(forward: BlockRecord, df: BlockRecord, notes: Mapping[str, An
     for position, param in enumerate(df.params):
         if position < len(vjps):
             output = f_outputs[vjps[position]] if vjps[position] < len(f_outputs) else ""
-            names[param.id] = "grad" if (len(unnamed) == 1 and not output) else f"grad_{output or vjps[position]}"
+            # Plain "grad" for that one only: an unused one (a Zero) of another unnamed output is grad_<k>.
+            # (One the source does not name is called by its number in f: sub's %9, grad_9.)
+            number = f_returned[vjps[position]] if vjps[position] < len(f_returned) else str(vjps[position])
+            names[param.id] = "grad" if unnamed == [param] else f"grad_{output or number}"
         else:
             name = same.get(param.name, param.name)
             names[param.id] = "%" + name if name.isdigit() else short[name]

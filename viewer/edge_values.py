@@ -160,19 +160,22 @@ def place_labels(
     char_width: float,
     row_height: float,
     bounds: Box | None = None,
+    line_width: float = 0.0,
 ) -> dict[Any, Box]:
     """Where each label goes: ``labels`` are (key, text, the polylines of the
     edges that carry it); a label is put beside one of its edges (right of
-    it, then left), tried from the edge's source onwards, on the grid of
+    it, left of it, over it, under it), tried from the edge's source onwards, on the grid of
     characters, inside ``bounds``, where it overlaps no obstacle, no label
     placed before and no edge's line, with a character to spare (a label
     across a line reads as part of it). A label with no place is left out:
     its value stays on its box.
     Units are the caller's (terminal cells, layout points): ``char_width``
-    per character, ``row_height`` per line."""
+    per character, ``row_height`` per line; ``line_width``: how far from its
+    middle a line still touches a label (a drawn line runs anywhere in its
+    row, and text fills its row: a quarter of a row keeps them apart)."""
     taken: list[Box] = list(obstacles)
     labels = list(labels)
-    lines = _Cells(char_width, row_height)
+    lines = _Cells(char_width, row_height, line_width)
     for _, _, polylines in labels:
         for points in polylines:
             lines.add_line(points)
@@ -184,7 +187,10 @@ def place_labels(
             for x, y in _spots(points, row_height):
                 x, y = round(x / char_width) * char_width, (math.floor(y / row_height) + 0.5) * row_height
                 candidates += [(x + char_width, y - height / 2, x + char_width + width, y + height / 2),
-                               (x - char_width - width, y - height / 2, x - char_width, y + height / 2)]
+                               (x - char_width - width, y - height / 2, x - char_width, y + height / 2),
+                               # over or under a flat stretch, starting at the spot
+                               (x, y - 1.5 * height, x + width, y - height / 2),
+                               (x, y + height / 2, x + width, y + 1.5 * height)]
         candidates = [box for box in candidates if bounds is None or (
             bounds[0] <= box[0] and box[2] <= bounds[2] and bounds[1] <= box[1] and box[3] <= bounds[3]
         )]
@@ -201,8 +207,8 @@ def place_labels(
 class _Cells:
     """The character cells edge lines pass through."""
 
-    def __init__(self, char_width: float, row_height: float) -> None:
-        self.width, self.height = char_width, row_height
+    def __init__(self, char_width: float, row_height: float, pad: float = 0.0) -> None:
+        self.width, self.height, self.pad = char_width, row_height, pad
         self.cells: set[tuple[int, int]] = set()
 
     def add_line(self, points: Sequence[tuple[float, float]]) -> None:
@@ -210,7 +216,8 @@ class _Cells:
             count = max(1, math.ceil(max(abs(bx - ax) / self.width, abs(by - ay) / self.height) * 2))
             for i in range(count + 1):
                 x, y = ax + (bx - ax) * i / count, ay + (by - ay) * i / count
-                self.cells.add((math.floor(x / self.width), math.floor(y / self.height)))
+                for dy in {-self.pad, 0.0, self.pad}:
+                    self.cells.add((math.floor(x / self.width), math.floor((y + dy) / self.height)))
 
     def hits(self, box: Box) -> bool:
         """Whether a line passes through ``box`` or the character beside either end of it."""

@@ -338,7 +338,7 @@ def _edge_value_lines(
 
     obstacles = [(b.x - b.width / 2, b.y - b.height / 2, b.x + b.width / 2, b.y + b.height / 2) for b in geometry.nodes.values()]
     obstacles += [*geometry.titles.values(), *geometry.badges.values()]
-    placed = place_labels(edge_labels(graph, layout, drawn=geometry.nodes.keys()), obstacles, 6.0, 12.0, crop)
+    placed = place_labels(edge_labels(graph, layout, drawn=geometry.nodes.keys()), obstacles, 6.0, 12.0, crop, 3.0)
     colour = style_for(None, theme).text
     return [
         f'"v{value_id}" [id="edge_value_{value_id}", class="edge_value", shape=plaintext, '

@@ -74,3 +74,15 @@ def test_the_ir_level_keeps_the_graph_s_own_names() -> None:
     graph = draw_step(trace, len(trace) - 1, View.JOINT, 0)
     labels = {node.label.split(" ")[0] for node in graph.nodes.values()}
     assert "%0" in labels and "%grad" not in labels
+
+
+def test_every_incoming_gradient_has_a_name_of_its_own() -> None:
+    from gradview.viewer.chain_rule import picture_gradient_names
+    from gradview.viewer.view_steps import view_steps
+
+    # The MLP's f returns two unnamed values df gets gradients for: the loss (used) and sub's %9 (a Zero).
+    trace = load_target(f"{TEACHING / 'mlp_mse.py'}:f").trace
+    index = len(trace) - 1
+    names = picture_gradient_names(trace, index, 0, view_steps(trace, index, View.JOINT, 0))
+    assert len(set(names.values())) == len(names) >= 3
+    assert "grad" in names.values() and "grad_9" in names.values()
