@@ -12,10 +12,16 @@ A node without a gradient is never run silently: its outputs are still
 connected to autograd, through a backward node that raises one clear error
 naming the node when a backward pass reaches it, as PyTorch's autograd does
 for an op whose derivative is not implemented.
+
+The eager :class:`~gradview.runtime.Tensor` records its operations the same
+way (:func:`run_tensor_op`): ``x * y`` is ``aten::mul`` in a graph of its own,
+differentiated with the op library's formula, so the eager API and the
+executor share every kernel and gradient.
 """
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -316,6 +322,9 @@ def run_tensor_op(
               for o, a in zip(operands, arrays, strict=True)],
         )
     except AttributeError:  # a Python number: a wrapped 0-d operand
+        odd = [type(a).__name__ for a in arrays if not hasattr(a, "shape") and not isinstance(a, numbers.Number)]
+        if odd:
+            raise TypeError(f"{kind} takes tensors and numbers, not {odd[0]}") from None
         dtype = result_dtype(*arrays)
         xp = array_module(next(a for a in arrays if hasattr(a, "shape")))
         wrapped = [a if hasattr(a, "shape") else xp.asarray(a, dtype=dtype) for a in arrays]

@@ -34,7 +34,8 @@ Pass ``saves_state=False`` for a node that saved nothing (PyTorch lets such a
 node run twice). With ``differentiable=True`` ``backward_fn`` receives and
 returns :class:`~gradview.runtime.Tensor` objects instead, and gradients it
 computes with eager tensor operations are themselves differentiable
-(``create_graph=True``); the eager tensor operations use this form. Gradients
+(``create_graph=True``); the DifferentiableGraph nodes (runtime/differentiable_graph_op.py),
+which also record the eager Tensor's operations, use this form. Gradients
 from a non-differentiable ``backward_fn`` are constants in a ``create_graph``
 pass.
 """

@@ -236,3 +236,11 @@ def test_every_op_tensor_exposes_is_compared_with_torch(monkeypatch) -> None:
     seen = {key[0] for key in plans}
     named = {overload.split(".", 1)[0] for overload in aten_overloads(tensor_module)}
     assert named and not named - seen, f"no case runs {sorted(named - seen)}"
+
+
+@pytest.mark.parametrize("other", [None, "a", [1.0, 2.0]], ids=["None", "str", "list"])
+def test_an_operand_that_is_no_tensor_or_number_is_refused(other) -> None:
+    with pytest.raises(TypeError):
+        torch.ones(2, requires_grad=True) + other
+    with pytest.raises(TypeError, match="aten::add takes tensors and numbers"):
+        Tensor(np.ones(2), requires_grad=True) + other
