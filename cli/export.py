@@ -258,10 +258,10 @@ def _export_model_explorer(args: argparse.Namespace, trace: Any) -> list[str]:
     import shlex
 
     from gradview.viewer.export_model_explorer import ModelExplorerError, write_model_explorer
-    from gradview.viewer.model import View
+    from gradview.viewer.view_registry import DEFAULT_VIEW
 
     try:
-        indices = choose_steps(trace, View.WHOLE, 0, args.step, True)
+        indices = choose_steps(trace, DEFAULT_VIEW, 0, args.step, True)
         written = write_model_explorer(
             trace, args.model_explorer, indices, label=args.target, keep_unchanged=args.step is not None
         )

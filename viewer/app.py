@@ -1,24 +1,31 @@
 """gradview's Textual app: step through every pass and watch the graph change.
 
-The app holds what is on screen (step, view, DifferentiableGraph, selection)
-and turns keys into changes of it; :class:`~gradview.viewer.main_screen.MainScreen`
-composes the panels (timeline left, graph centre, tabs right), the
-:class:`~gradview.viewer.controller.Controller` owns the caches and the
-layout service (worker processes), and every worker result arrives as a message
-(:mod:`~gradview.viewer.messages`). Nothing slow runs in a key handler and a
-failure of any worker is a message on screen, never a crash.
+The app holds what is on screen (:class:`~gradview.viewer.screen_state.OnScreen`:
+step, view, DifferentiableGraph, selection) and turns keys into changes of it;
+:class:`~gradview.viewer.main_screen.MainScreen` composes the panels (timeline
+left, graph centre, tabs right), the :class:`~gradview.viewer.controller.Controller`
+owns the caches and the layout service (worker processes), and the parts that
+own their own state get what they need when they are made
+(:class:`~gradview.viewer.large_graph.LargeGraph`, :class:`~gradview.viewer.saved_tools.SavedTools`,
+:class:`~gradview.viewer.task_tools.LongTasks`). Widgets, workers and the
+command palette speak to the app in messages (:mod:`~gradview.viewer.messages`).
+Nothing slow runs in a key handler and a failure of any worker is a message on
+screen, never a crash.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widgets import TabbedContent
 
 from . import tasks, ui_priority, views
 from .commands import GradviewCommands
@@ -36,37 +43,48 @@ from .formatting import (
 )
 from .gc_tuning import FREEZE_EVERY_SECONDS, CollectorSettings
 from .help_screen import HelpScreen
-from .large_graph import LargeGraphTools
+from .large_graph import LargeGraph
 from .layout import Layout
 from .main_screen import MainScreen
 from .marks import with_selection
 from .messages import (
     CheckDone,
     ExportDone,
+    FindNode,
     Flush,
+    JumpToStep,
     LayoutReady,
     NodeSelected,
     RunDone,
     ScreenReady,
+    SearchAsked,
     StepChosen,
     StepFailed,
+    TaskEnded,
+    TaskProgress,
 )
 from .model import DrawGraph, Mark, Marks, View
 from .module_tree import is_module_key
 from .random_values import random_values_label
+from .saved_panel import SavedPanel
 from .saved_tools import SavedTools
+from .screen_state import AppHooks, OnScreen
 from .session import Session
-from .tab_tools import TabTools
-from .task_tools import TaskTools
+from .task_tools import LongTasks
 from .timeline import summarize_steps
+from .transforms import Transforms
+from .view_registry import VIEWS, view_spec
 from .view_steps import opening_step
 
 __all__ = ["GradviewApp", "HelpScreen"]
 
-VIEWS = (View.WHOLE, View.FORWARD, View.BACKWARD, View.JOINT)
+
+def _on_screen(name: str) -> Any:
+    """A property of the app that reads and writes field ``name`` of its :class:`OnScreen`."""
+    return property(lambda app: getattr(app.shown, name), lambda app, value: setattr(app.shown, name, value))
 
 
-class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
+class GradviewApp(App[None]):
     """Step through a pass trace: timeline, graph canvas, inspector."""
 
     TITLE = "gradview"
@@ -78,10 +96,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         Binding("left_square_bracket,k", "step(-1)", "Prev step", show=False),
         Binding("u", "toggle_unchanged", "Hide unchanged"),
         Binding("slash", "focus_filter", "Filter"),
-        Binding("1", "view('whole')", "Whole", show=False),
-        Binding("2", "view('forward')", "f", show=False),
-        Binding("3", "view('backward')", "df", show=False),
-        Binding("4", "view('joint')", "Joint", show=False),
+        *(Binding(spec.key, f"view('{spec.view.value}')", spec.binding, show=False) for spec in VIEWS),
         Binding("v", "cycle_view", "View"),
         Binding("g", "next_graph", "Next DG", show=False),
         Binding("d", "toggle_diff", "Diff"),
@@ -104,18 +119,18 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         Binding("N", "canvas('select_next', -1)", "Prev node", show=False),
         Binding("c", "canvas('follow')", "Center", show=False),
         # Large graphs (viewer/large_graph.py): collapse, focus, fan-out stubs.
-        Binding("x", "collapse_group", "Collapse", show=False),
-        Binding("l", "next_detail", "Detail"),
-        Binding("backspace", "fold_parent", "Fold up", show=False),
-        Binding("X", "collapse_all", "Collapse all", show=False),
-        Binding("f", "focus_mode", "Focus", show=False),
-        Binding("less_than_sign", "focus_hops(-1)", "Fewer hops", show=False),
-        Binding("greater_than_sign", "focus_hops(1)", "More hops", show=False),
-        Binding("o", "toggle_stubs", "Stubs", show=False),
+        Binding("x", "large('collapse_group')", "Collapse", show=False),
+        Binding("l", "large('next_detail')", "Detail"),
+        Binding("backspace", "large('fold_parent')", "Fold up", show=False),
+        Binding("X", "large('collapse_all')", "Collapse all", show=False),
+        Binding("f", "large('focus_mode')", "Focus", show=False),
+        Binding("less_than_sign", "large('focus_hops', -1)", "Fewer hops", show=False),
+        Binding("greater_than_sign", "large('focus_hops', 1)", "More hops", show=False),
+        Binding("o", "large('toggle_stubs')", "Stubs", show=False),
         Binding("M", "toggle_minimap", "Minimap", show=False),
         # What each graph saves for backward (viewer/saved_tools.py).
-        Binding("S", "show_saved", "Saved", show=False),
-        Binding("w", "mark_recomputed", "Recompute?", show=False),
+        Binding("S", "saved('show')", "Saved", show=False),
+        Binding("w", "saved('mark_recomputed')", "Recompute?", show=False),
     ]
 
     def __init__(
@@ -129,20 +144,23 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.export_dir = Path(export_dir) if export_dir is not None else default_export_dir(session.name)
         # A folder given by the caller is the answer; else the first export asks (prefilled).
         self.export_dir_chosen = export_dir is not None
-        self.index = 0
-        self.view = View.WHOLE
-        self.dg = 0
-        self.selected: int | None = None
+        self.shown = OnScreen()  # step, view, DifferentiableGraph, selection
+        self.drawing = DrawGraph()  # the drawing on screen (the palette's find node counts its matches)
         # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
         self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
-        self.init_tasks()  # b, G and E: progress shown, escape cancels (viewer/task_tools.py)
         self.show_diff = False
         self._title = ""  # the header's words before the level of detail
         self._title_tail = ""  # and after it
         self.controller = Controller(self.trace, self.post_message, self._spawn_layout_worker)
         self._collector = CollectorSettings()
         self._dot_note_shown = False
-        self.init_large_graph(detail)
+        hooks = AppHooks(
+            redraw=self.refresh_view, notify=self.notify, main=lambda: self.main, post=self.post_message,
+            run_worker=self.run_worker, jump_to_pass=self.jump_to_pass,
+        )
+        self.large = LargeGraph(self.trace, self.controller, self.shown, hooks, detail)  # x, X, f, <, >, o, l
+        self.saved = SavedTools(self.trace, session.run_error, self.shown, hooks)  # S, w and the Saved tab
+        self.long_tasks = LongTasks(hooks)  # b, G and E: progress shown, escape cancels
         self.controller.make_ahead = self.transforms.make_ahead
 
     def get_default_screen(self) -> Screen[Any]:
@@ -152,6 +170,17 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
     def main(self) -> MainScreen:
         """The main screen (also while the help screen is above it)."""
         return self.screen_stack[0]  # type: ignore[return-value]
+
+    # What is on screen (self.shown), by its parts' names (tests and scripts read app.index, app.view, ...).
+    index = _on_screen("index")
+    view = _on_screen("view")
+    dg = _on_screen("dg")
+    selected = _on_screen("selected")
+
+    @property
+    def transforms(self) -> Transforms:
+        """Every view's collapse, focus and stubs, and the level of detail (the large-graph part's)."""
+        return self.large.transforms
 
     # Caches, as the controller keeps them.
     @property
@@ -190,7 +219,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.show_step(opening_step(self.trace))  # a JIT log: the user's graph, not a helper
         # Lay out once the first screen is painted: the worker competes with
         # the event loop for the interpreter, and the first paint comes first.
-        self.call_after_refresh(self.start_layouts)
+        self.call_after_refresh(self.large.start_layouts)
 
     def _header(self) -> str:
         """The header: the target, the level of detail, the autodiff mode and threshold, and
@@ -233,7 +262,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         if self.traced is not None and self.traced[:3] == (self.index, self.dg, self.selected):
             for node_id in self.traced[3]:
                 marks.mark_node(node_id, Mark.LINKED)
-        self.saved_marks(marks)  # the Saved tab's row: its producer and readers
+        self.saved.mark(marks)  # the Saved tab's row: its producer and readers
         return marks
 
     def refresh_view(self) -> None:
@@ -245,14 +274,14 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         graph = DrawGraph() if reason else self.controller.draw(self.index, self.view, self.dg)
         marks = Marks() if reason else self._marks()
         key = picture_base = layout_key(self.trace, self.index, self.view, self.dg)
-        picture = None if reason else self.large_picture(graph, key)  # detail, collapse, focus, stubs
+        picture = None if reason else self.large.picture_of(graph, key)  # detail, collapse, focus, stubs
         if picture is not None:
             graph, key = picture.graph, picture.key
             marks = picture.carry_marks(marks)
         graph = add_run_values(graph, step, self.run_results.get(self.index))
         layout = None if reason else self.layouts.get(key)
         if layout is None and not reason and picture is not None and picture.key == picture_base:
-            self.controller.request(key)  # a plain layout (a transformed one is requested by large_picture)
+            self.controller.request(key)  # a plain layout (a transformed one is requested by picture_of)
         canvas = main.canvas
         self.controller.set_zoom(canvas.zoom)
         canvas.selected = self.selected if self.selected in graph.nodes else None
@@ -263,15 +292,16 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         canvas.show(
             layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
         )
+        self.drawing = graph
         title = self._header()
         if self.sub_title != title and self._title:
             self.sub_title = title  # the header says which level of detail is on
-        if self.first_picture_fits(layout is not None):
+        if self.large.first_picture_fits(layout is not None):
             self.refresh_view()
             return
         main.graph.show_viewbar(
             step, len(self.trace) - 1, self.view, self.failures.get(step.index), self.dg,
-            views.differentiable_graph_count(self.trace), note="" if reason else self.large_note,
+            views.differentiable_graph_count(self.trace), note="" if reason else self.large.note,
         )
         if self.show_diff:
             previous = self.trace.previous(step)
@@ -283,8 +313,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         main.details.show_inspector(
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
         )
-        self.large_inspect()
-        self.saved_follow()  # the Saved tab's row, once its joint view is laid out
+        self.large.inspect()
+        self.saved.follow()  # the Saved tab's row, once its joint view is laid out
 
     # -- messages ----------------------------------------------------------------------------------
     @on(StepChosen)
@@ -296,14 +326,15 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
     @on(NodeSelected)
     def _node_selected(self, event: NodeSelected) -> None:
         self.selected = event.node_id
-        if event.clicked and self.expand_clicked():
+        if event.clicked and self.large.expand_clicked():
             return
         marks = self._marks()
-        self.main.canvas.set_marks(self._large_picture.carry_marks(marks) if self._large_picture else marks)
+        picture = self.large.picture
+        self.main.canvas.set_marks(picture.carry_marks(marks) if picture else marks)
         self.main.details.show_inspector(
             self.trace, self.index, self.selected, self.view, self.dg, self.run_results.get(self.index)
         )
-        self.large_inspect()
+        self.large.inspect()
         self.main.details.show_selection()  # Inspect comes forward, unless another tab is being read
 
     @on(LayoutReady)
@@ -319,8 +350,9 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
                 self.notify(message.layout.fallback, severity="warning", timeout=8)
         if not self.controller.busy():
             self._collector.freeze_more()
-        if message.key in (layout_key(self.trace, self.index, self.view, self.dg), self._large_key):
-            self.refresh_view()
+        if message.key in (layout_key(self.trace, self.index, self.view, self.dg), self.large.waiting_key):
+            with suppress(NoMatches):  # a layout that comes as the app closes has nothing to draw on
+                self.refresh_view()
 
     @on(Flush)
     def _flushed(self, message: Flush) -> None:  # not _flush: Textual's App has one (print capture)
@@ -367,9 +399,61 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         else:
             self.notify(f"exported {message.result}", timeout=5)
 
+    @on(JumpToStep)
+    def _jump_to_step(self, message: JumpToStep) -> None:
+        self.jump_to_pass(message.index)
+
+    @on(FindNode)
+    def _find_node(self, message: FindNode) -> None:
+        self.find_node(message.node_id)
+
+    @on(SearchAsked)
+    def _search_asked(self, message: SearchAsked) -> None:
+        self.main.graph.open_search(message.query)
+
+    # The parts' messages, passed on to the part that owns the state.
+    @on(TaskProgress)
+    def _task_progress(self, message: TaskProgress) -> None:
+        self.long_tasks.progress(message)
+
+    @on(TaskEnded)
+    def _task_ended(self, message: TaskEnded) -> None:
+        self.long_tasks.ended(message)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.saved.tab_activated(event.pane.id)
+
+    @on(SavedPanel.Loaded)
+    def _saved_loaded(self, message: SavedPanel.Loaded) -> None:
+        self.saved.loaded(message)
+
+    @on(SavedPanel.Chosen)
+    def _saved_chosen(self, message: SavedPanel.Chosen) -> None:
+        self.saved.chosen(message.light)
+
     # -- actions ------------------------------------------------------------------------------------
     def action_canvas(self, action: str, *args: int) -> None:
         getattr(self.main.canvas, f"action_{action}")(*args)
+
+    def action_large(self, action: str, *args: int) -> None:
+        """The large-graph keys: collapse, focus, stubs, level of detail (viewer/large_graph.py)."""
+        getattr(self.large, action)(*args)
+
+    def action_collapse_group(self) -> None:
+        """Enter on the canvas (bound there as ``app.collapse_group``): x, on the selected box."""
+        self.large.collapse_group()
+
+    def action_saved(self, action: str) -> None:
+        """S and w (viewer/saved_tools.py)."""
+        getattr(self.saved, action)()
+
+    def action_cycle_tab(self, step: int) -> None:
+        self.main.cycle_tab(step)
+
+    def action_cancel_check(self) -> bool:
+        """Escape: stop every running task (each stops before its next unit of work); whether one ran."""
+        return self.long_tasks.cancel_all()
 
     def action_toggle_minimap(self) -> None:
         self.main.graph.toggle_minimap()
@@ -403,7 +487,8 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         self.refresh_view()
 
     def action_cycle_view(self) -> None:
-        self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        order = [spec.view for spec in VIEWS]
+        self.view = order[(order.index(self.view) + 1) % len(order)]
         self.refresh_view()
 
     def action_next_graph(self) -> None:
@@ -458,20 +543,20 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
 
     def action_find_divergence(self) -> None:
         """b: search in a thread that says which step it checks; b again (or escape) cancels."""
-        if self.cancel_task("b") or not self._need_inputs():
+        if self.long_tasks.cancel("b") or not self._need_inputs():
             return
         trace, inputs = self.trace, self.session.inputs
-        self.start_task(
+        self.long_tasks.start(
             "b", lambda report: CheckDone(tasks.find_divergence(trace, inputs, report)),
             "b: running every step, forward and backward, against the original graph…",
         )
 
     def action_gradient_check(self) -> None:
         """G: the step on screen against finite differences, input by input; G again (or escape) cancels."""
-        if self.cancel_task("G") or not self._need_inputs():
+        if self.long_tasks.cancel("G") or not self._need_inputs():
             return
         trace, index, inputs = self.trace, self.index, self.session.inputs
-        self.start_task(
+        self.long_tasks.start(
             "G", lambda report: CheckDone(tasks.gradient_check(trace, index, inputs, report)),
             f"G: checking step {index} ({trace[index].pass_name}) against finite differences…",
         )
@@ -481,7 +566,7 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
         the forward ops their GradOf blocks differentiate (backward and joint views)."""
         from gradview.runtime.checks import gradient_path  # noqa: PLC0415
 
-        if self.selected is None or self.view not in (View.BACKWARD, View.JOINT):
+        if self.selected is None or not view_spec(self.view).backward:
             self.notify("select a gradient (a node of df) in the backward or joint view (3 or 4), then T",
                         severity="warning", timeout=6)
             return
@@ -541,11 +626,12 @@ class GradviewApp(LargeGraphTools, SavedTools, TabTools, TaskTools, App[None]):
 
     def action_export_html(self) -> None:
         """E: every step as one HTML page, in a thread that says which picture it draws; E again (or escape) cancels."""
-        if self.cancel_task("E") or not self._export_folder_chosen(self.action_export_html):
+        if self.long_tasks.cancel("E") or not self._export_folder_chosen(self.action_export_html):
             return
-        name = "steps-whole.html" if self.view is View.WHOLE else f"steps-{self.view.value}-{self.dg}.html"
-        target, trace, view, dg, theme = self.export_dir / name, self.trace, self.view, self.dg, self.theme_name
-        self.start_task(
+        view = self.view
+        name = f"steps-{view.value}-{self.dg}.html" if view_spec(view).differentiated else f"steps-{view.value}.html"
+        target, trace, dg, theme = self.export_dir / name, self.trace, self.dg, self.theme_name
+        self.long_tasks.start(
             "E", lambda report: ExportDone(tasks.export_html(target, trace, view, dg, theme, report)),
             f"E: exporting every step to {target}…",
         )

@@ -1,4 +1,8 @@
-"""The command palette's gradview commands: jump to a pass, find a node, export."""
+"""The command palette's gradview commands: jump to a pass, find a node, export.
+
+The provider reads what the app shows (its trace, :class:`~gradview.viewer.screen_state.OnScreen`
+and the drawing on screen) and answers with messages to the app (or its actions), never
+touching a widget."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from .graph_analysis import search
+from .messages import FindNode, JumpToStep, SearchAsked
 
 if TYPE_CHECKING:
     from .app import GradviewApp
@@ -31,7 +36,7 @@ class GradviewCommands(Provider):
         commands: list[tuple[str, Any, str]] = [
             (
                 "find node: …",
-                app.main.graph.open_search,
+                partial(app.post_message, SearchAsked()),
                 "search the graph on screen (like / in the canvas)",
             )
         ]
@@ -43,14 +48,14 @@ class GradviewCommands(Provider):
             if label in seen:
                 continue
             seen.add(label)
-            commands.append((label, partial(app.jump_to_pass, step.index), f"step {step.index}"))
+            commands.append((label, partial(app.post_message, JumpToStep(step.index)), f"step {step.index}"))
         if len(app.trace):
-            for node in app.trace[app.index].nodes():
+            for node in app.trace[app.shown.index].nodes():
                 names = ", ".join("%" + out.name for out in node.outputs) or node.kind
                 commands.append(
                     (
                         f"find node {names} ({node.kind})",
-                        partial(app.find_node, node.id),
+                        partial(app.post_message, FindNode(node.id)),
                         "select and center it",
                     )
                 )
@@ -90,14 +95,12 @@ class GradviewCommands(Provider):
             text = text[len(FIND_PREFIX) :].lstrip(" :").strip()
         if not text:
             return None
-        panel = self._app().main.graph
-        return text, len(search(panel.canvas.graph, text)), asked
+        return text, len(search(self._app().drawing, text)), asked
 
     async def search(self, query: str) -> AsyncIterator[Hit]:  # type: ignore[override]
         found = self._find(query)
         if found is not None and (found[1] or found[2]):
             text, count, asked = found
-            panel = self._app().main.graph
             help_text = (
                 f"{count} match{'es' if count != 1 else ''} on screen: enter / shift+enter for the next / previous"
                 if count
@@ -106,7 +109,7 @@ class GradviewCommands(Provider):
             yield Hit(
                 1.0 if asked else 0.5,
                 f"find node: {text}",
-                partial(panel.open_search, text),
+                partial(self._app().post_message, SearchAsked(text)),
                 help=help_text,
             )
         matcher = self.matcher(query)

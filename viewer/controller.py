@@ -41,6 +41,7 @@ from .messages import LayoutReady, StepFailed
 from .minimap import MinimapPicture
 from .model import DrawGraph, Marks, View
 from .ui_priority import step_aside
+from .view_registry import DEFAULT_VIEW, VIEWS, view_spec
 
 __all__ = ["Controller", "layout_key"]
 
@@ -52,9 +53,7 @@ AHEAD_WHILE_LAYING_OUT = 12  # steps after the one on screen drawn before the la
 def layout_key(trace: PassTrace, index: int, view: View, dg: int) -> LayoutKey:
     """Which union layout draws ``view`` of step ``index``: one per graph of the
     whole view, one per DifferentiableGraph and view otherwise."""
-    if view is View.WHOLE:
-        return ("whole", trace[index].which)
-    return (view.value, dg)
+    return (view.value, dg) if view_spec(view).differentiated else (view.value, trace[index].which)
 
 
 class Controller:
@@ -139,9 +138,9 @@ class Controller:
     def view_keys(self) -> list[LayoutKey]:
         """The plain layout key of every view: the whole graph of each graph, then
         forward, backward and joint of each DifferentiableGraph."""
-        keys = list(dict.fromkeys(("whole", step.which) for step in self.trace))
+        keys = list(dict.fromkeys((DEFAULT_VIEW.value, step.which) for step in self.trace))
         for dg in range(views.differentiable_graph_count(self.trace)):
-            keys += [(View.FORWARD.value, dg), (View.BACKWARD.value, dg), (View.JOINT.value, dg)]
+            keys += [(spec.view.value, dg) for spec in VIEWS if spec.differentiated]
         return keys
 
     def start(self, plain: bool = True) -> None:
@@ -324,7 +323,7 @@ class Controller:
         if self.make_ahead is not None:
             # What fails here fails again on the UI thread when the step is shown, and is reported there.
             with contextlib.suppress(Exception):
-                self.make_ahead(self.draw(index, View.WHOLE, 0), layout_key(self.trace, index, View.WHOLE, 0))
+                self.make_ahead(self.draw(index, DEFAULT_VIEW, 0), layout_key(self.trace, index, DEFAULT_VIEW, 0))
 
     def _layout_done(self, result: LayoutResult) -> None:
         """On a pool thread: the result as a message, with the canvas geometry
@@ -337,7 +336,7 @@ class Controller:
         if result.layout is not None:
             with self._lock:
                 zoom = self._zoom
-                wanted = result.key == self._wanted or result.key[0] == View.WHOLE.value
+                wanted = result.key == self._wanted or result.key[0] == DEFAULT_VIEW.value
             try:
                 geometry = CanvasGeometry.build(result.layout, zoom) if wanted else None
                 minimap = MinimapPicture.build(result.layout) if wanted else None
@@ -356,10 +355,10 @@ class Controller:
         if problem is not None:
             self._send(StepFailed(index, problem))
         try:
-            drawing = self.draw(index, View.WHOLE, 0)
-            self.marks(index, View.WHOLE, 0)
+            drawing = self.draw(index, DEFAULT_VIEW, 0)
+            self.marks(index, DEFAULT_VIEW, 0)
             if self.make_ahead is not None and picture_now:
-                self.make_ahead(drawing, layout_key(self.trace, index, View.WHOLE, 0))
+                self.make_ahead(drawing, layout_key(self.trace, index, DEFAULT_VIEW, 0))
             elif self.make_ahead is not None:
                 with self._lock:
                     bisect.insort(self._pictures_ahead, index)

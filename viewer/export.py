@@ -29,6 +29,7 @@ from .layout import Layout, box_size, graphviz_program, union_layout
 from .model import DrawGraph, DrawNode, Marks, View
 from .svg_dot import run_neato, step_crop, step_dot
 from .transforms import Transforms
+from .view_registry import DEFAULT_VIEW, view_spec
 
 __all__ = [
     "Frame",
@@ -106,7 +107,7 @@ def export_graph_name(trace: Any, index: int, view: View, dg: int) -> str:
     DifferentiableGraph (``backward 0``), or in the whole view the step's own graph (``main``)."""
     from gradview.runtime import which_label
 
-    return which_label(trace[index].which) if view is View.WHOLE else f"{view.value} {dg}"
+    return f"{view.value} {dg}" if view_spec(view).differentiated else which_label(trace[index].which)
 
 
 def _need_graphviz() -> None:
@@ -263,12 +264,12 @@ def _without_diff_marks(marks: Marks) -> Marks:
 
 # -- from a trace ----------------------------------------------------------------------
 def _view_label(view: View, dg: int, notes: dict[str, Any] | None = None) -> str | None:
-    return None if view is View.WHOLE else f"{view.value} of {differentiated_graph_name(notes or {}, dg)}"
+    return f"{view.value} of {differentiated_graph_name(notes or {}, dg)}" if view_spec(view).differentiated else None
 
 
 def trace_frames(
     trace: Any,
-    view: View = View.WHOLE,
+    view: View = DEFAULT_VIEW,
     dg: int = 0,
     indices: Iterable[int] | None = None,
     transforms: Transforms | None = None,
@@ -300,7 +301,7 @@ def trace_frames(
         frame = frame_for_step(trace[index], graph, marks, _view_label(view, dg, gradient_notes(trace, index, dg)))
         change = changes[index]
         added, removed = change_lines(trace, change, MAX_DIFF_LINES)
-        tag = "" if view is View.WHOLE else _graph_tag(trace[index].which)
+        tag = _graph_tag(trace[index].which) if view_spec(view).differentiated else ""
         frames.append(replace(frame, tag=tag, change=(change.added, change.removed, tuple(added), tuple(removed))))
     return frames
 
@@ -316,7 +317,7 @@ def _graph_tag(which: Any) -> str:
 
 def _export_key(trace: Any, index: int, view: View, dg: int) -> tuple[str, Any]:
     """The view a step belongs to (its transform's key): as the viewer's layout keys."""
-    return ("whole", trace[index].which) if view is View.WHOLE else (view.value, dg)
+    return (view.value, dg) if view_spec(view).differentiated else ("whole", trace[index].which)
 
 
 def export_transforms(trace: Any, detail: Detail | None) -> Transforms | None:
@@ -330,7 +331,7 @@ def export_transforms(trace: Any, detail: Detail | None) -> Transforms | None:
 
 
 def view_layouts(
-    trace: Any, frames: Sequence[Frame], view: View = View.WHOLE, dg: int = 0, transforms: Transforms | None = None,
+    trace: Any, frames: Sequence[Frame], view: View = DEFAULT_VIEW, dg: int = 0, transforms: Transforms | None = None,
     report: Callable[[str], None] | None = None,
 ) -> dict[str, Layout]:
     """The layout of each graph the frames show, made from every step of the
@@ -347,7 +348,7 @@ def view_layouts(
         members = []
         seen: set[int] = set()
         for step in trace:
-            if view is View.WHOLE:
+            if not view_spec(view).differentiated:
                 if which_label(step.which) != which:
                     continue
             elif view_unavailable_reason(trace, step.index, view, dg) is not None:
@@ -360,14 +361,14 @@ def view_layouts(
             if signature not in seen:
                 seen.add(signature)
                 members.append(graph)
-        layouts[which] = _union_layout(members, view is View.JOINT)
+        layouts[which] = _union_layout(members, view_spec(view).joint)
     return layouts
 
 
 def export_trace_svgs(
     trace: Any,
     directory: str | Path,
-    view: View = View.WHOLE,
+    view: View = DEFAULT_VIEW,
     dg: int = 0,
     indices: Iterable[int] | None = None,
     theme: str = "dark",
@@ -388,7 +389,7 @@ def export_trace_svgs(
 def export_trace_html(
     trace: Any,
     path: str | Path,
-    view: View = View.WHOLE,
+    view: View = DEFAULT_VIEW,
     dg: int = 0,
     indices: Iterable[int] | None = None,
     theme: str = "dark",

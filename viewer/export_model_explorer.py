@@ -65,6 +65,7 @@ from gradview.runtime import (
 
 from .model import DrawGraph, DrawNode, NodeRole, View, return_id
 from .model_explorer_data import GraphExtras, node_data_files, trace_extras
+from .view_registry import DEFAULT_VIEW, VIEWS, view_spec
 from .view_steps import (
     differentiable_graph_count,
     gradient_notes,
@@ -140,18 +141,18 @@ def shown_graphs(trace: PassTrace, indices: Iterable[int] | None = None, keep_un
         ):
             previous.unchanged_by.append(f"{index} {step.pass_name}")
             continue
-        entry = Shown(f"{index:0{width}d} {step.pass_name} [{which_label(step.which)}]", index, View.WHOLE, 0, (step,))
+        entry = Shown(f"{index:0{width}d} {step.pass_name} [{which_label(step.which)}]", index, DEFAULT_VIEW, 0, (step,))
         kept[step.which] = entry
         shown.append(entry)
     last = chosen[-1]
     for dg in range(differentiable_graph_count(trace)):
         name = differentiated_graph_name(gradient_notes(trace, last, dg) or {}, dg)
-        for view in (View.FORWARD, View.BACKWARD, View.JOINT):
+        for view in (spec.view for spec in VIEWS if spec.differentiated):
             if view_unavailable_reason(trace, last, view, dg) is not None:
                 continue
             steps = tuple(view_steps(trace, last, view, dg))
             same = kept.get(steps[0].which)
-            if view is not View.JOINT and same is not None and same.steps[0].graph == steps[0].graph:
+            if not view_spec(view).joint and same is not None and same.steps[0].graph == steps[0].graph:
                 continue  # already in the collection as its step's graph
             shown.append(Shown(f"{last:0{width}d} {view.value} of {name}", last, view, dg, steps))
     return shown
@@ -202,7 +203,7 @@ class _Graph:
         self.output_of: dict[int, str] = {}  # value id -> its output id on the box making it
         self.alias: dict[int, int] = {}  # a DifferentiableGraph's inner/outer twin of a value
         self.names: dict[int, str] = {}  # value id -> its printed name
-        scopes = (0, 1) if shown.view is View.JOINT else (0,)
+        scopes = (0, 1) if view_spec(shown.view).joint else (0,)
         for step, scope in zip(shown.steps, scopes, strict=False):
             self._block(step.graph, return_id(scope), top=True)
         self.modules = _trace_modules(trace, shown.steps)

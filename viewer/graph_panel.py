@@ -29,15 +29,12 @@ from .messages import MinimapClicked, SearchChanged, SearchClosed, SearchMoved
 from .minimap import MAP_COLUMNS, MAP_ROWS, Minimap
 from .model import DrawGraph, View
 from .search_bar import SearchBar, match_status
+from .view_registry import VIEWS, view_spec
 
 __all__ = ["GraphPanel", "VIEW_NAMES"]
 
-VIEW_NAMES = {
-    View.WHOLE: "whole graph",
-    View.FORWARD: "forward f",
-    View.BACKWARD: "backward df",
-    View.JOINT: "joint f→df",
-}
+VIEW_NAMES = {spec.view: spec.title for spec in VIEWS}
+_VIEW_KEYS = f" ({VIEWS[0].key}-{VIEWS[-1].key})"
 
 
 class GraphPanel(Vertical):
@@ -134,8 +131,8 @@ class GraphPanel(Vertical):
             text.append(f"  ✗ {failure}", style="bold red")
         text.append("  │ ", style="dim")
         text.append(VIEW_NAMES[view], style="bold reverse")
-        text.append(" (1-4)", style="dim")
-        if dg_count and view is not View.WHOLE:
+        text.append(_VIEW_KEYS, style="dim")
+        if dg_count and view_spec(view).differentiated:
             kind = "compiled graph" if Note.COMPILE_ID in step.annotations else "DifferentiableGraph"
             text.append(f"  │ {kind} {dg} of {dg_count} (g)", style="dim")
         if note:  # collapse, focus, stubs (viewer/large_graph.py)

@@ -5,6 +5,19 @@ The screen owns the panels' sizes (:mod:`~gradview.viewer.panel_layout`
 decides them): keys and splitters collapse, expand and resize the side
 panels, ``m`` maximizes the canvas, and a resized terminal gets the panel
 widths that fit it.
+
+It brings a tab an action filled where the user sees it (the tabs panel posts
+:class:`~gradview.viewer.detail_panel.DetailPanel.Brought`):
+
+- ``d``, ``G``, ``b`` and ``S`` fill a tab that is the only place their result
+  shows: a collapsed tabs panel (``i``, a narrow terminal, or ``m``'s
+  maximized canvas) opens;
+- ``r`` puts its values on the nodes as well: a collapsed panel stays
+  collapsed (the user chose the room for the graph) and a notice says where
+  min, max and mean are;
+- selecting a node brings the Inspect tab forward unless the user chose the
+  tab in front (``p`` / ``P`` or a click on its label): a tab being read stays;
+  a collapsed panel stays collapsed (the selection shows on the canvas).
 """
 
 from __future__ import annotations
@@ -28,7 +41,13 @@ from .splitter import Splitter
 from .steps_panel import StepsPanel
 from .timeline import Timeline
 
-__all__ = ["MainScreen"]
+__all__ = ["MainScreen", "ON_CANVAS_TOO"]
+
+# Tabs whose content the canvas shows too: bringing them forward leaves a collapsed panel as it is.
+ON_CANVAS_TOO = {
+    "tab-inspect": None,  # the selection is on the canvas: nothing to say
+    "tab-run": "the Run tab has min, max and mean of every value: i shows the tabs",
+}
 
 
 class MainScreen(Screen[None]):
@@ -149,6 +168,24 @@ class MainScreen(Screen[None]):
     @on(SplitterClicked)
     def _splitter_clicked(self, event: SplitterClicked) -> None:
         self.action_toggle_panel(event.side)
+
+    # -- tabs ----------------------------------------------------------------------------------
+    def cycle_tab(self, step: int) -> None:
+        """p / P: the next / previous tab in front; a collapsed tabs panel opens on the tab it had."""
+        if not self.panel_widths()[1]:
+            self.show_panel("right")
+            return
+        self.details.cycle(step)
+
+    @on(DetailPanel.Brought)
+    def _tab_brought(self, message: DetailPanel.Brought) -> None:
+        """An action filled a tab: open a collapsed tabs panel, or say where the tab is."""
+        if self.panel_widths()[1]:
+            return
+        if message.tab not in ON_CANVAS_TOO:
+            self.show_panel("right")
+        elif ON_CANVAS_TOO[message.tab]:
+            self.notify(ON_CANVAS_TOO[message.tab], timeout=4)
 
 
 def _shown(widget: Widget) -> bool:

@@ -33,6 +33,7 @@ from gradview.ir.types import TensorType
 from gradview.runtime import BlockRecord, Note, PassTrace, Step, ValueRecord, walk_records
 
 from .model import DrawGraph, Mark, Marks, View
+from .view_registry import view_spec
 from .view_steps import (
     GradientWiring,
     changed_here,
@@ -82,9 +83,10 @@ def base_marks(trace: PassTrace, index: int, view: View, dg: int = 0, drawing: D
         drawing = draw_step(trace, index, view, dg)
     for ghost in drawing.ghosts:
         marks.mark_node(ghost, Mark.REMOVED)
-    if steps and view is not View.WHOLE:
-        forward = steps[0].graph if view in (View.FORWARD, View.JOINT) else None
-        backward = steps[-1].graph if view in (View.BACKWARD, View.JOINT) else None
+    spec = view_spec(view)
+    if steps and spec.differentiated:
+        forward = steps[0].graph if spec.forward else None
+        backward = steps[-1].graph if spec.backward else None
         notes = gradient_notes(trace, index, dg)
         if notes is not None:
             _gradient_marks(marks, gradient_wiring(forward, backward, notes), forward, backward)

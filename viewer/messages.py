@@ -1,6 +1,6 @@
 """Every Textual message of the viewer, in one place.
 
-Widgets post the first group (what the user did); the workers post the
+Widgets and the command palette post the first group (what the user did); the workers post the
 second (results computed off the UI thread: ``post_message`` is thread-safe,
 so a worker never touches a widget or a cache the UI thread reads).
 """
@@ -22,6 +22,9 @@ __all__ = [
     "SearchMoved",
     "SearchClosed",
     "MinimapClicked",
+    "JumpToStep",
+    "FindNode",
+    "SearchAsked",
     "LayoutReady",
     "StepFailed",
     "RunDone",
@@ -99,6 +102,30 @@ class MinimapClicked(Message):
         super().__init__()
         self.x = x
         self.y = y
+
+
+class JumpToStep(Message):
+    """Bring step ``index`` on screen (shown in the timeline even if its filter hid it)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+
+
+class FindNode(Message):
+    """Select node ``node_id`` of the step on screen and centre the canvas on it."""
+
+    def __init__(self, node_id: int) -> None:
+        super().__init__()
+        self.node_id = node_id
+
+
+class SearchAsked(Message):
+    """Open the canvas's search bar (searching ``query`` at once, when given)."""
+
+    def __init__(self, query: str | None = None) -> None:
+        super().__init__()
+        self.query = query
 
 
 # -- from workers --------------------------------------------------------------------------

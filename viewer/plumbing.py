@@ -64,6 +64,7 @@ from gradview.runtime import BlockRecord, NodeRecord, PassTrace, ValueRecord, wa
 
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View
 from .plumbing_text import LIST_TYPES, Expr, folded_expr, op_lines
+from .view_registry import view_spec
 from .views import DIFFERENTIABLE_GRAPH, draw_step
 
 __all__ = ["Folded", "fold_plumbing", "fold_step"]
@@ -112,7 +113,7 @@ def fold_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: boo
     """Step ``index`` in ``view`` (of DifferentiableGraph ``dg``) drawn at the
     ``ops`` level: :func:`draw_step`'s drawing, folded (autodiff's plumbing too
     outside the whole view of the main graph)."""
-    differentiated = view is not View.WHOLE or not trace[index].which.is_main
+    differentiated = view_spec(view).differentiated or not trace[index].which.is_main
     return fold_plumbing(draw_step(trace, index, view, dg, ghosts), autodiff=differentiated)
 
 

@@ -1,27 +1,22 @@
-"""The Saved tab's keys for the app: ``S`` shows it, ``w`` marks a value as recomputed.
+"""The Saved tab's keys: ``S`` shows it, ``w`` marks a value as recomputed.
 
-A mixin of :class:`~gradview.viewer.app.GradviewApp`. The saved values of the
-session's trace are listed once, in a thread, the first time the tab is shown.
-The row the tab selects is lit (Mark.LINKED, as ``T``'s trace-back lights its
-path) in the joint view of its graph, where the producer in the forward graph
-and the readers in the backward graph both show; the app's ``_marks`` asks
-:meth:`SavedTools.saved_marks` for it.
+:class:`SavedTools` owns the tab's state. The saved values of the session's
+trace are listed once, in a thread, the first time the tab is shown. The row
+the tab selects is lit (Mark.LINKED, as ``T``'s trace-back lights its path) in
+the joint view of its graph, where the producer in the forward graph and the
+readers in the backward graph both show; the app's ``_marks`` asks
+:meth:`SavedTools.mark` for it and passes the tab's messages on.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from textual.widgets import TabbedContent
-
 from gradview.runtime import PassTrace, SavedValuesError, saved_values
 
-from .model import Mark, Marks, View
+from .model import Mark, Marks
 from .saved_panel import SavedPanel
 from .saved_rows import SavedLight
-
-if TYPE_CHECKING:
-    from .app import GradviewApp
+from .screen_state import AppHooks, OnScreen
+from .view_registry import view_showing, view_spec
 
 __all__ = ["SavedTools", "SAVED_TAB"]
 
@@ -39,72 +34,76 @@ def _list_saved(trace: PassTrace) -> SavedPanel.Loaded:
 
 
 class SavedTools:
-    """The Saved tab's side of the app (``self`` is the GradviewApp)."""
+    """The Saved tab's side of the app: what it lists, what its row lights, where the canvas goes."""
 
-    saved_light: SavedLight | None = None  # what the tab's selected row lights
-    _saved_follow: SavedLight | None = None  # a light the canvas scrolls to once its layout is drawn
-    _saved_asked: bool = False
+    def __init__(self, trace: PassTrace, run_error: str | None, shown: OnScreen, hooks: AppHooks) -> None:
+        self.trace, self.run_error, self.shown, self.hooks = trace, run_error, shown, hooks
+        self.light: SavedLight | None = None  # what the tab's selected row lights
+        self._follow: SavedLight | None = None  # a light the canvas scrolls to once its layout is drawn
+        self._asked = False
+        self._joint = view_showing(forward=True, backward=True)  # where a row's producer and readers show
 
     @property
-    def saved_panel(self: GradviewApp) -> SavedPanel:
-        return self.main.query_one(SavedPanel)
+    def panel(self) -> SavedPanel:
+        return self.hooks.main().query_one(SavedPanel)
 
-    def action_show_saved(self: GradviewApp) -> None:
+    def show(self) -> None:
         """S: the tabs panel shown, the Saved tab active, its table focused."""
-        self.main.show_panel("right")
-        self.main.details.activate(SAVED_TAB)
+        main = self.hooks.main()
+        main.show_panel("right")
+        main.details.activate(SAVED_TAB)
         self.list_saved()
-        self.saved_panel.focus_table()
+        self.panel.focus_table()
 
-    def action_mark_recomputed(self: GradviewApp) -> None:
+    def mark_recomputed(self) -> None:
         """w: mark or unmark the selected saved value as recomputed (the Saved tab shown first)."""
-        panel = self.saved_panel
-        if self.main.details.active != SAVED_TAB or not panel.loaded:
-            self.action_show_saved()
-            self.notify("w marks the saved value under the Saved tab's cursor as recomputed", timeout=4)
+        panel = self.panel
+        if self.hooks.main().details.active != SAVED_TAB or not panel.loaded:
+            self.show()
+            self.hooks.notify("w marks the saved value under the Saved tab's cursor as recomputed", timeout=4)
             return
         panel.toggle_mark()
 
-    def list_saved(self: GradviewApp) -> None:
+    def list_saved(self) -> None:
         """List the saved values once per session, in a thread (a big trace takes a while)."""
-        if self._saved_asked:
+        if self._asked:
             return
-        self._saved_asked = True
-        if self.session.run_error is not None:  # saved values are measured by running the graph
-            self.post_message(SavedPanel.Loaded([], f"nothing is saved for backward: {self.session.run_error}"))
+        self._asked = True
+        if self.run_error is not None:  # saved values are measured by running the graph
+            self.hooks.post(SavedPanel.Loaded([], f"nothing is saved for backward: {self.run_error}"))
             return
-        trace = self.trace
-        self.run_worker(lambda: self.post_message(_list_saved(trace)), thread=True, group="saved")
+        trace, post = self.trace, self.hooks.post
+        self.hooks.run_worker(lambda: post(_list_saved(trace)), thread=True, group="saved")
 
-    def saved_marks(self: GradviewApp, marks: Marks) -> None:
-        """Light the selected saved value's nodes on ``marks`` when its graph is on screen."""
-        light = self.saved_light
-        if light is None or light.dg != self.dg or self.view is View.WHOLE:
+    def mark(self, marks: Marks) -> None:
+        """Light the selected saved value's nodes on ``marks`` when its graph (f, df or both) is on screen."""
+        light, shown = self.light, self.shown
+        if light is None or light.dg != shown.dg or not view_spec(shown.view).differentiated:
             return
         for node_id in light.nodes:
             marks.mark_node(node_id, Mark.LINKED)
         for value_id in light.values:
             marks.mark_value(value_id, Mark.LINKED)
 
-    # -- messages (Textual finds these handlers by name on the mixin too) ----------------------
-    def on_tabbed_content_tab_activated(self: GradviewApp, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == SAVED_TAB:
+    # -- the tab's messages, passed on by the app -----------------------------------------------
+    def tab_activated(self, tab: str | None) -> None:
+        if tab == SAVED_TAB:
             self.list_saved()
 
-    def on_saved_panel_loaded(self: GradviewApp, message: SavedPanel.Loaded) -> None:
-        self.saved_panel.load(self.trace, message.graphs, message.error)
+    def loaded(self, message: SavedPanel.Loaded) -> None:
+        self.panel.load(self.trace, message.graphs, message.error)
 
-    def on_saved_panel_chosen(self: GradviewApp, message: SavedPanel.Chosen) -> None:
+    def chosen(self, light: SavedLight) -> None:
         """Go to the joint view of the row's graph, at the step both its halves come from."""
-        self.saved_light = light = message.light
-        self._saved_follow = light if light.focus else None
-        self.view, self.dg = View.JOINT, light.dg
-        self.jump_to_pass(light.step)
+        self.light = light
+        self._follow = light if light.focus else None
+        self.shown.view, self.shown.dg = self._joint, light.dg
+        self.hooks.jump_to_pass(light.step)
 
-    def saved_follow(self: GradviewApp) -> None:
+    def follow(self) -> None:
         """After a redraw: scroll the canvas to the chosen row's nodes, once its joint view is laid out."""
-        light = self._saved_follow
-        if light is None or (self.view, self.dg, self.index) != (View.JOINT, light.dg, light.step):
+        light, shown = self._follow, self.shown
+        if light is None or (shown.view, shown.dg, shown.index) != (self._joint, light.dg, light.step):
             return
-        if self.main.canvas.show_nodes(list(light.focus)):
-            self._saved_follow = None
+        if self.hooks.main().canvas.show_nodes(list(light.focus)):
+            self._follow = None

@@ -1,7 +1,7 @@
 """The app's long tasks, ``b``, ``G`` and ``E``: progress on screen, escape cancels.
 
-A mixin of :class:`~gradview.viewer.app.GradviewApp`. Each task runs in a
-thread worker; its work takes a ``report(text)`` callback that it calls
+:class:`LongTasks` owns the running tasks; the app gives it its hooks, starts
+tasks and passes it their messages. Each task runs in a thread worker; its work takes a ``report(text)`` callback that it calls
 between units of work (a step for ``b``, an input for ``G``, a picture for
 ``E``). ``report`` shows the text at the start of the view bar (and, for the
 checks, on the Check tab) and, once the task is cancelled, raises
@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from textual.css.query import NoMatches
 from textual.message import Message
@@ -29,11 +28,9 @@ from textual.worker import Worker, get_current_worker
 from gradview.runtime.checks import CheckCancelled, CheckResult
 
 from .messages import TaskEnded, TaskProgress
+from .screen_state import AppHooks
 
-if TYPE_CHECKING:
-    from .app import GradviewApp
-
-__all__ = ["TaskTools", "Report"]
+__all__ = ["LongTasks", "Report"]
 
 Report = Callable[[str], None]
 # The check each key runs (its CheckResult.check); E is an export.
@@ -46,15 +43,14 @@ class _Running:
     at: str = ""  # the last progress text
 
 
-class TaskTools:
-    """The tasks' side of the app (``self`` is the GradviewApp)."""
+class LongTasks:
+    """The running tasks, by key: their workers and their last progress text."""
 
-    _long_tasks: dict[str, _Running]
+    def __init__(self, hooks: AppHooks) -> None:
+        self.hooks = hooks
+        self._running: dict[str, _Running] = {}
 
-    def init_tasks(self: GradviewApp) -> None:
-        self._long_tasks = {}
-
-    def start_task(self: GradviewApp, key: str, work: Callable[[Report], Message | None], first: str) -> None:
+    def start(self, key: str, work: Callable[[Report], Message | None], first: str) -> None:
         """Run ``work(report)`` in a thread and post the message it returns (unless
         a check was cancelled); ``first`` is shown at once. A check replaces the
         other check (b and G share the Check tab)."""
@@ -62,13 +58,13 @@ class TaskTools:
             for other in _CHECKS:
                 if other != key:
                     self._stop(other, say=False)
-            self.main.details.check_started(first)
+            self.hooks.main().details.check_started(first)
         # Not exclusive: a task stops only at its own report, and says so itself.
-        worker = self.run_worker(lambda: self._work(key, work), thread=True, exclusive=False, group=f"task-{key}")
-        self._long_tasks[key] = _Running(worker, first)
+        worker = self.hooks.run_worker(lambda: self._work(key, work), thread=True, exclusive=False, group=f"task-{key}")
+        self._running[key] = _Running(worker, first)
         self._show_bar()
 
-    def _work(self: GradviewApp, key: str, work: Callable[[Report], Message | None]) -> None:
+    def _work(self, key: str, work: Callable[[Report], Message | None]) -> None:
         worker = get_current_worker()
 
         def report(text: str) -> None:
@@ -76,65 +72,68 @@ class TaskTools:
                 raise CheckCancelled(text)
             # A message, not call_from_thread: the work never waits for the screen (nor
             # hangs on an app that is closing).
-            self.post_message(TaskProgress(key, worker, text))
+            self.hooks.post(TaskProgress(key, worker, text))
 
         try:
             message = work(report)
             if message is not None and not (worker.is_cancelled and key in _CHECKS):
-                self.post_message(message)
+                self.hooks.post(message)
         finally:  # the bar never keeps the progress of a task that is gone
-            self.post_message(TaskEnded(key, worker))
+            self.hooks.post(TaskEnded(key, worker))
 
-    def on_task_progress(self: GradviewApp, message: TaskProgress) -> None:  # a mixin: Textual finds it by name
+    def progress(self, message: TaskProgress) -> None:
         key, worker, text = message.key, message.worker, message.text
-        task = self._long_tasks.get(key)
+        task = self._running.get(key)
         if task is None or task.worker is not worker or worker.is_cancelled:
             return  # a stale report from a task already stopped
         task.at = text
         self._show_bar()
         if key in _CHECKS and self._screen_up():
             with suppress(NoMatches):  # the app is closing
-                self.main.details.check_progress(text)
+                self.hooks.main().details.check_progress(text)
 
-    def on_task_ended(self: GradviewApp, message: TaskEnded) -> None:
+    def ended(self, message: TaskEnded) -> None:
         key, worker = message.key, message.worker
-        task = self._long_tasks.get(key)
+        task = self._running.get(key)
         if task is not None and task.worker is worker:
-            del self._long_tasks[key]
+            del self._running[key]
         self._show_bar()
 
-    def _show_bar(self: GradviewApp) -> None:
+    def _show_bar(self) -> None:
         """The view bar's task text: the latest task's progress, or that it is being cancelled."""
         text = ""
-        for key, task in self._long_tasks.items():
+        for key, task in self._running.items():
             text = f"{key}: cancelling…" if task.worker.is_cancelled else task.at
         if self._screen_up():
             with suppress(NoMatches):  # the app is closing
-                self.main.graph.show_task(text)
+                self.hooks.main().graph.show_task(text)
 
-    def _screen_up(self: GradviewApp) -> bool:
+    def _screen_up(self) -> bool:
         """A task's message can arrive while the app closes, with nothing left to draw on."""
-        return bool(self.screen_stack) and self.main.is_attached
+        try:
+            return self.hooks.main().is_attached
+        except IndexError:  # no screen left
+            return False
 
-    def cancel_task(self: GradviewApp, key: str) -> bool:
+    def cancel(self, key: str) -> bool:
         """Stop task ``key`` if it runs; whether one ran."""
         return self._stop(key, say=True)
 
-    def action_cancel_check(self: GradviewApp) -> bool:
+    def cancel_all(self) -> bool:
         """Escape: stop every running task (each stops before its next unit of work); whether one ran."""
-        stopped = [self._stop(key, say=True) for key in list(self._long_tasks)]
+        stopped = [self._stop(key, say=True) for key in list(self._running)]
         return any(stopped)
 
-    def _stop(self: GradviewApp, key: str, say: bool) -> bool:
-        task = self._long_tasks.get(key)
+    def _stop(self, key: str, say: bool) -> bool:
+        task = self._running.get(key)
         if task is None or task.worker.is_finished or task.worker.is_cancelled:
             return False
         task.worker.cancel()
         where = task.at.removeprefix(f"{key}: ").rstrip("…")
         if key in _CHECKS:
-            del self._long_tasks[key]
+            del self._running[key]
             if say:
                 message = f"{key}: cancelled ({where})" if where else f"{key}: cancelled"
-                self.main.details.show_check(CheckResult(_CHECKS[key], "cancelled", message))  # type: ignore[arg-type]
+                self.hooks.main().details.show_check(CheckResult(_CHECKS[key], "cancelled", message))  # type: ignore[arg-type]
         self._show_bar()
         return True

@@ -29,7 +29,7 @@ from typing import Any
 from .detail import Detail
 from .graph_analysis import Collapsed, Stubs, collapse, fan_out_stubs, focus_graph
 from .layout import union_graph
-from .model import DrawGraph, DrawNode, Mark, Marks, View
+from .model import DrawGraph, DrawNode, Mark, Marks
 from .module_tree import (
     child_modules,
     dissolve_spanning_groups,
@@ -49,6 +49,7 @@ from .module_tree import (
     trace_value_types,
 )
 from .plumbing import Folded, fold_plumbing
+from .view_registry import DEFAULT_VIEW
 
 __all__ = [
     "DEFAULT_HOPS",
@@ -225,7 +226,7 @@ class Transforms:
         types are complete; later steps erase sizes), one fold per depth of the tree."""
         from .views import draw_step  # noqa: PLC0415 - the drawing code imports the viewer's modules
 
-        drawing = draw_step(trace, 0, View.WHOLE, ghosts=False)
+        drawing = draw_step(trace, 0, DEFAULT_VIEW, ghosts=False)
         if drawing.sources:
             drawing = fold_plumbing(drawing, drawing.sources).graph  # type: ignore[arg-type]
         framed = frame_modules(drawing, self.modules)

@@ -47,6 +47,7 @@ from gradview.runtime.checks import (
 )
 
 from .model import View
+from .view_registry import view_spec
 
 __all__ = [
     "GRADIENT_KEYS",
@@ -83,15 +84,12 @@ def view_steps(trace: PassTrace, index: int, view: View, dg: int = 0) -> list[St
     df), or none when the view is not available yet."""
     if not 0 <= index < len(trace):
         return []
-    if view is View.WHOLE:
+    spec = view_spec(view)
+    if not spec.differentiated:
         return [trace[index]]
-    forward = forward_step(trace, index, dg) if view in (View.FORWARD, View.JOINT) else None
-    backward = backward_step(trace, index, dg) if view in (View.BACKWARD, View.JOINT) else None
-    if view is View.FORWARD:
-        return [forward] if forward is not None else []
-    if view is View.BACKWARD:
-        return [backward] if backward is not None else []
-    return [forward, backward] if forward is not None and backward is not None else []
+    halves = [forward_step(trace, index, dg)] if spec.forward else []
+    halves += [backward_step(trace, index, dg)] if spec.backward else []
+    return [step for step in halves if step is not None] if None not in halves else []
 
 
 def changed_here(trace: PassTrace, index: int, step: Step) -> bool:
@@ -149,7 +147,8 @@ def view_unavailable_reason(trace: PassTrace, index: int, view: View, dg: int = 
     """Why ``view`` has nothing to draw at ``index``, in a sentence; None when it has."""
     if not 0 <= index < len(trace):
         return f"there is no step {index} (the trace has {len(trace)})"
-    if view is View.WHOLE or view_steps(trace, index, view, dg):
+    spec = view_spec(view)
+    if not spec.differentiated or view_steps(trace, index, view, dg):
         return None
     count = differentiable_graph_count(trace)
     if dg >= count or dg < 0:
@@ -159,9 +158,9 @@ def view_unavailable_reason(trace: PassTrace, index: int, view: View, dg: int = 
             return f"there is no compiled graph {dg}: this log has {count} (0 to {count - 1})"
         return f"there is no DifferentiableGraph {dg}: this trace has {count} (0 to {count - 1})"
     pending = []
-    if view in (View.FORWARD, View.JOINT) and forward_step(trace, index, dg) is None:
+    if spec.forward and forward_step(trace, index, dg) is None:
         pending.append(("f", first_index(trace, GraphName.forward(dg))))
-    if view in (View.BACKWARD, View.JOINT) and backward_step(trace, index, dg) is None:
+    if spec.backward and backward_step(trace, index, dg) is None:
         pending.append(("df", first_index(trace, GraphName.backward(dg))))
     parts = [
         f"{name} of DifferentiableGraph {dg} is not built yet" + (f" (differentiate writes it at step {at})" if at is not None else "")

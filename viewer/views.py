@@ -64,6 +64,7 @@ from .layout import drop_broken_clusters, kept_in_union
 from .model import Cluster, DrawEdge, DrawGraph, DrawNode, NodeRole, View, return_id
 from .module_tree import trace_module_paths
 from .ui_priority import step_aside
+from .view_registry import view_spec
 from .view_steps import (
     changed_here,
     differentiable_graph_count,
@@ -619,7 +620,7 @@ def draw_step(trace: PassTrace, index: int, view: View, dg: int = 0, ghosts: boo
         steps = view_steps(trace, index, view, dg)
         if not steps:
             return DrawGraph()
-        if view is View.JOINT:
+        if view_spec(view).joint:
             drawing = _joint(trace, index, dg, steps[0], steps[1], ghosts)
         else:
             drawing = _single(trace, index, steps[0], ghosts)
@@ -644,7 +645,7 @@ def draw_union(trace: PassTrace, shown: Iterable[tuple[int, View, int]]) -> Draw
         out.member = set()
         if not steps:
             continue
-        if view is View.JOINT:
+        if view_spec(view).joint:
             _joint(trace, index, dg, steps[0], steps[1], False, out)
         else:
             _draw(steps[0], differentiable_graph_numbers(trace, steps[0]), memo, out)

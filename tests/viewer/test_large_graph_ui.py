@@ -115,7 +115,7 @@ def test_x_collapses_the_selections_differentiable_graph_and_x_on_the_box_expand
         assert shown.nodes[box].label == f"DifferentiableGraph_0\n[{count} nodes]"
         assert not set(members) & set(shown.nodes), "the group's nodes are folded into the box"
         assert "dg19" not in shown.clusters
-        key = app.large_picture(drawing, layout_key(app.trace, app.index, app.view, app.dg)).key
+        key = app.large.picture_of(drawing, layout_key(app.trace, app.index, app.view, app.dg)).key
         assert key[0] == "transform" and _canvas(app).layout_data is app.layouts[key], "laid out on its own"
         assert box in _canvas(app).geometry.node_cells and _canvas(app).selected == box
         painted = _painted(app)

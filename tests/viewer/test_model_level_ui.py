@@ -50,7 +50,7 @@ async def _settle(app: GradviewApp, pilot: Pilot) -> None:
 
 
 def _picture(app: GradviewApp) -> Picture:
-    picture = app._large_picture
+    picture = app.large.picture
     assert picture is not None
     return picture
 

@@ -39,12 +39,12 @@ async def _open_saved(app: GradviewApp, pilot: Pilot) -> SavedPanel:
     await pilot.pause()
     await app.wait_for_layouts()
     await pilot.pause()
-    return app.saved_panel
+    return app.saved.panel
 
 
 async def _to_row(app: GradviewApp, pilot: Pilot, graph: int, name: str | None) -> None:
     """Move the table's cursor with the arrow keys onto a value's row (or a graph's heading)."""
-    panel = app.saved_panel
+    panel = app.saved.panel
     target = next(i for i, (g, value) in enumerate(panel._rows) if g == graph and (value and value.name) == name)
     while panel.table.cursor_row != target:
         await pilot.press("down" if panel.table.cursor_row < target else "up")
@@ -58,7 +58,7 @@ def _linked(app: GradviewApp) -> set[int]:
 
 
 def _detail(app: GradviewApp) -> str:
-    return str(app.saved_panel.detail.render())
+    return str(app.saved.panel.detail.render())
 
 
 def _cells(panel: SavedPanel) -> list[tuple[str, str]]:
@@ -128,7 +128,7 @@ def test_each_row_lights_exactly_its_producer_and_readers_in_the_joint_view(
                 drawing = app.main.canvas.graph
                 # At the ops level a reader that is plumbing (a size read) is folded into the
                 # op that reads it: that box shows it, and is lit with it.
-                picture = app._large_picture
+                picture = app.large.picture
                 boxes = {picture.shown_as(node) for node in lit} if picture is not None else lit
                 assert _linked(app) & set(drawing.nodes) == boxes, value.name
                 assert lit <= _linked(app), value.name
@@ -269,7 +269,7 @@ def test_unknown_sizes_show_one_line_instead_of_the_table(mlp_session: Session) 
         assert not panel.table.display  # the line instead of the table
         await pilot.press("w")  # nothing to mark: no crash, nothing lit
         await pilot.pause()
-        assert app.saved_light is None
+        assert app.saved.light is None
 
     drive(session, script, (120, 40))
     status, rows = shown[0]
@@ -282,7 +282,7 @@ def test_w_before_the_tab_is_shown_opens_it_and_marks_nothing(layernorm: Session
         await pilot.press("w")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        panel = app.saved_panel
+        panel = app.saved.panel
         assert app.main.details.active == "tab-saved" and panel.loaded and panel.table.row_count
         assert not any(panel.marked.values()) and not panel.what_ifs
 
@@ -296,8 +296,8 @@ def test_clicking_the_tab_lists_the_values_too(graph_break: Session) -> None:
         await pilot.click("#--content-tab-tab-saved")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert _same_rows(_cells(app.saved_panel), _expected_rows(graphs))
+        assert _same_rows(_cells(app.saved.panel), _expected_rows(graphs))
         first = graphs[0].saved[0]
-        assert app.saved_light is not None and app.saved_light.nodes == _producer_and_readers(first)
+        assert app.saved.light is not None and app.saved.light.nodes == _producer_and_readers(first)
 
     drive(graph_break, script, (120, 40))
