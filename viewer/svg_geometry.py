@@ -185,25 +185,56 @@ def _frames(
     return frames, titles
 
 
+def _line_points(lines: Iterable[list[Point]], step: float = 4.0) -> list[Box]:
+    """Points every ``step`` along the polylines ``lines``, as zero-size boxes."""
+    found = []
+    for line in lines:
+        for (ax, ay), (bx, by) in zip(line, line[1:], strict=False):
+            count = max(1, int(max(abs(bx - ax), abs(by - ay)) / step))
+            found += [(ax + (bx - ax) * t / count, ay + (by - ay) * t / count) * 2 for t in range(count + 1)]
+    return found
+
+
 def _place_badges(
-    texts: Mapping[int, str], nodes: Mapping[int, NodeBox], titles: Mapping[str, Box]
+    texts: Mapping[int, str],
+    nodes: Mapping[int, NodeBox],
+    titles: Mapping[str, Box],
+    lines: Iterable[list[Point]] = (),
+    sides: Iterable[list[Point]] = (),
 ) -> dict[int, Box]:
     """A box for each badge above its node, moved up (or half its width aside),
     then further left or right, until it overlaps no node box, frame title or
-    earlier badge (greedy, top to bottom)."""
+    earlier badge (greedy, top to bottom); first tried just over the box and
+    clear of the ``lines`` (edges come into a box's top) and, better still, of
+    the frames' ``sides``."""
     grid = _Grid()
     for box in nodes.values():
         grid.add(_node_box(box))
     for box in titles.values():
         grid.add(box)
+    drawn, framed = _Grid(), _Grid()
+    for point in _line_points(lines):
+        drawn.add(point)
+        framed.add(point)
+    for point in _line_points(sides):
+        framed.add(point)
     placed: dict[int, Box] = {}
     for node_id in sorted(texts, key=lambda i: (nodes[i].y, nodes[i].x)):
         box = nodes[node_id]
         width = BADGE_CHAR * len(texts[node_id]) + 4
         top = box.y - box.height / 2
         chosen = None
-        # Over its node first (higher up rather than beside a neighbour's badge), then off to a side.
-        for shifts in ((0.0, -width / 2, width / 2), (-width, width)):
+        beside = (box.width + width) / 2 - min(box.width, width) / 3  # overlapping the box's corner a little
+        near = [  # near the box, nearest first
+            (box.x + shift - width / 2, top - 2 - level * (BADGE_HEIGHT + 1) - BADGE_HEIGHT, box.x + shift + width / 2, top - 2 - level * (BADGE_HEIGHT + 1))
+            for level in range(3) for shift in (beside, -beside, 0.0, width / 2, -width / 2)
+        ]
+        for off in (framed, drawn):  # off every line and frame side, else off every line
+            chosen = next((c for c in near if not grid.hits(c) and not off.hits(c, gap=0.0)), None)
+            if chosen is not None:
+                break
+        # Over its node (higher up rather than beside a neighbour's badge), then off to a side.
+        for shifts in ((0.0, -width / 2, width / 2), (-width, width)) if chosen is None else ():
             for level in range(12):
                 bottom = top - 2 - level * (BADGE_HEIGHT + 1)
                 for shift in shifts:
@@ -239,6 +270,16 @@ def _inside_badges(texts: Mapping[int, str], nodes: Mapping[int, NodeBox], label
     return placed
 
 
+def _drawn_lines(graph: DrawGraph, layout: Layout, nodes: Mapping[int, NodeBox]) -> list[list[Point]]:
+    found = []
+    for edge in graph.edges:
+        if edge.source in nodes and edge.target in nodes:
+            points = layout.edges.get((edge.source, edge.target, edge.value_id))
+            if points:
+                found.append(points)
+    return found
+
+
 def step_geometry(
     graph: DrawGraph,
     marks: Marks,
@@ -261,7 +302,8 @@ def step_geometry(
     if inside:
         badges = _inside_badges(texts, nodes, {i: graph.nodes[i].label for i in texts})
     else:
-        badges = _place_badges(texts, nodes, titles)
+        sides = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)] for x0, y0, x1, y1 in frames.values()]
+        badges = _place_badges(texts, nodes, titles, _drawn_lines(graph, layout, nodes), sides)
     parts: list[Box] = [_node_box(b) for b in nodes.values()]
     parts += frames.values()
     parts += badges.values()

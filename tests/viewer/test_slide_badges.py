@@ -2,7 +2,9 @@
 example's joint slide (SVG), every badge's text lies inside its own box, so
 over no frame title, no other box and no line's end; it names only what the fill
 does not say, numbering the vjp roles a reader matches between f and df. No
-line runs through a frame's title (f's captures turning into df's top row)."""
+line runs through a frame's title (f's captures turning into df's top row).
+The screen export's longer badges, above their boxes, keep off boxes,
+titles and, where the picture leaves room, lines."""
 
 from __future__ import annotations
 
@@ -59,10 +61,11 @@ def _inside(a: Box, b: Box) -> bool:
     return b[0] <= a[0] and a[2] <= b[2] and b[1] <= a[1] and a[3] <= b[3]
 
 
-def _slide_groups(path: Path, folder: Path) -> dict[str, ElementTree.Element]:
-    """The SVG groups of ``path``'s joint slide at the ops level, by id."""
+def _slide_groups(path: Path, folder: Path, style: str = "slide") -> dict[str, ElementTree.Element]:
+    """The SVG groups of ``path``'s joint slide (or screen export) at the ops level, by id."""
     trace = _trace(path)
-    (svg_path, _), = export_trace_pictures(trace, folder, View.JOINT, 0, [len(trace) - 1], "svg", Detail.OPS)
+    last = [len(trace) - 1]
+    (svg_path, _), = export_trace_pictures(trace, folder, View.JOINT, 0, last, "svg", Detail.OPS, style, "dark")
     return {g.get("id", ""): g for g in ElementTree.fromstring(svg_path.read_text(encoding="utf-8")).iter(f"{SVG}g")}
 
 
@@ -96,11 +99,32 @@ def test_no_line_of_a_slide_runs_through_a_frame_title(path: Path, tmp_path: Pat
         if not name.startswith("edge_"):
             continue
         for shape in group.iter(f"{SVG}path"):
-            xy = _numbers(shape.get("d", ""))
-            points = list(zip(xy[0::2], xy[1::2], strict=False))
-            for (ax, ay), (bx, by) in zip(points, points[1:], strict=False):  # Graphviz's control points lie on the lines
-                samples = [(ax + (bx - ax) * t / 8, ay + (by - ay) * t / 8) for t in range(9)]
-                assert not [t for t in titles for x, y in samples if _inside((x, y, x, y), t)], f"{name} crosses a title"
+            samples = _samples(_numbers(shape.get("d", "")))
+            assert not [t for t in titles for x, y in samples if _inside((x, y, x, y), t)], f"{name} crosses a title"
+
+
+def test_screen_badges_keep_off_boxes_titles_and_lines(tmp_path: Path) -> None:
+    groups = _slide_groups(ROOT / "examples" / "teaching" / "sin_times_x.py", tmp_path, "screen")
+    boxes = [_shape_box(g) for name, g in groups.items() if name.startswith("node_")]
+    titles = [_text_box(t) for name, g in groups.items() if name.startswith("cluster_") for t in g.iter(f"{SVG}text")]
+    points = [
+        (x, y) for name, g in groups.items() if name.startswith("edge_") for shape in g.iter(f"{SVG}path")
+        for x, y in _samples(_numbers(shape.get("d", "")))
+    ]
+    badges = [_text_box(t) for name, g in groups.items() if name.startswith("badge_") for t in g.iter(f"{SVG}text")]
+    assert len(badges) >= 8  # f's three, df's three inputs, the states of df's ops
+    for badge in badges:
+        assert not [b for b in boxes if _overlap(badge, b)] and not [t for t in titles if _overlap(badge, t)]
+        assert not [p for p in points if _inside((*p, *p), badge)], "a line through a badge"
+
+
+def _samples(xy: list[float]) -> list[tuple[float, float]]:
+    """Points every eighth of the way between a Graphviz path's points (its control points lie on the lines)."""
+    points = list(zip(xy[0::2], xy[1::2], strict=False))
+    return [
+        (ax + (bx - ax) * t / 8, ay + (by - ay) * t / 8)
+        for (ax, ay), (bx, by) in zip(points, points[1:], strict=False) for t in range(9)
+    ]
 
 
 def test_a_slide_badge_names_what_the_fill_does_not_and_numbers_only_the_vjp_roles() -> None:
