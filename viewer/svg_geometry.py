@@ -207,6 +207,8 @@ def _place_badges(
     earlier badge (greedy, top to bottom); first tried just over the box and
     clear of the ``lines`` (edges come into a box's top) and, better still, of
     the frames' ``sides``."""
+    if not texts:
+        return {}  # no lines to sample (thousands of edges on a big model)
     grid = _Grid()
     for box in nodes.values():
         grid.add(_node_box(box))
