@@ -405,7 +405,7 @@ def edge_label_cells(
         tuple(map(float, geometry.node_cells[n])) for n in graph.nodes if n in geometry.node_cells  # type: ignore[misc]
     ]
     for c0, r0, c1, r1 in frames.values():  # a frame's border and title: never written across
-        obstacles += [(c0, r0, c1, r0 + 1), (c0, r1, c1, r1 + 1), (c0, r0, c0 + 2, r1 + 1), (c1 - 2, r0, c1, r1 + 1)]
+        obstacles += [(c0, r0, c1, r0 + 1), (c0, r1, c1, r1 + 1), (c0 - 1, r0, c0 + 2, r1 + 1), (c1 - 2, r0, c1 + 1, r1 + 1)]
     shown = graph.edge_keys()
     obstacles += [(c, r, c + 1, r + 1) for r, arrows in geometry.arrows.items() for c, _, key in arrows if key in shown]
     labels = edge_labels(graph, layout, (sx, sy), {n for n in graph.nodes if n in geometry.node_cells})

@@ -200,7 +200,7 @@ def place_labels(
         )
         if found is not None:
             placed[key] = found
-            taken.append(found)
+            taken.append((found[0] - 2 * char_width, found[1], found[2] + 2 * char_width, found[3]))  # two spaces between labels
     return placed
 
 
