@@ -144,8 +144,7 @@ class GradviewApp(App[None]):
         self.export_dir = Path(export_dir) if export_dir is not None else default_export_dir(session.name)
         # A folder given by the caller is the answer; else the first export asks (prefilled).
         self.export_dir_chosen = export_dir is not None
-        self.shown = OnScreen()  # step, view, DifferentiableGraph, selection
-        self.drawing = DrawGraph()  # the drawing on screen (the palette's find node counts its matches)
+        self.shown = OnScreen()  # step, view, DifferentiableGraph, selection, drawing
         # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
         self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
         self.show_diff = False
@@ -292,7 +291,7 @@ class GradviewApp(App[None]):
         canvas.show(
             layout, graph, marks, reason or self.controller.layout_errors.get(key) or "laying out…", camera_key=key
         )
-        self.drawing = graph
+        self.shown.drawing = graph
         title = self._header()
         if self.sub_title != title and self._title:
             self.sub_title = title  # the header says which level of detail is on

@@ -1,7 +1,7 @@
 """The command palette's gradview commands: jump to a pass, find a node, export.
 
-The provider reads what the app shows (its trace, :class:`~gradview.viewer.screen_state.OnScreen`
-and the drawing on screen) and answers with messages to the app (or its actions), never
+The provider reads what the app shows (its trace and :class:`~gradview.viewer.screen_state.OnScreen`:
+the step and the drawing on screen) and answers with messages to the app (or its actions), never
 touching a widget."""
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class GradviewCommands(Provider):
             text = text[len(FIND_PREFIX) :].lstrip(" :").strip()
         if not text:
             return None
-        return text, len(search(self._app().drawing, text)), asked
+        return text, len(search(self._app().shown.drawing, text)), asked
 
     async def search(self, query: str) -> AsyncIterator[Hit]:  # type: ignore[override]
         found = self._find(query)

@@ -8,12 +8,12 @@ main screen's panels through :class:`AppHooks`, never through the app itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from .model import View
+from .model import DrawGraph, View
 from .view_registry import DEFAULT_VIEW
 
 if TYPE_CHECKING:
@@ -24,12 +24,13 @@ __all__ = ["OnScreen", "AppHooks"]
 
 @dataclass
 class OnScreen:
-    """The step, the view, the DifferentiableGraph and the selected node on screen."""
+    """The step, the view, the DifferentiableGraph, the selected node and the drawing on screen."""
 
     index: int = 0
     view: View = DEFAULT_VIEW
     dg: int = 0
     selected: int | None = None
+    drawing: DrawGraph = field(default_factory=DrawGraph)  # as the canvas shows it (the palette searches it)
 
 
 @dataclass(frozen=True)
