@@ -24,6 +24,8 @@ GAP = 40.0  # points between f's frame and the first lane, and after the last
 LANE = 6.0  # points between two capture lanes
 MAX_LANES_WIDTH = 360.0
 CLEARANCES = (9.0, 14.0, 20.0, 27.0)  # how far below (above) a box a capture may turn towards its lane
+# Further out, past a wide neighbour, before a capture gives up and runs straight through it.
+_FAR = tuple(float(d) for d in range(34, 240, 6))
 
 
 def _root(graph: DrawGraph, key: str | None) -> str | None:
@@ -117,7 +119,7 @@ def _leave(source: NodeBox, lane: float, boxes: list[NodeBox]) -> list[tuple[flo
     if _free(source.y, right, lane, boxes, source):
         return [(right, source.y), (lane, source.y)]
     bottom = source.y + source.height / 2
-    for drop in CLEARANCES:
+    for drop in (*CLEARANCES, *_FAR):
         if _free(bottom + drop, source.x, lane, boxes, source):
             return [(source.x, bottom), (source.x, bottom + drop), (lane, bottom + drop)]
     return [(right, source.y), (lane, source.y)]
@@ -130,7 +132,7 @@ def _arrive(target: NodeBox, lane: float, boxes: list[NodeBox]) -> list[tuple[fl
     if _free(target.y, lane, left, boxes, target):
         return [(lane, target.y), (left, target.y)]
     top = target.y - target.height / 2
-    for rise in CLEARANCES:
+    for rise in (*CLEARANCES, *_FAR):
         if _free(top - rise, lane, target.x, boxes, target):
             return [(lane, top - rise), (target.x, top - rise), (target.x, top)]
     return [(lane, target.y), (left, target.y)]

@@ -2,7 +2,8 @@
 example's joint slide (SVG), every badge's text lies inside its own box, so
 over no frame title, no other box and no line's end; it names only what the fill
 does not say, numbering the vjp roles a reader matches between f and df. No
-line runs through a frame's title (f's captures turning into df's top row).
+line runs through a frame's title (f's captures turning into df's top row),
+and no capture through a box on its way from f to df.
 The screen export's longer badges, above their boxes, keep off boxes,
 titles and, where the picture leaves room, lines."""
 
@@ -101,6 +102,21 @@ def test_no_line_of_a_slide_runs_through_a_frame_title(path: Path, tmp_path: Pat
         for shape in group.iter(f"{SVG}path"):
             samples = _samples(_numbers(shape.get("d", "")))
             assert not [t for t in titles for x, y in samples if _inside((x, y, x, y), t)], f"{name} crosses a title"
+
+
+@pytest.mark.parametrize("path", TEACHING, ids=[p.stem for p in TEACHING])
+def test_no_capture_of_a_slide_runs_through_a_box(path: Path, tmp_path: Path) -> None:
+    groups = _slide_groups(path, tmp_path)
+    boxes = {name.removeprefix("node_"): _shape_box(g) for name, g in groups.items() if name.startswith("node_")}
+    for name, group in groups.items():
+        if not name.startswith("edge_") or "capture" not in (group.get("class") or "").split():
+            continue
+        source, target = name.split("_")[1:3]
+        points = [p for shape in group.iter(f"{SVG}path") for p in _samples(_numbers(shape.get("d", "")))]
+        for node, (x0, y0, x1, y1) in boxes.items():
+            inner = (x0 + 2, y0 + 2, x1 - 2, y1 - 2)
+            if node not in (source, target):
+                assert not [p for p in points if _inside((*p, *p), inner)], f"{name} runs through node {node}"
 
 
 def test_screen_badges_keep_off_boxes_titles_and_lines(tmp_path: Path) -> None:
