@@ -14,6 +14,9 @@ seeds' pipeline, in order:
     InlineAutodiffSubgraphs; otherwise runNondiffOptimization;
     and a final EliminateDeadCode.
 
+The steps are records of the pipeline table (``gradview.runtime.PIPELINE_TABLE``),
+run in the order ``PRE_AUTODIFF_STEPS`` and ``FORWARD_GRAPH_STEPS`` say.
+
 Every step is reported to an optional trace, a
 :class:`~gradview.runtime.trace_types.Recorder` (``trace.record(name, graph,
 which=GraphName..., changed=..., seconds=..., annotations=...)``), which is how
