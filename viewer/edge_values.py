@@ -66,14 +66,17 @@ def run_for_views(trace: PassTrace, index: int, inputs: Sequence[Any] | None) ->
     drawn = dict(run.values)
     adjoints: set[int] = set()
     which = trace[index].which
-    if not which.is_main:  # f, df or df's executor graph of DifferentiableGraph k
-        k = which.index
-        for step in view_steps(trace, index, View.JOINT, k):
-            if step.index != index:
-                other = run_step(trace, step.index, inputs)
-                drawn.update({v: s for v, s in other.values.items() if v not in drawn})
-            if not step.which.is_forward:
-                adjoints |= _gradient_values(step, gradient_notes(trace, index, k) or {})
+    try:
+        if not which.is_main:  # f, df or df's executor graph of DifferentiableGraph k
+            k = which.index
+            for step in view_steps(trace, index, View.JOINT, k):
+                if step.index != index:
+                    other = run_step(trace, step.index, inputs)
+                    drawn.update({v: s for v, s in other.values.items() if v not in drawn})
+                if not step.which.is_forward:
+                    adjoints |= _gradient_values(step, gradient_notes(trace, index, k) or {})
+    except Exception:  # noqa: BLE001 - the step's own run stands; only the extras are lost
+        pass
     fields = {f.name: getattr(run, f.name) for f in dataclasses.fields(StepRun)}
     return ViewRun(**fields, drawn=drawn, adjoints=frozenset(adjoints))
 

@@ -15,7 +15,7 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
-from gradview.runtime import DEFAULT_INLINE_THRESHOLD, MIN_SUBGRAPH_SIZE
+from gradview.runtime import DEFAULT_INLINE_THRESHOLD, MIN_SUBGRAPH_SIZE, BlockRecord, walk_records
 
 from .doc_text import LIST_ITEM
 from .model import DrawGraph, Marks
@@ -235,26 +235,43 @@ def add_run_values(graph: DrawGraph, step: Any, result: Any) -> DrawGraph:
     for stem, found in stems.items():
         if len(found) == 1:
             by_name.setdefault(stem, found[0])
+    # Where the drawing knows its records, a box's values are found by id: a name
+    # is not enough (the joint view draws f and df, and f's %5 is not df's %5).
+    outputs = _outputs_by_node(graph)
     for node_id, node in list(graph.nodes.items()):
         lines = node.label.splitlines()
         changed = False
         for position, line in enumerate(lines[1:], start=1):
             name = line.split(" ", 1)[0].lstrip("%")
-            summary = by_name.get(name)
+            if node_id in outputs:
+                ids = [v.id for v in outputs[node_id] if name in (v.name, re.sub(r"\.\d+$", "", v.name))]
+                summary = drawn.get(ids[0]) if ids else None
+            else:
+                summary = by_name.get(name)
             if line.startswith("%") and summary is not None:
                 lines[position] = f"%{name} = {short_summary(summary)}"
                 changed = True
         if node.role.value == "input":
             name = lines[0].split(" ", 1)[0].lstrip("%")
-            # An input box is keyed by its value's id: by id first (a df input the
-            # ops level renames, %0 drawn as %grad, has no name in the step's graph).
-            summary = drawn.get(node_id) or by_name.get(name)
+            # An input box is keyed by its value's id (a df input the ops level
+            # renames, %0 drawn as %grad, has no name in the step's graph).
+            summary = drawn.get(node_id) if outputs else drawn.get(node_id) or by_name.get(name)
             if summary is not None:
                 lines[0] = f"%{name} = {short_summary(summary)}"
                 changed = True
         if changed:
             graph.nodes[node_id] = dataclasses.replace(node, label="\n".join(lines))
     return graph
+
+
+def _outputs_by_node(graph: DrawGraph) -> dict[int, list[Any]]:
+    """Node id -> its output records, from the records the drawing was made from ({} without)."""
+    found: dict[int, list[Any]] = {}
+    for record in graph.sources:
+        if isinstance(record, BlockRecord):
+            for node in walk_records(record):
+                found.setdefault(node.id, list(node.outputs))
+    return found
 
 
 def guarded(fn: Callable[[], Any]) -> Any:

@@ -129,3 +129,16 @@ def test_exports_draw_the_values_screen_and_slide(sin_times_x) -> None:
     assert "edge_value" in svg and sin_text in svg
     dot, _ = slides.slide_dot(frame_for_step(trace[index], graph, marks))
     assert "edge_value_" in dot and f"{ADJOINT} 3x4" in dot
+
+
+def test_boxes_take_their_values_by_id_not_by_name(sin_times_x) -> None:
+    from gradview.viewer.formatting import add_run_values
+
+    trace, index, run, graph, _ = sin_times_x
+    shown = add_run_values(graph, trace[index], run)
+    # f's aten::size %5 (the size [3, 4]) and df's input %5 (an undefined int[]?) share a name.
+    f_sizes = [n for n in shown.nodes.values() if n.cluster == "f" and n.label.startswith("aten::size\n%5")]
+    df_five = [n for n in shown.nodes.values() if n.cluster == "df" and n.label.startswith("%5")]
+    assert f_sizes and df_five
+    assert f_sizes[0].label.splitlines()[1] == "%5 = [3, 4]"
+    assert df_five[0].label.startswith("%5 = undefined")
