@@ -35,7 +35,7 @@ def array_module(array: Any) -> Any:
     if isinstance(array, numpy.ndarray):
         return numpy
     if type(array).__module__.split(".")[0] == "cupy":
-        import cupy  # noqa: PLC0415 - only when given a CuPy array
+        import cupy  # only when given a CuPy array
 
         return cupy
     namespace = getattr(array, "__array_namespace__", None)
@@ -190,7 +190,7 @@ class Tensor:
         inputs: Any = None,
     ) -> None:
         """``autograd.backward(self, gradient, ...)``."""
-        from .autograd import backward  # noqa: PLC0415
+        from .autograd import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
@@ -320,7 +320,7 @@ def stack(tensors: Sequence[Tensor]) -> Tensor:
 @functools.cache
 def _run_recorded() -> Callable[..., Tensor]:
     """runtime.eager_ops.run_tensor_op, looked up once (eager_ops imports this module)."""
-    from .eager_ops import run_tensor_op  # noqa: PLC0415
+    from .eager_ops import run_tensor_op
 
     return run_tensor_op
 

@@ -234,7 +234,7 @@ class GradviewApp(App[None]):
 
     async def wait_for_layouts(self) -> None:
         """Until every queued layout is done and shown (for tests, scripts and benchmarks)."""
-        import asyncio  # noqa: PLC0415
+        import asyncio
 
         while self.controller.busy():
             await asyncio.sleep(0.01)
@@ -563,7 +563,7 @@ class GradviewApp(App[None]):
     def action_trace_back(self) -> None:
         """Light the path of the selected gradient: the df ops that compute it and
         the forward ops their GradOf blocks differentiate (backward and joint views)."""
-        from gradview.runtime.checks import gradient_path  # noqa: PLC0415
+        from gradview.runtime.checks import gradient_path
 
         if self.selected is None or not view_spec(self.view).backward:
             self.notify("select a gradient (a node of df) in the backward or joint view (3 or 4), then T",
@@ -596,7 +596,7 @@ class GradviewApp(App[None]):
         return False
 
     def action_export_view(self) -> None:
-        from .export import export_graph_name, svg_file_name  # noqa: PLC0415 - Graphviz's side loads on first use
+        from .export import export_graph_name, svg_file_name  # Graphviz's side loads on first use
 
         if not self._export_folder_chosen(self.action_export_view):
             return
@@ -611,7 +611,7 @@ class GradviewApp(App[None]):
 
     def action_export_slide(self) -> None:
         """The picture on screen as a slide (light, 16:9, 1600x900 PNG), as ``export --style slide``."""
-        from .export import export_graph_name, frame_for_step, svg_file_name  # noqa: PLC0415
+        from .export import export_graph_name, frame_for_step, svg_file_name
 
         if not self._export_folder_chosen(self.action_export_slide):
             return

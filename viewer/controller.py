@@ -184,7 +184,7 @@ class Controller:
         def work() -> None:
             try:
                 self.service.submit(key, build(), callback=self._layout_done, first=True)
-            except Exception as exc:  # noqa: BLE001 - shown in the view bar, never a crash
+            except Exception as exc:  # shown in the view bar, never a crash
                 self._send(LayoutReady(key, None, f"layout failed: {type(exc).__name__}: {exc}"), outstanding=1)
 
         self._spawn(work)
@@ -205,7 +205,7 @@ class Controller:
                     self._outstanding += 1
                 try:
                     self.service.submit(key, build(), callback=self._layout_done, first=False)
-                except Exception as exc:  # noqa: BLE001 - shown in the view bar, never a crash
+                except Exception as exc:  # shown in the view bar, never a crash
                     self._send(LayoutReady(key, None, f"layout failed: {type(exc).__name__}: {exc}"), outstanding=1)
 
         if jobs:
@@ -341,7 +341,7 @@ class Controller:
                 geometry = CanvasGeometry.build(result.layout, zoom) if wanted else None
                 minimap = MinimapPicture.build(result.layout) if wanted else None
                 message = LayoutReady(result.key, result.layout, None, geometry, minimap)
-            except Exception as exc:  # noqa: BLE001 - shown in the canvas, never a crash
+            except Exception as exc:  # shown in the canvas, never a crash
                 message = LayoutReady(result.key, None, f"layout failed: {type(exc).__name__}: {exc}")
         self._send(message, outstanding=1)
 
@@ -362,7 +362,7 @@ class Controller:
             elif self.make_ahead is not None:
                 with self._lock:
                     bisect.insort(self._pictures_ahead, index)
-        except Exception as exc:  # noqa: BLE001 - shown as the step's failure
+        except Exception as exc:  # shown as the step's failure
             self._send(StepFailed(index, f"cannot draw: {type(exc).__name__}: {exc}"))
 
 

@@ -75,7 +75,7 @@ def run_for_views(trace: PassTrace, index: int, inputs: Sequence[Any] | None) ->
                     drawn.update({v: s for v, s in other.values.items() if v not in drawn})
                 if not step.which.is_forward:
                     adjoints |= _gradient_values(step, gradient_notes(trace, index, k) or {})
-    except Exception:  # noqa: BLE001 - the step's own run stands; only the extras are lost
+    except Exception:  # the step's own run stands; only the extras are lost
         pass
     fields = {f.name: getattr(run, f.name) for f in dataclasses.fields(StepRun)}
     return ViewRun(**fields, drawn=drawn, adjoints=frozenset(adjoints))

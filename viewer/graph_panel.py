@@ -67,7 +67,7 @@ class GraphPanel(Vertical):
     # Wins over the app's ``/`` (the timeline filter) while the canvas has focus.
     BINDINGS: ClassVar[list[BindingType]] = [Binding("slash", "open_search", "Search", show=False)]
 
-    def __init__(self, *, theme: str, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, theme: str, id: str | None = None) -> None:  # Textual's name
         super().__init__(id=id)
         self.theme_name = theme
         self.minimap_choice: bool | None = (

@@ -164,7 +164,7 @@ def _values_and_boxes(graph: BlockRecord) -> list[tuple[ValueRecord, int]]:
 def _is_tensor(type_text: str) -> bool:
     try:
         return isinstance(parse_type(type_text), TensorType)
-    except Exception:  # noqa: BLE001 - a type the parser does not know is no tensor
+    except Exception:  # a type the parser does not know is no tensor
         return False
 
 
@@ -172,7 +172,7 @@ def _is_tensor(type_text: str) -> bool:
 def _undefined(type_text: str) -> bool:
     try:
         found = parse_type(type_text)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
     return isinstance(found, TensorType) and bool(found.undefined)
 

@@ -29,7 +29,7 @@ def _list_saved(trace: PassTrace) -> SavedPanel.Loaded:
         return SavedPanel.Loaded(saved_values(trace), None)
     except SavedValuesError as exc:
         return SavedPanel.Loaded([], str(exc).splitlines()[0])
-    except Exception as exc:  # noqa: BLE001 - a worker's failure is a line on screen, never a crash
+    except Exception as exc:  # a worker's failure is a line on screen, never a crash
         return SavedPanel.Loaded([], f"saved values: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 

@@ -224,7 +224,7 @@ class Transforms:
     def learn_module_shapes(self, trace: Any) -> None:
         """Read every module's shapes in and out from the trace's first step (its
         types are complete; later steps erase sizes), one fold per depth of the tree."""
-        from .views import draw_step  # noqa: PLC0415 - the drawing code imports the viewer's modules
+        from .views import draw_step  # the drawing code imports the viewer's modules
 
         drawing = draw_step(trace, 0, DEFAULT_VIEW, ghosts=False)
         if drawing.sources:
