@@ -62,7 +62,8 @@ async def _walk() -> list[Path]:
             if Mark.VJP_OUTPUT in canvas.marks.nodes.get(n, ()) and node.role is NodeRole.OP
         ]
         canvas.select(grad_x, clicked=True)  # as a click does: the Inspect tab comes forward
-        await shoot("teach-5-chain-rule", *["right_parenthesis"] * 6)  # ) widens the tabs panel
+        await settle()
+        await shoot("teach-5-chain-rule")  # the formula row shows at the panel's default width
     return shots
 
 
