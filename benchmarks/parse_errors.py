@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.ir
 
-from gradview.ir import IRParseError, parse_ir  # noqa: E402
-from tests.ir.test_parser_errors import CASES  # noqa: E402
+from gradview.ir import IRParseError, parse_ir
+from tests.ir.test_parser_errors import CASES
 
 
 def time_case(text: str | bytes, repeat: int) -> tuple[float, float, str]:

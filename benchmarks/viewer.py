@@ -44,12 +44,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from graphs import chain_text  # noqa: E402
+from graphs import chain_text
 
-from gradview.ir import parse_ir  # noqa: E402
-from gradview.viewer import views  # noqa: E402
-from gradview.viewer.layout_service import LayoutService, default_workers, view_union  # noqa: E402
-from gradview.viewer.session import Session, example_inputs_for, trace_executor  # noqa: E402
+from gradview.ir import parse_ir
+from gradview.viewer import views
+from gradview.viewer.layout_service import LayoutService, default_workers, view_union
+from gradview.viewer.session import Session, example_inputs_for, trace_executor
 
 
 def build_session(n_nodes: int) -> tuple[Session, float]:

@@ -14,8 +14,8 @@ from .interpreter import (
 __all__ = ["CompiledGraph", "GraphCompileError", "GraphRuntimeError", "compile_graph", "run_graph"]
 
 # Eager tensors and the tape-based autograd engine.
-from . import autograd  # noqa: E402
-from .tensor import Tensor  # noqa: E402
+from . import autograd
+from .tensor import Tensor
 
 __all__ += ["Tensor", "autograd"]
 

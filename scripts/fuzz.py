@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fuzz.engine import FAILURES, KINDS, Report, fuzz  # noqa: E402 - after the path
+from tests.fuzz.engine import FAILURES, KINDS, Report, fuzz  # after the path
 
 ROUND = 8  # mutants per kind per turn
 

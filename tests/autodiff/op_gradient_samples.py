@@ -553,9 +553,9 @@ add("_scaled_dot_product_flash_attention_for_cpu_backward", S(f(2, 3, 5, 4), _fq
 # -- issue 22's ops, one module per family (each adds to SAMPLES): neural-network ops; shape,
 # view, layout and factory ops
 from . import op_gradient_samples_nn, op_gradient_samples_reductions, op_gradient_samples_shapes  # noqa: E402, F401, I001
-from . import op_gradient_samples_fft  # noqa: E402, F401, I001 - the FFT family
-from . import op_gradient_samples_linalg  # noqa: E402, F401, I001 - torch.linalg and its aliases
-from . import op_gradient_samples_indexing  # noqa: E402, F401, I001 - the indexing family
-from . import op_gradient_samples_special  # noqa: E402, F401, I001 - the special functions
-from . import op_gradient_samples_bessel  # noqa: E402, F401, I001 - the Bessel family
-from . import op_gradient_samples_orthogonal_polynomials  # noqa: E402, F401, I001 - the orthogonal polynomials
+from . import op_gradient_samples_fft  # noqa: E402, F401 - the FFT family
+from . import op_gradient_samples_linalg  # noqa: E402, F401 - torch.linalg and its aliases
+from . import op_gradient_samples_indexing  # noqa: E402, F401 - the indexing family
+from . import op_gradient_samples_special  # noqa: E402, F401 - the special functions
+from . import op_gradient_samples_bessel  # noqa: E402, F401 - the Bessel family
+from . import op_gradient_samples_orthogonal_polynomials  # noqa: E402, F401 - the orthogonal polynomials

@@ -55,9 +55,9 @@ def test_marker_arrays_stay_marked_through_xp_operators_methods_and_numpy() -> N
 def test_a_host_array_meeting_a_device_array_raises_naming_the_function_and_line() -> None:
     d = MARKER.to_device(HOST)
     with pytest.raises(DeviceBoundaryError, match=r"numpy\.add .*test_device_boundary\.py:\d+"):
-        d + HOST  # noqa: B018
+        d + HOST
     with pytest.raises(DeviceBoundaryError, match=r"numpy\.multiply"):
-        HOST * d  # noqa: B018
+        HOST * d
     with pytest.raises(DeviceBoundaryError, match=r"xp\.matmul"):
         xp.matmul(HOST, d)
     with pytest.raises(DeviceBoundaryError, match=r"xp\.asarray"):
