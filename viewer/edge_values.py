@@ -28,7 +28,7 @@ from gradview.runtime.checks import StepRun, ValueSummary, run_step
 
 from .layout import Layout
 from .model import DrawGraph, View
-from .view_steps import gradient_notes, view_steps
+from .view_steps import differentiable_graph_count, gradient_notes, view_steps
 
 __all__ = [
     "ADJOINT",
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 EDGE_VALUES_MAX_BOXES = 60
+MAX_GROUPS_RUN = 8  # r runs the joint views of at most this many DifferentiableGraphs besides the step
 ADJOINT = "∂"  # before an edge value that is a gradient (an adjoint)
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
@@ -58,19 +59,21 @@ class ViewRun(StepRun):
 
 
 def run_for_views(trace: PassTrace, index: int, inputs: Sequence[Any] | None) -> StepRun:
-    """``r``: run step ``index`` and, when it is f or df of DifferentiableGraph k,
-    the other half the joint view draws with it; never raises (see StepRun)."""
+    """``r``: run step ``index`` and the steps the joint views draw at ``index``
+    (f and df of each DifferentiableGraph, whichever the screen shows); never
+    raises (see StepRun: a failure of the extra runs loses only their values)."""
     run = run_step(trace, index, inputs)
     if not run.ok:
         return run
     drawn = dict(run.values)
     adjoints: set[int] = set()
-    which = trace[index].which
+    ran = {index}
     try:
-        if not which.is_main:  # f, df or df's executor graph of DifferentiableGraph k
-            k = which.index
+        # Every DifferentiableGraph's joint view at this step (the one on screen may be another's).
+        for k in range(min(differentiable_graph_count(trace), MAX_GROUPS_RUN)):
             for step in view_steps(trace, index, View.JOINT, k):
-                if step.index != index:
+                if step.index not in ran:
+                    ran.add(step.index)
                     other = run_step(trace, step.index, inputs)
                     drawn.update({v: s for v, s in other.values.items() if v not in drawn})
                 if not step.which.is_forward:
@@ -101,7 +104,7 @@ def _gradient_values(df: Step, notes: Mapping[str, Any]) -> set[int]:
 
 def edge_text(summary: ValueSummary, adjoint: bool = False) -> str:
     """A value in a few characters: ``0.84``, ``[3, 4]``, ``3x4 μ=0.022``,
-    ``3x4 μ=0.02 nan 2``; ``∂ `` before a gradient."""
+    ``3x4 μ=0.02 nan 2``, ``3x4 μ=0.1 (last of 3)`` in a loop; ``∂ `` before a gradient."""
     if summary.shape is not None:
         dims = "x".join(str(d) for d in summary.shape)
         if not summary.shape:
@@ -112,6 +115,7 @@ def edge_text(summary: ValueSummary, adjoint: bool = False) -> str:
         text += f" inf {summary.inf}" if summary.inf else ""
     else:
         text = summary.text if len(summary.text) <= 16 else summary.text[:15] + "…"
+    text += f" (last of {summary.times})" if summary.times > 1 else ""  # computed in a loop: its last value
     return f"{ADJOINT} {text}" if adjoint else text
 
 

@@ -142,3 +142,21 @@ def test_boxes_take_their_values_by_id_not_by_name(sin_times_x) -> None:
     assert f_sizes and df_five
     assert f_sizes[0].label.splitlines()[1] == "%5 = [3, 4]"
     assert df_five[0].label.startswith("%5 = undefined")
+
+
+def test_a_value_computed_in_a_loop_says_it_is_the_last() -> None:
+    summary = summarize_value(numpy.ones((3, 4)), times=3)
+    assert edge_text(summary) == "3x4 μ=1 (last of 3)"
+    assert edge_text(summary, adjoint=True) == f"{ADJOINT} 3x4 μ=1 (last of 3)"
+
+
+def test_r_fills_the_joint_view_of_another_differentiable_graph() -> None:
+    # loop_if's last step is DifferentiableGraph 1's df; the joint view of group 0 gets its values too.
+    session = load_target(f"{TEACHING / 'loop_if.py'}:f")
+    trace = session.trace
+    index = len(trace) - 1
+    assert trace[index].which.index == 1
+    run = run_for_views(trace, index, session.inputs)
+    graph = with_edge_values(draw_step(trace, index, View.JOINT, 0), run)
+    tanh = _op(graph, "aten::tanh", "f")
+    assert all(value in graph.edge_values for value in _out_values(graph, tanh))
