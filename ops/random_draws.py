@@ -19,7 +19,7 @@ from gradview.ir.constants import NOT_CONSTANT, constant_value
 
 __all__ = [
     "ConstantInputs", "DrawTest", "NOT_CONSTANT", "draws_random_values", "is_constant_zero", "may_draw_random_values",
-    "node_draws_random_values", "random_kinds", "unless_constant_zero",
+    "node_draws_random_values", "unless_constant_zero",
 ]
 
 
@@ -59,11 +59,6 @@ def _registry() -> dict[str, DrawTest | None]:
     from .registry import RANDOM
 
     return RANDOM
-
-
-def random_kinds() -> frozenset[str]:
-    """Every kind declared to draw random values, whatever its inputs."""
-    return frozenset(_registry())
 
 
 def may_draw_random_values(kind: str) -> bool:
