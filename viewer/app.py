@@ -68,7 +68,7 @@ from .module_tree import is_module_key
 from .random_values import random_values_label
 from .saved_panel import SavedPanel
 from .saved_tools import SavedTools
-from .screen_state import AppHooks, OnScreen
+from .screen_state import AppHooks, OnScreen, Traced
 from .session import Session
 from .task_tools import LongTasks
 from .timeline import summarize_steps
@@ -146,7 +146,7 @@ class GradviewApp(App[None]):
         self.export_dir_chosen = export_dir is not None
         self.shown = OnScreen()  # step, view, DifferentiableGraph, selection, drawing
         # "Trace this gradient back" (T): the df and f nodes lit for the selection, until it changes.
-        self.traced: tuple[int, int, int, frozenset[int]] | None = None  # (index, dg, start, nodes)
+        self.traced: Traced | None = None
         self.show_diff = False
         self._title = ""  # the header's words before the level of detail
         self._title_tail = ""  # and after it
@@ -258,8 +258,8 @@ class GradviewApp(App[None]):
     def _marks(self) -> Marks:
         base = self.controller.marks(self.index, self.view, self.dg)
         marks = with_selection(base, self.trace, self.index, self.selected)
-        if self.traced is not None and self.traced[:3] == (self.index, self.dg, self.selected):
-            for node_id in self.traced[3]:
+        if self.traced is not None and self.traced.lit_on(self.shown):
+            for node_id in self.traced.nodes:
                 marks.mark_node(node_id, Mark.LINKED)
         self.saved.mark(marks)  # the Saved tab's row: its producer and readers
         return marks
@@ -573,7 +573,7 @@ class GradviewApp(App[None]):
         if path is None:
             self.notify("the selection is not a node of df at this step", severity="warning", timeout=6)
             return
-        self.traced = (self.index, self.dg, self.selected, path.df_nodes | path.f_nodes)
+        self.traced = Traced(self.index, self.dg, self.selected, path.df_nodes | path.f_nodes)
         self.notify(
             f"traced back: {len(path.df_nodes)} df nodes, {len(path.f_nodes)} forward ops they "
             f"differentiate, {len(path.df_inputs)} df inputs read", timeout=6,

@@ -19,7 +19,7 @@ from .view_registry import DEFAULT_VIEW
 if TYPE_CHECKING:
     from .main_screen import MainScreen
 
-__all__ = ["OnScreen", "AppHooks"]
+__all__ = ["OnScreen", "Traced", "AppHooks"]
 
 
 @dataclass
@@ -31,6 +31,21 @@ class OnScreen:
     dg: int = 0
     selected: int | None = None
     drawing: DrawGraph = field(default_factory=DrawGraph)  # as the canvas shows it (the palette searches it)
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A gradient traced back (``T``): the df and f ``nodes`` lit for node ``start``
+    of step ``index``, DifferentiableGraph ``dg``, while that selection is on screen."""
+
+    index: int
+    dg: int
+    start: int
+    nodes: frozenset[int]
+
+    def lit_on(self, shown: OnScreen) -> bool:
+        """Whether the selection it was traced for is on screen."""
+        return (self.index, self.dg, self.start) == (shown.index, shown.dg, shown.selected)
 
 
 @dataclass(frozen=True)
