@@ -89,7 +89,8 @@ def _lecture_names(forward: BlockRecord, df: BlockRecord, notes: Mapping[str, An
     """How expressions name df's params (value id -> name) and f's inputs (in order)."""
     # df's captures are f's values: df's %x is f's %x.1 (df_input_captured_inputs/outputs).
     vjps = list(notes.get(Note.DF_INPUT_VJPS, ()))
-    f_names = [v.name for v in forward.params] + [_full_name(forward, v) for v in forward.returns]
+    named = _value_names(forward)
+    f_names = [v.name for v in forward.params] + [named.get(v, str(v)) for v in forward.returns]
     captured = [f_names[i] for i in notes.get(Note.DF_INPUT_CAPTURED_INPUTS, ()) if i < len(forward.params)]
     captured += [
         f_names[len(forward.params) + i] for i in notes.get(Note.DF_INPUT_CAPTURED_OUTPUTS, ())
@@ -103,7 +104,7 @@ def _lecture_names(forward: BlockRecord, df: BlockRecord, notes: Mapping[str, An
         stems.setdefault(_lecture(name), set()).add(name)
     short = {name: _lecture(name) if len(stems[_lecture(name)]) == 1 else name for name in full}
     f_inputs = [short[v.name] for v in forward.params]
-    f_returned = [_full_name(forward, v) for v in forward.returns]
+    f_returned = [named.get(v, str(v)) for v in forward.returns]
     f_outputs = ["" if name.isdigit() else short[name] for name in f_returned]
     used = {value for node in _walk(df) for value in node.inputs} | set(df.returns)
     # One incoming gradient used, of an output the source does not name: plain "grad".
@@ -161,15 +162,16 @@ def _walk(graph: BlockRecord) -> list[NodeRecord]:
     return found
 
 
-def _full_name(graph: BlockRecord, value_id: int) -> str:
-    for param in graph.params:
-        if param.id == value_id:
-            return param.name
-    for node in graph.nodes:
+def _value_names(graph: BlockRecord) -> dict[int, str]:
+    """Value id -> its name, for the graph's params and top-level nodes' outputs (built once:
+    a lookup per returned value was quadratic on a 1,000-op f)."""
+    names: dict[int, str] = {}
+    for node in reversed(graph.nodes):
         for out in node.outputs:
-            if out.id == value_id:
-                return out.name
-    return str(value_id)
+            names[out.id] = out.name
+    for param in graph.params:
+        names[param.id] = param.name
+    return names
 
 
 class _Builder:

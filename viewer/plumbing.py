@@ -58,6 +58,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gradview.ir.types import SCALAR_TYPE_NAMES
 from gradview.runtime import BlockRecord, NodeRecord, PassTrace, ValueRecord, walk_records
@@ -461,14 +462,17 @@ def _lecture_names(graph: DrawGraph) -> None:
 
 def _gradient_names(graph: DrawGraph) -> None:
     """df's incoming gradients named as the chain-rule line names them (``%0`` reads ``%grad``)."""
+    by_frame: dict[str | None, dict[str, str]] = {}
     for box_id, name in graph.gradient_names.items():
         box = graph.nodes.get(box_id)
         if box is not None and box.role is NodeRole.INPUT and box.label.startswith("%"):
-            _rename(graph, {box.label.split(" ")[0]: "%" + name}, _top_frame(graph, box.cluster))
+            by_frame.setdefault(_top_frame(graph, box.cluster), {})[box.label.split(" ")[0]] = "%" + name
+    _rename_in_frames(graph, by_frame)
 
 
 def _same_names_for_captures(graph: DrawGraph) -> None:
     """df's input boxes named as the f values they capture (same source variable only)."""
+    by_frame: dict[str | None, dict[str, str]] = {}
     for edge in graph.edges:
         target = graph.nodes.get(edge.target)
         if not edge.capture or target is None or target.role is not NodeRole.INPUT:
@@ -476,7 +480,36 @@ def _same_names_for_captures(graph: DrawGraph) -> None:
         ours, theirs = target.label.split(" ")[0], edge.label
         stem = _NUMBERED.sub(r"%\1", ours)
         if ours != theirs and ours.startswith("%") and not ours[1:].isdigit() and stem == _NUMBERED.sub(r"%\1", theirs):
-            _rename(graph, {ours: theirs}, _top_frame(graph, target.cluster))
+            by_frame.setdefault(_top_frame(graph, target.cluster), {})[ours] = theirs
+    _rename_in_frames(graph, by_frame)
+
+
+def _rename_in_frames(graph: DrawGraph, by_frame: dict[str | None, dict[str, str]]) -> None:
+    """Every frame's renames in one pass over the picture (one pass per rename was
+    quadratic: a 1,000-op df has thousands of incoming gradients)."""
+    if not by_frame:
+        return
+    frames = {box_id: _top_frame(graph, node.cluster) for box_id, node in graph.nodes.items()}
+    patterns = {frame: _rename_pattern(renamed) for frame, renamed in by_frame.items()}
+
+    def rename(box: int, text: str) -> str:
+        # A box outside every frame (key None) renames everywhere, as a frame of its own would not.
+        for frame in (frames.get(box), None) if frames.get(box) is not None else (None,):
+            if frame in by_frame:
+                renamed = by_frame[frame]
+                text = patterns[frame].sub(lambda m, renamed=renamed: renamed[m.group(0)], text)
+        return text
+
+    graph.nodes = {i: _relabelled(n, rename(i, n.label)) for i, n in graph.nodes.items()}
+    graph.edges = [_relabelled(e, rename(e.source, e.label)) for e in graph.edges]
+
+
+def _relabelled(item: Any, label: str) -> Any:
+    return item if label == item.label else dataclasses.replace(item, label=label)
+
+
+def _rename_pattern(renamed: dict[str, str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(name) for name in sorted(renamed, key=len, reverse=True)) + r"(?![\w.])")
 
 
 def _top_frame(graph: DrawGraph, key: str | None) -> str | None:
@@ -487,7 +520,7 @@ def _top_frame(graph: DrawGraph, key: str | None) -> str | None:
 
 def _rename(graph: DrawGraph, renamed: dict[str, str], frame: str | None) -> None:
     """Rename whole value names in labels (in the boxes and arrows of ``frame``, or everywhere)."""
-    pattern = re.compile("|".join(re.escape(name) for name in sorted(renamed, key=len, reverse=True)) + r"(?![\w.])")
+    pattern = _rename_pattern(renamed)
 
     def rename(text: str) -> str:
         return pattern.sub(lambda m: renamed[m.group(0)], text)
@@ -496,8 +529,8 @@ def _rename(graph: DrawGraph, renamed: dict[str, str], frame: str | None) -> Non
         node = graph.nodes.get(box)
         return frame is None or (node is not None and _top_frame(graph, node.cluster) == frame)
 
-    graph.nodes = {i: dataclasses.replace(n, label=rename(n.label)) if inside(i) else n for i, n in graph.nodes.items()}
-    graph.edges = [dataclasses.replace(e, label=rename(e.label)) if inside(e.source) else e for e in graph.edges]
+    graph.nodes = {i: _relabelled(n, rename(n.label)) if inside(i) else n for i, n in graph.nodes.items()}
+    graph.edges = [_relabelled(e, rename(e.label)) if inside(e.source) else e for e in graph.edges]
 
 
 def _scalar_tensor(type_text: str) -> bool:
