@@ -7,16 +7,13 @@ as ``-Tjson0`` (positions without drawing instructions, a tenth the size of
 ``-Tjson``). Edge splines are cubic Bézier control points; they are sampled
 into polylines, and everything is flipped to y-down.
 
-Writing the DOT: the ``graphviz`` package's :class:`graphviz.Digraph` builds
-it for unions of up to :data:`DIGRAPH_LIMIT` nodes (focus views, collapsed
-views, small programs); larger ones are written here, line by line, in the
-same statements. The package quotes every name and attribute and keeps the
-DOT well formed, but it costs about 0.1 ms per node and edge: measured on
-random unions (2 shared cores), 1,000 nodes took 107 ms with
-``graphviz.Digraph`` and 9 ms written here, 5,000 nodes 432 ms and 164 ms,
-20,000 nodes 2.9 s and 0.5 s. Here nothing needs quoting (nodes are named
-``n0``, ``n1``..., labels are empty, cluster titles are runs of ``x`` as long
-as the real title), so the plain writer is safe. ``dot`` runs through
+Writing the DOT: one writer, :func:`dot_source`, line by line. Nothing in
+it needs quoting (nodes are named ``n0``, ``n1``..., labels are empty,
+cluster titles are runs of ``x`` as long as the real title), and it is fast:
+the ``graphviz`` package's :class:`graphviz.Digraph`, which quotes every
+name, cost about 0.1 ms per node and edge (measured on random unions, 2
+shared cores: 1,000 nodes 107 ms against 9 ms here, 20,000 nodes 2.9 s
+against 0.5 s), so gradview no longer uses it. ``dot`` runs through
 :func:`subprocess.run` rather than :func:`graphviz.pipe`, which has no
 timeout: ``auto`` gives dot :data:`~gradview.viewer.layout.AUTO_DOT_TIMEOUT`
 seconds, and a stopped layout worker kills its ``dot`` on the way out.
@@ -34,10 +31,9 @@ from typing import Any
 from .layout import EdgeKey, Layout, LayoutError, NodeBox
 from .model import DrawGraph
 
-__all__ = ["dot_layout", "dot_source", "digraph_source", "parse_spline", "BIG_GRAPH", "DIGRAPH_LIMIT", "DOT_TIMEOUT"]
+__all__ = ["dot_layout", "dot_source", "parse_spline", "BIG_GRAPH", "DOT_TIMEOUT"]
 
 BIG_GRAPH = 1000  # from this many nodes on, limit dot's network simplex and mincross iterations
-DIGRAPH_LIMIT = 500  # up to this many nodes the DOT is built with graphviz.Digraph
 DOT_TIMEOUT = 300.0  # seconds
 SAMPLES_PER_SEGMENT = 4
 # Points between a frame and the boxes in it. Graphviz 2.43 applies its default
@@ -54,8 +50,7 @@ def dot_layout(
 ) -> Layout:
     """Lay out ``union`` (already merged) with the ``dot`` at ``program``; LayoutError after ``timeout`` s.
     ``rankdir``: ``TB`` or ``LR``; ``ranksep``: inches between ranks (None: 0.5)."""
-    write = digraph_source if len(union.nodes) <= DIGRAPH_LIMIT else dot_source
-    source, edge_keys, cluster_keys = write(union, sizes)
+    source, edge_keys, cluster_keys = dot_source(union, sizes)
     if rankdir != "TB":
         if rankdir not in ("LR", "BT", "RL"):
             raise ValueError(f"unknown rankdir {rankdir!r}")
@@ -206,47 +201,6 @@ def dot_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], list
     lines.extend(f"n{index[owner]} -> n{index[member]} [style=invis];" for owner, member in plan.owner_edges)
     lines.append("}")
     return "\n".join(lines) + "\n", edge_keys, list(union.clusters)
-
-
-def digraph_source(union: DrawGraph, sizes: Sizes) -> tuple[str, list[EdgeKey], list[str]]:
-    """:func:`dot_source`'s graph, built with :class:`graphviz.Digraph` (same
-    names, statements and order; attributes as the package writes them)."""
-    import graphviz  # a declared dependency; imported here, as only dot layouts need it
-
-    plan = _Plan.of(union)
-    index = plan.index
-    graph = graphviz.Digraph(
-        "gradview",
-        graph_attr=_graph_attributes(len(union.nodes) >= BIG_GRAPH, union.compact_ranks, bool(plan.blocks)),
-        node_attr={"shape": "box", "fixedsize": "true", "label": ""},
-        edge_attr={"arrowsize": "0.6"},
-    )
-    stack: list[graphviz.Digraph] = [graph]
-    exits: list[Any] = []
-
-    def open_frame(key: str | None, name: str) -> None:
-        context = stack[-1].subgraph(name=name)
-        sub = context.__enter__()
-        sub.attr(label="x" * len(union.clusters[key].title) if key is not None else "", margin=str(FRAME_MARGIN))
-        exits.append(context)
-        stack.append(sub)
-
-    def close_frame() -> None:
-        stack.pop()
-        exits.pop().__exit__(None, None, None)
-
-    def node(node_id: int) -> None:
-        width, height = sizes[node_id]
-        stack[-1].node(f"n{index[node_id]}", width=f"{width / 72:.4f}", height=f"{height / 72:.4f}")
-
-    plan.walk(None, open_frame, close_frame, node)
-    edge_keys: list[EdgeKey] = []
-    for edge in union.edges:
-        graph.edge(f"n{index[edge.source]}", f"n{index[edge.target]}", id=f"e{len(edge_keys)}")
-        edge_keys.append((edge.source, edge.target, edge.value_id))
-    for owner, member in plan.owner_edges:
-        graph.edge(f"n{index[owner]}", f"n{index[member]}", style="invis")
-    return graph.source, edge_keys, list(union.clusters)
 
 
 def _graph_attributes(big: bool, compact_ranks: bool = False, blocks: bool = False) -> dict[str, str]:

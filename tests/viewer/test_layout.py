@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-import shutil
 import statistics
 
 import pytest
 
 from gradview.runtime import GraphName
 from gradview.viewer import layout as layout_module
-from gradview.viewer import layout_dot
 from gradview.viewer.layout import (
     CHAR_WIDTH,
     ROW_HEIGHT,
@@ -267,21 +265,6 @@ def test_layered_puts_every_edge_downwards_even_with_a_cycle(no_dot):
         assert len(points) >= 2
 
 
-@pytest.mark.skipif(not shutil.which("dot"), reason="needs Graphviz's dot")
-def test_graphviz_package_and_plain_writer_give_the_same_layout(monkeypatch):
-    """Small unions are written with graphviz.Digraph, big ones line by line: the same graph for dot."""
-    union = union_graph([random_dag(120, seed=4, cluster_every=7)])
-    assert union.clusters
-    sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
-    source, edges, clusters = layout_dot.digraph_source(union, sizes)
-    plain_source, plain_edges, plain_clusters = layout_dot.dot_source(union, sizes)
-    assert (edges, clusters) == (plain_edges, plain_clusters) and source != plain_source
-    by_package = layout_dot.dot_layout(union, sizes, shutil.which("dot"))
-    monkeypatch.setattr(layout_dot, "DIGRAPH_LIMIT", 0)
-    plain = layout_dot.dot_layout(union, sizes, shutil.which("dot"))
-    assert (by_package.boxes, by_package.edges, by_package.clusters) == (plain.boxes, plain.edges, plain.clusters)
-
-
 def test_layered_puts_loose_pieces_by_the_node_before_them(no_dot):
     """Pieces connected to nothing else (an If branch returning a constant)
     sit below the node before them in program order, not all in the top layers;
@@ -307,3 +290,18 @@ def test_layered_puts_loose_pieces_by_the_node_before_them(no_dot):
         assert layer[i] + 1 == layer[1000 + i] == layer[2000 + i] - 1
     assert layer[51] == layer[15] - 1
     assert max(len(row) for row in _layers(placed).values()) <= 3
+
+
+def test_dot_text_carries_no_label_text_so_nothing_needs_quoting():
+    """The one DOT writer names nodes n0, n1... and writes titles as runs of x:
+    a title with quotes, braces or non-ASCII text cannot break the DOT."""
+    from gradview.viewer.layout_dot import dot_source
+
+    union = union_graph([random_dag(40, seed=2, cluster_every=5)])
+    for key in union.clusters:
+        union.clusters[key] = Cluster(key, 'gradient of "sin" {π}; \\', union.clusters[key].parent)
+    sizes = {node_id: box_size(node.label) for node_id, node in union.nodes.items()}
+    source, edges, clusters = dot_source(union, sizes)
+    assert '"sin"' not in source and "π" not in source and "{π}" not in source
+    assert source.count("subgraph cluster_") == len(clusters) == len(union.clusters)
+    assert len(edges) == len(union.edges)
