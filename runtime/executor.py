@@ -14,7 +14,7 @@ seeds' pipeline, in order:
     InlineAutodiffSubgraphs; otherwise runNondiffOptimization;
     and a final EliminateDeadCode.
 
-The steps are records of the pipeline table (``gradview.runtime.PIPELINE_TABLE``),
+The steps are records of the pipeline table (``PIPELINE_TABLE`` in gradview.runtime),
 run in the order ``PRE_AUTODIFF_STEPS`` and ``FORWARD_GRAPH_STEPS`` say.
 
 Every step is reported to an optional trace, a
